@@ -1,0 +1,5 @@
+import sys
+
+from ina.cli import main
+
+sys.exit(main())
