@@ -1,0 +1,290 @@
+"""Statements inside actions (and the straight-line parts of apply blocks) as BMv2 primitives.
+
+Calls to actions and functions are inlined; `if` becomes _jump_if_zero/_jump; `return` jumps to
+the end of the inlined body.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ina.compiler import nodes as n
+from ina.compiler import types as t
+from ina.compiler.calls import bind_args, compile_call
+from ina.compiler.errors import CompileError, Location
+from ina.compiler.expressions import ExpressionCompiler, expr_text
+from ina.compiler.objects import ActionBinding, FunctionBinding
+from ina.compiler.program import Scope
+from ina.compiler.values import (
+    Computed,
+    Const,
+    Field,
+    HeaderExpression,
+    HeaderInstance,
+    ListValue,
+    SliceTarget,
+    StackInstance,
+    StructValue,
+    Unassigned,
+    UnionInstance,
+    Value,
+    as_data,
+    expr_json,
+    hexstr,
+    mask_of,
+    op,
+    param_json,
+    read_only,
+)
+
+if TYPE_CHECKING:
+    from ina.compiler.lowering import Lowering
+
+
+@dataclass
+class _Frame:
+    """An inlined body: where `return` jumps to, and where a function's result goes."""
+
+    jumps: list[int] = field(default_factory=list)
+    result: Value | None = None
+    result_type: t.P4Type | None = None
+
+
+class ActionBody:
+    """Collects the primitives of one BMv2 action."""
+
+    def __init__(self, lowering: Lowering, owner: str):
+        self.lowering = lowering
+        self.owner = owner
+        self.primitives: list[dict] = []
+        self._frames: list[_Frame] = []
+        self._inlining: list[str] = []
+
+    # ---- Effects protocol
+    def emit(self, name: str, params: list[dict], loc: Location) -> None:
+        self.primitives.append({"op": name, "parameters": params,
+                                "source_info": {"filename": loc.file, "line": loc.line, "column": loc.col,
+                                                "source_fragment": name}})
+
+    def temporary(self, vtype: t.P4Type, hint: str) -> Value:
+        return self.lowering.allocate(vtype, hint, self.owner)
+
+    def packet_call(self, packet, name: str, call: n.Call) -> Any:
+        raise CompileError(f"{packet.kind}.{name} can be called only in a parser or deparser", call.loc)
+
+    def stack_cursor(self, cursor, loc: Location):
+        raise CompileError("stack.next and stack.last can be used only in a parser", loc)
+
+    # ---- statements
+    def body(self, stmts: list[n.Stmt], scope: Scope) -> None:
+        for stmt in stmts:
+            self.statement(stmt, scope)
+
+    def statement(self, stmt: n.Stmt, scope: Scope) -> None:
+        ec = ExpressionCompiler(self.lowering, scope, self)
+        match stmt:
+            case n.Assign(target=target, value=value):
+                lhs = ec.lvalue(target)
+                if isinstance(lhs, Unassigned):
+                    raise CompileError("cannot assign to '_'", target.loc)
+                self.assign(ec, lhs, ec.value(value, lhs.type), stmt.loc)
+            case n.CallStmt(call=call):
+                self.call_statement(ec, call)
+            case n.VarDecl():
+                self.declare(ec, stmt, scope)
+            case n.ConstDecl():
+                scope.define(stmt.name, stmt)
+            case n.Block(stmts=stmts):
+                self.body(stmts, scope.child())
+            case n.If(cond=cond, then=then, other=other):
+                self._if(ec, cond, then, other, scope)
+            case n.Exit():
+                self.emit("exit", [], stmt.loc)
+            case n.Return(value=value):
+                self._return(ec, value, stmt.loc)
+            case n.Empty():
+                pass
+            case n.Switch():
+                raise CompileError("switch statements are supported only in apply blocks, not in "
+                                   "actions or functions", stmt.loc)
+            case _:
+                raise CompileError(f"unsupported statement ({type(stmt).__name__})", stmt.loc)
+
+    def call_statement(self, ec: ExpressionCompiler, call: n.Call) -> None:
+        from ina.compiler.tables import TableApply
+
+        result = compile_call(ec, call, as_statement=True)
+        if isinstance(result, TableApply):
+            raise CompileError("tables can be applied only in a control's apply block, not in an action "
+                               "or function", call.loc)
+
+    def declare(self, ec: ExpressionCompiler, decl: n.VarDecl, scope: Scope) -> Value:
+        vtype = self.lowering.model.resolve(decl.type, scope=scope)
+        storage = self.lowering.allocate(vtype, decl.name, self.owner)
+        if decl.init is not None:
+            self.assign(ec, storage, ec.value(decl.init, vtype), decl.loc)
+        elif isinstance(storage, HeaderInstance):
+            self.emit("remove_header", [expr_json(storage)], decl.loc)
+        scope.define(decl.name, storage)
+        return storage
+
+    def _if(self, ec: ExpressionCompiler, cond_expr: n.Expr, then: n.Stmt, other: n.Stmt | None, scope: Scope) -> None:
+        cond = ec.boolean(cond_expr)
+        if isinstance(cond, Const):
+            chosen = then if cond.value else other
+            if chosen is not None:
+                self.statement(chosen, scope.child())
+            return
+        skip = len(self.primitives)
+        self.emit("_jump_if_zero", [{"type": "expression", "value": as_data(cond)}, None], cond_expr.loc)  # type: ignore[list-item]
+        self.statement(then, scope.child())
+        if other is not None:
+            done = len(self.primitives)
+            self.emit("_jump", [None], cond_expr.loc)  # type: ignore[list-item]
+            self._patch(skip, 1, len(self.primitives))
+            self.statement(other, scope.child())
+            self._patch(done, 0, len(self.primitives))
+        else:
+            self._patch(skip, 1, len(self.primitives))
+
+    def _patch(self, index: int, param: int, target: int) -> None:
+        self.primitives[index]["parameters"][param] = {"type": "hexstr", "value": hexstr(target, 32)}
+
+    def _return(self, ec: ExpressionCompiler, value: n.Expr | None, loc: Location) -> None:
+        if not self._frames:
+            raise CompileError("return outside of an action or function", loc)
+        frame = self._frames[-1]
+        if value is not None:
+            if frame.result is None:
+                raise CompileError("this action or void function cannot return a value", value.loc)
+            self.assign(ec, frame.result, ec.value(value, frame.result_type), loc)
+        elif frame.result is not None:
+            raise CompileError("this function must return a value", loc)
+        frame.jumps.append(len(self.primitives))
+        self.emit("_jump", [None], loc)  # type: ignore[list-item]
+
+    def _close(self, frame: _Frame) -> None:
+        end = len(self.primitives)
+        # a trailing `return` jumps to the very next primitive: drop it
+        while frame.jumps and frame.jumps[-1] == end - 1 and self.primitives[-1]["op"] == "_jump":
+            frame.jumps.pop()
+            self.primitives.pop()
+            end -= 1
+        for index in frame.jumps:
+            self._patch(index, 0, end)
+
+    # ---- assignment
+    def assign(self, ec: ExpressionCompiler, target: Value, value: Value, loc: Location) -> None:
+        if isinstance(target, Unassigned):
+            return
+        if isinstance(target, SliceTarget):
+            self._assign_slice(ec, target, value, loc)
+        elif isinstance(target, Field | Computed):
+            if isinstance(value.type, t.Bool) and not isinstance(value, Field):
+                source = {"type": "expression", "value": as_data(value)} if not isinstance(value, Const) \
+                    else {"type": "hexstr", "value": hexstr(int(bool(value.value)), 1)}
+            else:
+                source = param_json(value)
+            self.emit("assign", [param_json(target), source], loc)
+        elif isinstance(target, HeaderInstance | HeaderExpression):
+            self._assign_header(ec, target, value, loc)
+        elif isinstance(target, StackInstance) and isinstance(value, StackInstance):
+            self.emit("assign_header_stack", [expr_json(target), expr_json(value)], loc)
+        elif isinstance(target, UnionInstance) and isinstance(value, UnionInstance):
+            self.emit("assign_union", [expr_json(target), expr_json(value)], loc)
+        elif isinstance(target, StructValue):
+            if isinstance(value, ListValue):
+                value = ec.coerce(value, target.type, loc)
+            if not isinstance(value, StructValue) or value.type != target.type:
+                raise CompileError(f"cannot assign {value.type} to {target.type}", loc)
+            for name, member in target.members.items():
+                self.assign(ec, member, value.members[name], loc)
+        else:
+            raise CompileError(f"cannot assign {value.type} to {target.type}", loc)
+
+    def _assign_header(self, ec: ExpressionCompiler, target: Value, value: Value, loc: Location) -> None:
+        if isinstance(value, HeaderInstance | HeaderExpression):
+            if value.type != target.type:
+                raise CompileError(f"cannot assign header {value.type} to {target.type}", loc)
+            self.emit("assign_header", [expr_json(target), expr_json(value)], loc)
+            return
+        if isinstance(value, ListValue | StructValue):
+            value = ec.coerce(value, target.type, loc) if isinstance(value, ListValue) else value
+            self.emit("add_header", [expr_json(target)], loc)
+            for name, _ in target.type.fields:  # type: ignore[attr-defined]
+                from ina.compiler.members import member_of
+
+                member = member_of(ec, target, n.Member(loc, n.Name(loc, "_"), name))
+                self.assign(ec, member, value.members[name], loc)  # type: ignore[attr-defined]
+            return
+        raise CompileError(f"cannot assign {value.type} to header {target.type}", loc)
+
+    def _assign_slice(self, ec: ExpressionCompiler, target: SliceTarget, value: Value, loc: Location) -> None:
+        base = target.base
+        width = base.type.width  # type: ignore[attr-defined]
+        field_mask = mask_of(target.hi - target.lo + 1) << target.lo
+        keep = op("&", expr_json(base), {"type": "hexstr", "value": hexstr(mask_of(width) ^ field_mask, width)})
+        if isinstance(value, Const):
+            inserted: dict = {"type": "hexstr", "value": hexstr((int(value.value) << target.lo) & field_mask, width)}
+        else:
+            shifted = op("<<", as_data(value), {"type": "hexstr", "value": hexstr(target.lo, 8)})
+            inserted = {"type": "expression", "value": op("&", {"type": "expression", "value": shifted},
+                                                          {"type": "hexstr", "value": hexstr(field_mask, width)})}
+        combined = Computed(base.type, op("|", {"type": "expression", "value": keep}, inserted))
+        self.assign(ec, base, combined, loc)
+
+    # ---- inlining
+    def call_action(self, binding: ActionBinding, args: list[n.Arg], loc: Location, caller: Scope) -> None:
+        decl = binding.decl
+        scope = self._bind_params(caller, binding.scope, decl.params, args, loc, f"action '{decl.name}'")
+        self._inline(decl.name, decl.body, scope, _Frame(), loc)
+
+    def call_function(self, binding: FunctionBinding, args: list[n.Arg], loc: Location, caller: Scope) -> Value | None:
+        proto = binding.decl.proto
+        scope = self._bind_params(caller, binding.scope, proto.params, args, loc, f"function '{proto.name}'")
+        rtype = self.lowering.model.resolve(proto.return_type, scope=binding.scope)
+        frame = _Frame()
+        if not isinstance(rtype, t.Void):
+            frame.result = self.temporary(rtype, f"{proto.name}_retval")
+            frame.result_type = rtype
+        self._inline(proto.name, binding.decl.body, scope, frame, loc)
+        return read_only(frame.result) if frame.result is not None else None
+
+    def _inline(self, name: str, body: n.Block, scope: Scope, frame: _Frame, loc: Location) -> None:
+        if name in self._inlining:
+            raise CompileError(f"'{name}' calls itself; recursion is not allowed in P4", loc)
+        self._inlining.append(name)
+        self._frames.append(frame)
+        try:
+            self.body(body.stmts, scope)
+        finally:
+            self._frames.pop()
+            self._inlining.pop()
+        self._close(frame)
+
+    def _bind_params(self, caller_scope: Scope, outer: Scope, params: list[n.Param], args: list[n.Arg],
+                     loc: Location, what: str) -> Scope:
+        caller = ExpressionCompiler(self.lowering, caller_scope, self)
+        scope = outer.child()
+        for param, arg in bind_args(params, args, loc, what):
+            ptype = self.lowering.model.resolve(param.type, scope=outer)
+            expr = arg.value if arg is not None else param.default
+            if param.direction in ("out", "inout"):
+                if expr is None:
+                    value: Value = Unassigned(ptype)
+                else:
+                    value = caller.lvalue(expr)
+                    if not isinstance(value, Unassigned) and value.type != ptype:
+                        raise CompileError(f"argument '{expr_text(expr)}' has type {value.type}, but "
+                                           f"parameter '{param.name}' of {what} is {ptype}", expr.loc)
+            else:
+                value = read_only(caller.value(expr, ptype))
+            scope.define(param.name, value)
+        return scope
+
+    def run(self, stmts: list[n.Stmt], scope: Scope) -> None:
+        """Compile the statements of one action body (or one straight-line run of an apply block)."""
+        self._frames.append(_Frame())
+        self.body(stmts, scope)
+        self._close(self._frames.pop())

@@ -1,0 +1,104 @@
+"""Assemble the BMv2 JSON document (format version 2.23) from the lowering's sections."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ina.compiler.objects import ExternInstance
+
+if TYPE_CHECKING:
+    from ina.compiler.lowering import Lowering
+
+FORMAT_VERSION = [2, 23]
+
+
+def _source(instance: ExternInstance) -> dict:
+    loc = instance.decl.loc
+    return {"filename": loc.file, "line": loc.line, "column": loc.col, "source_fragment": instance.name}
+
+
+def _arrays(externs: list[ExternInstance]) -> tuple[list[dict], list[dict], list[dict]]:
+    registers, counters, meters = [], [], []
+    for inst in externs:
+        if inst.kind == "register":
+            registers.append({"name": inst.name, "id": len(registers), "source_info": _source(inst),
+                              "size": inst.extra["size"], "bitwidth": inst.extra["bitwidth"]})
+        elif inst.kind in ("counter", "direct_counter"):
+            if inst.kind == "direct_counter" and inst.bound_table is None:
+                continue
+            entry = {"name": inst.name, "id": len(counters), "source_info": _source(inst),
+                     "is_direct": inst.kind == "direct_counter"}
+            if inst.kind == "counter":
+                entry["size"] = inst.extra["size"]
+            else:
+                entry["binding"] = inst.bound_table
+            counters.append(entry)
+        elif inst.kind in ("meter", "direct_meter"):
+            if inst.kind == "direct_meter" and inst.bound_table is None:
+                continue
+            entry = {"name": inst.name, "id": len(meters), "source_info": _source(inst),
+                     "is_direct": inst.kind == "direct_meter", "rate_count": 2,
+                     "type": "bytes" if inst.extra["unit"] == "bytes" else "packets"}
+            if inst.kind == "meter":
+                entry["size"] = inst.extra["size"]
+            else:
+                entry["binding"] = inst.bound_table
+                entry["size"] = 1024
+                entry["result_target"] = inst.extra.get("result_target")
+            meters.append(entry)
+    return registers, counters, meters
+
+
+def assemble(lowering: Lowering, parser: dict, deparser: dict, pipelines: list[dict]) -> dict:
+    storage = lowering.storage
+    registers, counters, meters = _arrays(lowering.artifacts.externs)
+    for meter in meters:
+        if meter["is_direct"]:
+            table = next((t for p in pipelines for t in p["tables"] if t["name"] == meter["binding"]), None)
+            if table is not None:
+                meter["size"] = table["max_size"]
+    enums = []
+    for name, decl in lowering.model.type_decls.items():
+        from ina.compiler import nodes as n
+
+        if isinstance(decl, n.EnumDecl) and decl.base is None:
+            etype = lowering.model.named_type(name, decl.loc)
+            enums.append({"name": name, "entries": sorted(([k, v] for k, v in etype.members.items()),
+                                                          key=lambda e: e[1])})
+    return {
+        "header_types": storage.header_types,
+        "headers": storage.headers,
+        "header_stacks": storage.header_stacks,
+        "header_union_types": storage.union_types,
+        "header_unions": storage.unions,
+        "header_union_stacks": [],
+        "field_lists": lowering.field_lists,
+        "errors": [[name, i] for i, name in enumerate(lowering.model.all_errors())],
+        "enums": enums,
+        "parsers": [parser],
+        "parse_vsets": lowering.parse_vsets,
+        "deparsers": [deparser],
+        "meter_arrays": meters,
+        "counter_arrays": counters,
+        "register_arrays": registers,
+        "calculations": lowering.calculations,
+        "learn_lists": lowering.learn_lists,
+        "actions": lowering.actions,
+        "pipelines": pipelines,
+        "checksums": lowering.checksums,
+        "force_arith": [],
+        "extern_instances": [],
+        "field_aliases": [
+            ["queueing_metadata.enq_timestamp", ["standard_metadata", "enq_timestamp"]],
+            ["queueing_metadata.enq_qdepth", ["standard_metadata", "enq_qdepth"]],
+            ["queueing_metadata.deq_timedelta", ["standard_metadata", "deq_timedelta"]],
+            ["queueing_metadata.deq_qdepth", ["standard_metadata", "deq_qdepth"]],
+            ["intrinsic_metadata.ingress_global_timestamp", ["standard_metadata", "ingress_global_timestamp"]],
+            ["intrinsic_metadata.egress_global_timestamp", ["standard_metadata", "egress_global_timestamp"]],
+            ["intrinsic_metadata.mcast_grp", ["standard_metadata", "mcast_grp"]],
+            ["intrinsic_metadata.egress_rid", ["standard_metadata", "egress_rid"]],
+            ["intrinsic_metadata.priority", ["standard_metadata", "priority"]],
+        ],
+        "program": lowering.source_file,
+        "__meta__": {"version": FORMAT_VERSION, "compiler": "ina"},
+    }

@@ -1,0 +1,73 @@
+"""`ina compile`: P4-16 (v1model) to BMv2 JSON and P4Info, with p4c-bm2-ss's common flags."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from google.protobuf import text_format
+from ina.compiler import CompileError, compile_file
+
+P4INFO_FORMATS = {".json", ".bin", ".txt", ".txtpb"}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ina compile", description="Compile a P4-16 v1model program to BMv2 JSON and P4Info.")
+    parser.add_argument("program", help="the P4 source file")
+    parser.add_argument("-o", "--output", default=".", metavar="OUTDIR",
+                        help="directory for NAME.json and NAME.p4info.txtpb (default: current directory)")
+    parser.add_argument("--p4runtime-files", metavar="FILE",
+                        help="where to write the P4Info; the suffix picks the format: .txt/.txtpb (text), "
+                             ".json or .bin")
+    parser.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+                        help="add a directory to the #include search path")
+    parser.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+                        help="define a preprocessor macro")
+    parser.add_argument("--p4v", default="16", choices=["16"], help="P4 language version (only 16)")
+    return parser
+
+
+def _defines(items: list[str]) -> dict[str, str]:
+    result = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        result[name] = value if "=" in item else "1"
+    return result
+
+
+def write_p4info(p4info, path: Path) -> None:
+    suffix = path.suffix
+    if suffix == ".json":
+        from google.protobuf import json_format
+
+        path.write_text(json_format.MessageToJson(p4info) + "\n")
+    elif suffix == ".bin":
+        path.write_bytes(p4info.SerializeToString())
+    else:
+        path.write_text(text_format.MessageToString(p4info))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.p4runtime_files and Path(args.p4runtime_files).suffix not in P4INFO_FORMATS:
+        print(f"ina compile: --p4runtime-files must end in one of {', '.join(sorted(P4INFO_FORMATS))}",
+              file=sys.stderr)
+        return 2
+    try:
+        result = compile_file(args.program, args.include_dirs, _defines(args.defines))
+    except CompileError as error:
+        print(error, file=sys.stderr)
+        return 1
+    out = Path(args.output)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{result.name}.json").write_text(json.dumps(result.bmv2, indent=2) + "\n")
+        p4info_path = Path(args.p4runtime_files) if args.p4runtime_files else out / f"{result.name}.p4info.txtpb"
+        write_p4info(result.p4info, p4info_path)
+    except OSError as error:
+        print(f"ina compile: cannot write output: {error}", file=sys.stderr)
+        return 1
+    return 0

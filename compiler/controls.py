@@ -1,0 +1,376 @@
+"""Control blocks: locals, and the apply block as a BMv2 pipeline graph.
+
+Straight-line statements become hidden keyless tables (tbl_*) whose const default action holds
+them, as p4c does; `if` becomes a conditional node; table applications become table nodes whose
+next_tables encode hit/miss and switch cases. Nested control instances are inlined.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ina.compiler import nodes as n
+from ina.compiler.actions import ActionBody
+from ina.compiler.calls import bind_args
+from ina.compiler.errors import CompileError, Location
+from ina.compiler.expressions import ExpressionCompiler, expr_text
+from ina.compiler.objects import ActionBinding, BlockInstance, FunctionBinding
+from ina.compiler.program import Scope
+from ina.compiler.tables import TableLowering, TableObject
+from ina.compiler.values import Const, Unassigned, as_bool, read_only
+
+if TYPE_CHECKING:
+    from ina.compiler.lowering import Lowering
+
+Link = Callable[[str | None], None]
+_RETURN = "$return$"
+
+
+@dataclass
+class Fragment:
+    """A piece of pipeline: its first node (None if empty) and the links still to point onward."""
+
+    entry: str | None = None
+    exits: list[Link] = field(default_factory=list)
+
+
+@dataclass
+class Pipeline:
+    name: str
+    tables: list[dict] = field(default_factory=list)
+    conditionals: list[dict] = field(default_factory=list)
+
+    def json(self, pipeline_id: int, init: str | None) -> dict:
+        return {"name": self.name, "id": pipeline_id, "init_table": init, "tables": self.tables,
+                "action_profiles": [], "conditionals": self.conditionals}
+
+
+def qualified(owner: str, decl: n.Decl) -> str:
+    """p4c's fully qualified name: @name(".x") is global, @name("x") replaces the local name."""
+    annotation = n.find_annotation(decl.annotations, "name")
+    local = annotation.string() if annotation and annotation.string() else decl.name
+    if local.startswith("."):
+        return local[1:]
+    return f"{owner}.{local}" if owner else local
+
+
+class ControlLowering:
+    """Lowers one control (and the controls it instantiates) into a pipeline."""
+
+    def __init__(self, lowering: Lowering, pipeline: Pipeline):
+        self.lowering = lowering
+        self.pipeline = pipeline
+        self._returns: list[list[Link]] = []
+
+    # ---- declarations
+    def enter(self, decl: n.ControlDecl, owner: str, bindings: dict[str, Any]) -> tuple[Scope, list[n.Stmt]]:
+        """A scope with the parameters bound and the locals declared; returns local initializers."""
+        scope = self.lowering.model.globals.child(owner)
+        for name, value in bindings.items():
+            scope.define(name, value)
+        inits: list[n.Stmt] = []
+        for local in decl.locals:
+            self.declare_local(local, scope, owner, inits)
+        return scope, inits
+
+    def declare_local(self, local: n.Node, scope: Scope, owner: str, inits: list[n.Stmt]) -> None:
+        match local:
+            case n.ConstDecl():
+                scope.define(local.name, local)
+            case n.VarDecl():
+                vtype = self.lowering.model.resolve(local.type, scope=scope)
+                scope.define(local.name, self.lowering.allocate(vtype, local.name, owner))
+                if local.init is not None:
+                    inits.append(n.Assign(local.loc, n.Name(local.loc, local.name), local.init))
+            case n.Instantiation():
+                scope.define(local.name, self.lowering.instantiate(local, scope, owner))
+            case n.ActionDecl():
+                scope.define(local.name, ActionBinding(local, scope, qualified(owner, local)))
+            case n.TableDecl():
+                scope.define(local.name, TableObject(local, scope, local.name, qualified(owner, local)))
+            case n.FunctionDecl():
+                scope.define(local.name, FunctionBinding(local, scope))
+            case _:
+                raise CompileError(f"unsupported declaration in a control ({type(local).__name__})", local.loc)
+
+    def lower(self, decl: n.ControlDecl, owner: str, bindings: dict[str, Any]) -> Fragment:
+        scope, inits = self.enter(decl, owner, bindings)
+        self._returns.append([])
+        body = self.block(inits + decl.body.stmts, scope, owner)
+        returns = self._returns.pop()
+        if body.entry == _RETURN:
+            return Fragment(None, returns)
+        return Fragment(body.entry, body.exits + returns)
+
+    # ---- statements
+    def block(self, stmts: list[n.Stmt], scope: Scope, owner: str) -> Fragment:
+        result = Fragment()
+        run: list[n.Stmt] = []
+        for stmt in stmts:
+            if self._straight(stmt, scope):
+                run.append(stmt)
+                continue
+            if run:
+                result = self._seq(result, self._hidden(run, scope, owner))
+                run = []
+            result = self._seq(result, self.statement(stmt, scope, owner))
+            if result.entry == _RETURN or (result.entry is not None and not result.exits):
+                return result  # the rest is unreachable
+        if run:
+            result = self._seq(result, self._hidden(run, scope, owner))
+        return result
+
+    def _seq(self, first: Fragment, second: Fragment) -> Fragment:
+        if first.entry is None:
+            return second
+        if first.entry == _RETURN:
+            return first
+        if second.entry is None:
+            return first
+        if second.entry == _RETURN:
+            self._returns[-1].extend(first.exits)
+            return Fragment(first.entry, [])
+        for link in first.exits:
+            link(second.entry)
+        return Fragment(first.entry, second.exits)
+
+    def _straight(self, stmt: n.Stmt, scope: Scope) -> bool:
+        """Statements that can run inside one action (no tables, branches or nested controls)."""
+        match stmt:
+            case n.Assign() | n.VarDecl() | n.ConstDecl() | n.Empty():
+                return True
+            case n.CallStmt(call=call):
+                return self._apply_target(call, scope) is None
+            case n.Block(stmts=stmts):
+                return all(self._straight(s, scope) for s in stmts) and not any(
+                    isinstance(s, n.If | n.Switch | n.Return | n.Exit) for s in stmts)
+        return False
+
+    def _apply_target(self, call: n.Call, scope: Scope) -> Any:
+        func = call.func
+        if isinstance(func, n.Member) and func.name == "apply":
+            try:
+                target = ExpressionCompiler(self.lowering, scope).compile(func.expr)
+            except CompileError:
+                return None
+            if isinstance(target, TableObject | BlockInstance):
+                return target
+        return None
+
+    def statement(self, stmt: n.Stmt, scope: Scope, owner: str) -> Fragment:
+        match stmt:
+            case n.CallStmt(call=call):
+                target = self._apply_target(call, scope)
+                if isinstance(target, TableObject):
+                    fragment, _ = self.apply_table(target, call.loc, scope, owner)
+                    return fragment
+                return self.apply_control(target, call, scope, owner)
+            case n.Block(stmts=stmts):
+                return self.block(stmts, scope.child(), owner)
+            case n.If():
+                return self._if(stmt, scope, owner)
+            case n.Switch():
+                return self._switch(stmt, scope, owner)
+            case n.Return(value=None):
+                return Fragment(_RETURN)
+            case n.Return():
+                raise CompileError("an apply block cannot return a value", stmt.loc)
+            case n.Exit():
+                return self._exit(stmt, scope, owner)
+        raise CompileError(f"unsupported statement in an apply block ({type(stmt).__name__})", stmt.loc)
+
+    def _hidden(self, stmts: list[n.Stmt], scope: Scope, owner: str) -> Fragment:
+        body = ActionBody(self.lowering, owner)
+        body.run(stmts, scope)
+        if not body.primitives:
+            return Fragment()
+        hint = "act"
+        if len(stmts) == 1 and isinstance(stmts[0], n.CallStmt) and isinstance(stmts[0].call.func, n.Name):
+            hint = stmts[0].call.func.name
+        return self.hidden_table(body, hint, stmts[0].loc)
+
+    def hidden_table(self, body: ActionBody, hint: str, loc: Location) -> Fragment:
+        action = self.lowering.add_action(self.lowering.unique_name("act"), [], body.primitives, loc)
+        name = self.lowering.unique_name(f"tbl_{hint}")
+        table = {
+            "name": name, "id": self.lowering.next_id("table"),
+            "source_info": {"filename": loc.file, "line": loc.line, "column": loc.col, "source_fragment": hint},
+            "key": [], "match_type": "exact", "type": "simple", "max_size": 1024, "with_counters": False,
+            "support_timeout": False, "direct_meters": None, "action_ids": [action["id"]],
+            "actions": [action["name"]], "base_default_next": None, "next_tables": {action["name"]: None},
+            "default_entry": {"action_id": action["id"], "action_const": True, "action_data": [],
+                              "action_entry_const": True},
+        }
+        self.pipeline.tables.append(table)
+
+        def link(target: str | None) -> None:
+            table["base_default_next"] = target
+            table["next_tables"][action["name"]] = target
+
+        return Fragment(name, [link])
+
+    # ---- tables
+    def apply_table(self, table: TableObject, loc: Location, scope: Scope, owner: str) -> tuple[Fragment, dict]:
+        if table.applied:
+            raise CompileError(f"table '{table.local_name}' is applied more than once; BMv2 allows one "
+                               "application per table", loc)
+        table.applied = True
+        lowering = TableLowering(self.lowering, table)
+        json_table, info = lowering.build(self.lowering.next_id("table"))
+        self.lowering.tables_info.append(info)
+        self.pipeline.tables.append(json_table)
+        fragment = Fragment(json_table["name"], [lambda target: self._link_all(json_table, target)])
+        if lowering.key_assignments:
+            body = ActionBody(self.lowering, owner)
+            ec = ExpressionCompiler(self.lowering, scope, body)
+            for target, value, where in lowering.key_assignments:
+                body.assign(ec, target, value, where)
+            fragment = self._seq(self.hidden_table(body, f"{table.local_name}_key", loc), fragment)
+        return fragment, json_table
+
+    @staticmethod
+    def _link_all(table: dict, target: str | None) -> None:
+        table["base_default_next"] = target
+        for action in table["next_tables"]:
+            table["next_tables"][action] = target
+
+    def _table_condition(self, cond: n.Expr, scope: Scope) -> tuple[TableObject, bool] | None:
+        """`t.apply().hit`, `t.apply().miss` and their negations: (table, branch-on-hit)."""
+        negate = False
+        while isinstance(cond, n.Unary) and cond.op == "!":
+            negate = not negate
+            cond = cond.expr
+        if isinstance(cond, n.Member) and cond.name in ("hit", "miss") and isinstance(cond.expr, n.Call):
+            target = self._apply_target(cond.expr, scope)
+            if isinstance(target, TableObject):
+                return target, (cond.name == "hit") != negate
+        return None
+
+    def _if(self, stmt: n.If, scope: Scope, owner: str) -> Fragment:
+        table_cond = self._table_condition(stmt.cond, scope)
+        if table_cond is not None:
+            table, on_hit = table_cond
+            head, json_table = self.apply_table(table, stmt.cond.loc, scope, owner)
+            json_table["next_tables"] = {"__HIT__": None, "__MISS__": None}
+            then_key, else_key = ("__HIT__", "__MISS__") if on_hit else ("__MISS__", "__HIT__")
+            exits = self._branches(json_table, then_key, else_key, stmt, scope, owner)
+            return Fragment(head.entry, exits)
+        ec = ExpressionCompiler(self.lowering, scope)
+        cond = ec.boolean(stmt.cond)
+        if isinstance(cond, Const):
+            chosen = stmt.then if cond.value else stmt.other
+            return self.statement_or_block(chosen, scope, owner) if chosen else Fragment()
+        name = self.lowering.unique_name("node")
+        conditional = {"name": name, "id": self.lowering.next_id("conditional"),
+                       "source_info": {"filename": stmt.loc.file, "line": stmt.loc.line,
+                                       "column": stmt.loc.col, "source_fragment": expr_text(stmt.cond)},
+                       "expression": as_bool(cond), "true_next": None, "false_next": None}
+        self.pipeline.conditionals.append(conditional)
+        exits = self._branches(conditional, "true_next", "false_next", stmt, scope, owner, direct=True)
+        return Fragment(name, exits)
+
+    def _branches(self, node: dict, then_key: str, else_key: str, stmt: n.If, scope: Scope, owner: str,
+                  direct: bool = False) -> list[Link]:
+        def setter(key: str) -> Link:
+            if direct:
+                return lambda target: node.__setitem__(key, target)
+            return lambda target: node["next_tables"].__setitem__(key, target)
+
+        exits: list[Link] = []
+        for key, branch in ((then_key, stmt.then), (else_key, stmt.other)):
+            fragment = self.statement_or_block(branch, scope, owner) if branch is not None else Fragment()
+            exits += self._attach(setter(key), fragment)
+        if not direct:
+            node["base_default_next"] = None
+        return exits
+
+    def _attach(self, link: Link, fragment: Fragment) -> list[Link]:
+        """Point `link` at a fragment; returns the links that continue after it."""
+        if fragment.entry is None:
+            return [link]
+        if fragment.entry == _RETURN:
+            self._returns[-1].append(link)
+            return []
+        link(fragment.entry)
+        return fragment.exits
+
+    def statement_or_block(self, stmt: n.Stmt, scope: Scope, owner: str) -> Fragment:
+        stmts = stmt.stmts if isinstance(stmt, n.Block) else [stmt]
+        return self.block(stmts, scope.child(), owner)
+
+    def _switch(self, stmt: n.Switch, scope: Scope, owner: str) -> Fragment:
+        expr = stmt.expr
+        if not (isinstance(expr, n.Member) and expr.name == "action_run" and isinstance(expr.expr, n.Call)
+                and isinstance(self._apply_target(expr.expr, scope), TableObject)):
+            raise CompileError("switch is supported on `table.apply().action_run` only", stmt.expr.loc)
+        table = self._apply_target(expr.expr, scope)
+        head, json_table = self.apply_table(table, expr.loc, scope, owner)
+        actions = {a: a for a in json_table["actions"]}
+        by_local = {}
+        for case in stmt.cases:
+            if case.label is None:
+                continue
+            found = ExpressionCompiler(self.lowering, scope).compile(n.Name(case.loc, case.label))
+            if isinstance(found, n.ActionDecl):
+                found = self.lowering.bind_global_action(found)
+            if not isinstance(found, ActionBinding) or found.qualified_name not in actions:
+                raise CompileError(f"'{case.label}' is not an action of table '{table.local_name}'", case.loc)
+            by_local[case.label] = found.qualified_name
+        exits: list[Link] = []
+        covered: set[str] = set()
+        pending: list[str] = []
+        default_case = None
+        for case in stmt.cases:
+            if case.label is None:
+                default_case = case
+                continue
+            pending.append(by_local[case.label])
+            if case.body is None:
+                continue
+            fragment = self.block(case.body.stmts, scope.child(), owner)
+            for action in pending:
+                exits += self._attach(lambda target, a=action: json_table["next_tables"].__setitem__(a, target),
+                                      fragment) if action not in covered else []
+                covered.add(action)
+            pending = []
+        rest = [a for a in json_table["actions"] if a not in covered]
+        default_fragment = self.block(default_case.body.stmts, scope.child(), owner) \
+            if default_case is not None and default_case.body is not None else Fragment()
+        for action in rest:
+            exits += self._attach(lambda target, a=action: json_table["next_tables"].__setitem__(a, target),
+                                  default_fragment)
+        exits.append(lambda target: json_table.__setitem__("base_default_next", target))
+        return Fragment(head.entry, _dedupe(exits))
+
+    def _exit(self, stmt: n.Exit, scope: Scope, owner: str) -> Fragment:
+        body = ActionBody(self.lowering, owner)
+        body.emit("exit", [], stmt.loc)
+        fragment = self.hidden_table(body, "exit", stmt.loc)
+        return Fragment(fragment.entry, [])
+
+    # ---- nested controls
+    def apply_control(self, instance: BlockInstance, call: n.Call, scope: Scope, owner: str) -> Fragment:
+        decl = instance.decl
+        if not isinstance(decl, n.ControlDecl):
+            raise CompileError(f"'{instance.name}' is a parser; parsers can be applied only in parsers", call.loc)
+        caller = ExpressionCompiler(self.lowering, scope)
+        bindings: dict[str, Any] = {}
+        for param, arg in bind_args(decl.params, call.args, call.loc, f"control '{decl.name}'"):
+            expr = arg.value if arg is not None else param.default
+            if param.direction in ("out", "inout"):
+                bindings[param.name] = caller.lvalue(expr) if expr is not None else Unassigned(None)
+            else:
+                bindings[param.name] = read_only(caller.value(expr))
+        for param, value in zip(decl.ctor_params, instance.ctor_args, strict=False):
+            bindings[param.name] = value
+        return self.lower(decl, instance.name, bindings)
+
+
+def _dedupe(links: list[Link]) -> list[Link]:
+    seen: list[Link] = []
+    for link in links:
+        if link not in seen:
+            seen.append(link)
+    return seen

@@ -1,0 +1,91 @@
+"""The deparser: the order of `packet.emit(...)` calls becomes BMv2's deparser order (BMv2 emits
+only the valid headers, so conditions around emits need no code)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ina.compiler import nodes as n
+from ina.compiler.calls import compile_call
+from ina.compiler.errors import CompileError, Location
+from ina.compiler.expressions import ExpressionCompiler, expr_text
+from ina.compiler.objects import BlockInstance, PacketObject
+from ina.compiler.values import HeaderInstance, StackInstance, StructValue, UnionInstance, Value
+
+if TYPE_CHECKING:
+    from ina.compiler.lowering import Lowering
+
+
+class _EmitSink:
+    def __init__(self, lowering: Lowering, scope):
+        self.lowering = lowering
+        self.scope = scope
+        self.order: list[str] = []
+
+    def emit(self, name: str, params: list[dict], loc: Location) -> None:
+        raise CompileError(f"'{name}' is not supported in the deparser; the deparser can only emit headers", loc)
+
+    def packet_call(self, packet: PacketObject, name: str, call: n.Call) -> None:
+        if packet.kind != "packet_out" or name != "emit":
+            raise CompileError(f"{packet.kind}.{name} cannot be called in a deparser", call.loc)
+        if len(call.args) != 1:
+            raise CompileError(f"wrong number of arguments: emit takes 1, got {len(call.args)}", call.loc)
+        value = ExpressionCompiler(self.lowering, self.scope, self).value(call.args[0].value)
+        self._add(value, call.args[0].value)
+
+    def _add(self, value: Value, expr: n.Expr) -> None:
+        if isinstance(value, HeaderInstance):
+            if value.name not in self.order:
+                self.order.append(value.name)
+        elif isinstance(value, StackInstance):
+            for element in value.elements:
+                self._add(element, expr)
+        elif isinstance(value, (UnionInstance, StructValue)):
+            for member in value.members.values():
+                self._add(member, expr)
+        else:
+            raise CompileError(f"emit needs a header, stack, union or struct of headers, not '{expr_text(expr)}'",
+                               expr.loc)
+
+    def call_action(self, *args: Any) -> None:
+        raise CompileError("actions cannot be called in the deparser", args[2])
+
+    def call_function(self, *args: Any) -> None:
+        raise CompileError("functions cannot be called in the deparser", args[2])
+
+
+def lower_deparser(lowering: Lowering, instance: BlockInstance, values: dict[str, Any]) -> dict:
+    from ina.compiler.lowering import block_bindings
+
+    decl = instance.decl
+    if not isinstance(decl, n.ControlDecl):
+        raise CompileError("V1Switch's deparser argument must be a control", decl.loc)
+    scope = lowering.model.globals.child(decl.name)
+    for name, value in block_bindings(decl, values, decl.loc).items():
+        scope.define(name, value)
+    for local in decl.locals:
+        if isinstance(local, n.ConstDecl):
+            scope.define(local.name, local)
+        else:
+            raise CompileError("the deparser may declare only constants", local.loc)
+    sink = _EmitSink(lowering, scope)
+    _walk(lowering, decl.body.stmts, scope, sink)
+    return {"name": "deparser", "id": 0, "source_info": {"filename": decl.loc.file, "line": decl.loc.line,
+                                                         "column": decl.loc.col, "source_fragment": decl.name},
+            "order": sink.order, "primitives": []}
+
+
+def _walk(lowering: Lowering, stmts: list[n.Stmt], scope, sink: _EmitSink) -> None:
+    for stmt in stmts:
+        match stmt:
+            case n.CallStmt(call=call):
+                compile_call(ExpressionCompiler(lowering, scope, sink), call, as_statement=True)
+            case n.Block(stmts=inner):
+                _walk(lowering, inner, scope.child(), sink)
+            case n.If(then=then, other=other):
+                _walk(lowering, [then] + ([other] if other else []), scope, sink)
+            case n.Empty():
+                pass
+            case _:
+                raise CompileError("the deparser supports only emit calls (optionally inside if statements)",
+                                   stmt.loc)

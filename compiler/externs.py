@@ -1,0 +1,298 @@
+"""v1model externs: instances (register, counter, meter, ...) and extern functions, lowered to the
+primitives simple_switch implements."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ina.compiler import nodes as n
+from ina.compiler import types as t
+from ina.compiler.errors import CompileError
+from ina.compiler.objects import ExternInstance
+from ina.compiler.values import (
+    Const,
+    Field,
+    ListValue,
+    StructValue,
+    Value,
+    as_bool,
+    expr_json,
+    hexstr,
+    param_json,
+)
+
+if TYPE_CHECKING:
+    from ina.compiler.expressions import ExpressionCompiler
+
+INDEX_TYPE = t.Bits(32)
+HASH_ALGORITHMS = {"crc32": "crc32", "crc32_custom": "crc32_custom", "crc16": "crc16",
+                   "crc16_custom": "crc16_custom", "random": "random", "identity": "identity",
+                   "csum16": "csum16", "xor16": "xor16"}
+SUPPORTED_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter"}
+
+
+
+def _emit(ec: ExpressionCompiler, call: n.Call, name: str, params: list[dict]) -> None:
+    if ec.effects is None:
+        raise CompileError(f"'{name}' cannot be called in this expression", call.loc)
+    ec.effects.emit(name, params, call.loc)
+
+
+def _index(ec: ExpressionCompiler, arg: n.Arg) -> Value:
+    value = ec.value(arg.value)
+    if isinstance(value.type, t.InfInt):
+        return ec.coerce(value, INDEX_TYPE, arg.loc)
+    if not isinstance(value.type, t.Bits):
+        raise CompileError(f"an index must be bit<N>, not {value.type}", arg.loc)
+    return value
+
+
+def _out_field(ec: ExpressionCompiler, arg: n.Arg, expected: t.P4Type | None, what: str) -> Value:
+    target = ec.lvalue(arg.value)
+    if expected is not None and not isinstance(expected, t.TypeVar) and target.type != expected:
+        raise CompileError(f"{what} writes {expected}, but '{_text(arg.value)}' is {target.type}", arg.loc)
+    return target
+
+
+def _text(expr: n.Expr) -> str:
+    from ina.compiler.expressions import expr_text
+
+    return expr_text(expr)
+
+
+def _count_args(call: n.Call, count: int, what: str) -> None:
+    if len(call.args) != count:
+        raise CompileError(f"wrong number of arguments: {what} takes {count}, got {len(call.args)}", call.loc)
+
+
+def call_extern_method(ec: ExpressionCompiler, inst: ExternInstance, method: str, call: n.Call) -> Any:
+    kind = inst.kind
+    what = f"{inst.name.split('.')[-1]}.{method}"
+    ref = {"type": f"{'register' if kind == 'register' else kind.split('_')[-1]}_array", "value": inst.name}
+    if kind == "register" and method == "read":
+        _count_args(call, 2, what)
+        target = _out_field(ec, call.args[0], inst.extra["value_type"], what)
+        _emit(ec, call, "register_read", [param_json(target), ref, param_json(_index(ec, call.args[1]))])
+        return None
+    if kind == "register" and method == "write":
+        _count_args(call, 2, what)
+        index = _index(ec, call.args[0])
+        value = ec.value(call.args[1].value, inst.extra["value_type"])
+        _emit(ec, call, "register_write", [ref, param_json(index), param_json(value)])
+        return None
+    if kind == "counter" and method == "count":
+        _count_args(call, 1, what)
+        _emit(ec, call, "count", [{"type": "counter_array", "value": inst.name},
+                                  param_json(_index(ec, call.args[0]))])
+        return None
+    if kind == "direct_counter" and method == "count":
+        _count_args(call, 0, what)
+        return None  # BMv2 counts direct counters when their table hits
+    if kind == "meter" and method == "execute_meter":
+        _count_args(call, 2, what)
+        index = _index(ec, call.args[0])
+        target = _out_field(ec, call.args[1], None, what)
+        _emit(ec, call, "execute_meter", [{"type": "meter_array", "value": inst.name},
+                                          param_json(index), param_json(target)])
+        return None
+    if kind == "direct_meter" and method == "read":
+        _count_args(call, 1, what)
+        target = _out_field(ec, call.args[0], None, what)
+        if not isinstance(target, Field):
+            raise CompileError("direct_meter.read needs a field or variable to write the color to", call.loc)
+        inst.extra["result_target"] = [target.header, target.name]
+        return None
+    raise CompileError(f"'{method}' of extern {kind} is not supported by ina's compiler", call.loc)
+
+
+def call_extern_function(ec: ExpressionCompiler, overloads: list[n.ExternFunctionDecl], call: n.Call) -> Any:
+    name = overloads[0].name
+    handler = _FUNCTIONS.get(name)
+    if handler is None:
+        raise CompileError(f"extern function '{name}' is not supported by ina's compiler", call.loc)
+    counts = {len(o.proto.params) for o in overloads}
+    if len(call.args) not in counts:
+        expected = " or ".join(str(c) for c in sorted(counts))
+        raise CompileError(f"wrong number of arguments: {name} takes {expected}, got {len(call.args)}", call.loc)
+    return handler(ec, call)
+
+
+def _mark_to_drop(ec: ExpressionCompiler, call: n.Call) -> None:
+    ec.value(call.args[0].value)
+    _emit(ec, call, "mark_to_drop", [{"type": "header", "value": "standard_metadata"}])
+
+
+def _random(ec: ExpressionCompiler, call: n.Call) -> None:
+    target = ec.lvalue(call.args[0].value)
+    if not isinstance(target.type, t.Bits):
+        raise CompileError(f"random writes bit<N>, not {target.type}", call.args[0].loc)
+    lo = ec.value(call.args[1].value, target.type)
+    hi = ec.value(call.args[2].value, target.type)
+    _emit(ec, call, "modify_field_rng_uniform", [param_json(target), param_json(lo), param_json(hi)])
+
+
+def _algorithm(ec: ExpressionCompiler, arg: n.Arg) -> str:
+    value = ec.value(arg.value)
+    if not isinstance(value, Const) or not isinstance(value.type, t.Enum) or value.type.name != "HashAlgorithm":
+        raise CompileError("expected a HashAlgorithm constant such as HashAlgorithm.crc32", arg.loc)
+    names = {v: k for k, v in value.type.members.items()}
+    return HASH_ALGORITHMS[names[int(value.value)]]
+
+
+def flatten_fields(value: Value, loc) -> list[Value]:
+    """The leaves of a list, struct or header value, in order (hash inputs, digests, checksums)."""
+    from ina.compiler.values import HeaderInstance
+
+    if isinstance(value, ListValue):
+        return [leaf for item in value.items for leaf in flatten_fields(item, loc)]
+    if isinstance(value, StructValue):
+        return [leaf for item in value.members.values() for leaf in flatten_fields(item, loc)]
+    if isinstance(value, HeaderInstance):
+        return [value.member(f) for f, _ in value.header_type.fields]
+    return [value]
+
+
+def _hash(ec: ExpressionCompiler, call: n.Call) -> None:
+    target = ec.lvalue(call.args[0].value)
+    algo = _algorithm(ec, call.args[1])
+    base = ec.value(call.args[2].value)
+    data = flatten_fields(ec.value(call.args[3].value), call.loc)
+    limit = ec.value(call.args[4].value)
+    if isinstance(base.type, t.InfInt):
+        base = ec.coerce(base, t.Bits(16), call.args[2].loc)
+    if isinstance(limit.type, t.InfInt):
+        limit = ec.coerce(limit, t.Bits(32), call.args[4].loc)
+    calc = ec.lowering.calculation(algo, data, call.loc)
+    _emit(ec, call, "modify_field_with_hash_based_offset",
+          [param_json(target), param_json(base), {"type": "calculation", "value": calc}, param_json(limit)])
+
+
+def _digest(ec: ExpressionCompiler, call: n.Call) -> None:
+    receiver = ec.constant(call.args[0].value, t.Bits(32))
+    data = ec.value(call.args[1].value)
+    type_args = call.type_args
+    if type_args:
+        dtype = ec.model.resolve(type_args[0], scope=ec.scope)
+        data = ec.coerce(data, dtype, call.args[1].loc)
+    list_id = ec.lowering.learn_list(data, call.loc)
+    _emit(ec, call, "generate_digest", [{"type": "hexstr", "value": hexstr(int(receiver.value), 32)},
+                                        {"type": "hexstr", "value": hexstr(list_id, 32)}])
+
+
+def _clone_kind(ec: ExpressionCompiler, arg: n.Arg) -> str:
+    value = ec.constant(arg.value)
+    if not isinstance(value.type, t.Enum) or value.type.name != "CloneType":
+        raise CompileError("expected CloneType.I2E or CloneType.E2E", arg.loc)
+    names = {v: k for k, v in value.type.members.items()}
+    return "clone_ingress_pkt_to_egress" if names[int(value.value)] == "I2E" else "clone_egress_pkt_to_egress"
+
+
+def _session(ec: ExpressionCompiler, arg: n.Arg) -> dict:
+    return param_json(ec.value(arg.value, t.Bits(32)))
+
+
+def _clone(ec: ExpressionCompiler, call: n.Call) -> None:
+    _emit(ec, call, _clone_kind(ec, call.args[0]), [_session(ec, call.args[1]), _hex(0)])
+
+
+def _hex(v: int) -> dict:
+    return {"type": "hexstr", "value": hexstr(v, 32)}
+
+
+def _clone3(ec: ExpressionCompiler, call: n.Call) -> None:
+    fields = flatten_fields(ec.value(call.args[2].value), call.loc)
+    list_id = ec.lowering.field_list_of(fields, call.loc)
+    _emit(ec, call, _clone_kind(ec, call.args[0]), [_session(ec, call.args[1]), _hex(list_id)])
+
+
+def _clone_preserving(ec: ExpressionCompiler, call: n.Call) -> None:
+    index = int(ec.constant(call.args[2].value).value)
+    list_id = ec.lowering.annotated_field_list(index, call.loc)
+    _emit(ec, call, _clone_kind(ec, call.args[0]), [_session(ec, call.args[1]), _hex(list_id)])
+
+
+def _resubmit_like(primitive: str, preserving: bool):
+    def handler(ec: ExpressionCompiler, call: n.Call) -> None:
+        if preserving:
+            index = int(ec.constant(call.args[0].value).value)
+            list_id = ec.lowering.annotated_field_list(index, call.loc)
+        else:
+            fields = flatten_fields(ec.value(call.args[0].value), call.loc)
+            list_id = ec.lowering.field_list_of(fields, call.loc)
+        _emit(ec, call, primitive, [_hex(list_id)])
+
+    return handler
+
+
+def _truncate(ec: ExpressionCompiler, call: n.Call) -> None:
+    _emit(ec, call, "truncate", [param_json(ec.value(call.args[0].value, t.Bits(32)))])
+
+
+def _assertion(name: str):
+    def handler(ec: ExpressionCompiler, call: n.Call) -> None:
+        cond = ec.boolean(call.args[0].value)
+        _emit(ec, call, name, [{"type": "expression", "value": as_bool(cond)}])
+
+    return handler
+
+
+def _log_msg(ec: ExpressionCompiler, call: n.Call) -> None:
+    message = ec.value(call.args[0].value)
+    if not isinstance(message.type, t.String):
+        raise CompileError("log_msg needs a string literal as its first argument", call.args[0].loc)
+    values: list[Value] = []
+    if len(call.args) == 2:
+        values = flatten_fields(ec.value(call.args[1].value), call.loc)
+    vector = [expr_json(v) if not isinstance(v.type, t.InfInt) else expr_json(ec.coerce(v, t.Bits(32), call.loc))
+              for v in values]
+    _emit(ec, call, "log_msg", [{"type": "string", "value": message.text},  # type: ignore[attr-defined]
+                                {"type": "parameters_vector", "value": vector}])
+
+
+def _parser_verify(ec: ExpressionCompiler, call: n.Call) -> None:
+    if ec.effects is None or not hasattr(ec.effects, "verify"):
+        raise CompileError("verify() can be called only in a parser state", call.loc)
+    cond = ec.boolean(call.args[0].value)
+    error = ec.value(call.args[1].value)
+    if not isinstance(error.type, t.ErrorType):
+        raise CompileError(f"verify's second argument must be an error, not {error.type}", call.args[1].loc)
+    ec.effects.verify(cond, error)
+
+
+def _checksum(verify: bool, payload: bool):
+    def handler(ec: ExpressionCompiler, call: n.Call) -> None:
+        if ec.effects is None or not hasattr(ec.effects, "checksum"):
+            raise CompileError(f"{'verify' if verify else 'update'}_checksum can be called only in the "
+                               "checksum controls of V1Switch", call.loc)
+        cond = ec.boolean(call.args[0].value)
+        data = flatten_fields(ec.value(call.args[1].value), call.loc)
+        target = ec.lvalue(call.args[2].value) if not verify else ec.value(call.args[2].value)
+        algo = _algorithm(ec, call.args[3])
+        ec.effects.checksum(cond, data, target, algo, verify, payload, call.loc)
+
+    return handler
+
+
+
+_FUNCTIONS = {
+    "mark_to_drop": _mark_to_drop,
+    "random": _random,
+    "hash": _hash,
+    "digest": _digest,
+    "clone": _clone,
+    "clone3": _clone3,
+    "clone_preserving_field_list": _clone_preserving,
+    "resubmit": _resubmit_like("resubmit", False),
+    "resubmit_preserving_field_list": _resubmit_like("resubmit", True),
+    "recirculate": _resubmit_like("recirculate", False),
+    "recirculate_preserving_field_list": _resubmit_like("recirculate", True),
+    "truncate": _truncate,
+    "assert": _assertion("assert"),
+    "assume": _assertion("assume"),
+    "log_msg": _log_msg,
+    "verify": _parser_verify,
+    "verify_checksum": _checksum(True, False),
+    "update_checksum": _checksum(False, False),
+    "verify_checksum_with_payload": _checksum(True, True),
+    "update_checksum_with_payload": _checksum(False, True),
+}

@@ -1,0 +1,59 @@
+"""Instantiating v1model externs: check constructor arguments and record what BMv2 and P4Info need."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ina.compiler import nodes as n
+from ina.compiler import types as t
+from ina.compiler.errors import CompileError
+from ina.compiler.expressions import ExpressionCompiler
+from ina.compiler.objects import ExternInstance
+from ina.compiler.program import Scope
+
+if TYPE_CHECKING:
+    from ina.compiler.lowering import Lowering
+
+_CTOR_ARGS = {"register": (1,), "counter": (2,), "direct_counter": (1,), "meter": (2,), "direct_meter": (1,)}
+
+
+def make_extern(lowering: Lowering, decl: n.Instantiation, ext: n.ExternDecl, scope: Scope, name: str) -> ExternInstance:
+    kind = ext.name
+    if kind not in _CTOR_ARGS:
+        raise CompileError(f"extern {kind} is not supported by ina's compiler", decl.loc)
+    if len(decl.args) not in _CTOR_ARGS[kind]:
+        expected = " or ".join(map(str, _CTOR_ARGS[kind]))
+        raise CompileError(f"wrong number of arguments: {kind} takes {expected}, got {len(decl.args)}", decl.loc)
+    ec = ExpressionCompiler(lowering, scope)
+    type_args = tuple(lowering.model.resolve(a, scope=scope) for a in decl.type_args)
+    instance = ExternInstance(kind, name, type_args, [], decl.annotations, decl)
+    if kind == "register":
+        if not type_args:
+            raise CompileError("register needs its value type, e.g. register<bit<32>>(1024)", decl.loc)
+        value_type = type_args[0]
+        if not isinstance(value_type, t.Bits | t.Bool):
+            raise CompileError(f"register values must be bit<N> or int<N>, not {value_type}", decl.loc)
+        instance.extra["value_type"] = value_type
+        instance.extra["bitwidth"] = t.width_of(value_type)
+        instance.extra["size"] = _size(ec, decl.args[0])
+    elif kind in ("counter", "meter"):
+        instance.extra["size"] = _size(ec, decl.args[0])
+        instance.extra["unit"] = _enum_member(ec, decl.args[1], "CounterType" if kind == "counter" else "MeterType")
+    else:
+        instance.extra["unit"] = _enum_member(ec, decl.args[0],
+                                              "CounterType" if kind == "direct_counter" else "MeterType")
+    return instance
+
+
+def _size(ec: ExpressionCompiler, arg: n.Arg) -> int:
+    value = ec.constant(arg.value, t.Bits(32))
+    if int(value.value) <= 0:
+        raise CompileError(f"size must be positive, not {value.value}", arg.loc)
+    return int(value.value)
+
+
+def _enum_member(ec: ExpressionCompiler, arg: n.Arg, enum: str) -> str:
+    value = ec.constant(arg.value)
+    if not isinstance(value.type, t.Enum) or value.type.name != enum:
+        raise CompileError(f"expected a {enum} value, e.g. {enum}.packets", arg.loc)
+    return next(k for k, v in value.type.members.items() if v == value.value)

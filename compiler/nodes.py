@@ -1,0 +1,488 @@
+"""The abstract syntax tree of a P4-16 program: plain dataclasses, each carrying its source location."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ina.compiler.errors import Location
+
+
+@dataclass
+class Node:
+    loc: Location
+
+
+@dataclass
+class Annotation(Node):
+    name: str
+    body: str | None  # raw text between the parentheses, None without parentheses
+
+    def string(self) -> str | None:
+        """The body as one string literal's value (`@name("x")` -> x), else None."""
+        text = (self.body or "").strip()
+        if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+            return bytes(text[1:-1], "utf-8").decode("unicode_escape")
+        return None
+
+
+def find_annotation(annotations: list[Annotation], name: str) -> Annotation | None:
+    return next((a for a in annotations if a.name == name), None)
+
+
+# ---- syntactic types
+
+
+@dataclass
+class TypeRef(Node):
+    pass
+
+
+@dataclass
+class BaseTypeRef(TypeRef):
+    kind: str  # bool, error, string, void, match_kind, int
+
+
+@dataclass
+class BitsTypeRef(TypeRef):
+    width: Expr
+    signed: bool
+    varbit: bool = False
+
+
+@dataclass
+class NamedTypeRef(TypeRef):
+    name: str
+    args: list[TypeRef]
+
+
+@dataclass
+class StackTypeRef(TypeRef):
+    element: TypeRef
+    size: Expr
+
+
+@dataclass
+class TupleTypeRef(TypeRef):
+    args: list[TypeRef]
+
+
+@dataclass
+class DontCareTypeRef(TypeRef):
+    pass
+
+
+# ---- expressions
+
+
+@dataclass
+class Expr(Node):
+    pass
+
+
+@dataclass
+class IntLit(Expr):
+    value: int
+    width: int | None
+    signed: bool
+
+
+@dataclass
+class BoolLit(Expr):
+    value: bool
+
+
+@dataclass
+class StringLit(Expr):
+    value: str
+
+
+@dataclass
+class Name(Expr):
+    name: str
+    top_level: bool = False
+
+
+@dataclass
+class Member(Expr):
+    expr: Expr
+    name: str
+
+
+@dataclass
+class TypeMember(Expr):
+    type_name: str
+    name: str
+
+
+@dataclass
+class Index(Expr):
+    expr: Expr
+    index: Expr
+
+
+@dataclass
+class Slice(Expr):
+    expr: Expr
+    hi: Expr
+    lo: Expr
+
+
+@dataclass
+class Arg(Node):
+    name: str | None
+    value: Expr | None  # None for `_`
+
+
+@dataclass
+class Call(Expr):
+    func: Expr
+    type_args: list[TypeRef]
+    args: list[Arg]
+
+
+@dataclass
+class CtorCall(Expr):
+    type_name: str
+    type_args: list[TypeRef]
+    args: list[Arg]
+
+
+@dataclass
+class Lookahead(Expr):
+    expr: Expr
+    type: TypeRef
+
+
+@dataclass
+class Unary(Expr):
+    op: str
+    expr: Expr
+
+
+@dataclass
+class Binary(Expr):
+    op: str
+    left: Expr
+    right: Expr
+
+
+@dataclass
+class Conditional(Expr):
+    cond: Expr
+    then: Expr
+    other: Expr
+
+
+@dataclass
+class Cast(Expr):
+    type: TypeRef
+    expr: Expr
+
+
+@dataclass
+class ListExpr(Expr):
+    items: list[Expr]
+
+
+@dataclass
+class KeyValueList(Expr):
+    items: list[tuple[str, Expr]]
+
+
+@dataclass
+class DefaultKey(Expr):
+    pass
+
+
+@dataclass
+class DontCareKey(Expr):
+    pass
+
+
+@dataclass
+class MaskKey(Expr):
+    value: Expr
+    mask: Expr
+
+
+@dataclass
+class RangeKey(Expr):
+    lo: Expr
+    hi: Expr
+
+
+@dataclass
+class TupleKey(Expr):
+    items: list[Expr]
+
+
+# ---- statements
+
+
+@dataclass
+class Stmt(Node):
+    pass
+
+
+@dataclass
+class Assign(Stmt):
+    target: Expr
+    value: Expr
+
+
+@dataclass
+class CallStmt(Stmt):
+    call: Call
+
+
+@dataclass
+class VarDecl(Stmt):
+    type: TypeRef
+    name: str
+    init: Expr | None
+    annotations: list[Annotation] = field(default_factory=list)
+
+
+@dataclass
+class ConstDecl(Stmt):
+    type: TypeRef
+    name: str
+    value: Expr
+    annotations: list[Annotation] = field(default_factory=list)
+
+
+@dataclass
+class Block(Stmt):
+    stmts: list[Stmt]
+    annotations: list[Annotation] = field(default_factory=list)
+
+
+@dataclass
+class If(Stmt):
+    cond: Expr
+    then: Stmt
+    other: Stmt | None
+
+
+@dataclass
+class SwitchCase(Node):
+    label: str | None  # None = default
+    body: Block | None  # None = fall through to the next case
+
+
+@dataclass
+class Switch(Stmt):
+    expr: Expr
+    cases: list[SwitchCase]
+
+
+@dataclass
+class Exit(Stmt):
+    pass
+
+
+@dataclass
+class Return(Stmt):
+    value: Expr | None
+
+
+@dataclass
+class Empty(Stmt):
+    pass
+
+
+# ---- declarations
+
+
+@dataclass
+class Decl(Node):
+    name: str
+    annotations: list[Annotation]
+
+
+@dataclass
+class TypedefDecl(Decl):
+    type: TypeRef
+    new_type: bool
+
+
+@dataclass
+class Field(Node):
+    type: TypeRef
+    name: str
+    annotations: list[Annotation]
+
+
+@dataclass
+class HeaderDecl(Decl):
+    fields: list[Field]
+
+
+@dataclass
+class StructDecl(Decl):
+    fields: list[Field]
+
+
+@dataclass
+class UnionDecl(Decl):
+    fields: list[Field]
+
+
+@dataclass
+class EnumDecl(Decl):
+    base: TypeRef | None
+    members: list[tuple[str, Expr | None]]
+
+
+@dataclass
+class ErrorDecl(Decl):
+    members: list[str]
+
+
+@dataclass
+class MatchKindDecl(Decl):
+    members: list[str]
+
+
+@dataclass
+class Param(Node):
+    direction: str | None
+    type: TypeRef
+    name: str
+    default: Expr | None
+    annotations: list[Annotation]
+
+
+@dataclass
+class FunctionProto(Decl):
+    return_type: TypeRef
+    type_params: list[str]
+    params: list[Param]
+
+
+@dataclass
+class ExternDecl(Decl):
+    type_params: list[str]
+    methods: list[FunctionProto]
+    constructors: list[list[Param]]
+
+
+@dataclass
+class ExternFunctionDecl(Decl):
+    proto: FunctionProto
+
+
+@dataclass
+class BlockTypeDecl(Decl):
+    """A parser, control or package type declaration (no body)."""
+
+    kind: str
+    type_params: list[str]
+    params: list[Param]
+
+
+@dataclass
+class FunctionDecl(Decl):
+    proto: FunctionProto
+    body: Block
+
+
+@dataclass
+class ActionDecl(Decl):
+    params: list[Param]
+    body: Block
+
+
+@dataclass
+class Instantiation(Decl):
+    type_name: str
+    type_args: list[TypeRef]
+    args: list[Arg]
+
+
+@dataclass
+class ValueSetDecl(Decl):
+    type: TypeRef
+    size: Expr
+
+
+@dataclass
+class SelectCase(Node):
+    keyset: Expr
+    state: str
+
+
+@dataclass
+class Transition(Node):
+    state: str | None  # direct transition
+    keys: list[Expr] = field(default_factory=list)
+    cases: list[SelectCase] = field(default_factory=list)
+
+
+@dataclass
+class ParserState(Decl):
+    stmts: list[Stmt]
+    transition: Transition
+
+
+@dataclass
+class ParserDecl(Decl):
+    type_params: list[str]
+    params: list[Param]
+    ctor_params: list[Param]
+    locals: list[Node]
+    states: list[ParserState]
+
+
+@dataclass
+class KeyElement(Node):
+    expr: Expr
+    match_kind: str
+    annotations: list[Annotation]
+
+
+@dataclass
+class ActionRef(Node):
+    name: str
+    args: list[Arg] | None
+    annotations: list[Annotation]
+    top_level: bool = False
+
+
+@dataclass
+class Entry(Node):
+    keyset: Expr
+    action: ActionRef
+    priority: Expr | None
+    annotations: list[Annotation]
+
+
+@dataclass
+class TableProperty(Node):
+    name: str
+    value: Expr
+    const: bool
+    annotations: list[Annotation]
+
+
+@dataclass
+class TableDecl(Decl):
+    keys: list[KeyElement] | None
+    actions: list[ActionRef]
+    entries: list[Entry] | None
+    const_entries: bool
+    properties: list[TableProperty]
+
+
+@dataclass
+class ControlDecl(Decl):
+    type_params: list[str]
+    params: list[Param]
+    ctor_params: list[Param]
+    locals: list[Node]
+    body: Block
+
+
+@dataclass
+class Program(Node):
+    decls: list[Node]

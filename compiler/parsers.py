@@ -1,0 +1,330 @@
+"""Parsers: states with extract/lookahead/advance/verify and assignments as BMv2 parser_ops, and
+select transitions as byte-padded value/mask transitions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ina.compiler import nodes as n
+from ina.compiler import types as t
+from ina.compiler.actions import ActionBody
+from ina.compiler.errors import CompileError, Location
+from ina.compiler.expressions import ExpressionCompiler, expr_text
+from ina.compiler.objects import BlockInstance, PacketObject, StackNext
+from ina.compiler.program import Scope
+from ina.compiler.values import (
+    Computed,
+    Field,
+    HeaderExpression,
+    HeaderInstance,
+    Lookahead,
+    StackInstance,
+    Value,
+    as_bool,
+    as_data,
+    expr_json,
+    hexstr,
+    mask_of,
+    op,
+    param_json,
+)
+
+if TYPE_CHECKING:
+    from ina.compiler.lowering import Lowering
+
+MAX_RANGE_EXPANSION = 256
+
+
+@dataclass
+class ValueSet:
+    name: str
+    type: t.P4Type
+    width: int
+    size: int
+
+
+class StateBody(ActionBody):
+    """The operations of one parser state (reuses action statement lowering for assignments)."""
+
+    def __init__(self, lowering: Lowering, owner: str):
+        super().__init__(lowering, owner)
+        self.ops: list[dict] = []
+
+    def emit(self, name: str, params: list[dict], loc: Location) -> None:
+        if name == "assign" and params[0].get("type") == "field":
+            self.ops.append({"op": "set", "parameters": params})
+        elif name.startswith("_jump"):
+            raise CompileError("if statements inside parser states are not supported by ina's compiler; "
+                               "branch with transition select instead", loc)
+        else:
+            self.ops.append({"op": "primitive", "parameters": [{"op": name, "parameters": params}]})
+
+    def statement(self, stmt: n.Stmt, scope: Scope) -> None:
+        if isinstance(stmt, n.If):
+            raise CompileError("if statements inside parser states are not supported by ina's compiler; "
+                               "branch with transition select instead", stmt.loc)
+        super().statement(stmt, scope)
+
+    def packet_call(self, packet: PacketObject, name: str, call: n.Call) -> Any:
+        ec = ExpressionCompiler(self.lowering, self._scope, self)
+        if packet.kind != "packet_in" or name not in ("extract", "advance", "length"):
+            raise CompileError(f"{packet.kind}.{name} cannot be called in a parser", call.loc)
+        if name == "length":
+            raise CompileError("packet_in.length() is not supported by BMv2", call.loc)
+        if name == "advance":
+            if len(call.args) != 1:
+                raise CompileError(f"wrong number of arguments: advance takes 1, got {len(call.args)}", call.loc)
+            amount = ec.value(call.args[0].value, t.Bits(32))
+            self.ops.append({"op": "advance", "parameters": [param_json(amount)]})
+            return None
+        if len(call.args) not in (1, 2):
+            raise CompileError(f"wrong number of arguments: extract takes 1 or 2, got {len(call.args)}", call.loc)
+        target = ec.compile(call.args[0].value)
+        if isinstance(target, StackNext):
+            if target.last:
+                raise CompileError("extract into stack.last is not allowed; use stack.next", call.loc)
+            header = {"type": "stack", "value": target.stack.name}
+            htype = target.stack.type.element
+        elif isinstance(target, HeaderInstance):
+            if not target.writable:
+                raise CompileError(f"cannot extract into read-only '{expr_text(call.args[0].value)}'", call.loc)
+            header = {"type": "regular", "value": target.name}
+            htype = target.header_type
+        else:
+            raise CompileError(f"extract needs a header, not '{expr_text(call.args[0].value)}'", call.loc)
+        has_varbit = any(isinstance(ft, t.Varbit) for _, ft in htype.fields)
+        if len(call.args) == 2:
+            if not has_varbit:
+                raise CompileError(f"header {htype} has no varbit field; call extract with one argument", call.loc)
+            length = ec.value(call.args[1].value, t.Bits(32))
+            self.ops.append({"op": "extract_VL", "parameters": [header, {"type": "expression",
+                                                                         "value": expr_json(length)}]})
+        else:
+            if has_varbit:
+                raise CompileError(f"header {htype} has a varbit field; pass its length in bits as the second "
+                                   "argument of extract", call.loc)
+            self.ops.append({"op": "extract", "parameters": [header]})
+        return None
+
+    def lookahead(self, vtype: t.P4Type, loc: Location) -> Value:
+        if not isinstance(vtype, t.Bits | t.Bool):
+            raise CompileError(f"lookahead of {vtype} is not supported; look ahead at bit<N> values", loc)
+        return Lookahead(vtype, 0, t.width_of(vtype))
+
+    def verify(self, cond: Value, error: Value) -> None:
+        self.ops.append({"op": "verify", "parameters": [as_bool(cond), as_data(error)]})
+
+    def stack_cursor(self, cursor: StackNext, loc: Location) -> Value:
+        stack = cursor.stack
+        if not cursor.last:
+            raise CompileError("stack.next can be used only as the argument of extract", loc)
+        index = {"type": "expression", "value": op("last_stack_index", None, expr_json(stack))}
+        return HeaderExpression(stack.type.element, op("dereference_header_stack", expr_json(stack), index))
+
+    def run_state(self, stmts: list[n.Stmt], scope: Scope) -> None:
+        self._scope = scope
+        for stmt in stmts:
+            self.statement(stmt, scope)
+
+
+class ParserLowering:
+    def __init__(self, lowering: Lowering, instance: BlockInstance, bindings: dict[str, Any]):
+        self.lowering = lowering
+        self.decl = instance.decl
+        assert isinstance(self.decl, n.ParserDecl)
+        self.owner = self.decl.name
+        self.scope = lowering.model.globals.child(self.owner)
+        for name, value in bindings.items():
+            self.scope.define(name, value)
+        self.states: list[dict] = []
+        self._synthesized: dict[str, dict] = {}
+
+    def lower(self) -> dict:
+        decl = self.decl
+        for local in decl.locals:
+            self._declare(local)
+        names = {s.name for s in decl.states}
+        if "start" not in names:
+            raise CompileError(f"parser '{decl.name}' has no start state", decl.loc)
+        for state in decl.states:
+            if state.name in ("accept", "reject"):
+                raise CompileError(f"state '{state.name}' is predefined and cannot be declared", state.loc)
+            self.states.append(self._state(state, names))
+        self.states += self._synthesized.values()
+        return {"name": "parser", "id": 0, "init_state": "start", "parse_states": self.states}
+
+    def _declare(self, local: n.Node) -> None:
+        match local:
+            case n.ConstDecl():
+                self.scope.define(local.name, local)
+            case n.VarDecl():
+                vtype = self.lowering.model.resolve(local.type, scope=self.scope)
+                self.scope.define(local.name, self.lowering.allocate(vtype, local.name, self.owner))
+                if local.init is not None:
+                    raise CompileError("parser-level variables with initializers are not supported; assign "
+                                       "them in the start state", local.loc)
+            case n.ValueSetDecl():
+                self.scope.define(local.name, self._value_set(local))
+            case n.Instantiation():
+                raise CompileError("sub-parser and extern instances inside parsers are not supported by ina's "
+                                   "compiler yet", local.loc)
+            case _:
+                raise CompileError(f"unsupported declaration in a parser ({type(local).__name__})", local.loc)
+
+    def _value_set(self, decl: n.ValueSetDecl) -> ValueSet:
+        vtype = self.lowering.model.resolve(decl.type, scope=self.scope)
+        size = int(ExpressionCompiler(self.lowering, self.scope).constant(decl.size).value)
+        if isinstance(vtype, t.StructLike):
+            width = sum(t.width_of(ft) for _, ft in vtype.fields)
+        else:
+            width = t.width_of(vtype)
+        from ina.compiler.controls import qualified
+
+        name = qualified(self.owner, decl)
+        self.lowering.parse_vsets.append({"name": name, "id": len(self.lowering.parse_vsets),
+                                          "compressed_bitwidth": width})
+        self.lowering.artifacts.value_sets.append((name, width, size, decl.annotations))
+        return ValueSet(name, vtype, width, size)
+
+    def _state(self, state: n.ParserState, names: set[str]) -> dict:
+        scope = self.scope.child()
+        body = StateBody(self.lowering, self.owner)
+        body.run_state(state.stmts, scope)
+        trans = state.transition
+        result = {"name": state.name, "id": self.lowering.next_id("parse_state"), "parser_ops": body.ops,
+                  "transition_key": [], "transitions": []}
+        if trans.state is not None:
+            result["transitions"] = [self._default(self._target(trans.state, names, trans.loc))]
+            return result
+        ec = ExpressionCompiler(self.lowering, scope, body)
+        keys = []
+        for key in trans.keys:
+            value = ec.value(key)
+            keys.append(self._transition_key(value, key, body))
+        result["transition_key"] = [k[0] for k in keys]
+        widths = [k[1] for k in keys]
+        transitions = []
+        has_default = False
+        for case in trans.cases:
+            target = self._target(case.state, names, case.loc)
+            keyset = case.keyset.items if isinstance(case.keyset, n.TupleKey) else [case.keyset]
+            if len(keyset) == 1 and isinstance(keyset[0], n.DefaultKey | n.DontCareKey):
+                transitions.append(self._default(target))
+                has_default = True
+                break
+            if len(keyset) == 1 and len(widths) > 1 and isinstance(keyset[0], n.Name):
+                found = ec.compile(keyset[0])
+                if isinstance(found, ValueSet):
+                    keyset = [keyset[0]]
+            if len(keyset) != len(widths) and not (len(keyset) == 1 and self._is_value_set(ec, keyset[0])):
+                raise CompileError(f"select has {len(widths)} keys but this case has {len(keyset)} values",
+                                   case.loc)
+            transitions += self._case(ec, keyset, widths, keys, target, case.loc)
+        if not has_default:
+            transitions.append(self._default(self._no_match()))
+        result["transitions"] = transitions
+        return result
+
+    def _is_value_set(self, ec: ExpressionCompiler, expr: n.Expr) -> bool:
+        return isinstance(expr, n.Name) and isinstance(ec.scope.lookup(expr.name), ValueSet)
+
+    def _transition_key(self, value: Value, key: n.Expr, body: StateBody) -> tuple[dict, int, t.P4Type]:
+        width = t.width_of(value.type) if not isinstance(value.type, t.InfInt) else 0
+        if isinstance(value, Field):
+            return value.json(), width, value.type
+        if isinstance(value, Lookahead):
+            return {"type": "lookahead", "value": [value.offset, value.width]}, width, value.type
+        if isinstance(value, Computed) and value.expr.get("op") == "access_field":
+            left = value.expr["left"]["value"]
+            if left.get("op") == "dereference_header_stack":
+                stack = left["left"]["value"]
+                fields = self._stack_fields(stack)
+                return {"type": "stack_field", "value": [stack, fields[value.expr["right"]]]}, width, value.type
+        if isinstance(value.type, t.Bits | t.Bool | t.Enum | t.ErrorType):
+            temp = self.lowering.allocate(value.type, "select_key", self.owner)
+            ec = ExpressionCompiler(self.lowering, self.scope, body)
+            body.assign(ec, temp, value, key.loc)
+            assert isinstance(temp, Field)
+            return temp.json(), width, value.type
+        raise CompileError(f"cannot select on a value of type {value.type}", key.loc)
+
+    def _stack_fields(self, stack_name: str) -> list[str]:
+        for value in self.scope.names.values():
+            if isinstance(value, StackInstance) and value.name == stack_name:
+                return [f for f, _ in value.type.element.fields]  # type: ignore[attr-defined]
+        from ina.compiler.values import StructValue
+
+        for value in self.scope.names.values():
+            if isinstance(value, StructValue):
+                for member in value.members.values():
+                    if isinstance(member, StackInstance) and member.name == stack_name:
+                        return [f for f, _ in member.type.element.fields]  # type: ignore[attr-defined]
+        raise CompileError(f"unknown header stack '{stack_name}'")
+
+    def _case(self, ec: ExpressionCompiler, keyset: list[n.Expr], widths: list[int], keys, target: str | None,
+              loc: Location) -> list[dict]:
+        if len(keyset) == 1 and self._is_value_set(ec, keyset[0]):
+            vset = ec.scope.lookup(keyset[0].name)  # type: ignore[attr-defined]
+            return [{"type": "parse_vset", "value": vset.name, "mask": None, "next_state": target}]
+        alternatives: list[list[tuple[int, int]]] = [[]]
+        for element, width, (_, _, ktype) in zip(keyset, widths, keys, strict=True):
+            options = self._key_options(ec, element, width, ktype)
+            alternatives = [[*alt, o] for alt in alternatives for o in options]
+            if len(alternatives) > MAX_RANGE_EXPANSION:
+                raise CompileError(f"select case expands to more than {MAX_RANGE_EXPANSION} value/mask pairs",
+                                   loc)
+        result = []
+        for alternative in alternatives:
+            value = "".join(f"{v:0{(w + 7) // 8 * 2}x}" for (v, _), w in zip(alternative, widths, strict=True))
+            mask = "".join(f"{m:0{(w + 7) // 8 * 2}x}" for (_, m), w in zip(alternative, widths, strict=True))
+            full = all(m == mask_of(w) for (_, m), w in zip(alternative, widths, strict=True))
+            result.append({"type": "hexstr", "value": "0x" + value, "mask": None if full else "0x" + mask,
+                           "next_state": target})
+        return result
+
+    def _key_options(self, ec: ExpressionCompiler, element: n.Expr, width: int, ktype: t.P4Type) -> list[tuple[int, int]]:
+        full = mask_of(width)
+
+        def const(e: n.Expr) -> int:
+            value = ec.constant(e, ktype if not isinstance(ktype, t.Bool) else None)
+            return int(bool(value.value)) if isinstance(value.value, bool) else int(value.value) & full
+
+        if isinstance(element, n.DefaultKey | n.DontCareKey):
+            return [(0, 0)]
+        if isinstance(element, n.MaskKey):
+            mask = const(element.mask)
+            return [(const(element.value) & mask, mask)]
+        if isinstance(element, n.RangeKey):
+            lo, hi = const(element.lo), const(element.hi)
+            if hi - lo + 1 > MAX_RANGE_EXPANSION:
+                raise CompileError(f"select range {lo}..{hi} is too wide for BMv2 (at most "
+                                   f"{MAX_RANGE_EXPANSION} values)", element.loc)
+            return [(v, full) for v in range(lo, hi + 1)]
+        return [(const(element), full)]
+
+    @staticmethod
+    def _default(target: str | None) -> dict:
+        return {"type": "default", "value": None, "mask": None, "next_state": target}
+
+    def _target(self, name: str, names: set[str], loc: Location) -> str | None:
+        if name == "accept":
+            return None
+        if name == "reject":
+            return self._reject("_reject", "NoError")
+        if name not in names:
+            raise CompileError(f"unknown parser state '{name}'", loc)
+        return name
+
+    def _no_match(self) -> str:
+        return self._reject("_no_match", "NoMatch")
+
+    def _reject(self, name: str, error: str) -> str:
+        if name not in self._synthesized:
+            code = self.lowering.model.error_value(error) or 0
+            self._synthesized[name] = {
+                "name": name, "id": self.lowering.next_id("parse_state"),
+                "parser_ops": [{"op": "verify", "parameters": [
+                    {"type": "bool", "value": False}, {"type": "hexstr", "value": hexstr(code, 32)}]}],
+                "transition_key": [], "transitions": [self._default(None)]}
+        return name

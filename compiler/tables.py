@@ -1,0 +1,331 @@
+"""Tables: keys, action lists, default actions, const entries and direct resources, lowered to a
+BMv2 table and described for the P4Info."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ina.compiler import nodes as n
+from ina.compiler import types as t
+from ina.compiler.errors import CompileError, Location
+from ina.compiler.expressions import ExpressionCompiler, expr_text
+from ina.compiler.objects import ActionBinding, ExternInstance
+from ina.compiler.program import Scope
+from ina.compiler.values import Computed, Field, Value, hexstr, mask_of
+
+if TYPE_CHECKING:
+    from ina.compiler.lowering import Lowering
+
+MATCH_KINDS = ("exact", "lpm", "ternary", "range", "optional")
+DEFAULT_SIZE = 1024
+
+
+@dataclass
+class KeyInfo:
+    name: str
+    width: int
+    match_kind: str
+    annotations: list[n.Annotation]
+
+
+@dataclass
+class TableActionInfo:
+    name: str  # P4Info (and BMv2) action name
+    scope: str  # TABLE_AND_DEFAULT, TABLE_ONLY, DEFAULT_ONLY
+    annotations: list[n.Annotation]
+
+
+@dataclass
+class TableInfo:
+    """What the P4Info needs to know about one table."""
+
+    name: str
+    annotations: list[n.Annotation]
+    keys: list[KeyInfo]
+    actions: list[TableActionInfo]
+    size: int
+    const_default_action: str | None
+    is_const: bool
+    direct_resources: list[ExternInstance] = field(default_factory=list)
+    support_timeout: bool = False
+
+
+@dataclass
+class TableObject:
+    decl: n.TableDecl
+    scope: Scope
+    local_name: str
+    name: str  # fully qualified, as in BMv2 JSON and P4Info
+    applied: bool = False
+
+
+@dataclass
+class TableApply:
+    """`t.apply()` used as an expression (only hit/miss/action_run of it are meaningful)."""
+
+    table: TableObject
+    loc: Location
+
+
+class TableLowering:
+    """Builds the BMv2 table for one application; key expressions that are not plain fields are
+    first computed into temporaries (returned as statements to run before the table)."""
+
+    def __init__(self, lowering: Lowering, table: TableObject):
+        self.lowering = lowering
+        self.table = table
+        self.decl = table.decl
+        self.ec = ExpressionCompiler(lowering, table.scope)
+        self.key_assignments: list[tuple[Value, Value, Location]] = []
+
+    def build(self, table_id: int) -> tuple[dict, TableInfo]:
+        decl = self.decl
+        keys_json, keys_info, kinds = self._keys()
+        props = {p.name: p for p in decl.properties}
+        size = DEFAULT_SIZE
+        if "size" in props:
+            size = int(self.ec.constant(props["size"].value).value)
+        if "implementation" in props:
+            raise CompileError("table implementations (action_profile, action_selector) are not supported "
+                               "by ina's compiler yet", props["implementation"].loc)
+        actions, infos = self._actions()
+        default_name, default_args, default_const, default_loc = self._default_action(props)
+        if default_name not in {a.name for a in infos}:
+            raise CompileError(f"default action '{default_name}' is not in the actions of table "
+                               f"'{self.table.local_name}'", default_loc)
+        default_binding = actions[default_name]
+        default_json = self.lowering.table_action(default_binding)
+        default_data = self._action_data(default_binding, default_args, default_loc, allow_missing=False)
+        direct = self._direct_resources(props)
+        support_timeout = False
+        if "support_timeout" in props:
+            support_timeout = bool(self.ec.constant(props["support_timeout"].value).value)
+        json_actions = [self.lowering.table_action(actions[a.name]) for a in infos]
+        table = {
+            "name": self.table.name,
+            "id": table_id,
+            "source_info": _source(decl.loc, f"table {self.table.local_name}"),
+            "key": keys_json,
+            "match_type": _table_match_type(kinds),
+            "type": "simple",
+            "max_size": size,
+            "with_counters": any(d.kind == "direct_counter" for d in direct),
+            "support_timeout": support_timeout,
+            "direct_meters": next((d.name for d in direct if d.kind == "direct_meter"), None),
+            "action_ids": [a["id"] for a in json_actions],
+            "actions": [a["name"] for a in json_actions],
+            "base_default_next": None,
+            "next_tables": {a["name"]: None for a in json_actions},
+            "default_entry": {
+                "action_id": default_json["id"],
+                "action_const": default_const,
+                "action_data": default_data,
+                "action_entry_const": default_const,
+            },
+        }
+        if decl.entries is not None:
+            table["entries"] = self._entries(kinds, keys_info, actions)
+        for d in direct:
+            d.bound_table = self.table.name
+        info = TableInfo(self.table.name, decl.annotations, keys_info, infos, size,
+                         default_name if default_const else None, decl.entries is not None and decl.const_entries,
+                         direct, support_timeout)
+        return table, info
+
+    # ---- keys
+    def _keys(self) -> tuple[list[dict], list[KeyInfo], list[str]]:
+        keys_json, infos, kinds = [], [], []
+        for element in self.decl.keys or []:
+            kind = element.match_kind
+            if kind not in MATCH_KINDS:
+                if kind == "selector":
+                    raise CompileError("selector keys need an action_selector implementation, which ina's "
+                                       "compiler does not support yet", element.loc)
+                raise CompileError(f"unknown match kind '{kind}' (use exact, lpm, ternary, range or optional)",
+                                   element.loc)
+            value = self.ec.value(element.expr)
+            name_annotation = n.find_annotation(element.annotations, "name")
+            name = name_annotation.string() if name_annotation else expr_text(element.expr)
+            target, mask, width = self._key_target(value, element)
+            keys_json.append({"match_type": kind, "name": name, "target": target, "mask": mask})
+            infos.append(KeyInfo(name, width, kind, element.annotations))
+            kinds.append(kind)
+        if kinds.count("lpm") > 1:
+            raise CompileError(f"table '{self.table.local_name}' has more than one lpm key", self.decl.loc)
+        return keys_json, infos, kinds
+
+    def _key_target(self, value: Value, element: n.KeyElement) -> tuple[Any, Any, int]:
+        if isinstance(value, Field):
+            return [value.header, value.name], None, t.width_of(value.type)
+        if isinstance(value, Computed) and value.expr.get("op") == "d2b":
+            inner = value.expr["right"]
+            if inner.get("type") == "field" and inner["value"][1] == "$valid$":
+                return inner["value"], None, 1
+        if isinstance(value.type, t.Bits | t.Bool | t.Enum | t.ErrorType):
+            width = t.width_of(value.type)
+            temp = self.lowering.allocate(value.type, "key", self.table.name.rsplit(".", 1)[0])
+            self.key_assignments.append((temp, value, element.loc))
+            assert isinstance(temp, Field)
+            return [temp.header, temp.name], None, width
+        raise CompileError(f"a table key must be a bit<N>, int<N>, bool, enum or error value, not {value.type}",
+                           element.expr.loc)
+
+    # ---- actions
+    def _actions(self) -> tuple[dict[str, ActionBinding], list[TableActionInfo]]:
+        bindings: dict[str, ActionBinding] = {}
+        infos: list[TableActionInfo] = []
+        for ref in self.decl.actions:
+            binding = self._resolve_action(ref.name, ref.top_level, ref.loc)
+            if ref.args:
+                raise CompileError("binding action arguments in a table's actions list is not supported by "
+                                   "ina's compiler; pass the values as action data instead", ref.loc)
+            scope = "TABLE_AND_DEFAULT"
+            if n.find_annotation(ref.annotations, "defaultonly"):
+                scope = "DEFAULT_ONLY"
+            elif n.find_annotation(ref.annotations, "tableonly"):
+                scope = "TABLE_ONLY"
+            bindings[binding.qualified_name] = binding
+            infos.append(TableActionInfo(binding.qualified_name, scope, ref.annotations))
+        if not any(p.name == "default_action" for p in self.decl.properties):
+            noaction = self._resolve_action("NoAction", True, self.decl.loc)
+            if noaction.qualified_name not in bindings:
+                bindings[noaction.qualified_name] = noaction
+                infos.append(TableActionInfo(noaction.qualified_name, "DEFAULT_ONLY", []))
+        return bindings, infos
+
+    def _resolve_action(self, name: str, top_level: bool, loc: Location) -> ActionBinding:
+        scope = self.lowering.model.globals if top_level else self.table.scope
+        found = scope.lookup(name)
+        if isinstance(found, n.ActionDecl):
+            found = self.lowering.bind_global_action(found)
+        if not isinstance(found, ActionBinding):
+            if found is None:
+                raise CompileError(f"unknown action '{name}'", loc)
+            raise CompileError(f"'{name}' is not an action", loc)
+        return found
+
+    def _default_action(self, props: dict[str, n.TableProperty]) -> tuple[str, list[n.Arg], bool, Location]:
+        prop = props.get("default_action")
+        if prop is None:
+            return self._resolve_action("NoAction", True, self.decl.loc).qualified_name, [], False, self.decl.loc
+        expr = prop.value
+        args: list[n.Arg] = []
+        if isinstance(expr, n.Call):
+            args = expr.args
+            expr = expr.func
+        if not isinstance(expr, n.Name):
+            raise CompileError("default_action must name an action, e.g. default_action = drop();", prop.loc)
+        binding = self._resolve_action(expr.name, expr.top_level, expr.loc)
+        return binding.qualified_name, args, prop.const, prop.loc
+
+    def _action_data(self, binding: ActionBinding, args: list[n.Arg], loc: Location, allow_missing: bool) -> list[str]:
+        params = [p for p in binding.decl.params if p.direction is None]
+        if len(args) != len(params):
+            raise CompileError(f"wrong number of arguments: action '{binding.decl.name}' takes {len(params)}, "
+                               f"got {len(args)}", loc)
+        data = []
+        for param, arg in zip(params, args, strict=True):
+            ptype = self.lowering.model.resolve(param.type, scope=binding.scope)
+            value = self.ec.constant(arg.value, ptype)
+            data.append(hexstr(int(value.value) & mask_of(t.width_of(ptype)), t.width_of(ptype)))
+        return data
+
+    # ---- entries
+    def _entries(self, kinds: list[str], keys: list[KeyInfo], actions: dict[str, ActionBinding]) -> list[dict]:
+        entries = []
+        explicit = [e for e in self.decl.entries or [] if e.priority is not None]
+        top = max((int(self.ec.constant(e.priority).value) for e in explicit), default=0)
+        for number, entry in enumerate(self.decl.entries or [], start=1):
+            keyset = entry.keyset.items if isinstance(entry.keyset, n.TupleKey) else [entry.keyset]
+            if len(keyset) == 1 and isinstance(keyset[0], n.DefaultKey | n.DontCareKey) and len(kinds) > 1:
+                keyset = keyset * len(kinds)
+            if len(keyset) != len(kinds):
+                raise CompileError(f"entry has {len(keyset)} key values, table '{self.table.local_name}' has "
+                                   f"{len(kinds)} keys", entry.loc)
+            match_key = [self._match(k, kind, info) for k, kind, info in zip(keyset, kinds, keys, strict=True)]
+            binding = self._resolve_action(entry.action.name, entry.action.top_level, entry.action.loc)
+            if binding.qualified_name not in actions:
+                raise CompileError(f"action '{entry.action.name}' is not in the actions of table "
+                                   f"'{self.table.local_name}'", entry.action.loc)
+            action = self.lowering.table_action(binding)
+            data = self._action_data(binding, entry.action.args or [], entry.loc, allow_missing=False)
+            if entry.priority is not None:
+                priority = top - int(self.ec.constant(entry.priority).value) + 1
+            else:
+                priority = number
+            entries.append({"source_info": _source(entry.loc, "entry"), "match_key": match_key,
+                            "action_entry": {"action_id": action["id"], "action_data": data},
+                            "priority": priority})
+        return entries
+
+    def _match(self, key: n.Expr, kind: str, info: KeyInfo) -> dict:
+        width = info.width
+        full = mask_of(width)
+
+        def const(e: n.Expr) -> int:
+            value = self.ec.constant(e)
+            if isinstance(value.type, t.Bool):
+                return int(bool(value.value))
+            return int(value.value) & full
+
+        def hx(v: int) -> str:
+            return hexstr(v, width)
+
+        wildcard = isinstance(key, n.DefaultKey | n.DontCareKey)
+        if kind == "exact":
+            if wildcard or isinstance(key, n.MaskKey | n.RangeKey):
+                raise CompileError("an exact key needs a single value", key.loc)
+            return {"match_type": "exact", "key": hx(const(key))}
+        if kind == "lpm":
+            if wildcard:
+                return {"match_type": "lpm", "key": hx(0), "prefix_length": 0}
+            if isinstance(key, n.MaskKey):
+                mask = const(key.mask)
+                length = bin(mask).count("1")
+                if mask != (full >> (width - length) << (width - length)) if length else mask != 0:
+                    raise CompileError(f"lpm mask {hex(mask)} is not a prefix", key.loc)
+                return {"match_type": "lpm", "key": hx(const(key.value) & mask), "prefix_length": length}
+            return {"match_type": "lpm", "key": hx(const(key)), "prefix_length": width}
+        if kind in ("ternary", "optional"):
+            if wildcard:
+                value, mask = 0, 0
+            elif isinstance(key, n.MaskKey):
+                mask = const(key.mask)
+                value = const(key.value) & mask
+            else:
+                value, mask = const(key), full
+            return {"match_type": "ternary", "key": hx(value), "mask": hx(mask)}
+        if wildcard:
+            lo, hi = 0, full
+        elif isinstance(key, n.RangeKey):
+            lo, hi = const(key.lo), const(key.hi)
+        else:
+            lo = hi = const(key)
+        return {"match_type": "range", "start": hx(lo), "end": hx(hi)}
+
+    def _direct_resources(self, props: dict[str, n.TableProperty]) -> list[ExternInstance]:
+        result = []
+        for prop_name, kind in (("counters", "direct_counter"), ("meters", "direct_meter")):
+            prop = props.get(prop_name)
+            if prop is None:
+                continue
+            value = self.ec.compile(prop.value)
+            if not isinstance(value, ExternInstance) or value.kind != kind:
+                raise CompileError(f"table property '{prop_name}' needs a {kind} instance", prop.loc)
+            if value.bound_table not in (None, self.table.name):
+                raise CompileError(f"{kind} '{value.name}' is already attached to table '{value.bound_table}'",
+                                   prop.loc)
+            result.append(value)
+        return result
+
+
+def _table_match_type(kinds: list[str]) -> str:
+    for kind in ("range", "ternary", "optional", "lpm"):
+        if kind in kinds:
+            return "ternary" if kind == "optional" else kind
+    return "exact"
+
+
+def _source(loc: Location, fragment: str) -> dict:
+    return {"filename": loc.file, "line": loc.line, "column": loc.col, "source_fragment": fragment}
