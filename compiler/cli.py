@@ -61,6 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     except CompileError as error:
         print(error, file=sys.stderr)
         return 1
+    except RecursionError:
+        print(f"{args.program}: error: the program nests too deeply for ina's compiler", file=sys.stderr)
+        return 1
+    except Exception as error:  # a compiler bug: still no traceback for the user
+        print(f"{args.program}: internal compiler error: {type(error).__name__}: {error}\n"
+              "This is a bug in ina's compiler; please report it with the program.", file=sys.stderr)
+        return 1
     out = Path(args.output)
     try:
         out.mkdir(parents=True, exist_ok=True)

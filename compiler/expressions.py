@@ -173,6 +173,12 @@ class ExpressionCompiler:
             found = self.lowering.constant_of(found, scope)
         elif isinstance(found, n.Instantiation):
             found = self.lowering.instantiate_global(found)
+        elif isinstance(found, n.ActionDecl):
+            found = self.lowering.bind_global_action(found)
+        elif isinstance(found, n.FunctionDecl):
+            from ina.compiler.objects import FunctionBinding
+
+            found = FunctionBinding(found, self.model.globals)
         return found
 
     def _TypeMember(self, e: n.TypeMember, expected) -> Value:

@@ -536,11 +536,8 @@ class _ToAst(Transformer):
     def binop(self, meta, items):
         return n.Binary(self._loc(meta), str(items[1]), items[0], items[2])
 
-    def shr(self, meta, items):
-        return n.Binary(self._loc(meta), ">>", items[0], items[-1])
-
     def concat(self, meta, items):
-        return n.Binary(self._loc(meta), "++", items[0], items[1])
+        return n.Binary(self._loc(meta), "++", items[0], items[-1])
 
     def lnot(self, meta, items):
         return n.Unary(self._loc(meta), "!", items[0])

@@ -1,0 +1,235 @@
+"""One program per language feature (tests/p4/*.p4): the JSON and P4Info pieces that carry it."""
+
+from compiler_helpers import action, state, table
+
+
+def ops(act: dict) -> list:
+    return [(p["op"], p["parameters"]) for p in act["primitives"]]
+
+
+def field(header: str, name: str) -> dict:
+    return {"type": "field", "value": [header, name]}
+
+
+def hexv(value: str) -> dict:
+    return {"type": "hexstr", "value": value}
+
+
+def expr(op: str, left, right) -> dict:
+    return {"type": "expression", "value": {"op": op, "left": left, "right": right}}
+
+
+# ---- enums, errors, casts
+def test_errors_and_verify(compile_p4):
+    bmv2 = compile_p4("enums_errors").bmv2
+    assert bmv2["errors"][:3] == [["NoError", 0], ["PacketTooShort", 1], ["NoMatch", 2]]
+    assert ["BadVersion", 7] in bmv2["errors"]
+    start = state(bmv2, "start")
+    assert start["parser_ops"][1] == {"op": "verify", "parameters": [
+        expr("==", field("h", "version"), hexv("0x04")), hexv("0x00000007")]}
+    cond = bmv2["pipelines"][0]["conditionals"][0]
+    assert cond["expression"] == expr("==", field("standard_metadata", "parser_error"), hexv("0x00000007"))
+
+
+def test_enums(compile_p4):
+    bmv2 = compile_p4("enums_errors").bmv2
+    assert {"name": "Color", "entries": [["Red", 0], ["Green", 1], ["Blue", 2]]} in bmv2["enums"]
+    h_t = next(t for t in bmv2["header_types"] if t["name"] == "h_t")
+    assert h_t["fields"] == [["kind", 8, False], ["version", 8, False], ["value", 16, False], ["delta", 8, True]]
+    start = state(bmv2, "start")
+    assert [t["value"] for t in start["transitions"]] == ["0x01", "0x02", None]
+    scalars = bmv2["header_types"][0]["fields"]
+    assert ["meta.color", 32, False] in scalars
+
+
+def test_signed_arithmetic_uses_two_comp_mod(compile_p4):
+    bmv2 = compile_p4("enums_errors").bmv2
+    prims = [p for a in bmv2["actions"] for p in ops(a)]
+    delta = next(p for p in prims if p[1][0] == field("h", "delta"))
+    assert delta[1][1]["value"] == expr("two_comp_mod", expr("-", field("h", "delta"), hexv("0x03")), hexv("0x08"))
+
+
+# ---- header stacks and unions
+def test_stack_extract_and_last_field(compile_p4):
+    bmv2 = compile_p4("header_stacks").bmv2
+    assert bmv2["header_stacks"] == [{"name": "labels", "id": 0, "header_type": "label_t", "size": 4,
+                                      "header_ids": [3, 4, 5, 6]}]
+    label = state(bmv2, "parse_label")
+    assert label["parser_ops"] == [{"op": "extract", "parameters": [{"type": "stack", "value": "labels"}]}]
+    assert label["transition_key"] == [{"type": "stack_field", "value": ["labels", "bos"]}]
+    assert label["transitions"][-1]["next_state"] == "_no_match"
+    assert state(bmv2, "_no_match")["parser_ops"][0]["parameters"][1] == hexv("0x00000002")
+
+
+def test_stack_push_pop_and_union(compile_p4):
+    bmv2 = compile_p4("header_stacks").bmv2
+    pushes = [p for a in bmv2["actions"] for p in ops(a) if p[0] in ("push", "pop")]
+    assert pushes == [("pop", [{"type": "header_stack", "value": "labels"}, hexv("0x00000001")]),
+                      ("push", [{"type": "header_stack", "value": "labels"}, hexv("0x00000001")])]
+    assert bmv2["header_union_types"] == [{"name": "ip_u", "id": 0, "headers": [["v4", "v4_t"], ["v6", "v6_t"]]}]
+    assert bmv2["header_unions"][0]["name"] == "ip"
+    cond = bmv2["pipelines"][0]["conditionals"][-1]
+    assert cond["expression"] == {"type": "expression", "value": {
+        "op": "valid_union", "left": None, "right": {"type": "header_union", "value": "ip"}}}
+    assert bmv2["deparsers"][0]["order"] == ["ethernet", "labels[0]", "labels[1]", "labels[2]", "labels[3]",
+                                             "ip.v4", "ip.v6"]
+
+
+# ---- varbit, lookahead, advance, value sets, multi-key select
+def test_lookahead_and_advance(compile_p4):
+    bmv2 = compile_p4("varbit_lookahead").bmv2
+    start = state(bmv2, "start")
+    assert start["parser_ops"] == [{"op": "set", "parameters": [field("scalars", "meta.peek"),
+                                                                {"type": "lookahead", "value": [0, 8]}]}]
+    assert start["transition_key"] == [{"type": "lookahead", "value": [0, 8]}]
+    assert state(bmv2, "skip")["parser_ops"] == [{"op": "advance", "parameters": [hexv("0x00000010")]}]
+
+
+def test_varbit_extract(compile_p4):
+    bmv2 = compile_p4("varbit_lookahead").bmv2
+    options = next(t for t in bmv2["header_types"] if t["name"] == "options_t")
+    assert options["fields"] == [["data", "*"]] and options["max_length"] == 40
+    extract = state(bmv2, "parse_options")["parser_ops"][0]
+    assert extract["op"] == "extract_VL"
+    assert extract["parameters"][1]["value"]["value"]["op"] == "&"
+
+
+def test_value_set_ranges_and_dont_care(compile_p4):
+    result = compile_p4("varbit_lookahead")
+    bmv2 = result.bmv2
+    assert bmv2["parse_vsets"] == [{"name": "P.special_kinds", "id": 0, "compressed_bitwidth": 8}]
+    assert state(bmv2, "parse_fixed")["transitions"][0] == {
+        "type": "parse_vset", "value": "P.special_kinds", "mask": None, "next_state": None}
+    check = state(bmv2, "check_len")["transitions"]
+    assert [(t["value"], t["mask"], t["next_state"]) for t in check] == [
+        ("0x0100", None, "parse_tail"), ("0x0200", "0xff00", "parse_options"),
+        ("0x0300", "0xff00", "parse_options"), ("0x0000", "0x0080", "parse_options"), (None, None, None)]
+    vset = result.p4info.value_sets[0]
+    assert (vset.preamble.name, vset.size, vset.match[0].bitwidth) == ("P.special_kinds", 4, 8)
+
+
+# ---- externs
+def test_direct_counter_and_meter(compile_p4):
+    result = compile_p4("externs_misc")
+    bmv2 = result.bmv2
+    mac = table(bmv2, "Ingress.mac")
+    assert mac["with_counters"] is True and mac["direct_meters"] == "Ingress.rate"
+    assert bmv2["counter_arrays"] == [{"name": "Ingress.hits", "id": 0, "source_info": bmv2["counter_arrays"][0][
+        "source_info"], "is_direct": True, "binding": "Ingress.mac"}]
+    rate = bmv2["meter_arrays"][0]
+    assert (rate["is_direct"], rate["type"], rate["result_target"]) == (True, "bytes", ["scalars", "meta.color"])
+    info = result.p4info
+    assert info.direct_counters[0].direct_table_id == info.tables[0].preamble.id
+    assert info.direct_meters[0].direct_table_id == info.tables[0].preamble.id
+    assert list(info.tables[0].direct_resource_ids) == [info.direct_counters[0].preamble.id,
+                                                         info.direct_meters[0].preamble.id]
+
+
+def test_hash_and_meter(compile_p4):
+    bmv2 = compile_p4("externs_misc").bmv2
+    first = ops(action(bmv2, "act"))
+    assert first[0] == ("modify_field_with_hash_based_offset", [
+        field("scalars", "meta.hashed"), hexv("0x00000000"), {"type": "calculation", "value": "calc_0"},
+        hexv("0x00010000")])
+    assert bmv2["calculations"][0]["algo"] == "crc32"
+    assert bmv2["calculations"][0]["input"] == [field("ethernet", "src"), field("ethernet", "dst")]
+    assert first[1] == ("execute_meter", [{"type": "meter_array", "value": "Ingress.port_meter"},
+                                          field("standard_metadata", "ingress_port"), field("scalars", "meta.color")])
+
+
+def test_clone_resubmit_recirculate_field_lists(compile_p4):
+    bmv2 = compile_p4("externs_misc").bmv2
+    prims = [p for a in bmv2["actions"] for p in ops(a)]
+    assert ("clone_ingress_pkt_to_egress", [hexv("0x00000005"), hexv("0x00000000")]) in prims
+    assert ("clone_ingress_pkt_to_egress", [hexv("0x00000006"), hexv("0x00000001")]) in prims
+    assert ("resubmit", [hexv("0x00000002")]) in prims
+    assert ("recirculate", [hexv("0x00000001")]) in prims
+    assert ("truncate", [hexv("0x00000020")]) in prims
+    lists = {f["name"]: f["elements"] for f in bmv2["field_lists"]}
+    assert lists["field_list1"] == [field("scalars", "meta.flow"), field("scalars", "meta.color")]
+    assert lists["field_list2"] == [field("scalars", "meta.color")]
+
+
+def test_digest(compile_p4):
+    result = compile_p4("externs_misc")
+    bmv2 = result.bmv2
+    assert bmv2["learn_lists"][0]["name"] == "learn_t"
+    assert bmv2["learn_lists"][0]["elements"] == [field("ethernet", "src"), field("standard_metadata", "ingress_port")]
+    prims = [p for a in bmv2["actions"] for p in ops(a)]
+    assert ("generate_digest", [hexv("0x00000001"), hexv("0x00000001")]) in prims
+    digest = result.p4info.digests[0]
+    assert digest.preamble.name == "learn_t" and digest.preamble.id >> 24 == 0x17
+    members = result.p4info.type_info.structs["learn_t"].members
+    assert [(m.name, m.type_spec.bitstring.bit.bitwidth) for m in members] == [("src", 48), ("port", 9)]
+
+
+def test_log_msg_assert_assume(compile_p4):
+    bmv2 = compile_p4("externs_misc").bmv2
+    prims = {p[0]: p[1] for a in bmv2["actions"] for p in ops(a)}
+    assert prims["log_msg"] == [{"type": "string", "value": "ingress port {} color {}"},
+                                {"type": "parameters_vector", "value": [
+                                    field("standard_metadata", "ingress_port"), field("scalars", "meta.color")]}]
+    assert prims["assert"] == [{"type": "expression", "value": expr(
+        "!=", field("standard_metadata", "ingress_port"), hexv("0x01ff"))}]
+    assert prims["assume"][0]["value"]["value"]["op"] == "<="
+
+
+def test_defaultonly_scope(compile_p4):
+    info = compile_p4("externs_misc").p4info
+    refs = info.tables[0].action_refs
+    assert [r.scope for r in refs] == [0, 2]
+    assert list(refs[1].annotations) == ["@defaultonly"]
+
+
+# ---- control flow
+def test_switch_on_action_run(compile_p4):
+    bmv2 = compile_p4("control_flow").bmv2
+    choose = table(bmv2, "Ingress.choose")
+    nxt = choose["next_tables"]
+    assert nxt["Ingress.to_port_one"] == nxt["Ingress.bump"] != nxt["Ingress.set_port"]
+    assert nxt["NoAction"] not in (nxt["Ingress.bump"], nxt["Ingress.set_port"])
+    assert ops(action(bmv2, table(bmv2, nxt["NoAction"])["actions"][0]))[0][1][1] == hexv("0x0003")
+
+
+def test_exit_ends_the_pipeline(compile_p4):
+    bmv2 = compile_p4("control_flow").bmv2
+    exit_table = table(bmv2, "tbl_exit")
+    assert exit_table["base_default_next"] is None
+    assert ops(action(bmv2, exit_table["actions"][0])) == [("exit", [])]
+
+
+def test_if_inside_action_uses_jumps(compile_p4):
+    bump = ops(action(compile_p4("control_flow").bmv2, "Ingress.bump"))
+    assert [p[0] for p in bump[:4]] == ["_jump_if_zero", "assign", "_jump", "assign"]
+    assert bump[0][1][1] == hexv("0x00000003") and bump[2][1][0] == hexv("0x00000004")
+
+
+def test_slice_assignment(compile_p4):
+    bump = ops(action(compile_p4("control_flow").bmv2, "Ingress.bump"))
+    assert bump[5] == ("assign", [field("h", "d"), {"type": "expression", "value": expr(
+        "|", expr("&", field("h", "d"), hexv("0x00ffffff")), hexv("0xab000000"))}])
+
+
+def test_saturating_and_concat(compile_p4):
+    bmv2 = compile_p4("control_flow").bmv2
+    prims = [p for a in bmv2["actions"] for p in ops(a)]
+    sat = next(p for p in prims if p[1] and p[1][0] == field("scalars", "meta.sat"))
+    assert sat[1][1]["value"] == expr("usat_cast", expr("+", field("h", "a"), field("h", "b")), hexv("0x08"))
+    joined = next(p for p in prims if p[1] and p[1][0] == field("scalars", "meta.joined"))
+    assert joined[1][1]["value"] == expr("|", expr("<<", field("h", "a"), hexv("0x08")), field("h", "b"))
+
+
+def test_nested_control_inlined_with_return(compile_p4):
+    bmv2 = compile_p4("control_flow").bmv2
+    stamper = table(bmv2, "Ingress.stamp_in.stamper")
+    stamp = action(bmv2, "Ingress.stamp_in.stamp")
+    assert ops(stamp)[1] == ("register_write", [{"type": "register_array", "value": "Ingress.stamp_in.last"},
+                                                hexv("0x00000000"), hexv("0x2a")])
+    guard = next(c for c in bmv2["pipelines"][0]["conditionals"] if c["false_next"] == stamper["name"])
+    assert guard["true_next"] is None
+
+
+def test_function_inlined_with_return_value(compile_p4):
+    bmv2 = compile_p4("control_flow").bmv2
+    prims = [p for a in bmv2["actions"] for p in ops(a)]
+    assert ("assign", [field("h", "b"), field("scalars", "Ingress.max8_retval")]) in prims
