@@ -134,6 +134,8 @@ class ExpressionCompiler:
         result = self.compile(expr)
         if isinstance(result, Unassigned):
             return result
+        if isinstance(result, Const | RuntimeData | StringValue) or (isinstance(result, Value) and not result.writable):
+            raise CompileError(f"cannot assign to '{expr_text(expr)}': it is read-only", expr.loc)
         assignable = (Field, HeaderInstance, StackInstance, UnionInstance, StructValue, SliceTarget)
         is_access = isinstance(result, Computed | HeaderExpression) and result.expr.get("op") in (
             "access_field", "dereference_header_stack")

@@ -1,0 +1,156 @@
+"""Rejected programs: exact message and location (file:line:col), never a traceback."""
+
+import pytest
+from ina.compiler import CompileError
+
+TEMPLATE = """#include <core.p4>
+#include <v1model.p4>
+header h_t {{ bit<8> a; bit<16> b; }}
+struct headers {{ h_t h; }}
+struct metadata {{ bit<8> m; }}
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {{
+    state start {{ {parser} transition accept; }}
+}}
+control V(inout headers hdr, inout metadata meta) {{ apply {{ }} }}
+control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {{
+    {locals}
+    apply {{
+        {body}
+    }}
+}}
+control E(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {{ apply {{ }} }}
+control C(inout headers hdr, inout metadata meta) {{ apply {{ }} }}
+control D(packet_out pkt, in headers hdr) {{ apply {{ {deparser} }} }}
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+BODY_LINE = 13
+
+
+def program(body: str = "", locals_: str = "", parser: str = "pkt.extract(hdr.h);", deparser: str = "pkt.emit(hdr.h);") -> str:
+    return TEMPLATE.format(body=body, locals=locals_, parser=parser, deparser=deparser)
+
+
+def error_of(compile_text, source: str) -> CompileError:
+    with pytest.raises(CompileError) as info:
+        compile_text(source)
+    return info.value
+
+
+def test_valid_template_compiles(compile_text):
+    assert compile_text(program("hdr.h.a = 1;")).bmv2
+
+
+def test_unknown_identifier(compile_text):
+    error = error_of(compile_text, program("hdr.h.a = nosuch;"))
+    assert (error.line, error.col, error.message) == (BODY_LINE, 19, "unknown identifier 'nosuch'")
+    assert error.file.endswith("prog.p4")
+
+
+def test_formatted_error_has_source_line_and_caret(compile_text):
+    error = error_of(compile_text, program("hdr.h.a = nosuch;"))
+    lines = str(error).split("\n")
+    assert lines[0].endswith(f"prog.p4:{BODY_LINE}:19: error: unknown identifier 'nosuch'")
+    assert lines[1] == "        hdr.h.a = nosuch;"
+    assert lines[2] == " " * 18 + "^"
+
+
+def test_unknown_field(compile_text):
+    error = error_of(compile_text, program("hdr.h.zz = 1;"))
+    assert (error.line, error.col, error.message) == (BODY_LINE, 9, "header h_t has no field 'zz'")
+
+
+def test_width_mismatch_in_arithmetic(compile_text):
+    error = error_of(compile_text, program("hdr.h.b = hdr.h.a + hdr.h.b;"))
+    assert (error.line, error.col) == (BODY_LINE, 19)
+    assert error.message == ("width mismatch: '+' on bit<8> and bit<16>; cast one operand, e.g. (bit<8>) x")
+
+
+def test_width_mismatch_in_assignment(compile_text):
+    error = error_of(compile_text, program("hdr.h.a = hdr.h.b;"))
+    assert (error.line, error.col, error.message) == (BODY_LINE, 19, "type mismatch: expected bit<8>, got bit<16>")
+
+
+def test_literal_too_wide(compile_text):
+    error = error_of(compile_text, program("hdr.h.a = 8w300;"))
+    assert error.message == "value 300 does not fit in bit<8>"
+
+
+def test_wrong_argument_count_for_action(compile_text):
+    error = error_of(compile_text, program("a(1, 2);", "action a(bit<8> x) { hdr.h.a = x; }"))
+    assert (error.line, error.col) == (BODY_LINE, 9)
+    assert error.message == "wrong number of arguments: action 'a' takes 1, got 2"
+
+
+def test_wrong_argument_count_for_extern_method(compile_text):
+    error = error_of(compile_text, program("r.read(hdr.h.a);", "register<bit<8>>(4) r;"))
+    assert error.message == "wrong number of arguments: r.read takes 2, got 1"
+
+
+def test_wrong_argument_count_for_extern_function(compile_text):
+    error = error_of(compile_text, program("mark_to_drop();"))
+    assert error.message == "wrong number of arguments: mark_to_drop takes 1, got 0"
+
+
+def test_write_to_action_data(compile_text):
+    error = error_of(compile_text, program("t.apply();", "action a(bit<8> x) { x = 1; } table t { actions = { a; } }"))
+    assert error.line == BODY_LINE - 2
+    assert error.message == "cannot assign to 'x': it is read-only"
+
+
+def test_write_to_in_parameter_of_deparser(compile_text):
+    error = error_of(compile_text, program(deparser="hdr.h.a = 1; pkt.emit(hdr.h);"))
+    assert error.message in ("cannot assign to 'hdr.h.a': it is read-only",
+                             "the deparser supports only emit calls (optionally inside if statements)")
+
+
+def test_write_to_constant(compile_text):
+    error = error_of(compile_text, program("K = 2;", "const bit<8> K = 1;"))
+    assert error.message == "cannot assign to 'K': it is read-only"
+
+
+def test_unsupported_action_profile_is_named(compile_text):
+    error = error_of(compile_text, program("t.apply();", "table t { key = { hdr.h.a: exact; } actions = { NoAction; } "
+                                                          "implementation = action_profile(32w128); }"))
+    assert error.message == ("table implementations (action_profile, action_selector) are not supported by ina's "
+                             "compiler yet")
+
+
+def test_table_apply_inside_action_is_rejected(compile_text):
+    error = error_of(compile_text, program("a();", "table t { actions = { NoAction; } } action a() { t.apply(); }"))
+    assert error.message == ("tables can be applied only in a control's apply block, not in an action or function")
+
+
+def test_table_applied_twice(compile_text):
+    error = error_of(compile_text, program("t.apply(); t.apply();", "table t { actions = { NoAction; } }"))
+    assert error.message == "table 't' is applied more than once; BMv2 allows one application per table"
+
+
+def test_unknown_parser_state(compile_text):
+    error = error_of(compile_text, program(parser="pkt.extract(hdr.h); transition nowhere; } state x {"))
+    assert error.message == "unknown parser state 'nowhere'"
+
+
+def test_unknown_action_in_table(compile_text):
+    error = error_of(compile_text, program("t.apply();", "table t { actions = { nosuch; } }"))
+    assert error.message == "unknown action 'nosuch'"
+
+
+def test_syntax_error(compile_text):
+    error = error_of(compile_text, program("hdr.h.a = ;"))
+    assert (error.line, error.col, error.message) == (BODY_LINE, 19, "syntax error: unexpected ';'")
+
+
+def test_condition_must_be_bool(compile_text):
+    error = error_of(compile_text, program("if (hdr.h.a) { hdr.h.a = 1; }"))
+    assert error.message == "condition has type bit<8>, expected bool"
+
+
+def test_preprocessor_error_points_at_directive(compile_text):
+    error = error_of(compile_text, "#include \"missing.p4\"\n")
+    assert error.line == 1 and "missing.p4" in error.message
+
+
+def test_error_inside_macro_expansion_points_at_use(compile_text):
+    source = program("SET(nosuch)", "#define SET(x) hdr.h.a = x;\n")
+    error = error_of(compile_text, source)
+    assert error.line == BODY_LINE + 1 and error.message == "unknown identifier 'nosuch'"
