@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ina.compiler import nodes as n
+from ina.compiler import types as t
 from ina.compiler.actions import ActionBody
 from ina.compiler.calls import bind_args
 from ina.compiler.errors import CompileError, Location
@@ -150,6 +151,10 @@ class ControlLowering:
 
     def _apply_target(self, call: n.Call, scope: Scope) -> Any:
         func = call.func
+        if isinstance(func, n.TypeMember) and func.name == "apply":
+            decl = self.lowering.model.type_decls.get(func.type_name)
+            if isinstance(decl, n.ControlDecl):
+                return BlockInstance(decl, f"{scope.owner}.{decl.name}" if scope.owner else decl.name, [])
         if isinstance(func, n.Member) and func.name == "apply":
             try:
                 target = ExpressionCompiler(self.lowering, scope).compile(func.expr)
@@ -302,47 +307,83 @@ class ControlLowering:
 
     def _switch(self, stmt: n.Switch, scope: Scope, owner: str) -> Fragment:
         expr = stmt.expr
-        if not (isinstance(expr, n.Member) and expr.name == "action_run" and isinstance(expr.expr, n.Call)
-                and isinstance(self._apply_target(expr.expr, scope), TableObject)):
-            raise CompileError("switch is supported on `table.apply().action_run` only", stmt.expr.loc)
-        table = self._apply_target(expr.expr, scope)
-        head, json_table = self.apply_table(table, expr.loc, scope, owner)
-        actions = {a: a for a in json_table["actions"]}
-        by_local = {}
+        if isinstance(expr, n.Member) and expr.name == "action_run" and isinstance(expr.expr, n.Call):
+            table = self._apply_target(expr.expr, scope)
+            if isinstance(table, TableObject):
+                return self._switch_action_run(stmt, table, scope, owner)
+        return self._switch_value(stmt, scope, owner)
+
+    def _case_groups(self, stmt: n.Switch) -> list[tuple[list[n.Expr | None], n.Block]]:
+        """Cases that share a body (labels without a body fall through to the next one)."""
+        groups: list[tuple[list[n.Expr | None], n.Block]] = []
+        pending: list[n.Expr | None] = []
         for case in stmt.cases:
-            if case.label is None:
-                continue
-            found = ExpressionCompiler(self.lowering, scope).compile(n.Name(case.loc, case.label))
-            if isinstance(found, n.ActionDecl):
-                found = self.lowering.bind_global_action(found)
-            if not isinstance(found, ActionBinding) or found.qualified_name not in actions:
-                raise CompileError(f"'{case.label}' is not an action of table '{table.local_name}'", case.loc)
-            by_local[case.label] = found.qualified_name
+            pending.append(case.label)
+            if case.body is not None:
+                groups.append((pending, case.body))
+                pending = []
+        if pending:
+            groups.append((pending, n.Block(stmt.loc, [])))
+        return groups
+
+    def _switch_action_run(self, stmt: n.Switch, table: TableObject, scope: Scope, owner: str) -> Fragment:
+        head, json_table = self.apply_table(table, stmt.expr.loc, scope, owner)
+        actions = set(json_table["actions"])
         exits: list[Link] = []
         covered: set[str] = set()
-        pending: list[str] = []
-        default_case = None
-        for case in stmt.cases:
-            if case.label is None:
-                default_case = case
+        default_body = None
+        for labels, body in self._case_groups(stmt):
+            names = []
+            for label in labels:
+                if label is None:
+                    default_body = body
+                    continue
+                found = ExpressionCompiler(self.lowering, scope).compile(label) if isinstance(label, n.Name) else None
+                if isinstance(found, n.ActionDecl):
+                    found = self.lowering.bind_global_action(found)
+                if not isinstance(found, ActionBinding) or found.qualified_name not in actions:
+                    raise CompileError(f"'{expr_text(label)}' is not an action of table '{table.local_name}'",
+                                       label.loc)
+                if found.qualified_name in covered:
+                    raise CompileError(f"action '{expr_text(label)}' appears in two cases", label.loc)
+                names.append(found.qualified_name)
+            if not names:
                 continue
-            pending.append(by_local[case.label])
-            if case.body is None:
-                continue
-            fragment = self.block(case.body.stmts, scope.child(), owner)
-            for action in pending:
-                exits += self._attach(lambda target, a=action: json_table["next_tables"].__setitem__(a, target),
-                                      fragment) if action not in covered else []
-                covered.add(action)
-            pending = []
+            fragment = self.block(body.stmts, scope.child(), owner)
+            for name in names:
+                exits += self._attach(self._next_setter(json_table, name), fragment)
+                covered.add(name)
         rest = [a for a in json_table["actions"] if a not in covered]
-        default_fragment = self.block(default_case.body.stmts, scope.child(), owner) \
-            if default_case is not None and default_case.body is not None else Fragment()
-        for action in rest:
-            exits += self._attach(lambda target, a=action: json_table["next_tables"].__setitem__(a, target),
-                                  default_fragment)
+        default_fragment = self.block(default_body.stmts, scope.child(), owner) if default_body else Fragment()
+        for name in rest:
+            exits += self._attach(self._next_setter(json_table, name), default_fragment)
         exits.append(lambda target: json_table.__setitem__("base_default_next", target))
         return Fragment(head.entry, _dedupe(exits))
+
+    @staticmethod
+    def _next_setter(json_table: dict, action: str) -> Link:
+        return lambda target: json_table["next_tables"].__setitem__(action, target)
+
+    def _switch_value(self, stmt: n.Switch, scope: Scope, owner: str) -> Fragment:
+        """`switch (x) { 1: {...} 2: {...} default: {...} }` as a chain of `if (x == 1) ... else ...`."""
+        ec = ExpressionCompiler(self.lowering, scope)
+        subject = ec.value(stmt.expr)
+        if not isinstance(subject.type, t.Bits | t.Enum | t.ErrorType):
+            raise CompileError(f"switch needs a bit<N>, int<N>, enum or error value (or table.apply().action_run), "
+                               f"not {subject.type}", stmt.expr.loc)
+        groups = self._case_groups(stmt)
+        chain: n.Stmt | None = next((body for labels, body in groups if None in labels), None)
+        for labels, body in reversed(groups):
+            tests = [label for label in labels if label is not None]
+            if not tests:
+                continue
+            cond: n.Expr = n.Binary(tests[0].loc, "==", stmt.expr, tests[0])
+            for label in tests[1:]:
+                cond = n.Binary(label.loc, "||", cond, n.Binary(label.loc, "==", stmt.expr, label))
+            for label in tests:
+                ec.constant(label, subject.type)
+            chain = n.If(body.loc, cond, body, chain)
+        return self.statement_or_block(chain, scope, owner) if chain is not None else Fragment()
 
     def _exit(self, stmt: n.Exit, scope: Scope, owner: str) -> Fragment:
         body = ActionBody(self.lowering, owner)
@@ -362,7 +403,8 @@ class ControlLowering:
             if param.direction in ("out", "inout"):
                 bindings[param.name] = caller.lvalue(expr) if expr is not None else Unassigned(None)
             else:
-                bindings[param.name] = read_only(caller.value(expr))
+                ptype = self.lowering.model.resolve(param.type, scope=self.lowering.model.globals)
+                bindings[param.name] = read_only(caller.value(expr, ptype if not isinstance(ptype, t.TypeVar) else None))
         for param, value in zip(decl.ctor_params, instance.ctor_args, strict=False):
             bindings[param.name] = value
         return self.lower(decl, instance.name, bindings)

@@ -233,7 +233,7 @@ class ExpressionCompiler:
         source = {"type": "expression", "value": shifted} if shifted else self._unsigned(base)
         result = Computed(t.Bits(width), op("&", source, {"type": "hexstr", "value": hexstr(mask_of(width), width)}))
         if target is not None:
-            target.read = result  # type: ignore[attr-defined]
+            target.read = result
             return target
         return result
 
@@ -312,7 +312,7 @@ class ExpressionCompiler:
             return Field(vtype, value.header, value.name, writable=value.writable)
         if isinstance(value, RuntimeData):
             return RuntimeData(vtype, value.index)
-        return Computed(vtype, value.expr)  # type: ignore[attr-defined]
+        return Computed(vtype, expr_json(value)["value"])
 
     def _bits_cast(self, value: Value, source: t.Bits, target: t.Bits) -> Value:
         data = expr_json(value)
@@ -363,6 +363,12 @@ class ExpressionCompiler:
             return self._logical(e)
         left = self.value(e.left)
         right = self.value(e.right)
+        if e.op in ("==", "!=") and isinstance(left.type, t.StructLike | t.Stack):
+            equal = self._aggregate_equal(left, right, e)
+            if e.op == "==":
+                return equal
+            return Const(t.Bool(), not equal.value) if isinstance(equal, Const) else \
+                Computed(t.Bool(), op("not", None, as_bool(equal)))
         if e.op == "++":
             return self._concat(left, right, e)
         if e.op in ("<<", ">>"):
@@ -376,8 +382,6 @@ class ExpressionCompiler:
                 raise CompileError(f"'{e.op}' needs bit<N> or int<N> operands, not {vtype}", e.loc)
             if isinstance(vtype, t.Bool):
                 return Computed(t.Bool(), op(e.op, as_data(left), as_data(right)))
-            if isinstance(vtype, t.StructLike):
-                raise CompileError(f"comparing {vtype} values is not supported; compare their fields", e.loc)
             return Computed(t.Bool(), op(e.op, expr_json(left), expr_json(right)))
         if not isinstance(vtype, t.Bits):
             raise CompileError(f"'{e.op}' needs bit<N> or int<N> operands, not {vtype}", e.loc)
@@ -392,6 +396,37 @@ class ExpressionCompiler:
             raise CompileError(f"'{e.op}' is not defined on {vtype}; use bit<N> operands", e.loc)
         inner = op(e.op, expr_json(left), expr_json(right))
         return Computed(vtype, wrap_width(inner, vtype) if e.op in ("+", "-", "*") else inner)
+
+    def _aggregate_equal(self, left: Value, right: Value, e: n.Binary) -> Value:
+        """== on headers (BMv2 compares validity and fields), unions, stacks and structs (memberwise)."""
+        if isinstance(right, ListValue):
+            right = self.coerce(right, left.type, e.loc)
+        if left.type != right.type:
+            raise CompileError(f"cannot compare {left.type} with {right.type}", e.loc)
+        if isinstance(left, HeaderInstance | HeaderExpression | UnionInstance) and \
+                isinstance(right, HeaderInstance | HeaderExpression | UnionInstance):
+            return Computed(t.Bool(), op("==", expr_json(left), expr_json(right)))
+        pairs: list[tuple[Value, Value]] = []
+        if isinstance(left, StackInstance) and isinstance(right, StackInstance):
+            pairs = list(zip(left.elements, right.elements, strict=True))
+        elif isinstance(left, StructValue) and isinstance(right, StructValue):
+            pairs = [(left.members[k], right.members[k]) for k in left.members]
+        else:
+            raise CompileError(f"comparing {left.type} values is not supported", e.loc)
+        result: Value = Const(t.Bool(), True)
+        for a, b in pairs:
+            if isinstance(a.type, t.StructLike | t.Stack):
+                same = self._aggregate_equal(a, b, e)
+            else:
+                a2, b2 = self._unify(a, b, e)
+                same = self._fold_binary(n.Binary(e.loc, "==", e.left, e.right), a2, b2) \
+                    if isinstance(a2, Const) and isinstance(b2, Const) else \
+                    Computed(t.Bool(), op("==", as_data(a2), as_data(b2)))
+            if isinstance(result, Const):
+                result = same if result.value else result
+            elif not (isinstance(same, Const) and same.value):
+                result = Computed(t.Bool(), op("and", as_bool(result), as_bool(same)))
+        return result
 
     def _logical(self, e: n.Binary) -> Value:
         left = self.boolean(e.left)

@@ -21,7 +21,7 @@ from ina.compiler.objects import (
 from ina.compiler.program import ProgramModel, Scope
 from ina.compiler.storage import STANDARD_METADATA, Storage
 from ina.compiler.tables import TableInfo
-from ina.compiler.values import Const, Field, RuntimeData, StructValue, Value, read_only
+from ina.compiler.values import Const, Field, RuntimeData, StructValue, Unassigned, Value, read_only
 
 V1SWITCH_BLOCKS = ("parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser")
 
@@ -149,19 +149,35 @@ class Lowering:
         self.actions.append(action)
         return action
 
-    def table_action(self, binding: ActionBinding) -> dict:
-        """The BMv2 action a table invokes: directionless parameters become runtime data."""
+    def table_action(self, binding: ActionBinding, bound: tuple[list[n.Arg], Scope] | None = None) -> dict:
+        """The BMv2 action a table invokes: arguments bound in the table's actions list fill the
+        first parameters; the remaining (directionless) ones become runtime data."""
         name = binding.qualified_name
-        if name in self._table_actions:
-            return self._table_actions[name]
+        key = name if bound is None or not bound[0] else f"{name}@{id(bound[0])}"
+        if key in self._table_actions:
+            return self._table_actions[key]
         decl = binding.decl
         scope = binding.scope.child()
+        bound_args = bound[0] if bound else []
+        if len(bound_args) > len(decl.params):
+            raise CompileError(f"wrong number of arguments: action '{decl.name}' takes {len(decl.params)}, "
+                               f"got {len(bound_args)}", bound_args[-1].loc)
         runtime_data, params = [], []
-        for param in decl.params:
-            if param.direction is not None:
-                raise CompileError(f"action '{decl.name}' has a directional parameter '{param.name}'; "
-                                   "a table can invoke only actions whose parameters are all action data", param.loc)
+        body = ActionBody(self, binding.scope.owner)
+        for i, param in enumerate(decl.params):
             ptype = self.model.resolve(param.type, scope=binding.scope)
+            if i < len(bound_args):
+                arg = bound_args[i]
+                caller = ExpressionCompiler(self, bound[1], body)  # type: ignore[index]
+                if param.direction in ("out", "inout"):
+                    value = caller.lvalue(arg.value) if arg.value is not None else Unassigned(ptype)
+                else:
+                    value = read_only(caller.value(arg.value, ptype))
+                scope.define(param.name, value)
+                continue
+            if param.direction is not None:
+                raise CompileError(f"action '{decl.name}' has a directional parameter '{param.name}'; a table "
+                                   "must bind it in its actions list, e.g. actions = { a(hdr.x); }", param.loc)
             if not isinstance(ptype, t.Bits | t.Bool | t.Enum):
                 raise CompileError(f"action data '{param.name}' must be bit<N>, int<N>, bool or an enum, not {ptype}",
                                    param.loc)
@@ -169,11 +185,11 @@ class Lowering:
             scope.define(param.name, RuntimeData(ptype, len(runtime_data), writable=False))
             runtime_data.append({"name": param.name, "bitwidth": width})
             params.append((param.name, width, param.annotations))
-        self._table_actions[name] = {}  # reserve against recursion
-        body = ActionBody(self, binding.scope.owner)
+        self._table_actions[key] = {}  # reserve against recursion
         body.run(decl.body.stmts, scope)
-        action = self.add_action(name, runtime_data, body.primitives, decl.loc)
-        self._table_actions[name] = action
+        json_name = name if key == name or name not in {a["name"] for a in self.actions} else self.unique_name(name)
+        action = self.add_action(json_name, runtime_data, body.primitives, decl.loc)
+        self._table_actions[key] = action
         self.artifacts.actions[name] = ActionInfo(name, decl.annotations, params)
         return action
 

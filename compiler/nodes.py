@@ -266,7 +266,7 @@ class If(Stmt):
 
 @dataclass
 class SwitchCase(Node):
-    label: str | None  # None = default
+    label: Expr | None  # None = default; an action name or a constant
     body: Block | None  # None = fall through to the next case
 
 

@@ -44,6 +44,18 @@ class ValueSet:
     size: int
 
 
+def range_to_masks(lo: int, hi: int, width: int) -> list[tuple[int, int]]:
+    """The fewest value/mask pairs (aligned power-of-two blocks) that cover lo..hi exactly."""
+    pairs = []
+    while lo <= hi:
+        size = lo & -lo if lo else 1 << width
+        while size > hi - lo + 1:
+            size >>= 1
+        pairs.append((lo, mask_of(width) ^ (size - 1)))
+        lo += size
+    return pairs
+
+
 class StateBody(ActionBody):
     """The operations of one parser state (reuses action statement lowering for assignments)."""
 
@@ -68,6 +80,8 @@ class StateBody(ActionBody):
 
     def packet_call(self, packet: PacketObject, name: str, call: n.Call) -> Any:
         ec = ExpressionCompiler(self.lowering, self._scope, self)
+        if packet.kind == "packet_in" and name == "lookahead":
+            return None  # a lookahead whose value is unused reads nothing
         if packet.kind != "packet_in" or name not in ("extract", "advance", "length"):
             raise CompileError(f"{packet.kind}.{name} cannot be called in a parser", call.loc)
         if name == "length":
@@ -80,6 +94,13 @@ class StateBody(ActionBody):
             return None
         if len(call.args) not in (1, 2):
             raise CompileError(f"wrong number of arguments: extract takes 1 or 2, got {len(call.args)}", call.loc)
+        if call.args[0].value is None:
+            if not call.type_args:
+                raise CompileError("extract(_) needs the header type, e.g. extract<ethernet_t>(_)", call.loc)
+            skipped = self.lowering.model.resolve(call.type_args[0], scope=self._scope)
+            bits = t.width_of(skipped)
+            self.ops.append({"op": "advance", "parameters": [{"type": "hexstr", "value": hexstr(bits, 32)}]})
+            return None
         target = ec.compile(call.args[0].value)
         if isinstance(target, StackNext):
             if target.last:
@@ -296,11 +317,7 @@ class ParserLowering:
             mask = const(element.mask)
             return [(const(element.value) & mask, mask)]
         if isinstance(element, n.RangeKey):
-            lo, hi = const(element.lo), const(element.hi)
-            if hi - lo + 1 > MAX_RANGE_EXPANSION:
-                raise CompileError(f"select range {lo}..{hi} is too wide for BMv2 (at most "
-                                   f"{MAX_RANGE_EXPANSION} values)", element.loc)
-            return [(v, full) for v in range(lo, hi + 1)]
+            return range_to_masks(const(element.lo), const(element.hi), width)
         return [(const(element), full)]
 
     @staticmethod

@@ -412,9 +412,9 @@ class _ToAst(Transformer):
         return ("entries", (list(items[1:]), items[0] is not None))
 
     def entry(self, meta, items):
-        annots, priority, keyset, (top, name), args = items
+        annots, priority, keyset, (top, name), args, trailing = items
         action = n.ActionRef(self._loc(meta), name, args or [], [], top)
-        return n.Entry(self._loc(meta), keyset, action, priority, annots or [])
+        return n.Entry(self._loc(meta), keyset, action, priority, (annots or []) + (trailing or []))
 
     def entry_priority(self, meta, items):
         return items[0]
@@ -429,6 +429,11 @@ class _ToAst(Transformer):
 
     def assign_stmt(self, meta, items):
         return n.Assign(self._loc(meta), items[0], items[1])
+
+    def compound_assign(self, meta, items):
+        target, operator, value = items
+        loc = self._loc(meta)
+        return n.Assign(loc, target, n.Binary(loc, str(operator)[:-1], target, value))
 
     def call_stmt(self, meta, items):
         func, targs, args = items

@@ -78,6 +78,7 @@ class TableLowering:
         self.decl = table.decl
         self.ec = ExpressionCompiler(lowering, table.scope)
         self.key_assignments: list[tuple[Value, Value, Location]] = []
+        self.bound: dict[str, tuple[list[n.Arg], Scope]] = {}
 
     def build(self, table_id: int) -> tuple[dict, TableInfo]:
         decl = self.decl
@@ -95,13 +96,13 @@ class TableLowering:
             raise CompileError(f"default action '{default_name}' is not in the actions of table "
                                f"'{self.table.local_name}'", default_loc)
         default_binding = actions[default_name]
-        default_json = self.lowering.table_action(default_binding)
-        default_data = self._action_data(default_binding, default_args, default_loc, allow_missing=False)
+        default_json = self.lowering.table_action(default_binding, self.bound.get(default_name))
+        default_data = self._action_data(default_binding, default_args, default_loc)
         direct = self._direct_resources(props)
         support_timeout = False
         if "support_timeout" in props:
             support_timeout = bool(self.ec.constant(props["support_timeout"].value).value)
-        json_actions = [self.lowering.table_action(actions[a.name]) for a in infos]
+        json_actions = [self.lowering.table_action(actions[a.name], self.bound.get(a.name)) for a in infos]
         table = {
             "name": self.table.name,
             "id": table_id,
@@ -178,8 +179,7 @@ class TableLowering:
         for ref in self.decl.actions:
             binding = self._resolve_action(ref.name, ref.top_level, ref.loc)
             if ref.args:
-                raise CompileError("binding action arguments in a table's actions list is not supported by "
-                                   "ina's compiler; pass the values as action data instead", ref.loc)
+                self.bound[binding.qualified_name] = (ref.args, self.table.scope)
             scope = "TABLE_AND_DEFAULT"
             if n.find_annotation(ref.annotations, "defaultonly"):
                 scope = "DEFAULT_ONLY"
@@ -219,8 +219,11 @@ class TableLowering:
         binding = self._resolve_action(expr.name, expr.top_level, expr.loc)
         return binding.qualified_name, args, prop.const, prop.loc
 
-    def _action_data(self, binding: ActionBinding, args: list[n.Arg], loc: Location, allow_missing: bool) -> list[str]:
-        params = [p for p in binding.decl.params if p.direction is None]
+    def _action_data(self, binding: ActionBinding, args: list[n.Arg], loc: Location) -> list[str]:
+        bound = len(self.bound.get(binding.qualified_name, ([], None))[0])
+        params = binding.decl.params[bound:]
+        if len(args) == len(binding.decl.params) and bound:
+            args = args[bound:]
         if len(args) != len(params):
             raise CompileError(f"wrong number of arguments: action '{binding.decl.name}' takes {len(params)}, "
                                f"got {len(args)}", loc)
@@ -248,8 +251,8 @@ class TableLowering:
             if binding.qualified_name not in actions:
                 raise CompileError(f"action '{entry.action.name}' is not in the actions of table "
                                    f"'{self.table.local_name}'", entry.action.loc)
-            action = self.lowering.table_action(binding)
-            data = self._action_data(binding, entry.action.args or [], entry.loc, allow_missing=False)
+            action = self.lowering.table_action(binding, self.bound.get(binding.qualified_name))
+            data = self._action_data(binding, entry.action.args or [], entry.loc)
             if entry.priority is not None:
                 priority = top - int(self.ec.constant(entry.priority).value) + 1
             else:

@@ -113,11 +113,12 @@ class ListValue(Value):
 
 @dataclass
 class SliceTarget(Value):
-    """The left side `f[hi:lo] = v`."""
+    """`f[hi:lo]` of a field: assignable, and readable through `read` (shift and mask)."""
 
     base: Value
     hi: int
     lo: int
+    read: Value | None = None
 
 
 @dataclass
@@ -143,6 +144,8 @@ def read_only(value: Value) -> Value:
 
 def expr_json(value: Value) -> Json:
     """The form a value takes inside an expression tree or a conditional."""
+    if isinstance(value, SliceTarget) and value.read is not None:
+        value = value.read
     match value:
         case Const(value=bool() as b):
             return {"type": "bool", "value": b}
@@ -169,6 +172,8 @@ def expr_json(value: Value) -> Json:
 
 def param_json(value: Value) -> Json:
     """The form a value takes as an action primitive parameter."""
+    if isinstance(value, SliceTarget) and value.read is not None:
+        value = value.read
     match value:
         case RuntimeData(index=i):
             return {"type": "runtime_data", "value": i}

@@ -1,6 +1,6 @@
 /* ina's core library: the names and signatures every P4-16 program may use (P4-16 spec, core.p4). */
-#ifndef INA_CORE_P4
-#define INA_CORE_P4
+#ifndef _CORE_P4_
+#define _CORE_P4_
 
 error {
     NoError,

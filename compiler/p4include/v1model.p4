@@ -1,12 +1,12 @@
 /* ina's v1model architecture: the externs, standard metadata and package that simple_switch runs.
  * Names and signatures follow the public v1model architecture so existing programs compile. */
-#ifndef INA_V1MODEL_P4
-#define INA_V1MODEL_P4
+#ifndef _V1_MODEL_P4_
+#define _V1_MODEL_P4_
 
 #include <core.p4>
 
 #ifndef V1MODEL_VERSION
-#define V1MODEL_VERSION 20200408
+#define V1MODEL_VERSION 20180101
 #endif
 
 match_kind {

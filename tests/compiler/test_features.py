@@ -102,10 +102,18 @@ def test_value_set_ranges_and_dont_care(compile_p4):
         "type": "parse_vset", "value": "P.special_kinds", "mask": None, "next_state": None}
     check = state(bmv2, "check_len")["transitions"]
     assert [(t["value"], t["mask"], t["next_state"]) for t in check] == [
-        ("0x0100", None, "parse_tail"), ("0x0200", "0xff00", "parse_options"),
-        ("0x0300", "0xff00", "parse_options"), ("0x0000", "0x0080", "parse_options"), (None, None, None)]
+        ("0x0100", None, "parse_tail"), ("0x0200", "0xfe00", "parse_options"),
+        ("0x0000", "0x0080", "parse_options"), (None, None, None)]
     vset = result.p4info.value_sets[0]
     assert (vset.preamble.name, vset.size, vset.match[0].bitwidth) == ("P.special_kinds", 4, 8)
+
+
+def test_select_range_becomes_prefix_masks():
+    from ina.compiler.parsers import range_to_masks
+
+    assert range_to_masks(2, 3, 8) == [(2, 0xFE)]
+    assert range_to_masks(1, 6, 8) == [(1, 0xFF), (2, 0xFE), (4, 0xFE), (6, 0xFF)]
+    assert range_to_masks(0, 255, 8) == [(0, 0)]
 
 
 # ---- externs
