@@ -7,6 +7,7 @@ next_tables encode hit/miss and switch cases. Nested control instances are inlin
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -110,6 +111,12 @@ class ControlLowering:
         result = Fragment()
         run: list[n.Stmt] = []
         for stmt in stmts:
+            hoisted, stmt = self._hoist_table_results(stmt, scope, owner)
+            if hoisted.entry is not None:
+                if run:
+                    result = self._seq(result, self._hidden(run, scope, owner))
+                    run = []
+                result = self._seq(result, hoisted)
             if self._straight(stmt, scope):
                 run.append(stmt)
                 continue
@@ -122,6 +129,57 @@ class ControlLowering:
         if run:
             result = self._seq(result, self._hidden(run, scope, owner))
         return result
+
+    def _hoist_table_results(self, stmt: n.Stmt, scope: Scope, owner: str) -> tuple[Fragment, n.Stmt]:
+        """Apply tables whose `.hit`/`.miss` is used inside a larger expression first, recording the
+        result in a bool temporary the expression then reads."""
+        fragment = Fragment()
+
+        def rewrite(node: Any) -> Any:
+            nonlocal fragment
+            if isinstance(node, n.Member) and node.name in ("hit", "miss") and isinstance(node.expr, n.Call):
+                table = self._apply_target(node.expr, scope)
+                if isinstance(table, TableObject):
+                    flag = self._hit_flag(table, node.loc, scope, owner)
+                    fragment = self._seq(fragment, flag[0])
+                    ref = n.Name(node.loc, flag[1])
+                    return ref if node.name == "hit" else n.Unary(node.loc, "!", ref)
+            if isinstance(node, list):
+                return [rewrite(item) for item in node]
+            if isinstance(node, n.Expr | n.Arg):
+                changes = {f.name: rewrite(getattr(node, f.name)) for f in dataclasses.fields(node) if f.name != "loc"}
+                return dataclasses.replace(node, **changes)
+            return node
+
+        match stmt:
+            case n.If(cond=cond) if self._table_condition(cond, scope) is None:
+                stmt = dataclasses.replace(stmt, cond=rewrite(cond))
+            case n.Assign(value=value):
+                stmt = dataclasses.replace(stmt, value=rewrite(value))
+            case n.VarDecl(init=init) if init is not None:
+                stmt = dataclasses.replace(stmt, init=rewrite(init))
+            case n.CallStmt(call=call):
+                stmt = dataclasses.replace(stmt, call=dataclasses.replace(call, args=rewrite(call.args)))
+            case n.Switch(expr=expr) if not (isinstance(expr, n.Member) and expr.name == "action_run"):
+                stmt = dataclasses.replace(stmt, expr=rewrite(expr))
+        return fragment, stmt
+
+    def _hit_flag(self, table: TableObject, loc: Location, scope: Scope, owner: str) -> tuple[Fragment, str]:
+        flag = self.lowering.allocate(t.Bool(), f"{table.local_name}_hit", owner)
+        name = self.lowering.unique_name(f"$hit_{table.local_name}")
+        scope.define(name, flag)
+        ec = ExpressionCompiler(self.lowering, scope)
+        clear = ActionBody(self.lowering, owner)
+        clear.assign(ec, flag, Const(t.Bool(), False), loc)
+        head = self.hidden_table(clear, f"{table.local_name}_clear", loc)
+        applied, json_table = self.apply_table(table, loc, scope, owner)
+        json_table["next_tables"] = {"__HIT__": None, "__MISS__": None}
+        mark = ActionBody(self.lowering, owner)
+        mark.assign(ec, flag, Const(t.Bool(), True), loc)
+        marked = self.hidden_table(mark, f"{table.local_name}_hit", loc)
+        json_table["next_tables"]["__HIT__"] = marked.entry
+        miss: Link = lambda target: json_table["next_tables"].__setitem__("__MISS__", target)  # noqa: E731
+        return self._seq(head, Fragment(applied.entry, [*marked.exits, miss])), name
 
     def _seq(self, first: Fragment, second: Fragment) -> Fragment:
         if first.entry is None:
@@ -262,11 +320,13 @@ class ControlLowering:
             then_key, else_key = ("__HIT__", "__MISS__") if on_hit else ("__MISS__", "__HIT__")
             exits = self._branches(json_table, then_key, else_key, stmt, scope, owner)
             return Fragment(head.entry, exits)
-        ec = ExpressionCompiler(self.lowering, scope)
+        effects = ActionBody(self.lowering, owner)
+        ec = ExpressionCompiler(self.lowering, scope, effects)
         cond = ec.boolean(stmt.cond)
+        prelude = self.hidden_table(effects, "cond", stmt.loc) if effects.primitives else Fragment()
         if isinstance(cond, Const):
             chosen = stmt.then if cond.value else stmt.other
-            return self.statement_or_block(chosen, scope, owner) if chosen else Fragment()
+            return self._seq(prelude, self.statement_or_block(chosen, scope, owner) if chosen else Fragment())
         name = self.lowering.unique_name("node")
         conditional = {"name": name, "id": self.lowering.next_id("conditional"),
                        "source_info": {"filename": stmt.loc.file, "line": stmt.loc.line,
@@ -274,7 +334,7 @@ class ControlLowering:
                        "expression": as_bool(cond), "true_next": None, "false_next": None}
         self.pipeline.conditionals.append(conditional)
         exits = self._branches(conditional, "true_next", "false_next", stmt, scope, owner, direct=True)
-        return Fragment(name, exits)
+        return self._seq(prelude, Fragment(name, exits))
 
     def _branches(self, node: dict, then_key: str, else_key: str, stmt: n.If, scope: Scope, owner: str,
                   direct: bool = False) -> list[Link]:

@@ -18,7 +18,6 @@ from ina.compiler.values import (
     Field,
     HeaderExpression,
     HeaderInstance,
-    Lookahead,
     StackInstance,
     Value,
     as_bool,
@@ -28,6 +27,7 @@ from ina.compiler.values import (
     mask_of,
     op,
     param_json,
+    read_only,
 )
 
 if TYPE_CHECKING:
@@ -129,9 +129,26 @@ class StateBody(ActionBody):
         return None
 
     def lookahead(self, vtype: t.P4Type, loc: Location) -> Value:
+        """BMv2 reads lookahead bits only in `set` ops and select keys, so the bits are copied
+        into a temporary (a scalar, or a header for header types) that expressions can use."""
+        if isinstance(vtype, t.Header):
+            temp = self.lowering.allocate(vtype, f"lookahead_{vtype.name}", self.owner)
+            assert isinstance(temp, HeaderInstance)
+            offset = 0
+            for name, ftype in vtype.fields:
+                width = t.width_of(ftype)
+                self.ops.append({"op": "set", "parameters": [
+                    temp.member(name).json(), {"type": "lookahead", "value": [offset, width]}]})
+                offset += width
+            self.ops.append({"op": "primitive", "parameters": [{"op": "add_header", "parameters": [
+                expr_json(temp)]}]})
+            return temp
         if not isinstance(vtype, t.Bits | t.Bool):
-            raise CompileError(f"lookahead of {vtype} is not supported; look ahead at bit<N> values", loc)
-        return Lookahead(vtype, 0, t.width_of(vtype))
+            raise CompileError(f"lookahead of {vtype} is not supported; look ahead at bit<N> values or headers", loc)
+        temp = self.lowering.allocate(vtype, "lookahead", self.owner)
+        self.ops.append({"op": "set", "parameters": [expr_json(temp), {"type": "lookahead", "value": [
+            0, t.width_of(vtype)]}]})
+        return read_only(temp)
 
     def verify(self, cond: Value, error: Value) -> None:
         self.ops.append({"op": "verify", "parameters": [as_bool(cond), as_data(error)]})
@@ -149,6 +166,18 @@ class StateBody(ActionBody):
             self.statement(stmt, scope)
 
 
+@dataclass
+class _ParserFrame:
+    """One parser being inlined: its scope, state-name prefix, and where its accept leads."""
+
+    decl: n.ParserDecl
+    scope: Scope
+    owner: str
+    prefix: str
+    accept: str | None
+    names: set[str]
+
+
 class ParserLowering:
     def __init__(self, lowering: Lowering, instance: BlockInstance, bindings: dict[str, Any]):
         self.lowering = lowering
@@ -160,84 +189,151 @@ class ParserLowering:
             self.scope.define(name, value)
         self.states: list[dict] = []
         self._synthesized: dict[str, dict] = {}
+        self._state_names: set[str] = set()
 
     def lower(self) -> dict:
-        decl = self.decl
-        for local in decl.locals:
-            self._declare(local)
-        names = {s.name for s in decl.states}
-        if "start" not in names:
-            raise CompileError(f"parser '{decl.name}' has no start state", decl.loc)
-        for state in decl.states:
-            if state.name in ("accept", "reject"):
-                raise CompileError(f"state '{state.name}' is predefined and cannot be declared", state.loc)
-            self.states.append(self._state(state, names))
+        self._parser(self.decl, self.scope, self.owner, "", None)
         self.states += self._synthesized.values()
         return {"name": "parser", "id": 0, "init_state": "start", "parse_states": self.states}
 
-    def _declare(self, local: n.Node) -> None:
+    def _parser(self, decl: n.ParserDecl, scope: Scope, owner: str, prefix: str, accept: str | None) -> None:
+        for local in decl.locals:
+            self._declare(local, scope, owner)
+        names = {s.name for s in decl.states}
+        if "start" not in names:
+            raise CompileError(f"parser '{decl.name}' has no start state", decl.loc)
+        frame = _ParserFrame(decl, scope, owner, prefix, accept, names)
+        for state in decl.states:
+            if state.name in ("accept", "reject"):
+                raise CompileError(f"state '{state.name}' is predefined and cannot be declared", state.loc)
+            self._state(state, frame)
+
+    def _declare(self, local: n.Node, scope: Scope, owner: str) -> None:
         match local:
             case n.ConstDecl():
-                self.scope.define(local.name, local)
+                scope.define(local.name, local)
             case n.VarDecl():
-                vtype = self.lowering.model.resolve(local.type, scope=self.scope)
-                self.scope.define(local.name, self.lowering.allocate(vtype, local.name, self.owner))
+                vtype = self.lowering.model.resolve(local.type, scope=scope)
+                scope.define(local.name, self.lowering.allocate(vtype, local.name, owner))
                 if local.init is not None:
                     raise CompileError("parser-level variables with initializers are not supported; assign "
                                        "them in the start state", local.loc)
             case n.ValueSetDecl():
-                self.scope.define(local.name, self._value_set(local))
+                scope.define(local.name, self._value_set(local, scope, owner))
             case n.Instantiation():
-                raise CompileError("sub-parser and extern instances inside parsers are not supported by ina's "
-                                   "compiler yet", local.loc)
+                instance = self.lowering.instantiate(local, scope, owner)
+                if not isinstance(instance, BlockInstance) or not isinstance(instance.decl, n.ParserDecl):
+                    raise CompileError("only sub-parsers can be instantiated inside a parser", local.loc)
+                scope.define(local.name, instance)
             case _:
                 raise CompileError(f"unsupported declaration in a parser ({type(local).__name__})", local.loc)
 
-    def _value_set(self, decl: n.ValueSetDecl) -> ValueSet:
-        vtype = self.lowering.model.resolve(decl.type, scope=self.scope)
-        size = int(ExpressionCompiler(self.lowering, self.scope).constant(decl.size).value)
+    def _value_set(self, decl: n.ValueSetDecl, scope: Scope, owner: str) -> ValueSet:
+        vtype = self.lowering.model.resolve(decl.type, scope=scope)
+        size = int(ExpressionCompiler(self.lowering, scope).constant(decl.size).value)
         if isinstance(vtype, t.StructLike):
             width = sum(t.width_of(ft) for _, ft in vtype.fields)
         else:
             width = t.width_of(vtype)
         from ina.compiler.controls import qualified
 
-        name = qualified(self.owner, decl)
+        name = qualified(owner, decl)
         self.lowering.parse_vsets.append({"name": name, "id": len(self.lowering.parse_vsets),
                                           "compressed_bitwidth": width})
         self.lowering.artifacts.value_sets.append((name, width, size, decl.annotations))
         return ValueSet(name, vtype, width, size)
 
-    def _state(self, state: n.ParserState, names: set[str]) -> dict:
-        scope = self.scope.child()
-        body = StateBody(self.lowering, self.owner)
-        body.run_state(state.stmts, scope)
-        trans = state.transition
-        result = {"name": state.name, "id": self.lowering.next_id("parse_state"), "parser_ops": body.ops,
-                  "transition_key": [], "transitions": []}
+    def _new_state(self, name: str) -> dict:
+        name = self.lowering.storage.unique(name, self._state_names)
+        state = {"name": name, "id": self.lowering.next_id("parse_state"), "parser_ops": [],
+                 "transition_key": [], "transitions": []}
+        self.states.append(state)
+        return state
+
+    def _subparser_call(self, stmt: n.Stmt, scope: Scope) -> tuple[BlockInstance, n.Call] | None:
+        if not isinstance(stmt, n.CallStmt):
+            return None
+        func = stmt.call.func
+        if isinstance(func, n.TypeMember) and func.name == "apply":
+            decl = self.lowering.model.type_decls.get(func.type_name)
+            if isinstance(decl, n.ParserDecl):
+                return BlockInstance(decl, decl.name, []), stmt.call
+        if isinstance(func, n.Member) and func.name == "apply" and isinstance(func.expr, n.Name):
+            target = scope.lookup(func.expr.name)
+            if isinstance(target, BlockInstance):
+                if not isinstance(target.decl, n.ParserDecl):
+                    raise CompileError("only parsers can be applied inside a parser", stmt.loc)
+                return target, stmt.call
+        return None
+
+    def _state(self, state: n.ParserState, frame: _ParserFrame) -> None:
+        scope = frame.scope.child()
+        current = self._new_state(frame.prefix + state.name)
+        body = StateBody(self.lowering, frame.owner)
+        body.run_state([], scope)
+        for stmt in state.stmts:
+            sub = self._subparser_call(stmt, scope)
+            if sub is None:
+                body.statement(stmt, scope)
+                continue
+            instance, call = sub
+            current["parser_ops"] = body.ops
+            after = f"{frame.prefix}{state.name}_after_{instance.name.rsplit('.', 1)[-1]}"
+            sub_prefix = self.lowering.storage.unique(f"{frame.prefix}{instance.name.rsplit('.', 1)[-1]}.",
+                                                      self._state_names)
+            current["transitions"] = [self._default(sub_prefix + "start")]
+            continuation = self._new_state(after)
+            sub_scope = self._bind_subparser(instance, call, scope)
+            self._parser(instance.decl, sub_scope, f"{frame.owner}.{instance.name.rsplit('.', 1)[-1]}",
+                         sub_prefix, continuation["name"])
+            current = continuation
+            body = StateBody(self.lowering, frame.owner)
+            body.run_state([], scope)
+        current["parser_ops"] = body.ops
+        self._transition(state.transition, current, body, scope, frame)
+
+    def _bind_subparser(self, instance: BlockInstance, call: n.Call, scope: Scope) -> Scope:
+        from ina.compiler.calls import bind_args
+
+        decl = instance.decl
+        caller = ExpressionCompiler(self.lowering, scope)
+        sub_scope = self.lowering.model.globals.child(decl.name)
+        for param, arg in bind_args(decl.params, call.args, call.loc, f"parser '{decl.name}'"):
+            expr = arg.value if arg is not None else param.default
+            if expr is None:
+                raise CompileError(f"missing argument '{param.name}'", call.loc)
+            if param.direction in ("out", "inout"):
+                value = caller.lvalue(expr)
+            else:
+                found = caller.compile(expr)
+                value = found if isinstance(found, PacketObject) else read_only(caller.value(expr))
+            sub_scope.define(param.name, value)
+        for param, value in zip(decl.ctor_params, instance.ctor_args, strict=False):
+            sub_scope.define(param.name, value)
+        return sub_scope
+
+    def _transition(self, trans: n.Transition, result: dict, body: StateBody, scope: Scope,
+                    frame: _ParserFrame) -> None:
         if trans.state is not None:
-            result["transitions"] = [self._default(self._target(trans.state, names, trans.loc))]
-            return result
+            result["transitions"] = [self._default(self._target(trans.state, frame, trans.loc))]
+            return
         ec = ExpressionCompiler(self.lowering, scope, body)
         keys = []
         for key in trans.keys:
             value = ec.value(key)
             keys.append(self._transition_key(value, key, body))
+        result["parser_ops"] = body.ops
         result["transition_key"] = [k[0] for k in keys]
         widths = [k[1] for k in keys]
         transitions = []
         has_default = False
         for case in trans.cases:
-            target = self._target(case.state, names, case.loc)
+            target = self._target(case.state, frame, case.loc)
             keyset = case.keyset.items if isinstance(case.keyset, n.TupleKey) else [case.keyset]
             if len(keyset) == 1 and isinstance(keyset[0], n.DefaultKey | n.DontCareKey):
                 transitions.append(self._default(target))
                 has_default = True
                 break
-            if len(keyset) == 1 and len(widths) > 1 and isinstance(keyset[0], n.Name):
-                found = ec.compile(keyset[0])
-                if isinstance(found, ValueSet):
-                    keyset = [keyset[0]]
             if len(keyset) != len(widths) and not (len(keyset) == 1 and self._is_value_set(ec, keyset[0])):
                 raise CompileError(f"select has {len(widths)} keys but this case has {len(keyset)} values",
                                    case.loc)
@@ -245,7 +341,6 @@ class ParserLowering:
         if not has_default:
             transitions.append(self._default(self._no_match()))
         result["transitions"] = transitions
-        return result
 
     def _is_value_set(self, ec: ExpressionCompiler, expr: n.Expr) -> bool:
         return isinstance(expr, n.Name) and isinstance(ec.scope.lookup(expr.name), ValueSet)
@@ -254,8 +349,6 @@ class ParserLowering:
         width = t.width_of(value.type) if not isinstance(value.type, t.InfInt) else 0
         if isinstance(value, Field):
             return value.json(), width, value.type
-        if isinstance(value, Lookahead):
-            return {"type": "lookahead", "value": [value.offset, value.width]}, width, value.type
         if isinstance(value, Computed) and value.expr.get("op") == "access_field":
             left = value.expr["left"]["value"]
             if left.get("op") == "dereference_header_stack":
@@ -324,14 +417,14 @@ class ParserLowering:
     def _default(target: str | None) -> dict:
         return {"type": "default", "value": None, "mask": None, "next_state": target}
 
-    def _target(self, name: str, names: set[str], loc: Location) -> str | None:
+    def _target(self, name: str, frame: _ParserFrame, loc: Location) -> str | None:
         if name == "accept":
-            return None
+            return frame.accept
         if name == "reject":
             return self._reject("_reject", "NoError")
-        if name not in names:
+        if name not in frame.names:
             raise CompileError(f"unknown parser state '{name}'", loc)
-        return name
+        return frame.prefix + name
 
     def _no_match(self) -> str:
         return self._reject("_no_match", "NoMatch")

@@ -59,14 +59,6 @@ class RuntimeData(Value):
 
 
 @dataclass
-class Lookahead(Value):
-    """Parser-only: bits ahead of the cursor, at a bit offset."""
-
-    offset: int
-    width: int
-
-
-@dataclass
 class StringValue(Value):
     text: str
 
@@ -163,8 +155,6 @@ def expr_json(value: Value) -> Json:
             return {"type": "header_stack", "value": name}
         case UnionInstance(name=name):
             return {"type": "header_union", "value": name}
-        case Lookahead(offset=o, width=w):
-            return {"type": "lookahead", "value": [o, w]}
         case StringValue(text=s):
             return {"type": "string", "value": s}
     raise TypeError(f"no JSON expression form for {type(value).__name__}")

@@ -79,9 +79,12 @@ def test_stack_push_pop_and_union(compile_p4):
 def test_lookahead_and_advance(compile_p4):
     bmv2 = compile_p4("varbit_lookahead").bmv2
     start = state(bmv2, "start")
-    assert start["parser_ops"] == [{"op": "set", "parameters": [field("scalars", "meta.peek"),
-                                                                {"type": "lookahead", "value": [0, 8]}]}]
-    assert start["transition_key"] == [{"type": "lookahead", "value": [0, 8]}]
+    assert start["parser_ops"] == [
+        {"op": "set", "parameters": [field("scalars", "P.lookahead"), {"type": "lookahead", "value": [0, 8]}]},
+        {"op": "set", "parameters": [field("scalars", "meta.peek"), field("scalars", "P.lookahead")]},
+        {"op": "set", "parameters": [field("scalars", "P.lookahead_0"), {"type": "lookahead", "value": [0, 8]}]},
+    ]
+    assert start["transition_key"] == [field("scalars", "P.lookahead_0")]
     assert state(bmv2, "skip")["parser_ops"] == [{"op": "advance", "parameters": [hexv("0x00000010")]}]
 
 
@@ -241,3 +244,62 @@ def test_function_inlined_with_return_value(compile_p4):
     bmv2 = compile_p4("control_flow").bmv2
     prims = [p for a in bmv2["actions"] for p in ops(a)]
     assert ("assign", [field("h", "b"), field("scalars", "Ingress.max8_retval")]) in prims
+
+
+# ---- sub-parsers and lookahead of headers
+def test_subparser_is_inlined_with_continuation(compile_p4):
+    bmv2 = compile_p4("subparser_lookahead").bmv2
+    parse_len = state(bmv2, "parse_len")
+    assert parse_len["transitions"] == [{"type": "default", "value": None, "mask": None,
+                                         "next_state": "inner_parser.start"}]
+    inner = state(bmv2, "inner_parser.start")
+    assert [(t["value"], t["next_state"]) for t in inner["transitions"]] == [
+        ("0xdead", "_reject"), (None, "parse_len_after_inner_parser")]
+    after = state(bmv2, "parse_len_after_inner_parser")
+    assert after["parser_ops"][0]["parameters"][0] == field("scalars", "meta.seen")
+    assert state(bmv2, "InnerParser.start")["transitions"][-1]["next_state"] == "skip_len_after_InnerParser"
+
+
+def test_lookahead_header_and_extract_skip(compile_p4):
+    bmv2 = compile_p4("subparser_lookahead").bmv2
+    ops_ = state(bmv2, "parse_len")["parser_ops"]
+    assert ops_[0] == {"op": "set", "parameters": [field("lookahead_len_t", "words"),
+                                                   {"type": "lookahead", "value": [0, 4]}]}
+    assert ops_[1]["parameters"][1] == {"type": "lookahead", "value": [4, 4]}
+    assert ops_[3]["op"] == "extract_VL"
+    assert state(bmv2, "skip_len")["parser_ops"] == [{"op": "advance", "parameters": [hexv("0x00000008")]}]
+
+
+# ---- expressions with table results, functions, compound assignment, value switch
+def test_table_hit_inside_expression_uses_flag(compile_p4):
+    bmv2 = compile_p4("expressions_misc").bmv2
+    t1 = table(bmv2, "Ingress.t1")
+    assert t1["next_tables"]["__HIT__"] == "tbl_t1_hit"
+    hit = action(bmv2, table(bmv2, "tbl_t1_hit")["actions"][0])
+    assert ops(hit) == [("assign", [field("scalars", "Ingress.t1_hit"), hexv("0x01")])]
+    clear = action(bmv2, table(bmv2, "tbl_t1_clear")["actions"][0])
+    assert ops(clear) == [("assign", [field("scalars", "Ingress.t1_hit"), hexv("0x00")])]
+
+
+def test_bound_action_argument(compile_p4):
+    result = compile_p4("expressions_misc")
+    copy_to = action(result.bmv2, "Ingress.copy_to")
+    assert copy_to["runtime_data"] == [{"name": "value", "bitwidth": 8}]
+    assert ops(copy_to) == [("assign", [field("h", "b"), {"type": "runtime_data", "value": 0}])]
+    info = next(a for a in result.p4info.actions if a.preamble.name == "Ingress.copy_to")
+    assert [(p.id, p.name) for p in info.params] == [(1, "value")]
+
+
+def test_function_in_condition_runs_before_the_conditional(compile_p4):
+    bmv2 = compile_p4("expressions_misc").bmv2
+    ingress = bmv2["pipelines"][0]
+    cond = next(c for c in ingress["conditionals"] if "Ingress.bump_retval" in str(c["expression"]))
+    before = next(t for t in ingress["tables"] if t["base_default_next"] == cond["name"])
+    assert [p[0] for p in ops(action(bmv2, before["actions"][0]))] == ["assign", "assign"]
+
+
+def test_switch_on_value_and_header_equality(compile_p4):
+    conditionals = compile_p4("expressions_misc").bmv2["pipelines"][0]["conditionals"]
+    tests = [c["expression"]["value"] for c in conditionals]
+    assert expr("==", field("h", "b"), hexv("0x01"))["value"] in tests
+    assert {"op": "==", "left": {"type": "header", "value": "h"}, "right": {"type": "header", "value": "g"}} in tests
