@@ -73,9 +73,6 @@ class ActionBody:
     def packet_call(self, packet, name: str, call: n.Call) -> Any:
         raise CompileError(f"{packet.kind}.{name} can be called only in a parser or deparser", call.loc)
 
-    def stack_cursor(self, cursor, loc: Location):
-        raise CompileError("stack.next and stack.last can be used only in a parser", loc)
-
     # ---- statements
     def body(self, stmts: list[n.Stmt], scope: Scope) -> None:
         for stmt in stmts:

@@ -64,15 +64,24 @@ def lower_checksums(lowering: Lowering, instance: BlockInstance, values: dict[st
     if not isinstance(decl, n.ControlDecl):
         raise CompileError("the checksum arguments of V1Switch must be controls", decl.loc)
     scope = lowering.model.globals.child(decl.name)
-    for name, value in block_bindings(decl, values, decl.loc).items():
+    for name, value in block_bindings(lowering, decl, values).items():
         scope.define(name, value)
+    declare_locals(lowering, decl, scope)
+    sink = _ChecksumSink(lowering, verify)
+    _statements(lowering, decl.body.stmts, scope, sink)
+
+
+def declare_locals(lowering: Lowering, decl: n.ControlDecl, scope) -> None:
+    """Constants and variables of a checksum control or deparser (unused actions and tables are
+    allowed and ignored; these blocks run no tables)."""
     for local in decl.locals:
         if isinstance(local, n.ConstDecl):
             scope.define(local.name, local)
-        else:
-            raise CompileError("checksum controls may declare only constants", local.loc)
-    sink = _ChecksumSink(lowering, verify)
-    _statements(lowering, decl.body.stmts, scope, sink)
+        elif isinstance(local, n.VarDecl):
+            vtype = lowering.model.resolve(local.type, scope=scope)
+            scope.define(local.name, lowering.allocate(vtype, local.name, decl.name))
+        elif not isinstance(local, n.ActionDecl | n.TableDecl | n.FunctionDecl):
+            raise CompileError(f"unsupported declaration in '{decl.name}' ({type(local).__name__})", local.loc)
 
 
 def _statements(lowering: Lowering, stmts: list[n.Stmt], scope, sink: _ChecksumSink) -> None:

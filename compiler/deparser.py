@@ -55,19 +55,16 @@ class _EmitSink:
 
 
 def lower_deparser(lowering: Lowering, instance: BlockInstance, values: dict[str, Any]) -> dict:
+    from ina.compiler.checksums import declare_locals
     from ina.compiler.lowering import block_bindings
 
     decl = instance.decl
     if not isinstance(decl, n.ControlDecl):
         raise CompileError("V1Switch's deparser argument must be a control", decl.loc)
     scope = lowering.model.globals.child(decl.name)
-    for name, value in block_bindings(decl, values, decl.loc).items():
+    for name, value in block_bindings(lowering, decl, values).items():
         scope.define(name, value)
-    for local in decl.locals:
-        if isinstance(local, n.ConstDecl):
-            scope.define(local.name, local)
-        else:
-            raise CompileError("the deparser may declare only constants", local.loc)
+    declare_locals(lowering, decl, scope)
     sink = _EmitSink(lowering, scope)
     _walk(lowering, decl.body.stmts, scope, sink)
     return {"name": "deparser", "id": 0, "source_info": {"filename": decl.loc.file, "line": decl.loc.line,

@@ -31,6 +31,8 @@ def make_extern(lowering: Lowering, decl: n.Instantiation, ext: n.ExternDecl, sc
         if not type_args:
             raise CompileError("register needs its value type, e.g. register<bit<32>>(1024)", decl.loc)
         value_type = type_args[0]
+        if isinstance(value_type, t.Enum) and value_type.base is not None:
+            value_type = value_type.base
         if not isinstance(value_type, t.Bits | t.Bool):
             raise CompileError(f"register values must be bit<N> or int<N>, not {value_type}", decl.loc)
         instance.extra["value_type"] = value_type

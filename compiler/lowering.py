@@ -280,22 +280,18 @@ def standard_metadata(lowering: Lowering) -> StructValue:
     return StructValue(smtype, {f: Field(ft, STANDARD_METADATA, f) for f, ft in smtype.fields})
 
 
-def block_bindings(decl: n.ParserDecl | n.ControlDecl, values: dict[str, Any], loc: Location) -> dict[str, Any]:
-    """Bind a V1Switch block's parameters (by type role) to the shared instances."""
+def block_bindings(lowering: Lowering, decl: n.ParserDecl | n.ControlDecl, values: dict[str, Any]) -> dict[str, Any]:
+    """Bind a V1Switch block's parameters (by their types) to the shared instances."""
     bindings: dict[str, Any] = {}
+    by_type = {id(values[k].type): values[k] for k in ("headers", "metadata", "standard_metadata")}
     for param in decl.params:
-        ref = param.type
-        type_name = ref.name if isinstance(ref, n.NamedTypeRef) else None
-        if type_name in ("packet_in", "packet_out"):
-            bindings[param.name] = PacketObject(type_name)
-        elif type_name == "standard_metadata_t":
-            bindings[param.name] = values["standard_metadata"]
-        elif type_name == values["headers_type"]:
-            value = values["headers"]
-            bindings[param.name] = read_only(value) if param.direction in (None, "in") else value
-        elif type_name == values["metadata_type"]:
-            value = values["metadata"]
-            bindings[param.name] = read_only(value) if param.direction in (None, "in") else value
+        ptype = lowering.model.resolve(param.type)
+        if isinstance(ptype, t.ExternType) and ptype.name in ("packet_in", "packet_out"):
+            bindings[param.name] = PacketObject(ptype.name)
+        elif id(ptype) in by_type:
+            value = by_type[id(ptype)]
+            read = param.direction in (None, "in") and value is not values["standard_metadata"]
+            bindings[param.name] = read_only(value) if read else value
         else:
             raise CompileError(f"parameter '{param.name}' of '{decl.name}' does not match the V1Switch "
                                "architecture (expected the headers, metadata or standard_metadata_t types)", param.loc)
@@ -343,10 +339,9 @@ def lower_program(model: ProgramModel, source_file: str) -> tuple[Lowering, dict
     metadata = lowering.storage.allocate(metadata_type, meta_name)
     assert isinstance(metadata, StructValue)
     lowering.metadata_value = metadata
-    values = {"headers": headers, "metadata": metadata, "standard_metadata": sm,
-              "headers_type": headers_ref.name, "metadata_type": meta_ref.name}  # type: ignore[attr-defined]
+    values = {"headers": headers, "metadata": metadata, "standard_metadata": sm}
 
-    parser = ParserLowering(lowering, blocks["parser"], block_bindings(parser_decl, values, parser_decl.loc))
+    parser = ParserLowering(lowering, blocks["parser"], block_bindings(lowering, parser_decl, values))
     parser_json = parser.lower()
     lower_checksums(lowering, blocks["verify_checksum"], values, verify=True)
     pipelines = []
@@ -356,7 +351,7 @@ def lower_program(model: ProgramModel, source_file: str) -> tuple[Lowering, dict
             raise CompileError(f"V1Switch's {role} argument must be a control", main.loc)
         pipeline = Pipeline(name)
         controls = ControlLowering(lowering, pipeline)
-        fragment = controls.lower(decl, decl.name, block_bindings(decl, values, decl.loc))
+        fragment = controls.lower(decl, decl.name, block_bindings(lowering, decl, values))
         for link in fragment.exits:
             link(None)
         pipelines.append(pipeline.json(len(pipelines), fragment.entry))

@@ -60,7 +60,9 @@ def member_of(ec: ExpressionCompiler, base: Any, e: n.Member) -> Any:
     if isinstance(base, StackInstance):
         return _stack_member(base, e)
     if isinstance(base, StackNext):
-        return member_of(ec, ec.effects.stack_cursor(base, e.loc), e)  # type: ignore[union-attr]
+        if not base.last:
+            raise CompileError("stack.next can be used only as the argument of extract", e.loc)
+        return member_of(ec, last_element(base.stack), e)
     if isinstance(base, ExternInstance | PacketObject | BlockInstance):
         return BoundMethod(base, name)
     from ina.compiler.tables import TableApply, TableObject
@@ -101,3 +103,10 @@ def valid_bit(header: Value) -> Value:
     if isinstance(header, UnionInstance):
         return Computed(t.Bool(), op("valid_union", None, expr_json(header)))
     return Computed(t.Bool(), op("valid", None, expr_json(header)))
+
+
+def last_element(stack: StackInstance) -> HeaderExpression:
+    """`stack.last`: the element at the last valid index, chosen at run time."""
+    index = {"type": "expression", "value": op("last_stack_index", None, expr_json(stack))}
+    return HeaderExpression(stack.type.element, op("dereference_header_stack", expr_json(stack), index),
+                            writable=stack.writable)

@@ -16,7 +16,6 @@ from ina.compiler.program import Scope
 from ina.compiler.values import (
     Computed,
     Field,
-    HeaderExpression,
     HeaderInstance,
     StackInstance,
     Value,
@@ -25,7 +24,6 @@ from ina.compiler.values import (
     expr_json,
     hexstr,
     mask_of,
-    op,
     param_json,
     read_only,
 )
@@ -153,13 +151,6 @@ class StateBody(ActionBody):
     def verify(self, cond: Value, error: Value) -> None:
         self.ops.append({"op": "verify", "parameters": [as_bool(cond), as_data(error)]})
 
-    def stack_cursor(self, cursor: StackNext, loc: Location) -> Value:
-        stack = cursor.stack
-        if not cursor.last:
-            raise CompileError("stack.next can be used only as the argument of extract", loc)
-        index = {"type": "expression", "value": op("last_stack_index", None, expr_json(stack))}
-        return HeaderExpression(stack.type.element, op("dereference_header_stack", expr_json(stack), index))
-
     def run_state(self, stmts: list[n.Stmt], scope: Scope) -> None:
         self._scope = scope
         for stmt in stmts:
@@ -199,6 +190,8 @@ class ParserLowering:
     def _parser(self, decl: n.ParserDecl, scope: Scope, owner: str, prefix: str, accept: str | None) -> None:
         for local in decl.locals:
             self._declare(local, scope, owner)
+        inits = [n.Assign(v.loc, n.Name(v.loc, v.name), v.init) for v in decl.locals
+                 if isinstance(v, n.VarDecl) and v.init is not None]
         names = {s.name for s in decl.states}
         if "start" not in names:
             raise CompileError(f"parser '{decl.name}' has no start state", decl.loc)
@@ -206,7 +199,12 @@ class ParserLowering:
         for state in decl.states:
             if state.name in ("accept", "reject"):
                 raise CompileError(f"state '{state.name}' is predefined and cannot be declared", state.loc)
+            first = len(self.states)
             self._state(state, frame)
+            if state.name == "start" and inits:
+                body = StateBody(self.lowering, owner)
+                body.run_state(inits, scope)
+                self.states[first]["parser_ops"][:0] = body.ops
 
     def _declare(self, local: n.Node, scope: Scope, owner: str) -> None:
         match local:
@@ -215,9 +213,6 @@ class ParserLowering:
             case n.VarDecl():
                 vtype = self.lowering.model.resolve(local.type, scope=scope)
                 scope.define(local.name, self.lowering.allocate(vtype, local.name, owner))
-                if local.init is not None:
-                    raise CompileError("parser-level variables with initializers are not supported; assign "
-                                       "them in the start state", local.loc)
             case n.ValueSetDecl():
                 scope.define(local.name, self._value_set(local, scope, owner))
             case n.Instantiation():

@@ -341,7 +341,10 @@ class _ToAst(Transformer):
 
     def parser_state(self, meta, items):
         annots, name, *stmts, transition = items
-        return n.ParserState(self._loc(meta), name, annots or [], stmts, transition)
+        loc = self._loc(meta)
+        if transition is None:  # a state without a transition rejects
+            transition = n.Transition(loc, "reject")
+        return n.ParserState(loc, name, annots or [], stmts, transition)
 
     def parser_block(self, meta, items):
         return n.Block(self._loc(meta), list(items[1:]), items[0] or [])
@@ -350,7 +353,7 @@ class _ToAst(Transformer):
         return n.Transition(self._loc(meta), items[0][1])
 
     def transition_select(self, meta, items):
-        return n.Transition(self._loc(meta), None, items[0], list(items[1:]))
+        return n.Transition(self._loc(meta), None, items[0] or [], list(items[1:]))
 
     def select_case(self, meta, items):
         return n.SelectCase(self._loc(meta), items[0], items[1][1])
