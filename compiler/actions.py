@@ -54,9 +54,10 @@ class _Frame:
 class ActionBody:
     """Collects the primitives of one BMv2 action."""
 
-    def __init__(self, lowering: Lowering, owner: str):
+    def __init__(self, lowering: Lowering, owner: str, apply_block: bool = False):
         self.lowering = lowering
         self.owner = owner
+        self.apply_block = apply_block  # statements written directly in an apply block
         self.primitives: list[dict] = []
         self._frames: list[_Frame] = []
         self._inlining: list[str] = []
@@ -234,6 +235,8 @@ class ActionBody:
     # ---- inlining
     def call_action(self, binding: ActionBinding, args: list[n.Arg], loc: Location, caller: Scope) -> None:
         decl = binding.decl
+        if self.apply_block and len(self._frames) == 1:
+            self.lowering.note_direct_call(binding)
         scope = self._bind_params(caller, binding.scope, decl.params, args, loc, f"action '{decl.name}'")
         self._inline(decl.name, decl.body, scope, _Frame(), loc)
 

@@ -245,7 +245,7 @@ class ControlLowering:
         raise CompileError(f"unsupported statement in an apply block ({type(stmt).__name__})", stmt.loc)
 
     def _hidden(self, stmts: list[n.Stmt], scope: Scope, owner: str) -> Fragment:
-        body = ActionBody(self.lowering, owner)
+        body = ActionBody(self.lowering, owner, apply_block=True)
         body.run(stmts, scope)
         if not body.primitives:
             return Fragment()

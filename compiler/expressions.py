@@ -89,8 +89,9 @@ def expr_text(expr: n.Expr) -> str:
             return f"{expr_text(e)}[{expr_text(hi)}:{expr_text(lo)}]"
         case n.Call(func=f, args=args):
             return f"{expr_text(f)}({', '.join(expr_text(a.value) for a in args if a.value)})"
-        case n.IntLit(value=v):
-            return str(v)
+        case n.IntLit(value=v, width=w, signed=signed, base=base):
+            digits = {16: f"0x{v:x}", 2: f"0b{v:b}", 8: f"0o{v:o}"}.get(base, str(v))
+            return f"{w}{'s' if signed else 'w'}{digits}" if w is not None else digits
         case n.Binary(op=o, left=left, right=right):
             return f"{expr_text(left)} {o} {expr_text(right)}"
         case n.TypeMember(type_name=tn, name=name):

@@ -50,6 +50,7 @@ class Artifacts:
     digests: list[DigestInfo] = field(default_factory=list)
     controller_headers: list[tuple[str, t.StructLike, list[n.Annotation]]] = field(default_factory=list)
     value_sets: list[tuple[str, int, int, list[n.Annotation]]] = field(default_factory=list)
+    direct_actions: list[str] = field(default_factory=list)
 
 
 class Lowering:
@@ -184,7 +185,7 @@ class Lowering:
             width = t.width_of(ptype)
             scope.define(param.name, RuntimeData(ptype, len(runtime_data), writable=False))
             runtime_data.append({"name": param.name, "bitwidth": width})
-            params.append((param.name, width, param.annotations))
+            params.append((control_plane_name(param), width, param.annotations))
         self._table_actions[key] = {}  # reserve against recursion
         body.run(decl.body.stmts, scope)
         json_name = name if key == name or name not in {a["name"] for a in self.actions} else self.unique_name(name)
@@ -192,6 +193,19 @@ class Lowering:
         self._table_actions[key] = action
         self.artifacts.actions[name] = ActionInfo(name, decl.annotations, params)
         return action
+
+    def note_direct_call(self, binding: ActionBinding) -> None:
+        """p4c lists actions called directly (not only through tables) in the P4Info too."""
+        name = binding.qualified_name
+        if name in self.artifacts.actions:
+            return
+        params = []
+        for param in binding.decl.params:
+            if param.direction is None:
+                ptype = self.model.resolve(param.type, scope=binding.scope)
+                params.append((control_plane_name(param), t.width_of(ptype), param.annotations))
+        self.artifacts.actions[name] = ActionInfo(name, binding.decl.annotations, params)
+        self.artifacts.direct_actions.append(name)
 
     # ---- hashing, digests, field lists
     def calculation(self, algo: str, fields: list[Value], loc: Location, payload: bool = False) -> str:
@@ -252,6 +266,11 @@ class Lowering:
         self.field_lists.append({"id": list_id, "name": name,
                                  "elements": [self._calc_input(f, loc) for f in fields]})
         return list_id
+
+
+def control_plane_name(param: n.Param) -> str:
+    annotation = n.find_annotation(param.annotations, "name")
+    return annotation.string() if annotation is not None and annotation.string() else param.name
 
 
 def _annotated_fields(struct: StructValue, index: int) -> list[Value]:

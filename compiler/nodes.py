@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ina.compiler.errors import Location
@@ -21,8 +22,14 @@ class Annotation(Node):
         """The body as one string literal's value (`@name("x")` -> x), else None."""
         text = (self.body or "").strip()
         if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
-            return bytes(text[1:-1], "utf-8").decode("unicode_escape")
+            return unescape(text[1:-1])
         return None
+
+
+def unescape(text: str) -> str:
+    """C-style escapes of a P4 string literal (non-ASCII characters pass through)."""
+    escapes = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "0": "\0"}
+    return re.sub(r"\\(.)", lambda m: escapes.get(m.group(1), m.group(1)), text)
 
 
 def find_annotation(annotations: list[Annotation], name: str) -> Annotation | None:
@@ -84,6 +91,7 @@ class IntLit(Expr):
     value: int
     width: int | None
     signed: bool
+    base: int = 10  # as written, for printing key names like p4c
 
 
 @dataclass

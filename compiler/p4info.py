@@ -102,6 +102,7 @@ def build_p4info(lowering: Lowering) -> p4info_pb2.P4Info:
         for ref in table.actions:
             if ref.name not in used_actions:
                 used_actions.append(ref.name)
+    used_actions += [a for a in art.direct_actions if a not in used_actions]
     externs = {kind: [e for e in art.externs if e.kind == kind and (
         not kind.startswith("direct") or e.bound_table is not None)]
         for kind in ("counter", "direct_counter", "meter", "direct_meter", "register")}

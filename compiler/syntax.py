@@ -92,6 +92,11 @@ def _syntax_error(error: lark.exceptions.UnexpectedInput, source: Preprocessed) 
     return CompileError("syntax error", location)
 
 
+def literal_base(text: str) -> int:
+    digits = re.sub(r"^\d+[ws]", "", text) if re.match(r"\d+[ws].", text) else text
+    return {"x": 16, "b": 2, "o": 8}.get(digits[1:2].lower(), 10) if digits[:1] == "0" else 10
+
+
 def parse_int_literal(text: str) -> tuple[int, int | None, bool]:
     """`8w5` -> (5, 8, False); `16s3` -> (3, 16, True); `0x1F` -> (31, None, False)."""
     width: int | None = None
@@ -490,7 +495,7 @@ class _ToAst(Transformer):
 
     def int_lit(self, meta, items):
         value, width, signed = parse_int_literal(str(items[0]))
-        return n.IntLit(self._loc(meta), value, width, signed)
+        return n.IntLit(self._loc(meta), value, width, signed, literal_base(str(items[0])))
 
     def true_lit(self, meta, items):
         return n.BoolLit(self._loc(meta), True)
@@ -499,7 +504,7 @@ class _ToAst(Transformer):
         return n.BoolLit(self._loc(meta), False)
 
     def string_lit(self, meta, items):
-        return n.StringLit(self._loc(meta), bytes(str(items[0])[1:-1], "utf-8").decode("unicode_escape"))
+        return n.StringLit(self._loc(meta), n.unescape(str(items[0])[1:-1]))
 
     def type_member(self, meta, items):
         return n.TypeMember(self._loc(meta), str(items[0]), items[1])

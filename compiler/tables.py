@@ -147,7 +147,7 @@ class TableLowering:
                                    element.loc)
             value = self.ec.value(element.expr)
             name_annotation = n.find_annotation(element.annotations, "name")
-            name = name_annotation.string() if name_annotation else expr_text(element.expr)
+            name = name_annotation.string() if name_annotation else key_name(element.expr)
             target, mask, width = self._key_target(value, element)
             keys_json.append({"match_type": kind, "name": name, "target": target, "mask": mask})
             infos.append(KeyInfo(name, width, kind, element.annotations))
@@ -321,6 +321,13 @@ class TableLowering:
                                    prop.loc)
             result.append(value)
         return result
+
+
+def key_name(expr: n.Expr) -> str:
+    """p4c's match-field name: the key's source text, with isValid() spelled `.$valid$`."""
+    if isinstance(expr, n.Call) and isinstance(expr.func, n.Member) and expr.func.name == "isValid" and not expr.args:
+        return f"{expr_text(expr.func.expr)}.$valid$"
+    return expr_text(expr)
 
 
 def _table_match_type(kinds: list[str]) -> str:
