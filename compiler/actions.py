@@ -123,7 +123,7 @@ class ActionBody:
         if decl.init is not None:
             self.assign(ec, storage, ec.value(decl.init, vtype), decl.loc)
         elif isinstance(storage, HeaderInstance):
-            self.emit("remove_header", [expr_json(storage)], decl.loc)
+            self.emit("remove_header", [param_json(storage)], decl.loc)
         scope.define(decl.name, storage)
         return storage
 
@@ -188,9 +188,9 @@ class ActionBody:
         elif isinstance(target, HeaderInstance | HeaderExpression):
             self._assign_header(ec, target, value, loc)
         elif isinstance(target, StackInstance) and isinstance(value, StackInstance):
-            self.emit("assign_header_stack", [expr_json(target), expr_json(value)], loc)
+            self.emit("assign_header_stack", [param_json(target), param_json(value)], loc)
         elif isinstance(target, UnionInstance) and isinstance(value, UnionInstance):
-            self.emit("assign_union", [expr_json(target), expr_json(value)], loc)
+            self.emit("assign_union", [param_json(target), param_json(value)], loc)
         elif isinstance(target, StructValue):
             if isinstance(value, ListValue):
                 value = ec.coerce(value, target.type, loc)
@@ -205,11 +205,11 @@ class ActionBody:
         if isinstance(value, HeaderInstance | HeaderExpression):
             if value.type != target.type:
                 raise CompileError(f"cannot assign header {value.type} to {target.type}", loc)
-            self.emit("assign_header", [expr_json(target), expr_json(value)], loc)
+            self.emit("assign_header", [param_json(target), param_json(value)], loc)
             return
         if isinstance(value, ListValue | StructValue):
             value = ec.coerce(value, target.type, loc) if isinstance(value, ListValue) else value
-            self.emit("add_header", [expr_json(target)], loc)
+            self.emit("add_header", [param_json(target)], loc)
             for name, _ in target.type.fields:  # type: ignore[attr-defined]
                 from ina.compiler.members import member_of
 

@@ -27,6 +27,7 @@ from ina.compiler.values import (
     Value,
     expr_json,
     hexstr,
+    param_json,
 )
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ def _header_method(ec: ExpressionCompiler, header: Value, name: str, call: n.Cal
     if not header.writable:
         raise CompileError(f"cannot call {name}() on a read-only header", call.loc)
     prim = "add_header" if name == "setValid" else "remove_header"
-    effects.emit(prim, [expr_json(header)], call.loc)
+    effects.emit(prim, [param_json(header)], call.loc)
     return None
 
 
