@@ -23,9 +23,9 @@ class Bmv2Checker:
 
     def check(self) -> list[str]:
         for header_type in self.bmv2["header_types"]:
-            if sum(f[1] for f in header_type["fields"] if f[1] != "*") % 8 and header_type["name"] != "scalars_0":
-                if not any(h["header_type"] == header_type["name"] and h["metadata"] for h in self.bmv2["headers"]):
-                    self.errors.append(f"header type {header_type['name']} is not byte aligned")
+            metadata = any(h["header_type"] == header_type["name"] and h["metadata"] for h in self.bmv2["headers"])
+            if sum(f[1] for f in header_type["fields"] if f[1] != "*") % 8 and not metadata:
+                self.errors.append(f"header type {header_type['name']} is not byte aligned")
         for action in self.bmv2["actions"]:
             self._action(action)
         for parser in self.bmv2["parsers"]:
@@ -254,7 +254,7 @@ class Bmv2Checker:
             for action_id, name in zip(table["action_ids"], table["actions"], strict=True):
                 if self.actions.get(action_id, {}).get("name") != name:
                     self.errors.append(f"{where}: action id {action_id} is not {name}")
-            for label, nxt in list(table["next_tables"].items()) + [("base", table["base_default_next"])]:
+            for label, nxt in [*table["next_tables"].items(), ("base", table["base_default_next"])]:
                 if nxt is not None and nxt not in nodes:
                     self.errors.append(f"{where}: next of {label} is unknown {nxt}")
             default = table.get("default_entry")
