@@ -23,8 +23,10 @@ from ina.compiler.values import (
     HeaderExpression,
     HeaderInstance,
     ListValue,
+    RuntimeData,
     SliceTarget,
     StackInstance,
+    StringValue,
     StructValue,
     Unassigned,
     UnionInstance,
@@ -279,7 +281,13 @@ class ActionBody:
                         raise CompileError(f"argument '{expr_text(expr)}' has type {value.type}, but "
                                            f"parameter '{param.name}' of {what} is {ptype}", expr.loc)
             else:
-                value = read_only(caller.value(expr, ptype))
+                value = caller.value(expr, ptype)
+                if not isinstance(value, Const | RuntimeData | StringValue | ListValue):
+                    # copy-in: the body must see the argument as it was at the call
+                    copy = self.temporary(ptype, param.name)
+                    self.assign(caller, copy, value, expr.loc)
+                    value = copy
+                value = read_only(value)
             scope.define(param.name, value)
         return scope
 
