@@ -179,12 +179,10 @@ class ParserLowering:
         for name, value in bindings.items():
             self.scope.define(name, value)
         self.states: list[dict] = []
-        self._synthesized: dict[str, dict] = {}
         self._state_names: set[str] = set()
 
     def lower(self) -> dict:
         self._parser(self.decl, self.scope, self.owner, "", None)
-        self.states += self._synthesized.values()
         return {"name": "parser", "id": 0, "init_state": "start", "parse_states": self.states}
 
     def _parser(self, decl: n.ParserDecl, scope: Scope, owner: str, prefix: str, accept: str | None) -> None:
@@ -321,20 +319,17 @@ class ParserLowering:
         result["transition_key"] = [k[0] for k in keys]
         widths = [k[1] for k in keys]
         transitions = []
-        has_default = False
         for case in trans.cases:
             target = self._target(case.state, frame, case.loc)
             keyset = case.keyset.items if isinstance(case.keyset, n.TupleKey) else [case.keyset]
             if len(keyset) == 1 and isinstance(keyset[0], n.DefaultKey | n.DontCareKey):
                 transitions.append(self._default(target))
-                has_default = True
                 break
             if len(keyset) != len(widths) and not (len(keyset) == 1 and self._is_value_set(ec, keyset[0])):
                 raise CompileError(f"select has {len(widths)} keys but this case has {len(keyset)} values",
                                    case.loc)
             transitions += self._case(ec, keyset, widths, keys, target, case.loc)
-        if not has_default:
-            transitions.append(self._default(self._no_match()))
+        # like p4c: without a default, a key that matches no case ends parsing (BMv2 has no reject)
         result["transitions"] = transitions
 
     def _is_value_set(self, ec: ExpressionCompiler, expr: n.Expr) -> bool:
@@ -416,20 +411,8 @@ class ParserLowering:
         if name == "accept":
             return frame.accept
         if name == "reject":
-            return self._reject("_reject", "NoError")
+            return None  # as p4c does for BMv2, which has no reject state: parsing simply ends
         if name not in frame.names:
             raise CompileError(f"unknown parser state '{name}'", loc)
         return frame.prefix + name
 
-    def _no_match(self) -> str:
-        return self._reject("_no_match", "NoMatch")
-
-    def _reject(self, name: str, error: str) -> str:
-        if name not in self._synthesized:
-            code = self.lowering.model.error_value(error) or 0
-            self._synthesized[name] = {
-                "name": name, "id": self.lowering.next_id("parse_state"),
-                "parser_ops": [{"op": "verify", "parameters": [
-                    {"type": "bool", "value": False}, {"type": "hexstr", "value": hexstr(code, 32)}]}],
-                "transition_key": [], "transitions": [self._default(None)]}
-        return name

@@ -29,7 +29,7 @@ def test_parser_select_and_default(compile_p4):
 def test_masked_select_and_reject(compile_p4):
     start = state(compile_p4("register_accumulate").bmv2, "start")
     assert start["transitions"][1] == {"type": "hexstr", "value": "0x8800", "mask": "0xff00", "next_state": None}
-    assert start["transitions"][2]["next_state"] == "_reject"
+    assert start["transitions"][2] == {"type": "default", "value": None, "mask": None, "next_state": None}
 
 
 def test_lpm_table_and_default_action(compile_p4):
