@@ -144,6 +144,15 @@ class ControlLowering:
                     fragment = self._seq(fragment, flag[0])
                     ref = n.Name(node.loc, flag[1])
                     return ref if node.name == "hit" else n.Unary(node.loc, "!", ref)
+            if isinstance(node, n.Binary) and node.op in ("&&", "||") and self._applies_table(node.right, scope):
+                # short-circuit: the right side's tables are applied only when it is evaluated
+                left = rewrite(node.left)
+                result = self._temporary_name(t.Bool(), "cond", scope, owner)
+                ref = n.Name(node.loc, result)
+                test = ref if node.op == "&&" else n.Unary(node.loc, "!", ref)
+                steps = [n.Assign(node.loc, ref, left), n.If(node.loc, test, n.Assign(node.loc, ref, node.right), None)]
+                fragment = self._seq(fragment, self.block(steps, scope, owner))
+                return ref
             if isinstance(node, list):
                 return [rewrite(item) for item in node]
             if isinstance(node, n.Expr | n.Arg):
@@ -163,6 +172,21 @@ class ControlLowering:
             case n.Switch(expr=expr) if not (isinstance(expr, n.Member) and expr.name == "action_run"):
                 stmt = dataclasses.replace(stmt, expr=rewrite(expr))
         return fragment, stmt
+
+    def _applies_table(self, node: Any, scope: Scope) -> bool:
+        if isinstance(node, n.Member) and node.name in ("hit", "miss") and isinstance(node.expr, n.Call) \
+                and isinstance(self._apply_target(node.expr, scope), TableObject):
+            return True
+        if isinstance(node, list):
+            return any(self._applies_table(item, scope) for item in node)
+        if isinstance(node, n.Expr | n.Arg):
+            return any(self._applies_table(getattr(node, f.name), scope) for f in dataclasses.fields(node))
+        return False
+
+    def _temporary_name(self, vtype: t.P4Type, hint: str, scope: Scope, owner: str) -> str:
+        name = self.lowering.unique_name(f"${hint}")
+        scope.define(name, self.lowering.allocate(vtype, hint, owner))
+        return name
 
     def _hit_flag(self, table: TableObject, loc: Location, scope: Scope, owner: str) -> tuple[Fragment, str]:
         flag = self.lowering.allocate(t.Bool(), f"{table.local_name}_hit", owner)
