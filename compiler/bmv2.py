@@ -71,7 +71,7 @@ def assemble(lowering: Lowering, parser: dict, deparser: dict, pipelines: list[d
         "header_stacks": storage.header_stacks,
         "header_union_types": storage.union_types,
         "header_unions": storage.unions,
-        "header_union_stacks": [],
+        "header_union_stacks": storage.union_stacks,
         "field_lists": lowering.field_lists,
         "errors": [[name, i] for i, name in enumerate(lowering.model.all_errors())],
         "enums": enums,

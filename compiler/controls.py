@@ -111,11 +111,11 @@ class ControlLowering:
         result = Fragment()
         run: list[n.Stmt] = []
         for stmt in stmts:
-            hoisted, stmt = self._hoist_table_results(stmt, scope, owner)
-            if hoisted.entry is not None:
-                if run:
+            if self._applies_table(self._hoistable_parts(stmt, scope), scope):
+                if run:  # earlier statements (and their declarations) come first
                     result = self._seq(result, self._hidden(run, scope, owner))
                     run = []
+                hoisted, stmt = self._hoist_table_results(stmt, scope, owner)
                 result = self._seq(result, hoisted)
             if self._straight(stmt, scope):
                 run.append(stmt)
@@ -172,6 +172,21 @@ class ControlLowering:
             case n.Switch(expr=expr) if not (isinstance(expr, n.Member) and expr.name == "action_run"):
                 stmt = dataclasses.replace(stmt, expr=rewrite(expr))
         return fragment, stmt
+
+    def _hoistable_parts(self, stmt: n.Stmt, scope: Scope) -> list[Any]:
+        """The expressions of a statement in which a table application gets hoisted."""
+        match stmt:
+            case n.If(cond=cond) if self._table_condition(cond, scope) is None:
+                return [cond]
+            case n.Assign(value=value):
+                return [value]
+            case n.VarDecl(init=init) if init is not None:
+                return [init]
+            case n.CallStmt(call=call):
+                return list(call.args)
+            case n.Switch(expr=expr) if not (isinstance(expr, n.Member) and expr.name == "action_run"):
+                return [expr]
+        return []
 
     def _applies_table(self, node: Any, scope: Scope) -> bool:
         if isinstance(node, n.Member) and node.name in ("hit", "miss") and isinstance(node.expr, n.Call) \

@@ -212,6 +212,9 @@ class ExpressionCompiler:
             if not 0 <= int(index.value) < len(base.elements):
                 raise CompileError(f"index {index.value} is out of bounds for {base.type}", e.index.loc)
             return base.elements[int(index.value)]
+        if isinstance(base.type.element, t.Union):
+            raise CompileError("run-time indices into header union stacks are not supported by ina's compiler",
+                               e.index.loc)
         return HeaderExpression(base.type.element, op("dereference_header_stack", expr_json(base),
                                                       as_data(index)), writable=base.writable)
 

@@ -103,6 +103,9 @@ class StateBody(ActionBody):
         if isinstance(target, StackNext):
             if target.last:
                 raise CompileError("extract into stack.last is not allowed; use stack.next", call.loc)
+            if isinstance(target.stack.type.element, t.Union):
+                raise CompileError("extract into .next of a header union stack is not supported by ina's "
+                                   "compiler; use constant indices", call.loc)
             header = {"type": "stack", "value": target.stack.name}
             htype = target.stack.type.element
         elif isinstance(target, HeaderInstance):

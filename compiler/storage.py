@@ -28,6 +28,7 @@ class Storage:
         self.header_stacks: list[dict] = []
         self.union_types: list[dict] = []
         self.unions: list[dict] = []
+        self.union_stacks: list[dict] = []
         self._type_names: dict[int, str] = {}
         self._names: set[str] = {SCALARS}
         self._scalar_names: set[str] = set()
@@ -100,7 +101,7 @@ class Storage:
     def add_stack(self, name: str, stype: t.Stack) -> StackInstance:
         element = stype.element
         if isinstance(element, t.Union):
-            raise CompileError("header union stacks are not supported by ina's compiler")
+            return self._add_union_stack(name, stype, element)
         if not isinstance(element, t.Header):
             raise CompileError(f"a header stack needs a header element type, not {element}")
         elements = [self.add_header(f"{name}[{i}]", element, metadata=False) for i in range(stype.size)]
@@ -109,6 +110,18 @@ class Storage:
                                    "header_type": self.header_type(element), "size": stype.size,
                                    "header_ids": [self.header_id(e.name) for e in elements]})
         return StackInstance(stype, stack_name, elements=elements)
+
+    def _add_union_stack(self, name: str, stype: t.Stack, utype: t.Union) -> StackInstance:
+        """Constant indices reach the unions of a union stack; run-time indices are not supported."""
+        elements = [self.add_union(f"{name}[{i}]", utype) for i in range(stype.size)]
+        stack_name = self.unique(name, self._names)
+        self.union_stacks.append({"name": stack_name, "id": len(self.union_stacks), "union_type": utype.name,
+                                  "size": stype.size,
+                                  "header_union_ids": [self._union_id(e.name) for e in elements]})
+        return StackInstance(stype, stack_name, elements=elements)  # type: ignore[arg-type]
+
+    def _union_id(self, name: str) -> int:
+        return next(u["id"] for u in self.unions if u["name"] == name)
 
     def add_union(self, name: str, utype: t.Union) -> UnionInstance:
         if not any(u["name"] == utype.name for u in self.union_types):

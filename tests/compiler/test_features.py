@@ -302,3 +302,15 @@ def test_switch_on_value_and_header_equality(compile_p4):
     tests = [c["expression"]["value"] for c in conditionals]
     assert expr("==", field("h", "b"), hexv("0x01"))["value"] in tests
     assert {"op": "==", "left": {"type": "header", "value": "h"}, "right": {"type": "header", "value": "g"}} in tests
+
+
+def test_union_stack_with_constant_indices(compile_p4):
+    bmv2 = compile_p4("union_stack").bmv2
+    stack = bmv2["header_union_stacks"][0]
+    assert (stack["name"], stack["union_type"], stack["size"]) == ("u", "u_t", 2)
+    unions = {u["id"]: u["name"] for u in bmv2["header_unions"]}
+    assert [unions[i] for i in stack["header_union_ids"]] == ["u[0]", "u[1]"]
+    assert state(bmv2, "byte_short")["parser_ops"] == [
+        {"op": "extract", "parameters": [{"type": "regular", "value": "u[0].byte"}]},
+        {"op": "extract", "parameters": [{"type": "regular", "value": "u[1].short"}]}]
+    assert bmv2["deparsers"][0]["order"] == ["kind", "u[0].byte", "u[0].short", "u[1].byte", "u[1].short"]
