@@ -376,7 +376,7 @@ def lower_program(model: ProgramModel, source_file: str) -> tuple[Lowering, dict
         pipelines.append(pipeline.json(len(pipelines), fragment.entry))
     lower_checksums(lowering, blocks["compute_checksum"], values, verify=False)
     deparser_json = lower_deparser(lowering, blocks["deparser"], values)
-    _controller_headers(lowering, headers_type)
+    _controller_headers(lowering)
     lowering.storage.pad_scalars()
     return lowering, assemble(lowering, parser_json, deparser_json, pipelines)
 
@@ -386,7 +386,8 @@ def _scalar_in_headers(ftype: t.P4Type, name: str, decl: n.Node) -> Value:
                        f"'{name}' has type {ftype}", decl.loc)
 
 
-def _controller_headers(lowering: Lowering, headers_type: t.Struct) -> None:
+def _controller_headers(lowering: Lowering) -> None:
+    """Headers annotated @controller_header("packet_in"/"packet_out") become P4Info packet metadata."""
     seen = set()
     for decl in lowering.model.program.decls:
         if isinstance(decl, n.HeaderDecl):
@@ -397,4 +398,3 @@ def _controller_headers(lowering: Lowering, headers_type: t.Struct) -> None:
                 assert isinstance(htype, t.StructLike)
                 lowering.artifacts.controller_headers.append((annotation.string() or decl.name, htype,
                                                               decl.annotations))
-    del headers_type

@@ -50,3 +50,13 @@ def test_aliases_are_shortest_unique_suffixes():
 
 def test_jenkins_hash_known_value():
     assert jenkins_one_at_a_time("MyIngress.ipv4_lpm") & 0xFFFFFF == 37375156 & 0xFFFFFF
+
+
+def test_controller_packet_metadata(compile_p4):
+    info = compile_p4("packet_io").p4info
+    metadata = {m.preamble.name: m for m in info.controller_packet_metadata}
+    packet_in = metadata["packet_in"]
+    assert packet_in.preamble.id >> 24 == 0x04
+    assert list(packet_in.preamble.annotations) == ['@controller_header("packet_in")']
+    assert [(f.id, f.name, f.bitwidth) for f in packet_in.metadata] == [(1, "ingress_port", 9), (2, "_pad", 7)]
+    assert [(f.id, f.name) for f in metadata["packet_out"].metadata] == [(1, "egress_port"), (2, "_pad")]
