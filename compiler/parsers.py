@@ -135,14 +135,15 @@ class StateBody(ActionBody):
         if isinstance(vtype, t.Header):
             temp = self.lowering.allocate(vtype, f"lookahead_{vtype.name}", self.owner)
             assert isinstance(temp, HeaderInstance)
+            # valid first: add_header on an invalid header zeroes its fields
+            self.ops.append({"op": "primitive", "parameters": [{"op": "add_header", "parameters": [
+                expr_json(temp)]}]})
             offset = 0
             for name, ftype in vtype.fields:
                 width = t.width_of(ftype)
                 self.ops.append({"op": "set", "parameters": [
                     temp.member(name).json(), {"type": "lookahead", "value": [offset, width]}]})
                 offset += width
-            self.ops.append({"op": "primitive", "parameters": [{"op": "add_header", "parameters": [
-                expr_json(temp)]}]})
             return temp
         if not isinstance(vtype, t.Bits | t.Bool):
             raise CompileError(f"lookahead of {vtype} is not supported; look ahead at bit<N> values or headers", loc)

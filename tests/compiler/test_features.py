@@ -262,9 +262,10 @@ def test_subparser_is_inlined_with_continuation(compile_p4):
 def test_lookahead_header_and_extract_skip(compile_p4):
     bmv2 = compile_p4("subparser_lookahead").bmv2
     ops_ = state(bmv2, "parse_len")["parser_ops"]
-    assert ops_[0] == {"op": "set", "parameters": [field("lookahead_len_t", "words"),
+    assert ops_[0]["parameters"][0]["op"] == "add_header"
+    assert ops_[1] == {"op": "set", "parameters": [field("lookahead_len_t", "words"),
                                                    {"type": "lookahead", "value": [0, 4]}]}
-    assert ops_[1]["parameters"][1] == {"type": "lookahead", "value": [4, 4]}
+    assert ops_[2]["parameters"][1] == {"type": "lookahead", "value": [4, 4]}
     assert ops_[3]["op"] == "extract_VL"
     assert state(bmv2, "skip_len")["parser_ops"] == [{"op": "advance", "parameters": [hexv("0x00000008")]}]
 
