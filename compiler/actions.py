@@ -51,6 +51,7 @@ class _Frame:
     jumps: list[int] = field(default_factory=list)
     result: Value | None = None
     result_type: t.P4Type | None = None
+    exits: bool = False  # an `exit` inside: the caller must stop after copy-out
 
 
 class ActionBody:
@@ -63,6 +64,7 @@ class ActionBody:
         self.primitives: list[dict] = []
         self._frames: list[_Frame] = []
         self._inlining: list[str] = []
+        self._uses_exit_flag = False
 
     # ---- Effects protocol
     def emit(self, name: str, params: list[dict], loc: Location) -> None:
@@ -100,7 +102,7 @@ class ActionBody:
             case n.If(cond=cond, then=then, other=other):
                 self._if(ec, cond, then, other, scope)
             case n.Exit():
-                self.emit("exit", [], stmt.loc)
+                self._exit(ec, stmt.loc)
             case n.Return(value=value):
                 self._return(ec, value, stmt.loc)
             case n.Empty():
@@ -148,8 +150,50 @@ class ActionBody:
         else:
             self._patch(skip, 1, len(self.primitives))
 
+    def branch_value(self, ec: ExpressionCompiler, cond: Value, then_fn, else_fn, loc: Location) -> Value:
+        """A value computed by only one of two branches (?: and short-circuit operators whose
+        operands call functions), through jumps and a temporary."""
+        skip = len(self.primitives)
+        self.emit("_jump_if_zero", [{"type": "expression", "value": as_data(cond)}, None], loc)  # type: ignore[list-item]
+        first = then_fn()
+        if isinstance(first.type, t.InfInt):
+            raise CompileError("the branches of '?:' need a width; write e.g. 8w1", loc)
+        result = self.temporary(first.type, "tmp")
+        self.assign(ec, result, first, loc)
+        done = len(self.primitives)
+        self.emit("_jump", [None], loc)  # type: ignore[list-item]
+        self._patch(skip, 1, len(self.primitives))
+        self.assign(ec, result, ec.coerce(else_fn(), first.type, loc), loc)
+        self._patch(done, 0, len(self.primitives))
+        return read_only(result)
+
     def _patch(self, index: int, param: int, target: int) -> None:
         self.primitives[index]["parameters"][param] = {"type": "hexstr", "value": hexstr(target, 32)}
+
+    def _exit(self, ec: ExpressionCompiler, loc: Location) -> None:
+        """BMv2's exit only marks the packet, so the rest of the action is jumped over; inside an
+        inlined call a flag tells each caller (after its copy-out) to stop too."""
+        self.emit("exit", [], loc)
+        if not self._frames:
+            return
+        if len(self._frames) > 1:
+            self._uses_exit_flag = True
+            self.assign(ec, self.lowering.exit_flag(), Const(t.Bool(), True), loc)
+        frame = self._frames[-1]
+        frame.exits = True
+        frame.jumps.append(len(self.primitives))
+        self.emit("_jump", [None], loc)  # type: ignore[list-item]
+
+    def _after_call(self, inner: _Frame, loc: Location) -> None:
+        if not inner.exits or not self._frames:
+            return
+        outer = self._frames[-1]
+        outer.exits = True
+        flag = self.lowering.exit_flag()
+        running = Computed(t.Bool(), op("==", expr_json(flag), {"type": "hexstr", "value": "0x00"}))
+        still_running = {"type": "expression", "value": as_data(running)}
+        outer.jumps.append(len(self.primitives))
+        self.emit("_jump_if_zero", [still_running, None], loc)  # type: ignore[list-item]
 
     def _return(self, ec: ExpressionCompiler, value: n.Expr | None, loc: Location) -> None:
         if not self._frames:
@@ -172,7 +216,7 @@ class ActionBody:
             self.primitives.pop()
             end -= 1
         for index in frame.jumps:
-            self._patch(index, 0, end)
+            self._patch(index, len(self.primitives[index]["parameters"]) - 1, end)
 
     # ---- assignment
     def assign(self, ec: ExpressionCompiler, target: Value, value: Value, loc: Location) -> None:
@@ -239,19 +283,29 @@ class ActionBody:
         decl = binding.decl
         if self.apply_block and len(self._frames) == 1:
             self.lowering.note_direct_call(binding)
-        scope = self._bind_params(caller, binding.scope, decl.params, args, loc, f"action '{decl.name}'")
-        self._inline(decl.name, decl.body, scope, _Frame(), loc)
+        scope, copy_out = self._bind_params(caller, binding.scope, decl.params, args, loc, f"action '{decl.name}'")
+        frame = _Frame()
+        self._inline(decl.name, decl.body, scope, frame, loc)
+        self._copy_out(copy_out, caller, loc)
+        self._after_call(frame, loc)
 
     def call_function(self, binding: FunctionBinding, args: list[n.Arg], loc: Location, caller: Scope) -> Value | None:
         proto = binding.decl.proto
-        scope = self._bind_params(caller, binding.scope, proto.params, args, loc, f"function '{proto.name}'")
+        scope, copy_out = self._bind_params(caller, binding.scope, proto.params, args, loc, f"function '{proto.name}'")
         rtype = self.lowering.model.resolve(proto.return_type, scope=binding.scope)
         frame = _Frame()
         if not isinstance(rtype, t.Void):
             frame.result = self.temporary(rtype, f"{proto.name}_retval")
             frame.result_type = rtype
         self._inline(proto.name, binding.decl.body, scope, frame, loc)
+        self._copy_out(copy_out, caller, loc)
+        self._after_call(frame, loc)
         return read_only(frame.result) if frame.result is not None else None
+
+    def _copy_out(self, copies: list[tuple[Value, Value]], caller: Scope, loc: Location) -> None:
+        ec = ExpressionCompiler(self.lowering, caller, self)
+        for target, temporary in copies:
+            self.assign(ec, target, temporary, loc)
 
     def _inline(self, name: str, body: n.Block, scope: Scope, frame: _Frame, loc: Location) -> None:
         if name in self._inlining:
@@ -266,9 +320,12 @@ class ActionBody:
         self._close(frame)
 
     def _bind_params(self, caller_scope: Scope, outer: Scope, params: list[n.Param], args: list[n.Arg],
-                     loc: Location, what: str) -> Scope:
+                     loc: Location, what: str) -> tuple[Scope, list[tuple[Value, Value]]]:
+        """Parameters as P4 passes them: copy-in for in/inout, copy-out for out/inout (so that an
+        argument aliased by the body behaves as the specification says)."""
         caller = ExpressionCompiler(self.lowering, caller_scope, self)
         scope = outer.child()
+        copy_out: list[tuple[Value, Value]] = []
         for param, arg in bind_args(params, args, loc, what):
             ptype = self.lowering.model.resolve(param.type, scope=outer)
             expr = arg.value if arg is not None else param.default
@@ -276,10 +333,17 @@ class ActionBody:
                 if expr is None:
                     value: Value = Unassigned(ptype)
                 else:
-                    value = caller.lvalue(expr)
-                    if not isinstance(value, Unassigned) and value.type != ptype:
-                        raise CompileError(f"argument '{expr_text(expr)}' has type {value.type}, but "
-                                           f"parameter '{param.name}' of {what} is {ptype}", expr.loc)
+                    target = caller.lvalue(expr)
+                    if isinstance(target, Unassigned):
+                        value = target
+                    else:
+                        if target.type != ptype:
+                            raise CompileError(f"argument '{expr_text(expr)}' has type {target.type}, but "
+                                               f"parameter '{param.name}' of {what} is {ptype}", expr.loc)
+                        value = self.temporary(ptype, param.name)
+                        if param.direction == "inout":
+                            self.assign(caller, value, target, expr.loc)
+                        copy_out.append((target, value))
             else:
                 value = caller.value(expr, ptype)
                 if not isinstance(value, Const | RuntimeData | StringValue | ListValue):
@@ -289,10 +353,18 @@ class ActionBody:
                     value = copy
                 value = read_only(value)
             scope.define(param.name, value)
-        return scope
+        return scope, copy_out
 
     def run(self, stmts: list[n.Stmt], scope: Scope) -> None:
         """Compile the statements of one action body (or one straight-line run of an apply block)."""
         self._frames.append(_Frame())
         self.body(stmts, scope)
         self._close(self._frames.pop())
+        if self._uses_exit_flag:  # clear the flag first: it may still be set from an earlier exit
+            self.emit("assign", [expr_json(self.lowering.exit_flag()), {"type": "hexstr", "value": "0x00"}],
+                      Location("<ina>", 0, 0))
+            self.primitives.insert(0, self.primitives.pop())
+            for prim in self.primitives[1:]:
+                if prim["op"] in ("_jump", "_jump_if_zero"):
+                    target = prim["parameters"][-1]
+                    target["value"] = hexstr(int(target["value"], 16) + 1, 32)

@@ -99,6 +99,19 @@ def expr_text(expr: n.Expr) -> str:
     return "expr"
 
 
+def has_calls(expr: Any) -> bool:
+    """Whether an expression calls anything but the pure header methods."""
+    if isinstance(expr, n.Call):
+        pure = isinstance(expr.func, n.Member) and expr.func.name in ("isValid", "minSizeInBits", "minSizeInBytes")
+        if not pure:
+            return True
+    if isinstance(expr, list):
+        return any(has_calls(item) for item in expr)
+    if isinstance(expr, n.Expr | n.Arg):
+        return any(has_calls(getattr(expr, f)) for f in expr.__dataclass_fields__ if f != "loc")
+    return False
+
+
 class ExpressionCompiler:
     """Compiles expressions in one scope; `effects` receives primitives of calls with side effects."""
 
@@ -432,13 +445,26 @@ class ExpressionCompiler:
                 result = Computed(t.Bool(), op("and", as_bool(result), as_bool(same)))
         return result
 
+    def _branches(self, *exprs: n.Expr) -> bool:
+        """Whether evaluating only one side matters (it calls something) and the context can branch."""
+        return hasattr(self.effects, "branch_value") and any(has_calls(x) for x in exprs)
+
     def _logical(self, e: n.Binary) -> Value:
         left = self.boolean(e.left)
-        right = self.boolean(e.right)
         if isinstance(left, Const):
             if bool(left.value) == (e.op == "||"):
                 return left
-            return right
+            return self.boolean(e.right)
+        if self._branches(e.right):  # short-circuit: the right side runs only when needed
+            def right() -> Value:
+                return self.boolean(e.right)
+
+            def constant() -> Value:
+                return Const(t.Bool(), e.op == "||")
+
+            then_fn, else_fn = (right, constant) if e.op == "&&" else (constant, right)
+            return self.effects.branch_value(self, left, then_fn, else_fn, e.loc)  # type: ignore[union-attr]
+        right = self.boolean(e.right)
         name = "and" if e.op == "&&" else "or"
         return Computed(t.Bool(), op(name, as_bool(left), as_bool(right)))
 
@@ -511,6 +537,11 @@ class ExpressionCompiler:
 
     def _Conditional(self, e: n.Conditional, expected) -> Value:
         cond = self.boolean(e.cond)
+        if isinstance(cond, Const):
+            return self.value(e.then if cond.value else e.other, expected)
+        if self._branches(e.then, e.other):  # only the chosen branch runs
+            return self.effects.branch_value(  # type: ignore[union-attr]
+                self, cond, lambda: self.value(e.then, expected), lambda: self.value(e.other, expected), e.loc)
         then = self.value(e.then, expected)
         other = self.value(e.other, expected)
         if isinstance(then.type, t.InfInt) and not isinstance(other.type, t.InfInt):

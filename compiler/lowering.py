@@ -74,6 +74,7 @@ class Lowering:
         self._names: set[str] = set()
         self._ids: dict[str, int] = {}
         self.metadata_value: StructValue | None = None
+        self._exit_flag: Value | None = None
 
     # ---- small services used by the other passes
     def next_id(self, kind: str) -> int:
@@ -102,6 +103,12 @@ class Lowering:
         if key not in self._global_actions:
             self._global_actions[key] = ActionBinding(decl, self.model.globals, qualified("", decl))
         return self._global_actions[key]
+
+    def exit_flag(self) -> Value:
+        """A bool telling inlined callers that an `exit` ran inside a call."""
+        if self._exit_flag is None:
+            self._exit_flag = self.storage.add_scalar("exit_flag", t.Bool())
+        return self._exit_flag
 
     def allocate(self, vtype: t.P4Type, hint: str, owner: str) -> Value:
         name = f"{owner}.{hint}" if owner else hint

@@ -295,7 +295,11 @@ def test_function_in_condition_runs_before_the_conditional(compile_p4):
     ingress = bmv2["pipelines"][0]
     cond = next(c for c in ingress["conditionals"] if "Ingress.bump_retval" in str(c["expression"]))
     before = next(t for t in ingress["tables"] if t["base_default_next"] == cond["name"])
-    assert [p[0] for p in ops(action(bmv2, before["actions"][0]))] == ["assign", "assign"]
+    steps = ops(action(bmv2, before["actions"][0]))
+    # copy-in of the inout argument, the body, the return value, copy-out
+    assert [p[0] for p in steps] == ["assign", "assign", "assign", "assign"]
+    assert steps[0][1][1] == field("scalars", "meta.x")
+    assert steps[3][1][0] == field("scalars", "meta.x")
 
 
 def test_switch_on_value_and_header_equality(compile_p4):
