@@ -86,11 +86,15 @@ class ActionBody:
     def statement(self, stmt: n.Stmt, scope: Scope) -> None:
         ec = ExpressionCompiler(self.lowering, scope, self)
         match stmt:
-            case n.Assign(target=target, value=value):
+            case n.Assign(target=target, value=value, operator=None):
                 lhs = ec.lvalue(target)
                 if isinstance(lhs, Unassigned):
                     raise CompileError("cannot assign to '_'", target.loc)
                 self.assign(ec, lhs, ec.value(value, lhs.type), stmt.loc)
+            case n.Assign(target=target, value=value, operator=operator):
+                lhs = ec.lvalue(target)
+                combined = ec.combine(n.Binary(stmt.loc, operator, target, value), lhs, ec.value(value))
+                self.assign(ec, lhs, ec.coerce(combined, lhs.type, stmt.loc), stmt.loc)
             case n.CallStmt(call=call):
                 self.call_statement(ec, call)
             case n.VarDecl():

@@ -34,6 +34,7 @@ from ina.compiler.values import (
     hexstr,
     mask_of,
     op,
+    read_only,
 )
 
 if TYPE_CHECKING:
@@ -379,7 +380,15 @@ class ExpressionCompiler:
         if e.op in ("&&", "||"):
             return self._logical(e)
         left = self.value(e.left)
-        right = self.value(e.right)
+        if has_calls(e.right) and hasattr(self.effects, "assign") and not isinstance(left, Const):
+            # left to right: the left operand is read before the right side's call can change it
+            snapshot = self.effects.temporary(left.type, "tmp")  # type: ignore[union-attr]
+            self.effects.assign(self, snapshot, left, e.loc)  # type: ignore[union-attr]
+            left = read_only(snapshot)
+        return self.combine(e, left, self.value(e.right))
+
+    def combine(self, e: n.Binary, left: Value, right: Value) -> Value:
+        """`left op right` on already evaluated operands (also used by compound assignment)."""
         if e.op in ("==", "!=") and isinstance(left.type, t.StructLike | t.Stack):
             equal = self._aggregate_equal(left, right, e)
             if e.op == "==":

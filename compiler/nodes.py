@@ -236,6 +236,7 @@ class Stmt(Node):
 class Assign(Stmt):
     target: Expr
     value: Expr
+    operator: str | None = None  # compound assignment (`+=` -> "+"): the target is evaluated once
 
 
 @dataclass

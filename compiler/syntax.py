@@ -441,7 +441,7 @@ class _ToAst(Transformer):
     def compound_assign(self, meta, items):
         target, operator, value = items
         loc = self._loc(meta)
-        return n.Assign(loc, target, n.Binary(loc, str(operator)[:-1], target, value))
+        return n.Assign(loc, target, value, str(operator)[:-1])
 
     def call_stmt(self, meta, items):
         func, targs, args = items
