@@ -79,7 +79,12 @@ class StateBody(ActionBody):
     def packet_call(self, packet: PacketObject, name: str, call: n.Call) -> Any:
         ec = ExpressionCompiler(self.lowering, self._scope, self)
         if packet.kind == "packet_in" and name == "lookahead":
-            return None  # a lookahead whose value is unused reads nothing
+            # the value is unused, but the packet must still be long enough (else PacketTooShort)
+            if not call.type_args:
+                raise CompileError("lookahead needs a type, e.g. lookahead<bit<8>>()", call.loc)
+            vtype = self.lowering.model.resolve(call.type_args[0], scope=self._scope)
+            width = t.width_of(vtype)
+            return self.lookahead(t.Bits(width) if not isinstance(vtype, t.Header) else vtype, call.loc)
         if packet.kind != "packet_in" or name not in ("extract", "advance", "length"):
             raise CompileError(f"{packet.kind}.{name} cannot be called in a parser", call.loc)
         if name == "length":

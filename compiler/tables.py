@@ -253,8 +253,11 @@ class TableLowering:
                                    f"'{self.table.local_name}'", entry.action.loc)
             action = self.lowering.table_action(binding, self.bound.get(binding.qualified_name))
             data = self._action_data(binding, entry.action.args or [], entry.loc)
-            if entry.priority is not None:
+            annotated = n.find_annotation(entry.annotations, "priority")
+            if entry.priority is not None:  # P4's `priority = N`: larger wins; BMv2: smaller wins
                 priority = top - int(self.ec.constant(entry.priority).value) + 1
+            elif annotated is not None and annotated.body:  # p4c's @priority(N) is BMv2's number
+                priority = int(annotated.body.strip(), 0)
             else:
                 priority = number
             entries.append({"source_info": _source(entry.loc, "entry"), "match_key": match_key,
