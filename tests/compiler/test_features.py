@@ -319,3 +319,30 @@ def test_union_stack_with_constant_indices(compile_p4):
         {"op": "extract", "parameters": [{"type": "regular", "value": "u[0].byte"}]},
         {"op": "extract", "parameters": [{"type": "regular", "value": "u[1].short"}]}]
     assert bmv2["deparsers"][0]["order"] == ["kind", "u[0].byte", "u[0].short", "u[1].byte", "u[1].short"]
+
+
+# ---- calling conventions (tests/p4/call_semantics.p4)
+def _hidden_action_assigning(bmv2: dict, value: str) -> list:
+    return next(ops(a) for a in bmv2["actions"] if any(
+        p[0] == "assign" and p[1][1] == hexv(value) for p in ops(a)))
+
+
+def test_inout_argument_copied_in_and_out(compile_p4):
+    steps = _hidden_action_assigning(compile_p4("call_semantics").bmv2, "0x18")
+    c = field("scalars", "meta.c")
+    copies = [p for p in steps if p[0] == "assign" and c in p[1]]
+    # c = 12; then per call: copy-in (temp = c), c = 24, copy-out (c = temp)
+    assert [p[1].index(c) for p in copies] == [0, 1, 0, 0, 1, 0, 0]
+
+
+def test_exit_inside_called_action_skips_the_rest(compile_p4):
+    steps = _hidden_action_assigning(compile_p4("call_semantics").bmv2, "0xdd")
+    names = [p[0] for p in steps]
+    assert names[0] == "assign" and steps[0][1][0] == field("scalars", "exit_flag")  # cleared first
+    exit_at = names.index("exit")
+    assert steps[exit_at + 1] == ("assign", [field("scalars", "exit_flag"), hexv("0x01")])
+    dead = next(i for i, p in enumerate(steps) if p[0] == "assign" and p[1][1] == hexv("0xee"))
+    assert names[exit_at + 2] == "_jump" and int(steps[exit_at + 2][1][0]["value"], 16) == dead + 1
+    guard = names.index("_jump_if_zero")
+    assert steps[guard - 1][1][0] == field("h", "a")  # the copy-out runs before the guard
+    assert steps[guard + 1] == ("assign", [field("h", "b"), hexv("0xdd")])
