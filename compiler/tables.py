@@ -149,7 +149,9 @@ class TableLowering:
             name_annotation = n.find_annotation(element.annotations, "name")
             name = name_annotation.string() if name_annotation else key_name(element.expr)
             target, mask, width = self._key_target(value, element)
-            keys_json.append({"match_type": kind, "name": name, "target": target, "mask": mask})
+            # BMv2 has no optional match type: p4c writes such keys as ternary (P4Info keeps OPTIONAL)
+            json_kind = "ternary" if kind == "optional" else kind
+            keys_json.append({"match_type": json_kind, "name": name, "target": target, "mask": mask})
             infos.append(KeyInfo(name, width, kind, element.annotations))
             kinds.append(kind)
         if kinds.count("lpm") > 1:

@@ -1,6 +1,7 @@
 """One program per language feature (tests/p4/*.p4): the JSON and P4Info pieces that carry it."""
 
 from compiler_helpers import action, state, table
+from p4.config.v1 import p4info_pb2
 
 
 def ops(act: dict) -> list:
@@ -346,3 +347,28 @@ def test_exit_inside_called_action_skips_the_rest(compile_p4):
     guard = names.index("_jump_if_zero")
     assert steps[guard - 1][1][0] == field("h", "a")  # the copy-out runs before the guard
     assert steps[guard + 1] == ("assign", [field("h", "b"), hexv("0xdd")])
+
+
+def test_optional_and_range_keys(compile_text):
+    from test_errors import program
+
+    result = compile_text(program("t.apply();", """
+        action a(bit<8> v) { hdr.h.a = v; }
+        table t {
+            key = { hdr.h.a: optional; hdr.h.b: range; }
+            actions = { a; }
+            const entries = {
+                (1, 10 .. 20): a(1);
+                (_, _): a(2);
+            }
+        }"""))
+    t = table(result.bmv2, "I.t")
+    assert [k["match_type"] for k in t["key"]] == ["ternary", "range"]  # BMv2 has no optional
+    assert t["match_type"] == "range"
+    assert [e["match_key"] for e in t["entries"]] == [
+        [{"match_type": "ternary", "key": "0x01", "mask": "0xff"},
+         {"match_type": "range", "start": "0x000a", "end": "0x0014"}],
+        [{"match_type": "ternary", "key": "0x00", "mask": "0x00"},
+         {"match_type": "range", "start": "0x0000", "end": "0xffff"}]]
+    fields = result.p4info.tables[0].match_fields
+    assert [f.match_type for f in fields] == [p4info_pb2.MatchField.OPTIONAL, p4info_pb2.MatchField.RANGE]
