@@ -83,13 +83,27 @@ def _syntax_error(error: lark.exceptions.UnexpectedInput, source: Preprocessed) 
     location = source.locate(getattr(error, "line", 0) or 0, getattr(error, "column", 0) or 0)
     if isinstance(error, lark.exceptions.UnexpectedToken):
         token = error.token
+        hint = _expected_hint(error.expected)
         if token.type == "$END":
-            return CompileError("syntax error: unexpected end of file", location)
-        return CompileError(f"syntax error: unexpected '{token.value}'", location)
+            return CompileError(f"syntax error: unexpected end of file{hint}", location)
+        return CompileError(f"syntax error: unexpected '{token.value}'{hint}", location)
     if isinstance(error, lark.exceptions.UnexpectedCharacters):
         char = source.text[error.pos_in_stream] if error.pos_in_stream < len(source.text) else "?"
         return CompileError(f"syntax error: unexpected character '{char}'", location)
     return CompileError("syntax error", location)
+
+
+_TOKEN_SPELLING = {"SEMICOLON": "';'", "RPAR": "')'", "RBRACE": "'}'", "RSQB": "']'", "COMMA": "','",
+                   "COLON": "':'", "EQUAL": "'='", "LPAR": "'('", "LBRACE": "'{'", "GT": "'>'",
+                   "IDENT": "a name"}
+
+
+def _expected_hint(expected: set[str]) -> str:
+    """`; expected ';'` when the parser wanted one of a few spelled-out tokens."""
+    words = sorted(_TOKEN_SPELLING[t] for t in expected if t in _TOKEN_SPELLING)
+    if not words or len(words) != len(expected) or len(words) > 3:
+        return ""
+    return "; expected " + " or ".join(words)
 
 
 def literal_base(text: str) -> int:

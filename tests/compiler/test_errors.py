@@ -154,3 +154,8 @@ def test_error_inside_macro_expansion_points_at_use(compile_text):
     source = program("SET(nosuch)", "#define SET(x) hdr.h.a = x;\n")
     error = error_of(compile_text, source)
     assert error.line == BODY_LINE + 1 and error.message == "unknown identifier 'nosuch'"
+
+
+def test_syntax_error_names_the_missing_token(compile_text):
+    error = error_of(compile_text, "#include <v1model.p4>\nheader h_t { bit<8> a }\n")
+    assert (error.line, error.col, error.message) == (2, 23, "syntax error: unexpected '}'; expected ';'")
