@@ -15,7 +15,7 @@ import lark
 from ina.compiler import nodes as n
 from ina.compiler.errors import CompileError, Location
 from ina.compiler.preprocess import Preprocessed
-from lark import Token, Transformer, v_args
+from lark import Token, Transformer
 
 _GRAMMAR = Path(__file__).resolve().parent / "grammar.lark"
 _BASE_TYPE_WORDS = {"bit", "int", "varbit", "void", "bool", "error", "string", "match_kind"}
@@ -129,9 +129,14 @@ def parse_int_literal(text: str) -> tuple[int, int | None, bool]:
 _UNARY_OPS = {"lnot": "!", "bnot": "~", "neg": "-"}
 
 
-@v_args(meta=True)
 class _ToAst(Transformer):
-    """Builds nodes bottom-up; lark's meta gives the position in the expanded text."""
+    """Builds nodes bottom-up; every rule method receives (meta, children), meta giving the
+    position in the expanded text."""
+
+    def _call_userfunc(self, tree, new_children=None):
+        # one direct call per tree node (lark's v_args(meta=True) wraps every call)
+        rule = getattr(self, tree.data)
+        return rule(tree.meta, tree.children if new_children is None else new_children)
 
     def __init__(self, source: Preprocessed):
         super().__init__()
