@@ -44,9 +44,19 @@ class Pipeline:
     tables: list[dict] = field(default_factory=list)
     conditionals: list[dict] = field(default_factory=list)
 
+    action_profiles: list[dict] = field(default_factory=list)
+
+    def add_action_profile(self, profile: Any, lowering: Lowering) -> None:
+        if any(p["name"] == profile.name for p in self.action_profiles):
+            return
+        entry = {"name": profile.name, "id": lowering.next_id("action_profile"), "max_size": profile.extra["size"]}
+        if profile.kind == "action_selector":
+            entry["selector"] = {"algo": profile.extra["algo"], "input": profile.extra["selector_input"]}
+        self.action_profiles.append(entry)
+
     def json(self, pipeline_id: int, init: str | None) -> dict:
         return {"name": self.name, "id": pipeline_id, "init_table": init, "tables": self.tables,
-                "action_profiles": [], "conditionals": self.conditionals}
+                "action_profiles": self.action_profiles, "conditionals": self.conditionals}
 
 
 def qualified(owner: str, decl: n.Decl) -> str:
@@ -323,6 +333,8 @@ class ControlLowering:
         json_table, info = lowering.build(self.lowering.next_id("table"))
         self.lowering.tables_info.append(info)
         self.pipeline.tables.append(json_table)
+        if info.implementation is not None:
+            self.pipeline.add_action_profile(info.implementation, self.lowering)
         fragment = Fragment(json_table["name"], [lambda target: self._link_all(json_table, target)])
         if lowering.key_assignments:
             body = ActionBody(self.lowering, owner)

@@ -14,7 +14,8 @@ from ina.compiler.program import Scope
 if TYPE_CHECKING:
     from ina.compiler.lowering import Lowering
 
-_CTOR_ARGS = {"register": (1,), "counter": (2,), "direct_counter": (1,), "meter": (2,), "direct_meter": (1,)}
+_CTOR_ARGS = {"register": (1,), "counter": (2,), "direct_counter": (1,), "meter": (2,), "direct_meter": (1,),
+              "action_profile": (1,), "action_selector": (3,)}
 
 
 def make_extern(lowering: Lowering, decl: n.Instantiation, ext: n.ExternDecl, scope: Scope, name: str) -> ExternInstance:
@@ -38,6 +39,14 @@ def make_extern(lowering: Lowering, decl: n.Instantiation, ext: n.ExternDecl, sc
         instance.extra["value_type"] = value_type
         instance.extra["bitwidth"] = t.width_of(value_type)
         instance.extra["size"] = _size(ec, decl.args[0])
+    elif kind == "action_profile":
+        instance.extra["size"] = _size(ec, decl.args[0])
+    elif kind == "action_selector":
+        from ina.compiler.externs import HASH_ALGORITHMS
+
+        algo = _enum_member(ec, decl.args[0], "HashAlgorithm")
+        instance.extra["algo"] = HASH_ALGORITHMS[algo]
+        instance.extra["size"] = _size(ec, decl.args[1])
     elif kind in ("counter", "meter"):
         instance.extra["size"] = _size(ec, decl.args[0])
         instance.extra["unit"] = _enum_member(ec, decl.args[1], "CounterType" if kind == "counter" else "MeterType")

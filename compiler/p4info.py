@@ -106,6 +106,8 @@ def build_p4info(lowering: Lowering) -> p4info_pb2.P4Info:
     externs = {kind: [e for e in art.externs if e.kind == kind and (
         not kind.startswith("direct") or e.bound_table is not None)]
         for kind in ("counter", "direct_counter", "meter", "direct_meter", "register")}
+    externs["action_profile"] = [e for e in art.externs if e.kind in ("action_profile", "action_selector")
+                                 and e.extra.get("tables")]
     groups: dict[str, list[tuple[str, list[n.Annotation]]]] = {
         "action": [(a, art.actions[a].annotations) for a in used_actions],
         "table": [(tb.name, tb.annotations) for tb in art.tables],
@@ -139,6 +141,8 @@ def build_p4info(lowering: Lowering) -> p4info_pb2.P4Info:
             message.const_default_action_id = id_of[("action", table.const_default_action)]
         for resource in table.direct_resources:
             message.direct_resource_ids.append(id_of[(resource.kind, resource.name)])
+        if table.implementation is not None:
+            message.implementation_id = id_of[("action_profile", table.implementation.name)]
         message.size = table.size
         if table.is_const:
             message.is_const_table = True
@@ -186,6 +190,13 @@ def build_p4info(lowering: Lowering) -> p4info_pb2.P4Info:
         _preamble(message, id_of[("value_set", name)], name, alias_of["value_set"][name], annots)
         message.match.add(id=1, bitwidth=width, match_type=p4info_pb2.MatchField.EXACT)
         message.size = size
+    for inst in externs["action_profile"]:
+        message = info.action_profiles.add()
+        _preamble(message, id_of[("action_profile", inst.name)], inst.name, alias_of["action_profile"][inst.name],
+                  inst.annotations)
+        message.table_ids.extend(table_ids[name] for name in inst.extra["tables"])
+        message.with_selector = inst.kind == "action_selector"
+        message.size = inst.extra["size"]
     for inst in externs["register"]:
         message = info.registers.add()
         _preamble(message, id_of[("register", inst.name)], inst.name, alias_of["register"][inst.name],

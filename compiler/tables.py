@@ -49,6 +49,7 @@ class TableInfo:
     is_const: bool
     direct_resources: list[ExternInstance] = field(default_factory=list)
     support_timeout: bool = False
+    implementation: ExternInstance | None = None  # action_profile / action_selector
 
 
 @dataclass
@@ -79,6 +80,7 @@ class TableLowering:
         self.ec = ExpressionCompiler(lowering, table.scope)
         self.key_assignments: list[tuple[Value, Value, Location]] = []
         self.bound: dict[str, tuple[list[n.Arg], Scope]] = {}
+        self.selector_keys: list[dict] = []
 
     def build(self, table_id: int) -> tuple[dict, TableInfo]:
         decl = self.decl
@@ -87,9 +89,7 @@ class TableLowering:
         size = DEFAULT_SIZE
         if "size" in props:
             size = int(self.ec.constant(props["size"].value).value)
-        if "implementation" in props:
-            raise CompileError("table implementations (action_profile, action_selector) are not supported "
-                               "by ina's compiler yet", props["implementation"].loc)
+        implementation = self._implementation(props.get("implementation"))
         actions, infos = self._actions()
         default_name, default_args, default_const, default_loc = self._default_action(props)
         if default_name not in {a.name for a in infos}:
@@ -125,13 +125,26 @@ class TableLowering:
                 "action_entry_const": default_const,
             },
         }
+        if implementation is not None:
+            # like p4c: an indirect table's default action is the control plane's business
+            table["type"] = "indirect_ws" if implementation.kind == "action_selector" else "indirect"
+            table["action_profile"] = implementation.name
+            del table["default_entry"]
+            selector_input = [{"type": "field", "value": k["target"]} for k in self.selector_keys]
+            if implementation.kind == "action_selector" and not selector_input:
+                raise CompileError(f"table '{self.table.local_name}' uses an action_selector but has no "
+                                   "selector key", props["implementation"].loc)
+            implementation.extra.setdefault("tables", []).append(self.table.name)
+            implementation.extra["selector_input"] = selector_input
+        elif self.selector_keys:
+            raise CompileError("selector keys need an action_selector implementation", self.decl.loc)
         if decl.entries is not None:
             table["entries"] = self._entries(kinds, keys_info, actions)
         for d in direct:
             d.bound_table = self.table.name
         info = TableInfo(self.table.name, decl.annotations, keys_info, infos, size,
                          default_name if default_const else None, decl.entries is not None and decl.const_entries,
-                         direct, support_timeout)
+                         direct, support_timeout, implementation)
         return table, info
 
     # ---- keys
@@ -139,10 +152,12 @@ class TableLowering:
         keys_json, infos, kinds = [], [], []
         for element in self.decl.keys or []:
             kind = element.match_kind
+            if kind == "selector":
+                value = self.ec.value(element.expr)
+                target, _, _ = self._key_target(value, element)
+                self.selector_keys.append({"target": target})
+                continue
             if kind not in MATCH_KINDS:
-                if kind == "selector":
-                    raise CompileError("selector keys need an action_selector implementation, which ina's "
-                                       "compiler does not support yet", element.loc)
                 raise CompileError(f"unknown match kind '{kind}' (use exact, lpm, ternary, range or optional)",
                                    element.loc)
             value = self.ec.value(element.expr)
@@ -311,6 +326,21 @@ class TableLowering:
         else:
             lo = hi = const(key)
         return {"match_type": "range", "start": hx(lo), "end": hx(hi)}
+
+    def _implementation(self, prop: n.TableProperty | None) -> ExternInstance | None:
+        if prop is None:
+            return None
+        if isinstance(prop.value, n.CtorCall):
+            annotation = n.find_annotation(prop.annotations, "name")
+            name = annotation.string() if annotation and annotation.string() else f"{self.table.name}_profile"
+            decl = n.Instantiation(prop.loc, name.lstrip("."), [], prop.value.type_name, prop.value.type_args,
+                                   prop.value.args)
+            value = self.lowering.instantiate(decl, self.table.scope, "")
+        else:
+            value = self.ec.compile(prop.value)
+        if not isinstance(value, ExternInstance) or value.kind not in ("action_profile", "action_selector"):
+            raise CompileError("a table implementation must be an action_profile or action_selector", prop.loc)
+        return value
 
     def _direct_resources(self, props: dict[str, n.TableProperty]) -> list[ExternInstance]:
         result = []

@@ -108,11 +108,17 @@ def test_write_to_constant(compile_text):
     assert error.message == "cannot assign to 'K': it is read-only"
 
 
-def test_unsupported_action_profile_is_named(compile_text):
-    error = error_of(compile_text, program("t.apply();", "table t { key = { hdr.h.a: exact; } actions = { NoAction; } "
-                                                          "implementation = action_profile(32w128); }"))
-    assert error.message == ("table implementations (action_profile, action_selector) are not supported by ina's "
-                             "compiler yet")
+def test_unsupported_extern_is_named(compile_text):
+    source = program("c.tick();", "Ticker() c;").replace("header h_t", "extern Ticker { Ticker(); void tick(); }\nheader h_t")
+    error = error_of(compile_text, source)
+    assert error.message == "extern Ticker is not supported by ina's compiler"
+
+
+def test_runtime_index_into_union_stack_is_named(compile_text):
+    source = program("hdr.u[hdr.h.a].x.setValid();").replace(
+        "struct headers { h_t h; }", "header x_t { bit<8> v; }\nheader_union u_t { x_t x; }\nstruct headers { h_t h; u_t[2] u; }")
+    error = error_of(compile_text, source)
+    assert error.message == "run-time indices into header union stacks are not supported by ina's compiler"
 
 
 def test_table_apply_inside_action_is_rejected(compile_text):

@@ -372,3 +372,36 @@ def test_optional_and_range_keys(compile_text):
          {"match_type": "range", "start": "0x0000", "end": "0xffff"}]]
     fields = result.p4info.tables[0].match_fields
     assert [f.match_type for f in fields] == [p4info_pb2.MatchField.OPTIONAL, p4info_pb2.MatchField.RANGE]
+
+
+def test_action_profile_and_selector(compile_text):
+    from test_errors import program
+
+    result = compile_text(program("t1.apply(); t2.apply();", """
+        action a(bit<9> port) { sm.egress_spec = port; }
+        action_selector(HashAlgorithm.crc16, 32w64, 32w14) sel;
+        table t1 {
+            key = { hdr.h.a: exact; }
+            actions = { a; NoAction; }
+            implementation = action_profile(32w128);
+        }
+        table t2 {
+            key = { hdr.h.a: exact; hdr.h.b: selector; }
+            actions = { a; NoAction; }
+            implementation = sel;
+        }"""))
+    ingress = result.bmv2["pipelines"][0]
+    assert ingress["action_profiles"] == [
+        {"name": "I.t1_profile", "id": 0, "max_size": 128},
+        {"name": "I.sel", "id": 1, "max_size": 64,
+         "selector": {"algo": "crc16", "input": [field("h", "b")]}}]
+    t1, t2 = table(result.bmv2, "I.t1"), table(result.bmv2, "I.t2")
+    assert (t1["type"], t1["action_profile"], "default_entry" in t1) == ("indirect", "I.t1_profile", False)
+    assert (t2["type"], [k["name"] for k in t2["key"]]) == ("indirect_ws", ["hdr.h.a"])
+    profiles = {p.preamble.name: p for p in result.p4info.action_profiles}
+    tables = {t.preamble.name: t for t in result.p4info.tables}
+    assert profiles["I.sel"].with_selector and profiles["I.sel"].size == 64
+    assert list(profiles["I.sel"].table_ids) == [tables["I.t2"].preamble.id]
+    assert tables["I.t2"].implementation_id == profiles["I.sel"].preamble.id
+    assert profiles["I.sel"].preamble.id >> 24 == 0x11
+    assert [f.name for f in tables["I.t2"].match_fields] == ["hdr.h.a"]
