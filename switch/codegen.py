@@ -1,0 +1,595 @@
+"""BMv2 JSON compiled once, at load time, into Python source: the switch's per-packet fast path.
+
+Every parser state, action, table, conditional, checksum and the deparser becomes a small Python
+function over the packet list `P` (see layout.py). Byte-aligned headers are extracted and emitted
+with precompiled `struct.Struct` objects; other headers with one big-int conversion and shifts.
+Tables are looked up through the objects of tables.py; registers are plain lists.
+With `trace=True` the same functions also call `_log` at each step (the switch's packet log).
+"""
+
+import struct
+from dataclasses import dataclass, field
+
+from ina.switch.errors import PipelineError
+from ina.switch.expressions import ExpressionCompiler, hexint, unwrap
+from ina.switch.layout import HeaderLayout, Layout
+
+STRUCT_CODES = {(8, False): "B", (16, False): "H", (32, False): "I", (64, False): "Q",
+                (8, True): "b", (16, True): "h", (32, True): "i", (64, True): "q"}  # fmt: skip
+
+
+@dataclass
+class Generated:
+    """Python source plus the objects its namespace needs, ready to exec."""
+
+    lines: list[str] = field(default_factory=list)
+    namespace: dict = field(default_factory=dict)
+
+    def emit(self, line: str = "", indent: int = 0) -> None:
+        self.lines.append("    " * indent + line)
+
+
+def ident(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text)
+
+
+class CodeGenerator:
+    """Emits the source; `source()` returns it once every part has been generated."""
+
+    def __init__(self, program: dict, layout: Layout, drop_port: int, trace: bool = False):
+        self.program = program
+        self.layout = layout
+        self.expr = ExpressionCompiler(layout)
+        self.drop_port = drop_port
+        self.trace = trace
+        self.out = Generated()
+        # Helpers (header codecs, calculations) are generated on first use, possibly while another
+        # function is being emitted, so they go to a separate buffer placed first in the source.
+        self.pre = Generated(namespace=self.out.namespace)
+        self.errors = {name: code for name, code in program.get("errors", [])}
+        self.actions = {a["id"]: a for a in program.get("actions", [])}
+        self.sm = layout.header("standard_metadata") if "standard_metadata" in layout.headers else None
+        self.uses_exit = any(
+            p["op"] == "exit" for a in program.get("actions", []) for p in a.get("primitives", [])
+        )
+        self.header_types: dict[str, str] = {}  # header type name -> generated extractor suffix
+
+    def source(self) -> str:
+        return "\n".join(self.pre.lines + self.out.lines) + "\n"
+
+    def sm_slot(self, name: str) -> int:
+        if self.sm is None:
+            raise PipelineError("the program has no standard_metadata header")
+        return self.sm.slot(name)
+
+    def error_code(self, name: str) -> int:
+        return self.errors.get(name, 0)
+
+    # --- headers -------------------------------------------------------------------------
+    def _codec(self, hl: HeaderLayout) -> str:
+        """Generate extract/emit functions for a header's type; returns their name suffix."""
+        htype = next(h["header_type"] for h in self.program["headers"] if h["name"] == hl.name)
+        if htype in self.header_types:
+            return self.header_types[htype]
+        suffix = ident(htype)
+        self.header_types[htype] = suffix
+        o = self.pre
+        nfields = len(hl.fields)
+        widths = [w for _n, w, _s in hl.fields]
+        if hl.varbit_max:
+            o.emit(f"def ext_{suffix}(P, data, off, b, vl):")
+            o.emit(f"total = {hl.fixed_bits} + vl", 1)
+            o.emit("if vl % 8 or vl > " + str(hl.varbit_max) + ": raise ParserErr(" + str(self.error_code("HeaderTooShort")) + ")", 1)
+            o.emit("end = off + total // 8", 1)
+            o.emit(f"if end > len(data): raise ParserErr({self.error_code('PacketTooShort')})", 1)
+            o.emit("v = int.from_bytes(data[off:end], 'big')", 1)
+            o.emit("shift = total", 1)
+            for k, (_n, w, s) in enumerate(hl.fields):
+                width = "vl" if w < 0 else str(w)
+                o.emit(f"shift -= {width}", 1)
+                value = f"(v >> shift) & ((1 << {width}) - 1)"
+                o.emit(f"P[b + {1 + k}] = {'_two_comp(' + value + ', ' + width + ')' if s else value}", 1)
+            o.emit(f"P[b + {1 + nfields}] = vl", 1)
+            o.emit("P[b] = 1", 1)
+            o.emit("return end", 1)
+            o.emit(f"def emit_{suffix}(P, b):")
+            o.emit(f"vl = P[b + {1 + nfields}]", 1)
+            o.emit("v = 0", 1)
+            for k, (_n, w, _s) in enumerate(hl.fields):
+                width = "vl" if w < 0 else str(w)
+                o.emit(f"v = (v << {width}) | (P[b + {1 + k}] & ((1 << {width}) - 1))", 1)
+            o.emit(f"return v.to_bytes(({hl.fixed_bits} + vl) // 8, 'big')", 1)
+            return suffix
+        total = sum(widths)
+        if total % 8:
+            raise PipelineError(f"header type '{htype}' is {total} bits, not a whole number of bytes")
+        nbytes = total // 8
+        codes = [STRUCT_CODES.get((w, s)) for _n, w, s in hl.fields]
+        short = self.error_code("PacketTooShort")
+        o.emit(f"def ext_{suffix}(P, data, off, b):")
+        o.emit(f"end = off + {nbytes}", 1)
+        o.emit(f"if end > len(data): raise ParserErr({short})", 1)
+        if nfields and all(codes):
+            st = f"S_{suffix}"
+            o.namespace[st] = struct.Struct(">" + "".join(codes))  # type: ignore[arg-type]
+            o.emit(f"P[b + 1:b + {1 + nfields}] = {st}.unpack_from(data, off)", 1)
+        elif nfields:
+            o.emit("v = int.from_bytes(data[off:end], 'big')", 1)
+            shift = total
+            for k, (_n, w, s) in enumerate(hl.fields):
+                shift -= w
+                value = f"(v >> {shift}) & {(1 << w) - 1}" if shift else f"v & {(1 << w) - 1}"
+                o.emit(f"P[b + {1 + k}] = {'_two_comp(' + value + f', {w})' if s else value}", 1)
+        o.emit("P[b] = 1", 1)
+        o.emit("return end", 1)
+        o.emit(f"def emit_{suffix}(P, b):")
+        if nfields and all(codes):
+            o.emit(f"return S_{suffix}.pack(*P[b + 1:b + {1 + nfields}])", 1)
+        else:
+            parts = []
+            shift = total
+            for k, (_n, w, _s) in enumerate(hl.fields):
+                shift -= w
+                term = f"(P[b + {1 + k}] & {(1 << w) - 1})"
+                parts.append(f"({term} << {shift})" if shift else term)
+            o.emit(f"return ({' | '.join(parts) or '0'}).to_bytes({nbytes}, 'big')", 1)
+        return suffix
+
+    def header_codec(self, name: str) -> str:
+        return self._codec(self.layout.header(name))
+
+    # --- primitives ----------------------------------------------------------------------
+    def primitive(self, prim: dict, indent: int) -> list[str]:
+        """Python statements for one action primitive."""
+        op, params = prim["op"], prim.get("parameters", [])
+        e = self.expr
+        lines: list[str] = []
+        if self.trace and op not in ("_jump", "_jump_if_zero"):
+            lines.append(f"_log('    primitive ' + {op!r})")
+        if op in ("assign", "modify_field"):
+            target = params[0]
+            if target["type"] in ("header", "regular") or (
+                target["type"] == "expression" and unwrap(target["value"])["op"] in ("dereference_header_stack", "access_union_header")
+            ):
+                return lines + self._copy_header(target, params[1])
+            if target["type"] == "header_union":
+                return lines + self._copy_union(target["value"], params[1]["value"])
+            if target["type"] == "header_stack":
+                return lines + self._copy_stack(target["value"], params[1]["value"])
+            return [*lines, e.store(target, e.value(params[1]), params[1])]
+        if op in ("assign_header", "copy_header"):
+            return lines + self._copy_header(params[0], params[1])
+        if op == "assign_union":
+            return lines + self._copy_union(params[0]["value"], params[1]["value"])
+        if op in ("assign_header_stack", "assign_union_stack"):
+            return lines + self._copy_stack(params[0]["value"], params[1]["value"])
+        if op == "assign_VL":
+            slot, _w, _s = e.field_ref(params[0])
+            return [*lines, f"P[{slot}] = {e.value(params[1])}"]
+        if op == "add_header":
+            return lines + self._set_valid(params[0])
+        if op == "remove_header":
+            return [*lines, f"P[{e.header_base(params[0])}] = 0"]
+        if op in ("push", "push_front"):
+            return [*lines, f"_push(P, {self._stack_args(params[0]['value'])}, {e.value(params[1])})"]
+        if op in ("pop", "pop_front"):
+            return [*lines, f"_pop(P, {self._stack_args(params[0]['value'])}, {e.value(params[1])})"]
+        if op in ("mark_to_drop", "drop"):
+            return [*lines, f"P[{self.sm_slot('egress_spec')}] = {self.drop_port}", f"P[{self.sm_slot('mcast_grp')}] = 0"]
+        if op == "exit":
+            return [*lines, f"P[{self.layout.hidden['exit']}] = 1"]
+        if op == "no_op":
+            return [*lines, "pass"]
+        if op == "register_read":
+            reg = self._register(params[1]["value"])
+            slot, width, signed = e.field_ref(params[0])
+            value = f"{reg['var']}[{e.value(params[2])}]"
+            if width < reg["bitwidth"] or signed:
+                value = e.truncate(value, width, signed)
+            return [*lines, f"P[{slot}] = {value}"]
+        if op == "register_write":
+            reg = self._register(params[0]["value"])
+            value = e.truncate(e.value(params[2]), reg["bitwidth"], False, params[2])
+            return [*lines, f"{reg['var']}[{e.value(params[1])}] = {value}"]
+        if op == "count":
+            var = self._counter(params[0]["value"])
+            return [*lines, f"i = {e.value(params[1])}", f"{var}[0][i] += 1", f"{var}[1][i] += P[{self.sm_slot('packet_length')}]"]
+        if op == "execute_meter":
+            meter = self._meter(params[0]["value"])
+            return [*lines, e.store(params[2], f"{meter}.execute({e.value(params[1])}, P[{self.sm_slot('packet_length')}])")]
+        if op == "modify_field_rng_uniform":
+            return [*lines, e.store(params[0], f"_randint({e.value(params[1])}, {e.value(params[2])})")]
+        if op == "modify_field_with_hash_based_offset":
+            calc = self.calculation(params[2]["value"])
+            size = e.value(params[3])
+            return [*lines, e.store(params[0], f"{e.value(params[1])} + _mod({calc}(P, b''), {size})")]
+        if op in ("clone_ingress_pkt_to_egress", "clone_egress_pkt_to_egress"):
+            field_list = e.value(params[1]) if len(params) > 1 else "0"
+            return [*lines, f"P[{self.layout.hidden['clone_session']}] = {e.value(params[0])} + 1", f"P[{self.layout.hidden['clone_fields']}] = {field_list}"]
+        if op in ("resubmit", "recirculate"):
+            field_list = e.value(params[0]) if params else "0"
+            return [*lines, f"P[{self.layout.hidden[op]}] = {field_list} + 1"]
+        if op == "truncate":
+            return [*lines, f"P[{self.layout.hidden['truncate']}] = {e.value(params[0])}"]
+        if op == "generate_digest":
+            return [*lines, f"P[{self.layout.hidden['digest']}] = {e.value(params[1])} + 1"]
+        if op == "log_msg":
+            if not self.trace:
+                return [*lines, "pass"]
+            values = params[1]["value"] if len(params) > 1 else []
+            args = ", ".join(e.value(v) for v in values)
+            return [*lines, f"_log_msg({e.value(params[0])}, ({args}{',' if values else ''}))"]
+        if op in ("assert", "assume"):
+            return [*lines, f"if not ({e.value(params[0])}): _assert_failed({op!r})"]
+        raise PipelineError(f"unsupported primitive '{op}'")
+
+    def _copy_header(self, dst: dict, src: dict) -> list[str]:
+        size = self.expr.header_width_fields(dst).size
+        d, s = self.expr.header_base(dst), self.expr.header_base(src)
+        return [f"d = {d}", f"s = {s}", f"P[d:d + {size}] = P[s:s + {size}]"]
+
+    def _copy_union(self, dst: str, src: str) -> list[str]:
+        lines = []
+        for dm, sm in zip(self.layout.unions[dst], self.layout.unions[src], strict=True):
+            lines += self._copy_header({"type": "header", "value": dm}, {"type": "header", "value": sm})
+        return lines
+
+    def _copy_stack(self, dst: str, src: str) -> list[str]:
+        if dst in self.layout.union_stacks:
+            lines = []
+            for du, su in zip(self.layout.union_stacks[dst], self.layout.union_stacks[src], strict=True):
+                lines += self._copy_union(du, su)
+            return lines
+        d, s = self.layout.stacks[dst], self.layout.stacks[src]
+        n = d.stride * len(d.elements)
+        return [f"P[{d.base}:{d.base + n}] = P[{s.base}:{s.base + n}]", f"P[{d.next_slot}] = P[{s.next_slot}]"]
+
+    def _stack_args(self, name: str) -> str:
+        stack = self.layout.stacks.get(name)
+        if stack is None:
+            raise PipelineError(f"push/pop on header union stack '{name}' is not supported")
+        return f"{stack.base}, {stack.stride}, {len(stack.elements)}, {stack.next_slot}"
+
+    def _set_valid(self, target: dict) -> list[str]:
+        hl = self.expr.header_width_fields(target)
+        base = self.expr.header_base(target)
+        n = hl.size - 1
+        lines = [f"b = {base}", f"if not P[b]: P[b + 1:b + {1 + n}] = ZEROS[:{n}]", "P[b] = 1"]
+        if target["type"] == "header" and target["value"] in self.layout.union_of:
+            union = self.layout.union_of[target["value"]]
+            for member in self.layout.unions[union]:
+                if member != target["value"]:
+                    lines.append(f"P[{self.layout.header(member).base}] = 0")
+        return lines
+
+    def _register(self, name: str) -> dict:
+        for reg in self.program.get("register_arrays", []):
+            if reg["name"] == name:
+                return {"var": f"REG_{reg['id']}", "bitwidth": reg["bitwidth"]}
+        raise PipelineError(f"unknown register array '{name}'")
+
+    def _counter(self, name: str) -> str:
+        for c in self.program.get("counter_arrays", []):
+            if c["name"] == name:
+                return f"CNT_{c['id']}"
+        raise PipelineError(f"unknown counter array '{name}'")
+
+    def _meter(self, name: str) -> str:
+        for m in self.program.get("meter_arrays", []):
+            if m["name"] == name:
+                return f"MTR_{m['id']}"
+        raise PipelineError(f"unknown meter array '{name}'")
+
+    # --- calculations (hashes and checksums) -------------------------------------------
+    def calculation(self, name: str) -> str:
+        calc = next((c for c in self.program.get("calculations", []) if c["name"] == name), None)
+        if calc is None:
+            raise PipelineError(f"unknown calculation '{name}'")
+        fn = f"calc_{calc['id']}"
+        if fn in self.out.namespace.get("_defined", set()):
+            return fn
+        self.out.namespace.setdefault("_defined", set()).add(fn)
+        algo = calc["algo"]
+        o = self.pre
+        o.namespace[f"ALGO_{calc['id']}"] = algo
+        o.emit(f"def {fn}(P, payload):")
+        o.emit("v = 0", 1)
+        o.emit("bits = 0", 1)
+        with_payload = False
+        for item in calc["input"]:
+            if item["type"] == "payload":
+                with_payload = True
+                continue
+            if item["type"] == "header":
+                hl = self.layout.header(item["value"])
+                items = [(f"P[{hl.base + 1 + k}]", w) for k, (_n, w, _s) in enumerate(hl.fields)]
+            elif item["type"] == "field":
+                slot, width, _s = self.expr.field_ref(item)
+                items = [(f"P[{slot}]", width)]
+            else:
+                value = hexint(item["value"])
+                width = item.get("bitwidth") or max(8, (len(str(item["value"]).removeprefix("0x")) * 4))
+                items = [(str(value), width)]
+            for source, width in items:
+                o.emit(f"v = (v << {width}) | ({source} & {(1 << width) - 1})", 1)
+                o.emit(f"bits += {width}", 1)
+        o.emit("pad = -bits % 8", 1)
+        o.emit("data = (v << pad).to_bytes((bits + pad) // 8, 'big')", 1)
+        o.emit(f"return ALGORITHMS[ALGO_{calc['id']}](data{' + payload' if with_payload else ''})", 1)
+        return fn
+
+    # --- actions -------------------------------------------------------------------------
+    def action(self, action: dict) -> str:
+        fn = f"act_{action['id']}"
+        o = self.out
+        prims = action.get("primitives", [])
+        o.emit(f"def {fn}(P, A):")
+        if self.trace:
+            o.emit(f"_log('  action ' + {action['name']!r} + (' ' + repr(A) if A else ''))", 1)
+        if not prims:
+            o.emit("pass", 1)
+            return fn
+        if not any(p["op"] in ("_jump", "_jump_if_zero") for p in prims):
+            for prim in prims:
+                for line in self.primitive(prim, 1):
+                    o.emit(line, 1)
+            return fn
+        # Jumps: a small program-counter loop over basic blocks.
+        o.emit("pc = 0", 1)
+        o.emit("while True:", 1)
+        for i, prim in enumerate(prims):
+            o.emit(f"if pc == {i}:", 2)
+            if prim["op"] == "_jump":
+                o.emit(f"pc = {prim['parameters'][0]['value']}; continue", 3)
+            elif prim["op"] == "_jump_if_zero":
+                cond = self.expr.value(prim["parameters"][0])
+                target = prim["parameters"][1]["value"]
+                o.emit(f"pc = {target} if not ({cond}) else {i + 1}; continue", 3)
+            else:
+                for line in self.primitive(prim, 3):
+                    o.emit(line, 3)
+                o.emit(f"pc = {i + 1}", 3)
+        o.emit(f"if pc >= {len(prims)}: return", 2)
+        return fn
+
+    # --- parser --------------------------------------------------------------------------
+    def parser(self, parser: dict) -> str:
+        o = self.out
+        states = {s["name"]: s for s in parser["parse_states"]}
+        names = {name: f"ps_{parser['id']}_{s['id']}" for name, s in states.items()}
+        for state in parser["parse_states"]:
+            o.emit(f"def {names[state['name']]}(P, data, off):")
+            if self.trace:
+                o.emit(f"_log('parser state ' + {state['name']!r})", 1)
+            for op in state.get("parser_ops", []):
+                for line in self._parser_op(op):
+                    o.emit(line, 1)
+            self._transitions(state, names)
+        entry = f"parse_{parser['id']}"
+        o.emit(f"def {entry}(P, data):")
+        o.emit("off = 0", 1)
+        o.emit(f"fn = {names[parser['init_state']]}", 1)
+        o.emit("try:", 1)
+        o.emit("while fn is not None:", 2)
+        o.emit("fn, off = fn(P, data, off)", 3)
+        o.emit("except ParserErr as err:", 1)
+        if self.sm is not None:
+            o.emit(f"P[{self.sm_slot('parser_error')}] = err.code", 2)
+        if self.trace:
+            o.emit("_log('parser error ' + str(err.code))", 2)
+        o.emit("return off", 1)
+        return entry
+
+    def _extract_target(self, param: dict) -> tuple[str, HeaderLayout, list[str]]:
+        """(base source, layout, prelude) for the header an extract writes."""
+        if param["type"] == "regular":
+            hl = self.layout.header(param["value"])
+            return str(hl.base), hl, []
+        if param["type"] == "stack":
+            stack = self.layout.stacks[param["value"]]
+            hl = self.layout.header(stack.elements[0])
+            err = self.error_code("StackOutOfBounds")
+            prelude = [
+                f"i = P[{stack.next_slot}]",
+                f"if i >= {len(stack.elements)}: raise ParserErr({err})",
+                f"P[{stack.next_slot}] = i + 1",
+            ]
+            return f"{stack.base} + i * {stack.stride}", hl, prelude
+        if param["type"] == "union_stack":
+            ustack, member = param["value"]
+            unions = self.layout.union_stacks[ustack]
+            raise PipelineError(f"extract into header union stack '{ustack}' ({len(unions)} unions, member {member}) is not supported")
+        raise PipelineError(f"cannot extract into '{param['type']}'")
+
+    def _parser_op(self, op: dict) -> list[str]:
+        kind, params = op["op"], op.get("parameters", [])
+        e = self.expr
+        if kind in ("extract", "extract_VL"):
+            base, hl, lines = self._extract_target(params[0])
+            suffix = self._codec(hl)
+            lines = list(lines)
+            if kind == "extract_VL":
+                lines.append(f"off = ext_{suffix}(P, data, off, {base}, {e.value(params[1])})")
+            elif hl.varbit_max:
+                lines.append(f"off = ext_{suffix}(P, data, off, {base}, 0)")
+            else:
+                lines.append(f"off = ext_{suffix}(P, data, off, {base})")
+            if self.trace:
+                lines.append(f"_log('  extract ' + {hl.name!r})")
+            return lines
+        if kind == "set":
+            return [e.store(params[0], e.value(params[1]), params[1])]
+        if kind == "verify":
+            return [f"if not ({e.value(params[0])}): raise ParserErr({e.value(params[1])})"]
+        if kind == "shift":
+            return [f"off += {e.value(params[0])}"]
+        if kind == "advance":
+            short = self.error_code("PacketTooShort")
+            return [f"off += ({e.value(params[0])}) // 8",
+                    f"if off > len(data): raise ParserErr({short})"]
+        if kind == "primitive":
+            return self.primitive(params[0], 1) if params else []
+        raise PipelineError(f"unsupported parser operation '{kind}'")
+
+    def _key_width(self, key: dict) -> int:
+        if key["type"] == "lookahead":
+            return key["value"][1]
+        if key["type"] in ("field", "stack_field"):
+            return self.expr.field_ref(key)[1]
+        raise PipelineError(f"unsupported parser transition key '{key['type']}'")
+
+    def _transitions(self, state: dict, names: dict[str, str]) -> None:
+        o = self.out
+        keys = state.get("transition_key", [])
+        if keys:
+            if len(keys) == 1:
+                o.emit(f"k = {self.expr.value(keys[0])}", 1)
+            else:
+                parts = []
+                shift = 0
+                for key in reversed(keys):
+                    width = (self._key_width(key) + 7) // 8 * 8
+                    value = f"({self.expr.value(key)} & {(1 << width) - 1})"
+                    parts.append(f"({value} << {shift})" if shift else value)
+                    shift += width
+                o.emit(f"k = {' | '.join(reversed(parts))}", 1)
+        for t in state.get("transitions", []):
+            target = names[t["next_state"]] if t.get("next_state") else "None"
+            kind = t["type"]
+            if kind == "default":
+                o.emit(f"return {target}, off", 1)
+                return
+            if kind == "hexstr":
+                value = hexint(t["value"])
+                if t.get("mask"):
+                    mask = hexint(t["mask"])
+                    o.emit(f"if k & {mask} == {value & mask}: return {target}, off", 1)
+                else:
+                    o.emit(f"if k == {value}: return {target}, off", 1)
+            elif kind == "parse_vset":
+                mask = hexint(t["mask"]) if t.get("mask") else -1
+                o.emit(f"if _vset_match(VSETS[{t['value']!r}], k, {mask}): return {target}, off", 1)
+            else:
+                raise PipelineError(f"unsupported transition type '{kind}'")
+        o.emit("return None, off", 1)
+
+    # --- pipelines -----------------------------------------------------------------------
+    def pipeline(self, pipe: dict, tables: dict) -> str:
+        """Generate the pipeline's nodes; `tables` receives name -> (table json, node fn name)."""
+        o = self.out
+        pid = pipe["id"]
+        node_names: dict[str, str] = {}
+        for t in pipe.get("tables", []):
+            node_names[t["name"]] = f"tbl_{pid}_{t['id']}"
+        for c in pipe.get("conditionals", []):
+            node_names[c["name"]] = f"cond_{pid}_{c['id']}"
+        action_sets = pipe.get("action_profiles", [])
+        if action_sets:
+            raise PipelineError("action profiles and selectors are not supported by ina's switch yet")
+
+        def ref(name: str | None) -> str:
+            return node_names[name] if name else "None"
+
+        exit_check = f"if P[{self.layout.hidden['exit']}]: return None" if self.uses_exit else None
+        for t in pipe.get("tables", []):
+            fn = node_names[t["name"]]
+            var = f"TABLE_{pid}_{t['id']}"
+            tables[t["name"]] = (t, fn, var)
+            o.emit(f"def {fn}(P):")
+            keys = t.get("key", [])
+            if keys:
+                parts = []
+                for k in keys:
+                    if k["match_type"] == "valid":
+                        source = f"P[{self.layout.header(k['target']).base}]"
+                    else:
+                        source = f"P[{self.expr.field_ref({'type': 'field', 'value': k['target']})[0]}]"
+                        if k.get("mask"):
+                            source = f"({source} & {hexint(k['mask'])})"
+                    parts.append(source)
+                o.emit(f"e = {var}.lookup(({', '.join(parts)},))", 1)
+                o.emit("hit = e is not None", 1)
+                o.emit(f"if not hit: e = {var}.default", 1)
+                if t.get("with_counters"):
+                    o.emit(f"else: e.packets += 1; e.bytes += P[{self.sm_slot('packet_length')}]", 1)
+                if t.get("direct_meters"):
+                    meter = self._meter(t["direct_meters"])
+                    target = next(m for m in self.program["meter_arrays"] if m["name"] == t["direct_meters"])
+                    if target.get("result_target"):
+                        field_obj = {"type": "field", "value": target["result_target"]}
+                        length = f"P[{self.sm_slot('packet_length')}]"
+                        color = self.expr.store(field_obj, f"{meter}.execute_entry(e, {length})")
+                        o.emit(f"if hit: {color}", 1)
+            else:
+                o.emit(f"e = {var}.default", 1)
+                o.emit("hit = False", 1)
+            if self.trace:
+                o.emit(f"_log('table ' + {t['name']!r} + (' hit ' + repr(e.match) if hit else ' miss') + ' -> ' + e.action.name)", 1)
+            o.emit("e.fn(P, e.args)", 1)
+            if exit_check:
+                o.emit(exit_check, 1)
+            nxt = t.get("next_tables", {})
+            if "__HIT__" in nxt or "__MISS__" in nxt:
+                o.emit(f"return {ref(nxt.get('__HIT__'))} if hit else {ref(nxt.get('__MISS__'))}", 1)
+            else:
+                o.emit("return e.next_node", 1)
+        for c in pipe.get("conditionals", []):
+            fn = node_names[c["name"]]
+            o.emit(f"def {fn}(P):")
+            cond = self.expr.value(c["expression"])
+            if self.trace:
+                o.emit(f"r = bool({cond})", 1)
+                o.emit(f"_log('condition ' + {c['name']!r} + ' is ' + str(r))", 1)
+                o.emit(f"return {ref(c.get('true_next'))} if r else {ref(c.get('false_next'))}", 1)
+            else:
+                o.emit(f"return {ref(c.get('true_next'))} if {cond} else {ref(c.get('false_next'))}", 1)
+        entry = f"pipe_{pid}"
+        o.emit(f"def {entry}(P):")
+        o.emit(f"n = {ref(pipe.get('init_table'))}", 1)
+        o.emit("while n is not None:", 1)
+        o.emit("n = n(P)", 2)
+        return entry
+
+    # --- checksums and deparser ----------------------------------------------------------
+    def checksums(self, payload_var: str = "payload") -> tuple[str, str]:
+        o = self.out
+        verify, update = "verify_checksums", "update_checksums"
+        for name, flag in ((verify, "verify"), (update, "update")):
+            o.emit(f"def {name}(P, {payload_var}):")
+            o.emit("pass", 1)
+            for ck in self.program.get("checksums", []):
+                if not ck.get(flag, flag == "update" if "update" not in ck else False):
+                    continue
+                calc = self.calculation(ck["calculation"])
+                target = {"type": "field", "value": ck["target"]}
+                slot, width, _s = self.expr.field_ref(target)
+                cond = self.expr.value(ck["if_cond"]) if ck.get("if_cond") else "True"
+                o.emit(f"if {cond}:", 1)
+                value = f"{calc}(P, {payload_var}) & {(1 << width) - 1}"
+                if flag == "verify":
+                    o.emit(f"if {value} != P[{slot}]: P[{self.sm_slot('checksum_error')}] = 1", 2)
+                else:
+                    o.emit(f"P[{slot}] = {value}", 2)
+        return verify, update
+
+    def deparser(self, deparser: dict) -> str:
+        o = self.out
+        fn = f"deparse_{deparser['id']}"
+        o.emit(f"def {fn}(P):")
+        o.emit("out = []", 1)
+        for name in deparser.get("order", []):
+            if name in self.layout.stacks:
+                stack = self.layout.stacks[name]
+                hl = self.layout.header(stack.elements[0])
+                suffix = self._codec(hl)
+                for i in range(len(stack.elements)):
+                    base = stack.base + i * stack.stride
+                    o.emit(f"if P[{base}]: out.append(emit_{suffix}(P, {base}))", 1)
+                continue
+            members = self.layout.unions.get(name, (name,))
+            for member in members:
+                hl = self.layout.header(member)
+                suffix = self._codec(hl)
+                o.emit(f"if P[{hl.base}]: out.append(emit_{suffix}(P, {hl.base}))", 1)
+        o.emit("return b''.join(out)", 1)
+        return fn

@@ -1,0 +1,228 @@
+"""The v1model data plane: one packet in, every packet out, with simple_switch's traffic manager.
+
+After ingress: I2E clone, digest, resubmit, then multicast (one copy per (port, rid) replica),
+drop when egress_spec is the drop port, else unicast. After egress: E2E clone, drop,
+recirculate, else deparse and transmit. The per-packet work itself is the generated code of
+pipeline.py; this module only moves packets between its stages.
+"""
+
+import time
+from collections import Counter as Tally
+from collections import deque
+from collections.abc import Callable
+
+from ina.switch.errors import PipelineError
+from ina.switch.pipeline import Pipeline, load_pipeline
+from ina.switch.replication import CloneSessions, Multicast
+from ina.switch.runtime import AssertionFailed
+
+NORMAL, INGRESS_CLONE, EGRESS_CLONE, RECIRC, REPLICATION, RESUBMIT = 0, 1, 2, 4, 5, 6
+MAX_REENTRY = 16  # resubmits/recirculations/clones one packet may cause, as a loop guard
+MAX_PACKET = 65535
+
+
+class DirectCounterView:
+    """Direct counters live in table entries; this reads and writes them by entry handle."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def read(self, handle: int) -> tuple[int, int]:
+        entry = self.table.entry(handle)
+        return entry.packets, entry.bytes
+
+    def write(self, handle: int, packets: int, bytes_: int) -> None:
+        entry = self.table.entry(handle)
+        entry.packets, entry.bytes = packets, bytes_
+
+
+class Switch:
+    def __init__(self, device_id: int = 0, cpu_port: int | None = None, drop_port: int = 511,
+                 log: Callable[[str], None] | None = None):
+        self.device_id = device_id
+        self.cpu_port = cpu_port
+        self.drop_port = drop_port
+        self.log = log
+        self.pipeline: Pipeline | None = None
+        self.multicast = Multicast()
+        self.clone = CloneSessions()
+        self.digests: deque[tuple[str, list[int]]] = deque(maxlen=65536)
+        self.stats: Tally[str] = Tally()
+        self._start = time.monotonic()
+
+    # --- pipeline ------------------------------------------------------------------------
+    def load(self, program: dict) -> None:
+        """Compile and install a BMv2 JSON program; on error the running one stays."""
+        pipeline = load_pipeline(program, self.drop_port, self.log)
+        if "standard_metadata" not in pipeline.layout.headers:
+            raise PipelineError("the program has no standard_metadata header (not a v1model program?)")
+        self.pipeline = pipeline
+        self.multicast = Multicast()
+        self.clone = CloneSessions()
+        self.digests.clear()
+
+    @property
+    def tables(self) -> dict:
+        return self.pipeline.tables if self.pipeline else {}
+
+    @property
+    def registers(self) -> dict:
+        return self.pipeline.registers if self.pipeline else {}
+
+    @property
+    def counters(self) -> dict:
+        return self.pipeline.counters if self.pipeline else {}
+
+    @property
+    def meters(self) -> dict:
+        return self.pipeline.meters if self.pipeline else {}
+
+    @property
+    def direct_counters(self) -> dict[str, DirectCounterView]:
+        if not self.pipeline:
+            return {}
+        return {
+            c["binding"]: DirectCounterView(self.pipeline.tables[c["binding"]])
+            for c in self.pipeline.program.get("counter_arrays", [])
+            if c.get("is_direct")
+        }
+
+    # --- packets -------------------------------------------------------------------------
+    def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
+        """Run one packet through the switch; returns (port, bytes) for every packet sent."""
+        self.stats["rx"] += 1
+        pipeline = self.pipeline
+        if pipeline is None:
+            self.stats["dropped_no_pipeline"] += 1
+            return []
+        if len(data) > MAX_PACKET:
+            self.stats["dropped_oversize"] += 1
+            self._trace(f"drop: packet of {len(data)} bytes is larger than {MAX_PACKET}")
+            return []
+        out: list[tuple[int, bytes]] = []
+        try:
+            self._ingress(pipeline, port, bytes(data), NORMAL, (), out, 0)
+        except (IndexError, AssertionFailed, ZeroDivisionError, ValueError, OverflowError) as err:
+            self.stats["dropped_error"] += 1
+            self._trace(f"drop: {err}")
+            return []
+        self.stats["tx"] += len(out)
+        return out
+
+    def _trace(self, message: str) -> None:
+        if self.log is not None:
+            self.log(message)
+
+    def _now_us(self) -> int:
+        return int((time.monotonic() - self._start) * 1e6)
+
+    def _ingress(self, pl: Pipeline, port: int, data: bytes, itype: int,
+                 preserved: tuple, out: list, depth: int) -> None:
+        s = pl.slots
+        P = pl.template[:]
+        P[s["ingress_port"]] = port
+        P[s["packet_length"]] = len(data)
+        P[s["instance_type"]] = itype
+        P[s["ingress_global_timestamp"]] = self._now_us()
+        for slot, value in preserved:
+            P[slot] = value
+        if self.log:
+            self._trace(f"packet in: port {port}, {len(data)} bytes, instance type {itype}")
+        off = pl.parse(P, data)
+        payload = data[off:]
+        if P[s["parser_error"]]:
+            self.stats["parser_errors"] += 1
+        pl.verify_checksums(P, payload)
+        pl.ingress(P)
+        hidden = pl.layout.hidden
+        if P[hidden["clone_session"]] and depth < MAX_REENTRY:
+            self._clone(pl, P, data, INGRESS_CLONE, out, depth)
+        if P[hidden["digest"]]:
+            name, slots = pl.learn_lists.get(P[hidden["digest"]] - 1, ("", []))
+            self.digests.append((name, [P[x] for x in slots]))
+        if P[hidden["resubmit"]]:
+            if depth < MAX_REENTRY:
+                kept = self._preserve(pl, P, P[hidden["resubmit"]] - 1)
+                self._trace("resubmit")
+                self._ingress(pl, port, data, RESUBMIT, kept, out, depth + 1)
+            return
+        mgid = P[s["mcast_grp"]]
+        if mgid:
+            replicas = self.multicast.replicas(mgid)
+            if not replicas:
+                self.stats["dropped_empty_group"] += 1
+                self._trace(f"drop: multicast group {mgid} has no replicas")
+            for eport, rid in replicas:
+                Q = P[:]
+                Q[s["egress_port"]] = eport
+                Q[s["egress_rid"]] = rid
+                Q[s["instance_type"]] = REPLICATION
+                self._egress(pl, Q, payload, out, depth)
+            return
+        if P[s["egress_spec"]] == self.drop_port:
+            self.stats["dropped"] += 1
+            self._trace("drop: egress_spec is the drop port (mark_to_drop)")
+            return
+        P[s["egress_port"]] = P[s["egress_spec"]]
+        self._egress(pl, P, payload, out, depth)
+
+    def _egress(self, pl: Pipeline, P: list, payload: bytes, out: list, depth: int) -> None:
+        s, hidden = pl.slots, pl.layout.hidden
+        P[s["egress_spec"]] = 0
+        P[hidden["exit"]] = 0
+        P[hidden["clone_session"]] = 0
+        P[s["egress_global_timestamp"]] = self._now_us()
+        if self.log:
+            self._trace(f"egress: port {P[s['egress_port']]}, rid {P[s['egress_rid']]}")
+        pl.egress(P)
+        if P[hidden["clone_session"]] and depth < MAX_REENTRY:
+            self._clone(pl, P, self._serialise(pl, P, payload), EGRESS_CLONE, out, depth)
+        if P[s["egress_spec"]] == self.drop_port:
+            self.stats["dropped"] += 1
+            self._trace("drop: marked to drop in egress")
+            return
+        packet = self._serialise(pl, P, payload)
+        if P[hidden["recirculate"]]:
+            if depth < MAX_REENTRY:
+                kept = self._preserve(pl, P, P[hidden["recirculate"]] - 1)
+                self._trace("recirculate")
+                self._ingress(pl, P[s["egress_port"]], packet, RECIRC, kept, out, depth + 1)
+            return
+        truncate = P[hidden["truncate"]]
+        if truncate:
+            packet = packet[:truncate]
+        if self.log:
+            self._trace(f"packet out: port {P[s['egress_port']]}, {len(packet)} bytes")
+        out.append((P[s["egress_port"]], packet))
+
+    @staticmethod
+    def _serialise(pl: Pipeline, P: list, payload: bytes) -> bytes:
+        pl.update_checksums(P, payload)
+        return pl.deparse(P) + payload
+
+    @staticmethod
+    def _preserve(pl: Pipeline, P: list, field_list: int) -> tuple:
+        return tuple((slot, P[slot]) for slot in pl.field_lists.get(field_list, []))
+
+    def _clone(self, pl: Pipeline, P: list, data: bytes, itype: int, out: list, depth: int) -> None:
+        hidden, s = pl.layout.hidden, pl.slots
+        session = P[hidden["clone_session"]] - 1
+        config = self.clone.get(session)
+        if config is None:
+            self._trace(f"clone: session {session} is not configured")
+            return
+        replicas, truncate = config
+        kept = self._preserve(pl, P, P[hidden["clone_fields"]])
+        for eport, rid in replicas:
+            Q = pl.template[:]
+            Q[s["packet_length"]] = len(data)
+            off = pl.parse(Q, data)
+            for slot, value in kept:
+                Q[slot] = value
+            Q[s["ingress_port"]] = P[s["ingress_port"]]
+            Q[s["egress_port"]] = eport
+            Q[s["egress_rid"]] = rid
+            Q[s["instance_type"]] = itype
+            Q[hidden["truncate"]] = truncate
+            self._trace(f"clone ({'I2E' if itype == INGRESS_CLONE else 'E2E'}) to port {eport}")
+            self._egress(pl, Q, data[off:], out, depth + 1)

@@ -1,0 +1,109 @@
+"""Stateful externs: registers, counters and meters, stored as plain lists the generated code indexes."""
+
+import time
+from dataclasses import dataclass
+
+GREEN, YELLOW, RED = 0, 1, 2
+
+
+class Register:
+    def __init__(self, name: str, size: int, bitwidth: int):
+        self.name, self.size, self.bitwidth = name, size, bitwidth
+        self.cells = [0] * size
+
+    def _check(self, index: int) -> None:
+        if not 0 <= index < self.size:
+            raise IndexError(f"register '{self.name}' has {self.size} cells; index {index} is out of range")
+
+    def read(self, index: int) -> int:
+        self._check(index)
+        return self.cells[index]
+
+    def write(self, index: int, value: int) -> None:
+        self._check(index)
+        if not 0 <= value < (1 << self.bitwidth):
+            raise ValueError(f"value {value} does not fit register '{self.name}' ({self.bitwidth} bits)")
+        self.cells[index] = value
+
+    def reset(self) -> None:
+        self.cells[:] = [0] * self.size
+
+
+class Counter:
+    """An indirect counter array: packets and bytes per index."""
+
+    def __init__(self, name: str, size: int):
+        self.name, self.size = name, size
+        self.packets = [0] * size
+        self.bytes = [0] * size
+
+    def _check(self, index: int) -> None:
+        if not 0 <= index < self.size:
+            raise IndexError(f"counter '{self.name}' has {self.size} cells; index {index} is out of range")
+
+    def read(self, index: int) -> tuple[int, int]:
+        self._check(index)
+        return self.packets[index], self.bytes[index]
+
+    def write(self, index: int, packets: int, bytes_: int) -> None:
+        self._check(index)
+        self.packets[index], self.bytes[index] = packets, bytes_
+
+    def reset(self) -> None:
+        self.packets[:] = [0] * self.size
+        self.bytes[:] = [0] * self.size
+
+
+@dataclass
+class MeterState:
+    cir: float
+    cburst: int
+    pir: float
+    pburst: int
+    committed: float
+    peak: float
+    last: float
+
+
+class Meter:
+    """A two-rate three-color marker (RFC 2698, color-blind) per index or per table entry.
+
+    Rates are in units per second, bursts in units; units are packets or bytes as the meter's type
+    says. An index without configuration marks everything GREEN, as BMv2 does.
+    """
+
+    def __init__(self, name: str, size: int, unit: str):
+        self.name, self.size, self.unit = name, size, unit
+        self.states: dict[object, MeterState] = {}
+
+    def set(self, index: object, cir: float, cburst: int, pir: float, pburst: int) -> None:
+        if pir < cir:
+            raise ValueError(f"meter '{self.name}': peak rate {pir} is below committed rate {cir}")
+        self.states[index] = MeterState(cir, cburst, pir, pburst, cburst, pburst, time.monotonic())
+
+    def get(self, index: object) -> tuple[float, int, float, int] | None:
+        s = self.states.get(index)
+        return None if s is None else (s.cir, s.cburst, s.pir, s.pburst)
+
+    def reset(self, index: object) -> None:
+        self.states.pop(index, None)
+
+    def execute(self, index: object, length: int) -> int:
+        state = self.states.get(index)
+        if state is None:
+            return GREEN
+        now = time.monotonic()
+        elapsed, state.last = now - state.last, now
+        state.committed = min(state.cburst, state.committed + state.cir * elapsed)
+        state.peak = min(state.pburst, state.peak + state.pir * elapsed)
+        amount = length if self.unit == "bytes" else 1
+        if state.peak < amount:
+            return RED
+        state.peak -= amount
+        if state.committed < amount:
+            return YELLOW
+        state.committed -= amount
+        return GREEN
+
+    def execute_entry(self, entry, length: int) -> int:
+        return self.execute(("entry", entry.handle), length)

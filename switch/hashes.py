@@ -1,0 +1,85 @@
+"""The hash and checksum algorithms of simple_switch, bit-compatible with BMv2's."""
+
+import random
+import zlib
+from collections.abc import Callable
+
+
+def csum16(data: bytes) -> int:
+    """Internet checksum (RFC 1071): ones' complement of the ones' complement sum of 16-bit words."""
+    if len(data) % 2:
+        data += b"\x00"
+    total = sum(int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def _reflected_crc(poly: int, width: int, init: int, xorout: int) -> Callable[[bytes], int]:
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ poly if crc & 1 else crc >> 1
+        table.append(crc)
+    mask = (1 << width) - 1
+
+    def crc(data: bytes) -> int:
+        value = init
+        for byte in data:
+            value = table[(value ^ byte) & 0xFF] ^ (value >> 8)
+        return (value ^ xorout) & mask
+
+    return crc
+
+
+def _plain_crc16(poly: int, init: int) -> Callable[[bytes], int]:
+    def crc(data: bytes) -> int:
+        value = init
+        for byte in data:
+            value ^= byte << 8
+            for _ in range(8):
+                value = ((value << 1) ^ poly) if value & 0x8000 else value << 1
+                value &= 0xFFFF
+        return value
+
+    return crc
+
+
+crc16 = _reflected_crc(0xA001, 16, 0, 0)  # CRC-16/ARC
+crc_ccitt = _plain_crc16(0x1021, 0xFFFF)
+
+
+def crc32(data: bytes) -> int:
+    return zlib.crc32(data) & 0xFFFFFFFF
+
+
+def identity(data: bytes) -> int:
+    return int.from_bytes(data, "big")
+
+
+def xor16(data: bytes) -> int:
+    if len(data) % 2:
+        data += b"\x00"
+    value = 0
+    for i in range(0, len(data), 2):
+        value ^= int.from_bytes(data[i : i + 2], "big")
+    return value
+
+
+def random_hash(_data: bytes) -> int:
+    return random.getrandbits(64)
+
+
+ALGORITHMS: dict[str, Callable[[bytes], int]] = {
+    "csum16": csum16,
+    "cksum16": csum16,
+    "crc16": crc16,
+    "crc16_custom": crc16,
+    "crc32": crc32,
+    "crc32_custom": crc32,
+    "crcCCITT": crc_ccitt,
+    "identity": identity,
+    "xor16": xor16,
+    "random": random_hash,
+}

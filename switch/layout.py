@@ -1,0 +1,158 @@
+"""Where every header, field and hidden value of a packet lives in the flat per-packet list.
+
+The engine keeps a packet's whole state (the PHV) in one Python list, so generated code reads and
+writes `P[17]` instead of walking dictionaries. A header instance occupies a contiguous run:
+`base` holds its validity, `base + 1 + k` its k-th field, and for a header with a varbit field one
+more slot after the fields holds the varbit's current length in bits. Stack elements share a layout,
+so a run-time index turns into `stack_base + index * stride`.
+"""
+
+from dataclasses import dataclass, field
+
+from ina.switch.errors import PipelineError
+
+# Hidden per-packet values the traffic manager needs, kept in the same list.
+HIDDEN = (
+    "exit",  # set by the exit primitive: stop the current pipeline
+    "clone_session",  # session id + 1 of a pending clone (0 = none)
+    "clone_fields",  # field list id to preserve in the clone
+    "resubmit",  # field list id + 1 of a pending resubmit
+    "recirculate",  # field list id + 1 of a pending recirculate
+    "digest",  # learn list id + 1 of a pending digest
+    "truncate",  # bytes to keep on output (0 = all)
+)
+
+
+@dataclass(frozen=True)
+class HeaderLayout:
+    name: str
+    base: int
+    fields: tuple[tuple[str, int, bool], ...]  # (name, bitwidth or -1 for varbit, signed)
+    varbit_max: int  # max bits of the varbit field, 0 when the header has none
+    metadata: bool
+
+    @property
+    def size(self) -> int:
+        return 1 + len(self.fields) + (1 if self.varbit_max else 0)
+
+    @property
+    def vl_slot(self) -> int:
+        return self.base + 1 + len(self.fields)
+
+    def slot(self, field_name: str) -> int:
+        for k, (name, _w, _s) in enumerate(self.fields):
+            if name == field_name:
+                return self.base + 1 + k
+        raise PipelineError(f"header '{self.name}' has no field '{field_name}'")
+
+    def width(self, field_name: str) -> int:
+        for name, w, _s in self.fields:
+            if name == field_name:
+                return w if w >= 0 else self.varbit_max
+        raise PipelineError(f"header '{self.name}' has no field '{field_name}'")
+
+    def signed(self, field_name: str) -> bool:
+        return any(name == field_name and s for name, _w, s in self.fields)
+
+    @property
+    def fixed_bits(self) -> int:
+        return sum(w for _n, w, _s in self.fields if w >= 0)
+
+
+@dataclass(frozen=True)
+class StackLayout:
+    name: str
+    elements: tuple[str, ...]  # header instance names, in index order
+    base: int  # slot of element 0
+    stride: int
+    next_slot: int  # slot holding the stack's next index
+
+
+@dataclass
+class Layout:
+    headers: dict[str, HeaderLayout] = field(default_factory=dict)
+    by_id: dict[int, str] = field(default_factory=dict)
+    stacks: dict[str, StackLayout] = field(default_factory=dict)
+    unions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # union -> member headers
+    union_of: dict[str, str] = field(default_factory=dict)  # member header -> union
+    union_stacks: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    hidden: dict[str, int] = field(default_factory=dict)
+    size: int = 0
+
+    def header(self, name: str) -> HeaderLayout:
+        try:
+            return self.headers[name]
+        except KeyError:
+            raise PipelineError(f"unknown header instance '{name}'") from None
+
+    def field_slot(self, header: str, field_name: str) -> int:
+        return self.header(header).slot(field_name)
+
+    def template(self) -> list[int]:
+        """The state of a fresh packet: metadata valid, everything else zero and invalid."""
+        slots = [0] * self.size
+        for h in self.headers.values():
+            if h.metadata:
+                slots[h.base] = 1
+        return slots
+
+
+def build_layout(program: dict) -> Layout:
+    """Assign slots to every header instance of a BMv2 JSON program."""
+    types = {t["name"]: t for t in program.get("header_types", [])}
+    layout = Layout()
+    stack_members: dict[str, list[str]] = {}
+    for stack in program.get("header_stacks", []):
+        stack_members[stack["name"]] = [_header_name(program, i) for i in stack["header_ids"]]
+    next_slot = 0
+    for header in program.get("headers", []):
+        name = header["name"]
+        htype = types.get(header["header_type"])
+        if htype is None:
+            raise PipelineError(f"header '{name}' uses unknown header type '{header['header_type']}'")
+        fields = []
+        varbit_max = 0
+        for spec in htype["fields"]:
+            fname, width = spec[0], spec[1]
+            signed = bool(spec[2]) if len(spec) > 2 else False
+            if width == "*":
+                varbit_max = int(htype.get("max_length", 0)) * 8 - sum(
+                    f[1] for f in htype["fields"] if f[1] != "*"
+                )
+                fields.append((fname, -1, False))
+            else:
+                fields.append((fname, int(width), signed))
+        hl = HeaderLayout(name, next_slot, tuple(fields), max(varbit_max, 0), bool(header["metadata"]))
+        layout.headers[name] = hl
+        layout.by_id[header["id"]] = name
+        next_slot += hl.size
+    for stack_name, members in stack_members.items():
+        first = layout.headers[members[0]]
+        stride = first.size
+        contiguous = all(
+            layout.headers[m].base == first.base + i * stride for i, m in enumerate(members)
+        )
+        if not contiguous:
+            raise PipelineError(f"header stack '{stack_name}': elements are not declared in order")
+        layout.stacks[stack_name] = StackLayout(stack_name, tuple(members), first.base, stride, next_slot)
+        next_slot += 1
+    for union in program.get("header_unions", []):
+        members = tuple(_header_name(program, i) for i in union["header_ids"])
+        layout.unions[union["name"]] = members
+        for m in members:
+            layout.union_of[m] = union["name"]
+    union_names = {u["id"]: u["name"] for u in program.get("header_unions", [])}
+    for ustack in program.get("header_union_stacks", []):
+        layout.union_stacks[ustack["name"]] = tuple(union_names[i] for i in ustack["header_union_ids"])
+    for hidden in HIDDEN:
+        layout.hidden[hidden] = next_slot
+        next_slot += 1
+    layout.size = next_slot
+    return layout
+
+
+def _header_name(program: dict, header_id: int) -> str:
+    for header in program["headers"]:
+        if header["id"] == header_id:
+            return header["name"]
+    raise PipelineError(f"no header with id {header_id}")

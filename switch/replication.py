@@ -1,0 +1,58 @@
+"""The packet replication engine: multicast groups and clone sessions, each a list of (port, rid)."""
+
+from ina.switch.errors import TableError
+
+MAX_PORT = 511
+
+
+def _check_replicas(what: str, replicas: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    checked = []
+    for port, rid in replicas:
+        if not 0 <= port <= MAX_PORT:
+            raise TableError(f"{what}: port {port} is out of range 0..{MAX_PORT}")
+        if not 0 <= rid <= 0xFFFF:
+            raise TableError(f"{what}: replica id {rid} is out of range 0..65535")
+        checked.append((int(port), int(rid)))
+    if len(set(checked)) != len(checked):
+        raise TableError(f"{what}: the same (port, rid) replica appears twice")
+    return checked
+
+
+class Multicast:
+    def __init__(self) -> None:
+        self._groups: dict[int, list[tuple[int, int]]] = {}
+
+    def set_group(self, mgid: int, replicas: list[tuple[int, int]]) -> None:
+        if not 1 <= mgid <= 0xFFFF:
+            raise TableError(f"multicast group id {mgid} is out of range 1..65535")
+        self._groups[mgid] = _check_replicas(f"multicast group {mgid}", replicas)
+
+    def delete_group(self, mgid: int) -> None:
+        if self._groups.pop(mgid, None) is None:
+            raise TableError(f"multicast group {mgid} does not exist")
+
+    def replicas(self, mgid: int) -> list[tuple[int, int]]:
+        return self._groups.get(mgid, [])
+
+    def groups(self) -> dict[int, list[tuple[int, int]]]:
+        return {mgid: list(r) for mgid, r in self._groups.items()}
+
+
+class CloneSessions:
+    def __init__(self) -> None:
+        self._sessions: dict[int, tuple[list[tuple[int, int]], int]] = {}
+
+    def set_session(self, session: int, replicas: list[tuple[int, int]], truncate: int = 0) -> None:
+        if not 0 <= session <= 0xFFFF:
+            raise TableError(f"clone session {session} is out of range")
+        self._sessions[session] = (_check_replicas(f"clone session {session}", replicas), truncate)
+
+    def delete_session(self, session: int) -> None:
+        if self._sessions.pop(session, None) is None:
+            raise TableError(f"clone session {session} does not exist")
+
+    def get(self, session: int) -> tuple[list[tuple[int, int]], int] | None:
+        return self._sessions.get(session)
+
+    def sessions(self) -> dict[int, tuple[list[tuple[int, int]], int]]:
+        return dict(self._sessions)

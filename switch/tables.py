@@ -1,0 +1,207 @@
+"""Match-action tables: entries, lookups and the default entry, in P4Runtime terms.
+
+Exact-only tables keep a dict keyed by the tuple of key values, so the generated per-packet code
+does one dict lookup. Other tables keep entries sorted by priority (larger wins, ties keep
+insertion order) and compare value/mask pairs; an LPM key's prefix length is its priority.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import count
+
+from ina.switch.errors import TableError
+
+
+@dataclass
+class ActionRef:
+    """An action a table may run: its generated function, parameter widths and next node."""
+
+    id: int
+    name: str
+    fn: Callable
+    param_widths: tuple[int, ...]
+    next_node: Callable | None = None
+
+
+@dataclass
+class Entry:
+    handle: int
+    match: tuple  # normalised match values, one per key
+    action: ActionRef
+    args: tuple[int, ...]
+    priority: int
+    fn: Callable = field(init=False)
+    next_node: Callable | None = field(init=False)
+    packets: int = 0
+    bytes: int = 0
+    const: bool = False
+    meter_config: tuple | None = None
+
+    def __post_init__(self) -> None:
+        self.fn = self.action.fn
+        self.next_node = self.action.next_node
+
+
+@dataclass(frozen=True)
+class KeyField:
+    name: str
+    match_type: str  # exact | lpm | ternary | range | optional | valid
+    bitwidth: int
+
+
+class Table:
+    def __init__(self, name: str, keys: list[KeyField], actions: dict[str, ActionRef], max_size: int):
+        self.name = name
+        self.keys = keys
+        self.actions = actions
+        self.max_size = max_size
+        self.exact_only = all(k.match_type in ("exact", "valid") for k in keys)
+        self.exact: dict[tuple, Entry] = {}
+        self.ordered: list[Entry] = []
+        self.handles: dict[int, Entry] = {}
+        self.default: Entry | None = None
+        self.default_is_const = False
+        self.is_const = False
+        self._handles = count(1)
+
+    # --- lookup (per packet) ---------------------------------------------------------------
+    def lookup(self, key: tuple) -> Entry | None:
+        if self.exact_only:
+            return self.exact.get(key)
+        for entry in self.ordered:
+            for k, m in zip(key, entry.match, strict=True):
+                if m[0] == "r":
+                    if not m[1] <= k <= m[2]:
+                        break
+                elif k & m[2] != m[1]:
+                    break
+            else:
+                return entry
+        return None
+
+    # --- control plane ---------------------------------------------------------------------
+    def action(self, name: str) -> ActionRef:
+        if name in self.actions:
+            return self.actions[name]
+        raise TableError(
+            f"table '{self.name}' has no action '{name}' (actions: {', '.join(self.actions)})"
+        )
+
+    def _args(self, action: ActionRef, args: list[int]) -> tuple[int, ...]:
+        if len(args) != len(action.param_widths):
+            raise TableError(
+                f"action '{action.name}' takes {len(action.param_widths)} parameters, got {len(args)}"
+            )
+        for value, width in zip(args, action.param_widths, strict=True):
+            if not 0 <= value < (1 << width):
+                raise TableError(f"value {value} does not fit the {width}-bit parameter of '{action.name}'")
+        return tuple(args)
+
+    def _normalise(self, match: list) -> tuple[tuple, int]:
+        """Turn API match values into (kind, value, mask|hi) triples; returns them and the LPM length."""
+        if len(match) != len(self.keys):
+            raise TableError(f"table '{self.name}' has {len(self.keys)} key fields, got {len(match)}")
+        out = []
+        prefix = 0
+        for key, value in zip(self.keys, match, strict=True):
+            full = (1 << key.bitwidth) - 1
+            if isinstance(value, tuple):
+                kind, *rest = value
+            else:
+                kind, rest = "exact", [value]
+            if kind == "exact":
+                v, mask = rest[0], full
+            elif kind == "lpm":
+                v, plen = rest
+                if not 0 <= plen <= key.bitwidth:
+                    raise TableError(f"prefix length {plen} out of range for '{key.name}'")
+                mask = full ^ ((1 << (key.bitwidth - plen)) - 1)
+                prefix += plen
+            elif kind == "ternary":
+                v, mask = rest
+            elif kind == "optional":
+                v = rest[0]
+                v, mask = (0, 0) if v is None else (v, full)
+            elif kind == "range":
+                lo, hi = rest
+                if not 0 <= lo <= hi <= full:
+                    raise TableError(f"bad range {lo}..{hi} for '{key.name}'")
+                out.append(("r", lo, hi))
+                continue
+            else:
+                raise TableError(f"unknown match kind '{kind}' for '{key.name}'")
+            if not 0 <= v <= full or not 0 <= mask <= full:
+                raise TableError(f"value {v:#x} does not fit the {key.bitwidth}-bit key '{key.name}'")
+            if key.match_type == "exact" and kind != "exact":
+                raise TableError(f"key '{key.name}' is exact; got a {kind} match")
+            out.append(("m", v & mask, mask))
+        return tuple(out), prefix
+
+    def add(self, match: list, action: str, args: list[int], priority: int | None = None, const: bool = False) -> int:
+        if len(self.handles) >= self.max_size:
+            raise TableError(f"table '{self.name}' is full ({self.max_size} entries)")
+        ref = self.action(action)
+        norm, prefix = self._normalise(match)
+        lpm_only = all(k.match_type in ("exact", "lpm", "valid") for k in self.keys)
+        prio = prefix if (priority is None and lpm_only) else (priority or 0)
+        entry = Entry(next(self._handles), norm, ref, self._args(ref, args), prio, const=const)
+        if self.exact_only:
+            key = tuple(m[1] for m in norm)
+            if key in self.exact:
+                raise TableError(f"table '{self.name}' already has an entry with this key")
+            self.exact[key] = entry
+        else:
+            if any(e.match == norm and e.priority == prio for e in self.ordered):
+                raise TableError(f"table '{self.name}' already has an entry with this key and priority")
+            position = len(self.ordered)
+            for i, e in enumerate(self.ordered):
+                if e.priority < prio:
+                    position = i
+                    break
+            self.ordered.insert(position, entry)
+        self.handles[entry.handle] = entry
+        return entry.handle
+
+    def find(self, match: list, priority: int | None = None) -> Entry | None:
+        norm, prefix = self._normalise(match)
+        if self.exact_only:
+            return self.exact.get(tuple(m[1] for m in norm))
+        lpm_only = all(k.match_type in ("exact", "lpm", "valid") for k in self.keys)
+        prio = prefix if (priority is None and lpm_only) else (priority or 0)
+        return next((e for e in self.ordered if e.match == norm and e.priority == prio), None)
+
+    def entry(self, handle: int) -> Entry:
+        try:
+            return self.handles[handle]
+        except KeyError:
+            raise TableError(f"table '{self.name}' has no entry {handle}") from None
+
+    def modify(self, handle: int, action: str, args: list[int]) -> None:
+        entry = self.entry(handle)
+        ref = self.action(action)
+        entry.args = self._args(ref, args)
+        entry.action, entry.fn, entry.next_node = ref, ref.fn, ref.next_node
+
+    def delete(self, handle: int) -> None:
+        entry = self.handles.pop(handle, None)
+        if entry is None:
+            raise TableError(f"table '{self.name}' has no entry {handle}")
+        if self.exact_only:
+            del self.exact[tuple(m[1] for m in entry.match)]
+        else:
+            self.ordered.remove(entry)
+
+    def entries(self) -> list[Entry]:
+        return list(self.handles.values())
+
+    def clear(self) -> None:
+        for handle in [h for h, e in self.handles.items() if not e.const]:
+            self.delete(handle)
+
+    def set_default(self, action: str, args: list[int]) -> None:
+        ref = self.action(action)
+        self.default = Entry(0, (), ref, self._args(ref, args), 0)
+
+    def get_default(self) -> tuple[str, tuple[int, ...]]:
+        assert self.default is not None
+        return self.default.action.name, self.default.args

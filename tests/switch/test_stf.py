@@ -1,0 +1,47 @@
+"""Every STF test beside the feature programs in tests/p4 passes through the built-in switch."""
+
+from pathlib import Path
+
+import pytest
+from ina.switch.stf import main, run_stf
+
+P4_DIR = Path(__file__).resolve().parents[1] / "p4"
+STF_FILES = sorted(P4_DIR.glob("*.stf"))
+
+
+@pytest.mark.parametrize("stf", STF_FILES, ids=[p.stem for p in STF_FILES])
+def test_feature_program_passes_its_stf(stf, compiled):
+    result = run_stf(compiled(stf.stem), stf.read_text())
+    assert result.ok, result.report
+
+
+def test_wrong_expectation_fails_with_a_diff(compiled):
+    program = compiled("basic_forward")
+    stf = (
+        "add MyIngress.ipv4_lpm hdr.ipv4.dstAddr:0x0a000100/24 MyIngress.ipv4_forward(dstAddr:0x0a0a0a0a0a0a, port:3)\n"
+        "packet 1 00000000000100000000000288b66e6f746970\n"
+        "expect 2 00000000000100000000000288b66e6f746970\n"
+    )
+    result = run_stf(program, stf)
+    assert not result.ok
+    assert "port 0: unexpected packet" in result.report
+    assert "port 2: expected packet (line 3) never came out" in result.report
+
+
+def test_wildcards_and_exact_length():
+    from ina.switch.stf import _expect_pattern, _matches
+
+    pattern, exact = _expect_pattern("00 11 ** 33")
+    assert _matches(pattern, exact, bytes.fromhex("00112233ff"))
+    pattern, exact = _expect_pattern("00 11 ** 33 $")
+    assert not _matches(pattern, exact, bytes.fromhex("00112233ff"))
+    assert _matches(pattern, exact, bytes.fromhex("00119933"))
+
+
+def test_cli_exit_codes(tmp_path, capsys):
+    stf = P4_DIR / "basic_forward.stf"
+    assert main([str(P4_DIR / "basic_forward.p4"), str(stf)]) == 0
+    bad = tmp_path / "bad.stf"
+    bad.write_text("packet 1 00000000000100000000000288b66e6f746970\n")
+    assert main([str(P4_DIR / "basic_forward.p4"), str(bad)]) == 1
+    assert "unexpected packet" in capsys.readouterr().out
