@@ -1,0 +1,249 @@
+"""The aggregation program (p4src/aggregate.p4) on the built-in switch: exact packets in and out.
+
+Each test programs the switch the way docs/protocol.md says the controller does, sends UPDATE
+packets built byte by byte, and checks the exact RESULT bytes and the counters.
+"""
+
+import functools
+import struct
+import zlib
+
+import numpy as np
+import pytest
+from ina.compiler import compile_file
+from ina.p4src import AGGREGATE_P4
+from ina.switch.engine import Switch
+
+ELEMS, POOL = 8, 16
+SWITCH_MAC, SWITCH_IP = 0x02AA00000001, 0x0A0000FE  # 10.0.0.254
+WORKERS = [  # (rank, port, mac, ip)
+    (0, 1, 0x020000000001, 0x0A000001),
+    (1, 2, 0x020000000002, 0x0A000002),
+    (2, 3, 0x020000000003, 0x0A000003),
+]
+UDP_PORT = 0xBEE0
+
+
+@functools.cache
+def _program(elems: int, pool: int) -> dict:
+    return compile_file(AGGREGATE_P4, defines={"ELEMS": str(elems), "POOL_SIZE": str(pool)}).bmv2
+
+
+def csum16(data: bytes) -> int:
+    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def ipv4(src: int, dst: int, proto: int, payload_len: int, ttl: int = 64) -> bytes:
+    head = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + payload_len, 0, 0, ttl, proto, 0, src, dst)
+    return head[:10] + struct.pack("!H", csum16(head)) + head[12:]
+
+
+def agg_packet(src_mac, dst_mac, src_ip, dst_ip, sport, dport, msg, rank, job, pool_set, index,
+               exponent, values, ttl=64, udp_checksum=0x1234) -> bytes:
+    body = struct.pack("!BBHHBB", msg, rank, job, (pool_set << 15) | index, exponent, 0)
+    body += np.asarray(values, dtype=np.int64).astype(">u4").tobytes() if len(values) else b""
+    udp = struct.pack("!HHHH", sport, dport, 8 + len(body), udp_checksum) + body
+    eth = dst_mac.to_bytes(6, "big") + src_mac.to_bytes(6, "big") + b"\x08\x00"
+    return eth + ipv4(src_ip, dst_ip, 17, len(udp), ttl) + udp
+
+
+def update(worker, job, pool_set, index, values, exponent=0) -> tuple[int, bytes]:
+    rank, port, mac, ip = worker
+    return port, agg_packet(mac, SWITCH_MAC, ip, SWITCH_IP, UDP_PORT, 0xBEE0, 1, rank, job,
+                            pool_set, index, exponent, values, ttl=64)
+
+
+def result_for(worker, job, pool_set, index, sums, exponent, rank) -> tuple[int, bytes]:
+    _rank, port, mac, ip = worker
+    wrapped = [(int(s) + 2**31) % 2**32 - 2**31 for s in sums]
+    return port, agg_packet(SWITCH_MAC, mac, SWITCH_IP, ip, 0xBEE0, UDP_PORT, 2, rank, job,
+                            pool_set, index, exponent, wrapped, udp_checksum=0)
+
+
+def rid(job: int, rank: int) -> int:
+    return 1 + job * 32 + rank
+
+
+def add_job(sw: Switch, job: int, workers, base: int, num_slots: int) -> None:
+    mgid = 0x100 + job
+    for rank, port, mac, ip in workers:
+        sw.tables["InaIngress.admission"].add([port, mac, ip, job, rank], "InaIngress.admit", [])
+        sw.tables["InaEgress.result_rewrite"].add([rid(job, rank)], "InaEgress.to_worker", [mac, ip, UDP_PORT])
+    sw.tables["InaIngress.jobs"].add([job], "InaIngress.set_job", [base, num_slots, len(workers), mgid])
+    sw.multicast.set_group(mgid, [(port, rid(job, rank)) for rank, port, _m, _i in workers])
+
+
+@pytest.fixture
+def switch():
+    sw = Switch()
+    sw.load(_program(ELEMS, POOL))
+    sw.tables["InaIngress.switch_config"].set_default("InaIngress.set_switch_addr", [SWITCH_MAC, SWITCH_IP])
+    sw.multicast.set_group(1, [(1, 0), (2, 0), (3, 0), (4, 0)])
+    return sw
+
+
+def counter(sw: Switch, name: str, index: int) -> int:
+    return sw.counters[name].read(index)[0]
+
+
+def values_of(rank: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed * 100 + rank)
+    return rng.integers(-(2**20), 2**20, ELEMS)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_basic_reduction_multicasts_the_exact_sum(switch, n):
+    workers = WORKERS[:n]
+    add_job(switch, 5, workers, base=0, num_slots=4)
+    arrays = [values_of(r) for r in range(n)]
+    for w in workers[:-1]:
+        assert switch.process(*update(w, 5, 0, 2, arrays[w[0]], exponent=3 + w[0])) == []
+    out = switch.process(*update(workers[-1], 5, 0, 2, arrays[-1], exponent=1))
+    total = np.sum(arrays, axis=0)
+    assert out == [result_for(w, 5, 0, 2, total, 3 + n - 2, workers[-1][0]) for w in workers]
+    assert counter(switch, "InaIngress.job_accepted", 5) == n
+    assert counter(switch, "InaIngress.job_completed", 5) == 1
+    assert counter(switch, "InaEgress.job_results_sent", 5) == n
+
+
+def test_retransmission_after_completion_answers_only_that_worker(switch):
+    add_job(switch, 1, WORKERS[:2], base=0, num_slots=4)
+    a, b = values_of(0), values_of(1)
+    switch.process(*update(WORKERS[0], 1, 0, 0, a))
+    switch.process(*update(WORKERS[1], 1, 0, 0, b))
+    out = switch.process(*update(WORKERS[0], 1, 0, 0, a))
+    assert out == [result_for(WORKERS[0], 1, 0, 0, a + b, 0, 0)]
+    assert counter(switch, "InaIngress.job_retrans_answered", 1) == 1
+
+
+def test_retransmission_to_incomplete_slot_is_dropped(switch):
+    add_job(switch, 1, WORKERS[:3], base=0, num_slots=4)
+    a = values_of(0)
+    switch.process(*update(WORKERS[0], 1, 0, 0, a))
+    assert switch.process(*update(WORKERS[0], 1, 0, 0, a)) == []
+    assert counter(switch, "InaIngress.job_duplicates", 1) == 1
+    b, c = values_of(1), values_of(2)
+    switch.process(*update(WORKERS[1], 1, 0, 0, b))
+    out = switch.process(*update(WORKERS[2], 1, 0, 0, c))
+    assert out[0] == result_for(WORKERS[0], 1, 0, 0, a + b + c, 0, 2)  # the duplicate was not added
+
+
+def test_both_sets_in_flight_and_slot_reuse(switch):
+    add_job(switch, 2, WORKERS[:2], base=4, num_slots=2)
+    a0, b0, a1, b1, a2, b2 = (values_of(r, s) for s in range(3) for r in range(2))
+    switch.process(*update(WORKERS[0], 2, 0, 1, a0))
+    out0 = switch.process(*update(WORKERS[1], 2, 0, 1, b0))
+    assert out0[1] == result_for(WORKERS[1], 2, 0, 1, a0 + b0, 0, 1)
+    # Worker 0 moves on to set 1 while worker 1 still waits for set 0: both sets are in use.
+    assert switch.process(*update(WORKERS[0], 2, 1, 1, a1)) == []
+    assert switch.process(*update(WORKERS[1], 2, 0, 1, b0)) == [
+        result_for(WORKERS[1], 2, 0, 1, a0 + b0, 0, 1)]
+    out1 = switch.process(*update(WORKERS[1], 2, 1, 1, b1))
+    assert out1[0] == result_for(WORKERS[0], 2, 1, 1, a1 + b1, 0, 1)
+    assert switch.registers["InaIngress.slot_bitmap"].read(0 * POOL + 4 + 1) == 0  # released
+    # Reuse set 0 of the same slot: both workers moved on, so the old sums are gone.
+    switch.process(*update(WORKERS[0], 2, 0, 1, a2))
+    out2 = switch.process(*update(WORKERS[1], 2, 0, 1, b2))
+    assert out2[0] == result_for(WORKERS[0], 2, 0, 1, a2 + b2, 0, 1)
+    assert switch.registers["InaIngress.slot_bitmap"].read(0 * POOL + 4 + 1) == 0b11
+    assert switch.registers["InaIngress.slot_bitmap"].read(1 * POOL + 4 + 1) == 0
+
+
+def test_retransmission_from_previous_set_still_answered(switch):
+    add_job(switch, 3, WORKERS[:2], base=0, num_slots=1)
+    a, b, a1 = values_of(0), values_of(1), values_of(0, 1)
+    switch.process(*update(WORKERS[0], 3, 0, 0, a))
+    switch.process(*update(WORKERS[1], 3, 0, 0, b))
+    switch.process(*update(WORKERS[0], 3, 1, 0, a1))  # worker 0 got its result and moved on
+    out = switch.process(*update(WORKERS[1], 3, 0, 0, b))  # worker 1 lost its copy
+    assert out == [result_for(WORKERS[1], 3, 0, 0, a + b, 0, 1)]
+
+
+def test_int32_sums_wrap_around(switch):
+    add_job(switch, 4, WORKERS[:2], base=0, num_slots=1)
+    big = np.full(ELEMS, 2**31 - 1)
+    switch.process(*update(WORKERS[0], 4, 0, 0, big))
+    out = switch.process(*update(WORKERS[1], 4, 0, 0, np.full(ELEMS, 5)))
+    sums = struct.unpack(f"!{ELEMS}i", out[0][1][-ELEMS * 4:])
+    assert sums == tuple([-(2**31) + 4] * ELEMS)
+
+
+def test_two_jobs_interleaved_do_not_interfere(switch):
+    add_job(switch, 7, WORKERS[:2], base=0, num_slots=4)
+    add_job(switch, 8, WORKERS[1:3], base=4, num_slots=4)
+    x0, x1, y1, y2 = values_of(0, 7), values_of(1, 7), values_of(1, 8), values_of(2, 8)
+    switch.process(*update(WORKERS[0], 7, 0, 0, x0))
+    switch.process(*update(WORKERS[1], 8, 0, 0, y1))
+    out_x = switch.process(*update(WORKERS[1], 7, 0, 0, x1))
+    out_y = switch.process(*update(WORKERS[2], 8, 0, 0, y2))
+    assert out_x[0] == result_for(WORKERS[0], 7, 0, 0, x0 + x1, 0, 1)
+    assert out_y[1] == result_for(WORKERS[2], 8, 0, 0, y1 + y2, 0, 2)
+
+
+def test_unknown_worker_wrong_job_and_out_of_range_are_refused(switch):
+    add_job(switch, 1, WORKERS[:2], base=0, num_slots=2)
+    stranger = (1, 3, 0x02000000BEEF, 0x0A000063)
+    assert switch.process(*update(stranger, 1, 0, 0, values_of(0))) == []
+    assert switch.process(*update(WORKERS[0], 9, 0, 0, values_of(0))) == []  # not admitted to job 9
+    assert counter(switch, "InaIngress.port_refused", 3) == 1
+    assert counter(switch, "InaIngress.port_refused", 1) == 1
+    assert switch.process(*update(WORKERS[0], 1, 0, 2, values_of(0))) == []
+    assert counter(switch, "InaIngress.job_out_of_range", 1) == 1
+    assert counter(switch, "InaIngress.job_accepted", 1) == 0
+
+
+def test_ordinary_traffic_forwarded_and_broadcast_flooded_except_ingress(switch):
+    switch.tables["InaIngress.l2_forward"].add([0x020000000002], "InaIngress.forward", [2])
+    frame = bytes.fromhex("020000000002" "020000000001" "88b5") + b"hello"
+    assert switch.process(1, frame) == [(2, frame)]
+    broadcast = bytes.fromhex("ffffffffffff" "020000000001" "88b5") + b"hello"
+    assert switch.process(1, broadcast) == [(2, broadcast), (3, broadcast), (4, broadcast)]
+
+
+def test_arp_request_for_switch_ip_is_answered(switch):
+    request = (bytes.fromhex("ffffffffffff020000000001" "0806" "0001080006040001" "020000000001")
+               + struct.pack("!I", 0x0A000001) + bytes(6) + struct.pack("!I", SWITCH_IP))
+    reply = (bytes.fromhex("020000000001") + SWITCH_MAC.to_bytes(6, "big") + bytes.fromhex("0806" "0001080006040002")
+             + SWITCH_MAC.to_bytes(6, "big") + struct.pack("!I", SWITCH_IP)
+             + bytes.fromhex("020000000001") + struct.pack("!I", 0x0A000001))
+    assert switch.process(1, request) == [(1, reply)]
+
+
+def test_ping_of_switch_ip_is_answered_with_a_valid_checksum(switch):
+    icmp_body = struct.pack("!BBHHH", 8, 0, 0, 0x1234, 1) + b"ping-data"
+    icmp = icmp_body[:2] + struct.pack("!H", csum16(icmp_body + b"\x00")) + icmp_body[4:]
+    request = (SWITCH_MAC.to_bytes(6, "big") + bytes.fromhex("020000000001" "0800")
+               + ipv4(0x0A000001, SWITCH_IP, 1, len(icmp), ttl=63) + icmp)
+    [(port, reply)] = switch.process(1, request)
+    assert port == 1
+    echo = reply[34:]
+    assert echo[0] == 0 and csum16(echo + b"\x00") == 0
+    assert reply[:34] == bytes.fromhex("020000000001") + SWITCH_MAC.to_bytes(6, "big") + b"\x08\x00" + ipv4(
+        SWITCH_IP, 0x0A000001, 1, len(icmp), ttl=64)
+
+
+def test_drop_probability_one_drops_everything_and_zero_nothing(switch):
+    switch.tables["InaIngress.l2_forward"].add([0x020000000002], "InaIngress.forward", [2])
+    frame = bytes.fromhex("020000000002" "020000000001" "88b5") + b"x" * 50
+    switch.tables["InaIngress.drop_sim_in"].add([1], "InaIngress.set_drop_rate", [0xFFFFFFFF])
+    assert all(switch.process(1, frame) == [] for _ in range(200))
+    assert counter(switch, "InaIngress.port_drop_sim_in", 1) == 200
+    handle = switch.tables["InaIngress.drop_sim_in"].entries()[0].handle
+    switch.tables["InaIngress.drop_sim_in"].modify(handle, "InaIngress.set_drop_rate", [0])
+    assert all(switch.process(1, frame) == [(2, frame)] for _ in range(200))
+
+
+def test_elems_64_reduction(switch):
+    sw = Switch()
+    sw.load(_program(64, 64))
+    sw.tables["InaIngress.switch_config"].set_default("InaIngress.set_switch_addr", [SWITCH_MAC, SWITCH_IP])
+    add_job(sw, 0, WORKERS[:2], base=0, num_slots=8)
+    rng = np.random.default_rng(crc := zlib.crc32(b"e64"))
+    a, b = rng.integers(-(2**30), 2**30, 64), rng.integers(-(2**30), 2**30, 64)
+    assert crc
+    sw.process(*update(WORKERS[0], 0, 1, 7, a))
+    out = sw.process(*update(WORKERS[1], 0, 1, 7, b))
+    assert struct.unpack("!64i", out[0][1][-256:]) == tuple(int(x) for x in (a + b))
