@@ -43,7 +43,7 @@ def preprocess(
     command += [f"-I{d}" for d in include_dirs] + [f"-I{P4INCLUDE}"]
     command += [f"-D{name}={value}" for name, value in defines.items()]
     command.append(str(path))
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    result = subprocess.run(command, capture_output=True, encoding="utf-8", errors="replace", check=False)
     if result.returncode != 0:
         raise _cpp_error(result.stderr, path)
     return _split_markers(result.stdout, str(path))

@@ -89,7 +89,7 @@ def _syntax_error(error: lark.exceptions.UnexpectedInput, source: Preprocessed) 
         return CompileError(f"syntax error: unexpected '{token.value}'{hint}", location)
     if isinstance(error, lark.exceptions.UnexpectedCharacters):
         char = source.text[error.pos_in_stream] if error.pos_in_stream < len(source.text) else "?"
-        return CompileError(f"syntax error: unexpected character '{char}'", location)
+        return CompileError(f"syntax error: unexpected character {char!r}", location)
     return CompileError("syntax error", location)
 
 

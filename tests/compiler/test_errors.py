@@ -165,3 +165,13 @@ def test_error_inside_macro_expansion_points_at_use(compile_text):
 def test_syntax_error_names_the_missing_token(compile_text):
     error = error_of(compile_text, "#include <v1model.p4>\nheader h_t { bit<8> a }\n")
     assert (error.line, error.col, error.message) == (2, 23, "syntax error: unexpected '}'; expected ';'")
+
+
+def test_binary_input_is_a_syntax_error_not_a_crash(tmp_path):
+    from ina.compiler import compile_file
+
+    path = tmp_path / "garbage.p4"
+    path.write_bytes(bytes(range(1, 256)))
+    with pytest.raises(CompileError) as info:
+        compile_file(path)
+    assert info.value.message.startswith("syntax error")
