@@ -7,6 +7,7 @@ Tables are looked up through the objects of tables.py; registers are plain lists
 With `trace=True` the same functions also call `_log` at each step (the switch's packet log).
 """
 
+import re
 import struct
 from dataclasses import dataclass, field
 
@@ -27,6 +28,28 @@ class Generated:
 
     def emit(self, line: str = "", indent: int = 0) -> None:
         self.lines.append("    " * indent + line)
+
+
+SLOT = re.compile(r"P\[(\d+)\]")
+
+
+def cache_slots(body: list[str]) -> list[str]:
+    """Keep the packet slots a straight-line action touches in local variables.
+
+    Reads come from locals loaded once at the top, writes go to locals stored back at the end,
+    which saves a list subscript per access (the 64-element aggregation action makes hundreds).
+    Only done when every access uses a constant slot, so no access can alias another.
+    """
+    text = "\n".join(body)
+    if "P[" in SLOT.sub("", text) or "return" in text or "P)" in text or "P," in text:
+        return body
+    slots = sorted({int(n) for n in SLOT.findall(text)})
+    written = sorted({int(n) for line in body for n in re.findall(r"^P\[(\d+)\] =", line)})
+    if not slots:
+        return body
+    head = [f"_{n} = P[{n}]" for n in slots]
+    tail = [f"P[{n}] = _{n}" for n in written]
+    return head + [SLOT.sub(lambda m: "_" + m.group(1), line) for line in body] + tail
 
 
 def ident(text: str) -> str:
@@ -330,9 +353,9 @@ class CodeGenerator:
             o.emit("pass", 1)
             return fn
         if not any(p["op"] in ("_jump", "_jump_if_zero") for p in prims):
-            for prim in prims:
-                for line in self.primitive(prim, 1):
-                    o.emit(line, 1)
+            body = [line for prim in prims for line in self.primitive(prim, 1)]
+            for line in cache_slots(body):
+                o.emit(line, 1)
             return fn
         # Jumps: a small program-counter loop over basic blocks.
         o.emit("pc = 0", 1)

@@ -1,17 +1,24 @@
 """The hash and checksum algorithms of simple_switch, bit-compatible with BMv2's."""
 
 import random
+import sys
 import zlib
 from collections.abc import Callable
 
 
 def csum16(data: bytes) -> int:
-    """Internet checksum (RFC 1071): ones' complement of the ones' complement sum of 16-bit words."""
+    """Internet checksum (RFC 1071): ones' complement of the ones' complement sum of 16-bit words.
+
+    The sum is byte-order independent (RFC 1071 section 2), so it runs over native words in C
+    and swaps the folded result once.
+    """
     if len(data) % 2:
         data += b"\x00"
-    total = sum(int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2))
+    total = sum(memoryview(data).cast("H"))
     while total >> 16:
         total = (total & 0xFFFF) + (total >> 16)
+    if sys.byteorder == "little":
+        total = ((total & 0xFF) << 8) | (total >> 8)
     return ~total & 0xFFFF
 
 

@@ -1,0 +1,86 @@
+"""In-process packets/s of the built-in switch (no I/O): the aggregation program and plain forwarding.
+
+Run: `python -m ina.bench.switch_inprocess [--elems 64] [--packets N] [--out results/switch_inprocess.json]`.
+"""
+
+import argparse
+import json
+import platform
+import struct
+import time
+from pathlib import Path
+
+from ina.compiler import compile_file
+from ina.p4src import AGGREGATE_P4
+from ina.switch.engine import Switch
+
+SWITCH_MAC, SWITCH_IP = 0x02AA00000001, 0x0A0000FE
+
+
+def aggregation_switch(elems: int, workers: int) -> tuple[Switch, list[tuple[int, bytes]]]:
+    """A switch with one job of `workers` workers and one full round of UPDATE packets per slot."""
+    sw = Switch()
+    sw.load(compile_file(AGGREGATE_P4, defines={"ELEMS": str(elems), "POOL_SIZE": "1024"}).bmv2)
+    sw.tables["InaIngress.switch_config"].set_default("InaIngress.set_switch_addr", [SWITCH_MAC, SWITCH_IP])
+    replicas = []
+    for rank in range(workers):
+        mac, ip = 0x020000000001 + rank, 0x0A000001 + rank
+        sw.tables["InaIngress.admission"].add([rank + 1, mac, ip, 0, rank], "InaIngress.admit", [])
+        sw.tables["InaEgress.result_rewrite"].add([1 + rank], "InaEgress.to_worker", [mac, ip, 0xBEE0])
+        replicas.append((rank + 1, 1 + rank))
+    sw.tables["InaIngress.jobs"].add([0], "InaIngress.set_job", [0, 1024, workers, 0x100])
+    sw.multicast.set_group(0x100, replicas)
+    packets = []
+    for slot in range(1024):
+        for rank in range(workers):
+            body = struct.pack("!BBHHBB", 1, rank, 0, slot, 0, 0) + struct.pack(f"!{elems}i", *range(elems))
+            udp = struct.pack("!HHHH", 0xBEE0, 0xBEE0, 8 + len(body), 0) + body
+            ip = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, 0x0A000001 + rank, SWITCH_IP)
+            eth = SWITCH_MAC.to_bytes(6, "big") + (0x020000000001 + rank).to_bytes(6, "big") + b"\x08\x00"
+            packets.append((rank + 1, eth + ip + udp))
+    return sw, packets
+
+
+def forwarding_switch() -> tuple[Switch, list[tuple[int, bytes]]]:
+    sw, _ = aggregation_switch(8, 2)
+    sw.tables["InaIngress.l2_forward"].add([0x020000000002], "InaIngress.forward", [2])
+    frame = bytes.fromhex("020000000002020000000001" "0800") + struct.pack(
+        "!BBHHHBBHII", 0x45, 0, 46, 0, 0, 64, 17, 0, 0x0A000001, 0x0A000002) + bytes(26)
+    return sw, [(1, frame)] * 4096
+
+
+def measure(sw: Switch, packets: list[tuple[int, bytes]], seconds: float) -> float:
+    process = sw.process
+    sent = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for port, data in packets:
+            process(port, data)
+        sent += len(packets)
+    return sent / (time.perf_counter() - start)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--elems", type=int, nargs="+", default=[16, 32, 64])
+    parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--out", default="results/switch_inprocess.json")
+    args = parser.parse_args(argv)
+    results = {"machine": platform.platform(), "python": platform.python_version(), "runs": []}
+    sw, packets = forwarding_switch()
+    pps = measure(sw, packets, args.seconds)
+    results["runs"].append({"program": "aggregate.p4 L2 forwarding", "packets_per_s": round(pps)})
+    print(f"forwarding (aggregate.p4, l2_forward hit): {pps:,.0f} packets/s")
+    for elems in args.elems:
+        sw, packets = aggregation_switch(elems, 2)
+        pps = measure(sw, packets, args.seconds)
+        results["runs"].append({"program": f"aggregate.p4 ELEMS={elems}", "packets_per_s": round(pps),
+                                "elements_per_s": round(pps * elems)})
+        print(f"aggregation ELEMS={elems}: {pps:,.0f} packets/s, {pps * elems / 1e6:.2f} M elements/s")
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
