@@ -148,7 +148,7 @@ def flatten_fields(value: Value, loc) -> list[Value]:
     if isinstance(value, StructValue):
         return [leaf for item in value.members.values() for leaf in flatten_fields(item, loc)]
     if isinstance(value, HeaderInstance):
-        return [value.member(f) for f, _ in value.header_type.fields]
+        return [leaf for f, _ in value.header_type.fields for leaf in flatten_fields(value.member(f), loc)]
     return [value]
 
 

@@ -122,7 +122,10 @@ def build_p4info(lowering: Lowering) -> p4info_pb2.P4Info:
     for kind, items in groups.items():
         alias_of[kind] = aliases([name for name, _ in items])
         for name, _ in items:
-            id_of[(kind, name)] = ids.assign(kind, name, fixed[kind][name])
+            hashed = name
+            if kind == "controller_header":  # p4c hashes the header type's name, not the annotation's
+                hashed = next(h.name for n, h, _ in art.controller_headers if n == name)
+            id_of[(kind, name)] = ids.assign(kind, hashed, fixed[kind][name])
 
     for table in art.tables:
         message = info.tables.add()
@@ -183,7 +186,7 @@ def build_p4info(lowering: Lowering) -> p4info_pb2.P4Info:
     for name, htype, annots in art.controller_headers:
         message = info.controller_packet_metadata.add()
         _preamble(message, id_of[("controller_header", name)], name, alias_of["controller_header"][name], annots)
-        for i, (fname, ftype) in enumerate(htype.fields, start=1):
+        for i, (fname, ftype) in enumerate(t.flat_fields(htype.fields), start=1):
             message.metadata.add(id=i, name=fname, bitwidth=t.width_of(ftype))
     for name, width, size, annots in art.value_sets:
         message = info.value_sets.add()

@@ -37,6 +37,13 @@ class Scope:
         return Scope(self, self.owner if owner is None else owner)
 
 
+def _serializable(ftype: t.P4Type) -> bool:
+    """Types a header field may have: bits, varbit, bool, serializable enums, structs of those."""
+    if isinstance(ftype, t.Struct):
+        return all(_serializable(sub) and not isinstance(sub, t.Varbit) for _, sub in ftype.fields)
+    return isinstance(ftype, t.Bits | t.Varbit | t.Bool) or (isinstance(ftype, t.Enum) and ftype.base is not None)
+
+
 class ProgramModel:
     """Global declarations by name, with type references resolved to semantic types."""
 
@@ -132,12 +139,11 @@ class ProgramModel:
                 raise CompileError(f"field '{f.name}' is declared twice in '{result.name}'", f.loc)
             seen.add(f.name)
             ftype = self.resolve(f.type)
-            serializable = isinstance(ftype, t.Bits | t.Varbit | t.Bool) or (
-                isinstance(ftype, t.Enum) and ftype.base is not None)
+            serializable = _serializable(ftype)
             if isinstance(result, t.Header) and not serializable:
                 raise CompileError(
                     f"header field '{f.name}' has type {ftype}; header fields must be "
-                    "bit<N>, int<N>, varbit<N>, bool or a serializable enum", f.loc)
+                    "bit<N>, int<N>, varbit<N>, bool, a serializable enum or a struct of those", f.loc)
             result.fields.append((f.name, ftype))
             result.annotations[f.name] = f.annotations
         return result

@@ -50,7 +50,7 @@ class Storage:
         if key not in self._type_names:
             fields: list[list] = []
             varbit_bytes = 0
-            for fname, ftype in htype.fields:
+            for fname, ftype in t.flat_fields(htype.fields):
                 if isinstance(ftype, t.Varbit):
                     fields.append([fname, "*"])
                     varbit_bytes = ftype.max_width // 8

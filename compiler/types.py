@@ -184,3 +184,14 @@ def is_scalar(t: P4Type) -> bool:
 
 def is_integral(t: P4Type) -> bool:
     return isinstance(t, Bits | InfInt)
+
+
+def flat_fields(fields: list[tuple[str, P4Type]], prefix: str = "") -> list[tuple[str, P4Type]]:
+    """Header fields with struct-typed ones spelled out as `outer.inner`, in declaration order."""
+    flat: list[tuple[str, P4Type]] = []
+    for name, ftype in fields:
+        if isinstance(ftype, Struct):
+            flat += flat_fields(ftype.fields, f"{prefix}{name}.")
+        else:
+            flat.append((prefix + name, ftype))
+    return flat

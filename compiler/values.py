@@ -68,9 +68,17 @@ class HeaderInstance(Value):
     name: str  # BMv2 header instance name
     header_type: t.StructLike = field(kw_only=True)
 
-    def member(self, name: str) -> Field:
+    def member(self, name: str) -> Value:
+        """A field; a struct-typed field is a struct of the flattened fields `name.sub`."""
         ftype = self.header_type.field_type(name)
-        return Field(ftype, self.name, name, writable=self.writable)
+        return _field_or_struct(ftype, self.name, name, self.writable)
+
+
+def _field_or_struct(ftype: t.P4Type, header: str, name: str, writable: bool) -> Value:
+    if isinstance(ftype, t.Struct):
+        return StructValue(ftype, {sub: _field_or_struct(st, header, f"{name}.{sub}", writable)
+                                   for sub, st in ftype.fields}, writable=writable)
+    return Field(ftype, header, name, writable=writable)
 
 
 @dataclass
