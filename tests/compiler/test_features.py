@@ -405,3 +405,16 @@ def test_action_profile_and_selector(compile_text):
     assert tables["I.t2"].implementation_id == profiles["I.sel"].preamble.id
     assert profiles["I.sel"].preamble.id >> 24 == 0x11
     assert [f.name for f in tables["I.t2"].match_fields] == ["hdr.h.a"]
+
+
+def test_struct_typed_header_field_is_flattened(compile_text):
+    from test_errors import program
+
+    source = program("hdr.p.pair.lo = hdr.p.pair.hi;").replace(
+        "struct headers { h_t h; }",
+        "struct pair_t { bit<4> hi; bit<4> lo; }\nheader p_t { pair_t pair; bit<8> x; }\nstruct headers { h_t h; p_t p; }")
+    bmv2 = compile_text(source).bmv2
+    p_t = next(t for t in bmv2["header_types"] if t["name"] == "p_t")
+    assert p_t["fields"] == [["pair.hi", 4, False], ["pair.lo", 4, False], ["x", 8, False]]
+    prims = [p for a in bmv2["actions"] for p in ops(a)]
+    assert ("assign", [field("p", "pair.lo"), field("p", "pair.hi")]) in prims
