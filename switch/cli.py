@@ -1,0 +1,91 @@
+"""`ina switch`: the built-in switch as a process, with simple_switch_grpc's command line."""
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import threading
+
+from ina.switch.engine import Switch
+from ina.switch.errors import PipelineError
+from ina.switch.ports import PortError, Ports
+
+
+def _port(text: str) -> tuple[int, str]:
+    number, sep, iface = text.partition("@")
+    if not sep or not number.isdigit() or not iface:
+        raise argparse.ArgumentTypeError(f"'{text}' is not PORT@IFACE (e.g. 1@s1-eth1)")
+    return int(number), iface
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ina switch", description="Run ina's built-in P4 switch (BMv2 JSON, v1model) with a P4Runtime server.")
+    p.add_argument("json", nargs="?", help="BMv2 JSON to load at start (or use --no-p4 and push one over P4Runtime)")
+    p.add_argument("--no-p4", action="store_true", help="start with no program; a controller pushes one")
+    p.add_argument("-i", "--interface", action="append", type=_port, default=[], metavar="PORT@IFACE")
+    p.add_argument("--device-id", type=int, default=0)
+    p.add_argument("--grpc-server-addr", default="0.0.0.0:9559", metavar="HOST:PORT")
+    p.add_argument("--cpu-port", type=int, default=None)
+    p.add_argument("--drop-port", type=int, default=511)
+    p.add_argument("--pcap", metavar="DIR", help="write one pcap per port and direction into DIR")
+    log = p.add_mutually_exclusive_group()
+    log.add_argument("--log-console", action="store_true", help="trace every packet on stderr")
+    log.add_argument("--log-file", metavar="FILE", help="trace every packet into FILE")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if not args.json and not args.no_p4:
+        print("ina switch: give a BMv2 JSON file or --no-p4", file=sys.stderr)
+        return 2
+    ports = dict(args.interface)
+    if len(ports) != len(args.interface):
+        print("ina switch: the same port number is given twice", file=sys.stderr)
+        return 2
+    log = None
+    if args.log_console or args.log_file:
+        handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler()
+        logger = logging.getLogger("ina.switch.packets")
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        log = logger.info
+    switch = Switch(device_id=args.device_id, cpu_port=args.cpu_port, drop_port=args.drop_port, log=log)
+    if args.json:
+        try:
+            with open(args.json) as f:
+                switch.load(json.load(f))
+        except (OSError, ValueError) as err:
+            print(f"ina switch: cannot read {args.json}: {err}", file=sys.stderr)
+            return 1
+        except PipelineError as err:
+            print(f"ina switch: cannot run {args.json}: {err}", file=sys.stderr)
+            return 1
+    try:
+        io = Ports(ports, args.pcap)
+    except PortError as err:
+        print(f"ina switch: {err}", file=sys.stderr)
+        return 1
+    from ina.switch.p4runtime_server import P4RuntimeService, serve
+
+    lock = threading.Lock()
+    service = P4RuntimeService(switch, lock, args.device_id, transmit=io.send)
+    try:
+        server = serve(service, args.grpc_server_addr)
+    except (OSError, RuntimeError) as err:
+        io.close()
+        print(f"ina switch: gRPC: {err}", file=sys.stderr)
+        return 1
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    port_list = ", ".join(f"{n}@{i}" for n, i in sorted(ports.items())) or "none"
+    print(f"ina switch: device {args.device_id}, P4Runtime on {args.grpc_server_addr}, ports {port_list}", flush=True)
+    try:
+        io.run(switch.process, service.deliver, lock, stop)
+    finally:
+        server.stop(grace=0.5)
+        io.close()
+    print(f"ina switch: stopped ({dict(switch.stats)})", flush=True)
+    return 0

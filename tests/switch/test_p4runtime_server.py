@@ -1,0 +1,203 @@
+"""The switch's P4Runtime server over a real gRPC channel: codes, arbitration, entities, packets."""
+
+import functools
+import json
+import queue
+import threading
+
+import grpc
+import pytest
+from ina.compiler import compile_file
+from ina.p4rt import codec
+from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
+from ina.p4rt.schema import Schema
+from ina.p4src import AGGREGATE_P4
+from ina.switch.engine import Switch
+from ina.switch.p4runtime_server import P4RuntimeService, serve
+
+
+@functools.cache
+def program():
+    return compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": "16"})
+
+
+class Controller:
+    """A bare P4Runtime client on raw protobufs: just enough to drive the server in tests."""
+
+    def __init__(self, address: str, election_id: int):
+        self.channel = grpc.insecure_channel(address)
+        self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
+        self.election_id = election_id
+        self.requests: queue.Queue = queue.Queue()
+        self.responses = self.stub.StreamChannel(iter(self.requests.get, None))
+        msg = p4runtime_pb2.StreamMessageRequest()
+        msg.arbitration.device_id = 0
+        msg.arbitration.election_id.low = election_id
+        self.requests.put(msg)
+        self.arbitration = next(self.responses).arbitration
+
+    def write(self, *updates):
+        req = p4runtime_pb2.WriteRequest(device_id=0, updates=list(updates))
+        req.election_id.low = self.election_id
+        return self.stub.Write(req)
+
+    def set_pipeline(self):
+        req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
+            device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+        req.election_id.low = self.election_id
+        req.config.p4info.CopyFrom(program().p4info)
+        req.config.p4_device_config = json.dumps(program().bmv2).encode()
+        return self.stub.SetForwardingPipelineConfig(req)
+
+    def read(self, entity):
+        req = p4runtime_pb2.ReadRequest(device_id=0, entities=[entity])
+        return [e for resp in self.stub.Read(req) for e in resp.entities]
+
+    def close(self):
+        self.requests.put(None)
+        self.channel.close()
+
+
+@pytest.fixture
+def server():
+    sw = Switch()
+    service = P4RuntimeService(sw, threading.Lock())
+    srv = serve(service, "127.0.0.1:0")
+    yield sw, f"127.0.0.1:{srv.bound_port}"
+    srv.stop(None)
+
+
+def update(kind, entity_field, message):
+    u = p4runtime_pb2.Update(type=kind)
+    getattr(u.entity, entity_field).CopyFrom(message)
+    return u
+
+
+def jobs_entry(job: int, base: int) -> p4runtime_pb2.TableEntry:
+    s = Schema(program().p4info)
+    table, action = s.table("InaIngress.jobs"), s.action("InaIngress.set_job")
+    entry = p4runtime_pb2.TableEntry(table_id=table.id)
+    entry.match.add(field_id=table.match_fields[0].id).exact.value = codec.encode(job, 16)
+    entry.action.action.action_id = action.id
+    for p, v in zip(action.params, [base, 4, 2, 0x100 + job], strict=True):
+        entry.action.action.params.add(param_id=p.id, value=codec.encode(v, p.bitwidth))
+    return entry
+
+
+def write_errors(err: grpc.RpcError) -> list[int]:
+    details = dict(err.trailing_metadata())["grpc-status-details-bin"]
+    status = status_pb2.Status.FromString(details)
+    out = []
+    for d in status.details:
+        e = p4runtime_pb2.Error()
+        d.Unpack(e)
+        out.append(e.canonical_code)
+    return out
+
+
+def test_arbitration_primary_and_backup(server):
+    _sw, address = server
+    primary, backup = Controller(address, 10), Controller(address, 5)
+    assert primary.arbitration.status.code == code_pb2.OK
+    assert backup.arbitration.status.code == code_pb2.ALREADY_EXISTS
+    with pytest.raises(grpc.RpcError) as err:
+        backup.set_pipeline()
+    assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    primary.close()
+    backup.close()
+
+
+def test_write_without_pipeline_is_failed_precondition(server):
+    _sw, address = server
+    c = Controller(address, 1)
+    with pytest.raises(grpc.RpcError) as err:
+        c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", jobs_entry(1, 0)))
+    assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    c.close()
+
+
+def test_table_entry_round_trip_and_batch_errors(server):
+    sw, address = server
+    c = Controller(address, 1)
+    c.set_pipeline()
+    entry = jobs_entry(3, 4)
+    c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", entry))
+    [read] = c.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=entry.table_id)))
+    assert read.table_entry == entry
+    with pytest.raises(grpc.RpcError) as err:
+        c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", jobs_entry(4, 8)),
+                update(p4runtime_pb2.Update.INSERT, "table_entry", entry),
+                update(p4runtime_pb2.Update.DELETE, "table_entry", jobs_entry(9, 0)))
+    assert err.value.code() == grpc.StatusCode.UNKNOWN
+    assert write_errors(err.value) == [code_pb2.OK, code_pb2.ALREADY_EXISTS, code_pb2.NOT_FOUND]
+    assert len(sw.tables["InaIngress.jobs"].entries()) == 2  # the good update applied, nothing else
+    c.close()
+
+
+def test_registers_counters_and_multicast(server):
+    sw, address = server
+    c = Controller(address, 1)
+    c.set_pipeline()
+    s = Schema(program().p4info)
+    reg = s.register("InaIngress.slot_bitmap")
+    cell = p4runtime_pb2.RegisterEntry(register_id=reg.id, index=p4runtime_pb2.Index(index=5))
+    cell.data.bitstring = codec.encode(0b101, 32)
+    c.write(update(p4runtime_pb2.Update.MODIFY, "register_entry", cell))
+    assert sw.registers["InaIngress.slot_bitmap"].read(5) == 0b101
+    [got] = c.read(p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry(
+        register_id=reg.id, index=p4runtime_pb2.Index(index=5))))
+    assert codec.decode(got.register_entry.data.bitstring) == 0b101
+    with pytest.raises(grpc.RpcError) as err:
+        c.read(p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry(
+            register_id=reg.id, index=p4runtime_pb2.Index(index=32))))
+    assert err.value.code() == grpc.StatusCode.OUT_OF_RANGE
+    sw.counters["InaIngress.job_accepted"].write(2, 7, 700)
+    ctr = s.counter("InaIngress.job_accepted")
+    [got] = c.read(p4runtime_pb2.Entity(counter_entry=p4runtime_pb2.CounterEntry(
+        counter_id=ctr.id, index=p4runtime_pb2.Index(index=2))))
+    assert (got.counter_entry.data.packet_count, got.counter_entry.data.byte_count) == (7, 700)
+    pre = p4runtime_pb2.PacketReplicationEngineEntry()
+    pre.multicast_group_entry.multicast_group_id = 9
+    pre.multicast_group_entry.replicas.add(egress_port=1, instance=33)
+    c.write(update(p4runtime_pb2.Update.INSERT, "packet_replication_engine_entry", pre))
+    assert sw.multicast.replicas(9) == [(1, 33)]
+    query = p4runtime_pb2.PacketReplicationEngineEntry()
+    query.multicast_group_entry.multicast_group_id = 9
+    [got] = c.read(p4runtime_pb2.Entity(packet_replication_engine_entry=query))
+    assert got.packet_replication_engine_entry == pre
+    c.close()
+
+
+def test_default_entry_modify_and_const_table_rules(server):
+    sw, address = server
+    c = Controller(address, 1)
+    c.set_pipeline()
+    s = Schema(program().p4info)
+    table, action = s.table("InaIngress.switch_config"), s.action("InaIngress.set_switch_addr")
+    entry = p4runtime_pb2.TableEntry(table_id=table.id, is_default_action=True)
+    entry.action.action.action_id = action.id
+    entry.action.action.params.add(param_id=1, value=codec.encode(0x02AA00000001, 48))
+    entry.action.action.params.add(param_id=2, value=codec.encode(0x0A0000FE, 32))
+    c.write(update(p4runtime_pb2.Update.MODIFY, "table_entry", entry))
+    assert sw.tables["InaIngress.switch_config"].get_default() == ("InaIngress.set_switch_addr", (0x02AA00000001, 0x0A0000FE))
+    with pytest.raises(grpc.RpcError) as err:
+        c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", entry))
+    assert write_errors(err.value) == [code_pb2.INVALID_ARGUMENT]
+    c.close()
+
+
+def test_broken_pipeline_is_refused_and_old_one_keeps_running(server):
+    sw, address = server
+    c = Controller(address, 1)
+    c.set_pipeline()
+    before = sw.pipeline
+    req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
+        device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+    req.election_id.low = 1
+    req.config.p4info.CopyFrom(program().p4info)
+    req.config.p4_device_config = b"{not json"
+    with pytest.raises(grpc.RpcError) as err:
+        c.stub.SetForwardingPipelineConfig(req)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert sw.pipeline is before
+    c.close()
