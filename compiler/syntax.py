@@ -126,7 +126,14 @@ def parse_int_literal(text: str) -> tuple[int, int | None, bool]:
     return int(digits, base), width, signed
 
 
-_UNARY_OPS = {"lnot": "!", "bnot": "~", "neg": "-"}
+_PRECEDENCE = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7, "<=": 7, ">=": 7,
+               "<<": 8, ">>": 8, "++": 9, "+": 10, "-": 10, "|+|": 10, "|-|": 10, "*": 11, "/": 11, "%": 11}
+
+
+def _reduce(operands: list, operators: list[str]) -> None:
+    right = operands.pop()
+    left = operands.pop()
+    operands.append(n.Binary(left.loc, operators.pop(), left, right))
 
 
 class _ToAst(Transformer):
@@ -550,26 +557,19 @@ class _ToAst(Transformer):
     def cast(self, meta, items):
         return n.Cast(self._loc(meta), items[0], items[1])
 
-    def lor(self, meta, items):
-        return n.Binary(self._loc(meta), "||", items[0], items[1])
-
-    def land(self, meta, items):
-        return n.Binary(self._loc(meta), "&&", items[0], items[1])
-
-    def binop_or(self, meta, items):
-        return n.Binary(self._loc(meta), "|", items[0], items[1])
-
-    def binop_xor(self, meta, items):
-        return n.Binary(self._loc(meta), "^", items[0], items[1])
-
-    def binop_and(self, meta, items):
-        return n.Binary(self._loc(meta), "&", items[0], items[1])
-
-    def binop(self, meta, items):
-        return n.Binary(self._loc(meta), str(items[1]), items[0], items[2])
-
-    def concat(self, meta, items):
-        return n.Binary(self._loc(meta), "++", items[0], items[-1])
+    def binexpr(self, meta, items):
+        """Operands and operators in source order -> a tree by P4's precedence (all left-assoc)."""
+        operands = [items[0]]
+        operators: list[str] = []
+        for operator, operand in zip(items[1::2], items[2::2], strict=True):
+            level = _PRECEDENCE[str(operator)]
+            while operators and _PRECEDENCE[operators[-1]] >= level:
+                _reduce(operands, operators)
+            operators.append(str(operator))
+            operands.append(operand)
+        while operators:
+            _reduce(operands, operators)
+        return operands[0]
 
     def lnot(self, meta, items):
         return n.Unary(self._loc(meta), "!", items[0])
