@@ -1,0 +1,240 @@
+"""The aggregation API: jobs, forwarding, loss emulation and statistics, in docs/protocol.md's terms.
+
+All state lives in the switch: `jobs()` rebuilds the job list from the jobs/admission/rewrite
+tables, so any process (an `ina ctl` call, the runner) sees the same jobs.
+"""
+
+from dataclasses import dataclass, field
+
+from ina.controller.client import ControllerError, SwitchConnection, TableEntry
+from ina.p4rt import codec
+
+MAX_WORKERS = 32
+MAX_JOBS = 256
+FLOOD_GROUP = 1
+INA_UDP_PORT = 0xBEE0
+JOB_COUNTERS = ("InaIngress.job_accepted", "InaIngress.job_completed", "InaEgress.job_results_sent",
+                "InaIngress.job_retrans_answered", "InaIngress.job_duplicates", "InaIngress.job_out_of_range")
+PORT_COUNTERS = ("InaIngress.port_refused", "InaIngress.port_malformed", "InaIngress.port_drop_sim_in",
+                 "InaEgress.port_drop_sim_out")
+
+
+@dataclass(frozen=True)
+class Worker:
+    rank: int
+    port: int
+    mac: str
+    ip: str
+    udp_port: int = INA_UDP_PORT
+
+
+@dataclass
+class Job:
+    job_id: int
+    base: int
+    num_slots: int
+    workers: list[Worker] = field(default_factory=list)
+
+    @property
+    def mgid(self) -> int:
+        return job_group(self.job_id)
+
+
+@dataclass(frozen=True)
+class SlotState:
+    bitmap: int
+    count: int
+    exponent: int
+    values: list[int]
+
+
+def job_group(job_id: int) -> int:
+    return 0x100 + job_id
+
+
+def worker_rid(job_id: int, rank: int) -> int:
+    return 1 + job_id * MAX_WORKERS + rank
+
+
+def drop_threshold(probability: float) -> int:
+    if not 0.0 <= probability <= 1.0:
+        raise ControllerError(f"drop probability {probability} is not between 0 and 1")
+    return round(probability * 0xFFFFFFFF)
+
+
+def allocate(jobs: list[Job], num_slots: int, pool_size: int) -> int:
+    """First fit: the lowest base where `num_slots` consecutive slots are free."""
+    if num_slots <= 0:
+        raise ControllerError("a job needs at least one slot")
+    base = 0
+    for job in sorted(jobs, key=lambda j: j.base):
+        if job.base - base >= num_slots:
+            return base
+        base = max(base, job.base + job.num_slots)
+    if pool_size - base >= num_slots:
+        return base
+    free = pool_size - sum(j.num_slots for j in jobs)
+    raise ControllerError(f"the slot pool is full: {num_slots} slots wanted, {free} free of {pool_size} "
+                          "(remove a job or ask for fewer slots)")
+
+
+class Aggregation:
+    def __init__(self, conn: SwitchConnection):
+        self.conn = conn
+        schema = conn.schema or conn.adopt_pipeline()
+        try:
+            self.pool_size = schema.register("InaIngress.slot_bitmap").size // 2
+            self.elems = len([r for r in schema.all("register") if r.name.startswith("InaIngress.slot_acc_")])
+        except KeyError:
+            raise ControllerError("the switch does not run ina's aggregation program (p4src/aggregate.p4)") from None
+
+    # --- switch as a network citizen -----------------------------------------------------
+    def set_switch_address(self, mac: str, ip: str) -> None:
+        self.conn.set_default("InaIngress.switch_config", "InaIngress.set_switch_addr", {"mac": mac, "ip": ip})
+
+    def install_forwarding(self, hosts: list[tuple[str, int]], flood_ports: list[int] | None = None) -> None:
+        """L2 entries for (mac, port) pairs and the flood group over `flood_ports` (default: host ports)."""
+        ports = sorted(set(flood_ports if flood_ports is not None else [p for _m, p in hosts]))
+        existing = self.conn.read_multicast_groups()
+        self.conn.set_multicast_group(FLOOD_GROUP, [(p, 0) for p in ports],
+                                      2 if FLOOD_GROUP in existing else 1)
+        entries = [TableEntry("InaIngress.l2_forward", {"hdr.ethernet.dst_addr": mac}, "InaIngress.forward",
+                              {"port": port}) for mac, port in hosts]
+        if entries:
+            self.conn.write_table_entries(entries)
+
+    def forwarding(self) -> list[tuple[str, int]]:
+        return [(codec.format_mac(e.match["hdr.ethernet.dst_addr"]), e.params["port"])
+                for e in self.conn.read_table("InaIngress.l2_forward")]
+
+    def set_drop(self, port: int, ingress: float | None = None, egress: float | None = None) -> None:
+        for table, action, p in (("InaIngress.drop_sim_in", "InaIngress.set_drop_rate", ingress),
+                                 ("InaEgress.drop_sim_out", "InaEgress.set_drop_rate", egress)):
+            if p is None:
+                continue
+            key = "sm.ingress_port" if "in" in table.split(".")[1] else "sm.egress_port"
+            current = [e for e in self.conn.read_table(table) if e.match.get(key) == port]
+            params = {"threshold": drop_threshold(p)}
+            if current:
+                self.conn.modify(table, {key: port}, action, params)
+            else:
+                self.conn.insert(table, {key: port}, action, params)
+
+    # --- jobs ----------------------------------------------------------------------------
+    def jobs(self) -> list[Job]:
+        jobs = {}
+        for e in self.conn.read_table("InaIngress.jobs"):
+            job_id = e.match["hdr.agg.job_id"]
+            jobs[job_id] = Job(job_id, e.params["base"], e.params["num_slots"])
+        rewrites = {e.match["sm.egress_rid"]: e.params
+                    for e in self.conn.read_table("InaEgress.result_rewrite")}
+        for e in self.conn.read_table("InaIngress.admission"):
+            job = jobs.get(e.match["hdr.agg.job_id"])
+            if job is None:
+                continue
+            rank = e.match["hdr.agg.rank"]
+            rewrite = rewrites.get(worker_rid(job.job_id, rank), {})
+            job.workers.append(Worker(rank, e.match["sm.ingress_port"],
+                                      codec.format_mac(e.match["hdr.ethernet.src_addr"]),
+                                      codec.format_ipv4(e.match["hdr.ipv4.src_addr"]),
+                                      rewrite.get("udp_port", INA_UDP_PORT)))
+        for job in jobs.values():
+            job.workers.sort(key=lambda w: w.rank)
+        return sorted(jobs.values(), key=lambda j: j.job_id)
+
+    def add_job(self, job_id: int, workers: list[Worker], num_slots: int) -> Job:
+        """Install a job; on any failure nothing of it stays on the switch."""
+        if not 0 <= job_id < MAX_JOBS:
+            raise ControllerError(f"job id {job_id} is out of range 0..{MAX_JOBS - 1}")
+        if not 1 <= len(workers) <= MAX_WORKERS:
+            raise ControllerError(f"a job has 1..{MAX_WORKERS} workers; got {len(workers)}")
+        ranks = sorted(w.rank for w in workers)
+        if ranks != list(range(len(workers))):
+            raise ControllerError(f"worker ranks must be 0..{len(workers) - 1}, each once; got {ranks}")
+        existing = self.jobs()
+        if any(j.job_id == job_id for j in existing):
+            raise ControllerError(f"job {job_id} already exists (remove it first: ina ctl remove-job {job_id})")
+        base = allocate(existing, num_slots, self.pool_size)
+        job = Job(job_id, base, num_slots, sorted(workers, key=lambda w: w.rank))
+        done: list = []
+        try:
+            self.conn.set_multicast_group(job.mgid, [(w.port, worker_rid(job_id, w.rank)) for w in job.workers])
+            done.append(("group", job.mgid))
+            rewrites = [TableEntry("InaEgress.result_rewrite", {"sm.egress_rid": worker_rid(job_id, w.rank)},
+                                   "InaEgress.to_worker", {"mac": w.mac, "ip": w.ip, "udp_port": w.udp_port})
+                        for w in job.workers]
+            self.conn.write_table_entries(rewrites)
+            done += [("entry", e) for e in rewrites]
+            admissions = [TableEntry("InaIngress.admission", {
+                "sm.ingress_port": w.port, "hdr.ethernet.src_addr": w.mac,
+                "hdr.ipv4.src_addr": w.ip, "hdr.agg.job_id": job_id, "hdr.agg.rank": w.rank},
+                "InaIngress.admit", {}) for w in job.workers]
+            self.conn.write_table_entries(admissions)
+            done += [("entry", e) for e in admissions]
+            self.reset_job(job)
+            self.conn.insert("InaIngress.jobs", {"hdr.agg.job_id": job_id}, "InaIngress.set_job",
+                             {"base": base, "num_slots": num_slots, "num_workers": len(workers), "mgid": job.mgid})
+        except ControllerError:
+            self._undo(done)
+            raise
+        return job
+
+    def _undo(self, done: list) -> None:
+        for kind, item in reversed(done):
+            try:
+                if kind == "group":
+                    self.conn.delete_multicast_group(item)
+                else:
+                    self.conn.delete(item.table, item.match)
+            except ControllerError:
+                pass
+
+    def job(self, job_id: int) -> Job:
+        for job in self.jobs():
+            if job.job_id == job_id:
+                return job
+        raise ControllerError(f"no job {job_id} on this switch (see: ina ctl show-jobs)")
+
+    def remove_job(self, job_id: int) -> None:
+        job = self.job(job_id)
+        self.conn.delete("InaIngress.jobs", {"hdr.agg.job_id": job_id})
+        for w in job.workers:
+            self.conn.delete("InaIngress.admission", {
+                "sm.ingress_port": w.port, "hdr.ethernet.src_addr": w.mac,
+                "hdr.ipv4.src_addr": w.ip, "hdr.agg.job_id": job_id, "hdr.agg.rank": w.rank})
+            self.conn.delete("InaEgress.result_rewrite", {"sm.egress_rid": worker_rid(job_id, w.rank)})
+        self.conn.delete_multicast_group(job.mgid)
+        self.reset_job(job)
+
+    def reset_job(self, job: Job | int) -> None:
+        """Forget every contribution in the job's slots (both sets)."""
+        job = self.job(job) if isinstance(job, int) else job
+        self.conn.write_registers([
+            (reg, s * self.pool_size + job.base + i, 0)
+            for s in (0, 1) for i in range(job.num_slots)
+            for reg in ("InaIngress.slot_bitmap", "InaIngress.slot_count", "InaIngress.slot_exponent")])
+
+    # --- state ---------------------------------------------------------------------------
+    def slot(self, job_id: int, index: int, pool_set: int) -> SlotState:
+        job = self.job(job_id)
+        if not 0 <= index < job.num_slots:
+            raise ControllerError(f"job {job_id} has slots 0..{job.num_slots - 1}; {index} is out of range")
+        if pool_set not in (0, 1):
+            raise ControllerError("the set is 0 or 1")
+        cell = pool_set * self.pool_size + job.base + index
+        read = self.conn.read_register
+        values = [read(f"InaIngress.slot_acc_{i}", cell)[0] for i in range(self.elems)]
+        return SlotState(read("InaIngress.slot_bitmap", cell)[0], read("InaIngress.slot_count", cell)[0],
+                         read("InaIngress.slot_exponent", cell)[0],
+                         [v - (1 << 32) if v >> 31 else v for v in values])
+
+    def stats(self) -> dict[str, dict[int, dict[str, int]]]:
+        """Non-zero packet counts: {"jobs": {job: {counter: packets}}, "ports": {port: {...}}}."""
+        out: dict[str, dict[int, dict[str, int]]] = {"jobs": {}, "ports": {}}
+        for group, names in (("jobs", JOB_COUNTERS), ("ports", PORT_COUNTERS)):
+            for name in names:
+                short = name.split(".")[1].removeprefix("job_").removeprefix("port_")
+                for index, (packets, _bytes) in enumerate(self.conn.read_counter(name)):
+                    if packets:
+                        out[group].setdefault(index, {})[short] = packets
+        return out

@@ -1,0 +1,374 @@
+"""One P4Runtime connection to one switch: arbitration, pipeline, entities by name, packet I/O.
+
+No global state: open as many connections (to as many switches) as you like in one process.
+Reads return Python values, not protobufs.
+"""
+
+import json
+import queue
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from ina.p4rt import codec
+from ina.p4rt.proto import code_pb2, p4info_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
+from ina.p4rt.schema import Schema, SchemaError
+
+Update = p4runtime_pb2.Update
+
+
+class ControllerError(Exception):
+    """Something the switch refused or a name that does not exist; the message says which."""
+
+
+class NotPrimaryError(ControllerError):
+    pass
+
+
+class UnsupportedError(ControllerError):
+    """The switch does not implement this (e.g. register reads on simple_switch_grpc)."""
+
+
+@dataclass
+class TableEntry:
+    table: str
+    match: dict[str, object]
+    action: str
+    params: dict[str, int]
+    priority: int = 0
+    is_default: bool = False
+
+
+@dataclass
+class PacketIn:
+    payload: bytes
+    metadata: dict[str, int] = field(default_factory=dict)
+
+
+def _raise_rpc(err: grpc.RpcError, what: str) -> None:
+    code = err.code()
+    details = dict(err.trailing_metadata() or ()).get("grpc-status-details-bin")
+    if details:
+        status = status_pb2.Status.FromString(details)
+        problems = []
+        for any_detail in status.details:
+            e = p4runtime_pb2.Error()
+            any_detail.Unpack(e)
+            if e.canonical_code != code_pb2.OK:
+                problems.append(f"{code_pb2.Code.Name(e.canonical_code)}: {e.message}")
+        raise ControllerError(f"{what} failed: " + "; ".join(problems)) from None
+    if code == grpc.StatusCode.PERMISSION_DENIED:
+        raise NotPrimaryError(f"{what}: {err.details()}") from None
+    if code == grpc.StatusCode.UNIMPLEMENTED:
+        raise UnsupportedError(f"{what}: the switch does not implement this ({err.details()})") from None
+    if code == grpc.StatusCode.UNAVAILABLE:
+        raise ControllerError(f"{what}: the switch is not reachable ({err.details()})") from None
+    raise ControllerError(f"{what}: {code.name}: {err.details()}") from None
+
+
+class SwitchConnection:
+    def __init__(self, address: str, device_id: int = 0, election_id: int = 1, timeout: float = 5.0):
+        self.address, self.device_id, self.election_id = address, device_id, election_id
+        self.channel = grpc.insecure_channel(address)
+        try:
+            grpc.channel_ready_future(self.channel).result(timeout=timeout)
+        except grpc.FutureTimeoutError:
+            self.channel.close()
+            raise ControllerError(f"no P4Runtime server answers at {address} (is the switch running?)") from None
+        self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
+        self.schema: Schema | None = None
+        self._requests: queue.Queue = queue.Queue()
+        self._packets: queue.Queue = queue.Queue()
+        self._arbitration: queue.Queue = queue.Queue()
+        self._stream = self.stub.StreamChannel(iter(self._requests.get, None))
+        threading.Thread(target=self._read_stream, daemon=True).start()
+        msg = p4runtime_pb2.StreamMessageRequest()
+        msg.arbitration.device_id = device_id
+        msg.arbitration.election_id.high, msg.arbitration.election_id.low = election_id >> 64, election_id & (2**64 - 1)
+        self._requests.put(msg)
+        try:
+            reply = self._arbitration.get(timeout=timeout)
+        except queue.Empty:
+            self.close()
+            raise ControllerError(f"{address}: no arbitration answer within {timeout} s") from None
+        if reply.status.code != code_pb2.OK:
+            self.close()
+            primary = (reply.election_id.high << 64) | reply.election_id.low
+            raise NotPrimaryError(
+                f"{address}: another controller is primary (election id {primary} > {election_id}); "
+                "use a higher --election-id or stop the other controller")
+
+    def _read_stream(self) -> None:
+        try:
+            for msg in self._stream:
+                kind = msg.WhichOneof("update")
+                if kind == "arbitration":
+                    self._arbitration.put(msg.arbitration)
+                elif kind == "packet":
+                    self._packets.put(msg.packet)
+        except grpc.RpcError:
+            pass
+
+    def close(self) -> None:
+        self._requests.put(None)
+        self.channel.close()
+
+    def __enter__(self) -> "SwitchConnection":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _election(self, msg) -> None:
+        msg.election_id.high, msg.election_id.low = self.election_id >> 64, self.election_id & (2**64 - 1)
+
+    # --- pipeline ------------------------------------------------------------------------
+    def set_pipeline(self, bmv2_json: dict | str | Path, p4info: p4info_pb2.P4Info | str | Path) -> None:
+        """Push a program: BMv2 JSON (dict or file) and its P4Info (message or text-format file)."""
+        if not isinstance(bmv2_json, dict):
+            bmv2_json = json.loads(Path(bmv2_json).read_text())
+        if not isinstance(p4info, p4info_pb2.P4Info):
+            from google.protobuf import text_format
+
+            p4info = text_format.Parse(Path(p4info).read_text(), p4info_pb2.P4Info())
+        req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
+            device_id=self.device_id, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+        self._election(req)
+        req.config.p4info.CopyFrom(p4info)
+        req.config.p4_device_config = json.dumps(bmv2_json).encode()
+        try:
+            self.stub.SetForwardingPipelineConfig(req)
+        except grpc.RpcError as err:
+            _raise_rpc(err, "set pipeline")
+        self.schema = Schema(p4info)
+
+    def adopt_pipeline(self) -> Schema:
+        """Use the program already loaded on the switch (its P4Info)."""
+        req = p4runtime_pb2.GetForwardingPipelineConfigRequest(
+            device_id=self.device_id,
+            response_type=p4runtime_pb2.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE)
+        try:
+            resp = self.stub.GetForwardingPipelineConfig(req)
+        except grpc.RpcError as err:
+            _raise_rpc(err, "get pipeline")
+        self.schema = Schema(resp.config.p4info)
+        return self.schema
+
+    def _schema(self) -> Schema:
+        if self.schema is None:
+            raise ControllerError("no pipeline: call set_pipeline() or adopt_pipeline() first")
+        return self.schema
+
+    # --- writes --------------------------------------------------------------------------
+    def _write(self, updates: list, what: str) -> None:
+        req = p4runtime_pb2.WriteRequest(device_id=self.device_id, updates=updates)
+        self._election(req)
+        try:
+            self.stub.Write(req)
+        except grpc.RpcError as err:
+            _raise_rpc(err, what)
+
+    def _table_entry_proto(self, entry: TableEntry) -> p4runtime_pb2.TableEntry:
+        s = self._schema()
+        try:
+            info = s.table(entry.table)
+            out = p4runtime_pb2.TableEntry(table_id=info.id, priority=entry.priority,
+                                           is_default_action=entry.is_default)
+            fields = {f.name: f for f in info.match_fields}
+            for key, value in entry.match.items():
+                f = fields.get(key) or next((x for x in info.match_fields if x.name.endswith("." + key)), None)
+                if f is None:
+                    raise ControllerError(f"table '{info.name}' has no key '{key}' (keys: {', '.join(fields)})")
+                if value is None:
+                    continue
+                out.match.append(_field_match(f, value))
+            if entry.action:
+                action = s.action(entry.action)
+                out.action.action.action_id = action.id
+                for p in action.params:
+                    if p.name not in entry.params:
+                        raise ControllerError(f"action '{action.name}' needs parameter '{p.name}'")
+                    value = codec.parse_value(entry.params[p.name], p.bitwidth)
+                    out.action.action.params.add(param_id=p.id, value=codec.encode(value, p.bitwidth))
+                unknown = set(entry.params) - {p.name for p in action.params}
+                if unknown:
+                    raise ControllerError(f"action '{action.name}' has no parameter {', '.join(sorted(unknown))}")
+        except (SchemaError, ValueError) as err:
+            raise ControllerError(str(err)) from None
+        return out
+
+    def write_table_entries(self, entries: list[TableEntry], kind: int = Update.INSERT) -> None:
+        updates = [Update(type=kind, entity=p4runtime_pb2.Entity(table_entry=self._table_entry_proto(e)))
+                   for e in entries]
+        self._write(updates, f"{Update.Type.Name(kind).lower()} table entries")
+
+    def insert(self, table: str, match: dict, action: str, params: dict | None = None, priority: int = 0) -> None:
+        self.write_table_entries([TableEntry(table, match, action, params or {}, priority)])
+
+    def modify(self, table: str, match: dict, action: str, params: dict | None = None, priority: int = 0) -> None:
+        self.write_table_entries([TableEntry(table, match, action, params or {}, priority)], Update.MODIFY)
+
+    def delete(self, table: str, match: dict, priority: int = 0) -> None:
+        self.write_table_entries([TableEntry(table, match, "", {}, priority)], Update.DELETE)
+
+    def set_default(self, table: str, action: str, params: dict | None = None) -> None:
+        self.write_table_entries([TableEntry(table, {}, action, params or {}, 0, True)], Update.MODIFY)
+
+    def write_register(self, name: str, index: int, value: int) -> None:
+        self.write_registers([(name, index, value)])
+
+    def write_registers(self, cells: list[tuple[str, int, int]]) -> None:
+        """Write (register, index, value) cells in one batch."""
+        updates = []
+        for name, index, value in cells:
+            try:
+                info = self._schema().register(name)
+            except SchemaError as err:
+                raise ControllerError(str(err)) from None
+            cell = p4runtime_pb2.RegisterEntry(register_id=info.id, index=p4runtime_pb2.Index(index=index))
+            cell.data.bitstring = codec.encode(value, info.bitwidth)
+            updates.append(Update(type=Update.MODIFY, entity=p4runtime_pb2.Entity(register_entry=cell)))
+        self._write(updates, "write registers")
+
+    def set_multicast_group(self, mgid: int, replicas: list[tuple[int, int]], kind: int = Update.INSERT) -> None:
+        pre = p4runtime_pb2.PacketReplicationEngineEntry()
+        pre.multicast_group_entry.multicast_group_id = mgid
+        for port, rid in replicas:
+            pre.multicast_group_entry.replicas.add(egress_port=port, instance=rid)
+        self._write([Update(type=kind, entity=p4runtime_pb2.Entity(packet_replication_engine_entry=pre))],
+                    f"multicast group {mgid}")
+
+    def delete_multicast_group(self, mgid: int) -> None:
+        self.set_multicast_group(mgid, [], Update.DELETE)
+
+    def set_clone_session(self, session: int, replicas: list[tuple[int, int]], truncate: int = 0,
+                          kind: int = Update.INSERT) -> None:
+        pre = p4runtime_pb2.PacketReplicationEngineEntry()
+        pre.clone_session_entry.session_id = session
+        pre.clone_session_entry.packet_length_bytes = truncate
+        for port, rid in replicas:
+            pre.clone_session_entry.replicas.add(egress_port=port, instance=rid)
+        self._write([Update(type=kind, entity=p4runtime_pb2.Entity(packet_replication_engine_entry=pre))],
+                    f"clone session {session}")
+
+    # --- reads ---------------------------------------------------------------------------
+    def _read(self, entity: p4runtime_pb2.Entity, what: str) -> list[p4runtime_pb2.Entity]:
+        req = p4runtime_pb2.ReadRequest(device_id=self.device_id, entities=[entity])
+        try:
+            return [e for resp in self.stub.Read(req) for e in resp.entities]
+        except grpc.RpcError as err:
+            _raise_rpc(err, what)
+            return []
+
+    def read_table(self, table: str, default: bool = False) -> list[TableEntry]:
+        s = self._schema()
+        try:
+            info = s.table(table)
+        except SchemaError as err:
+            raise ControllerError(str(err)) from None
+        query = p4runtime_pb2.TableEntry(table_id=info.id, is_default_action=default)
+        out = []
+        for e in self._read(p4runtime_pb2.Entity(table_entry=query), f"read table {table}"):
+            te = e.table_entry
+            fields = {f.id: f for f in info.match_fields}
+            match: dict[str, object] = {}
+            for m in te.match:
+                f = fields[m.field_id]
+                kind = m.WhichOneof("field_match_type")
+                if kind == "exact":
+                    match[f.name] = codec.decode(m.exact.value)
+                elif kind == "lpm":
+                    match[f.name] = (codec.decode(m.lpm.value), m.lpm.prefix_len)
+                elif kind == "ternary":
+                    match[f.name] = (codec.decode(m.ternary.value), codec.decode(m.ternary.mask))
+                elif kind == "range":
+                    match[f.name] = (codec.decode(m.range.low), codec.decode(m.range.high))
+                else:
+                    match[f.name] = codec.decode(m.optional.value)
+            action = s.action(te.action.action.action_id)
+            names = {p.id: p.name for p in action.params}
+            params = {names[p.param_id]: codec.decode(p.value) for p in te.action.action.params}
+            out.append(TableEntry(info.name, match, action.name, params, te.priority, te.is_default_action))
+        return out
+
+    def read_register(self, name: str, index: int | None = None) -> list[int]:
+        try:
+            info = self._schema().register(name)
+        except SchemaError as err:
+            raise ControllerError(str(err)) from None
+        query = p4runtime_pb2.RegisterEntry(register_id=info.id)
+        if index is not None:
+            query.index.index = index
+        try:
+            entities = self._read(p4runtime_pb2.Entity(register_entry=query), f"read register {name}")
+        except UnsupportedError:
+            raise UnsupportedError(
+                "this switch does not serve RegisterEntry reads (simple_switch_grpc does not); "
+                "use ina's built-in switch, or BMv2's Thrift CLI (simple_switch_CLI register_read)") from None
+        return [codec.decode(e.register_entry.data.bitstring) for e in entities]
+
+    def read_counter(self, name: str, index: int | None = None) -> list[tuple[int, int]]:
+        """(packets, bytes) per index."""
+        try:
+            info = self._schema().counter(name)
+        except SchemaError as err:
+            raise ControllerError(str(err)) from None
+        query = p4runtime_pb2.CounterEntry(counter_id=info.id)
+        if index is not None:
+            query.index.index = index
+        entities = self._read(p4runtime_pb2.Entity(counter_entry=query), f"read counter {name}")
+        return [(e.counter_entry.data.packet_count, e.counter_entry.data.byte_count) for e in entities]
+
+    def read_multicast_groups(self) -> dict[int, list[tuple[int, int]]]:
+        query = p4runtime_pb2.PacketReplicationEngineEntry()
+        query.multicast_group_entry.multicast_group_id = 0
+        groups = {}
+        for e in self._read(p4runtime_pb2.Entity(packet_replication_engine_entry=query), "read multicast groups"):
+            g = e.packet_replication_engine_entry.multicast_group_entry
+            groups[g.multicast_group_id] = [(r.egress_port, r.instance) for r in g.replicas]
+        return groups
+
+    # --- packet I/O ----------------------------------------------------------------------
+    def packet_out(self, payload: bytes, **metadata: int) -> None:
+        cpm = self._schema().controller_packet_metadata("packet_out")
+        msg = p4runtime_pb2.StreamMessageRequest()
+        msg.packet.payload = payload
+        for m in cpm.metadata:
+            if m.name in metadata:
+                msg.packet.metadata.add(metadata_id=m.id, value=codec.encode(metadata[m.name], m.bitwidth))
+        self._requests.put(msg)
+
+    def packet_in(self, timeout: float = 1.0) -> PacketIn | None:
+        try:
+            packet = self._packets.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        cpm = self._schema().controller_packet_metadata("packet_in")
+        names = {m.id: m.name for m in cpm.metadata}
+        return PacketIn(packet.payload, {names.get(m.metadata_id, str(m.metadata_id)): codec.decode(m.value)
+                                         for m in packet.metadata})
+
+
+def _field_match(f, value) -> p4runtime_pb2.FieldMatch:
+    """A FieldMatch from a friendly value: int/str, (value, plen) for LPM, (value, mask), (lo, hi)."""
+    fm = p4runtime_pb2.FieldMatch(field_id=f.id)
+    w = f.bitwidth
+    if f.match_type == "EXACT":
+        fm.exact.value = codec.encode(codec.parse_value(value, w), w)
+    elif f.match_type == "LPM":
+        if isinstance(value, str) and "/" in value:
+            text, plen = value.split("/")
+            value = (text, int(plen))
+        v, plen = value if isinstance(value, tuple) else (value, w)
+        fm.lpm.value, fm.lpm.prefix_len = codec.encode(codec.parse_value(v, w), w), plen
+    elif f.match_type == "TERNARY":
+        v, mask = value if isinstance(value, tuple) else (value, (1 << w) - 1)
+        fm.ternary.value = codec.encode(codec.parse_value(v, w), w)
+        fm.ternary.mask = codec.encode(codec.parse_value(mask, w), w)
+    elif f.match_type == "RANGE":
+        lo, hi = value
+        fm.range.low, fm.range.high = codec.encode(codec.parse_value(lo, w), w), codec.encode(codec.parse_value(hi, w), w)
+    else:
+        fm.optional.value = codec.encode(codec.parse_value(value, w), w)
+    return fm

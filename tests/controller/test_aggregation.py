@@ -1,0 +1,119 @@
+"""The controller against the built-in switch's real P4Runtime server: jobs, packets, state, errors."""
+
+import functools
+import json
+import struct
+import threading
+
+import pytest
+from ina.compiler import compile_file
+from ina.controller.aggregation import Aggregation, Job, Worker, allocate
+from ina.controller.cli import main as ctl_main
+from ina.controller.client import ControllerError, NotPrimaryError, SwitchConnection
+from ina.p4src import AGGREGATE_P4
+from ina.switch.engine import Switch
+from ina.switch.p4runtime_server import P4RuntimeService, serve
+
+SWITCH_MAC, SWITCH_IP = "02:aa:00:00:00:01", "10.0.0.254"
+W0 = Worker(0, 1, "02:00:00:00:00:01", "10.0.0.1")
+W1 = Worker(1, 2, "02:00:00:00:00:02", "10.0.0.2")
+
+
+@functools.cache
+def program():
+    return compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": "16"})
+
+
+@pytest.fixture
+def switch():
+    sw = Switch()
+    srv = serve(P4RuntimeService(sw, threading.Lock()), "127.0.0.1:0")
+    address = f"127.0.0.1:{srv.bound_port}"
+    conn = SwitchConnection(address, election_id=10)
+    conn.set_pipeline(program().bmv2, program().p4info)
+    yield sw, conn, address
+    conn.close()
+    srv.stop(None)
+
+
+def update_packet(w: Worker, job: int, index: int, values: list[int]) -> bytes:
+    body = struct.pack("!BBHHBB", 1, w.rank, job, index, 0, 0) + struct.pack(f"!{len(values)}i", *values)
+    udp = struct.pack("!HHHH", 0xBEE0, 0xBEE0, 8 + len(body), 0) + body
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
+                     bytes(map(int, w.ip.split("."))), bytes(map(int, SWITCH_IP.split("."))))
+    return bytes.fromhex(SWITCH_MAC.replace(":", "") + w.mac.replace(":", "") + "0800") + ip + udp
+
+
+def test_job_setup_then_packets_aggregate(switch):
+    sw, conn, _ = switch
+    agg = Aggregation(conn)
+    agg.set_switch_address(SWITCH_MAC, SWITCH_IP)
+    job = agg.add_job(3, [W0, W1], num_slots=4)
+    assert (job.base, job.num_slots, job.mgid) == (0, 4, 0x103)
+    assert sw.process(W0.port, update_packet(W0, 3, 2, [1] * 8)) == []
+    out = sw.process(W1.port, update_packet(W1, 3, 2, [10] * 8))
+    assert [port for port, _ in out] == [1, 2]
+    assert struct.unpack("!8i", out[0][1][-32:]) == (11,) * 8
+    assert out[1][1][:6] == bytes.fromhex("020000000002")  # rewritten per worker
+    state = agg.slot(3, 2, 0)
+    assert (state.bitmap, state.count, state.values) == (0b11, 2, [11] * 8)
+    stats = agg.stats()
+    assert stats["jobs"][3] == {"accepted": 2, "completed": 1, "results_sent": 2}
+    assert agg.jobs() == [Job(3, 0, 4, [W0, W1])]
+
+
+def test_second_job_gets_the_next_range_and_remove_frees_it(switch):
+    _sw, conn, _ = switch
+    agg = Aggregation(conn)
+    agg.add_job(1, [W0, W1], num_slots=10)
+    second = agg.add_job(2, [W0], num_slots=6)
+    assert second.base == 10
+    with pytest.raises(ControllerError, match="slot pool is full: 1 slots wanted, 0 free of 16"):
+        agg.add_job(3, [W0], num_slots=1)
+    agg.remove_job(1)
+    assert agg.add_job(3, [W0], num_slots=10).base == 0
+    assert [j.job_id for j in agg.jobs()] == [2, 3]
+
+
+def test_errors_name_the_problem(switch):
+    _sw, conn, _ = switch
+    agg = Aggregation(conn)
+    agg.add_job(1, [W0], num_slots=2)
+    with pytest.raises(ControllerError, match="job 1 already exists"):
+        agg.add_job(1, [W0], num_slots=2)
+    with pytest.raises(ControllerError, match="no job 7 on this switch"):
+        agg.remove_job(7)
+    many = [Worker(r, 1, f"02:00:00:00:01:{r:02x}", f"10.0.1.{r}") for r in range(33)]
+    with pytest.raises(ControllerError, match="1..32 workers; got 33"):
+        agg.add_job(2, many, num_slots=1)
+    with pytest.raises(ControllerError, match=r"ranks must be 0..1, each once; got \[0, 0\]"):
+        agg.add_job(2, [W0, W0], num_slots=1)
+    assert [j.job_id for j in agg.jobs()] == [1]  # nothing half installed
+
+
+def test_a_second_controller_is_backup_and_cannot_write(switch):
+    _sw, _conn, address = switch
+    with pytest.raises(NotPrimaryError, match="another controller is primary"):
+        SwitchConnection(address, election_id=5)
+
+
+def test_allocator_first_fit():
+    jobs = [Job(1, 0, 4), Job(2, 8, 4)]
+    assert allocate(jobs, 4, 16) == 4
+    assert allocate(jobs, 5, 17) == 12
+    with pytest.raises(ControllerError, match="pool is full"):
+        allocate(jobs, 5, 16)
+
+
+def test_ctl_cli_json_and_errors(switch, capsys):
+    _sw, conn, address = switch
+    Aggregation(conn).add_job(4, [W0, W1], num_slots=3)
+    conn.close()
+    assert ctl_main(["--grpc-addr", address, "--election-id", "20", "--json", "show-jobs"]) == 0
+    [job] = json.loads(capsys.readouterr().out)
+    assert (job["job_id"], job["num_slots"], len(job["workers"])) == (4, 3, 2)
+    assert ctl_main(["--grpc-addr", address, "--election-id", "21", "remove-job", "9"]) == 1
+    assert "no job 9" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        ctl_main(["--grpc-addr", address, "frobnicate"])
+    assert exit_.value.code == 2
