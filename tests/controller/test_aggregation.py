@@ -84,7 +84,7 @@ def test_errors_name_the_problem(switch):
     with pytest.raises(ControllerError, match="no job 7 on this switch"):
         agg.remove_job(7)
     many = [Worker(r, 1, f"02:00:00:00:01:{r:02x}", f"10.0.1.{r}") for r in range(33)]
-    with pytest.raises(ControllerError, match="1..32 workers; got 33"):
+    with pytest.raises(ControllerError, match=r"1\.\.32 workers; got 33"):
         agg.add_job(2, many, num_slots=1)
     with pytest.raises(ControllerError, match=r"ranks must be 0..1, each once; got \[0, 0\]"):
         agg.add_job(2, [W0, W0], num_slots=1)
