@@ -1,0 +1,93 @@
+"""`ina worker`: one worker of a job (or `--baseline-server`, the host-only parameter server)."""
+
+import argparse
+import json
+import sys
+
+import numpy as np
+from ina.hosts.quantize import chunk_exponents, error_bound
+from ina.hosts.worker import Worker, WorkerError
+
+
+def make_array(seed: int, rank: int, size: int, dtype: str) -> np.ndarray:
+    """The array rank `rank` contributes; any worker can rebuild every other rank's from the seed."""
+    rng = np.random.default_rng(seed * 1000 + rank)
+    if dtype == "int32":
+        return rng.integers(-(2**20), 2**20, size, dtype=np.int32)
+    return rng.standard_normal(size).astype(dtype)
+
+
+def expected_sum(seed: int, n: int, size: int, dtype: str) -> np.ndarray:
+    total = np.zeros(size, dtype=np.int64 if dtype == "int32" else np.float64)
+    for rank in range(n):
+        total += make_array(seed, rank, size, dtype)
+    return total
+
+
+def verify(result: np.ndarray, seed: int, n: int, size: int, dtype: str, elems: int) -> tuple[bool, float]:
+    """Bit-exact for int32 (with wraparound); within the block-floating-point bound for floats."""
+    exact = expected_sum(seed, n, size, dtype)
+    if dtype == "int32":
+        wrapped = ((exact + 2**31) % 2**32 - 2**31).astype(np.int32)
+        return bool(np.array_equal(result, wrapped)), 0.0
+    arrays = np.stack([make_array(seed, r, size, dtype) for r in range(n)])
+    pad = -size % elems
+    chunks = np.pad(np.abs(arrays).max(axis=0), (0, pad)).reshape(-1, elems)
+    bounds = np.array([error_bound(int(e), n) for e in chunk_exponents(chunks)])
+    allowed = np.repeat(bounds, elems)[:size] + np.abs(exact) * float(np.finfo(dtype).eps) * 2
+    error = np.abs(result.astype(np.float64) - exact)
+    return bool(np.all(error <= allowed)), float(error.max(initial=0.0))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="ina worker", description="Run one all-reduce worker through an ina switch.")
+    p.add_argument("--job", type=int, required=True)
+    p.add_argument("--rank", type=int)
+    p.add_argument("--workers", type=int, required=True)
+    p.add_argument("--switch", help="the switch's IP (or the baseline server's)")
+    p.add_argument("--local-ip")
+    p.add_argument("--udp-port", type=lambda s: int(s, 0), default=0xBEE0)
+    p.add_argument("--size", type=int, default=1 << 16, help="elements per all-reduce")
+    p.add_argument("--dtype", choices=["int32", "float32", "float64"], default="int32")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--elems", type=int, default=64, help="elements per packet (the switch's ELEMS)")
+    p.add_argument("--window", type=int, default=256, help="slots in flight (at most the job's slots)")
+    p.add_argument("--timeout", type=float, default=0.01)
+    p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--verify", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--baseline-server", action="store_true", help="serve as the host-only parameter server")
+    p.add_argument("--loss", type=float, default=0.0, help="baseline server: drop this fraction of packets")
+    args = p.parse_args(argv)
+    if args.baseline_server:
+        from ina.hosts.baseline import ParameterServer
+
+        ParameterServer(args.job, args.workers, args.elems, args.local_ip or "", args.udp_port, args.loss).serve_forever()
+        return 0
+    if args.rank is None or args.switch is None:
+        p.error("--rank and --switch are required for a worker")
+    try:
+        worker = Worker(args.job, args.rank, args.workers, args.switch, args.local_ip, args.udp_port,
+                        args.elems, args.window, args.timeout)
+        array = make_array(args.seed, args.rank, args.size, args.dtype)
+        for _ in range(args.repeat):
+            result = worker.allreduce(array)
+    except WorkerError as err:
+        print(f"ina worker: {err}", file=sys.stderr)
+        return 1
+    ok, max_error = verify(result, args.seed, args.workers, args.size, args.dtype, args.elems) if args.verify else (True, 0.0)
+    s = worker.stats
+    report = {"job": args.job, "rank": args.rank, "elements": s.elements, "elapsed_s": round(s.elapsed, 6),
+              "goodput_elements_per_s": round(s.goodput), "goodput_gbps": round(s.goodput * 32 / 1e9, 6),
+              "packets_sent": s.packets_sent, "packets_received": s.packets_received,
+              "retransmissions": s.retransmissions, "duplicates": s.duplicates,
+              "verified": ok if args.verify else None, "max_abs_error": max_error}
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"rank {args.rank}: {s.elements} elements in {s.elapsed:.3f} s ({s.goodput / 1e6:.2f} M elem/s), "
+              f"{s.packets_sent} sent, {s.retransmissions} retransmitted" + (f", verified: {ok}" if args.verify else ""))
+    if not ok:
+        print(f"ina worker: result does not match the expected sum (max error {max_error})", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,35 @@
+"""A scapy layer for ina's aggregation header, for decoding captures and crafting test packets.
+
+    >>> from ina.hosts.scapy_layer import InaAgg
+    >>> pkt = Ether()/IP(dst="10.0.0.254")/UDP(sport=0xBEE0, dport=0xBEE0)/InaAgg(rank=1, job_id=3)
+"""
+
+from ina.hosts.packets import INA_UDP_PORT, MSG_RESULT, MSG_UPDATE
+from scapy.fields import (
+    BitField,
+    ByteEnumField,
+    ByteField,
+    FieldListField,
+    ShortField,
+    SignedIntField,
+)
+from scapy.layers.inet import UDP
+from scapy.packet import Packet, bind_layers
+
+
+class InaAgg(Packet):
+    name = "InaAgg"
+    fields_desc = [  # noqa: RUF012 - scapy's declaration style
+        ByteEnumField("msg_type", MSG_UPDATE, {MSG_UPDATE: "UPDATE", MSG_RESULT: "RESULT"}),
+        ByteField("rank", 0),
+        ShortField("job_id", 0),
+        BitField("pool_set", 0, 1),
+        BitField("pool_index", 0, 15),
+        ByteField("exponent", 0),
+        ByteField("flags", 0),
+        FieldListField("values", [], SignedIntField("value", 0)),
+    ]
+
+
+bind_layers(UDP, InaAgg, dport=INA_UDP_PORT)
+bind_layers(UDP, InaAgg, sport=INA_UDP_PORT)
