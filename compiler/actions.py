@@ -13,7 +13,7 @@ from ina.compiler import nodes as n
 from ina.compiler import types as t
 from ina.compiler.calls import bind_args, compile_call
 from ina.compiler.errors import CompileError, Location
-from ina.compiler.expressions import ExpressionCompiler, expr_text
+from ina.compiler.expressions import ExpressionCompiler, expr_text, has_calls
 from ina.compiler.objects import ActionBinding, FunctionBinding
 from ina.compiler.program import Scope
 from ina.compiler.values import (
@@ -287,11 +287,25 @@ class ActionBody:
         decl = binding.decl
         if self.apply_block and len(self._frames) == 1:
             self.lowering.note_direct_call(binding)
+        if not decl.body.stmts and not has_calls([a.value for a in args]):
+            self._check_args(caller, binding, args, loc)  # an empty action: check, but copy nothing
+            return
         scope, copy_out = self._bind_params(caller, binding.scope, decl.params, args, loc, f"action '{decl.name}'")
         frame = _Frame()
         self._inline(decl.name, decl.body, scope, frame, loc)
         self._copy_out(copy_out, caller, loc)
         self._after_call(frame, loc)
+
+    def _check_args(self, caller: Scope, binding: ActionBinding, args: list[n.Arg], loc: Location) -> None:
+        ec = ExpressionCompiler(self.lowering, caller, self)
+        for param, arg in bind_args(binding.decl.params, args, loc, f"action '{binding.decl.name}'"):
+            if arg is None or arg.value is None:
+                continue
+            ptype = self.lowering.model.resolve(param.type, scope=binding.scope)
+            if param.direction in ("out", "inout"):
+                ec.lvalue(arg.value)
+            else:
+                ec.value(arg.value, ptype)
 
     def call_function(self, binding: FunctionBinding, args: list[n.Arg], loc: Location, caller: Scope) -> Value | None:
         proto = binding.decl.proto
