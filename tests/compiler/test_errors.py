@@ -175,3 +175,8 @@ def test_binary_input_is_a_syntax_error_not_a_crash(tmp_path):
     with pytest.raises(CompileError) as info:
         compile_file(path)
     assert info.value.message.startswith("syntax error")
+
+
+def test_arguments_of_an_empty_action_are_still_checked(compile_text):
+    error = error_of(compile_text, program("a(nosuch);", "action a(in bit<8> x) { }"))
+    assert (error.line, error.col, error.message) == (BODY_LINE, 11, "unknown identifier 'nosuch'")
