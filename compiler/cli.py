@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from google.protobuf import text_format
+
 from ina.compiler import CompileError, compile_file
 
 P4INFO_FORMATS = {".json", ".bin", ".txt", ".txtpb"}

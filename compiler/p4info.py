@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from p4.config.v1 import p4info_pb2
+
 from ina.compiler import nodes as n
 from ina.compiler import types as t
-from p4.config.v1 import p4info_pb2
 
 if TYPE_CHECKING:
     from ina.compiler.lowering import Lowering

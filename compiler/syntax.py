@@ -12,10 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import lark
+from lark import Token, Transformer
+
 from ina.compiler import nodes as n
 from ina.compiler.errors import CompileError, Location
 from ina.compiler.preprocess import Preprocessed
-from lark import Token, Transformer
 
 _GRAMMAR = Path(__file__).resolve().parent / "grammar.lark"
 _BASE_TYPE_WORDS = {"bit", "int", "varbit", "void", "bool", "error", "string", "match_kind"}

@@ -182,9 +182,6 @@ def is_scalar(t: P4Type) -> bool:
     return isinstance(t, Bits | Bool | ErrorType | Enum | Varbit)
 
 
-def is_integral(t: P4Type) -> bool:
-    return isinstance(t, Bits | InfInt)
-
 
 def flat_fields(fields: list[tuple[str, P4Type]], prefix: str = "") -> list[tuple[str, P4Type]]:
     """Header fields with struct-typed ones spelled out as `outer.inner`, in declaration order."""

@@ -212,6 +212,3 @@ def as_bool(value: Value) -> Json:
         return {"type": "expression", "value": op("d2b", None, expr_json(value))}
     return expr_json(value)
 
-
-def location_json(loc: Location, text: str) -> Json:
-    return {"filename": loc.file, "line": loc.line, "column": loc.col, "source_fragment": text}

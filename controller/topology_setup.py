@@ -22,7 +22,9 @@ def program_switch(agg: Aggregation, name: str, topo: dict) -> list[Job]:
     hosts = [(topo["hosts"][h]["mac"], p) for h, p in ports.items()]
     hosts += [(other["mac"], route_to_switch(topo, name, peer)) for peer, other in topo["switches"].items()
               if peer != name]
-    flood = sorted(set(sw.get("hosts", {}).values()) | set(sw.get("links", {}).values()))
+    tree = spanning_tree(topo)
+    uplinks = {port for peer, port in sw.get("links", {}).items() if frozenset((name, peer)) in tree}
+    flood = sorted(set(sw.get("hosts", {}).values()) | uplinks)
     agg.install_forwarding(hosts, flood)
     jobs = []
     if sw.get("aggregator"):
@@ -31,6 +33,22 @@ def program_switch(agg: Aggregation, name: str, topo: dict) -> list[Job]:
                        for rank, h in enumerate(spec["workers"])]
             jobs.append(agg.add_job(spec["id"], workers, spec.get("slots", 256)))
     return jobs
+
+
+def spanning_tree(topo: dict) -> set[frozenset]:
+    """Switch links of a breadth-first spanning tree: flooding along it cannot loop."""
+    names = list(topo["switches"])
+    seen, frontier, tree = {names[0]}, [names[0]], set()
+    while frontier:
+        nxt = []
+        for s in frontier:
+            for peer in topo["switches"][s].get("links", {}):
+                if peer not in seen:
+                    seen.add(peer)
+                    tree.add(frozenset((s, peer)))
+                    nxt.append(peer)
+        frontier = nxt
+    return tree
 
 
 def route_to_switch(topo: dict, src: str, dst: str) -> int:

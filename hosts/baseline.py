@@ -9,6 +9,7 @@ import socket
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from ina.hosts import packets
 
 

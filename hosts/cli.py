@@ -5,6 +5,7 @@ import json
 import sys
 
 import numpy as np
+
 from ina.hosts.quantize import chunk_exponents, error_bound
 from ina.hosts.worker import Worker, WorkerError
 

@@ -4,7 +4,6 @@
     >>> pkt = Ether()/IP(dst="10.0.0.254")/UDP(sport=0xBEE0, dport=0xBEE0)/InaAgg(rank=1, job_id=3)
 """
 
-from ina.hosts.packets import INA_UDP_PORT, MSG_RESULT, MSG_UPDATE
 from scapy.fields import (
     BitField,
     ByteEnumField,
@@ -15,6 +14,8 @@ from scapy.fields import (
 )
 from scapy.layers.inet import UDP
 from scapy.packet import Packet, bind_layers
+
+from ina.hosts.packets import INA_UDP_PORT, MSG_RESULT, MSG_UPDATE
 
 
 class InaAgg(Packet):

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from ina.hosts import packets
 from ina.hosts.quantize import chunk_exponents, quantize, scale_for
 

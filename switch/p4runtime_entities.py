@@ -5,6 +5,7 @@ state, so a failed update in a batch leaves nothing half done.
 """
 
 import grpc
+
 from ina.p4rt import codec
 from ina.p4rt.proto import p4data_pb2, p4runtime_pb2
 from ina.p4rt.schema import Schema, SchemaError

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import grpc
 from google.protobuf import any_pb2
+
 from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
 from ina.p4rt.schema import Schema
 from ina.switch import p4runtime_entities as ent

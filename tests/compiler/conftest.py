@@ -2,6 +2,7 @@
 
 import pytest
 from compiler_helpers import P4_DIR
+
 from ina.compiler import compile_file
 
 

@@ -4,8 +4,9 @@ import json
 
 from compiler_helpers import P4_DIR
 from google.protobuf import text_format
-from ina.compiler.cli import main
 from p4.config.v1 import p4info_pb2
+
+from ina.compiler.cli import main
 
 
 def test_writes_json_and_text_p4info(tmp_path):

@@ -1,6 +1,7 @@
 """Rejected programs: exact message and location (file:line:col), never a traceback."""
 
 import pytest
+
 from ina.compiler import CompileError
 
 TEMPLATE = """#include <core.p4>

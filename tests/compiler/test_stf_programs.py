@@ -2,6 +2,7 @@
 
 import pytest
 from compiler_helpers import P4_DIR
+
 from ina.compiler import compile_file
 
 stf = pytest.importorskip("ina.switch.stf", reason="the built-in switch (ina.switch) is not installed")

@@ -6,6 +6,7 @@ import struct
 import threading
 
 import pytest
+
 from ina.compiler import compile_file
 from ina.controller.aggregation import Aggregation, Job, Worker, allocate
 from ina.controller.cli import main as ctl_main

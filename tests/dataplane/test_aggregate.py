@@ -10,6 +10,7 @@ import zlib
 
 import numpy as np
 import pytest
+
 from ina.compiler import compile_file
 from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch

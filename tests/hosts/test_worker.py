@@ -4,6 +4,7 @@ import threading
 
 import numpy as np
 import pytest
+
 from ina.hosts import packets
 from ina.hosts.baseline import ParameterServer
 from ina.hosts.cli import make_array, verify

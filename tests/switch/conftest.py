@@ -2,6 +2,7 @@ import functools
 from pathlib import Path
 
 import pytest
+
 from ina.compiler import compile_file
 
 P4_DIR = Path(__file__).resolve().parents[1] / "p4"

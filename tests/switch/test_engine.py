@@ -1,6 +1,7 @@
 """The engine's traffic manager, tables and robustness, with exact packets in and out."""
 
 import pytest
+
 from ina.switch.engine import Switch
 from ina.switch.errors import PipelineError, TableError
 

@@ -7,6 +7,7 @@ import threading
 
 import grpc
 import pytest
+
 from ina.compiler import compile_file
 from ina.p4rt import codec
 from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+
 from ina.switch.stf import main, run_stf
 
 P4_DIR = Path(__file__).resolve().parents[1] / "p4"
