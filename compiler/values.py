@@ -10,7 +10,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ina.compiler import types as t
-from ina.compiler.errors import Location
 
 Json = dict[str, Any]
 
