@@ -2,8 +2,9 @@
 
 The array is cut into chunks of E values. Slot k of the job (k < window) carries chunks k, k+W,
 k+2W, ...; each reuse of a slot flips its set, which is how the switch knows an old round is over
-(docs/protocol.md). A slot's packet is retransmitted after `timeout` seconds (doubling per retry)
-until its result arrives; results for a set the slot is no longer waiting on are duplicates.
+(docs/protocol.md). A slot's packet is retransmitted after a timeout that follows the measured
+round-trip time (RFC 6298's estimator, never below `timeout`), doubling per retry, until its
+result arrives; results for a set the slot is no longer waiting on are duplicates.
 
 For floats the exponent of a chunk travels one use of the slot ahead: use 0 of every slot is an
 all-zero packet announcing the exponent of the slot's first chunk, and each chunk's packet announces
@@ -20,6 +21,8 @@ import numpy as np
 
 from ina.hosts import packets
 from ina.hosts.quantize import chunk_exponents, quantize, scale_for
+
+SO_RCVBUFFORCE = 33  # Linux
 
 
 class WorkerError(Exception):
@@ -44,6 +47,7 @@ class Stats:
 
 @dataclass
 class _Slot:
+    first_sent: float = 0.0  # when this use was first sent (for RTT samples of unretransmitted uses)
     uses: int = 0  # uses of this slot since the job was set up (set = uses % 2)
     chunk: int = -1  # chunk in flight (-1: exponent-only bootstrap)
     sent_at: float = 0.0
@@ -75,7 +79,10 @@ class Worker:
         self.max_retries = _config("max_retries", max_retries, 12, int)
         port = _config("udp_port", udp_port, packets.INA_UDP_PORT, int)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+        try:  # a window of results arrives in a burst; beyond rmem_max only root may ask (SO_RCVBUFFORCE)
+            self.sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
+        except PermissionError:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             self.sock.bind((local_ip or "", port))
@@ -83,6 +90,9 @@ class Worker:
             raise WorkerError(f"cannot bind UDP port {port}: {err.strerror}") from None
         self.slots = [_Slot() for _ in range(self.window)]
         self.stats = Stats()
+        self._srtt: float | None = None
+        self._rttvar = 0.0
+        self._rto = max(self.timeout, 0.2)  # until RTT samples arrive: a first window can queue long
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
 
     def close(self) -> None:
@@ -121,6 +131,8 @@ class Worker:
 
     def _send(self, slot: _Slot, now: float) -> None:
         self.sock.sendto(slot.packet, (self.switch_ip, self.switch_port))
+        if slot.retries == 0:
+            slot.first_sent = now
         slot.sent_at = now
         self.stats.packets_sent += 1
 
@@ -141,7 +153,8 @@ class Worker:
             self._send(slot, start)
         buf = bytearray(2048)
         view = memoryview(buf)
-        self.sock.settimeout(self.timeout / 2)
+        self.sock.settimeout(self.timeout / 4)
+        last_scan = start
         while remaining:
             try:
                 n = self.sock.recv_into(buf)
@@ -156,6 +169,8 @@ class Worker:
                 if msg != packets.MSG_RESULT or job != self.job_id or slot is None or slot.done or pool_set != slot.uses % 2:
                     self.stats.duplicates += 1
                 else:
+                    if slot.retries == 0:
+                        self._rtt_sample(now - slot.first_sent)
                     chunk = slot.chunk
                     if chunk >= 0:
                         values = packets.values_of(view, self.elems)
@@ -173,13 +188,24 @@ class Worker:
                         self._send(slot, now)
                     else:
                         slot.done = True
-            self._retransmit(window, now)
+            if now - last_scan >= self._rto / 4:  # scanning every slot per packet would dominate the CPU
+                self._retransmit(window, now)
+                last_scan = now
         self.stats.elapsed += time.monotonic() - start
         self.stats.elements += n_chunks * self.elems
 
+    def _rtt_sample(self, rtt: float) -> None:
+        """Smoothed RTT and variance (RFC 6298) so the retransmission timeout follows the switch's speed."""
+        if self._srtt is None:
+            self._srtt, self._rttvar = rtt, rtt / 2
+        else:
+            self._rttvar = 0.75 * self._rttvar + 0.25 * abs(self._srtt - rtt)
+            self._srtt = 0.875 * self._srtt + 0.125 * rtt
+        self._rto = min(2.0, max(self.timeout, self._srtt + 4 * self._rttvar))
+
     def _retransmit(self, window: int, now: float) -> None:
         for slot in self.slots[:window]:
-            if slot.done or now - slot.sent_at < self.timeout * (2 ** min(slot.retries, 6)):
+            if slot.done or now - slot.sent_at < self._rto * (2 ** min(slot.retries, 6)):
                 continue
             slot.retries += 1
             self.stats.timeouts += 1

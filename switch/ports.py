@@ -16,6 +16,7 @@ from ina.switch.pcap import PcapWriter
 ETH_P_ALL = 0x0003
 SOL_PACKET = 263
 PACKET_IGNORE_OUTGOING = 23
+SO_SNDBUFFORCE, SO_RCVBUFFORCE = 32, 33  # Linux: buffer sizes above rmem_max/wmem_max (root only)
 BATCH = 64
 MAX_FRAME = 65536
 
@@ -38,7 +39,8 @@ class Ports:
                 sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
                 sock.bind((iface, 0))
                 sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+                sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 16 << 20)
+                sock.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, 16 << 20)
                 sock.setblocking(False)
             except PermissionError:
                 self.close()

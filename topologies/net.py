@@ -1,0 +1,52 @@
+"""Bring a topology (topo.py's dict) to life with Mininet: hosts, P4 switches, TCLinks; tear it down.
+
+Mininet's default controller and Open vSwitch are not used: every switch is a P4Switch process.
+"""
+
+from mininet.link import TCLink
+from mininet.log import setLogLevel
+from mininet.net import Mininet
+from mininet.node import Host
+
+from ina.topologies import clean
+from ina.topologies.switches import P4Switch
+
+
+class Network:
+    def __init__(self, topo: dict, run_dir: str, target: str = "builtin", run_id: str = "ina"):
+        self.topo, self.run_dir, self.target, self.run_id = topo, run_dir, target, run_id
+        self.net: Mininet | None = None
+
+    def start(self) -> None:
+        setLogLevel("error")
+        net = Mininet(topo=None, build=False, controller=None, link=TCLink, autoSetMacs=False)
+        self.net = net
+        for name, h in self.topo["hosts"].items():
+            net.addHost(name, cls=Host, ip=f"{h['ip']}/24", mac=h["mac"])
+        for name, s in self.topo["switches"].items():
+            net.addSwitch(name, cls=P4Switch, grpc_addr=s["grpc"], run_dir=self.run_dir, target=self.target)
+        for link in self.topo["links"]:
+            a, b, ports = link["a"], link["b"], link["ports"]
+            params = {k: v for k, v in link["params"].items() if v not in (None, 0, "0ms")}
+            net.addLink(a, b, port1=ports.get(a), port2=ports.get(b), **params)
+        net.build()
+        for host in net.hosts:
+            for intf in host.intfList():
+                host.cmd(f"ethtool -K {intf.name} tx off rx off tso off gso off >/dev/null 2>&1")
+            host.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1")
+        clean.record(self.run_id, [], list(self.topo["hosts"]))
+        for switch in net.switches:
+            switch.start([])
+        clean.record(self.run_id, [s.proc.pid for s in net.switches if s.proc], list(self.topo["hosts"]))
+
+    def host(self, name: str):
+        return self.net.get(name)
+
+    def switches(self) -> list[P4Switch]:
+        return list(self.net.switches) if self.net else []
+
+    def stop(self) -> None:
+        if self.net is not None:
+            self.net.stop()
+            self.net = None
+        clean.forget(self.run_id)

@@ -1,0 +1,224 @@
+"""`ina run`: compile, build the network, start and program the switches, run the workers, verify,
+summarise, and always tear down.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ina.topologies import clean
+from ina.topologies.net import Network
+from ina.topologies.topo import load
+
+
+class RunError(Exception):
+    """A run that cannot go on; the message says what failed and where its logs are."""
+
+
+@dataclass
+class RunOptions:
+    topo: str = "star"
+    workers: int | None = 4
+    target: str = "builtin"
+    size: int = 1 << 16
+    dtype: str = "int32"
+    loss: float | None = None
+    jobs: int = 1
+    elems: int = 64
+    pool_size: int = 8192
+    slots: int = 256
+    timeout: float = 0.05
+    run_dir: str | None = None
+    cli: bool = False
+    baseline: bool = False
+    seed: int = 1
+
+
+@dataclass
+class RunResult:
+    run_dir: str
+    workers: list[dict] = field(default_factory=list)
+    ok: bool = False
+    switch_stats: dict = field(default_factory=dict)
+
+
+def say(message: str) -> None:
+    print(f"[ina run] {message}", flush=True)
+
+
+def pick_target(target: str) -> str:
+    if target == "auto":
+        chosen = "bmv2" if shutil.which("simple_switch_grpc") and shutil.which("p4c-bm2-ss") else "builtin"
+        say(f"target auto: using {chosen} ({'BMv2 is installed' if chosen == 'bmv2' else 'BMv2 not found'})")
+        return chosen
+    if target == "bmv2" and not shutil.which("simple_switch_grpc"):
+        raise RunError("target bmv2: simple_switch_grpc is not installed (use the Vagrant VM, or --target builtin)")
+    return target
+
+
+def compile_program(target: str, elems: int, pool_size: int, out_dir: Path):
+    """BMv2 JSON (dict) and P4Info of p4src/aggregate.p4, from ina's compiler or p4c-bm2-ss."""
+    from ina.compiler import compile_file
+    from ina.p4src import AGGREGATE_P4
+
+    defines = {"ELEMS": str(elems), "POOL_SIZE": str(pool_size)}
+    if target == "bmv2":
+        from google.protobuf import text_format
+
+        from ina.p4rt.proto import p4info_pb2
+
+        p4info_path = out_dir / "aggregate.p4info.txtpb"
+        cmd = ["p4c-bm2-ss", "--p4v", "16", "-o", str(out_dir / "aggregate.json"), "--p4runtime-files",
+               str(p4info_path), *[f"-D{k}={v}" for k, v in defines.items()], str(AGGREGATE_P4)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode:
+            raise RunError(f"p4c-bm2-ss failed:\n{done.stderr}")
+        return (json.loads((out_dir / "aggregate.json").read_text()),
+                text_format.Parse(p4info_path.read_text(), p4info_pb2.P4Info()))
+    result = compile_file(AGGREGATE_P4, defines=defines)
+    (out_dir / "aggregate.json").write_text(json.dumps(result.bmv2))
+    return result.bmv2, result.p4info
+
+
+def run(opts: RunOptions) -> RunResult:
+    if os.geteuid() != 0:
+        raise RunError("ina run needs root: Mininet creates network namespaces, veth pairs and raw "
+                       "sockets, which Linux allows only to root (try: sudo ina run ...)")
+    target = pick_target(opts.target)
+    run_id = time.strftime("%Y%m%d-%H%M%S")
+    run_dir = Path(opts.run_dir or Path("runs") / run_id).resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    leftovers = clean.cleanup()
+    if leftovers:
+        say(f"removed leftovers of an earlier run: {', '.join(leftovers[:6])}{' ...' if len(leftovers) > 6 else ''}")
+    link_loss = opts.loss if opts.loss and netem_available() else None
+    if opts.loss and link_loss is None:
+        say(f"this kernel has no netem qdisc: emulating {opts.loss:.1%} loss with the switch's drop "
+            "simulator on every host port (both directions) instead of on the links")
+    topo = load(opts.topo, opts.workers if "star" in str(opts.topo) else None, opts.jobs, link_loss, opts.slots)
+    say(f"topology {topo['name']}: {len(topo['switches'])} switch(es), {len(topo['hosts'])} hosts, "
+        f"{len(topo['jobs'])} job(s); target {target}; logs in {run_dir}")
+    t0 = time.monotonic()
+    bmv2, p4info = compile_program(target, opts.elems, opts.pool_size, run_dir)
+    say(f"compiled p4src/aggregate.p4 (ELEMS={opts.elems}, POOL_SIZE={opts.pool_size}) in {time.monotonic() - t0:.2f} s")
+    network = Network(topo, str(run_dir), target, run_id)
+    result = RunResult(str(run_dir))
+    try:
+        network.start()
+        say("switches answer on gRPC; programming them")
+        from ina.controller.topology_setup import program_topology
+
+        program_topology(topo, bmv2, p4info)
+        if opts.loss and link_loss is None:
+            emulate_loss(topo, opts.loss)
+        if opts.cli:
+            from mininet.cli import CLI
+
+            say("entering the Mininet CLI (exit to tear down)")
+            CLI(network.net)
+            return result
+        result.workers = run_workers(network, topo, opts)
+        result.ok = all(w.get("verified") for w in result.workers)
+        result.switch_stats = switch_stats(topo)
+        for s in network.switches():
+            if not s.alive():
+                result.ok = False
+                say(f"switch {s.name} died during the run; see {s.log_path}")
+    finally:
+        network.stop()
+        say("network torn down")
+    (run_dir / "result.json").write_text(json.dumps(result.__dict__, indent=2))
+    return result
+
+
+def netem_available() -> bool:
+    """Whether tc can attach netem (link loss and delay); some kernels are built without it."""
+    probe = ["ip", "link", "add", "inanetem0", "type", "veth", "peer", "name", "inanetem1"]
+    if subprocess.run(probe, capture_output=True).returncode:
+        return False
+    try:
+        return subprocess.run(["tc", "qdisc", "add", "dev", "inanetem0", "root", "netem", "loss", "1%"],
+                              capture_output=True).returncode == 0
+    finally:
+        subprocess.run(["ip", "link", "del", "inanetem0"], capture_output=True)
+
+
+def emulate_loss(topo: dict, loss: float) -> None:
+    from ina.controller.aggregation import Aggregation
+    from ina.controller.client import SwitchConnection
+
+    for sw in topo["switches"].values():
+        with SwitchConnection(sw["grpc"], election_id=1) as conn:
+            agg = Aggregation(conn)
+            for port in sw["hosts"].values():
+                agg.set_drop(port, ingress=loss, egress=loss)
+
+
+def run_workers(network: Network, topo: dict, opts: RunOptions) -> list[dict]:
+    aggregator = next(s for s in topo["switches"].values() if s["aggregator"])
+    procs = []
+    for job in topo["jobs"]:
+        for rank, host in enumerate(job["workers"]):
+            cmd = [sys.executable, "-m", "ina", "worker", "--job", str(job["id"]), "--rank", str(rank),
+                   "--workers", str(len(job["workers"])), "--switch", aggregator["ip"],
+                   "--size", str(opts.size), "--dtype", opts.dtype, "--elems", str(opts.elems),
+                   "--window", str(min(job["slots"], 256)), "--timeout", str(opts.timeout),
+                   "--seed", str(opts.seed + job["id"]), "--verify", "--json"]
+            procs.append((job["id"], host, network.host(host).popen(cmd, stdout=subprocess.PIPE,
+                                                                     stderr=subprocess.PIPE, text=True)))
+    say(f"running {len(procs)} workers: all-reduce of {opts.size} {opts.dtype} elements each")
+    results = []
+    deadline = time.monotonic() + 300
+    for job_id, host, proc in procs:
+        try:
+            out, err = proc.communicate(timeout=max(1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            err += "\n(killed after the run's time limit)"
+        try:
+            report = json.loads(out.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            report = {"job": job_id, "verified": False, "error": err.strip()[-500:]}
+        report["host"] = host
+        if proc.returncode and "error" not in report:
+            report["error"] = err.strip()[-500:]
+        results.append(report)
+    return results
+
+
+def switch_stats(topo: dict) -> dict:
+    from ina.controller.aggregation import Aggregation
+    from ina.controller.client import ControllerError, SwitchConnection
+
+    stats = {}
+    for name, sw in topo["switches"].items():
+        if not sw["aggregator"]:
+            continue
+        try:
+            with SwitchConnection(sw["grpc"], election_id=2) as conn:
+                stats[name] = Aggregation(conn).stats()
+        except ControllerError as err:
+            stats[name] = {"error": str(err)}
+    return stats
+
+
+def summary(result: RunResult) -> str:
+    header = ["host", "job", "elements", "time s", "M elem/s", "Gbps", "sent", "retrans", "verified"]
+    rows = []
+    for w in result.workers:
+        if "error" in w and "elements" not in w:
+            rows.append([w["host"], w.get("job", "?"), "-", "-", "-", "-", "-", "-", "FAILED"])
+            continue
+        rows.append([w["host"], w["job"], w["elements"], f"{w['elapsed_s']:.3f}",
+                     f"{w['goodput_elements_per_s'] / 1e6:.2f}", f"{w['goodput_gbps']:.3f}",
+                     w["packets_sent"], w["retransmissions"], "yes" if w["verified"] else "NO"])
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
+    lines = ["  ".join(str(x).rjust(wd) for x, wd in zip(r, widths, strict=False)) for r in [header, *rows]]
+    errors = [f"{w['host']}: {w['error']}" for w in result.workers if w.get("error")]
+    return "\n".join(lines + errors)

@@ -1,0 +1,86 @@
+"""Mininet switch nodes that run a P4 target process: ina's built-in switch or simple_switch_grpc.
+
+Each switch runs in the root namespace with its Mininet interfaces as ports (`-i PORT@IFACE`) and a
+P4Runtime server on 127.0.0.1. `start` waits until gRPC answers; when the process dies instead,
+the error carries the tail of its log, never a bare "did not start".
+"""
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+from mininet.node import Switch
+
+
+class SwitchStartError(Exception):
+    pass
+
+
+def log_tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+class P4Switch(Switch):
+    """A Mininet switch backed by a P4 target process with a P4Runtime server."""
+
+    def __init__(self, name, grpc_addr: str, run_dir: str, target: str = "builtin", pcap: bool = True, **kwargs):
+        kwargs["inNamespace"] = False
+        Switch.__init__(self, name, **kwargs)
+        self.grpc_addr, self.run_dir, self.target, self.pcap = grpc_addr, Path(run_dir), target, pcap
+        self.proc: subprocess.Popen | None = None
+        self.log_path = self.run_dir / f"{name}.log"
+
+    def command(self) -> list[str]:
+        ports = [arg for intf in self.intfList() if intf.name != "lo"
+                 for arg in ("-i", f"{self.ports[intf]}@{intf.name}")]
+        if self.target == "bmv2":
+            base = ["simple_switch_grpc", "--no-p4", "--device-id", "0", *ports, "--log-file", str(self.log_path.with_suffix(""))]
+            base += ["--", f"--grpc-server-addr={self.grpc_addr}"]
+            return base
+        cmd = [sys.executable, "-m", "ina", "switch", "--no-p4", *ports, "--grpc-server-addr", self.grpc_addr]
+        if self.pcap:
+            cmd += ["--pcap", str(self.run_dir / f"{self.name}-pcap")]
+        return cmd
+
+    def start(self, controllers) -> None:
+        for intf in self.intfList():
+            if intf.name != "lo":
+                self.cmd(f"ethtool -K {intf.name} tx off rx off tso off gso off gro off >/dev/null 2>&1")
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "w")  # noqa: SIM115 - handed to the child process
+        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        channel = grpc.insecure_channel(self.grpc_addr)
+        deadline = time.monotonic() + 20
+        try:
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    raise SwitchStartError(
+                        f"switch {self.name} ({self.target}) exited with status {self.proc.returncode} while starting; "
+                        f"last lines of {self.log_path}:\n{log_tail(self.log_path)}")
+                try:
+                    grpc.channel_ready_future(channel).result(timeout=0.5)
+                    return
+                except grpc.FutureTimeoutError:
+                    continue
+            raise SwitchStartError(f"switch {self.name} did not answer on gRPC {self.grpc_addr} within 20 s; "
+                                   f"last lines of {self.log_path}:\n{log_tail(self.log_path)}")
+        finally:
+            channel.close()
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, deleteIntfs: bool = True) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        Switch.stop(self, deleteIntfs)
