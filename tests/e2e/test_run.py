@@ -31,7 +31,7 @@ def interfaces() -> set[str]:
 def test_star_allreduce_is_verified(tmp_path, workers, dtype, loss, jobs):
     result = run(RunOptions(workers=workers, dtype=dtype, loss=loss, jobs=jobs, size=8192, elems=16,
                             pool_size=1024, slots=64, run_dir=str(tmp_path)))
-    assert result.ok, result.workers
+    assert result.ok, (result.workers, result.switch_stats)
     assert len(result.workers) == workers
     assert {w["job"] for w in result.workers} == set(range(jobs))
     if loss:
