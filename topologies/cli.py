@@ -22,6 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--slots", type=int, default=256, help="slots per job (the workers' window)")
     p.add_argument("--keep-logs", metavar="DIR", help="run directory (default runs/<timestamp>)")
     p.add_argument("--cli", action="store_true", help="open the Mininet CLI instead of running workers")
+    p.add_argument("--baseline", action="store_true", help="aggregate on a host (parameter server) instead of the switch")
     p.add_argument("--clean", action="store_true", help="only remove leftovers of crashed runs")
     args = p.parse_args(argv)
     if args.clean:
@@ -30,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     opts = RunOptions(topo=args.topo, workers=args.workers, target=args.target, size=args.size, dtype=args.dtype,
                       loss=args.loss, jobs=args.jobs, elems=args.elems, pool_size=args.pool_size,
-                      slots=args.slots, run_dir=args.keep_logs, cli=args.cli)
+                      slots=args.slots, run_dir=args.keep_logs, cli=args.cli, baseline=args.baseline)
     try:
         result = run(opts)
     except (RunError, TopologyError) as err:

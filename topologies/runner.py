@@ -100,7 +100,10 @@ def run(opts: RunOptions) -> RunResult:
     if opts.loss and link_loss is None:
         say(f"this kernel has no netem qdisc: emulating {opts.loss:.1%} loss with the switch's drop "
             "simulator on every host port (both directions) instead of on the links")
-    topo = load(opts.topo, opts.workers if "star" in str(opts.topo) else None, opts.jobs, link_loss, opts.slots)
+    topo = load(opts.topo, opts.workers if "star" in str(opts.topo) else None, opts.jobs, link_loss, opts.slots,
+                extra_host=opts.baseline)
+    if opts.baseline and len(topo["jobs"]) != 1:
+        raise RunError("the host-only baseline serves one job; drop --jobs")
     say(f"topology {topo['name']}: {len(topo['switches'])} switch(es), {len(topo['hosts'])} hosts, "
         f"{len(topo['jobs'])} job(s); target {target}; logs in {run_dir}")
     t0 = time.monotonic()
@@ -161,11 +164,23 @@ def emulate_loss(topo: dict, loss: float) -> None:
 
 def run_workers(network: Network, topo: dict, opts: RunOptions) -> list[dict]:
     aggregator = next(s for s in topo["switches"].values() if s["aggregator"])
+    target_ip = aggregator["ip"]
+    server = None
+    if opts.baseline:
+        ps_host = topo["extra_host"]
+        target_ip = topo["hosts"][ps_host]["ip"]
+        job = topo["jobs"][0]
+        server = network.host(ps_host).popen(
+            [sys.executable, "-m", "ina", "worker", "--baseline-server", "--job", str(job["id"]),
+             "--workers", str(len(job["workers"])), "--elems", str(opts.elems), "--local-ip", target_ip],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        say(f"host-only baseline: parameter server on {ps_host} ({target_ip}); the switch only forwards")
+        time.sleep(0.5)
     procs = []
     for job in topo["jobs"]:
         for rank, host in enumerate(job["workers"]):
             cmd = [sys.executable, "-m", "ina", "worker", "--job", str(job["id"]), "--rank", str(rank),
-                   "--workers", str(len(job["workers"])), "--switch", aggregator["ip"],
+                   "--workers", str(len(job["workers"])), "--switch", target_ip,
                    "--size", str(opts.size), "--dtype", opts.dtype, "--elems", str(opts.elems),
                    "--window", str(min(job["slots"], 256)), "--timeout", str(opts.timeout),
                    "--seed", str(opts.seed + job["id"]), "--verify", "--json"]
@@ -189,6 +204,9 @@ def run_workers(network: Network, topo: dict, opts: RunOptions) -> list[dict]:
         if proc.returncode and "error" not in report:
             report["error"] = err.strip()[-500:]
         results.append(report)
+    if server is not None:
+        server.kill()
+        server.wait()
     return results
 
 

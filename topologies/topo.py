@@ -23,7 +23,8 @@ def builtin(name: str) -> Path:
 
 
 def load(path: str | Path, workers: int | None = None, jobs: int | None = None,
-         loss: float | None = None, slots: int | None = None) -> dict:
+         loss: float | None = None, slots: int | None = None, extra_host: bool = False) -> dict:
+    """Load a topology; `extra_host` adds one more host on the first switch (the baseline's server)."""
     path = Path(path)
     if not path.exists() and builtin(str(path)).exists():
         path = builtin(str(path))
@@ -39,7 +40,14 @@ def load(path: str | Path, workers: int | None = None, jobs: int | None = None,
         spec = star(workers or spec.get("workers", 4), spec.get("link", {}), jobs or 1)
     elif workers is not None and workers != len(spec.get("hosts", [])):
         raise TopologyError(f"{path} has a fixed set of {len(spec.get('hosts', []))} hosts; --workers applies to star")
-    return build(spec, loss, slots)
+    extra = None
+    if extra_host:
+        extra = f"h{len(spec.get('hosts', [])) + 1}"
+        spec = {**spec, "hosts": [*spec.get("hosts", []), extra],
+                "links": [*spec.get("links", []), [extra, next(iter(spec["switches"]))]]}
+    topo = build(spec, loss, slots)
+    topo["extra_host"] = extra
+    return topo
 
 
 def star(n: int, link: dict, jobs: int = 1) -> dict:

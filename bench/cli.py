@@ -1,0 +1,162 @@
+"""`ina bench`: compile time, switch packets/s (in process and over veth), all-reduce goodput.
+
+Each benchmark repeats, reports median and spread, writes JSON (with the machine and git revision)
+and PNG plots into --out, and a markdown summary (summary.md). Timing never decides pass or fail.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from ina.bench import plots
+from ina.bench.results import Progress, summarise, write
+
+
+def bench_compile(out: Path, reps: int) -> list[dict]:
+    from ina.compiler import compile_file
+    from ina.p4src import AGGREGATE_P4
+
+    rows = []
+    progress = Progress(3 * reps, "compile")
+    for elems in (16, 32, 64):
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            compile_file(AGGREGATE_P4, defines={"ELEMS": str(elems)})
+            times.append(time.perf_counter() - t0)
+            progress.step(f"ELEMS={elems}")
+        rows.append({"compiler": "ina", "elems": elems, "seconds": summarise(times)})
+    if shutil.which("p4c-bm2-ss"):
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            subprocess.run(["p4c-bm2-ss", "-o", str(out / "p4c.json"), str(AGGREGATE_P4)], check=True, capture_output=True)
+            times.append(time.perf_counter() - t0)
+        rows.append({"compiler": "p4c-bm2-ss", "elems": 64, "seconds": summarise(times)})
+    write(out, "compile", rows)
+    plots.bars(out / "compile.png", "Compile time of p4src/aggregate.p4", [f"{r['compiler']} E={r['elems']}" for r in rows],
+               [r["seconds"]["median"] * 1000 for r in rows], "milliseconds (median)")
+    return rows
+
+
+def bench_switch(out: Path, reps: int, seconds: float, veth: bool) -> list[dict]:
+    from ina.bench import switch_inprocess as inproc
+
+    rows = []
+    configs = [("forward", 8), ("aggregate", 16), ("aggregate", 32), ("aggregate", 64)]
+    progress = Progress(len(configs) * reps * (2 if veth else 1), "switch")
+    for kind, elems in configs:
+        values = []
+        for _ in range(reps):
+            sw, packets = inproc.forwarding_switch() if kind == "forward" else inproc.aggregation_switch(elems, 2)
+            values.append(inproc.measure(sw, packets, seconds))
+            progress.step(f"in-process {kind} E={elems}")
+        rows.append({"mode": "in-process", "kind": kind, "elems": elems, "packets_per_s": summarise(values)})
+    if veth:
+        from ina.bench import veth as vb
+
+        for kind, elems in configs:
+            bmv2, p4info = vb.load_program(elems, out)
+            values = []
+            for _ in range(reps):
+                values.append(vb.measure(kind, elems, seconds, bmv2, p4info)["delivered_pps"])
+                progress.step(f"veth {kind} E={elems}")
+            rows.append({"mode": "veth", "kind": kind, "elems": elems, "packets_per_s": summarise(values)})
+    write(out, "switch", rows)
+    plots.bars(out / "switch.png", "ina switch packets/s (median)",
+               [f"{r['mode']}\n{r['kind']} E={r['elems']}" for r in rows],
+               [r["packets_per_s"]["median"] for r in rows], "packets/s")
+    return rows
+
+
+def bench_allreduce(out: Path, reps: int, full: bool) -> list[dict]:
+    from ina.topologies.runner import RunOptions, run
+
+    workers = [2, 4, 8, 16] if full else [2, 4]
+    losses = [0.0, 0.01, 0.05] if full else [0.0, 0.01]
+    size = 1 << 18 if full else 1 << 15
+    configs = [(w, 0.0, False) for w in workers] + [(w, 0.0, True) for w in workers]
+    configs += [(workers[0], loss, False) for loss in losses if loss]
+    rows = []
+    progress = Progress(len(configs) * reps, "allreduce")
+    for n, loss, baseline in configs:
+        goodputs, times, retrans = [], [], []
+        for _ in range(reps):
+            result = run(RunOptions(workers=n, size=size, loss=loss or None, baseline=baseline, elems=64,
+                                    pool_size=1024, slots=128, run_dir=str(out / "runs" / f"w{n}-l{loss}-b{int(baseline)}")))
+            ok = [w for w in result.workers if w.get("verified")]
+            goodputs.append(sum(w["goodput_elements_per_s"] for w in ok) / max(len(ok), 1))
+            times.append(max((w["elapsed_s"] for w in ok), default=0.0))
+            retrans.append(sum(w["retransmissions"] for w in ok))
+            progress.step(f"{'baseline' if baseline else 'ina'} workers={n} loss={loss}")
+        rows.append({"workers": n, "loss": loss, "aggregation": "host baseline" if baseline else "in-network",
+                     "size": size, "goodput_elements_per_s_per_worker": summarise(goodputs),
+                     "gbps_per_worker": summarise([g * 32 / 1e9 for g in goodputs]),
+                     "seconds": summarise(times), "retransmissions": summarise(retrans)})
+    write(out, "allreduce", rows)
+    series = {}
+    for label in ("in-network", "host baseline"):
+        pts = [r for r in rows if r["aggregation"] == label and r["loss"] == 0.0]
+        series[label] = ([r["workers"] for r in pts], [r["goodput_elements_per_s_per_worker"]["median"] for r in pts])
+    plots.lines(out / "allreduce_vs_workers.png", "All-reduce goodput per worker", "workers", "elements/s", series)
+    loss_rows = [r for r in rows if r["aggregation"] == "in-network" and r["workers"] == workers[0]]
+    plots.lines(out / "allreduce_vs_loss.png", f"Goodput vs loss ({workers[0]} workers)", "loss probability",
+                "elements/s", {"in-network": ([r["loss"] for r in loss_rows],
+                                              [r["goodput_elements_per_s_per_worker"]["median"] for r in loss_rows])})
+    return rows
+
+
+def _num(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.4g}"
+
+
+def markdown(out: Path, sections: dict[str, list[dict]]) -> Path:
+    lines = ["# ina benchmark summary", ""]
+    for name, rows in sections.items():
+        lines += [f"## {name}", ""]
+        if not rows:
+            continue
+        keys = [k for k in rows[0] if not isinstance(rows[0][k], dict)]
+        metrics = [k for k in rows[0] if isinstance(rows[0][k], dict)]
+        lines.append("| " + " | ".join(keys + [f"{m} (median [min, max])" for m in metrics]) + " |")
+        lines.append("|" + "---|" * (len(keys) + len(metrics)))
+        for r in rows:
+            cells = [str(r[k]) for k in keys] + [
+                f"{_num(r[m]['median'])} [{_num(r[m]['min'])}, {_num(r[m]['max'])}]" for m in metrics]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    path = out / "summary.md"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="ina bench", description=__doc__)
+    p.add_argument("what", choices=["compile", "switch", "allreduce", "all"])
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="a short sweep (the default; make bench)")
+    mode.add_argument("--full", action="store_true", help="every sweep of docs/performance.md")
+    p.add_argument("--out", default="results", help="directory for JSON, PNG and summary.md")
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--seconds", type=float, default=2.0, help="measuring time per switch configuration")
+    p.add_argument("--no-veth", action="store_true", help="skip the veth measurements (no root needed)")
+    args = p.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    sections = {}
+    needs_root = args.what in ("allreduce", "all") or (args.what == "switch" and not args.no_veth)
+    if needs_root and os.geteuid() != 0:
+        print("ina bench: veth and Mininet measurements need root (or use: ina bench switch --no-veth)")
+        return 1
+    if args.what in ("compile", "all"):
+        sections["compile"] = bench_compile(out, args.reps)
+    if args.what in ("switch", "all"):
+        sections["switch"] = bench_switch(out, args.reps, args.seconds, not args.no_veth)
+    if args.what in ("allreduce", "all"):
+        sections["allreduce"] = bench_allreduce(out, args.reps, args.full)
+    print(markdown(out, sections).read_text())
+    print(f"results, plots and summary in {out}/")
+    return 0

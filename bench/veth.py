@@ -1,0 +1,118 @@
+"""Packets/s of `ina switch` over real veth pairs: a blaster namespace, the switch, a counter.
+
+    bchA (sender, also counts results) <-> bch-s1 [ina switch] bch-s2 <-> bchB (counter)
+
+Forwarding: frames to h2's MAC are forwarded from port 1 to port 2 and counted in bchB.
+Aggregation: a one-worker job, so every UPDATE completes its slot and the RESULT returns to bchA.
+"""
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ina.controller.aggregation import Aggregation, Worker
+from ina.controller.client import SwitchConnection
+
+SENDER = """
+import socket, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); s.bind(("bchA-0", 0))
+frames = [bytes.fromhex(x) for x in sys.argv[2:]]
+end = time.monotonic() + float(sys.argv[1]); n = 0
+while time.monotonic() < end:
+    for f in frames:
+        try: s.send(f); n += 1
+        except BlockingIOError: pass
+print(n)
+"""
+COUNTER = """
+import socket, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3)); s.bind((sys.argv[2], 0))
+s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20); s.setsockopt(263, 23, 1); s.settimeout(0.2)
+end = time.monotonic() + float(sys.argv[1]); n = 0
+while time.monotonic() < end:
+    try:
+        d = s.recv(4096)
+        if d[12:14] == b"\\x08\\x00": n += 1
+    except TimeoutError: pass
+print(n)
+"""
+SWITCH_MAC, SWITCH_IP = "02:aa:00:00:00:01", "10.0.0.254"
+H1 = ("00:00:00:00:00:01", "10.0.0.1")
+H2 = ("00:00:00:00:00:02", "10.0.0.2")
+
+
+def sh(*cmd: str) -> None:
+    subprocess.run(cmd, check=True, capture_output=True)
+
+
+def setup() -> None:
+    teardown()
+    for ns, inside, outside in (("bchA", "bchA-0", "bch-s1"), ("bchB", "bchB-0", "bch-s2")):
+        sh("ip", "netns", "add", ns)
+        sh("ip", "link", "add", inside, "type", "veth", "peer", "name", outside)
+        sh("ip", "link", "set", inside, "netns", ns)
+        sh("ip", "-n", ns, "link", "set", inside, "up")
+        sh("ip", "link", "set", outside, "up")
+        for dev, where in ((inside, ["ip", "netns", "exec", ns]), (outside, [])):
+            subprocess.run([*where, "ethtool", "-K", dev, "tx", "off", "rx", "off"], capture_output=True)
+
+
+def teardown() -> None:
+    for ns in ("bchA", "bchB"):
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    for dev in ("bch-s1", "bch-s2"):
+        subprocess.run(["ip", "link", "del", dev], capture_output=True)
+
+
+def frame(kind: str, elems: int) -> str:
+    import struct
+
+    from ina.p4rt.codec import parse_ipv4, parse_mac
+
+    if kind == "forward":
+        body = b"x" * 26
+        ip = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + len(body), 0, 0, 64, 17, 0, parse_ipv4(H1[1]), parse_ipv4(H2[1]))
+        return (parse_mac(H2[0]).to_bytes(6, "big") + parse_mac(H1[0]).to_bytes(6, "big") + b"\x08\x00" + ip + body).hex()
+    agg = struct.pack("!BBHHBB", 1, 0, 0, 0, 0, 0) + bytes(4 * elems)
+    udp = struct.pack("!HHHH", 0xBEE0, 0xBEE0, 8 + len(agg), 0) + agg
+    ip = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, parse_ipv4(H1[1]), parse_ipv4(SWITCH_IP))
+    return (parse_mac(SWITCH_MAC).to_bytes(6, "big") + parse_mac(H1[0]).to_bytes(6, "big") + b"\x08\x00" + ip + udp).hex()
+
+
+def measure(kind: str, elems: int, seconds: float, bmv2: dict, p4info, grpc_port: int = 50350) -> dict:
+    """Delivered packets/s for one configuration; the switch runs as a real `ina switch` process."""
+    setup()
+    address = f"127.0.0.1:{grpc_port}"
+    switch = subprocess.Popen([sys.executable, "-m", "ina", "switch", "--no-p4", "-i", "1@bch-s1", "-i", "2@bch-s2",
+                               "--grpc-server-addr", address], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        with SwitchConnection(address, timeout=20) as conn:
+            conn.set_pipeline(bmv2, p4info)
+            agg = Aggregation(conn)
+            agg.set_switch_address(SWITCH_MAC, SWITCH_IP)
+            agg.install_forwarding([(H1[0], 1), (H2[0], 2)])
+            # port 1: the sender; the job needs 8 slots (slot index 0 is reused)
+            agg.add_job(0, [Worker(0, 1, *H1)], num_slots=8)
+        where = "bchA-0" if kind == "aggregate" else "bchB-0"
+        ns = "bchA" if kind == "aggregate" else "bchB"
+        counter = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", COUNTER, str(seconds + 1), where],
+                                   stdout=subprocess.PIPE, text=True)
+        time.sleep(0.3)
+        sender = subprocess.run(["ip", "netns", "exec", "bchA", sys.executable, "-c", SENDER, str(seconds),
+                                 frame(kind, elems)], capture_output=True, text=True)
+        received = int(counter.communicate()[0].strip() or 0)
+        sent = int(sender.stdout.strip() or 0)
+    finally:
+        switch.terminate()
+        switch.wait()
+        teardown()
+    return {"kind": kind, "elems": elems, "offered_pps": sent / seconds, "delivered_pps": received / seconds}
+
+
+def load_program(elems: int, out: Path):
+    from ina.compiler import compile_file
+    from ina.p4src import AGGREGATE_P4
+
+    result = compile_file(AGGREGATE_P4, defines={"ELEMS": str(elems), "POOL_SIZE": "64"})
+    return result.bmv2, result.p4info

@@ -1,0 +1,36 @@
+"""The benchmarks run on tiny configurations and write well-formed JSON, PNG plots and a summary."""
+
+import json
+
+import pytest
+
+from ina.bench.cli import bench_compile, bench_switch, main, markdown
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_compile_benchmark_writes_json_and_png(tmp_path):
+    rows = bench_compile(tmp_path, reps=1)
+    data = json.loads((tmp_path / "compile.json").read_text())
+    assert data["benchmark"] == "compile" and data["machine"]["cores"] >= 1 and data["git"]
+    assert [r["elems"] for r in data["results"]][:3] == [16, 32, 64]
+    assert all(r["seconds"]["median"] > 0 for r in rows)
+    assert (tmp_path / "compile.png").read_bytes()[:8] == PNG_MAGIC
+
+
+def test_switch_benchmark_in_process(tmp_path):
+    rows = bench_switch(tmp_path, reps=2, seconds=0.05, veth=False)
+    assert [(r["kind"], r["elems"]) for r in rows] == [("forward", 8), ("aggregate", 16), ("aggregate", 32), ("aggregate", 64)]
+    for r in rows:
+        stats = r["packets_per_s"]
+        assert stats["reps"] == 2 and stats["min"] <= stats["median"] <= stats["max"]
+    assert (tmp_path / "switch.png").read_bytes()[:8] == PNG_MAGIC
+    summary = markdown(tmp_path, {"switch": rows}).read_text()
+    assert "| in-process | aggregate | 64 |" in summary
+
+
+def test_cli_refuses_unknown_benchmark(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["nonsense"])
+    assert exit_.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
