@@ -3,15 +3,16 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 INA := $(VENV)/bin/ina
 WORKERS ?= 4
+TARGET ?= auto
 PYTEST_ARGS ?=
 
 .PHONY: setup run test lint bench bench-full clean
 
 setup:
-	@VENV=$(VENV) sh scripts/setup.sh
+	@VENV=$(VENV) bash scripts/setup.sh
 
 run: setup
-	$(INA) run --workers $(WORKERS)
+	$(INA) run --workers $(WORKERS) --target $(TARGET)
 
 test: setup
 	$(VENV)/bin/ruff check .

@@ -1,11 +1,12 @@
-#!/bin/sh
+#!/bin/bash
 # Installs what ina needs on a Debian or Ubuntu machine, skipping what is already there:
 # the apt packages Mininet and the network tests use, and a virtualenv with the pinned
 # Python dependencies of requirements.txt plus ina itself (editable).
 set -eu
 
 VENV="${VENV:-.venv}"
-APT_PACKAGES="mininet iproute2 iperf iputils-ping bridge-utils ethtool tcpdump python3-venv python3-dev gcc cpp make"
+PYTHON="${PYTHON:-python3}"
+APT_PACKAGES="mininet iproute2 iperf iputils-ping bridge-utils ethtool tcpdump python3-venv python3-dev gcc cpp make shellcheck"
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "ina setup: please run as root (sudo make ...)." >&2
@@ -30,7 +31,7 @@ fi
 
 if [ ! -x "$VENV/bin/python" ]; then
     echo "ina setup: creating virtualenv $VENV"
-    python3 -m venv "$VENV"
+    "$PYTHON" -m venv "$VENV"
 fi
 stamp="$VENV/.ina-installed"
 if [ ! -f "$stamp" ] || [ requirements.txt -nt "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
