@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--elems", type=int, default=64, help="elements per packet (the switch's ELEMS)")
     p.add_argument("--window", type=int, default=256, help="slots in flight (at most the job's slots)")
     p.add_argument("--timeout", type=float, default=0.01)
+    p.add_argument("--max-retries", type=int, default=12, help="give up after this many retransmissions of one packet")
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--verify", action="store_true")
     p.add_argument("--json", action="store_true")
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--rank and --switch are required for a worker")
     try:
         worker = Worker(args.job, args.rank, args.workers, args.switch, args.local_ip, args.udp_port,
-                        args.elems, args.window, args.timeout)
+                        args.elems, args.window, args.timeout, args.max_retries)
         array = make_array(args.seed, args.rank, args.size, args.dtype)
         for _ in range(args.repeat):
             result = worker.allreduce(array)

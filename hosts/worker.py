@@ -12,6 +12,7 @@ the next one's. int32 needs none of that and is summed exactly (with int32 wrapa
 """
 
 import concurrent.futures
+import contextlib
 import os
 import socket
 import time
@@ -130,7 +131,9 @@ class Worker:
         slot.chunk, slot.done, slot.retries = chunk, False, 0
 
     def _send(self, slot: _Slot, now: float) -> None:
-        self.sock.sendto(slot.packet, (self.switch_ip, self.switch_port))
+        # A full socket buffer (or a pending ARP resolution) is a loss like any other: the timer resends.
+        with contextlib.suppress(TimeoutError, BlockingIOError):
+            self.sock.sendto(slot.packet, (self.switch_ip, self.switch_port))
         if slot.retries == 0:
             slot.first_sent = now
         slot.sent_at = now

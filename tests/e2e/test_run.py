@@ -24,8 +24,11 @@ def interfaces() -> set[str]:
 
 @pytest.mark.parametrize(("workers", "dtype", "loss", "jobs"), [
     (2, "int32", None, 1),
+    (3, "int32", None, 1),
+    (8, "int32", None, 1),
     (4, "float32", None, 1),
-    (2, "int32", 0.05, 1),
+    (2, "int32", 0.01, 1),
+    (3, "int32", 0.10, 1),
     (4, "int32", None, 2),
 ])
 def test_star_allreduce_is_verified(tmp_path, workers, dtype, loss, jobs):
@@ -75,3 +78,21 @@ def test_cli_exit_status_and_summary(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "all results verified" in done.stdout
     assert (tmp_path / "s1.log").exists() and (tmp_path / "result.json").exists()
+
+
+def test_refused_worker_fails_cleanly(tmp_path):
+    topo = load("star", workers=2)
+    bmv2, p4info = compile_program("builtin", 16, 256, tmp_path)
+    net = Network(topo, str(tmp_path), run_id="test-refused")
+    try:
+        net.start()
+        program_topology(topo, bmv2, p4info)
+        done = net.host("h1").popen([sys.executable, "-m", "ina", "worker", "--job", "5", "--rank", "0",
+                                     "--workers", "2", "--switch", "10.0.0.254", "--size", "256", "--elems", "16",
+                                     "--max-retries", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True)
+        _out, err = done.communicate(timeout=60)
+        assert done.returncode == 1
+        assert "no answer from the switch at 10.0.0.254" in err and "Traceback" not in err
+    finally:
+        net.stop()
