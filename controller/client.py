@@ -82,6 +82,7 @@ class SwitchConnection:
         self._requests: queue.Queue = queue.Queue()
         self._packets: queue.Queue = queue.Queue()
         self._arbitration: queue.Queue = queue.Queue()
+        self._digests: queue.Queue = queue.Queue()
         self._stream = self.stub.StreamChannel(iter(self._requests.get, None))
         threading.Thread(target=self._read_stream, daemon=True).start()
         msg = p4runtime_pb2.StreamMessageRequest()
@@ -108,6 +109,8 @@ class SwitchConnection:
                     self._arbitration.put(msg.arbitration)
                 elif kind == "packet":
                     self._packets.put(msg.packet)
+                elif kind == "digest":
+                    self._digests.put(msg.digest)
         except grpc.RpcError:
             pass
 
@@ -339,6 +342,13 @@ class SwitchConnection:
             if m.name in metadata:
                 msg.packet.metadata.add(metadata_id=m.id, value=codec.encode(metadata[m.name], m.bitwidth))
         self._requests.put(msg)
+
+    def next_digest(self, timeout: float = 1.0) -> p4runtime_pb2.DigestList | None:
+        """The next DigestList the switch sent (None after `timeout` seconds)."""
+        try:
+            return self._digests.get(timeout=timeout)
+        except queue.Empty:
+            return None
 
     def packet_in(self, timeout: float = 1.0) -> PacketIn | None:
         try:

@@ -52,6 +52,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.pending: p4runtime_pb2.ForwardingPipelineConfig | None = None
         self.streams: list[_Stream] = []
         self.streams_lock = threading.Lock()
+        self._list_id = 0
 
     # --- arbitration -----------------------------------------------------------------------
     def _primary_id(self) -> int | None:
@@ -158,6 +159,31 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         for port, data in outputs:
             if port == self.sw.cpu_port:
                 self._packet_in(data)
+        if self.sw.digests:
+            self._digest_lists()
+
+    def _digest_lists(self) -> None:
+        """Each digest the data plane generated becomes a DigestList of one entry for the primary."""
+        messages = []
+        while self.sw.digests:
+            name, values = self.sw.digests.popleft()
+            try:
+                digest_id = self.schema.digest(name).id if self.schema else 0
+            except KeyError:
+                continue
+            self._list_id += 1
+            msg = p4runtime_pb2.StreamMessageResponse()
+            msg.digest.digest_id, msg.digest.list_id = digest_id, self._list_id
+            struct = msg.digest.data.add().struct
+            for value in values:
+                struct.members.add(bitstring=value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big"))
+            messages.append(msg)
+        with self.streams_lock:
+            primary = self._primary_id()
+            for s in self.streams:
+                if s.election_id is not None and s.election_id == primary:
+                    for msg in messages:
+                        s.outbox.put(msg)
 
     def _packet_in(self, data: bytes) -> None:
         layout = self._metadata_layout("packet_in") if self.schema else []
@@ -202,7 +228,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         return p4runtime_pb2.SetForwardingPipelineConfigResponse()
 
     def _verify(self, context, config: p4runtime_pb2.ForwardingPipelineConfig) -> dict:
-        if not config.p4info.tables and not config.p4info.actions:
+        if not config.HasField("p4info"):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the config carries no P4Info")
         try:
             program = json.loads(config.p4_device_config)
