@@ -382,12 +382,17 @@ class CodeGenerator:
         names = {name: f"ps_{parser['id']}_{s['id']}" for name, s in states.items()}
         for state in parser["parse_states"]:
             o.emit(f"def {names[state['name']]}(P, data, off):")
+            start = len(o.lines)
             if self.trace:
                 o.emit(f"_log('parser state ' + {state['name']!r})", 1)
             for op in state.get("parser_ops", []):
                 for line in self._parser_op(op):
                     o.emit(line, 1)
             self._transitions(state, names)
+            # On an error, the headers this state already extracted stay consumed (not payload).
+            body = o.lines[start:]
+            o.lines[start:] = ["    try:", *("    " + line for line in body),
+                               "    except ParserErr as err:", "        err.offset = off", "        raise"]
         entry = f"parse_{parser['id']}"
         o.emit(f"def {entry}(P, data):")
         o.emit("off = 0", 1)
@@ -396,6 +401,7 @@ class CodeGenerator:
         o.emit("while fn is not None:", 2)
         o.emit("fn, off = fn(P, data, off)", 3)
         o.emit("except ParserErr as err:", 1)
+        o.emit("if err.offset is not None: off = err.offset", 2)
         if self.sm is not None:
             o.emit(f"P[{self.sm_slot('parser_error')}] = err.code", 2)
         if self.trace:

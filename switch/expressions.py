@@ -160,6 +160,12 @@ class ExpressionCompiler:
             return self.value(expr)
         op = expr["op"]
         left, right = expr.get("left"), expr.get("right")
+        if op in ("==", "!=") and left is not None and left.get("type") == "header" == right.get("type"):
+            a, b = self.layout.header(left["value"]), self.layout.header(right["value"])
+            n = a.size
+            same = (f"(P[{a.base}] == P[{b.base}] and (not P[{a.base}] or "
+                    f"P[{a.base + 1}:{a.base + n}] == P[{b.base + 1}:{b.base + n}]))")
+            return same if op == "==" else f"(not {same})"
         if op in BINARY and left is not None:
             return f"({self.value(left)} {BINARY[op]} {self.value(right)})"
         if op == "-" and left is None:

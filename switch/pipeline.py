@@ -144,7 +144,8 @@ def _load(program: dict, drop_port: int, log: Callable[[str], None] | None) -> P
             action = actions_by_id[entry["action_entry"]["action_id"]]
             args = [hexint(x) for x in entry["action_entry"].get("action_data", [])]
             # BMv2 JSON priorities: smaller wins; the table API: larger wins.
-            prio = -int(entry.get("priority", 0)) if not table.exact_only else None
+            lpm_only = all(k.match_type in ("exact", "lpm", "valid") for k in table.keys)
+            prio = None if lpm_only else -int(entry.get("priority", 0))  # LPM: the longest prefix wins
             table.add(match, action["name"], args, prio, const=True)
         table.is_const = bool(tjson.get("entries"))
     field_lists = {

@@ -9,6 +9,7 @@ from ina.switch.hashes import ALGORITHMS
 class ParserErr(Exception):
     def __init__(self, code: int):
         self.code = code
+        self.offset: int | None = None  # bytes consumed when the error struck, set by the state
 
 
 class AssertionFailed(Exception):

@@ -59,6 +59,11 @@ def _parse_action(text: str) -> tuple[str, dict[str, int]]:
 
 
 def _match_value(text: str):
+    if "*" in text and text.lower().startswith("0x"):  # 0x****0101: '*' digits are don't-care
+        digits = text[2:]
+        value = int(digits.replace("*", "0"), 16)
+        mask = int("".join("0" if d == "*" else "f" for d in digits), 16)
+        return ("ternary", value, mask)
     if "&&&" in text:
         value, mask = text.split("&&&")
         return ("ternary", _int(value), _int(mask))

@@ -46,3 +46,15 @@ def test_cli_exit_codes(tmp_path, capsys):
     bad.write_text("packet 1 00000000000100000000000288b66e6f746970\n")
     assert main([str(P4_DIR / "basic_forward.p4"), str(bad)]) == 1
     assert "unexpected packet" in capsys.readouterr().out
+
+
+def test_simple_switch_corner_cases():
+    """Const LPM order, header equality, bytes consumed before a parser error (tests/switch/p4)."""
+    here = Path(__file__).parent
+    assert main([str(here / "p4" / "conformance.p4"), str(here / "conformance.stf")]) == 0
+
+
+def test_star_digits_in_stf_values_are_dont_care():
+    from ina.switch.stf import _match_value
+
+    assert _match_value("0x**01") == ("ternary", 0x0001, 0x00FF)
