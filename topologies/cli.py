@@ -19,7 +19,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=1, help="split the star's workers into this many jobs")
     p.add_argument("--elems", type=int, choices=[8, 16, 32, 64], default=64, help="elements per packet")
     p.add_argument("--pool-size", type=int, default=8192)
-    p.add_argument("--slots", type=int, default=256, help="slots per job (the workers' window)")
+    p.add_argument("--slots", type=int, default=128,
+                   help="slots per job = the workers' window; larger windows only queue in a software switch")
     p.add_argument("--keep-logs", metavar="DIR", help="run directory (default runs/<timestamp>)")
     p.add_argument("--cli", action="store_true", help="open the Mininet CLI instead of running workers")
     p.add_argument("--baseline", action="store_true", help="aggregate on a host (parameter server) instead of the switch")

@@ -31,7 +31,7 @@ class RunOptions:
     jobs: int = 1
     elems: int = 64
     pool_size: int = 8192
-    slots: int = 256
+    slots: int = 128
     timeout: float = 0.05
     run_dir: str | None = None
     cli: bool = False
