@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import grpc
 from google.protobuf import any_pb2
 
+from ina.p4rt import codec
 from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
 from ina.p4rt.schema import Schema
 from ina.switch import p4runtime_entities as ent
@@ -195,7 +196,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         for mid, width in layout:
             shift -= width
             field = (value >> shift) & ((1 << width) - 1)
-            msg.packet.metadata.add(metadata_id=mid, value=field.to_bytes(max(1, (width + 7) // 8), "big"))
+            msg.packet.metadata.add(metadata_id=mid, value=codec.encode(field, width))
         msg.packet.payload = data[nbytes:]
         with self.streams_lock:
             primary = self._primary_id()

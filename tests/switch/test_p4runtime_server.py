@@ -4,6 +4,8 @@ import functools
 import json
 import queue
 import threading
+import time
+from pathlib import Path
 
 import grpc
 import pytest
@@ -202,3 +204,114 @@ def test_broken_pipeline_is_refused_and_old_one_keeps_running(server):
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert sw.pipeline is before
     c.close()
+
+
+def test_modify_then_delete_and_wildcard_read(server):
+    sw, address = server
+    c = Controller(address, 1)
+    c.set_pipeline()
+    first, second = jobs_entry(3, 4), jobs_entry(5, 8)
+    c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", first),
+            update(p4runtime_pb2.Update.INSERT, "table_entry", second))
+    changed = jobs_entry(3, 12)
+    c.write(update(p4runtime_pb2.Update.MODIFY, "table_entry", changed))
+    everything = c.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry()))
+    assert sorted(e.table_entry.SerializeToString() for e in everything) == sorted(
+        e.SerializeToString() for e in (changed, second))
+    c.write(update(p4runtime_pb2.Update.DELETE, "table_entry", changed))
+    [left] = c.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=first.table_id)))
+    assert left.table_entry == second
+    assert len(sw.tables["InaIngress.jobs"].entries()) == 1
+    c.close()
+
+
+def test_bad_updates_fail_alone_and_change_nothing(server):
+    sw, address = server
+    c = Controller(address, 1)
+    c.set_pipeline()
+    too_wide = jobs_entry(1, 0)
+    too_wide.action.action.params[2].value = codec.encode(0x1FF, 9)  # num_workers is bit<8>
+    unknown_table = jobs_entry(2, 0)
+    unknown_table.table_id = 0x02000001
+    with pytest.raises(grpc.RpcError) as err:
+        c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", too_wide),
+                update(p4runtime_pb2.Update.INSERT, "table_entry", unknown_table),
+                p4runtime_pb2.Update(type=p4runtime_pb2.Update.INSERT))
+    assert err.value.code() == grpc.StatusCode.UNKNOWN
+    codes = write_errors(err.value)
+    assert codes[:2] == [code_pb2.INVALID_ARGUMENT, code_pb2.NOT_FOUND]
+    assert codes[2] != code_pb2.OK
+    assert sw.tables["InaIngress.jobs"].entries() == []
+    c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", jobs_entry(1, 0)))  # still serving
+    c.close()
+
+
+def test_capabilities_and_get_pipeline_config(server):
+    _sw, address = server
+    c = Controller(address, 1)
+    assert c.stub.Capabilities(p4runtime_pb2.CapabilitiesRequest()).p4runtime_api_version == "1.4.1"
+    kind = p4runtime_pb2.GetForwardingPipelineConfigRequest
+    with pytest.raises(grpc.RpcError) as err:
+        c.stub.GetForwardingPipelineConfig(kind(device_id=0, response_type=kind.ALL))
+    assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    c.set_pipeline()
+    device_config = json.dumps(program().bmv2).encode()
+    got = c.stub.GetForwardingPipelineConfig(kind(device_id=0, response_type=kind.ALL)).config
+    assert (got.p4info, got.p4_device_config) == (program().p4info, device_config)
+    got = c.stub.GetForwardingPipelineConfig(kind(device_id=0, response_type=kind.P4INFO_AND_COOKIE)).config
+    assert (got.p4info, got.p4_device_config) == (program().p4info, b"")
+    got = c.stub.GetForwardingPipelineConfig(kind(device_id=0, response_type=kind.DEVICE_CONFIG_AND_COOKIE)).config
+    assert (got.HasField("p4info"), got.p4_device_config) == (False, device_config)
+    got = c.stub.GetForwardingPipelineConfig(kind(device_id=0, response_type=kind.COOKIE_ONLY)).config
+    assert (got.HasField("p4info"), got.p4_device_config) == (False, b"")
+    with pytest.raises(grpc.RpcError) as err:
+        c.stub.GetForwardingPipelineConfig(kind(device_id=7, response_type=kind.ALL))
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    c.close()
+
+
+def test_garbage_request_bytes_get_an_error_and_the_server_keeps_serving(server):
+    _sw, address = server
+    channel = grpc.insecure_channel(address)
+    raw = channel.unary_unary("/p4.v1.P4Runtime/Write")
+    with pytest.raises(grpc.RpcError) as err:
+        raw(b"\xff\xff\xff\xff garbage")
+    assert err.value.code() == grpc.StatusCode.INTERNAL
+    stub = p4runtime_pb2_grpc.P4RuntimeStub(channel)
+    assert stub.Capabilities(p4runtime_pb2.CapabilitiesRequest()).p4runtime_api_version == "1.4.1"
+    channel.close()
+
+
+def test_packet_out_and_packet_in_carry_controller_metadata():
+    packet_io = compile_file(Path(__file__).parents[1] / "p4" / "packet_io.p4")
+    sw = Switch(cpu_port=64)
+    lock = threading.Lock()
+    sent: list[tuple[int, bytes]] = []
+    service = P4RuntimeService(sw, lock, transmit=sent.extend)
+    srv = serve(service, "127.0.0.1:0")
+    try:
+        c = Controller(f"127.0.0.1:{srv.bound_port}", 1)
+        req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
+            device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+        req.election_id.low = 1
+        req.config.p4info.CopyFrom(packet_io.p4info)
+        req.config.p4_device_config = json.dumps(packet_io.bmv2).encode()
+        c.stub.SetForwardingPipelineConfig(req)
+        frame = bytes.fromhex("020000000002" "020000000001" "88b5") + b"payload"
+        out = p4runtime_pb2.StreamMessageRequest()
+        out.packet.payload = frame
+        out.packet.metadata.add(metadata_id=1, value=b"\x00\x05")  # egress_port 5, padded
+        c.requests.put(out)
+        deadline = time.monotonic() + 5
+        while not sent and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert sent == [(5, frame)]
+        with lock:
+            outputs = sw.process(3, frame)
+        service.deliver(outputs)
+        packet_in = next(c.responses).packet
+        assert packet_in.payload == frame
+        assert [(m.metadata_id, m.value) for m in packet_in.metadata] == [(1, b"\x03"), (2, b"\x00")]
+        c.close()
+    finally:
+        srv.stop(None)
