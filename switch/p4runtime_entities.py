@@ -334,6 +334,8 @@ def write_pre(sw: Switch, update_type: int, entry: p4runtime_pb2.PacketReplicati
         if kind == "multicast_group_entry":
             group = entry.multicast_group_entry
             mgid = group.multicast_group_id
+            if mgid == 0:
+                raise invalid("multicast group 0 means 'no multicast' in v1model; use ids from 1")
             exists = mgid in sw.multicast.groups()
             replicas = [(r.egress_port, r.instance) for r in group.replicas]
             if update_type == INSERT:
@@ -387,3 +389,31 @@ def read_pre(sw: Switch, query: p4runtime_pb2.PacketReplicationEngineEntry):
             for port, rid in replicas:
                 out.clone_session_entry.replicas.add(egress_port=port, instance=rid)
             yield out
+
+
+# --- digest entries ------------------------------------------------------------------------
+def write_digest(configs: dict[int, p4runtime_pb2.DigestEntry], schema: Schema, update_type: int,
+                 entry: p4runtime_pb2.DigestEntry) -> None:
+    """Store a digest's streaming config; `configs` (digest id -> entry) belongs to the pipeline."""
+    info = _lookup(schema.digest, entry.digest_id)
+    exists = info.id in configs
+    if update_type == INSERT and exists:
+        raise EntityError(grpc.StatusCode.ALREADY_EXISTS, f"digest '{info.name}' is already configured")
+    if update_type in (MODIFY, DELETE) and not exists:
+        raise EntityError(grpc.StatusCode.NOT_FOUND, f"digest '{info.name}' is not configured")
+    if update_type == DELETE:
+        del configs[info.id]
+        return
+    if not entry.HasField("config"):
+        raise invalid(f"digest '{info.name}' needs a config (max_timeout_ns, max_list_size, ack_timeout_ns)")
+    stored = p4runtime_pb2.DigestEntry()
+    stored.CopyFrom(entry)
+    configs[info.id] = stored
+
+
+def read_digests(configs: dict[int, p4runtime_pb2.DigestEntry], schema: Schema, query: p4runtime_pb2.DigestEntry):
+    if query.digest_id:
+        _lookup(schema.digest, query.digest_id)
+    for digest_id, entry in sorted(configs.items()):
+        if not query.digest_id or digest_id == query.digest_id:
+            yield entry

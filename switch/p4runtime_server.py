@@ -54,6 +54,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.streams: list[_Stream] = []
         self.streams_lock = threading.Lock()
         self._list_id = 0
+        self.digest_configs: dict[int, p4runtime_pb2.DigestEntry] = {}
 
     # --- arbitration -----------------------------------------------------------------------
     def _primary_id(self) -> int | None:
@@ -238,6 +239,11 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"p4_device_config is not BMv2 JSON: {err}")
         except PipelineError as err:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the switch cannot run this BMv2 JSON: {err}")
+        missing = _p4info_names_missing_from(config.p4info, program)
+        if missing:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                          f"the P4Info names {', '.join(missing[:5])} that the BMv2 JSON lacks; "
+                          "push the P4Info and the JSON of one compile")
         return program
 
     def _commit(self, context, config: p4runtime_pb2.ForwardingPipelineConfig, program: dict) -> None:
@@ -247,6 +253,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             except PipelineError as err:
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
             self.schema = Schema(config.p4info)
+            self.digest_configs = {}
             self.config = p4runtime_pb2.ForwardingPipelineConfig()
             self.config.CopyFrom(config)
 
@@ -310,6 +317,8 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             ent.write_meter(sw, schema, utype, entity.meter_entry)
         elif kind == "packet_replication_engine_entry":
             ent.write_pre(sw, utype, entity.packet_replication_engine_entry)
+        elif kind == "digest_entry":
+            ent.write_digest(self.digest_configs, schema, utype, entity.digest_entry)
         else:
             raise ent.EntityError(grpc.StatusCode.UNIMPLEMENTED, f"writing {kind} is not supported")
 
@@ -325,6 +334,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             "direct_counter_entry": lambda e: ent.read_direct_counters(self.sw, self.schema, e.direct_counter_entry),
             "meter_entry": lambda e: ent.read_meters(self.sw, self.schema, e.meter_entry),
             "packet_replication_engine_entry": lambda e: ent.read_pre(self.sw, e.packet_replication_engine_entry),
+            "digest_entry": lambda e: ent.read_digests(self.digest_configs, self.schema, e.digest_entry),
         }
         response = p4runtime_pb2.ReadResponse()
         with self.lock:
@@ -338,6 +348,20 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             except ent.EntityError as err:
                 context.abort(err.code, err.message)
         yield response
+
+
+def _p4info_names_missing_from(p4info, program: dict) -> list[str]:
+    """P4Info entities the server maps to the JSON by fully qualified name that the JSON lacks."""
+    in_json = {
+        "table": {t["name"] for p in program["pipelines"] for t in p.get("tables", [])},
+        "register": {r["name"] for r in program.get("register_arrays", [])},
+        "counter": {c["name"] for c in program.get("counter_arrays", [])},
+        "meter": {m["name"] for m in program.get("meter_arrays", [])},
+    }
+    named = [("table", p4info.tables), ("register", p4info.registers), ("counter", p4info.counters),
+             ("counter", p4info.direct_counters), ("meter", p4info.meters)]
+    return [f"{kind} '{e.preamble.name}'" for kind, items in named for e in items
+            if e.preamble.name not in in_json[kind]]
 
 
 def _wrap(kind: str, item) -> p4runtime_pb2.Entity:

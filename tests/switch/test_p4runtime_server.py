@@ -315,3 +315,75 @@ def test_packet_out_and_packet_in_carry_controller_metadata():
         c.close()
     finally:
         srv.stop(None)
+
+
+def test_p4info_that_does_not_match_the_json_is_refused(server):
+    sw, address = server
+    c = Controller(address, 1)
+    req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
+        device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+    req.election_id.low = 1
+    req.config.p4info.CopyFrom(program().p4info)
+    req.config.p4info.tables[0].preamble.name = "InaIngress.renamed"
+    req.config.p4_device_config = json.dumps(program().bmv2).encode()
+    with pytest.raises(grpc.RpcError) as err:
+        c.stub.SetForwardingPipelineConfig(req)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "table 'InaIngress.renamed'" in err.value.details()
+    assert sw.pipeline is None
+    c.close()
+
+
+def test_multicast_group_zero_is_invalid_and_clone_sessions_round_trip(server):
+    sw, address = server
+    c = Controller(address, 1)
+    c.set_pipeline()
+    group = p4runtime_pb2.PacketReplicationEngineEntry()
+    group.multicast_group_entry.replicas.add(egress_port=1, instance=0)
+    with pytest.raises(grpc.RpcError) as err:
+        c.write(update(p4runtime_pb2.Update.INSERT, "packet_replication_engine_entry", group))
+    assert write_errors(err.value) == [code_pb2.INVALID_ARGUMENT]
+    assert sw.multicast.groups() == {}
+    session = p4runtime_pb2.PacketReplicationEngineEntry()
+    session.clone_session_entry.session_id = 4
+    session.clone_session_entry.replicas.add(egress_port=7, instance=1)
+    session.clone_session_entry.packet_length_bytes = 64
+    c.write(update(p4runtime_pb2.Update.INSERT, "packet_replication_engine_entry", session))
+    query = p4runtime_pb2.PacketReplicationEngineEntry()
+    query.clone_session_entry.session_id = 0
+    [got] = c.read(p4runtime_pb2.Entity(packet_replication_engine_entry=query))
+    assert got.packet_replication_engine_entry == session
+    with pytest.raises(grpc.RpcError) as err:
+        c.write(update(p4runtime_pb2.Update.INSERT, "packet_replication_engine_entry", session))
+    assert write_errors(err.value) == [code_pb2.ALREADY_EXISTS]
+    c.write(update(p4runtime_pb2.Update.DELETE, "packet_replication_engine_entry", session))
+    assert sw.clone.sessions() == {}
+    c.close()
+
+
+def test_digest_entries_round_trip():
+    learn = compile_file(Path(__file__).parent / "p4" / "learn.p4")
+    srv = serve(P4RuntimeService(Switch(), threading.Lock()), "127.0.0.1:0")
+    try:
+        c = Controller(f"127.0.0.1:{srv.bound_port}", 1)
+        req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
+            device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+        req.election_id.low = 1
+        req.config.p4info.CopyFrom(learn.p4info)
+        req.config.p4_device_config = json.dumps(learn.bmv2).encode()
+        c.stub.SetForwardingPipelineConfig(req)
+        entry = p4runtime_pb2.DigestEntry(digest_id=Schema(learn.p4info).digest("learn_t").id)
+        entry.config.max_list_size = 1
+        entry.config.max_timeout_ns = 1000
+        c.write(update(p4runtime_pb2.Update.INSERT, "digest_entry", entry))
+        [got] = c.read(p4runtime_pb2.Entity(digest_entry=p4runtime_pb2.DigestEntry()))
+        assert got.digest_entry == entry
+        with pytest.raises(grpc.RpcError) as err:
+            c.write(update(p4runtime_pb2.Update.INSERT, "digest_entry", entry),
+                    update(p4runtime_pb2.Update.INSERT, "digest_entry", p4runtime_pb2.DigestEntry(digest_id=0x17000001)))
+        assert write_errors(err.value) == [code_pb2.ALREADY_EXISTS, code_pb2.NOT_FOUND]
+        c.write(update(p4runtime_pb2.Update.DELETE, "digest_entry", entry))
+        assert c.read(p4runtime_pb2.Entity(digest_entry=p4runtime_pb2.DigestEntry())) == []
+        c.close()
+    finally:
+        srv.stop(None)
