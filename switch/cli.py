@@ -81,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     port_list = ", ".join(f"{n}@{i}" for n, i in sorted(ports.items())) or "none"
-    print(f"ina switch: device {args.device_id}, P4Runtime on {args.grpc_server_addr}, ports {port_list}", flush=True)
+    host = args.grpc_server_addr.rpartition(":")[0]
+    print(f"ina switch: listening on {host}:{server.bound_port} (P4Runtime, device {args.device_id}), "
+          f"ports {port_list}", flush=True)
     try:
         io.run(switch.process, service.deliver, lock, stop)
     finally:

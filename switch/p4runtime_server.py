@@ -372,11 +372,16 @@ def _wrap(kind: str, item) -> p4runtime_pb2.Entity:
 
 def serve(service: P4RuntimeService, address: str) -> grpc.Server:
     """Start a gRPC server for `service` on `address` (HOST:PORT; port 0 picks one)."""
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    # Without so_reuseport=0 a second switch would silently share a port already in use.
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), options=[("grpc.so_reuseport", 0)])
     p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(service, server)
-    port = server.add_insecure_port(address)
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError:
+        port = 0
     if port == 0:
-        raise OSError(f"cannot listen on {address} (address in use or invalid)")
+        raise OSError(f"cannot listen on {address}: the port is in use or the address is not HOST:PORT "
+                      "(pick another --grpc-server-addr)")
     server.start()
     server.bound_port = port  # type: ignore[attr-defined]
     return server

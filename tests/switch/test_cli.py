@@ -1,15 +1,19 @@
 """`ina switch`: clear errors for bad command lines; a real process over a veth pair forwards packets."""
 
+import re
+import signal
 import socket
 import subprocess
 import sys
 import time
 
+import grpc
 import pytest
 
 from ina.compiler import compile_file
 from ina.controller.aggregation import Aggregation
 from ina.controller.client import SwitchConnection
+from ina.p4rt.proto import p4runtime_pb2, p4runtime_pb2_grpc
 from ina.p4src import AGGREGATE_P4
 from ina.switch.cli import main
 
@@ -22,6 +26,34 @@ def test_missing_interface_is_reported(capsys):
 def test_needs_a_program_or_no_p4(capsys):
     assert main([]) == 2
     assert "give a BMv2 JSON file or --no-p4" in capsys.readouterr().err
+
+
+def test_grpc_port_in_use_is_reported(capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        assert main(["--no-p4", "--grpc-server-addr", address]) == 1
+    assert f"cannot listen on {address}: the port is in use" in capsys.readouterr().err
+
+
+def test_sigint_stops_the_switch_cleanly():
+    proc = subprocess.Popen([sys.executable, "-m", "ina", "switch", "--no-p4", "--device-id", "3",
+                             "--grpc-server-addr", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+    try:
+        ready = proc.stdout.readline()
+        match = re.fullmatch(r"ina switch: listening on 127\.0\.0\.1:(\d+) \(P4Runtime, device 3\), ports none\n", ready)
+        assert match, ready
+        with grpc.insecure_channel(f"127.0.0.1:{match[1]}") as channel:
+            reply = p4runtime_pb2_grpc.P4RuntimeStub(channel).Capabilities(p4runtime_pb2.CapabilitiesRequest())
+        assert reply.p4runtime_api_version == "1.4.1"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 0
+        assert proc.stdout.read().startswith("ina switch: stopped")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_bad_port_spec_is_a_usage_error():
@@ -45,7 +77,7 @@ def test_switch_process_forwards_between_veths(tmp_path):
                              "--grpc-server-addr", "127.0.0.1:50150", "--pcap", str(tmp_path)],
                             stdout=subprocess.PIPE, text=True)
     try:
-        assert "P4Runtime on 127.0.0.1:50150" in proc.stdout.readline()
+        assert proc.stdout.readline().startswith("ina switch: listening on 127.0.0.1:50150 (P4Runtime, device 0), ports 1@srv-a, 2@srv-b")
         program = compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": "16"})
         with SwitchConnection("127.0.0.1:50150") as conn:
             conn.set_pipeline(program.bmv2, program.p4info)
