@@ -35,6 +35,14 @@ class _Status:
     trailing_metadata: tuple
 
 
+@dataclass(frozen=True)
+class _StreamEnd:
+    """Queued on a stream's outbox: end that stream with this error, as the spec asks."""
+
+    code: grpc.StatusCode
+    message: str
+
+
 class _Stream:
     def __init__(self) -> None:
         self.election_id: int | None = None
@@ -106,6 +114,8 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                 item = stream.outbox.get()
                 if item is None:
                     break
+                if isinstance(item, _StreamEnd):
+                    context.abort(item.code, item.message)
                 yield item
         finally:
             with self.streams_lock:
@@ -118,14 +128,16 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         if kind == "arbitration":
             arb = msg.arbitration
             if arb.device_id != self.device_id:
-                reply = p4runtime_pb2.StreamMessageResponse()
-                reply.arbitration.device_id = arb.device_id
-                reply.arbitration.status.code = code_pb2.NOT_FOUND
-                reply.arbitration.status.message = f"this switch is device {self.device_id}"
-                stream.outbox.put(reply)
+                stream.outbox.put(_StreamEnd(grpc.StatusCode.NOT_FOUND,
+                                             f"this switch is device {self.device_id}, not {arb.device_id}"))
                 return
+            election_id = (arb.election_id.high << 64) | arb.election_id.low
             with self.streams_lock:
-                stream.election_id = (arb.election_id.high << 64) | arb.election_id.low
+                if any(s is not stream and s.election_id == election_id for s in self.streams):
+                    stream.outbox.put(_StreamEnd(grpc.StatusCode.INVALID_ARGUMENT,
+                                                 f"election id {election_id} is already used by another controller"))
+                    return
+                stream.election_id = election_id
                 self._announce()
         elif kind == "packet":
             with self.streams_lock:

@@ -27,14 +27,14 @@ def program():
 class Controller:
     """A bare P4Runtime client on raw protobufs: just enough to drive the server in tests."""
 
-    def __init__(self, address: str, election_id: int):
+    def __init__(self, address: str, election_id: int, device_id: int = 0):
         self.channel = grpc.insecure_channel(address)
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
         self.election_id = election_id
         self.requests: queue.Queue = queue.Queue()
         self.responses = self.stub.StreamChannel(iter(self.requests.get, None))
         msg = p4runtime_pb2.StreamMessageRequest()
-        msg.arbitration.device_id = 0
+        msg.arbitration.device_id = device_id
         msg.arbitration.election_id.low = election_id
         self.requests.put(msg)
         self.arbitration = next(self.responses).arbitration
@@ -108,6 +108,20 @@ def test_arbitration_primary_and_backup(server):
     assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
     primary.close()
     backup.close()
+
+
+def test_duplicate_election_id_and_wrong_device_end_the_stream(server):
+    _sw, address = server
+    primary = Controller(address, 10)
+    with pytest.raises(grpc.RpcError) as err:
+        Controller(address, 10)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    with pytest.raises(grpc.RpcError) as err:
+        Controller(address, 11, device_id=4)
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    assert primary.arbitration.status.code == code_pb2.OK
+    primary.set_pipeline()  # still primary: the refused streams changed nothing
+    primary.close()
 
 
 def test_write_without_pipeline_is_failed_precondition(server):
