@@ -66,7 +66,7 @@ def test_killed_switch_leaves_nothing_behind(tmp_path):
     switch.proc.kill()
     # The runner process "crashes" here: nothing calls net.stop(); the next run's cleanup must cope.
     left = interfaces()
-    assert {"h1-eth0", "s1-eth1"} <= left
+    assert {"s1-eth1", "s1-eth2"} <= left
     removed = clean.cleanup()
     assert {f"interface {name}" for name in left} <= set(removed)
     assert not interfaces()
