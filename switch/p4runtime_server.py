@@ -143,7 +143,15 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             with self.streams_lock:
                 primary = stream.election_id is not None and stream.election_id == self._primary_id()
             if primary and self.sw.cpu_port is not None and self.schema is not None:
-                data = self._packet_out_bytes(msg.packet)
+                try:
+                    data = self._packet_out_bytes(msg.packet)
+                except ValueError as err:
+                    reply = p4runtime_pb2.StreamMessageResponse()
+                    reply.error.canonical_code = code_pb2.INVALID_ARGUMENT
+                    reply.error.message = str(err)
+                    reply.error.packet_out.packet_out.CopyFrom(msg.packet)
+                    stream.outbox.put(reply)
+                    return
                 with self.lock:
                     outputs = self.sw.process(self.sw.cpu_port, data)
                 self.deliver(outputs)
@@ -156,11 +164,21 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         return [(m.id, m.bitwidth) for m in cpm.metadata]
 
     def _packet_out_bytes(self, packet: p4runtime_pb2.PacketOut) -> bytes:
-        given = {m.metadata_id: int.from_bytes(m.value, "big") for m in packet.metadata}
+        """The packet_out header the program parses on the CPU port, then the payload.
+
+        Raises ValueError for a metadata id the P4Info lacks or a value wider than its field.
+        """
         layout = self._metadata_layout("packet_out")
+        widths = dict(layout)
+        given = {}
+        for m in packet.metadata:
+            if m.metadata_id not in widths:
+                raise ValueError(f"PacketOut metadata id {m.metadata_id} is not in the P4Info's packet_out header")
+            given[m.metadata_id] = codec.decode_checked(m.value, widths[m.metadata_id],
+                                                        f"PacketOut metadata {m.metadata_id}")
         value, bits = 0, 0
         for mid, width in layout:
-            value = (value << width) | (given.get(mid, 0) & ((1 << width) - 1))
+            value = (value << width) | given.get(mid, 0)
             bits += width
         header = value.to_bytes((bits + 7) // 8, "big") if bits else b""
         return header + packet.payload

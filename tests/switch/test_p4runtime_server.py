@@ -320,6 +320,14 @@ def test_packet_out_and_packet_in_carry_controller_metadata():
         while not sent and time.monotonic() < deadline:
             time.sleep(0.01)
         assert sent == [(5, frame)]
+        too_wide = p4runtime_pb2.StreamMessageRequest()
+        too_wide.packet.payload = frame
+        too_wide.packet.metadata.add(metadata_id=1, value=b"\x02\x00")  # 512 does not fit bit<9>
+        c.requests.put(too_wide)
+        error = next(c.responses).error
+        assert (error.canonical_code, error.packet_out.packet_out) == (code_pb2.INVALID_ARGUMENT, too_wide.packet)
+        assert "512 does not fit in 9 bits" in error.message
+        assert sent == [(5, frame)]
         with lock:
             outputs = sw.process(3, frame)
         service.deliver(outputs)
