@@ -409,3 +409,32 @@ def test_digest_entries_round_trip():
         c.close()
     finally:
         srv.stop(None)
+
+
+def test_const_table_refuses_writes_but_reads_its_entries():
+    accumulate = compile_file(Path(__file__).parents[1] / "p4" / "register_accumulate.p4")
+    sw = Switch()
+    srv = serve(P4RuntimeService(sw, threading.Lock()), "127.0.0.1:0")
+    try:
+        c = Controller(f"127.0.0.1:{srv.bound_port}", 1)
+        req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
+            device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+        req.election_id.low = 1
+        req.config.p4info.CopyFrom(accumulate.p4info)
+        req.config.p4_device_config = json.dumps(accumulate.bmv2).encode()
+        c.stub.SetForwardingPipelineConfig(req)
+        s = Schema(accumulate.p4info)
+        table = s.table("Ingress.forward")
+        before = c.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=table.id)))
+        assert before  # the const entries are readable
+        entry = p4runtime_pb2.TableEntry(table_id=table.id)
+        entry.match.add(field_id=1).exact.value = codec.encode(0x0A0B0C0D0E0F, 48)
+        entry.action.action.action_id = s.action("Ingress.drop").id
+        with pytest.raises(grpc.RpcError) as err:
+            c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", entry),
+                    update(p4runtime_pb2.Update.DELETE, "table_entry", before[0].table_entry))
+        assert write_errors(err.value) == [code_pb2.PERMISSION_DENIED, code_pb2.PERMISSION_DENIED]
+        assert c.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=table.id))) == before
+        c.close()
+    finally:
+        srv.stop(None)
