@@ -520,11 +520,23 @@ class CodeGenerator:
             return node_names[name] if name else "None"
 
         exit_check = f"if P[{self.layout.hidden['exit']}]: return None" if self.uses_exit else None
+        fixed = {} if self.trace else {t["name"]: self._fixed_step(t) for t in pipe.get("tables", [])}
+        fixed = {name: step for name, step in fixed.items() if step is not None}
         for t in pipe.get("tables", []):
             fn = node_names[t["name"]]
             var = f"TABLE_{pid}_{t['id']}"
             tables[t["name"]] = (t, fn, var)
             o.emit(f"def {fn}(P):")
+            if t["name"] in fixed:
+                # Run this table and every fixed table after it in one call; return the next node.
+                name = t["name"]
+                while name in fixed:
+                    call, name = fixed[name]
+                    o.emit(call, 1)
+                    if exit_check:
+                        o.emit(exit_check, 1)
+                o.emit(f"return {ref(name)}", 1)
+                continue
             keys = t.get("key", [])
             if keys:
                 parts = []
@@ -578,6 +590,24 @@ class CodeGenerator:
         o.emit("while n is not None:", 1)
         o.emit("n = n(P)", 2)
         return entry
+
+    def _fixed_step(self, table: dict) -> tuple[str, str | None] | None:
+        """(action call, next table) of a table that always runs the same action with the same data.
+
+        That is a keyless table whose default entry and its data are const (the compiler's hidden
+        `tbl_*` tables for plain statements): no lookup and no control-plane change can alter it,
+        so a chain of them runs as straight calls in one node instead of one node each.
+        """
+        default = table.get("default_entry")
+        if table.get("key") or not default or not default.get("action_const"):
+            return None
+        if not default.get("action_entry_const") or table.get("with_counters") or table.get("direct_meters"):
+            return None
+        action = self.actions[default["action_id"]]
+        args = tuple(hexint(x) for x in default.get("action_data", []))
+        nxt = table.get("next_tables", {})
+        target = nxt.get("__MISS__") if "__MISS__" in nxt or "__HIT__" in nxt else nxt.get(action["name"])
+        return f"act_{action['id']}(P, {args!r})", target
 
     # --- checksums and deparser ----------------------------------------------------------
     def checksums(self, payload_var: str = "payload") -> tuple[str, str]:

@@ -199,6 +199,8 @@ class Table:
             self.delete(handle)
 
     def set_default(self, action: str, args: list[int]) -> None:
+        if self.default_is_const:
+            raise TableError(f"the default action of table '{self.name}' is const and cannot be changed")
         ref = self.action(action)
         self.default = Entry(0, (), ref, self._args(ref, args), 0)
 

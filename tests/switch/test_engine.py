@@ -76,3 +76,13 @@ def test_multicast_sends_one_copy_per_replica(compiled):
     assert [port for port, _ in out] == [2, 3]
     with pytest.raises(TableError, match="out of range"):
         sw.multicast.set_group(2, [(600, 0)])
+
+
+def test_const_default_action_cannot_be_replaced(compiled):
+    sw = Switch()
+    sw.load(compiled("control_flow"))
+    hidden = sw.tables["tbl_mark_to_drop"]
+    assert hidden.default_is_const
+    with pytest.raises(TableError, match=r"tbl_mark_to_drop.*const"):
+        hidden.set_default("act_2", [])
+    assert hidden.get_default() == ("act_2", ())
