@@ -24,6 +24,7 @@ from ina.switch.errors import PipelineError
 from ina.switch.pipeline import load_pipeline
 
 API_VERSION = "1.4.1"
+READ_CHUNK = 4096  # entities per ReadResponse
 
 
 @dataclass(frozen=True)
@@ -366,18 +367,20 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             "packet_replication_engine_entry": lambda e: ent.read_pre(self.sw, e.packet_replication_engine_entry),
             "digest_entry": lambda e: ent.read_digests(self.digest_configs, self.schema, e.digest_entry),
         }
-        response = p4runtime_pb2.ReadResponse()
+        found: list[p4runtime_pb2.Entity] = []
         with self.lock:
             try:
                 for query in request.entities:
                     kind = query.WhichOneof("entity")
                     if kind not in readers:
                         context.abort(grpc.StatusCode.UNIMPLEMENTED, f"reading {kind} is not supported")
-                    for item in readers[kind](query):
-                        response.entities.add().CopyFrom(_wrap(kind, item))
+                    found.extend(_wrap(kind, item) for item in readers[kind](query))
             except ent.EntityError as err:
                 context.abort(err.code, err.message)
-        yield response
+        # Several responses keep each message far below gRPC's 4 MB default (a wildcard read of
+        # every register cell of the aggregation program is tens of MB).
+        for start in range(0, max(len(found), 1), READ_CHUNK):
+            yield p4runtime_pb2.ReadResponse(entities=found[start:start + READ_CHUNK])
 
 
 def _p4info_names_missing_from(p4info, program: dict) -> list[str]:

@@ -15,6 +15,7 @@ from ina.p4rt import codec
 from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
 from ina.p4rt.schema import Schema
 from ina.p4src import AGGREGATE_P4
+from ina.switch import p4runtime_server
 from ina.switch.engine import Switch
 from ina.switch.p4runtime_server import P4RuntimeService, serve
 
@@ -168,6 +169,8 @@ def test_registers_counters_and_multicast(server):
         c.read(p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry(
             register_id=reg.id, index=p4runtime_pb2.Index(index=32))))
     assert err.value.code() == grpc.StatusCode.OUT_OF_RANGE
+    every_cell = c.read(p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry()))
+    assert len(every_cell) == sum(r.size for r in s.all("register")) == 11 * 32
     sw.counters["InaIngress.job_accepted"].write(2, 7, 700)
     ctr = s.counter("InaIngress.job_accepted")
     [got] = c.read(p4runtime_pb2.Entity(counter_entry=p4runtime_pb2.CounterEntry(
@@ -182,6 +185,17 @@ def test_registers_counters_and_multicast(server):
     query.multicast_group_entry.multicast_group_id = 9
     [got] = c.read(p4runtime_pb2.Entity(packet_replication_engine_entry=query))
     assert got.packet_replication_engine_entry == pre
+    c.close()
+
+
+def test_large_reads_arrive_in_several_responses(server, monkeypatch):
+    _sw, address = server
+    monkeypatch.setattr(p4runtime_server, "READ_CHUNK", 100)
+    c = Controller(address, 1)
+    c.set_pipeline()
+    req = p4runtime_pb2.ReadRequest(device_id=0, entities=[
+        p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry())])
+    assert [len(r.entities) for r in c.stub.Read(req)] == [100, 100, 100, 52]
     c.close()
 
 
