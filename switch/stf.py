@@ -37,6 +37,8 @@ def _suffix_match(name: str, candidates, what: str) -> str:
     if name in candidates:
         return name
     hits = [c for c in candidates if c.endswith("." + name) or (c.split(".")[-1] == name.split(".")[-1] and c.endswith(name))]
+    if not hits:  # a copy the compiler specialised per use and renamed with a _N suffix
+        hits = [c for c in candidates if re.sub(r"_\d+$", "", c).split(".")[-1] == name.split(".")[-1]]
     if len(hits) == 1:
         return hits[0]
     if not hits:
@@ -182,13 +184,13 @@ class StfRunner:
         tokens = tokens[1:]
         priority = None
         if tokens and re.fullmatch(r"\d+", tokens[0]):
-            priority = -int(tokens.pop(0))
+            priority = int(tokens.pop(0))  # STF: the larger priority wins, as in the table API
         action_start = next(i for i, t in enumerate(tokens) if "(" in t)
         action_text = " ".join(tokens[action_start:])
         keys = {}
         for token in tokens[:action_start]:
             key, _, value = token.rpartition(":")
-            keys[key] = _match_value(value)
+            keys[re.sub(r"\$(\d+)", r"[\1]", key)] = _match_value(value)  # STF writes stack[0] as stack$0
         match = []
         for kf in table.keys:
             hit = [k for k in keys if kf.name == k or kf.name.endswith("." + k) or k.endswith("." + kf.name) or kf.name.endswith(k)]

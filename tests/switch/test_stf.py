@@ -58,3 +58,30 @@ def test_star_digits_in_stf_values_are_dont_care():
     from ina.switch.stf import _match_value
 
     assert _match_value("0x**01") == ("ternary", 0x0001, 0x00FF)
+
+
+def test_stack_keys_priorities_and_renamed_action_copies():
+    """tag$0.v names hdr.tag[0].v; the larger STF priority wins; `put` names each table's own copy."""
+    from ina.compiler import compile_file
+
+    program = compile_file(Path(__file__).parent / "p4" / "stf_entries.p4").bmv2
+    stf = (
+        "add first 10 tag$0.v:0x12** put(value:0x0a)\n"
+        "add first 20 tag$0.v:0x1234 put(value:0x14)\n"
+        "add second 5 tag$1.v:0x**** put(value:0x05)\n"
+        "packet 0 1234 0000 5678 0000\n"
+        "expect 1 1234 1400 5678 0005 $\n"
+        "packet 0 1299 0000 5678 0000\n"
+        "expect 1 1299 0a00 5678 0005 $\n"
+    )
+    result = run_stf(program, stf)
+    assert result.ok, result.report
+
+
+def test_action_copy_renamed_by_the_compiler_is_found_by_its_source_name():
+    from ina.switch.stf import StfError, _suffix_match
+
+    actions = ["ingress.noop", "ingress.setbyte_0"]
+    assert _suffix_match("setbyte", actions, "action") == "ingress.setbyte_0"
+    with pytest.raises(StfError, match="ambiguous"):
+        _suffix_match("setbyte", ["a.setbyte_0", "a.setbyte_1"], "action")
