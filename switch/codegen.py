@@ -102,7 +102,8 @@ class CodeGenerator:
         if hl.varbit_max:
             o.emit(f"def ext_{suffix}(P, data, off, b, vl):")
             o.emit(f"total = {hl.fixed_bits} + vl", 1)
-            o.emit("if vl % 8 or vl > " + str(hl.varbit_max) + ": raise ParserErr(" + str(self.error_code("HeaderTooShort")) + ")", 1)
+            o.emit(f"if vl % 8: raise ParserErr({self.error_code('ParserInvalidArgument')})", 1)
+            o.emit(f"if vl > {hl.varbit_max}: raise ParserErr({self.error_code('HeaderTooShort')})", 1)
             o.emit("end = off + total // 8", 1)
             o.emit(f"if end > len(data): raise ParserErr({self.error_code('PacketTooShort')})", 1)
             o.emit("v = int.from_bytes(data[off:end], 'big')", 1)

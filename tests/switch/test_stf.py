@@ -85,3 +85,22 @@ def test_action_copy_renamed_by_the_compiler_is_found_by_its_source_name():
     assert _suffix_match("setbyte", actions, "action") == "ingress.setbyte_0"
     with pytest.raises(StfError, match="ambiguous"):
         _suffix_match("setbyte", ["a.setbyte_0", "a.setbyte_1"], "action")
+
+
+def test_varbit_length_errors():
+    """Not whole bytes: ParserInvalidArgument; above the maximum: HeaderTooShort; then too short."""
+    from ina.compiler import compile_file
+
+    program = compile_file(Path(__file__).parent / "p4" / "varbit_errors.p4").bmv2
+    stf = (
+        "packet 0 10 00 abcd ee\n"
+        "expect 1 10 00 ee $\n"
+        "packet 0 0c 00 abcd ee\n"
+        "expect 1 0c 01 abcd ee $\n"
+        "packet 0 18 00 abcdef\n"
+        "expect 1 18 02 abcdef $\n"
+        "packet 0 10 00 ab\n"
+        "expect 1 10 03 ab $\n"
+    )
+    result = run_stf(program, stf)
+    assert result.ok, result.report
