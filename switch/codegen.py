@@ -15,6 +15,7 @@ from ina.switch.errors import PipelineError
 from ina.switch.expressions import ExpressionCompiler, hexint, unwrap
 from ina.switch.layout import HeaderLayout, Layout
 
+INLINE_BUDGET = 48  # nodes one generated pipeline function may run before returning the next
 STRUCT_CODES = {(8, False): "B", (16, False): "H", (32, False): "I", (64, False): "Q",
                 (8, True): "b", (16, True): "h", (32, True): "i", (64, True): "q"}  # fmt: skip
 
@@ -521,23 +522,17 @@ class CodeGenerator:
             return node_names[name] if name else "None"
 
         exit_check = f"if P[{self.layout.hidden['exit']}]: return None" if self.uses_exit else None
-        fixed = {} if self.trace else {t["name"]: self._fixed_step(t) for t in pipe.get("tables", [])}
-        fixed = {name: step for name, step in fixed.items() if step is not None}
-        for t in pipe.get("tables", []):
-            fn = node_names[t["name"]]
+        by_name = {t["name"]: t for t in pipe.get("tables", [])}
+        merge = not self.trace
+        fixed = {name: step for name, t in by_name.items() if merge and (step := self._fixed_step(t))}
+        conds = {
+            c["name"]: (self.expr.value(c["expression"]), c.get("true_next"), c.get("false_next"))
+            for c in pipe.get("conditionals", [])
+        }
+
+        def lookup(t: dict, indent: int) -> None:
+            """Emit a table's lookup and action call; leaves `hit` and the entry `e` set."""
             var = f"TABLE_{pid}_{t['id']}"
-            tables[t["name"]] = (t, fn, var)
-            o.emit(f"def {fn}(P):")
-            if t["name"] in fixed:
-                # Run this table and every fixed table after it in one call; return the next node.
-                name = t["name"]
-                while name in fixed:
-                    call, name = fixed[name]
-                    o.emit(call, 1)
-                    if exit_check:
-                        o.emit(exit_check, 1)
-                o.emit(f"return {ref(name)}", 1)
-                continue
             keys = t.get("key", [])
             if keys:
                 parts = []
@@ -549,11 +544,11 @@ class CodeGenerator:
                         if k.get("mask"):
                             source = f"({source} & {hexint(k['mask'])})"
                     parts.append(source)
-                o.emit(f"e = {var}.lookup(({', '.join(parts)},))", 1)
-                o.emit("hit = e is not None", 1)
-                o.emit(f"if not hit: e = {var}.default", 1)
+                o.emit(f"e = {var}.lookup(({', '.join(parts)},))", indent)
+                o.emit("hit = e is not None", indent)
+                o.emit(f"if not hit: e = {var}.default", indent)
                 if t.get("with_counters"):
-                    o.emit(f"else: e.packets += 1; e.bytes += P[{self.sm_slot('packet_length')}]", 1)
+                    o.emit(f"else: e.packets += 1; e.bytes += P[{self.sm_slot('packet_length')}]", indent)
                 if t.get("direct_meters"):
                     meter = self._meter(t["direct_meters"])
                     target = next(m for m in self.program["meter_arrays"] if m["name"] == t["direct_meters"])
@@ -561,15 +556,61 @@ class CodeGenerator:
                         field_obj = {"type": "field", "value": target["result_target"]}
                         length = f"P[{self.sm_slot('packet_length')}]"
                         color = self.expr.store(field_obj, f"{meter}.execute_entry(e, {length})")
-                        o.emit(f"if hit: {color}", 1)
+                        o.emit(f"if hit: {color}", indent)
             else:
-                o.emit(f"e = {var}.default", 1)
-                o.emit("hit = False", 1)
+                o.emit(f"e = {var}.default", indent)
+                o.emit("hit = False", indent)
             if self.trace:
-                o.emit(f"_log('table ' + {t['name']!r} + (' hit ' + repr(e.match) if hit else ' miss') + ' -> ' + e.action.name)", 1)
-            o.emit("e.fn(P, e.args)", 1)
+                o.emit(f"_log('table ' + {t['name']!r} + (' hit ' + repr(e.match) if hit else ' miss') + ' -> ' + e.action.name)", indent)
+            o.emit("e.fn(P, e.args)", indent)
             if exit_check:
-                o.emit(exit_check, 1)
+                o.emit(exit_check, indent)
+
+        def inline(name: str | None, indent: int, budget: list[int]) -> None:
+            """Emit a node and the nodes after it as straight code, up to a dynamic next node.
+
+            Fixed tables become plain action calls, conditionals nested ifs, looked-up tables
+            their lookup; a table whose next node depends on the action returns `e.next_node` to
+            the pipeline loop. Shared successors are duplicated, so the budget of emitted nodes
+            bounds the code size; when it runs out the next node is returned to the loop.
+            """
+            while name is not None:
+                budget[0] -= 1
+                if budget[0] < 0:
+                    break
+                if name in conds:
+                    cond, true_next, name = conds[name]
+                    o.emit(f"if {cond}:", indent)
+                    inline(true_next, indent + 1, budget)
+                    continue
+                if name in fixed:
+                    call, name = fixed[name]
+                    o.emit(call, indent)
+                    if exit_check:
+                        o.emit(exit_check, indent)
+                    continue
+                t = by_name[name]
+                lookup(t, indent)
+                nxt = t.get("next_tables", {})
+                if "__HIT__" in nxt or "__MISS__" in nxt:
+                    o.emit("if hit:", indent)
+                    inline(nxt.get("__HIT__"), indent + 1, budget)
+                    name = nxt.get("__MISS__")
+                elif set(nxt) >= set(t.get("actions", [])) and len(set(nxt.values())) == 1:
+                    name = next(iter(nxt.values()))  # every action continues with the same node
+                else:
+                    o.emit("return e.next_node", indent)
+                    return
+            o.emit(f"return {ref(name)}", indent)
+
+        for t in pipe.get("tables", []):
+            fn = node_names[t["name"]]
+            tables[t["name"]] = (t, fn, f"TABLE_{pid}_{t['id']}")
+            o.emit(f"def {fn}(P):")
+            if merge:
+                inline(t["name"], 1, [INLINE_BUDGET])
+                continue
+            lookup(t, 1)
             nxt = t.get("next_tables", {})
             if "__HIT__" in nxt or "__MISS__" in nxt:
                 o.emit(f"return {ref(nxt.get('__HIT__'))} if hit else {ref(nxt.get('__MISS__'))}", 1)
@@ -578,13 +619,13 @@ class CodeGenerator:
         for c in pipe.get("conditionals", []):
             fn = node_names[c["name"]]
             o.emit(f"def {fn}(P):")
-            cond = self.expr.value(c["expression"])
-            if self.trace:
-                o.emit(f"r = bool({cond})", 1)
-                o.emit(f"_log('condition ' + {c['name']!r} + ' is ' + str(r))", 1)
-                o.emit(f"return {ref(c.get('true_next'))} if r else {ref(c.get('false_next'))}", 1)
-            else:
-                o.emit(f"return {ref(c.get('true_next'))} if {cond} else {ref(c.get('false_next'))}", 1)
+            if merge:
+                inline(c["name"], 1, [INLINE_BUDGET])
+                continue
+            cond, true_next, false_next = conds[c["name"]]
+            o.emit(f"r = bool({cond})", 1)
+            o.emit(f"_log('condition ' + {c['name']!r} + ' is ' + str(r))", 1)
+            o.emit(f"return {ref(true_next)} if r else {ref(false_next)}", 1)
         entry = f"pipe_{pid}"
         o.emit(f"def {entry}(P):")
         o.emit(f"n = {ref(pipe.get('init_table'))}", 1)

@@ -104,3 +104,17 @@ def test_varbit_length_errors():
     )
     result = run_stf(program, stf)
     assert result.ok, result.report
+
+
+@pytest.mark.parametrize("stf", STF_FILES, ids=[p.stem for p in STF_FILES])
+def test_traced_pipeline_gives_the_same_packets(stf, compiled):
+    """With a log the pipeline runs node by node (no merged control flow); results must not change."""
+    from ina.switch.stf import StfRunner
+
+    runner = StfRunner(compiled(stf.stem))
+    lines: list[str] = []
+    runner.switch.log = lines.append
+    runner.switch.load(compiled(stf.stem))
+    result = runner.run(stf.read_text())
+    assert result.ok, result.report
+    assert any(line.startswith("table ") for line in lines)
