@@ -318,29 +318,30 @@ class CodeGenerator:
         o = self.pre
         o.namespace[f"ALGO_{calc['id']}"] = algo
         o.emit(f"def {fn}(P, payload):")
-        o.emit("v = 0", 1)
-        o.emit("bits = 0", 1)
         with_payload = False
+        items: list[tuple[str, int]] = []
         for item in calc["input"]:
             if item["type"] == "payload":
                 with_payload = True
-                continue
-            if item["type"] == "header":
+            elif item["type"] == "header":
                 hl = self.layout.header(item["value"])
-                items = [(f"P[{hl.base + 1 + k}]", w) for k, (_n, w, _s) in enumerate(hl.fields)]
+                items += [(f"P[{hl.base + 1 + k}]", w) for k, (_n, w, _s) in enumerate(hl.fields)]
             elif item["type"] == "field":
                 slot, width, _s = self.expr.field_ref(item)
-                items = [(f"P[{slot}]", width)]
+                items.append((f"P[{slot}]", width))
             else:
-                value = hexint(item["value"])
                 width = item.get("bitwidth") or max(8, (len(str(item["value"]).removeprefix("0x")) * 4))
-                items = [(str(value), width)]
-            for source, width in items:
-                o.emit(f"v = (v << {width}) | ({source} & {(1 << width) - 1})", 1)
-                o.emit(f"bits += {width}", 1)
-        o.emit("pad = -bits % 8", 1)
-        o.emit("data = (v << pad).to_bytes((bits + pad) // 8, 'big')", 1)
-        o.emit(f"return ALGORITHMS[ALGO_{calc['id']}](data{' + payload' if with_payload else ''})", 1)
+                items.append((str(hexint(item["value"])), width))
+        # One big integer with every shift known now, padded to whole bytes like BMv2's field list.
+        bits = sum(width for _source, width in items)
+        shift = bits + (-bits % 8)
+        parts = []
+        for source, width in items:
+            shift -= width
+            parts.append(f"(({source} & {(1 << width) - 1}) << {shift})")
+        value = " | ".join(parts) or "0"
+        data = f"({value}).to_bytes({(bits + 7) // 8}, 'big')"
+        o.emit(f"return ALGORITHMS[ALGO_{calc['id']}]({data}{' + payload' if with_payload else ''})", 1)
         return fn
 
     # --- actions -------------------------------------------------------------------------
