@@ -6,10 +6,10 @@ recirculate, else deparse and transmit. The per-packet work itself is the genera
 pipeline.py; this module only moves packets between its stages.
 """
 
-import time
 from collections import Counter as Tally
 from collections import deque
 from collections.abc import Callable
+from time import monotonic
 
 from ina.switch.errors import PipelineError
 from ina.switch.pipeline import Pipeline, load_pipeline
@@ -48,7 +48,7 @@ class Switch:
         self.clone = CloneSessions()
         self.digests: deque[tuple[str, list[int]]] = deque(maxlen=65536)
         self.stats: Tally[str] = Tally()
-        self._start = time.monotonic()
+        self._start = monotonic()
 
     # --- pipeline ------------------------------------------------------------------------
     def load(self, program: dict) -> None:
@@ -114,39 +114,38 @@ class Switch:
             self.log(message)
 
     def _now_us(self) -> int:
-        return int((time.monotonic() - self._start) * 1e6)
+        return int((monotonic() - self._start) * 1e6)
 
     def _ingress(self, pl: Pipeline, port: int, data: bytes, itype: int,
                  preserved: tuple, out: list, depth: int) -> None:
-        s = pl.slots
+        h = pl.hot
         P = pl.template[:]
-        P[s["ingress_port"]] = port
-        P[s["packet_length"]] = len(data)
-        P[s["instance_type"]] = itype
-        P[s["ingress_global_timestamp"]] = self._now_us()
+        P[h.ingress_port] = port
+        P[h.packet_length] = len(data)
+        P[h.instance_type] = itype
+        P[h.ingress_global_timestamp] = int((monotonic() - self._start) * 1e6)
         for slot, value in preserved:
             P[slot] = value
         if self.log:
             self._trace(f"packet in: port {port}, {len(data)} bytes, instance type {itype}")
         off = pl.parse(P, data)
         payload = data[off:]
-        if P[s["parser_error"]]:
+        if P[h.parser_error]:
             self.stats["parser_errors"] += 1
         pl.verify_checksums(P, payload)
         pl.ingress(P)
-        hidden = pl.layout.hidden
-        if P[hidden["clone_session"]] and depth < MAX_REENTRY:
+        if P[h.clone_session] and depth < MAX_REENTRY:
             self._clone(pl, P, data, INGRESS_CLONE, out, depth)
-        if P[hidden["digest"]]:
-            name, slots = pl.learn_lists.get(P[hidden["digest"]] - 1, ("", []))
+        if P[h.digest]:
+            name, slots = pl.learn_lists.get(P[h.digest] - 1, ("", []))
             self.digests.append((name, [P[x] for x in slots]))
-        if P[hidden["resubmit"]]:
+        if P[h.resubmit]:
             if depth < MAX_REENTRY:
-                kept = self._preserve(pl, P, P[hidden["resubmit"]] - 1)
+                kept = self._preserve(pl, P, P[h.resubmit] - 1)
                 self._trace("resubmit")
                 self._ingress(pl, port, data, RESUBMIT, kept, out, depth + 1)
             return
-        mgid = P[s["mcast_grp"]]
+        mgid = P[h.mcast_grp]
         if mgid:
             replicas = self.multicast.replicas(mgid)
             if not replicas:
@@ -154,46 +153,47 @@ class Switch:
                 self._trace(f"drop: multicast group {mgid} has no replicas")
             for eport, rid in replicas:
                 Q = P[:]
-                Q[s["egress_port"]] = eport
-                Q[s["egress_rid"]] = rid
-                Q[s["instance_type"]] = REPLICATION
+                Q[h.egress_port] = eport
+                Q[h.egress_rid] = rid
+                Q[h.instance_type] = REPLICATION
                 self._egress(pl, Q, payload, out, depth)
             return
-        if P[s["egress_spec"]] == self.drop_port:
+        if P[h.egress_spec] == self.drop_port:
             self.stats["dropped"] += 1
             self._trace("drop: egress_spec is the drop port (mark_to_drop)")
             return
-        P[s["egress_port"]] = P[s["egress_spec"]]
+        P[h.egress_port] = P[h.egress_spec]
         self._egress(pl, P, payload, out, depth)
 
     def _egress(self, pl: Pipeline, P: list, payload: bytes, out: list, depth: int) -> None:
-        s, hidden = pl.slots, pl.layout.hidden
-        P[s["egress_spec"]] = 0
-        P[hidden["exit"]] = 0
-        P[hidden["clone_session"]] = 0
-        P[s["egress_global_timestamp"]] = self._now_us()
+        h = pl.hot
+        P[h.egress_spec] = 0
+        P[h.exit] = 0
+        P[h.clone_session] = 0
+        P[h.egress_global_timestamp] = int((monotonic() - self._start) * 1e6)
         if self.log:
-            self._trace(f"egress: port {P[s['egress_port']]}, rid {P[s['egress_rid']]}")
+            self._trace(f"egress: port {P[h.egress_port]}, rid {P[h.egress_rid]}")
         pl.egress(P)
-        if P[hidden["clone_session"]] and depth < MAX_REENTRY:
+        if P[h.clone_session] and depth < MAX_REENTRY:
             self._clone(pl, P, self._serialise(pl, P, payload), EGRESS_CLONE, out, depth)
-        if P[s["egress_spec"]] == self.drop_port:
+        if P[h.egress_spec] == self.drop_port:
             self.stats["dropped"] += 1
             self._trace("drop: marked to drop in egress")
             return
-        packet = self._serialise(pl, P, payload)
-        if P[hidden["recirculate"]]:
+        pl.update_checksums(P, payload)
+        packet = pl.deparse(P) + payload
+        if P[h.recirculate]:
             if depth < MAX_REENTRY:
-                kept = self._preserve(pl, P, P[hidden["recirculate"]] - 1)
+                kept = self._preserve(pl, P, P[h.recirculate] - 1)
                 self._trace("recirculate")
-                self._ingress(pl, P[s["egress_port"]], packet, RECIRC, kept, out, depth + 1)
+                self._ingress(pl, P[h.egress_port], packet, RECIRC, kept, out, depth + 1)
             return
-        truncate = P[hidden["truncate"]]
+        truncate = P[h.truncate]
         if truncate:
             packet = packet[:truncate]
         if self.log:
-            self._trace(f"packet out: port {P[s['egress_port']]}, {len(packet)} bytes")
-        out.append((P[s["egress_port"]], packet))
+            self._trace(f"packet out: port {P[h.egress_port]}, {len(packet)} bytes")
+        out.append((P[h.egress_port], packet))
 
     @staticmethod
     def _serialise(pl: Pipeline, P: list, payload: bytes) -> bytes:

@@ -32,6 +32,24 @@ class Pipeline:
     source: str
     template: list[int]
     slots: dict[str, int] = field(default_factory=dict)  # standard_metadata field -> slot
+    hot: "HotSlots | None" = None  # the slots the traffic manager touches for every packet
+
+
+class HotSlots:
+    """Slot numbers of the standard_metadata fields and hidden flags the engine uses per packet,
+    as plain attributes (cheaper than a dict lookup by name on every access)."""
+
+    SM_FIELDS = ("ingress_port", "packet_length", "instance_type", "ingress_global_timestamp",
+                 "egress_global_timestamp", "parser_error", "mcast_grp", "egress_spec",
+                 "egress_port", "egress_rid")
+    HIDDEN = ("clone_session", "digest", "resubmit", "exit", "recirculate", "truncate")
+    __slots__ = SM_FIELDS + HIDDEN
+
+    def __init__(self, slots: dict[str, int], hidden: dict[str, int]):
+        for name in self.SM_FIELDS:
+            setattr(self, name, slots[name])
+        for name in self.HIDDEN:
+            setattr(self, name, hidden[name])
 
 
 REQUIRED = ("header_types", "headers", "parsers", "deparsers", "actions", "pipelines")
@@ -177,6 +195,7 @@ def _load(program: dict, drop_port: int, log: Callable[[str], None] | None) -> P
         source=source,
         template=layout.template(),
         slots=slots,
+        hot=HotSlots(slots, layout.hidden) if sm else None,
     )
 
 
