@@ -545,7 +545,9 @@ class CodeGenerator:
                         if k.get("mask"):
                             source = f"({source} & {hexint(k['mask'])})"
                     parts.append(source)
-                o.emit(f"e = {var}.lookup(({', '.join(parts)},))", indent)
+                exact_only = all(k["match_type"] in ("exact", "valid") for k in keys)  # as Table.exact_only
+                find = f"{var}.exact.get" if exact_only else f"{var}.lookup"
+                o.emit(f"e = {find}(({', '.join(parts)},))", indent)
                 o.emit("hit = e is not None", indent)
                 o.emit(f"if not hit: e = {var}.default", indent)
                 if t.get("with_counters"):
