@@ -14,6 +14,7 @@ def test_p4runtime_shell_pushes_pipeline_and_round_trips_an_entry(tmp_path):
     import json
 
     import p4runtime_sh.shell as sh
+    from p4runtime_sh.global_options import global_options
 
     program = compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": "16"})
     (tmp_path / "p4info.txt").write_text(text_format.MessageToString(program.p4info))
@@ -37,4 +38,5 @@ def test_p4runtime_shell_pushes_pipeline_and_round_trips_an_entry(tmp_path):
         assert handle.args == (4, 8, 2, 0x105)
     finally:
         sh.teardown()
+        global_options.reset()  # p4runtime-shell keeps options process-wide; leave them as found
         srv.stop(None)
