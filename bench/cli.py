@@ -72,6 +72,28 @@ def bench_switch(out: Path, reps: int, seconds: float, veth: bool) -> list[dict]
     return rows
 
 
+def bench_profile(out: Path, seconds: float, elems: int = 64) -> Path:
+    """Where the switch's per-packet time goes: cProfile of the in-process aggregation run."""
+    import cProfile
+    import io
+    import pstats
+
+    from ina.bench import switch_inprocess as inproc
+
+    sw, packets = inproc.aggregation_switch(elems, 2)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    pps = inproc.measure(sw, packets, seconds)
+    profiler.disable()
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(20)
+    path = out / "profile.txt"
+    path.write_text(f"aggregation E={elems}: {pps:,.0f} packets/s under the profiler\n"
+                    "generated functions: parse_* parser, pipe_*/tbl_*/cond_* pipelines, act_* actions, "
+                    "calc_* checksums, deparse_*; engine.py: the traffic manager\n\n" + text.getvalue())
+    return path
+
+
 def bench_allreduce(out: Path, reps: int, full: bool) -> list[dict]:
     from ina.topologies.runner import RunOptions, run
 
@@ -135,7 +157,7 @@ def markdown(out: Path, sections: dict[str, list[dict]]) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="ina bench", description=__doc__)
-    p.add_argument("what", choices=["compile", "switch", "allreduce", "all"])
+    p.add_argument("what", choices=["compile", "switch", "allreduce", "profile", "all"])
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="a short sweep (the default; make bench)")
     mode.add_argument("--full", action="store_true", help="every sweep of docs/performance.md")
@@ -157,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
         sections["switch"] = bench_switch(out, args.reps, args.seconds, not args.no_veth)
     if args.what in ("allreduce", "all"):
         sections["allreduce"] = bench_allreduce(out, args.reps, args.full)
+    if args.what in ("profile", "all"):
+        print(bench_profile(out, args.seconds).read_text())
     print(markdown(out, sections).read_text())
     print(f"results, plots and summary in {out}/")
     return 0

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from ina.bench.cli import bench_compile, bench_switch, main, markdown
+from ina.bench.cli import bench_compile, bench_profile, bench_switch, main, markdown
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -34,3 +34,9 @@ def test_cli_refuses_unknown_benchmark(capsys):
         main(["nonsense"])
     assert exit_.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_profile_names_the_generated_stages(tmp_path):
+    text = bench_profile(tmp_path, seconds=0.05, elems=8).read_text()
+    assert "packets/s under the profiler" in text
+    assert "act_" in text and "engine.py" in text
