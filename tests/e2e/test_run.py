@@ -98,3 +98,10 @@ def test_refused_worker_fails_cleanly(tmp_path):
         assert "no answer from the switch at 10.0.0.254" in err and "Traceback" not in err
     finally:
         net.stop()
+
+
+def test_make_run_exits_zero():
+    """The README's first command, as a user types it (set-up is already done, so it is quick)."""
+    done = subprocess.run(["make", "run", "WORKERS=2"], capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "all results verified" in done.stdout
