@@ -118,3 +118,22 @@ def test_ctl_cli_json_and_errors(switch, capsys):
     with pytest.raises(SystemExit) as exit_:
         ctl_main(["--grpc-addr", address, "frobnicate"])
     assert exit_.value.code == 2
+
+
+def test_table_entry_round_trip_registers_and_counters(switch):
+    sw, conn, _ = switch
+    conn.insert("InaIngress.l2_forward", {"hdr.ethernet.dst_addr": "02:00:00:00:00:09"},
+                "InaIngress.forward", {"port": 7})
+    [entry] = conn.read_table("InaIngress.l2_forward")
+    assert (entry.match, entry.action, entry.params) == (
+        {"hdr.ethernet.dst_addr": 0x020000000009}, "InaIngress.forward", {"port": 7})
+    conn.write_register("InaIngress.slot_count", 3, 2)
+    assert conn.read_register("InaIngress.slot_count", 3) == [2]
+    assert sw.registers["InaIngress.slot_count"].read(3) == 2
+    sw.counters["InaIngress.port_refused"].write(4, 5, 320)
+    assert conn.read_counter("InaIngress.port_refused", 4) == [(5, 320)]
+    with pytest.raises(ControllerError, match="ALREADY_EXISTS"):
+        conn.insert("InaIngress.l2_forward", {"hdr.ethernet.dst_addr": "02:00:00:00:00:09"},
+                    "InaIngress.forward", {"port": 8})
+    with pytest.raises(ControllerError, match="has no key 'nope'"):
+        conn.insert("InaIngress.l2_forward", {"nope": 1}, "InaIngress.forward", {"port": 8})
