@@ -12,6 +12,9 @@ from collections.abc import Callable
 from time import monotonic
 
 from ina.switch.errors import PipelineError
+from ina.switch.native.build import BuildError
+from ina.switch.native.datapath import NativeDataPath
+from ina.switch.native.expressions import Unsupported
 from ina.switch.pipeline import Pipeline, load_pipeline
 from ina.switch.replication import CloneSessions, Multicast
 from ina.switch.runtime import AssertionFailed
@@ -21,6 +24,9 @@ MAX_REENTRY = 16  # resubmits/recirculations/clones one packet may cause, as a l
 MAX_PACKET = 65535
 
 
+ENGINES = ("auto", "native", "python")
+
+
 class DirectCounterView:
     """Direct counters live in table entries; this reads and writes them by entry handle."""
 
@@ -28,17 +34,25 @@ class DirectCounterView:
         self.table = table
 
     def read(self, handle: int) -> tuple[int, int]:
-        entry = self.table.entry(handle)
-        return entry.packets, entry.bytes
+        return self.table.counters(handle)
 
     def write(self, handle: int, packets: int, bytes_: int) -> None:
-        entry = self.table.entry(handle)
-        entry.packets, entry.bytes = packets, bytes_
+        self.table.set_counters(handle, packets, bytes_)
 
 
 class Switch:
+    """A v1model switch. `engine` picks the data path: "native" (the program compiled to C, see
+    native/), "python" (generated Python, the only one that traces packets), or "auto": native when
+    the program and machine allow it and no packet log is asked for, else Python; `engine_note`
+    then says why."""
+
     def __init__(self, device_id: int = 0, cpu_port: int | None = None, drop_port: int = 511,
-                 log: Callable[[str], None] | None = None):
+                 log: Callable[[str], None] | None = None, engine: str = "auto"):
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not '{engine}'")
+        self.engine = engine
+        self.engine_note = ""
+        self.native: NativeDataPath | None = None
         self.device_id = device_id
         self.cpu_port = cpu_port
         self.drop_port = drop_port
@@ -47,8 +61,20 @@ class Switch:
         self.multicast = Multicast()
         self.clone = CloneSessions()
         self.digests: deque[tuple[str, list[int]]] = deque(maxlen=65536)
-        self.stats: Tally[str] = Tally()
+        self._stats: Tally[str] = Tally()
         self._start = monotonic()
+
+    @property
+    def stats(self) -> Tally[str]:
+        """Packet counts: rx, tx, dropped, parser_errors, dropped_* (why), of both data paths."""
+        total = Tally(self._stats)
+        if self.native is not None:
+            total.update(self.native.stats())
+        return +total
+
+    @property
+    def engine_name(self) -> str:
+        return "native" if self.native is not None else "python"
 
     # --- pipeline ------------------------------------------------------------------------
     def load(self, program: dict) -> None:
@@ -56,10 +82,31 @@ class Switch:
         pipeline = load_pipeline(program, self.drop_port, self.log)
         if "standard_metadata" not in pipeline.layout.headers:
             raise PipelineError("the program has no standard_metadata header (not a v1model program?)")
-        self.pipeline = pipeline
+        native = self._native(pipeline)
+        self.pipeline, self.native = pipeline, native
         self.multicast = Multicast()
+        if native is not None:
+            self.multicast.mirror = native.set_group
         self.clone = CloneSessions()
         self.digests.clear()
+
+    def _native(self, pipeline: Pipeline) -> "NativeDataPath | None":
+        """The program compiled to C, or None (with the reason in engine_note) for Python."""
+        if self.engine == "python":
+            self.engine_note = "the Python engine was asked for"
+            return None
+        if self.log is not None and self.engine == "auto":
+            self.engine_note = "packet logging runs on the Python engine"
+            return None
+        try:
+            native = NativeDataPath(pipeline, self.drop_port)
+        except (Unsupported, BuildError) as err:
+            if self.engine == "native":
+                raise PipelineError(f"the native engine cannot run this program: {err}") from None
+            self.engine_note = f"the native engine cannot run this program: {err}"
+            return None
+        self.engine_note = "the program runs compiled to C"
+        return native
 
     @property
     def tables(self) -> dict:
@@ -90,23 +137,25 @@ class Switch:
     # --- packets -------------------------------------------------------------------------
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
         """Run one packet through the switch; returns (port, bytes) for every packet sent."""
-        self.stats["rx"] += 1
+        if self.native is not None:
+            return self.native.process(port, data)
+        self._stats["rx"] += 1
         pipeline = self.pipeline
         if pipeline is None:
-            self.stats["dropped_no_pipeline"] += 1
+            self._stats["dropped_no_pipeline"] += 1
             return []
         if len(data) > MAX_PACKET:
-            self.stats["dropped_oversize"] += 1
+            self._stats["dropped_oversize"] += 1
             self._trace(f"drop: packet of {len(data)} bytes is larger than {MAX_PACKET}")
             return []
         out: list[tuple[int, bytes]] = []
         try:
             self._ingress(pipeline, port, bytes(data), NORMAL, (), out, 0)
         except (IndexError, AssertionFailed, ZeroDivisionError, ValueError, OverflowError) as err:
-            self.stats["dropped_error"] += 1
+            self._stats["dropped_error"] += 1
             self._trace(f"drop: {err}")
             return []
-        self.stats["tx"] += len(out)
+        self._stats["tx"] += len(out)
         return out
 
     def _trace(self, message: str) -> None:
@@ -131,7 +180,7 @@ class Switch:
         off = pl.parse(P, data)
         payload = data[off:]
         if P[h.parser_error]:
-            self.stats["parser_errors"] += 1
+            self._stats["parser_errors"] += 1
         pl.verify_checksums(P, payload)
         pl.ingress(P)
         if P[h.clone_session] and depth < MAX_REENTRY:
@@ -149,7 +198,7 @@ class Switch:
         if mgid:
             replicas = self.multicast.replicas(mgid)
             if not replicas:
-                self.stats["dropped_empty_group"] += 1
+                self._stats["dropped_empty_group"] += 1
                 self._trace(f"drop: multicast group {mgid} has no replicas")
             for eport, rid in replicas:
                 Q = P[:]
@@ -159,7 +208,7 @@ class Switch:
                 self._egress(pl, Q, payload, out, depth)
             return
         if P[h.egress_spec] == self.drop_port:
-            self.stats["dropped"] += 1
+            self._stats["dropped"] += 1
             self._trace("drop: egress_spec is the drop port (mark_to_drop)")
             return
         P[h.egress_port] = P[h.egress_spec]
@@ -177,7 +226,7 @@ class Switch:
         if P[h.clone_session] and depth < MAX_REENTRY:
             self._clone(pl, P, self._serialise(pl, P, payload), EGRESS_CLONE, out, depth)
         if P[h.egress_spec] == self.drop_port:
-            self.stats["dropped"] += 1
+            self._stats["dropped"] += 1
             self._trace("drop: marked to drop in egress")
             return
         pl.update_checksums(P, payload)

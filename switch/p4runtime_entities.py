@@ -247,7 +247,7 @@ def read_registers(sw: Switch, schema: Schema, query: p4runtime_pb2.RegisterEntr
         for i in _indices(reg.size, query):
             yield p4runtime_pb2.RegisterEntry(
                 register_id=info.id, index=p4runtime_pb2.Index(index=i),
-                data=p4data_pb2.P4Data(bitstring=codec.encode(reg.cells[i], reg.bitwidth)))
+                data=p4data_pb2.P4Data(bitstring=codec.encode(reg.read(i), reg.bitwidth)))
 
 
 def write_counter(sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.CounterEntry) -> None:
@@ -264,9 +264,10 @@ def read_counters(sw: Switch, schema: Schema, query: p4runtime_pb2.CounterEntry)
     for info in infos:
         counter = sw.counters[info.name]
         for i in _indices(counter.size, query):
+            packets, bytes_ = counter.read(i)
             yield p4runtime_pb2.CounterEntry(
                 counter_id=info.id, index=p4runtime_pb2.Index(index=i),
-                data=p4runtime_pb2.CounterData(byte_count=counter.bytes[i], packet_count=counter.packets[i]))
+                data=p4runtime_pb2.CounterData(byte_count=bytes_, packet_count=packets))
 
 
 def _find_entry(sw: Switch, schema: Schema, table_entry: p4runtime_pb2.TableEntry):
@@ -282,8 +283,8 @@ def _find_entry(sw: Switch, schema: Schema, table_entry: p4runtime_pb2.TableEntr
 def write_direct_counter(sw: Switch, schema: Schema, update_type: int, entry) -> None:
     if update_type != MODIFY:
         raise invalid("direct counters can only be modified")
-    _info, found = _find_entry(sw, schema, entry.table_entry)
-    found.packets, found.bytes = entry.data.packet_count, entry.data.byte_count
+    info, found = _find_entry(sw, schema, entry.table_entry)
+    sw.tables[info.name].set_counters(found.handle, entry.data.packet_count, entry.data.byte_count)
 
 
 def read_direct_counters(sw: Switch, schema: Schema, query):
@@ -294,9 +295,10 @@ def read_direct_counters(sw: Switch, schema: Schema, query):
         infos = [_lookup(schema.table, query.table_entry.table_id)] if query.table_entry.table_id else schema.all("table")
         entries = [(i, e) for i in infos if i.direct_counter_id for e in sw.tables[i.name].entries()]
     for info, found in entries:
+        packets, bytes_ = sw.tables[info.name].counters(found.handle)
         yield p4runtime_pb2.DirectCounterEntry(
             table_entry=_entry_to_proto(schema, info, found),
-            data=p4runtime_pb2.CounterData(byte_count=found.bytes, packet_count=found.packets))
+            data=p4runtime_pb2.CounterData(byte_count=bytes_, packet_count=packets))
 
 
 def write_meter(sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.MeterEntry) -> None:

@@ -1,5 +1,7 @@
 """The packet replication engine: multicast groups and clone sessions, each a list of (port, rid)."""
 
+from collections.abc import Callable
+
 from ina.switch.errors import TableError
 
 MAX_PORT = 511
@@ -21,15 +23,21 @@ def _check_replicas(what: str, replicas: list[tuple[int, int]]) -> list[tuple[in
 class Multicast:
     def __init__(self) -> None:
         self._groups: dict[int, list[tuple[int, int]]] = {}
+        # Called with (mgid, replicas) on every change; the native data path keeps its copy so.
+        self.mirror: Callable[[int, list[tuple[int, int]]], None] | None = None
 
     def set_group(self, mgid: int, replicas: list[tuple[int, int]]) -> None:
         if not 1 <= mgid <= 0xFFFF:
             raise TableError(f"multicast group id {mgid} is out of range 1..65535")
         self._groups[mgid] = _check_replicas(f"multicast group {mgid}", replicas)
+        if self.mirror is not None:
+            self.mirror(mgid, self._groups[mgid])
 
     def delete_group(self, mgid: int) -> None:
         if self._groups.pop(mgid, None) is None:
             raise TableError(f"multicast group {mgid} does not exist")
+        if self.mirror is not None:
+            self.mirror(mgid, [])
 
     def replicas(self, mgid: int) -> list[tuple[int, int]]:
         return self._groups.get(mgid, [])

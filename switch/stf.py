@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ina.switch.engine import Switch
+from ina.switch.engine import ENGINES, Switch
 from ina.switch.errors import PipelineError, TableError
 
 
@@ -94,8 +94,8 @@ def _matches(pattern: str, exact: bool, packet: bytes) -> bool:
 
 
 class StfRunner:
-    def __init__(self, program: dict):
-        self.switch = Switch()
+    def __init__(self, program: dict, engine: str = "auto"):
+        self.switch = Switch(engine=engine)
         self.switch.load(program)
         self.expects: dict[int, list[tuple[str, bool, int]]] = {}
         self.outputs: dict[int, list[bytes]] = {}
@@ -236,8 +236,8 @@ class StfRunner:
         return StfResult(not lines, report, self.outputs, self.switch)
 
 
-def run_stf(program_json: dict, stf_text: str) -> StfResult:
-    return StfRunner(program_json).run(stf_text)
+def run_stf(program_json: dict, stf_text: str, engine: str = "auto") -> StfResult:
+    return StfRunner(program_json, engine).run(stf_text)
 
 
 def load_program(path: str, include_dirs: list[str], defines: dict[str, str]) -> dict:
@@ -254,7 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("stf", help="the STF test file")
     parser.add_argument("-I", dest="include", action="append", default=[], metavar="DIR")
     parser.add_argument("-D", dest="define", action="append", default=[], metavar="NAME[=VALUE]")
-    parser.add_argument("-v", "--verbose", action="store_true", help="trace every packet through the pipeline")
+    parser.add_argument("-v", "--verbose", action="store_true", help="trace every packet through the pipeline (Python engine)")
+    parser.add_argument("--engine", choices=ENGINES, default="auto",
+                        help="data path: native (compiled to C), python, or auto (native when it can)")
     args = parser.parse_args(argv)
     from ina.compiler import CompileError
 
@@ -269,13 +271,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ina stf: {err}", file=sys.stderr)
         return 1
     try:
-        runner = StfRunner(program)
+        runner = StfRunner(program, "python" if args.verbose else args.engine)
     except PipelineError as err:
         print(f"ina stf: cannot load {args.program}: {err}", file=sys.stderr)
         return 1
     if args.verbose:
         runner.switch.log = lambda m: print(m, file=sys.stderr)
         runner.switch.load(program)
+    if args.engine == "auto" and runner.switch.native is None:
+        print(f"ina stf: Python engine: {runner.switch.engine_note}", file=sys.stderr)
     result = runner.run(text)
     print(("PASS: " if result.ok else "FAIL: ") + args.stf)
     if not result.ok:

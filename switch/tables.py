@@ -63,6 +63,7 @@ class Table:
         self.default_is_const = False
         self.is_const = False
         self._handles = count(1)
+        self.mirror = None  # the native data path's copy of this table (native/datapath.py)
 
     # --- lookup (per packet) ---------------------------------------------------------------
     def lookup(self, key: tuple) -> Entry | None:
@@ -160,6 +161,8 @@ class Table:
                     break
             self.ordered.insert(position, entry)
         self.handles[entry.handle] = entry
+        if self.mirror is not None:
+            self.mirror.added(entry)
         return entry.handle
 
     def find(self, match: list, priority: int | None = None) -> Entry | None:
@@ -169,6 +172,19 @@ class Table:
         lpm_only = all(k.match_type in ("exact", "lpm", "valid") for k in self.keys)
         prio = prefix if (priority is None and lpm_only) else (priority or 0)
         return next((e for e in self.ordered if e.match == norm and e.priority == prio), None)
+
+    def counters(self, handle: int) -> tuple[int, int]:
+        """The direct counter of an entry: (packets, bytes)."""
+        entry = self.entry(handle)
+        if self.mirror is not None:
+            return self.mirror.counters(entry)
+        return entry.packets, entry.bytes
+
+    def set_counters(self, handle: int, packets: int, bytes_: int) -> None:
+        entry = self.entry(handle)
+        if self.mirror is not None:
+            self.mirror.set_counters(entry, packets, bytes_)
+        entry.packets, entry.bytes = packets, bytes_
 
     def entry(self, handle: int) -> Entry:
         try:
@@ -181,6 +197,8 @@ class Table:
         ref = self.action(action)
         entry.args = self._args(ref, args)
         entry.action, entry.fn, entry.next_node = ref, ref.fn, ref.next_node
+        if self.mirror is not None:
+            self.mirror.modified(entry)
 
     def delete(self, handle: int) -> None:
         entry = self.handles.pop(handle, None)
@@ -190,6 +208,8 @@ class Table:
             del self.exact[tuple(m[1] for m in entry.match)]
         else:
             self.ordered.remove(entry)
+        if self.mirror is not None:
+            self.mirror.deleted(entry)
 
     def entries(self) -> list[Entry]:
         return list(self.handles.values())
@@ -203,6 +223,8 @@ class Table:
             raise TableError(f"the default action of table '{self.name}' is const and cannot be changed")
         ref = self.action(action)
         self.default = Entry(0, (), ref, self._args(ref, args), 0)
+        if self.mirror is not None:
+            self.mirror.default_set(self.default)
 
     def get_default(self) -> tuple[str, tuple[int, ...]]:
         assert self.default is not None

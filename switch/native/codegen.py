@@ -1,0 +1,598 @@
+"""BMv2 JSON compiled at load time into C: the native switch's whole per-packet path.
+
+The packet lives in a uint64_t array `P` laid out exactly as the Python engine's list (layout.py),
+so both engines share one notion of slots, templates and hidden values. Parser states and pipeline
+nodes become labels of one C function each, joined by gotos; actions become static functions; the
+traffic manager (ina_process) follows simple_switch's order like engine.py. Anything outside the
+supported subset raises Unsupported with the reason, and the switch runs the Python engine instead.
+"""
+
+from dataclasses import dataclass, field
+
+from ina.switch.codegen import ident
+from ina.switch.expressions import hexint
+from ina.switch.layout import HeaderLayout, Layout
+from ina.switch.native.expressions import CExpressions, Unsupported, const
+
+ALGORITHMS = {"csum16": "ina_csum16", "cksum16": "ina_csum16", "crc16": "ina_crc16",
+              "crc16_custom": "ina_crc16", "crc32": "ina_crc32", "crc32_custom": "ina_crc32",
+              "crcCCITT": "ina_crc_ccitt", "xor16": "ina_xor16"}  # fmt: skip
+SM_FIELDS = ("ingress_port", "packet_length", "instance_type", "ingress_global_timestamp",
+             "egress_global_timestamp", "parser_error", "mcast_grp", "egress_spec", "egress_port",
+             "egress_rid")  # fmt: skip
+UNSUPPORTED_PRIMITIVES = {
+    "clone_ingress_pkt_to_egress": "clone", "clone_egress_pkt_to_egress": "clone",
+    "resubmit": "resubmit", "recirculate": "recirculate", "generate_digest": "digests",
+    "execute_meter": "meters", "push": "header stacks", "push_front": "header stacks",
+    "pop": "header stacks", "pop_front": "header stacks", "assign_VL": "varbit fields",
+    "assign_union": "header unions", "assign_header_stack": "header stacks",
+    "assign_union_stack": "header unions",
+}  # fmt: skip
+
+
+@dataclass
+class NativeProgram:
+    """The generated C source and the indices Python uses to reach the state it declares."""
+
+    source: str
+    tables: dict[str, int] = field(default_factory=dict)  # BMv2 table name -> C table index
+    registers: dict[str, int] = field(default_factory=dict)
+    counters: dict[str, int] = field(default_factory=dict)
+
+
+class CGenerator:
+    def __init__(self, program: dict, layout: Layout):
+        self.program = program
+        self.layout = layout
+        self.e = CExpressions(layout)
+        self.lines: list[str] = []
+        self.actions = {a["id"]: a for a in program.get("actions", [])}
+        self.errors = {name: code for name, code in program.get("errors", [])}
+        if "standard_metadata" not in layout.headers:
+            raise Unsupported("no standard_metadata header")
+        sm = layout.header("standard_metadata")
+        self.sm = {name: sm.slot(name) for name in SM_FIELDS}
+        self.registers = {r["name"]: (i, r) for i, r in enumerate(program.get("register_arrays", []))}
+        self.counters = {c["name"]: (i, c) for i, c in enumerate(program.get("counter_arrays", []))}
+        self.tables: dict[str, int] = {}
+        self.pre: list[str] = []  # calculation helpers, generated on first use, placed first
+        self.defined: set[str] = set()
+        self.uses_exit = any(p["op"] == "exit" for a in self.actions.values() for p in a.get("primitives", []))
+        for r in self.registers.values():
+            if r[1]["bitwidth"] > 64:
+                raise Unsupported(f"register '{r[0]}' is {r[1]['bitwidth']} bits wide")
+        for a in self.actions.values():
+            for p in a.get("runtime_data", []):
+                if p["bitwidth"] > 64:
+                    raise Unsupported(f"action '{a['name']}' has a {p['bitwidth']}-bit parameter")
+
+    def emit(self, line: str, indent: int = 0) -> None:
+        self.lines.append("    " * indent + line)
+
+    # --- the whole program ---------------------------------------------------------------
+    def generate(self) -> NativeProgram:
+        p = self.program
+        if len(p.get("parsers", [])) != 1 or len(p.get("deparsers", [])) != 1:
+            raise Unsupported("programs with other than one parser and one deparser")
+        pipes = {pipe["name"]: pipe for pipe in p["pipelines"]}
+        if set(pipes) != {"ingress", "egress"}:
+            raise Unsupported(f"pipelines {sorted(pipes)} (expected ingress and egress)")
+        template = ", ".join(f"{v}u" for v in self.layout.template())
+        head = ['#include "state.h"', f"#define NSLOTS {self.layout.size}",
+                f"static const uint64_t TEMPLATE[NSLOTS] = {{{template}}};"]
+        for a in p["actions"]:
+            self.action(a)
+        self.parser(p["parsers"][0])
+        for name in ("ingress", "egress"):
+            self.pipeline(pipes[name])
+        self.checksums()
+        max_header = self.deparser(p["deparsers"][0])
+        self.traffic_manager(max_header)
+        self.constructor()
+        source = "\n".join(head + self.pre + self.lines) + "\n"
+        return NativeProgram(source, dict(self.tables),
+                             {n: i for n, (i, _r) in self.registers.items()},
+                             {n: i for n, (i, _c) in self.counters.items()})
+
+    # --- headers -------------------------------------------------------------------------
+    def _fields(self, hl: HeaderLayout) -> list[tuple[int, int, int]]:
+        """(slot, bit offset, width) of each field of a fixed-size header."""
+        if hl.varbit_max:
+            raise Unsupported(f"varbit header '{hl.name}'")
+        out, bit = [], 0
+        for k, (name, width, _signed) in enumerate(hl.fields):
+            if width > 64:
+                raise Unsupported(f"field {hl.name}.{name} is {width} bits wide")
+            out.append((hl.base + 1 + k, bit, width))
+            bit += width
+        if bit % 8:
+            raise Unsupported(f"header '{hl.name}' is not a whole number of bytes")
+        return out
+
+    def extract(self, hl: HeaderLayout, indent: int) -> None:
+        fields = self._fields(hl)
+        nbytes = sum(w for _s, _b, w in fields) // 8
+        short = self.errors.get("PacketTooShort", 0)
+        self.emit(f"if (c->off + {nbytes} > c->len) PARSE_ERROR({short});", indent)
+        self.emit("{", indent)
+        self.emit("const uint8_t *d = c->data + c->off;", indent + 1)
+        for slot, bit, width in fields:
+            value = f"ina_get_bits(d, {bit}, {width})"
+            if bit % 8 == 0 and width in (8, 16, 32, 64):
+                value = f"ina_ld{width}(d + {bit // 8})"
+            signed = hl.signed(hl.fields[slot - hl.base - 1][0])
+            if signed and width < 64:
+                half = 1 << (width - 1)
+                value = f"(uint64_t)(((int64_t){value} ^ {half}LL) - {half}LL)"
+            self.emit(f"P[{slot}] = {value};", indent + 1)
+        self.emit(f"P[{hl.base}] = 1;", indent + 1)
+        self.emit(f"c->off += {nbytes};", indent + 1)
+        self.emit("}", indent)
+
+    # --- actions -------------------------------------------------------------------------
+    def action(self, action: dict) -> None:
+        prims = action.get("primitives", [])
+        self.emit(f"static inline void act_{action['id']}(ina_ctx *c, uint64_t *P, const uint64_t *A) {{")
+        self.emit("(void)c; (void)P; (void)A;", 1)
+        for i, prim in enumerate(prims):
+            self.emit(f"J{i}:;", 0)
+            if prim["op"] == "_jump":
+                self.emit(f"goto J{hexint(prim['parameters'][0]['value'])};", 1)
+            elif prim["op"] == "_jump_if_zero":
+                cond = self.e.value(prim["parameters"][0])
+                self.emit(f"if (!({cond})) goto J{hexint(prim['parameters'][1]['value'])};", 1)
+            else:
+                for line in self.primitive(prim):
+                    self.emit(line, 1)
+        self.emit(f"J{len(prims)}:;", 0)
+        self.emit("}")
+
+    def primitive(self, prim: dict) -> list[str]:
+        op, params = prim["op"], prim.get("parameters", [])
+        e = self.e
+        if op in UNSUPPORTED_PRIMITIVES:
+            raise Unsupported(UNSUPPORTED_PRIMITIVES[op])
+        if op in ("assign", "modify_field", "assign_header", "copy_header"):
+            target = params[0]
+            if target["type"] in ("header", "regular") or op in ("assign_header", "copy_header"):
+                dst, src = e.header(target), e.header(params[1])
+                return [f"memcpy(&P[{dst.base}], &P[{src.base}], {dst.size} * sizeof(uint64_t));"]
+            return [e.store(target, e.value(params[1]))]
+        if op == "add_header":
+            hl = e.header(params[0])
+            n = hl.size - 1
+            return [f"if (!P[{hl.base}]) memset(&P[{hl.base + 1}], 0, {n} * sizeof(uint64_t));",
+                    f"P[{hl.base}] = 1;"]
+        if op == "remove_header":
+            return [f"P[{e.header(params[0]).base}] = 0;"]
+        if op in ("mark_to_drop", "drop"):
+            return [f"P[{self.sm['egress_spec']}] = (uint64_t)c->sw->drop_port;", f"P[{self.sm['mcast_grp']}] = 0;"]
+        if op == "exit":
+            return [f"P[{self.layout.hidden['exit']}] = 1;"]
+        if op in ("no_op", "log_msg"):
+            return []
+        if op == "register_read":
+            index, reg = self._register(params[1]["value"])
+            slot, width, signed = e.field(params[0])
+            value = e.truncate("(i128)R->cells[i]", width, signed)
+            return ["{", f"ina_register *R = &c->sw->registers[{index}];",
+                    f"uint64_t i = (uint64_t){e.value(params[2])};",
+                    "if (i >= R->size) ina_fail(c);", f"P[{slot}] = {value};", "}"]
+        if op == "register_write":
+            index, reg = self._register(params[0]["value"])
+            value = e.truncate(e.value(params[2]), reg["bitwidth"], False)
+            return ["{", f"ina_register *R = &c->sw->registers[{index}];",
+                    f"uint64_t i = (uint64_t){e.value(params[1])};",
+                    "if (i >= R->size) ina_fail(c);", f"R->cells[i] = {value};", "}"]
+        if op == "count":
+            index = self._counter(params[0]["value"])
+            return ["{", f"ina_counter *K = &c->sw->counters[{index}];",
+                    f"uint64_t i = (uint64_t){e.value(params[1])};",
+                    "if (i >= K->size) ina_fail(c);",
+                    f"K->packets[i]++; K->bytes[i] += P[{self.sm['packet_length']}];", "}"]
+        if op == "modify_field_rng_uniform":
+            lo, hi = e.value(params[1]), e.value(params[2])
+            return [e.store(params[0], f"(i128)ina_random(c->sw, (uint64_t){lo}, (uint64_t){hi})")]
+        if op == "modify_field_with_hash_based_offset":
+            calc = self.calculation(params[2]["value"], with_payload=False)
+            base, size = e.value(params[1]), e.value(params[3])
+            return ["{", f"i128 size = {size};", f"i128 h = (i128){calc};",
+                    e.store(params[0], f"{base} + (size ? ina_mod(c, h, size) : h)"), "}"]
+        if op == "truncate":
+            return [f"P[{self.layout.hidden['truncate']}] = (uint64_t){e.value(params[0])};"]
+        if op in ("assert", "assume"):
+            return [f"if (!({e.value(params[0])})) ina_fail(c);"]
+        raise Unsupported(f"primitive '{op}'")
+
+    def _register(self, name: str) -> tuple[int, dict]:
+        if name not in self.registers:
+            raise Unsupported(f"unknown register array '{name}'")
+        return self.registers[name]
+
+    def _counter(self, name: str) -> int:
+        if name not in self.counters:
+            raise Unsupported(f"unknown counter array '{name}'")
+        index, spec = self.counters[name]
+        if spec.get("is_direct"):
+            raise Unsupported(f"count() on direct counter '{name}'")
+        return index
+
+    # --- calculations --------------------------------------------------------------------
+    def calculation(self, name: str, with_payload: bool) -> str:
+        """A C expression computing the named hash/checksum over its field list (and payload)."""
+        calc = next((c for c in self.program.get("calculations", []) if c["name"] == name), None)
+        if calc is None:
+            raise Unsupported(f"unknown calculation '{name}'")
+        items: list[tuple[str, int]] = []
+        uses_payload = False
+        for item in calc["input"]:
+            if item["type"] == "payload":
+                uses_payload = True
+            elif item["type"] == "header":
+                hl = self.layout.header(item["value"])
+                items += [(f"P[{slot}]", width) for slot, _b, width in self._fields(hl)]
+            elif item["type"] == "field":
+                slot, width, _s = self.e.field(item)
+                items.append((f"P[{slot}]", width))
+            else:
+                value = hexint(item["value"])
+                width = item.get("bitwidth") or max(8, len(str(item["value"]).removeprefix("0x")) * 4)
+                if width > 64:
+                    raise Unsupported(f"a {width}-bit constant in calculation '{name}'")
+                items.append((f"{value & ((1 << width) - 1)}ULL", width))
+        bits = sum(w for _s, w in items)
+        nbytes = (bits + 7) // 8
+        fn = f"calc_{calc['id']}_{int(uses_payload and with_payload)}"
+        if fn not in self.defined:
+            self.defined.add(fn)
+            algo = calc["algo"]
+            body = [f"static inline uint64_t {fn}(ina_ctx *c, const uint64_t *P, const uint8_t *pl, uint32_t npl) {{",
+                    "    (void)c; (void)pl; (void)npl;",
+                    f"    uint8_t b[{max(nbytes, 1)}] = {{0}};"]
+            bit = 0
+            for source, width in items:
+                body.append(f"    ina_put_bits(b, {bit}, {width}, {source});")
+                bit += width
+            payload = "pl, npl" if uses_payload and with_payload else "b, 0"
+            if algo == "identity":
+                if nbytes > 8 or uses_payload:
+                    raise Unsupported("identity hash wider than 64 bits or over the payload")
+                body.append(f"    return (uint64_t)ina_load_be(b, {nbytes});")
+            elif algo in ALGORITHMS:
+                body.append(f"    return {ALGORITHMS[algo]}(b, {nbytes}, {payload});")
+            else:
+                raise Unsupported(f"hash algorithm '{algo}'")
+            body.append("}")
+            self.pre.extend(body)
+        return f"{fn}(c, P, c->data + c->off, c->len - c->off)"
+
+    # --- parser --------------------------------------------------------------------------
+    def parser(self, parser: dict) -> None:
+        states = {s["name"]: s for s in parser["parse_states"]}
+        label = {name: f"S_{ident(name)}_{s['id']}" for name, s in states.items()}
+        self.emit("#define PARSE_ERROR(code) do { c->perr = (code); goto parse_error; } while (0)")
+        self.emit("static void parse(ina_ctx *c, uint64_t *P) {")
+        self.emit("if (setjmp(c->parse_abort)) goto parse_error;", 1)
+        self.emit(f"goto {label[parser['init_state']]};", 1)
+        for state in parser["parse_states"]:
+            self.emit(f"{label[state['name']]}:;")
+            for op in state.get("parser_ops", []):
+                self._parser_op(op)
+            self._transitions(state, label)
+        self.emit("parse_done: return;")
+        self.emit("parse_error:")
+        self.emit(f"P[{self.sm['parser_error']}] = (uint64_t)c->perr;", 1)
+        self.emit("}")
+
+    def _parser_op(self, op: dict) -> None:
+        kind, params = op["op"], op.get("parameters", [])
+        if kind == "extract":
+            if params[0]["type"] != "regular":
+                raise Unsupported(f"extract into a {params[0]['type']}")
+            self.extract(self.e.header(params[0]), 1)
+        elif kind == "set":
+            self.emit(self.e.store(params[0], self.e.value(params[1])), 1)
+        elif kind == "verify":
+            self.emit(f"if (!({self.e.value(params[0])})) PARSE_ERROR((int){self.e.value(params[1])});", 1)
+        elif kind == "advance":
+            short = self.errors.get("PacketTooShort", 0)
+            self.emit(f"c->off += (uint32_t)(ina_div(c, {self.e.value(params[0])}, 8));", 1)
+            self.emit(f"if (c->off > c->len) PARSE_ERROR({short});", 1)
+        elif kind == "primitive":
+            for prim in params:
+                for line in self.primitive(prim):
+                    self.emit(line, 1)
+        else:
+            raise Unsupported(f"parser operation '{kind}'")
+
+    def _transitions(self, state: dict, label: dict[str, str]) -> None:
+        keys = state.get("transition_key", [])
+        if keys:
+            if len(keys) == 1:
+                key = self.e.value(keys[0])
+            else:
+                parts, shift = [], 0
+                for k in reversed(keys):
+                    if k["type"] == "lookahead":
+                        width = k["value"][1]
+                    elif k["type"] == "field":
+                        width = self.e.field(k)[1]
+                    else:
+                        raise Unsupported(f"transition key of type '{k['type']}'")
+                    width = (width + 7) // 8 * 8
+                    parts.append(f"((u128)({self.e.value(k)} & {const((1 << width) - 1)}) << {shift})")
+                    shift += width
+                if shift > 120:
+                    raise Unsupported(f"a {shift}-bit parser transition key")
+                key = f"(i128)({' | '.join(parts)})"
+            self.emit("{", 1)
+            self.emit(f"i128 k = {key}; (void)k;", 2)
+        for t in state.get("transitions", []):
+            target = label[t["next_state"]] if t.get("next_state") else "parse_done"
+            kind = t["type"]
+            if kind == "default":
+                self.emit(f"goto {target};", 2)
+                break
+            if kind != "hexstr":
+                raise Unsupported(f"parser transition of type '{kind}'")
+            value = hexint(t["value"])
+            if t.get("mask"):
+                m = hexint(t["mask"])
+                self.emit(f"if ((k & {const(m)}) == {const(value & m)}) goto {target};", 2)
+            else:
+                self.emit(f"if (k == {const(value)}) goto {target};", 2)
+        else:
+            self.emit("goto parse_done;", 2)
+        if keys:
+            self.emit("}", 1)
+
+    # --- pipelines -----------------------------------------------------------------------
+    def pipeline(self, pipe: dict) -> None:
+        if pipe.get("action_profiles"):
+            raise Unsupported("action profiles")
+        pid = pipe["id"]
+        labels: dict[str, str] = {}
+        for t in pipe.get("tables", []):
+            labels[t["name"]] = f"T_{ident(t['name'])}_{pid}_{t['id']}"
+        for cnd in pipe.get("conditionals", []):
+            labels[cnd["name"]] = f"C_{ident(cnd['name'])}_{pid}_{cnd['id']}"
+
+        def goto(name: str | None) -> str:
+            return f"goto {labels[name]};" if name else "return;"
+
+        exit_check = f"if (P[{self.layout.hidden['exit']}]) return;" if self.uses_exit else ""
+        self.emit(f"static void pipe_{pipe['name']}(ina_ctx *c, uint64_t *P) {{")
+        self.emit(goto(pipe.get("init_table")), 1)
+        for t in pipe.get("tables", []):
+            self.table(t, labels[t["name"]], goto, exit_check)
+        for cnd in pipe.get("conditionals", []):
+            self.emit(f"{labels[cnd['name']]}:")
+            self.emit(f"if ({self.e.value(cnd['expression'])}) {goto(cnd.get('true_next'))}", 1)
+            self.emit(goto(cnd.get("false_next")), 1)
+        self.emit("}")
+
+    def table(self, t: dict, label: str, goto, exit_check: str) -> None:
+        if t.get("direct_meters"):
+            raise Unsupported(f"direct meters (table '{t['name']}')")
+        if t.get("type", "simple") != "simple":
+            raise Unsupported(f"table '{t['name']}' of type {t['type']}")
+        index = len(self.tables)
+        self.tables[t["name"]] = index
+        keys = t.get("key", [])
+        nxt = t.get("next_tables", {})
+        by_hit = "__HIT__" in nxt or "__MISS__" in nxt
+        self.emit(f"{label}: {{")
+        default = t.get("default_entry") or {}
+        fixed = not keys and default.get("action_const") and default.get("action_entry_const") and not t.get("with_counters")
+        if fixed:
+            args = [hexint(x) & ((1 << 64) - 1) for x in default.get("action_data", [])]
+            aid = default["action_id"]
+            self.emit(f"static const uint64_t args[{max(len(args), 1)}] = {{{', '.join(f'{a}ULL' for a in args) or '0'}}};", 1)
+            self.emit(f"act_{aid}(c, P, args);", 1)
+            if exit_check:
+                self.emit(exit_check, 1)
+            name = self.actions[aid]["name"]
+            self.emit(goto(nxt.get("__MISS__") if by_hit else nxt.get(name)), 1)
+            self.emit("}")
+            return
+        self.emit(f"ina_table *tb = &c->sw->tables[{index}];", 1)
+        if keys:
+            parts = []
+            for k in keys:
+                if k["match_type"] == "valid":
+                    hl = self.layout.header(k["target"])
+                    parts.append(f"P[{hl.base}]")
+                    continue
+                slot, _w, _s = self.e.field({"type": "field", "value": k["target"]})
+                parts.append(f"(P[{slot}] & {hexint(k['mask'])}ULL)" if k.get("mask") else f"P[{slot}]")
+            exact = all(k["match_type"] in ("exact", "valid") for k in keys)
+            self.emit(f"uint64_t key[{len(keys)}] = {{{', '.join(parts)}}};", 1)
+            self.emit(f"ina_entry *e = ina_{'exact' if exact else 'ternary'}_lookup(tb, key);", 1)
+        else:
+            self.emit("ina_entry *e = NULL;", 1)
+        self.emit("int act; const uint64_t *A;", 1)
+        counters = f" e->packets++; e->bytes += P[{self.sm['packet_length']}];" if t.get("with_counters") else ""
+        self.emit(f"if (e) {{ act = e->action; A = e->args;{counters} }}", 1)
+        self.emit("else { act = tb->def_action; A = tb->def_args; }", 1)
+        self.emit("switch (act) {", 1)
+        for aid in t.get("action_ids", []):
+            self.emit(f"case {aid}: act_{aid}(c, P, A); break;", 1)
+        self.emit("default: break;", 1)
+        self.emit("}", 1)
+        if exit_check:
+            self.emit(exit_check, 1)
+        if by_hit:
+            self.emit(f"if (e) {goto(nxt.get('__HIT__'))}", 1)
+            self.emit(goto(nxt.get("__MISS__")), 1)
+        else:
+            targets = {nxt.get(self.actions[aid]["name"]) for aid in t.get("action_ids", [])}
+            if len(targets) == 1:
+                self.emit(goto(targets.pop()), 1)
+            else:
+                self.emit("switch (act) {", 1)
+                for aid in t.get("action_ids", []):
+                    self.emit(f"case {aid}: {goto(nxt.get(self.actions[aid]['name']))}", 1)
+                self.emit("default: return;", 1)
+                self.emit("}", 1)
+        self.emit("}")
+
+    # --- checksums, deparser, traffic manager ------------------------------------------
+    def checksums(self) -> None:
+        for flag in ("verify", "update"):
+            self.emit(f"static void {flag}_checksums(ina_ctx *c, uint64_t *P) {{")
+            self.emit("(void)c; (void)P;", 1)
+            for ck in self.program.get("checksums", []):
+                if not ck.get(flag, flag == "update" if "update" not in ck else False):
+                    continue
+                calc = self.calculation(ck["calculation"], with_payload=True)
+                slot, width, _s = self.e.field({"type": "field", "value": ck["target"]})
+                cond = self.e.value(ck["if_cond"]) if ck.get("if_cond") else "1"
+                value = f"({calc} & {(1 << width) - 1}ULL)"
+                if flag == "verify":
+                    self.emit(f"if (({cond}) && {value} != P[{slot}]) P[{self._sm_slot('checksum_error')}] = 1;", 1)
+                else:
+                    self.emit(f"if ({cond}) P[{slot}] = {value};", 1)
+            self.emit("}")
+
+    def _sm_slot(self, name: str) -> int:
+        return self.layout.header("standard_metadata").slot(name)
+
+    def deparser(self, deparser: dict) -> int:
+        """Emits deparse(); returns the most bytes it can write."""
+        self.emit("static uint32_t deparse(const uint64_t *P, uint8_t *d) {")
+        self.emit("uint32_t n = 0;", 1)
+        total = 0
+        for name in deparser.get("order", []):
+            if name in self.layout.stacks or name in self.layout.unions:
+                raise Unsupported(f"deparsing header stack or union '{name}'")
+            hl = self.layout.header(name)
+            fields = self._fields(hl)
+            nbytes = sum(w for _s, _b, w in fields) // 8
+            total += nbytes
+            self.emit(f"if (P[{hl.base}]) {{", 1)
+            if any(not (b % 8 == 0 and w in (8, 16, 32, 64)) for _s, b, w in fields):
+                self.emit(f"memset(d + n, 0, {nbytes});", 2)
+            for slot, bit, width in fields:
+                if bit % 8 == 0 and width in (8, 16, 32, 64):
+                    self.emit(f"ina_st{width}(d + n + {bit // 8}, P[{slot}]);", 2)
+                else:
+                    self.emit(f"ina_put_bits(d + n, {bit}, {width}, P[{slot}]);", 2)
+            self.emit(f"n += {nbytes};", 2)
+            self.emit("}", 1)
+        self.emit("return n;", 1)
+        self.emit("}")
+        return total
+
+    def traffic_manager(self, max_header: int) -> None:
+        sm, hidden = self.sm, self.layout.hidden
+        self.emit(f"""
+static void egress(ina_ctx *c, uint64_t *P, ina_out *out) {{
+    ina_switch *sw = c->sw;
+    P[{sm['egress_spec']}] = 0;
+    P[{hidden['exit']}] = 0;
+    P[{hidden['clone_session']}] = 0;
+    P[{sm['egress_global_timestamp']}] = ina_now_us(sw);
+    pipe_egress(c, P);
+    if (P[{sm['egress_spec']}] == (uint64_t)sw->drop_port) {{
+        sw->stats[INA_ST_DROPPED]++;
+        return;
+    }}
+    update_checksums(c, P);
+    uint32_t npl = c->len - c->off;
+    if (out->n >= INA_MAX_OUT || (uint64_t)out->used + {max_header} + npl > INA_ARENA) {{
+        sw->stats[INA_ST_DROPPED_OUTPUT_FULL]++;
+        return;
+    }}
+    uint8_t *d = out->arena + out->used;
+    uint32_t n = deparse(P, d);
+    memcpy(d + n, c->data + c->off, npl);
+    n += npl;
+    uint64_t keep = P[{hidden['truncate']}];
+    if (keep && keep < n) n = (uint32_t)keep;
+    out->pkts[out->n].port = (int)P[{sm['egress_port']}];
+    out->pkts[out->n].off = out->used;
+    out->pkts[out->n].len = n;
+    out->n++;
+    out->used += (n + 7) & ~7u;
+}}
+
+int ina_process(ina_switch *sw, int port, const uint8_t *data, uint32_t len, ina_out *out) {{
+    const int n0 = out->n;
+    const uint32_t used0 = out->used;
+    sw->stats[INA_ST_RX]++;
+    if (len > INA_MAX_PACKET) {{
+        sw->stats[INA_ST_DROPPED_OVERSIZE]++;
+        return 0;
+    }}
+    uint64_t P[NSLOTS];
+    memcpy(P, TEMPLATE, sizeof P);
+    ina_ctx c;
+    c.sw = sw;
+    c.data = data;
+    c.len = len;
+    c.off = 0;
+    c.perr = 0;
+    c.short_err = {self.errors.get('PacketTooShort', 0)};
+    if (setjmp(c.abort)) {{
+        out->n = n0;
+        out->used = used0;
+        sw->stats[INA_ST_DROPPED_ERROR]++;
+        return 0;
+    }}
+    P[{sm['ingress_port']}] = (uint64_t)port;
+    P[{sm['packet_length']}] = len;
+    P[{sm['instance_type']}] = 0;
+    P[{sm['ingress_global_timestamp']}] = ina_now_us(sw);
+    parse(&c, P);
+    if (P[{sm['parser_error']}]) sw->stats[INA_ST_PARSER_ERRORS]++;
+    verify_checksums(&c, P);
+    pipe_ingress(&c, P);
+    uint64_t mgid = P[{sm['mcast_grp']}];
+    if (mgid) {{
+        ina_group *g = mgid < 65536 ? sw->groups[mgid] : NULL;
+        if (!g) {{
+            sw->stats[INA_ST_DROPPED_EMPTY_GROUP]++;
+            return 0;
+        }}
+        for (int i = 0; i < g->n; i++) {{
+            uint64_t Q[NSLOTS];
+            memcpy(Q, P, sizeof Q);
+            Q[{sm['egress_port']}] = (uint64_t)g->ports[i];
+            Q[{sm['egress_rid']}] = (uint64_t)g->rids[i];
+            Q[{sm['instance_type']}] = 5;
+            egress(&c, Q, out);
+        }}
+    }} else if (P[{sm['egress_spec']}] == (uint64_t)sw->drop_port) {{
+        sw->stats[INA_ST_DROPPED]++;
+    }} else {{
+        P[{sm['egress_port']}] = P[{sm['egress_spec']}];
+        egress(&c, P, out);
+    }}
+    sw->stats[INA_ST_TX] += (uint64_t)(out->n - n0);
+    return out->n - n0;
+}}""")
+
+    def constructor(self) -> None:
+        self.emit(f"""
+int ina_ntables = {len(self.tables)}, ina_nregisters = {len(self.registers)}, ina_ncounters = {len(self.counters)};
+
+ina_switch *ina_new(int drop_port) {{
+    ina_switch *sw = ina_alloc(ina_ntables, ina_nregisters, ina_ncounters, drop_port);
+    if (!sw) return NULL;""")
+        for pipe in self.program["pipelines"]:
+            for t in pipe.get("tables", []):
+                keys = t.get("key", [])
+                exact = int(all(k["match_type"] in ("exact", "valid") for k in keys))
+                size = int(t.get("max_size", 1024)) or 1024
+                self.emit(f"ina_table_init(sw, {self.tables[t['name']]}, {len(keys)}, {exact}, {size}u);", 1)
+        for index, spec in self.registers.values():
+            self.emit(f"ina_register_init(sw, {index}, {int(spec['size'])}u);", 1)
+        for index, spec in self.counters.values():
+            self.emit(f"ina_counter_init(sw, {index}, {0 if spec.get('is_direct') else int(spec['size'])}u);", 1)
+        self.emit("return sw;", 1)
+        self.emit("}")
+
+
+def generate(program: dict, layout: Layout) -> NativeProgram:
+    """C source for a BMv2 JSON program; raises Unsupported naming the first feature it lacks."""
+    return CGenerator(program, layout).generate()

@@ -1,0 +1,216 @@
+"""A loaded native pipeline: the C switch state plus Python views with the engine's API.
+
+The Python Table objects stay the control plane's source of truth (validation, handles, errors);
+a TableMirror copies every change into the C table. Registers and counters live only in C, behind
+objects with the same methods as externs.py's.
+"""
+
+import ctypes
+import threading
+from ctypes import POINTER, c_int, c_uint8, c_uint32, c_uint64, c_void_p
+
+from ina.switch.native.build import build
+from ina.switch.native.codegen import generate
+from ina.switch.pipeline import Pipeline
+from ina.switch.tables import Entry, Table
+
+STATS = ("rx", "tx", "dropped", "parser_errors", "dropped_error", "dropped_oversize",
+         "dropped_empty_group", "dropped_output_full")  # fmt: skip; order of runtime.h
+MAX_OUT = 1024
+U64 = POINTER(c_uint64)
+
+
+class Packet(ctypes.Structure):
+    _fields_ = [("port", c_int), ("off", c_uint32), ("len", c_uint32)]
+
+
+class OutHeader(ctypes.Structure):
+    """The start of runtime.h's ina_out; the arena follows it."""
+
+    _fields_ = [("n", c_int), ("used", c_uint32), ("pkts", Packet * MAX_OUT)]
+
+
+def _u64s(values) -> ctypes.Array:
+    return (c_uint64 * max(len(values), 1))(*values)
+
+
+def _declare(lib: ctypes.CDLL) -> None:
+    sigs = {
+        "ina_new": (c_void_p, [c_int]),
+        "ina_ctl_free": (None, [c_void_p, c_int, c_int, c_int]),
+        "ina_ctl_table_add": (c_void_p, [c_void_p, c_int, U64, U64, POINTER(c_uint8), c_int, c_int, c_int, U64]),
+        "ina_ctl_table_modify": (None, [c_void_p, c_void_p, c_int, c_int, U64]),
+        "ina_ctl_table_delete": (None, [c_void_p, c_int, c_void_p]),
+        "ina_ctl_table_set_default": (None, [c_void_p, c_int, c_int, c_int, U64]),
+        "ina_ctl_entry_counters": (None, [c_void_p, c_void_p, U64]),
+        "ina_ctl_entry_set_counters": (None, [c_void_p, c_void_p, c_uint64, c_uint64]),
+        "ina_ctl_register_read": (None, [c_void_p, c_int, c_uint64, c_uint64, U64]),
+        "ina_ctl_register_write": (None, [c_void_p, c_int, c_uint64, c_uint64]),
+        "ina_ctl_register_reset": (None, [c_void_p, c_int]),
+        "ina_ctl_counter_read": (None, [c_void_p, c_int, c_uint64, c_uint64, U64, U64]),
+        "ina_ctl_counter_write": (None, [c_void_p, c_int, c_uint64, c_uint64, c_uint64]),
+        "ina_ctl_counter_reset": (None, [c_void_p, c_int]),
+        "ina_ctl_group_set": (None, [c_void_p, c_int, c_int, POINTER(c_int), POINTER(c_int)]),
+        "ina_ctl_stats": (None, [c_void_p, U64]),
+        "ina_ctl_process": (c_int, [c_void_p, c_int, ctypes.c_char_p, c_uint32, c_void_p]),
+        "ina_ctl_out_new": (c_void_p, []),
+        "ina_ctl_out_free": (None, [c_void_p]),
+    }
+    for name, (restype, argtypes) in sigs.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = restype, argtypes
+
+
+class NativeRegister:
+    """A register array in C memory, with externs.Register's methods."""
+
+    def __init__(self, dp: "NativeDataPath", index: int, name: str, size: int, bitwidth: int):
+        self.dp, self.index = dp, index
+        self.name, self.size, self.bitwidth = name, size, bitwidth
+
+    def _check(self, index: int) -> None:
+        if not 0 <= index < self.size:
+            raise IndexError(f"register '{self.name}' has {self.size} cells; index {index} is out of range")
+
+    def read(self, index: int) -> int:
+        return self.read_range(index, 1)[0]
+
+    def read_range(self, start: int, count: int) -> list[int]:
+        """`count` cells from `start`, in one call (wildcard reads)."""
+        self._check(start)
+        self._check(start + count - 1)
+        buf = (c_uint64 * count)()
+        self.dp.lib.ina_ctl_register_read(self.dp.sw, self.index, start, count, buf)
+        return list(buf)
+
+    def write(self, index: int, value: int) -> None:
+        self._check(index)
+        if not 0 <= value < (1 << self.bitwidth):
+            raise ValueError(f"value {value} does not fit register '{self.name}' ({self.bitwidth} bits)")
+        self.dp.lib.ina_ctl_register_write(self.dp.sw, self.index, index, value)
+
+    def reset(self) -> None:
+        self.dp.lib.ina_ctl_register_reset(self.dp.sw, self.index)
+
+
+class NativeCounter:
+    """An indirect counter array in C memory, with externs.Counter's methods."""
+
+    def __init__(self, dp: "NativeDataPath", index: int, name: str, size: int):
+        self.dp, self.index, self.name, self.size = dp, index, name, size
+
+    def _check(self, index: int) -> None:
+        if not 0 <= index < self.size:
+            raise IndexError(f"counter '{self.name}' has {self.size} cells; index {index} is out of range")
+
+    def read(self, index: int) -> tuple[int, int]:
+        self._check(index)
+        packets, bytes_ = (c_uint64 * 1)(), (c_uint64 * 1)()
+        self.dp.lib.ina_ctl_counter_read(self.dp.sw, self.index, index, 1, packets, bytes_)
+        return packets[0], bytes_[0]
+
+    def write(self, index: int, packets: int, bytes_: int) -> None:
+        self._check(index)
+        self.dp.lib.ina_ctl_counter_write(self.dp.sw, self.index, index, packets, bytes_)
+
+    def reset(self) -> None:
+        self.dp.lib.ina_ctl_counter_reset(self.dp.sw, self.index)
+
+
+class TableMirror:
+    """Copies a Python table's entries and default into its C twin, change by change."""
+
+    def __init__(self, dp: "NativeDataPath", index: int, table: Table):
+        self.dp, self.index, self.table = dp, index, table
+        self.pointers: dict[int, int] = {}  # entry handle -> C entry
+        for entry in table.entries() if table.exact_only else table.ordered:  # in priority order
+            self.added(entry)
+        if table.default is not None:
+            self.default_set(table.default)
+        table.mirror = self
+
+    def added(self, entry: Entry) -> None:
+        table = self.table
+        if table.exact_only:
+            key, mask, ranges, position = [m[1] for m in entry.match], [], [], -1
+        else:
+            key = [m[1] for m in entry.match]
+            mask = [m[2] for m in entry.match]
+            ranges = [int(m[0] == "r") for m in entry.match]
+            position = table.ordered.index(entry)
+        flags = (c_uint8 * max(len(ranges), 1))(*ranges)
+        args = _u64s(entry.args)
+        self.pointers[entry.handle] = self.dp.lib.ina_ctl_table_add(
+            self.dp.sw, self.index, _u64s(key), _u64s(mask), flags, position,
+            entry.action.id, len(entry.args), args)
+
+    def modified(self, entry: Entry) -> None:
+        self.dp.lib.ina_ctl_table_modify(self.dp.sw, self.pointers[entry.handle], entry.action.id,
+                                         len(entry.args), _u64s(entry.args))
+
+    def deleted(self, entry: Entry) -> None:
+        self.dp.lib.ina_ctl_table_delete(self.dp.sw, self.index, self.pointers.pop(entry.handle))
+
+    def default_set(self, entry: Entry) -> None:
+        self.dp.lib.ina_ctl_table_set_default(self.dp.sw, self.index, entry.action.id,
+                                              len(entry.args), _u64s(entry.args))
+
+    def counters(self, entry: Entry) -> tuple[int, int]:
+        out = (c_uint64 * 2)()
+        self.dp.lib.ina_ctl_entry_counters(self.dp.sw, self.pointers[entry.handle], out)
+        return out[0], out[1]
+
+    def set_counters(self, entry: Entry, packets: int, bytes_: int) -> None:
+        self.dp.lib.ina_ctl_entry_set_counters(self.dp.sw, self.pointers[entry.handle], packets, bytes_)
+
+
+class NativeDataPath:
+    """Compiles `pipeline`'s program to C and takes over its tables, registers and counters.
+
+    Raises Unsupported (the program needs the Python engine) or BuildError (no working gcc).
+    """
+
+    def __init__(self, pipeline: Pipeline, drop_port: int):
+        program = pipeline.program
+        native = generate(program, pipeline.layout)
+        self.lib = build(native.source)
+        _declare(self.lib)
+        self.sizes = (len(native.tables), len(native.registers), len(native.counters))
+        self.sw = c_void_p(self.lib.ina_new(drop_port))
+        self.out = c_void_p(self.lib.ina_ctl_out_new())
+        self.header = OutHeader.from_address(self.out.value)
+        self.arena = self.out.value + ctypes.sizeof(OutHeader)
+        self.lock = threading.Lock()
+        self.mirrors = [TableMirror(self, native.tables[name], t) for name, t in pipeline.tables.items()]
+        specs = {r["name"]: r for r in program.get("register_arrays", [])}
+        pipeline.registers = {
+            name: NativeRegister(self, i, name, int(specs[name]["size"]), int(specs[name]["bitwidth"]))
+            for name, i in native.registers.items()
+        }
+        counters = {c["name"]: c for c in program.get("counter_arrays", [])}
+        pipeline.counters = {
+            name: NativeCounter(self, i, name, 0 if counters[name].get("is_direct") else int(counters[name]["size"]))
+            for name, i in native.counters.items()
+        }
+
+    def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
+        with self.lock:
+            n = self.lib.ina_ctl_process(self.sw, port, data, len(data), self.out)
+            pkts = self.header.pkts
+            return [(pkts[i].port, ctypes.string_at(self.arena + pkts[i].off, pkts[i].len)) for i in range(n)]
+
+    def set_group(self, mgid: int, replicas: list[tuple[int, int]]) -> None:
+        ports = (c_int * max(len(replicas), 1))(*(p for p, _r in replicas))
+        rids = (c_int * max(len(replicas), 1))(*(r for _p, r in replicas))
+        self.lib.ina_ctl_group_set(self.sw, mgid, len(replicas), ports, rids)
+
+    def stats(self) -> dict[str, int]:
+        out = (c_uint64 * len(STATS))()
+        self.lib.ina_ctl_stats(self.sw, out)
+        return dict(zip(STATS, out, strict=True))
+
+    def __del__(self) -> None:
+        lib, sw = getattr(self, "lib", None), getattr(self, "sw", None)
+        if lib is not None and sw is not None and sw.value:
+            lib.ina_ctl_free(sw, *self.sizes)
+            lib.ina_ctl_out_free(self.out)

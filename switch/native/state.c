@@ -1,0 +1,423 @@
+/* The native switch's state and the control-plane functions Python calls through ctypes.
+ * Functions named ina_ctl_* take the switch lock themselves; the others run under it.
+ */
+#include <stdlib.h>
+#include <time.h>
+
+#include "state.h"
+
+static uint64_t monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void ina_lock(ina_switch *sw) { pthread_mutex_lock(&sw->lock); }
+void ina_unlock(ina_switch *sw) { pthread_mutex_unlock(&sw->lock); }
+
+uint64_t ina_now_us(const ina_switch *sw) { return (monotonic_ns() - sw->start_ns) / 1000; }
+
+void ina_fail(ina_ctx *c) { longjmp(c->abort, 1); }
+
+/* xoshiro256** */
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static uint64_t next_random(ina_switch *sw) {
+    uint64_t *s = sw->rng;
+    uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+/* Uniform in [lo, hi], both included, as random.randint. */
+uint64_t ina_random(ina_switch *sw, uint64_t lo, uint64_t hi) {
+    if (hi <= lo) return lo;
+    uint64_t span = hi - lo + 1;
+    if (span == 0) return next_random(sw);
+    uint64_t limit = UINT64_MAX - UINT64_MAX % span, r;
+    do r = next_random(sw); while (r >= limit);
+    return lo + r % span;
+}
+
+ina_switch *ina_alloc(int ntables, int nregisters, int ncounters, int drop_port) {
+    ina_switch *sw = calloc(1, sizeof *sw);
+    if (!sw) return NULL;
+    pthread_mutex_init(&sw->lock, NULL);
+    sw->drop_port = drop_port;
+    sw->start_ns = monotonic_ns();
+    uint64_t seed = sw->start_ns ^ (uint64_t)(uintptr_t)sw;
+    for (int i = 0; i < 4; i++) {  /* splitmix64 */
+        seed += 0x9E3779B97F4A7C15ull;
+        uint64_t z = seed;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        sw->rng[i] = z ^ (z >> 31);
+    }
+    sw->tables = calloc(ntables ? ntables : 1, sizeof(ina_table));
+    sw->registers = calloc(nregisters ? nregisters : 1, sizeof(ina_register));
+    sw->counters = calloc(ncounters ? ncounters : 1, sizeof(ina_counter));
+    return sw;
+}
+
+void ina_table_init(ina_switch *sw, int t, int nkeys, int exact, uint32_t max_size) {
+    ina_table *tab = &sw->tables[t];
+    tab->nkeys = nkeys;
+    tab->exact = exact;
+    if (exact) {
+        uint32_t n = 16;
+        while (n < 2 * max_size && n < (1u << 24)) n <<= 1;
+        tab->nbuckets = n;
+        tab->buckets = calloc(n, sizeof(ina_entry *));
+    }
+}
+
+void ina_register_init(ina_switch *sw, int r, uint64_t size) {
+    sw->registers[r].size = size;
+    sw->registers[r].cells = calloc(size ? size : 1, sizeof(uint64_t));
+}
+
+void ina_counter_init(ina_switch *sw, int k, uint64_t size) {
+    sw->counters[k].size = size;
+    sw->counters[k].packets = calloc(size ? size : 1, sizeof(uint64_t));
+    sw->counters[k].bytes = calloc(size ? size : 1, sizeof(uint64_t));
+}
+
+/* --- lookups (per packet) ------------------------------------------------------------ */
+static uint32_t key_hash(const uint64_t *key, int n) {
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < n; i++) {
+        h ^= key[i] + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+        h *= 0xBF58476D1CE4E5B9ull;
+    }
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+ina_entry *ina_exact_lookup(const ina_table *t, const uint64_t *key) {
+    ina_entry *e = t->buckets[key_hash(key, t->nkeys) & (t->nbuckets - 1)];
+    for (; e; e = e->next)
+        if (memcmp(e->key, key, sizeof(uint64_t) * (size_t)t->nkeys) == 0) return e;
+    return NULL;
+}
+
+ina_entry *ina_ternary_lookup(const ina_table *t, const uint64_t *key) {
+    for (uint32_t i = 0; i < t->count; i++) {
+        ina_entry *e = t->ordered[i];
+        int k = 0;
+        for (; k < t->nkeys; k++) {
+            if (e->is_range[k]) {
+                if (key[k] < e->key[k] || key[k] > e->mask[k]) break;
+            } else if ((key[k] & e->mask[k]) != e->key[k]) {
+                break;
+            }
+        }
+        if (k == t->nkeys) return e;
+    }
+    return NULL;
+}
+
+/* --- control plane (each call takes the lock) ------------------------------------------ */
+static void set_action(ina_entry *e, int action, int nargs, const uint64_t *args) {
+    uint64_t *copy = calloc(nargs ? nargs : 1, sizeof(uint64_t));
+    memcpy(copy, args, sizeof(uint64_t) * (size_t)nargs);
+    uint64_t *old = e->args;
+    e->args = copy;
+    e->nargs = nargs;
+    e->action = action;
+    free(old);
+}
+
+/* Adds an entry; for non-exact tables at `position` in priority order (Python decides it). */
+ina_entry *ina_ctl_table_add(ina_switch *sw, int t, const uint64_t *key, const uint64_t *mask,
+                             const uint8_t *is_range, int position, int action, int nargs,
+                             const uint64_t *args) {
+    ina_table *tab = &sw->tables[t];
+    ina_entry *e = calloc(1, sizeof *e);
+    size_t n = (size_t)(tab->nkeys ? tab->nkeys : 1);
+    e->key = calloc(n, sizeof(uint64_t));
+    memcpy(e->key, key, sizeof(uint64_t) * (size_t)tab->nkeys);
+    set_action(e, action, nargs, args);
+    ina_lock(sw);
+    if (tab->exact) {
+        uint32_t b = key_hash(e->key, tab->nkeys) & (tab->nbuckets - 1);
+        e->next = tab->buckets[b];
+        tab->buckets[b] = e;
+    } else {
+        e->mask = calloc(n, sizeof(uint64_t));
+        e->is_range = calloc(n, 1);
+        memcpy(e->mask, mask, sizeof(uint64_t) * (size_t)tab->nkeys);
+        memcpy(e->is_range, is_range, (size_t)tab->nkeys);
+        if (tab->count == tab->cap) {
+            tab->cap = tab->cap ? tab->cap * 2 : 16;
+            tab->ordered = realloc(tab->ordered, sizeof(ina_entry *) * tab->cap);
+        }
+        if (position < 0 || (uint32_t)position > tab->count) position = (int)tab->count;
+        memmove(&tab->ordered[position + 1], &tab->ordered[position],
+                sizeof(ina_entry *) * (tab->count - (uint32_t)position));
+        tab->ordered[position] = e;
+    }
+    tab->count++;
+    ina_unlock(sw);
+    return e;
+}
+
+void ina_ctl_table_modify(ina_switch *sw, ina_entry *e, int action, int nargs, const uint64_t *args) {
+    ina_lock(sw);
+    set_action(e, action, nargs, args);
+    ina_unlock(sw);
+}
+
+void ina_ctl_table_delete(ina_switch *sw, int t, ina_entry *e) {
+    ina_table *tab = &sw->tables[t];
+    ina_lock(sw);
+    if (tab->exact) {
+        ina_entry **p = &tab->buckets[key_hash(e->key, tab->nkeys) & (tab->nbuckets - 1)];
+        while (*p && *p != e) p = &(*p)->next;
+        if (*p) *p = e->next;
+    } else {
+        for (uint32_t i = 0; i < tab->count; i++) {
+            if (tab->ordered[i] == e) {
+                memmove(&tab->ordered[i], &tab->ordered[i + 1],
+                        sizeof(ina_entry *) * (tab->count - i - 1));
+                break;
+            }
+        }
+    }
+    tab->count--;
+    ina_unlock(sw);
+    free(e->key);
+    free(e->mask);
+    free(e->is_range);
+    free(e->args);
+    free(e);
+}
+
+void ina_ctl_table_set_default(ina_switch *sw, int t, int action, int nargs, const uint64_t *args) {
+    ina_table *tab = &sw->tables[t];
+    ina_lock(sw);
+    tab->def_action = action;
+    tab->def_nargs = nargs;
+    memcpy(tab->def_args, args, sizeof(uint64_t) * (size_t)nargs);
+    ina_unlock(sw);
+}
+
+void ina_ctl_entry_counters(ina_switch *sw, ina_entry *e, uint64_t *out2) {
+    ina_lock(sw);
+    out2[0] = e->packets;
+    out2[1] = e->bytes;
+    ina_unlock(sw);
+}
+
+void ina_ctl_entry_set_counters(ina_switch *sw, ina_entry *e, uint64_t packets, uint64_t bytes) {
+    ina_lock(sw);
+    e->packets = packets;
+    e->bytes = bytes;
+    ina_unlock(sw);
+}
+
+/* Reads `n` cells from `start` (a wildcard read asks for all of them at once). */
+void ina_ctl_register_read(ina_switch *sw, int r, uint64_t start, uint64_t n, uint64_t *out) {
+    ina_lock(sw);
+    memcpy(out, sw->registers[r].cells + start, sizeof(uint64_t) * n);
+    ina_unlock(sw);
+}
+
+void ina_ctl_register_write(ina_switch *sw, int r, uint64_t index, uint64_t value) {
+    ina_lock(sw);
+    sw->registers[r].cells[index] = value;
+    ina_unlock(sw);
+}
+
+void ina_ctl_register_reset(ina_switch *sw, int r) {
+    ina_lock(sw);
+    memset(sw->registers[r].cells, 0, sizeof(uint64_t) * sw->registers[r].size);
+    ina_unlock(sw);
+}
+
+void ina_ctl_counter_read(ina_switch *sw, int k, uint64_t start, uint64_t n, uint64_t *packets,
+                          uint64_t *bytes) {
+    ina_lock(sw);
+    memcpy(packets, sw->counters[k].packets + start, sizeof(uint64_t) * n);
+    memcpy(bytes, sw->counters[k].bytes + start, sizeof(uint64_t) * n);
+    ina_unlock(sw);
+}
+
+void ina_ctl_counter_write(ina_switch *sw, int k, uint64_t index, uint64_t packets, uint64_t bytes) {
+    ina_lock(sw);
+    sw->counters[k].packets[index] = packets;
+    sw->counters[k].bytes[index] = bytes;
+    ina_unlock(sw);
+}
+
+void ina_ctl_counter_reset(ina_switch *sw, int k) {
+    ina_lock(sw);
+    memset(sw->counters[k].packets, 0, sizeof(uint64_t) * sw->counters[k].size);
+    memset(sw->counters[k].bytes, 0, sizeof(uint64_t) * sw->counters[k].size);
+    ina_unlock(sw);
+}
+
+/* Sets (n > 0) or deletes (n == 0) multicast group `mgid`. */
+void ina_ctl_group_set(ina_switch *sw, int mgid, int n, const int *ports, const int *rids) {
+    ina_group *g = NULL;
+    if (n > 0) {
+        g = calloc(1, sizeof *g);
+        g->n = n;
+        g->ports = malloc(sizeof(int) * (size_t)n);
+        g->rids = malloc(sizeof(int) * (size_t)n);
+        memcpy(g->ports, ports, sizeof(int) * (size_t)n);
+        memcpy(g->rids, rids, sizeof(int) * (size_t)n);
+    }
+    ina_lock(sw);
+    ina_group *old = sw->groups[mgid & 0xFFFF];
+    sw->groups[mgid & 0xFFFF] = g;
+    ina_unlock(sw);
+    if (old) {
+        free(old->ports);
+        free(old->rids);
+        free(old);
+    }
+}
+
+void ina_ctl_stats(ina_switch *sw, uint64_t *out) {
+    ina_lock(sw);
+    memcpy(out, sw->stats, sizeof sw->stats);
+    ina_unlock(sw);
+}
+
+/* One packet from Python (STF runs, PacketOut, in-process benchmarks). */
+int ina_ctl_process(ina_switch *sw, int port, const uint8_t *data, uint32_t len, ina_out *out) {
+    out->n = 0;
+    out->used = 0;
+    ina_lock(sw);
+    int n = ina_process(sw, port, data, len, out);
+    ina_unlock(sw);
+    return n;
+}
+
+ina_out *ina_ctl_out_new(void) { return calloc(1, sizeof(ina_out)); }
+void ina_ctl_out_free(ina_out *out) { free(out); }
+
+void ina_ctl_free(ina_switch *sw, int ntables, int nregisters, int ncounters) {
+    for (int t = 0; t < ntables; t++) {
+        ina_table *tab = &sw->tables[t];
+        if (tab->exact) {
+            for (uint32_t b = 0; b < tab->nbuckets; b++) {
+                for (ina_entry *e = tab->buckets[b], *next; e; e = next) {
+                    next = e->next;
+                    free(e->key);
+                    free(e->args);
+                    free(e);
+                }
+            }
+            free(tab->buckets);
+        } else {
+            for (uint32_t i = 0; i < tab->count; i++) {
+                ina_entry *e = tab->ordered[i];
+                free(e->key);
+                free(e->mask);
+                free(e->is_range);
+                free(e->args);
+                free(e);
+            }
+            free(tab->ordered);
+        }
+    }
+    for (int r = 0; r < nregisters; r++) free(sw->registers[r].cells);
+    for (int k = 0; k < ncounters; k++) {
+        free(sw->counters[k].packets);
+        free(sw->counters[k].bytes);
+    }
+    for (int g = 0; g < 65536; g++) ina_ctl_group_set(sw, g, 0, NULL, NULL);
+    free(sw->tables);
+    free(sw->registers);
+    free(sw->counters);
+    pthread_mutex_destroy(&sw->lock);
+    free(sw);
+}
+
+/* --- hashes and checksums over two byte ranges (headers, then payload when asked) -------- */
+uint64_t ina_csum16(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb) {
+    uint64_t sum = 0;
+    int odd = 0;
+    uint8_t carry = 0;
+    const uint8_t *parts[2] = {a, b};
+    uint32_t lens[2] = {na, nb};
+    for (int p = 0; p < 2; p++) {
+        for (uint32_t i = 0; i < lens[p]; i++) {
+            if (odd) sum += ((uint64_t)carry << 8) | parts[p][i];
+            else carry = parts[p][i];
+            odd = !odd;
+        }
+    }
+    if (odd) sum += (uint64_t)carry << 8;
+    while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+    return ~sum & 0xFFFF;
+}
+
+static uint32_t crc32_table[256];
+static pthread_once_t crc32_once = PTHREAD_ONCE_INIT;
+
+static void crc32_fill(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+        crc32_table[i] = c;
+    }
+}
+
+/* CRC-32 as zlib computes it (reflected 0x04C11DB7, init and xorout all ones). */
+uint64_t ina_crc32(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb) {
+    pthread_once(&crc32_once, crc32_fill);
+    uint32_t crc = 0xFFFFFFFFu;
+    const uint8_t *parts[2] = {a, b};
+    uint32_t lens[2] = {na, nb};
+    for (int p = 0; p < 2; p++)
+        for (uint32_t i = 0; i < lens[p]; i++) crc = crc32_table[(crc ^ parts[p][i]) & 0xFF] ^ (crc >> 8);
+    return ~crc & 0xFFFFFFFFu;
+}
+
+uint64_t ina_crc16(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb) {
+    uint32_t crc = 0;
+    const uint8_t *parts[2] = {a, b};
+    uint32_t lens[2] = {na, nb};
+    for (int p = 0; p < 2; p++) {
+        for (uint32_t i = 0; i < lens[p]; i++) {
+            crc ^= parts[p][i];
+            for (int k = 0; k < 8; k++) crc = (crc & 1) ? (crc >> 1) ^ 0xA001 : crc >> 1;
+        }
+    }
+    return crc & 0xFFFF;
+}
+
+uint64_t ina_crc_ccitt(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb) {
+    uint32_t crc = 0xFFFF;
+    const uint8_t *parts[2] = {a, b};
+    uint32_t lens[2] = {na, nb};
+    for (int p = 0; p < 2; p++) {
+        for (uint32_t i = 0; i < lens[p]; i++) {
+            crc ^= (uint32_t)parts[p][i] << 8;
+            for (int k = 0; k < 8; k++) crc = ((crc & 0x8000) ? (crc << 1) ^ 0x1021 : crc << 1) & 0xFFFF;
+        }
+    }
+    return crc;
+}
+
+uint64_t ina_xor16(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb) {
+    uint64_t v = 0;
+    int odd = 0;
+    uint8_t hi = 0;
+    const uint8_t *parts[2] = {a, b};
+    uint32_t lens[2] = {na, nb};
+    for (int p = 0; p < 2; p++) {
+        for (uint32_t i = 0; i < lens[p]; i++) {
+            if (odd) v ^= ((uint64_t)hi << 8) | parts[p][i];
+            else hi = parts[p][i];
+            odd = !odd;
+        }
+    }
+    if (odd) v ^= (uint64_t)hi << 8;
+    return v;
+}

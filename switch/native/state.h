@@ -1,0 +1,168 @@
+/* The native switch's state: tables, registers, counters, multicast groups and the helpers the
+ * generated pipeline calls. The control plane (Python, through ctypes) changes this state with the
+ * functions of state.c, each of which takes the switch lock itself.
+ */
+#ifndef INA_STATE_H
+#define INA_STATE_H
+
+#include <setjmp.h>
+#include <string.h>
+
+#include "runtime.h"
+
+typedef struct ina_entry {
+    struct ina_entry *next;   /* hash chain of an exact table */
+    uint64_t *key;            /* exact: key values; other tables: value per key field */
+    uint64_t *mask;           /* other tables: mask per key field, or the range's upper bound */
+    uint8_t *is_range;        /* other tables: 1 where the key field is a range */
+    int action;
+    int nargs;
+    uint64_t *args;
+    uint64_t packets, bytes;  /* direct counter */
+} ina_entry;
+
+typedef struct {
+    int nkeys;
+    int exact;                /* every key is exact (or valid): looked up by hash */
+    uint32_t nbuckets;        /* exact: a power of two */
+    ina_entry **buckets;      /* exact */
+    ina_entry **ordered;      /* others: highest priority first */
+    uint32_t count, cap;
+    int def_action;
+    int def_nargs;
+    uint64_t def_args[64];
+} ina_table;
+
+typedef struct {
+    uint64_t size;
+    uint64_t *cells;
+} ina_register;
+
+typedef struct {
+    uint64_t size;
+    uint64_t *packets, *bytes;
+} ina_counter;
+
+typedef struct {
+    int n;
+    int *ports;
+    int *rids;
+} ina_group;
+
+struct ina_switch {
+    pthread_mutex_t lock;
+    uint64_t stats[INA_ST_COUNT];
+    int drop_port;
+    uint64_t start_ns;
+    uint64_t rng[4];
+    ina_table *tables;
+    ina_register *registers;
+    ina_counter *counters;
+    ina_group *groups[65536];
+};
+
+/* Per-packet context: the packet's bytes and where to abort to on a run-time error. */
+typedef struct {
+    ina_switch *sw;
+    const uint8_t *data;
+    uint32_t len;
+    uint32_t off;             /* parser: bytes consumed so far */
+    int perr;                 /* parser: error code raised by a lookahead */
+    int short_err;            /* the program's PacketTooShort error code */
+    jmp_buf abort;            /* run-time error: drop the packet */
+    jmp_buf parse_abort;      /* parser error: stop parsing, set parser_error */
+} ina_ctx;
+
+ina_switch *ina_alloc(int ntables, int nregisters, int ncounters, int drop_port);
+void ina_table_init(ina_switch *sw, int t, int nkeys, int exact, uint32_t max_size);
+void ina_register_init(ina_switch *sw, int r, uint64_t size);
+void ina_counter_init(ina_switch *sw, int k, uint64_t size);
+
+ina_entry *ina_exact_lookup(const ina_table *t, const uint64_t *key);
+ina_entry *ina_ternary_lookup(const ina_table *t, const uint64_t *key);
+uint64_t ina_now_us(const ina_switch *sw);
+uint64_t ina_random(ina_switch *sw, uint64_t lo, uint64_t hi);
+void ina_fail(ina_ctx *c) __attribute__((noreturn));
+
+uint64_t ina_csum16(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb);
+uint64_t ina_crc16(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb);
+uint64_t ina_crc32(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb);
+uint64_t ina_crc_ccitt(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb);
+uint64_t ina_xor16(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb);
+
+/* --- arithmetic with BMv2's unbounded-integer results (see expressions.py) --------------- */
+static inline i128 ina_shl(ina_ctx *c, i128 a, i128 b) {
+    (void)c;
+    return b >= 128 ? 0 : (i128)((u128)a << (int)b);
+}
+static inline i128 ina_shr(ina_ctx *c, i128 a, i128 b) {
+    (void)c;
+    return b >= 127 ? (a < 0 ? -1 : 0) : a >> (int)b;
+}
+static inline i128 ina_div(ina_ctx *c, i128 a, i128 b) {
+    if (b == 0) ina_fail(c);
+    i128 q = a / b;
+    return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline i128 ina_mod(ina_ctx *c, i128 a, i128 b) {
+    if (b == 0) ina_fail(c);
+    i128 r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+static inline i128 ina_two_comp(i128 v, i128 w) {
+    u128 m = ((u128)1 << (int)w) - 1;
+    u128 x = (u128)v & m;
+    return (x >> ((int)w - 1)) ? (i128)x - ((i128)1 << (int)w) : (i128)x;
+}
+static inline i128 ina_sat_signed(i128 v, i128 w) {
+    i128 hi = ((i128)1 << ((int)w - 1)) - 1, lo = -((i128)1 << ((int)w - 1));
+    return v > hi ? hi : v < lo ? lo : v;
+}
+static inline i128 ina_sat_unsigned(i128 v, i128 w) {
+    i128 hi = ((i128)1 << (int)w) - 1;
+    return v > hi ? hi : v < 0 ? 0 : v;
+}
+
+/* --- bit-exact packet access, big-endian ---------------------------------------------- */
+static inline u128 ina_load_be(const uint8_t *p, int n) {
+    u128 v = 0;
+    for (int i = 0; i < n; i++) v = (v << 8) | p[i];
+    return v;
+}
+static inline uint64_t ina_ld8(const uint8_t *p) { return p[0]; }
+static inline uint64_t ina_ld16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return __builtin_bswap16(v); }
+static inline uint64_t ina_ld32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return __builtin_bswap32(v); }
+static inline uint64_t ina_ld64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return __builtin_bswap64(v); }
+static inline void ina_st8(uint8_t *p, uint64_t v) { p[0] = (uint8_t)v; }
+static inline void ina_st16(uint8_t *p, uint64_t v) { uint16_t x = __builtin_bswap16((uint16_t)v); memcpy(p, &x, 2); }
+static inline void ina_st32(uint8_t *p, uint64_t v) { uint32_t x = __builtin_bswap32((uint32_t)v); memcpy(p, &x, 4); }
+static inline void ina_st64(uint8_t *p, uint64_t v) { uint64_t x = __builtin_bswap64(v); memcpy(p, &x, 8); }
+/* `width` bits (<= 64) starting `bit` bits after p. */
+static inline uint64_t ina_get_bits(const uint8_t *p, uint32_t bit, int width) {
+    const uint8_t *q = p + (bit >> 3);
+    int lead = bit & 7;
+    int n = (lead + width + 7) >> 3;
+    u128 v = ina_load_be(q, n);
+    return (uint64_t)((v >> (n * 8 - lead - width)) & (((u128)1 << width) - 1));
+}
+/* ORs `width` bits of v into p at `bit` bits; the bytes must start zeroed. */
+static inline void ina_put_bits(uint8_t *p, uint32_t bit, int width, uint64_t v) {
+    uint8_t *q = p + (bit >> 3);
+    int lead = bit & 7;
+    int n = (lead + width + 7) >> 3;
+    u128 x = ((u128)(v & (uint64_t)((((u128)1) << width) - 1))) << (n * 8 - lead - width);
+    for (int i = n - 1; i >= 0; i--) {
+        q[i] |= (uint8_t)x;
+        x >>= 8;
+    }
+}
+/* Parser lookahead: `width` bits, `bit` bits after the current offset, without consuming them. */
+static inline uint64_t ina_lookahead(ina_ctx *c, uint32_t bit, int width) {
+    if ((uint64_t)c->off * 8 + bit + width > (uint64_t)c->len * 8) {
+        c->perr = c->short_err;
+        longjmp(c->parse_abort, 1);
+    }
+    return ina_get_bits(c->data + c->off, bit, width);
+}
+
+#endif
