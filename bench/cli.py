@@ -43,44 +43,59 @@ def bench_compile(out: Path, reps: int) -> list[dict]:
 
 
 def bench_switch(out: Path, reps: int, seconds: float, veth: bool) -> list[dict]:
+    """Packets/s of both engines, in process and over veth, and the I/O ceiling of the links."""
     from ina.bench import switch_inprocess as inproc
 
     rows = []
     configs = [("forward", 8), ("aggregate", 16), ("aggregate", 32), ("aggregate", 64)]
-    progress = Progress(len(configs) * reps * (2 if veth else 1), "switch")
-    for kind, elems in configs:
-        values = []
-        for _ in range(reps):
-            sw, packets = inproc.forwarding_switch() if kind == "forward" else inproc.aggregation_switch(elems, 2)
-            values.append(inproc.measure(sw, packets, seconds))
-            progress.step(f"in-process {kind} E={elems}")
-        rows.append({"mode": "in-process", "kind": kind, "elems": elems, "packets_per_s": summarise(values)})
+    engines = ("native", "python")
+    progress = Progress(len(configs) * len(engines) * reps * (2 if veth else 1) + (reps if veth else 0), "switch")
+    for engine in engines:
+        for kind, elems in configs:
+            values = []
+            for _ in range(reps):
+                sw, packets = (inproc.forwarding_switch(engine) if kind == "forward"
+                               else inproc.aggregation_switch(elems, 2, engine))
+                values.append(inproc.measure(sw, packets, seconds))
+                progress.step(f"in-process {engine} {kind} E={elems}")
+            rows.append({"mode": "in-process", "engine": engine, "kind": kind, "elems": elems,
+                         "packets_per_s": summarise(values)})
     if veth:
         from ina.bench import veth as vb
 
-        for kind, elems in configs:
-            bmv2, p4info = vb.load_program(elems, out)
-            values = []
-            for _ in range(reps):
-                values.append(vb.measure(kind, elems, seconds, bmv2, p4info)["delivered_pps"])
-                progress.step(f"veth {kind} E={elems}")
-            rows.append({"mode": "veth", "kind": kind, "elems": elems, "packets_per_s": summarise(values)})
+        values = []
+        for _ in range(reps):
+            values.append(vb.measure_ceiling(seconds)["delivered_pps"])
+            progress.step("veth I/O ceiling")
+        rows.append({"mode": "veth", "engine": "C loop, no P4", "kind": "ceiling", "elems": 0,
+                     "packets_per_s": summarise(values)})
+        for engine in engines:
+            for kind, elems in configs:
+                bmv2, p4info = vb.load_program(elems, out)
+                values = []
+                for _ in range(reps):
+                    values.append(vb.measure(kind, elems, seconds, bmv2, p4info, engine=engine)["delivered_pps"])
+                    progress.step(f"veth {engine} {kind} E={elems}")
+                rows.append({"mode": "veth", "engine": engine, "kind": kind, "elems": elems,
+                             "packets_per_s": summarise(values)})
     write(out, "switch", rows)
     plots.bars(out / "switch.png", "ina switch packets/s (median)",
-               [f"{r['mode']}\n{r['kind']} E={r['elems']}" for r in rows],
+               [f"{r['mode']} {r['engine']}\n{r['kind']} E={r['elems']}" for r in rows],
                [r["packets_per_s"]["median"] for r in rows], "packets/s")
     return rows
 
 
 def bench_profile(out: Path, seconds: float, elems: int = 64) -> Path:
-    """Where the switch's per-packet time goes: cProfile of the in-process aggregation run."""
+    """Where the Python engine's per-packet time goes: cProfile of the in-process aggregation run.
+
+    (The native engine's time is one C call per packet; cProfile cannot see inside it.)"""
     import cProfile
     import io
     import pstats
 
     from ina.bench import switch_inprocess as inproc
 
-    sw, packets = inproc.aggregation_switch(elems, 2)
+    sw, packets = inproc.aggregation_switch(elems, 2, "python")
     profiler = cProfile.Profile()
     profiler.enable()
     pps = inproc.measure(sw, packets, seconds)
@@ -88,7 +103,7 @@ def bench_profile(out: Path, seconds: float, elems: int = 64) -> Path:
     text = io.StringIO()
     pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(20)
     path = out / "profile.txt"
-    path.write_text(f"aggregation E={elems}: {pps:,.0f} packets/s under the profiler\n"
+    path.write_text(f"Python engine, aggregation E={elems}: {pps:,.0f} packets/s under the profiler\n"
                     "generated functions: parse_* parser, pipe_*/tbl_*/cond_* pipelines, act_* actions, "
                     "calc_* checksums, deparse_*; engine.py: the traffic manager\n\n" + text.getvalue())
     return path

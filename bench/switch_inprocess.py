@@ -17,9 +17,9 @@ from ina.switch.engine import Switch
 SWITCH_MAC, SWITCH_IP = 0x02AA00000001, 0x0A0000FE
 
 
-def aggregation_switch(elems: int, workers: int) -> tuple[Switch, list[tuple[int, bytes]]]:
+def aggregation_switch(elems: int, workers: int, engine: str = "auto") -> tuple[Switch, list[tuple[int, bytes]]]:
     """A switch with one job of `workers` workers and one full round of UPDATE packets per slot."""
-    sw = Switch()
+    sw = Switch(engine=engine)
     sw.load(compile_file(AGGREGATE_P4, defines={"ELEMS": str(elems), "POOL_SIZE": "1024"}).bmv2)
     sw.tables["InaIngress.switch_config"].set_default("InaIngress.set_switch_addr", [SWITCH_MAC, SWITCH_IP])
     replicas = []
@@ -41,8 +41,8 @@ def aggregation_switch(elems: int, workers: int) -> tuple[Switch, list[tuple[int
     return sw, packets
 
 
-def forwarding_switch() -> tuple[Switch, list[tuple[int, bytes]]]:
-    sw, _ = aggregation_switch(8, 2)
+def forwarding_switch(engine: str = "auto") -> tuple[Switch, list[tuple[int, bytes]]]:
+    sw, _ = aggregation_switch(8, 2, engine)
     sw.tables["InaIngress.l2_forward"].add([0x020000000002], "InaIngress.forward", [2])
     frame = bytes.fromhex("020000000002020000000001" "0800") + struct.pack(
         "!BBHHHBBHII", 0x45, 0, 46, 0, 0, 64, 17, 0, 0x0A000001, 0x0A000002) + bytes(26)
@@ -64,19 +64,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--elems", type=int, nargs="+", default=[16, 32, 64])
     parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--engine", choices=["native", "python"], nargs="+", default=["native", "python"])
     parser.add_argument("--out", default="results/switch_inprocess.json")
     args = parser.parse_args(argv)
     results = {"machine": platform.platform(), "python": platform.python_version(), "runs": []}
-    sw, packets = forwarding_switch()
-    pps = measure(sw, packets, args.seconds)
-    results["runs"].append({"program": "aggregate.p4 L2 forwarding", "packets_per_s": round(pps)})
-    print(f"forwarding (aggregate.p4, l2_forward hit): {pps:,.0f} packets/s")
-    for elems in args.elems:
-        sw, packets = aggregation_switch(elems, 2)
+    for engine in args.engine:
+        sw, packets = forwarding_switch(engine)
         pps = measure(sw, packets, args.seconds)
-        results["runs"].append({"program": f"aggregate.p4 ELEMS={elems}", "packets_per_s": round(pps),
-                                "elements_per_s": round(pps * elems)})
-        print(f"aggregation ELEMS={elems}: {pps:,.0f} packets/s, {pps * elems / 1e6:.2f} M elements/s")
+        results["runs"].append({"engine": engine, "program": "aggregate.p4 L2 forwarding", "packets_per_s": round(pps)})
+        print(f"{engine}: forwarding (aggregate.p4, l2_forward hit): {pps:,.0f} packets/s")
+        for elems in args.elems:
+            sw, packets = aggregation_switch(elems, 2, engine)
+            pps = measure(sw, packets, args.seconds)
+            results["runs"].append({"engine": engine, "program": f"aggregate.p4 ELEMS={elems}",
+                                    "packets_per_s": round(pps), "elements_per_s": round(pps * elems)})
+            print(f"{engine}: aggregation ELEMS={elems}: {pps:,.0f} packets/s, {pps * elems / 1e6:.2f} M elements/s")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=2))
     return 0

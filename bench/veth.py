@@ -80,12 +80,73 @@ def frame(kind: str, elems: int) -> str:
     return (parse_mac(SWITCH_MAC).to_bytes(6, "big") + parse_mac(H1[0]).to_bytes(6, "big") + b"\x08\x00" + ip + udp).hex()
 
 
-def measure(kind: str, elems: int, seconds: float, bmv2: dict, p4info, grpc_port: int = 50350) -> dict:
+# The I/O ceiling: the native port loop (io.c) with a "pipeline" that only swaps ports 1 and 2.
+FORWARD_ONLY = """
+#include "state.h"
+int ina_process(ina_switch *sw, int port, const uint8_t *data, uint32_t len, ina_out *out) {
+    sw->stats[INA_ST_RX]++;
+    if (out->n >= INA_MAX_OUT || out->used + len > INA_ARENA) return 0;
+    memcpy(out->arena + out->used, data, len);
+    out->pkts[out->n].port = port == 1 ? 2 : 1;
+    out->pkts[out->n].off = out->used;
+    out->pkts[out->n].len = len;
+    out->n++;
+    out->used += (len + 7) & ~7u;
+    return 1;
+}
+ina_switch *ina_new(int drop_port) { return ina_alloc(0, 0, 0, drop_port); }
+"""
+
+
+def _blast(kind: str, elems: int, seconds: float) -> tuple[int, int]:
+    """(sent, received): the sender in bchA, the counter where the kind's packets arrive."""
+    where = "bchA-0" if kind == "aggregate" else "bchB-0"
+    ns = "bchA" if kind == "aggregate" else "bchB"
+    counter = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", COUNTER, str(seconds + 1), where],
+                               stdout=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    sender = subprocess.run(["ip", "netns", "exec", "bchA", sys.executable, "-c", SENDER, str(seconds),
+                             frame(kind, elems)], capture_output=True, text=True)
+    received = int(counter.communicate()[0].strip() or 0)
+    return int(sender.stdout.strip() or 0), received
+
+
+def measure_ceiling(seconds: float) -> dict:
+    """Delivered packets/s of the native port loop doing no P4 work: what the links allow."""
+    import ctypes
+    import threading
+
+    from ina.switch.native.build import build
+    from ina.switch.native.portloop import NativePorts
+    from ina.switch.ports import Ports
+
+    lib = build(FORWARD_ONLY)
+    lib.ina_new.restype, lib.ina_new.argtypes = ctypes.c_void_p, [ctypes.c_int]
+    setup()
+    ports = Ports({1: "bch-s1", 2: "bch-s2"})
+    loop = NativePorts.borrow(lib, ports, None)
+    stop = threading.Event()
+    thread = threading.Thread(target=loop.run, args=(ctypes.c_void_p(lib.ina_new(511)), lambda _o: None, stop))
+    thread.start()
+    try:
+        sent, received = _blast("forward", 8, seconds)
+    finally:
+        stop.set()
+        thread.join()
+        loop.close()
+        ports.close()
+        teardown()
+    return {"kind": "ceiling", "offered_pps": sent / seconds, "delivered_pps": received / seconds}
+
+
+def measure(kind: str, elems: int, seconds: float, bmv2: dict, p4info, grpc_port: int = 50350,
+            engine: str = "auto") -> dict:
     """Delivered packets/s for one configuration; the switch runs as a real `ina switch` process."""
     setup()
     address = f"127.0.0.1:{grpc_port}"
     switch = subprocess.Popen([sys.executable, "-m", "ina", "switch", "--no-p4", "-i", "1@bch-s1", "-i", "2@bch-s2",
-                               "--grpc-server-addr", address], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                               "--grpc-server-addr", address, "--engine", engine],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         with SwitchConnection(address, timeout=20) as conn:
             conn.set_pipeline(bmv2, p4info)
@@ -94,20 +155,13 @@ def measure(kind: str, elems: int, seconds: float, bmv2: dict, p4info, grpc_port
             agg.install_forwarding([(H1[0], 1), (H2[0], 2)])
             # port 1: the sender; the job needs 8 slots (slot index 0 is reused)
             agg.add_job(0, [Worker(0, 1, *H1)], num_slots=8)
-        where = "bchA-0" if kind == "aggregate" else "bchB-0"
-        ns = "bchA" if kind == "aggregate" else "bchB"
-        counter = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", COUNTER, str(seconds + 1), where],
-                                   stdout=subprocess.PIPE, text=True)
-        time.sleep(0.3)
-        sender = subprocess.run(["ip", "netns", "exec", "bchA", sys.executable, "-c", SENDER, str(seconds),
-                                 frame(kind, elems)], capture_output=True, text=True)
-        received = int(counter.communicate()[0].strip() or 0)
-        sent = int(sender.stdout.strip() or 0)
+        sent, received = _blast(kind, elems, seconds)
     finally:
         switch.terminate()
         switch.wait()
         teardown()
-    return {"kind": kind, "elems": elems, "offered_pps": sent / seconds, "delivered_pps": received / seconds}
+    return {"kind": kind, "elems": elems, "engine": engine, "offered_pps": sent / seconds,
+            "delivered_pps": received / seconds}
 
 
 def load_program(elems: int, out: Path):

@@ -7,8 +7,9 @@ import signal
 import sys
 import threading
 
-from ina.switch.engine import Switch
+from ina.switch.engine import ENGINES, Switch
 from ina.switch.errors import PipelineError
+from ina.switch.native.portloop import NativePorts
 from ina.switch.ports import PortError, Ports
 
 
@@ -29,10 +30,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cpu-port", type=int, default=None)
     p.add_argument("--drop-port", type=int, default=511)
     p.add_argument("--pcap", metavar="DIR", help="write one pcap per port and direction into DIR")
+    p.add_argument("--engine", choices=ENGINES, default="auto",
+                   help="data path: native (the program compiled to C), python (generated Python; the "
+                        "only one with packet logs), auto (native when the program allows; default)")
     log = p.add_mutually_exclusive_group()
     log.add_argument("--log-console", action="store_true", help="trace every packet on stderr")
     log.add_argument("--log-file", metavar="FILE", help="trace every packet into FILE")
     return p
+
+
+def serve_ports(switch: Switch, io: Ports, service, lock: threading.Lock, stop: threading.Event,
+                wake: threading.Event) -> None:
+    """Run the port loop of whichever data path the loaded program uses, until `stop`.
+
+    A new program (`wake`) ends the current loop and starts the right one: the native engine's C
+    loop, or the Python loop (no program yet, or one the native engine cannot run). The sockets
+    stay open across the change, so no frame is read twice or lost to a closed socket.
+    """
+    while not stop.is_set():
+        wake.clear()
+        native = switch.native
+        if native is None:
+            if switch.pipeline is not None:
+                print(f"ina switch: Python data path ({switch.engine_note})", flush=True)
+            io.run(switch.process, service.deliver, lock, wake)
+            continue
+        print(f"ina switch: native data path ({switch.engine_note})", flush=True)
+        loop = NativePorts.borrow(native.lib, io, switch.cpu_port)
+        service.transmit = loop.send  # PacketOut results go through C too, keeping pcaps in order
+        try:
+            loop.run(native.sw, service.deliver, wake)
+        finally:
+            service.transmit = io.send
+            loop.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
         log = logger.info
-    switch = Switch(device_id=args.device_id, cpu_port=args.cpu_port, drop_port=args.drop_port, log=log)
+    switch = Switch(device_id=args.device_id, cpu_port=args.cpu_port, drop_port=args.drop_port, log=log,
+                    engine=args.engine)
     if args.json:
         try:
             with open(args.json) as f:
@@ -77,15 +108,21 @@ def main(argv: list[str] | None = None) -> int:
         io.close()
         print(f"ina switch: gRPC: {err}", file=sys.stderr)
         return 1
-    stop = threading.Event()
+    stop, wake = threading.Event(), threading.Event()
+
+    def on_signal(*_args) -> None:
+        stop.set()
+        wake.set()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, on_signal)
+    switch.on_load = wake.set
     port_list = ", ".join(f"{n}@{i}" for n, i in sorted(ports.items())) or "none"
     host = args.grpc_server_addr.rpartition(":")[0]
     print(f"ina switch: listening on {host}:{server.bound_port} (P4Runtime, device {args.device_id}), "
           f"ports {port_list}", flush=True)
     try:
-        io.run(switch.process, service.deliver, lock, stop)
+        serve_ports(switch, io, service, lock, stop, wake)
     finally:
         server.stop(grace=0.5)
         io.close()

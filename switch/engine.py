@@ -63,6 +63,7 @@ class Switch:
         self.digests: deque[tuple[str, list[int]]] = deque(maxlen=65536)
         self._stats: Tally[str] = Tally()
         self._start = monotonic()
+        self.on_load: Callable[[], None] | None = None  # told when a new program is installed
 
     @property
     def stats(self) -> Tally[str]:
@@ -89,6 +90,8 @@ class Switch:
             self.multicast.mirror = native.set_group
         self.clone = CloneSessions()
         self.digests.clear()
+        if self.on_load is not None:
+            self.on_load()
 
     def _native(self, pipeline: Pipeline) -> "NativeDataPath | None":
         """The program compiled to C, or None (with the reason in engine_note) for Python."""

@@ -25,6 +25,32 @@ class PortError(Exception):
     """A port that cannot be opened; the message names the interface and the fix."""
 
 
+def open_port_socket(port: int, iface: str) -> socket.socket:
+    """A non-blocking raw socket on `iface` for switch port `port`; PortError says what to fix.
+
+    Shared by Ports and the native port loop so both see the same frames and give the same errors.
+    """
+    if not os.path.exists(f"/sys/class/net/{iface}"):
+        raise PortError(f"port {port}: no network interface '{iface}' (see `ip link`)")
+    sock = None
+    try:
+        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)  # hears nothing until bound
+        sock.bind((iface, ETH_P_ALL))  # from here on: every frame of `iface` only
+        sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
+        sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 16 << 20)
+        sock.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, 16 << 20)
+        sock.setblocking(False)
+    except PermissionError:
+        if sock is not None:
+            sock.close()
+        raise PortError("raw sockets need root (CAP_NET_RAW): run `ina switch` as root") from None
+    except OSError as err:
+        if sock is not None:
+            sock.close()
+        raise PortError(f"port {port} on '{iface}': {err.strerror}") from None
+    return sock
+
+
 class Ports:
     def __init__(self, ports: dict[int, str], pcap_dir: str | None = None):
         self.sockets: dict[int, socket.socket] = {}
@@ -32,22 +58,11 @@ class Ports:
         self.pcaps: dict[tuple[int, str], PcapWriter] = {}
         self.stats = {"rx": 0, "tx": 0, "tx_errors": 0}
         for port, iface in ports.items():
-            if not os.path.exists(f"/sys/class/net/{iface}"):
-                self.close()
-                raise PortError(f"port {port}: no network interface '{iface}' (see `ip link`)")
             try:
-                sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-                sock.bind((iface, 0))
-                sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
-                sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 16 << 20)
-                sock.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, 16 << 20)
-                sock.setblocking(False)
-            except PermissionError:
+                sock = open_port_socket(port, iface)
+            except PortError:
                 self.close()
-                raise PortError("raw sockets need root (CAP_NET_RAW): run `ina switch` as root") from None
-            except OSError as err:
-                self.close()
-                raise PortError(f"port {port} on '{iface}': {err.strerror}") from None
+                raise
             self.sockets[port] = sock
             self.by_fd[sock.fileno()] = port
             if pcap_dir:

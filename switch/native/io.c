@@ -6,6 +6,9 @@
  * guarded by that port's tx_lock; everything else in the loop belongs to the loop thread alone.
  * Counters are updated with atomics so ina_io_stats can read them at any time.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE                 /* recvmmsg, sendmmsg */
+#endif
 #include "runtime.h"
 
 #include <errno.h>
@@ -47,6 +50,7 @@ typedef struct {
 struct ina_io {
     int nports;
     int host_port;
+    int has_pcap;
     io_port *p;
     int16_t map[IO_MAP];            /* port -> index + 1, 0 = none */
     unsigned rr;                    /* round-robin start */
@@ -155,6 +159,7 @@ ina_io *ina_io_new(int nports, const int *ports, const int *fds, const int *pcap
             ina_io_free(io);
             return NULL;
         }
+        io->has_pcap |= p->in.fd >= 0 || p->out.fd >= 0;
         if (p->port >= 0 && p->port < IO_MAP)
             io->map[p->port] = (int16_t)(i + 1);
     }
@@ -408,7 +413,7 @@ int ina_io_run(ina_io *io, ina_switch *sw, int stop_fd, ina_host_cb cb)
                 busy = 1;
             else
                 io->p[i].ready = 0;
-            dirty = 1;
+            dirty = io->has_pcap;
         }
         io->rr++;
     }
