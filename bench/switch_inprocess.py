@@ -50,6 +50,16 @@ def forwarding_switch(engine: str = "auto") -> tuple[Switch, list[tuple[int, byt
 
 
 def measure(sw: Switch, packets: list[tuple[int, bytes]], seconds: float) -> float:
+    """Packets/s through the pipeline; the native engine's loop runs in C (no ctypes per packet)."""
+    if sw.native is not None:
+        rounds, elapsed, sent = 1, 0.0, 0
+        while elapsed < seconds:
+            start = time.perf_counter()
+            sw.native.replay(packets, rounds)
+            elapsed += time.perf_counter() - start
+            sent += rounds * len(packets)
+            rounds *= 2
+        return sent / elapsed
     process = sw.process
     sent = 0
     start = time.perf_counter()

@@ -55,6 +55,8 @@ def _declare(lib: ctypes.CDLL) -> None:
         "ina_ctl_process": (c_int, [c_void_p, c_int, ctypes.c_char_p, c_uint32, c_void_p]),
         "ina_ctl_out_new": (c_void_p, []),
         "ina_ctl_out_free": (None, [c_void_p]),
+        "ina_io_replay": (c_uint64, [c_void_p, c_int, POINTER(c_int), POINTER(ctypes.c_char_p),
+                                     POINTER(c_uint32), c_int, c_void_p]),
     }
     for name, (restype, argtypes) in sigs.items():
         fn = getattr(lib, name)
@@ -198,6 +200,15 @@ class NativeDataPath:
             n = self.lib.ina_ctl_process(self.sw, port, data, len(data), self.out)
             pkts = self.header.pkts
             return [(pkts[i].port, ctypes.string_at(self.arena + pkts[i].off, pkts[i].len)) for i in range(n)]
+
+    def replay(self, packets: list[tuple[int, bytes]], rounds: int) -> int:
+        """Run `packets` through the pipeline `rounds` times inside C; returns packets sent."""
+        n = len(packets)
+        ports = (c_int * n)(*(p for p, _d in packets))
+        frames = (ctypes.c_char_p * n)(*(d for _p, d in packets))
+        lens = (c_uint32 * n)(*(len(d) for _p, d in packets))
+        with self.lock:
+            return self.lib.ina_io_replay(self.sw, n, ports, frames, lens, rounds, self.out)
 
     def set_group(self, mgid: int, replicas: list[tuple[int, int]]) -> None:
         ports = (c_int * max(len(replicas), 1))(*(p for p, _r in replicas))
