@@ -14,9 +14,10 @@ the next one's. int32 needs none of that and is summed exactly (with int32 wrapa
 import concurrent.futures
 import contextlib
 import os
+import select
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -44,17 +45,6 @@ class Stats:
     def goodput(self) -> float:
         """Aggregated elements per second."""
         return self.elements / self.elapsed if self.elapsed else 0.0
-
-
-@dataclass
-class _Slot:
-    first_sent: float = 0.0  # when this use was first sent (for RTT samples of unretransmitted uses)
-    uses: int = 0  # uses of this slot since the job was set up (set = uses % 2)
-    chunk: int = -1  # chunk in flight (-1: exponent-only bootstrap)
-    sent_at: float = 0.0
-    retries: int = 0
-    done: bool = True
-    packet: bytearray = field(default_factory=bytearray)
 
 
 def _config(name: str, value, default, cast=str):
@@ -89,7 +79,7 @@ class Worker:
             self.sock.bind((local_ip or "", port))
         except OSError as err:
             raise WorkerError(f"cannot bind UDP port {port}: {err.strerror}") from None
-        self.slots = [_Slot() for _ in range(self.window)]
+        self._uses = [0] * self.window  # uses of each slot since the job was set up (set = uses % 2)
         self.stats = Stats()
         self._srtt: float | None = None
         self._rttvar = 0.0
@@ -115,107 +105,173 @@ class Worker:
         n_chunks = max(1, -(-flat.size // self.elems))
         chunks = np.zeros((n_chunks, self.elems), dtype=array.dtype)
         chunks.ravel()[: flat.size] = flat
-        is_float = array.dtype != np.int32
-        exponents = chunk_exponents(chunks) if is_float else np.zeros(n_chunks, dtype=np.int64)
-        result = np.zeros((n_chunks, self.elems), dtype=np.float64 if is_float else np.int64)
-        self._run(chunks, exponents, result, is_float)
-        out = result.ravel()[: flat.size]
-        if is_float:
-            return out.astype(array.dtype).reshape(array.shape)
-        return ((out + 2**31) % 2**32 - 2**31).astype(np.int32).reshape(array.shape)
-
-    def _packet(self, slot: _Slot, index: int, chunk: int, values, exponent: int) -> None:
-        if len(slot.packet) != packets.HEADER_LEN + 4 * self.elems:
-            slot.packet = bytearray(packets.HEADER_LEN + 4 * self.elems)
-        packets.pack_update(slot.packet, self.rank, self.job_id, slot.uses % 2, index, exponent, values)
-        slot.chunk, slot.done, slot.retries = chunk, False, 0
-
-    def _send(self, slot: _Slot, now: float) -> None:
-        # A full socket buffer (or a pending ARP resolution) is a loss like any other: the timer resends.
-        with contextlib.suppress(TimeoutError, BlockingIOError):
-            self.sock.sendto(slot.packet, (self.switch_ip, self.switch_port))
-        if slot.retries == 0:
-            slot.first_sent = now
-        slot.sent_at = now
-        self.stats.packets_sent += 1
-
-    def _run(self, chunks: np.ndarray, exponents: np.ndarray, result: np.ndarray, is_float: bool) -> None:
-        n_chunks = len(chunks)
-        window = min(self.window, n_chunks)
-        zeros = np.zeros(self.elems, dtype=np.int64)
+        if array.dtype == np.int32:
+            got = self._run(chunks, None, None)
+            return got.astype(np.int32).ravel()[: flat.size].reshape(array.shape)
+        exponents = chunk_exponents(chunks)
         scales = np.ones(n_chunks)
-        next_exp = lambda c: int(exponents[c]) if c < n_chunks else 0  # noqa: E731
-        remaining = n_chunks
+        got = self._run(chunks, exponents, scales)
+        out = (got.astype(np.float64) / scales[:, None]).ravel()[: flat.size]
+        return out.astype(array.dtype).reshape(array.shape)
+
+    def _run(self, chunks: np.ndarray, exponents: np.ndarray | None,
+             scales: np.ndarray | None) -> np.ndarray:
+        """The summed int32 payloads per chunk (big-endian), for int32 (`exponents` None) or floats.
+
+        Hot loop, so slot state lives in local lists and payloads are precomputed in one big-endian
+        buffer: a packet is a header packed in place plus a memcpy. For floats each chunk is
+        quantized up front with its own exponent, right whenever the switch's maximum equals it;
+        otherwise it is quantized when the exponent arrives. `scales` receives each chunk's scale.
+        """
+        n_chunks, elems = chunks.shape
+        window = min(self.window, n_chunks)
+        plen, hl = 4 * elems, packets.HEADER_LEN
+        size = hl + plen
         start = time.monotonic()
-        for k in range(window):
-            slot = self.slots[k]
-            if is_float:
-                self._packet(slot, k, -1, zeros, next_exp(k))
-            else:
-                self._packet(slot, k, k, chunks[k], 0)
-            self._send(slot, start)
-        buf = bytearray(2048)
-        view = memoryview(buf)
-        self.sock.settimeout(self.timeout / 4)
-        last_scan = start
-        while remaining:
-            try:
-                n = self.sock.recv_into(buf)
-                got = True
-            except TimeoutError:
-                got = False
-            now = time.monotonic()
-            if got and n >= packets.HEADER_LEN + 4 * self.elems:
-                self.stats.packets_received += 1
-                msg, _rank, job, pool_set, index, exponent = packets.parse_header(view)
-                slot = self.slots[index] if index < window else None
-                if msg != packets.MSG_RESULT or job != self.job_id or slot is None or slot.done or pool_set != slot.uses % 2:
-                    self.stats.duplicates += 1
-                else:
-                    if slot.retries == 0:
-                        self._rtt_sample(now - slot.first_sent)
-                    chunk = slot.chunk
-                    if chunk >= 0:
-                        values = packets.values_of(view, self.elems)
-                        result[chunk] = values / scales[chunk] if is_float else values
-                        remaining -= 1
-                    slot.uses += 1
-                    following = chunk + window if chunk >= 0 else index
-                    if following < n_chunks:
-                        if is_float:
-                            scales[following] = scale_for(exponent, self.n_workers)
-                            q = quantize(chunks[following], scales[following])
-                            self._packet(slot, index, following, q, next_exp(following + window))
-                        else:
-                            self._packet(slot, index, following, chunks[following], 0)
-                        self._send(slot, now)
-                    else:
-                        slot.done = True
-            if now - last_scan >= self._rto / 4:  # scanning every slot per packet would dominate the CPU
-                self._retransmit(window, now)
-                last_scan = now
-        self.stats.elapsed += time.monotonic() - start
-        self.stats.elements += n_chunks * self.elems
-
-    def _rtt_sample(self, rtt: float) -> None:
-        """Smoothed RTT and variance (RFC 6298) so the retransmission timeout follows the switch's speed."""
-        if self._srtt is None:
-            self._srtt, self._rttvar = rtt, rtt / 2
+        is_float = exponents is not None
+        if is_float:
+            scale_of = [scale_for(e, self.n_workers) for e in range(256)]
+            own_exp = exponents.tolist()
+            payload = quantize(chunks, np.array(scale_of)[exponents][:, None]).astype(">i4")
         else:
-            self._rttvar = 0.75 * self._rttvar + 0.25 * abs(self._srtt - rtt)
-            self._srtt = 0.875 * self._srtt + 0.125 * rtt
-        self._rto = min(2.0, max(self.timeout, self._srtt + 4 * self._rttvar))
+            own_exp = [0] * n_chunks
+            payload = chunks.astype(">i4")
+        own_exp.append(0)  # the exponent announced after the last chunk
+        pview = memoryview(payload.reshape(-1).view(np.uint8))
+        got = bytearray(n_chunks * plen)
+        gview = memoryview(got)
+        sock, addr = self.sock, (self.switch_ip, self.switch_port)
+        job_id, rank = self.job_id, self.rank
+        sendto, recv_into, monotonic = sock.sendto, sock.recv_into, time.monotonic
+        pack_header, unpack_header = packets.HEADER.pack_into, packets.HEADER.unpack_from
+        update, result = packets.MSG_UPDATE, packets.MSG_RESULT
+        uses = self._uses
+        pkts = [bytearray(size) for _ in range(window)]
+        chunk_of = [-1] * window  # chunk in flight per slot (-1: exponent-only bootstrap)
+        done = [False] * window
+        retries = [0] * window
+        sent_at = [start] * window
+        first_sent = [start] * window  # when the current use was first sent (RTT samples)
+        scale_list = [1.0] * n_chunks
+        sent = received = duplicates = 0
+        srtt, rttvar, rto = self._srtt, self._rttvar, self._rto
+        sock.setblocking(False)  # drain every queued datagram without a poll() per packet
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        wait_ms = self.timeout / 4 * 1000
+        remaining = n_chunks
+        try:
+            for k in range(window):
+                pkt = pkts[k]
+                if is_float:
+                    pool = (uses[k] & 1) << 15 | k
+                    pack_header(pkt, 0, update, rank, job_id, pool, own_exp[k], 0)
+                else:
+                    chunk_of[k] = k
+                    pack_header(pkt, 0, update, rank, job_id, (uses[k] & 1) << 15 | k, 0, 0)
+                    pkt[hl:] = pview[k * plen : (k + 1) * plen]
+                self._send(pkt, addr)
+            sent += window
+            buf = bytearray(2048)
+            view = memoryview(buf)
+            last_scan = start
+            while remaining:
+                try:
+                    n = recv_into(buf)
+                except BlockingIOError:
+                    now = monotonic()
+                    if now - last_scan >= rto / 4:
+                        self._retransmit(now, rto, pkts, done, sent_at, retries, addr)
+                        last_scan = now
+                    poller.poll(wait_ms)
+                    continue
+                now = monotonic()
+                if n >= size:
+                    received += 1
+                    msg, _rank, job, pool, exponent, _flags = unpack_header(buf, 0)
+                    index = pool & 0x7FFF
+                    if (msg != result or job != job_id or index >= window or done[index]
+                            or pool >> 15 != uses[index] & 1):
+                        duplicates += 1
+                    else:
+                        if retries[index] == 0:  # RFC 6298: the timeout follows the RTT
+                            rtt = now - first_sent[index]
+                            if srtt is None:
+                                srtt, rttvar = rtt, rtt / 2
+                            else:
+                                rttvar = 0.75 * rttvar + 0.25 * abs(srtt - rtt)
+                                srtt = 0.875 * srtt + 0.125 * rtt
+                            rto = min(2.0, max(self.timeout, srtt + 4 * rttvar))
+                        chunk = chunk_of[index]
+                        if chunk >= 0:
+                            gview[chunk * plen : (chunk + 1) * plen] = view[hl:size]
+                            remaining -= 1
+                        uses[index] += 1
+                        following = chunk + window if chunk >= 0 else index
+                        if following < n_chunks:
+                            pkt = pkts[index]
+                            if is_float:
+                                announce = own_exp[min(following + window, n_chunks)]
+                                scale_list[following] = scale_of[exponent]
+                                if exponent == own_exp[following]:
+                                    pkt[hl:] = pview[following * plen : (following + 1) * plen]
+                                else:
+                                    q = quantize(chunks[following], scale_of[exponent])
+                                    pkt[hl:] = q.astype(">i4").tobytes()
+                            else:
+                                announce = 0
+                                pkt[hl:] = pview[following * plen : (following + 1) * plen]
+                            pool = (uses[index] & 1) << 15 | index
+                            pack_header(pkt, 0, update, rank, job_id, pool, announce, 0)
+                            chunk_of[index], retries[index] = following, 0
+                            try:
+                                sendto(pkt, addr)
+                            except BlockingIOError:
+                                self._send(pkt, addr)
+                            sent += 1
+                            sent_at[index] = first_sent[index] = now
+                        else:
+                            done[index] = True
+                if now - last_scan >= rto / 4:  # scanning every slot per packet would cost the CPU
+                    self._retransmit(now, rto, pkts, done, sent_at, retries, addr)
+                    last_scan = now
+        finally:
+            sock.settimeout(self.timeout / 4)
+            self._srtt, self._rttvar, self._rto = srtt, rttvar, rto
+            stats = self.stats
+            stats.packets_sent += sent
+            stats.packets_received += received
+            stats.duplicates += duplicates
+        if scales is not None:
+            scales[:] = scale_list
+        stats.elapsed += time.monotonic() - start
+        stats.elements += n_chunks * elems
+        return np.frombuffer(got, dtype=">i4").reshape(n_chunks, elems)
 
-    def _retransmit(self, window: int, now: float) -> None:
-        for slot in self.slots[:window]:
-            if slot.done or now - slot.sent_at < self._rto * (2 ** min(slot.retries, 6)):
+    def _send(self, pkt: bytearray, addr: tuple[str, int]) -> None:
+        """Send once the socket is writable; a buffer full (or ARP pending) for timeout/4 is a loss
+        the timer resends, like any other."""
+        with contextlib.suppress(TimeoutError, BlockingIOError):
+            try:
+                self.sock.sendto(pkt, addr)
+            except BlockingIOError:
+                if select.select([], [self.sock], [], self.timeout / 4)[1]:
+                    self.sock.sendto(pkt, addr)
+
+    def _retransmit(self, now: float, rto: float, pkts: list[bytearray], done: list[bool],
+                    sent_at: list[float], retries: list[int], addr: tuple[str, int]) -> None:
+        """Resend every slot whose timeout (rto, doubling per retry) has passed."""
+        for index, pkt in enumerate(pkts):
+            if done[index] or now - sent_at[index] < rto * (2 ** min(retries[index], 6)):
                 continue
-            slot.retries += 1
+            retries[index] += 1
             self.stats.timeouts += 1
-            if slot.retries > self.max_retries:
+            if retries[index] > self.max_retries:
                 raise WorkerError(
                     f"job {self.job_id} rank {self.rank}: no answer from the switch at {self.switch_ip} after "
                     f"{self.max_retries} retransmissions; the switch may be unreachable or refusing this "
                     "worker (check `ina ctl show-jobs` and the admission table)")
             self.stats.retransmissions += 1
-            self._send(slot, now)
+            self._send(pkt, addr)
+            self.stats.packets_sent += 1
+            sent_at[index] = now

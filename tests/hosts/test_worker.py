@@ -79,3 +79,68 @@ def test_quantization_scale_cannot_overflow():
     q = quantize(chunk[0], scale_for(e, 4))
     assert np.abs(q).max() * 4 <= 2**31 - 1
     assert error_bound(0, 4) == 0.0
+
+
+class Reflector:
+    """The switch of a one-socket job, in process: answers each UPDATE with its RESULT (the values
+    unchanged, the exponent mapped by `exponents`, as if another worker announced a larger one),
+    then once more as a duplicate. Records every packet the worker sends."""
+
+    def __init__(self, sock, exponents: dict[int, int] | None = None):
+        self.sock, self.exponents, self.sent, self.queue = sock, exponents or {}, [], []
+
+    def sendto(self, data, _addr) -> int:
+        data = bytes(data)
+        self.sent.append(data)
+        exponent = self.exponents.get(data[6], data[6])
+        result = bytes([packets.MSG_RESULT]) + data[1:6] + bytes([exponent]) + data[7:]
+        self.queue += [result, result]
+        return len(data)
+
+    def recv_into(self, buf) -> int:
+        if not self.queue:  # what the real socket raises with nothing queued, in its mode
+            raise BlockingIOError if self.sock.gettimeout() == 0 else TimeoutError
+        data = self.queue.pop(0)
+        buf[: len(data)] = data
+        return len(data)
+
+    def __getattr__(self, name):  # fileno, setblocking, settimeout, close: the real socket's
+        return getattr(self.sock, name)
+
+
+def reflected_worker(n_workers: int, elems: int, window: int, exponents=None) -> Worker:
+    w = Worker(3, 1, n_workers, "127.0.0.1", "127.0.0.1", 0, elems, window, timeout=0.005)
+    w.sock = Reflector(w.sock, exponents)
+    return w
+
+
+def test_int32_packets_on_the_wire_alternate_sets_and_count_duplicates():
+    w = reflected_worker(1, 2, 2)
+    array = np.array([1, -2, 3, 2**31 - 1, -5], dtype=np.int32)
+    assert np.array_equal(w.allreduce(array), array)
+    assert [p.hex() for p in w.sock.sent] == [
+        "0101000300000000" "00000001" "fffffffe",  # slot 0, set 0: chunk 0
+        "0101000300010000" "00000003" "7fffffff",  # slot 1, set 0: chunk 1
+        "0101000380000000" "fffffffb" "00000000",  # slot 0, set 1: chunk 2, zero-padded
+    ]
+    s = w.stats
+    assert (s.packets_sent, s.packets_received, s.duplicates, s.retransmissions) == (3, 5, 2, 0)
+    w.sock.sent.clear()
+    w.allreduce(array[:2])  # the next all-reduce continues each slot's set alternation
+    assert [p.hex() for p in w.sock.sent] == ["0101000300000000" "00000001" "fffffffe"]
+    w.close()
+
+
+def test_float_packets_quantize_with_the_exponent_the_switch_returns():
+    # Chunk 0 ([0.5, -0.25], exponent byte 128) is quantized with its own exponent; for chunk 1
+    # ([3.0, 0.0], 130) the switch answers 131, so it is quantized with the larger one.
+    w = reflected_worker(2, 2, 1, exponents={130: 131})
+    array = np.array([0.5, -0.25, 3.0, 0.0], dtype=np.float32)
+    result = w.allreduce(array)
+    assert [p.hex() for p in w.sock.sent] == [
+        "0101000300008000" "00000000" "00000000",  # use 0: all zeros, announces chunk 0's exponent
+        "0101000380008200" "20000000" "f0000000",  # chunk 0 at scale (2**31-1)/2, announces 130
+        "0101000300000000" "18000000" "00000000",  # chunk 1 at scale (2**31-1)/16, nothing after it
+    ]
+    assert result.dtype == np.float32 and np.array_equal(result, array)
+    w.close()
