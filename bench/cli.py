@@ -109,40 +109,69 @@ def bench_profile(out: Path, seconds: float, elems: int = 64) -> Path:
     return path
 
 
-def bench_allreduce(out: Path, reps: int, full: bool) -> list[dict]:
+BASE = {"workers": 2, "size": 1 << 16, "elems": 64, "slots": 128, "loss": 0.0, "jobs": 1}
+QUICK_SWEEPS = {"workers": [2, 4], "loss": [0.0, 0.01], "elems": [16, 64], "jobs": [1, 2]}
+FULL_SWEEPS = {"workers": [2, 4, 8, 16], "size": [1 << 15, 1 << 18, 1 << 20], "elems": [16, 32, 64],
+               "slots": [32, 128, 256], "loss": [0.0, 0.01, 0.05], "jobs": [1, 2, 4]}
+LABELS = {"workers": "workers", "size": "elements per worker", "elems": "elements per packet (E)",
+          "slots": "window (slots per job)", "loss": "loss probability", "jobs": "jobs sharing the switch"}
+
+
+def bench_allreduce(out: Path, reps: int, sweeps: dict[str, list], base: dict | None = None) -> list[dict]:
+    """End-to-end all-reduce in Mininet, one parameter swept at a time from `base`.
+
+    The workers sweep also runs the host-only baseline (a parameter server) on the same topology.
+    The jobs sweep uses 4 workers split into jobs. Identical configurations run once.
+    """
     from ina.topologies.runner import RunOptions, run
 
-    workers = [2, 4, 8, 16] if full else [2, 4]
-    losses = [0.0, 0.01, 0.05] if full else [0.0, 0.01]
-    size = 1 << 18 if full else 1 << 15
-    configs = [(w, 0.0, False) for w in workers] + [(w, 0.0, True) for w in workers]
-    configs += [(workers[0], loss, False) for loss in losses if loss]
+    base = {**BASE, **(base or {})}
+    plan: list[tuple[str, dict, bool]] = []
+    for name, values in sweeps.items():
+        for value in values:
+            config = {**base, name: value}
+            if name == "jobs":
+                config["workers"] = max(4, value)
+            plan.append((name, config, False))
+            if name == "workers":
+                plan.append((name, config, True))
+    measured: dict[tuple, dict] = {}
+    unique = {(tuple(sorted(c.items())), b) for _n, c, b in plan}
+    progress = Progress(len(unique) * reps, "allreduce")
     rows = []
-    progress = Progress(len(configs) * reps, "allreduce")
-    for n, loss, baseline in configs:
-        goodputs, times, retrans = [], [], []
-        for _ in range(reps):
-            result = run(RunOptions(workers=n, size=size, loss=loss or None, baseline=baseline, elems=64,
-                                    pool_size=1024, slots=128, run_dir=str(out / "runs" / f"w{n}-l{loss}-b{int(baseline)}")))
-            ok = [w for w in result.workers if w.get("verified")]
-            goodputs.append(sum(w["goodput_elements_per_s"] for w in ok) / max(len(ok), 1))
-            times.append(max((w["elapsed_s"] for w in ok), default=0.0))
-            retrans.append(sum(w["retransmissions"] for w in ok))
-            progress.step(f"{'baseline' if baseline else 'ina'} workers={n} loss={loss}")
-        rows.append({"workers": n, "loss": loss, "aggregation": "host baseline" if baseline else "in-network",
-                     "size": size, "goodput_elements_per_s_per_worker": summarise(goodputs),
-                     "gbps_per_worker": summarise([g * 32 / 1e9 for g in goodputs]),
-                     "seconds": summarise(times), "retransmissions": summarise(retrans)})
+    for name, config, baseline in plan:
+        key = (tuple(sorted(config.items())), baseline)
+        if key not in measured:
+            goodputs, times, retrans, cpu = [], [], [], []
+            for rep in range(reps):
+                tag = "-".join(f"{k}{v}" for k, v in sorted(config.items())) + ("-baseline" if baseline else "")
+                result = run(RunOptions(workers=config["workers"], size=config["size"], elems=config["elems"],
+                                        slots=config["slots"], loss=config["loss"] or None, jobs=config["jobs"],
+                                        baseline=baseline, pool_size=1024,
+                                        run_dir=str(out / "runs" / f"{tag}-{rep}")))
+                ok = [w for w in result.workers if w.get("verified")]
+                if len(ok) != len(result.workers):
+                    print(f"ina bench: a run of {tag} failed verification; see {result.run_dir}")
+                goodputs.append(sum(w["goodput_elements_per_s"] for w in ok) / max(len(ok), 1))
+                times.append(max((w["elapsed_s"] for w in ok), default=0.0))
+                retrans.append(sum(w["retransmissions"] for w in ok))
+                cpu.append(sum(result.switch_cpu_s.values()))
+                progress.step(f"{'baseline' if baseline else 'ina'} {tag}")
+            measured[key] = {"goodput_elements_per_s_per_worker": summarise(goodputs),
+                             "gbps_per_worker": summarise([g * 32 / 1e9 for g in goodputs]),
+                             "seconds": summarise(times), "retransmissions": summarise(retrans),
+                             "switch_cpu_s": summarise(cpu)}
+        rows.append({"sweep": name, **config, "aggregation": "host baseline" if baseline else "in-network",
+                     **measured[key]})
     write(out, "allreduce", rows)
-    series = {}
-    for label in ("in-network", "host baseline"):
-        pts = [r for r in rows if r["aggregation"] == label and r["loss"] == 0.0]
-        series[label] = ([r["workers"] for r in pts], [r["goodput_elements_per_s_per_worker"]["median"] for r in pts])
-    plots.lines(out / "allreduce_vs_workers.png", "All-reduce goodput per worker", "workers", "elements/s", series)
-    loss_rows = [r for r in rows if r["aggregation"] == "in-network" and r["workers"] == workers[0]]
-    plots.lines(out / "allreduce_vs_loss.png", f"Goodput vs loss ({workers[0]} workers)", "loss probability",
-                "elements/s", {"in-network": ([r["loss"] for r in loss_rows],
-                                              [r["goodput_elements_per_s_per_worker"]["median"] for r in loss_rows])})
+    for name in sweeps:
+        series = {}
+        for label in ("in-network", "host baseline"):
+            pts = [r for r in rows if r["sweep"] == name and r["aggregation"] == label]
+            if pts:
+                series[label] = ([r[name] for r in pts], [r["goodput_elements_per_s_per_worker"]["median"] for r in pts])
+        plots.lines(out / f"allreduce_vs_{name}.png", f"All-reduce goodput per worker vs {LABELS[name]}",
+                    LABELS[name], "elements/s per worker (median)", series)
     return rows
 
 
@@ -193,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.what in ("switch", "all"):
         sections["switch"] = bench_switch(out, args.reps, args.seconds, not args.no_veth)
     if args.what in ("allreduce", "all"):
-        sections["allreduce"] = bench_allreduce(out, args.reps, args.full)
+        sections["allreduce"] = bench_allreduce(out, args.reps, FULL_SWEEPS if args.full else QUICK_SWEEPS,
+                                                {"size": 1 << 18} if args.full else None)
     if args.what in ("profile", "all"):
         print(bench_profile(out, args.seconds).read_text())
     print(markdown(out, sections).read_text())

@@ -45,6 +45,7 @@ class RunResult:
     workers: list[dict] = field(default_factory=list)
     ok: bool = False
     switch_stats: dict = field(default_factory=dict)
+    switch_cpu_s: dict = field(default_factory=dict)  # CPU seconds each switch process used while workers ran
 
 
 def say(message: str) -> None:
@@ -125,7 +126,10 @@ def run(opts: RunOptions) -> RunResult:
             say("entering the Mininet CLI (exit to tear down)")
             CLI(network.net)
             return result
+        cpu_before = {s.name: process_cpu_seconds(s.proc) for s in network.switches()}
         result.workers = run_workers(network, topo, opts)
+        result.switch_cpu_s = {s.name: round(process_cpu_seconds(s.proc) - cpu_before[s.name], 3)
+                               for s in network.switches()}
         result.ok = all(w.get("verified") for w in result.workers)
         result.switch_stats = switch_stats(topo)
         for s in network.switches():
@@ -137,6 +141,17 @@ def run(opts: RunOptions) -> RunResult:
         say("network torn down")
     (run_dir / "result.json").write_text(json.dumps(result.__dict__, indent=2))
     return result
+
+
+def process_cpu_seconds(proc: subprocess.Popen | None) -> float:
+    """User + system CPU time of a running process (all its threads), from /proc."""
+    if proc is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def netem_available() -> bool:

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from ina.bench.cli import bench_compile, bench_profile, bench_switch, main, markdown
+from ina.bench.cli import bench_allreduce, bench_compile, bench_profile, bench_switch, main, markdown
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -43,3 +43,19 @@ def test_profile_names_the_generated_stages(tmp_path):
     text = bench_profile(tmp_path, seconds=0.05, elems=8).read_text()
     assert "packets/s under the profiler" in text
     assert "act_" in text and "engine.py" in text
+
+
+@pytest.mark.netns
+@pytest.mark.slow
+def test_allreduce_benchmark_sweeps_in_mininet(tmp_path):
+    rows = bench_allreduce(tmp_path, reps=1, sweeps={"workers": [2], "elems": [16]}, base={"size": 2048})
+    assert [(r["sweep"], r["workers"], r["elems"], r["aggregation"]) for r in rows] == [
+        ("workers", 2, 64, "in-network"), ("workers", 2, 64, "host baseline"), ("elems", 2, 16, "in-network")]
+    data = json.loads((tmp_path / "allreduce.json").read_text())
+    assert len(data["results"]) == 3
+    for r in rows:
+        assert r["goodput_elements_per_s_per_worker"]["median"] > 0  # every worker verified its sum
+        assert {"gbps_per_worker", "seconds", "retransmissions", "switch_cpu_s"} <= set(r)
+        assert r["switch_cpu_s"]["median"] >= 0  # ticks of 10 ms: a tiny run may use less than one
+    for name in ("workers", "elems"):
+        assert (tmp_path / f"allreduce_vs_{name}.png").read_bytes()[:8] == PNG_MAGIC
