@@ -49,7 +49,9 @@ def bench_switch(out: Path, reps: int, seconds: float, veth: bool) -> list[dict]
     rows = []
     configs = [("forward", 8), ("aggregate", 16), ("aggregate", 32), ("aggregate", 64)]
     engines = ("native", "python")
-    progress = Progress(len(configs) * len(engines) * reps * (2 if veth else 1) + (reps if veth else 0), "switch")
+    bmv2_runs = len(configs) * reps if veth and shutil.which("simple_switch_grpc") and shutil.which("p4c-bm2-ss") else 0
+    progress = Progress(len(configs) * len(engines) * reps * (2 if veth else 1) + (reps if veth else 0) + bmv2_runs,
+                        "switch")
     for engine in engines:
         for kind, elems in configs:
             values = []
@@ -69,15 +71,24 @@ def bench_switch(out: Path, reps: int, seconds: float, veth: bool) -> list[dict]
             progress.step("veth I/O ceiling")
         rows.append({"mode": "veth", "engine": "C loop, no P4", "kind": "ceiling", "elems": 0,
                      "packets_per_s": summarise(values)})
-        for engine in engines:
+        # BMv2 beside them when it is installed (the Vagrant VM): same frames, same run, same links.
+        bmv2_here = bool(shutil.which("simple_switch_grpc") and shutil.which("p4c-bm2-ss"))
+        for engine in (*engines, "simple_switch") if bmv2_here else engines:
+            target = "bmv2" if engine == "simple_switch" else "builtin"
             for kind, elems in configs:
-                bmv2, p4info = vb.load_program(elems, out)
+                bmv2, p4info = vb.load_program(elems, out / f"veth-{target}-E{elems}", target)
                 values = []
                 for _ in range(reps):
                     values.append(vb.measure(kind, elems, seconds, bmv2, p4info, engine=engine)["delivered_pps"])
                     progress.step(f"veth {engine} {kind} E={elems}")
                 rows.append({"mode": "veth", "engine": engine, "kind": kind, "elems": elems,
                              "packets_per_s": summarise(values)})
+        if bmv2_here:
+            bmv2_rows = {(r["kind"], r["elems"]): r for r in rows if r["engine"] == "simple_switch"}
+            for r in rows:
+                ref = bmv2_rows.get((r["kind"], r["elems"]))
+                if r["mode"] == "veth" and ref and r is not ref:
+                    r["x_simple_switch"] = round(r["packets_per_s"]["median"] / max(ref["packets_per_s"]["median"], 1), 2)
     write(out, "switch", rows)
     plots.bars(out / "switch.png", "ina switch packets/s (median)",
                [f"{r['mode']} {r['engine']}\n{r['kind']} E={r['elems']}" for r in rows],
@@ -185,13 +196,15 @@ def markdown(out: Path, sections: dict[str, list[dict]]) -> Path:
         lines += [f"## {name}", ""]
         if not rows:
             continue
-        keys = [k for k in rows[0] if not isinstance(rows[0][k], dict)]
-        metrics = [k for k in rows[0] if isinstance(rows[0][k], dict)]
+        names = list(dict.fromkeys(k for r in rows for k in r))  # every column any row has, in order
+        keys = [k for k in names if not any(isinstance(r.get(k), dict) for r in rows)]
+        metrics = [k for k in names if k not in keys]
         lines.append("| " + " | ".join(keys + [f"{m} (median [min, max])" for m in metrics]) + " |")
         lines.append("|" + "---|" * (len(keys) + len(metrics)))
         for r in rows:
-            cells = [str(r[k]) for k in keys] + [
-                f"{_num(r[m]['median'])} [{_num(r[m]['min'])}, {_num(r[m]['max'])}]" for m in metrics]
+            cells = [str(r.get(k, "")) for k in keys] + [
+                f"{_num(r[m]['median'])} [{_num(r[m]['min'])}, {_num(r[m]['max'])}]" if m in r else ""
+                for m in metrics]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     path = out / "summary.md"

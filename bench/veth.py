@@ -141,12 +141,17 @@ def measure_ceiling(seconds: float) -> dict:
 
 def measure(kind: str, elems: int, seconds: float, bmv2: dict, p4info, grpc_port: int = 50350,
             engine: str = "auto") -> dict:
-    """Delivered packets/s for one configuration; the switch runs as a real `ina switch` process."""
+    """Delivered packets/s for one configuration; the switch runs as a real process: `ina switch`
+    with the given engine, or BMv2's simple_switch_grpc for engine "simple_switch"."""
     setup()
     address = f"127.0.0.1:{grpc_port}"
-    switch = subprocess.Popen([sys.executable, "-m", "ina", "switch", "--no-p4", "-i", "1@bch-s1", "-i", "2@bch-s2",
-                               "--grpc-server-addr", address, "--engine", engine],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    ports = ["-i", "1@bch-s1", "-i", "2@bch-s2"]
+    if engine == "simple_switch":
+        cmd = ["simple_switch_grpc", "--no-p4", *ports, "--", f"--grpc-server-addr={address}"]
+    else:
+        cmd = [sys.executable, "-m", "ina", "switch", "--no-p4", *ports, "--grpc-server-addr", address,
+               "--engine", engine]
+    switch = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         with SwitchConnection(address, timeout=20) as conn:
             conn.set_pipeline(bmv2, p4info)
@@ -164,9 +169,9 @@ def measure(kind: str, elems: int, seconds: float, bmv2: dict, p4info, grpc_port
             "delivered_pps": received / seconds}
 
 
-def load_program(elems: int, out: Path):
-    from ina.compiler import compile_file
-    from ina.p4src import AGGREGATE_P4
+def load_program(elems: int, out: Path, target: str = "builtin"):
+    """BMv2 JSON and P4Info of aggregate.p4: ina's compiler, or p4c-bm2-ss for target bmv2."""
+    from ina.topologies.runner import compile_program
 
-    result = compile_file(AGGREGATE_P4, defines={"ELEMS": str(elems), "POOL_SIZE": "64"})
-    return result.bmv2, result.p4info
+    out.mkdir(parents=True, exist_ok=True)
+    return compile_program(target, elems, 64, out)
