@@ -2,6 +2,8 @@
 
     bchA (sender, also counts results) <-> bch-s1 [ina switch] bch-s2 <-> bchB (counter)
 
+Sender and counter are bench/traffic.c (sendmmsg/recvmmsg), so they outrun the switch.
+
 Forwarding: frames to h2's MAC are forwarded from port 1 to port 2 and counted in bchB.
 Aggregation: a one-worker job, so every UPDATE completes its slot and the RESULT returns to bchA.
 """
@@ -14,29 +16,6 @@ from pathlib import Path
 from ina.controller.aggregation import Aggregation, Worker
 from ina.controller.client import SwitchConnection
 
-SENDER = """
-import socket, sys, time
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); s.bind(("bchA-0", 0))
-frames = [bytes.fromhex(x) for x in sys.argv[2:]]
-end = time.monotonic() + float(sys.argv[1]); n = 0
-while time.monotonic() < end:
-    for f in frames:
-        try: s.send(f); n += 1
-        except BlockingIOError: pass
-print(n)
-"""
-COUNTER = """
-import socket, sys, time
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3)); s.bind((sys.argv[2], 0))
-s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20); s.setsockopt(263, 23, 1); s.settimeout(0.2)
-end = time.monotonic() + float(sys.argv[1]); n = 0
-while time.monotonic() < end:
-    try:
-        d = s.recv(4096)
-        if d[12:14] == b"\\x08\\x00": n += 1
-    except TimeoutError: pass
-print(n)
-"""
 SWITCH_MAC, SWITCH_IP = "02:aa:00:00:00:01", "10.0.0.254"
 H1 = ("00:00:00:00:00:01", "10.0.0.1")
 H2 = ("00:00:00:00:00:02", "10.0.0.2")
@@ -99,13 +78,16 @@ ina_switch *ina_new(int drop_port) { return ina_alloc(0, 0, 0, drop_port); }
 
 
 def _blast(kind: str, elems: int, seconds: float) -> tuple[int, int]:
-    """(sent, received): the sender in bchA, the counter where the kind's packets arrive."""
+    """(sent, received): the C sender in bchA, the C counter where the kind's IPv4 packets arrive."""
+    from ina.switch.native.build import build_program
+
+    tool = str(build_program(Path(__file__).with_name("traffic.c")))
     where = "bchA-0" if kind == "aggregate" else "bchB-0"
     ns = "bchA" if kind == "aggregate" else "bchB"
-    counter = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", COUNTER, str(seconds + 1), where],
+    counter = subprocess.Popen(["ip", "netns", "exec", ns, tool, "count", where, str(seconds + 1), "0800"],
                                stdout=subprocess.PIPE, text=True)
     time.sleep(0.3)
-    sender = subprocess.run(["ip", "netns", "exec", "bchA", sys.executable, "-c", SENDER, str(seconds),
+    sender = subprocess.run(["ip", "netns", "exec", "bchA", tool, "send", "bchA-0", str(seconds),
                              frame(kind, elems)], capture_output=True, text=True)
     received = int(counter.communicate()[0].strip() or 0)
     return int(sender.stdout.strip() or 0), received

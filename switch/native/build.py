@@ -31,22 +31,36 @@ def compiler() -> str | None:
 
 def build(source: str) -> ctypes.CDLL:
     """The loaded shared object for `source` plus the runtime, compiled once per content."""
-    cc = compiler()
-    if cc is None:
-        raise BuildError("no C compiler (gcc) on PATH; install gcc for the native data path")
     runtime = [(HERE / name).read_bytes() for name in RUNTIME_SOURCES + HEADERS]
     digest = hashlib.sha256(b"\0".join([source.encode(), *runtime, " ".join(CFLAGS).encode()]))
     target = cache_dir() / f"pipeline-{digest.hexdigest()[:20]}.so"
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix=".build-", dir=target.parent) as tmp:
-            generated = Path(tmp) / "pipeline.c"
-            generated.write_text(source)
-            partial = Path(tmp) / "pipeline.so"
-            cmd = [cc, *CFLAGS, f"-I{HERE}", str(generated), *(str(HERE / s) for s in RUNTIME_SOURCES),
-                   "-o", str(partial)]
-            result = subprocess.run(cmd, capture_output=True, text=True)
-            if result.returncode != 0:
-                raise BuildError(f"{Path(cc).name} failed on the generated pipeline:\n{result.stderr[-2000:]}")
-            os.replace(partial, target)  # atomic: concurrent builds of one program are safe
+    _compile(target, source, [*CFLAGS, f"-I{HERE}"], [str(HERE / s) for s in RUNTIME_SOURCES])
     return ctypes.CDLL(str(target))
+
+
+def build_program(source_file: Path) -> Path:
+    """A stand-alone C program (a benchmark tool), compiled once per content; returns its path."""
+    source = source_file.read_text()
+    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
+    target = cache_dir() / f"{source_file.stem}-{digest}"
+    _compile(target, source, ["-O2", "-Wall"], [])
+    return target
+
+
+def _compile(target: Path, source: str, flags: list[str], extra_sources: list[str]) -> None:
+    """gcc `source` (+ extra files) into `target` unless it is there; atomic under concurrency."""
+    if target.exists():
+        return
+    cc = compiler()
+    if cc is None:
+        raise BuildError("no C compiler (gcc) on PATH; install gcc for the native data path")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".build-", dir=target.parent) as tmp:
+        generated = Path(tmp) / "source.c"
+        generated.write_text(source)
+        partial = Path(tmp) / "out"
+        cmd = [cc, *flags, str(generated), *extra_sources, "-o", str(partial)]
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise BuildError(f"{Path(cc).name} failed on {target.name}:\n{result.stderr[-2000:]}")
+        os.replace(partial, target)
