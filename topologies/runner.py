@@ -118,6 +118,10 @@ def run(opts: RunOptions) -> RunResult:
         from ina.controller.topology_setup import program_topology
 
         program_topology(topo, bmv2, p4info)
+        for s in network.switches():
+            path = s.data_path()
+            if path:
+                say(f"{s.name}: {path}")
         if opts.loss and link_loss is None:
             emulate_loss(topo, opts.loss)
         if opts.cli:

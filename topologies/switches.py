@@ -72,6 +72,18 @@ class P4Switch(Switch):
         finally:
             channel.close()
 
+    def data_path(self, wait: float = 2.0) -> str | None:
+        """What ina's switch said about its data path once programmed ("native data path (...)"),
+        waiting up to `wait` seconds for the line; None for BMv2 or if it never came."""
+        if self.target == "bmv2":
+            return None
+        deadline = time.monotonic() + wait
+        while True:
+            lines = [ln for ln in self.log_path.read_text(errors="replace").splitlines() if "data path" in ln]
+            if lines or time.monotonic() > deadline:
+                return lines[-1].removeprefix("ina switch: ") if lines else None
+            time.sleep(0.05)
+
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
