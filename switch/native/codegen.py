@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from ina.switch.codegen import ident
 from ina.switch.expressions import hexint
 from ina.switch.layout import HeaderLayout, Layout
-from ina.switch.native.expressions import CExpressions, Unsupported, const
+from ina.switch.native.expressions import CExpressions, Unsupported, const, unwrap
+
+MAX_ARGS = 64  # action parameters a table entry holds (state.h: def_args)
 
 ALGORITHMS = {"csum16": "ina_csum16", "cksum16": "ina_csum16", "crc16": "ina_crc16",
               "crc16_custom": "ina_crc16", "crc32": "ina_crc32", "crc32_custom": "ina_crc32",
@@ -23,9 +25,7 @@ SM_FIELDS = ("ingress_port", "packet_length", "instance_type", "ingress_global_t
 UNSUPPORTED_PRIMITIVES = {
     "clone_ingress_pkt_to_egress": "clone", "clone_egress_pkt_to_egress": "clone",
     "resubmit": "resubmit", "recirculate": "recirculate", "generate_digest": "digests",
-    "execute_meter": "meters", "push": "header stacks", "push_front": "header stacks",
-    "pop": "header stacks", "pop_front": "header stacks", "assign_VL": "varbit fields",
-    "assign_union": "header unions", "assign_header_stack": "header stacks",
+    "execute_meter": "meters", "assign_VL": "varbit fields", "assign_union": "header unions",
     "assign_union_stack": "header unions",
 }  # fmt: skip
 
@@ -54,6 +54,11 @@ class CGenerator:
         self.sm = {name: sm.slot(name) for name in SM_FIELDS}
         self.registers = {r["name"]: (i, r) for i, r in enumerate(program.get("register_arrays", []))}
         self.counters = {c["name"]: (i, c) for i, c in enumerate(program.get("counter_arrays", []))}
+        for kind, arrays, named in (("register", "register_arrays", self.registers),
+                                    ("counter", "counter_arrays", self.counters)):
+            if len(named) != len(program.get(arrays, [])):
+                # the Python engine counts into the first and shows the last: refuse to guess
+                raise Unsupported(f"two {kind} arrays with one name")
         self.tables: dict[str, int] = {}
         self.pre: list[str] = []  # calculation helpers, generated on first use, placed first
         self.defined: set[str] = set()
@@ -62,6 +67,8 @@ class CGenerator:
             if r[1]["bitwidth"] > 64:
                 raise Unsupported(f"register '{r[0]}' is {r[1]['bitwidth']} bits wide")
         for a in self.actions.values():
+            if len(a.get("runtime_data", [])) > MAX_ARGS:
+                raise Unsupported(f"action '{a['name']}' has more than {MAX_ARGS} parameters")
             for p in a.get("runtime_data", []):
                 if p["bitwidth"] > 64:
                     raise Unsupported(f"action '{a['name']}' has a {p['bitwidth']}-bit parameter")
@@ -109,23 +116,26 @@ class CGenerator:
             raise Unsupported(f"header '{hl.name}' is not a whole number of bytes")
         return out
 
-    def extract(self, hl: HeaderLayout, indent: int) -> None:
+    def extract(self, hl: HeaderLayout, indent: int, base: str | None = None) -> None:
+        """Extracts a header at its own slots, or (stack element) at slot `base`, a C variable."""
         fields = self._fields(hl)
+        if base is not None:
+            fields = [(f"{base} + {slot - hl.base}", bit, width) for slot, bit, width in fields]
         nbytes = sum(w for _s, _b, w in fields) // 8
         short = self.errors.get("PacketTooShort", 0)
         self.emit(f"if (c->off + {nbytes} > c->len) PARSE_ERROR({short});", indent)
         self.emit("{", indent)
         self.emit("const uint8_t *d = c->data + c->off;", indent + 1)
-        for slot, bit, width in fields:
+        for k, (slot, bit, width) in enumerate(fields):
             value = f"ina_get_bits(d, {bit}, {width})"
             if bit % 8 == 0 and width in (8, 16, 32, 64):
                 value = f"ina_ld{width}(d + {bit // 8})"
-            signed = hl.signed(hl.fields[slot - hl.base - 1][0])
+            signed = hl.fields[k][2]
             if signed and width < 64:
                 half = 1 << (width - 1)
                 value = f"(uint64_t)(((int64_t){value} ^ {half}LL) - {half}LL)"
             self.emit(f"P[{slot}] = {value};", indent + 1)
-        self.emit(f"P[{hl.base}] = 1;", indent + 1)
+        self.emit(f"P[{hl.base if base is None else base}] = 1;", indent + 1)
         self.emit(f"c->off += {nbytes};", indent + 1)
         self.emit("}", indent)
 
@@ -134,8 +144,10 @@ class CGenerator:
         prims = action.get("primitives", [])
         self.emit(f"static inline void act_{action['id']}(ina_ctx *c, uint64_t *P, const uint64_t *A) {{")
         self.emit("(void)c; (void)P; (void)A;", 1)
+        targets = {hexint(p["parameters"][-1]["value"]) for p in prims if p["op"] in ("_jump", "_jump_if_zero")}
         for i, prim in enumerate(prims):
-            self.emit(f"J{i}:;", 0)
+            if i in targets:  # only jump targets get labels (-Wall warns of unused ones)
+                self.emit(f"J{i}:;", 0)
             if prim["op"] == "_jump":
                 self.emit(f"goto J{hexint(prim['parameters'][0]['value'])};", 1)
             elif prim["op"] == "_jump_if_zero":
@@ -144,7 +156,8 @@ class CGenerator:
             else:
                 for line in self.primitive(prim):
                     self.emit(line, 1)
-        self.emit(f"J{len(prims)}:;", 0)
+        if len(prims) in targets:
+            self.emit(f"J{len(prims)}:;", 0)
         self.emit("}")
 
     def primitive(self, prim: dict) -> list[str]:
@@ -154,17 +167,31 @@ class CGenerator:
             raise Unsupported(UNSUPPORTED_PRIMITIVES[op])
         if op in ("assign", "modify_field", "assign_header", "copy_header"):
             target = params[0]
-            if target["type"] in ("header", "regular") or op in ("assign_header", "copy_header"):
-                dst, src = e.header(target), e.header(params[1])
-                return [f"memcpy(&P[{dst.base}], &P[{src.base}], {dst.size} * sizeof(uint64_t));"]
-            return [e.store(target, e.value(params[1]))]
+            if target["type"] == "header_stack" and op in ("assign", "modify_field"):
+                return self._copy_stack(target["value"], params[1]["value"])
+            header_expr = target["type"] == "expression" and unwrap(target["value"]).get("op") in (
+                "dereference_header_stack", "access_union_header")
+            if target["type"] in ("header", "regular") or header_expr or op in ("assign_header", "copy_header"):
+                (dst, hl), (src, _h) = e.header_base(target), e.header_base(params[1])
+                return ["{", f"size_t d = {dst};", f"size_t s = {src};",
+                        f"memmove(&P[d], &P[s], {hl.size} * sizeof(uint64_t));", "}"]
+            return [e.store(target, params[1])]
+        if op == "assign_header_stack":
+            return self._copy_stack(params[0]["value"], params[1]["value"])
         if op == "add_header":
-            hl = e.header(params[0])
+            base, hl = e.header_base(params[0])
             n = hl.size - 1
-            return [f"if (!P[{hl.base}]) memset(&P[{hl.base + 1}], 0, {n} * sizeof(uint64_t));",
-                    f"P[{hl.base}] = 1;"]
+            return ["{", f"size_t b = {base};", f"if (!P[b]) memset(&P[b + 1], 0, {n} * sizeof(uint64_t));",
+                    "P[b] = 1;", "}"]
         if op == "remove_header":
-            return [f"P[{e.header(params[0]).base}] = 0;"]
+            return [f"P[{e.header_base(params[0])[0]}] = 0;"]
+        if op in ("push", "push_front", "pop", "pop_front"):
+            st = e.stack(params[0]["value"])
+            if params[1]["type"] != "hexstr" or hexint(params[1]["value"]) < 0:
+                raise Unsupported(f"{op} by a count that is not a non-negative constant")
+            count = min(hexint(params[1]["value"]), len(st.elements))
+            fn = "ina_push" if op.startswith("push") else "ina_pop"
+            return [f"{fn}(P, {st.base}, {st.stride}, {len(st.elements)}, {st.next_slot}, {count});"]
         if op in ("mark_to_drop", "drop"):
             return [f"P[{self.sm['egress_spec']}] = (uint64_t)c->sw->drop_port;", f"P[{self.sm['mcast_grp']}] = 0;"]
         if op == "exit":
@@ -176,33 +203,39 @@ class CGenerator:
             slot, width, signed = e.field(params[0])
             value = e.truncate("(i128)R->cells[i]", width, signed)
             return ["{", f"ina_register *R = &c->sw->registers[{index}];",
-                    f"uint64_t i = (uint64_t){e.value(params[2])};",
-                    "if (i >= R->size) ina_fail(c);", f"P[{slot}] = {value};", "}"]
+                    f"uint64_t i = ina_index(c, {e.value(params[2])}, R->size);", f"P[{slot}] = {value};", "}"]
         if op == "register_write":
             index, reg = self._register(params[0]["value"])
-            value = e.truncate(e.value(params[2]), reg["bitwidth"], False)
+            value = e.truncate(e.wrapped(params[2]), reg["bitwidth"], False)
             return ["{", f"ina_register *R = &c->sw->registers[{index}];",
-                    f"uint64_t i = (uint64_t){e.value(params[1])};",
-                    "if (i >= R->size) ina_fail(c);", f"R->cells[i] = {value};", "}"]
+                    f"uint64_t i = ina_index(c, {e.value(params[1])}, R->size);", f"R->cells[i] = {value};", "}"]
         if op == "count":
             index = self._counter(params[0]["value"])
             return ["{", f"ina_counter *K = &c->sw->counters[{index}];",
-                    f"uint64_t i = (uint64_t){e.value(params[1])};",
-                    "if (i >= K->size) ina_fail(c);",
+                    f"uint64_t i = ina_index(c, {e.value(params[1])}, K->size);",
                     f"K->packets[i]++; K->bytes[i] += P[{self.sm['packet_length']}];", "}"]
         if op == "modify_field_rng_uniform":
             lo, hi = e.value(params[1]), e.value(params[2])
-            return [e.store(params[0], f"(i128)ina_random(c->sw, (uint64_t){lo}, (uint64_t){hi})")]
+            # random.randint refuses lo > hi (ValueError: the packet is dropped)
+            return ["{", f"i128 lo = {lo}, hi = {hi};", "if (lo > hi) ina_fail(c);",
+                    e.store_c(params[0], "lo + (i128)ina_random(c->sw, 0, (uint64_t)(hi - lo))"), "}"]
         if op == "modify_field_with_hash_based_offset":
             calc = self.calculation(params[2]["value"], with_payload=False)
-            base, size = e.value(params[1]), e.value(params[3])
+            base, size = e.wrapped(params[1]), e.value(params[3])
             return ["{", f"i128 size = {size};", f"i128 h = (i128){calc};",
-                    e.store(params[0], f"{base} + (size ? ina_mod(c, h, size) : h)"), "}"]
+                    e.store_c(params[0], f"{base} + (size ? ina_mod(c, h, size) : h)"), "}"]
         if op == "truncate":
-            return [f"P[{self.layout.hidden['truncate']}] = (uint64_t){e.value(params[0])};"]
+            return ["{", f"i128 keep = {e.value(params[0])};", "if (keep < 0) ina_fail(c);",
+                    f"P[{self.layout.hidden['truncate']}] = (uint64_t)keep;", "}"]
         if op in ("assert", "assume"):
             return [f"if (!({e.value(params[0])})) ina_fail(c);"]
         raise Unsupported(f"primitive '{op}'")
+
+    def _copy_stack(self, dst: str, src: str) -> list[str]:
+        d, s = self.e.stack(dst), self.e.stack(src)
+        n = d.stride * len(d.elements)
+        return [f"memmove(&P[{d.base}], &P[{s.base}], {n} * sizeof(uint64_t));",
+                f"P[{d.next_slot}] = P[{s.next_slot}];"]
 
     def _register(self, name: str) -> tuple[int, dict]:
         if name not in self.registers:
@@ -286,20 +319,36 @@ class CGenerator:
 
     def _parser_op(self, op: dict) -> None:
         kind, params = op["op"], op.get("parameters", [])
-        if kind == "extract":
+        if kind == "extract" and params[0]["type"] == "stack":
+            st = self.e.stack(params[0]["value"])
+            err = self.errors.get("StackOutOfBounds", 0)
+            self.emit("{", 1)
+            self.emit(f"uint64_t i = P[{st.next_slot}];", 2)
+            self.emit(f"if (i >= {len(st.elements)}) PARSE_ERROR({err});", 2)
+            self.emit(f"P[{st.next_slot}] = i + 1;", 2)
+            self.emit(f"size_t b = {st.base} + i * {st.stride};", 2)
+            self.extract(self.layout.header(st.elements[0]), 2, "b")
+            self.emit("}", 1)
+        elif kind == "extract":
             if params[0]["type"] != "regular":
                 raise Unsupported(f"extract into a {params[0]['type']}")
             self.extract(self.e.header(params[0]), 1)
         elif kind == "set":
-            self.emit(self.e.store(params[0], self.e.value(params[1])), 1)
+            self.emit(self.e.store(params[0], params[1]), 1)
         elif kind == "verify":
             self.emit(f"if (!({self.e.value(params[0])})) PARSE_ERROR((int){self.e.value(params[1])});", 1)
         elif kind == "advance":
             short = self.errors.get("PacketTooShort", 0)
-            self.emit(f"c->off += (uint32_t)(ina_div(c, {self.e.value(params[0])}, 8));", 1)
-            self.emit(f"if (c->off > c->len) PARSE_ERROR({short});", 1)
+            # as the Python engine: bytes past the end leave an empty payload; a negative advance
+            # moves back (below 0, Python's slice would count from the end: not modelled)
+            self.emit("{", 1)
+            self.emit(f"i128 off = (i128)c->off + ina_div(c, {self.e.value(params[0])}, 8);", 2)
+            self.emit("if (off < 0) ina_fail(c);", 2)
+            self.emit(f"if (off > c->len) {{ c->off = c->len; PARSE_ERROR({short}); }}", 2)
+            self.emit("c->off = (uint32_t)off;", 2)
+            self.emit("}", 1)
         elif kind == "primitive":
-            for prim in params:
+            for prim in params[:1]:  # the Python engine runs the first only
                 for line in self.primitive(prim):
                     self.emit(line, 1)
         else:
@@ -315,7 +364,7 @@ class CGenerator:
                 for k in reversed(keys):
                     if k["type"] == "lookahead":
                         width = k["value"][1]
-                    elif k["type"] == "field":
+                    elif k["type"] in ("field", "stack_field"):
                         width = self.e.field(k)[1]
                     else:
                         raise Unsupported(f"transition key of type '{k['type']}'")
@@ -462,9 +511,12 @@ class CGenerator:
         self.emit("static uint32_t deparse(const uint64_t *P, uint8_t *d) {")
         self.emit("uint32_t n = 0;", 1)
         total = 0
+        order = []
         for name in deparser.get("order", []):
-            if name in self.layout.stacks or name in self.layout.unions:
-                raise Unsupported(f"deparsing header stack or union '{name}'")
+            if name in self.layout.unions:
+                raise Unsupported(f"deparsing header union '{name}'")
+            order += self.layout.stacks[name].elements if name in self.layout.stacks else [name]
+        for name in order:
             hl = self.layout.header(name)
             fields = self._fields(hl)
             nbytes = sum(w for _s, _b, w in fields) // 8

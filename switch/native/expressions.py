@@ -1,21 +1,22 @@
 """BMv2 JSON expressions as C over the packet array `P` (uint64_t slots, see ina.switch.layout).
 
-BMv2 evaluates with unbounded integers and truncates on store. The C code evaluates in signed
-128-bit arithmetic (compiled with -fwrapv), which gives the same low bits for every operator as
-long as operands fit 64 bits, which the native backend requires of every field, parameter and
-register. Programs outside that range raise Unsupported and run on the Python engine.
+BMv2 (and the Python engine) evaluate with unbounded integers and truncate on store. The C code
+evaluates in signed 128-bit arithmetic (compiled with -fwrapv). +, -, *, &, |, ^, ~ and << give
+the right value modulo 2**128 whatever their operands, so a store (which keeps at most 64 bits)
+is exact. Operators that need the whole value (comparisons, /, %, >>, saturating casts, truth
+tests, indices) only get operands whose magnitude a static bound proves below 2**126; anything
+else raises Unsupported and the program runs on the Python engine.
 """
 
 from ina.switch.expressions import hexint, unwrap
-from ina.switch.layout import HeaderLayout, Layout
+from ina.switch.layout import HeaderLayout, Layout, StackLayout
 
-BINARY = {
-    "+": "+", "-": "-", "*": "*", "&": "&", "|": "|", "^": "^",
-    "==": "==", "!=": "!=", ">": ">", ">=": ">=", "<": "<", "<=": "<=",
-    "and": "&&", "or": "||",
-}  # fmt: skip
-HELPERS = {"<<": "ina_shl", ">>": "ina_shr", "/": "ina_div", "%": "ina_mod"}
+WRAPPING = {"+": "+", "-": "-", "*": "*", "&": "&", "|": "|", "^": "^"}
+COMPARE = {"==": "==", "!=": "!=", ">": ">", ">=": ">=", "<": "<", "<=": "<="}
+LOGIC = {"and": "&&", "or": "||"}
 MAX_BITS = 64
+EXACT_BITS = 126  # values proved below 2**126 in magnitude are exact in an i128
+UNBOUNDED = 1 << 20
 
 
 class Unsupported(Exception):
@@ -39,14 +40,25 @@ def mask(width: int) -> str:
     return f"{(1 << width) - 1}ULL"
 
 
+def _bits(value: int) -> int:
+    """Magnitude bound of a constant: |value| < 2**bits."""
+    return abs(value).bit_length()
+
+
 class CExpressions:
     """Translates type/value objects to C; one instance per program."""
 
     def __init__(self, layout: Layout):
         self.layout = layout
 
+    # --- headers -------------------------------------------------------------------------
+    def stack(self, name: str) -> StackLayout:
+        if name not in self.layout.stacks:
+            raise Unsupported(f"header union stack '{name}'")
+        return self.layout.stacks[name]
+
     def header(self, obj: dict) -> HeaderLayout:
-        """The layout of a header named directly (stacks and unions are not supported)."""
+        """The layout of a header named directly (see header_base for stack elements)."""
         kind, value = obj["type"], obj["value"]
         if kind == "expression":
             value = unwrap(value)
@@ -57,27 +69,65 @@ class CExpressions:
             raise Unsupported(f"header union member '{value}'")
         return self.layout.header(value)
 
-    def field(self, obj: dict) -> tuple[int, int, bool]:
-        """(slot, bitwidth, signed) of an assignable field."""
-        if obj["type"] != "field":
-            raise Unsupported(f"field reference of type '{obj['type']}'")
-        header, name = obj["value"]
-        hl = self.layout.header(header)
-        if header in self.layout.union_of:
-            raise Unsupported(f"header union member '{header}'")
-        if hl.varbit_max:
-            raise Unsupported(f"varbit header '{header}'")
-        if name == "$valid$":
-            return hl.base, 1, False
-        width = hl.width(name)
-        if width > MAX_BITS:
-            raise Unsupported(f"field {header}.{name} is {width} bits wide (more than {MAX_BITS})")
-        return hl.slot(name), width, hl.signed(name)
+    def header_base(self, obj: dict) -> tuple[str, HeaderLayout]:
+        """(C expression of the base slot, shape) of a header, a stack element at a run-time index
+        included (an index out of range is a run-time error, as IndexError on the Python engine)."""
+        if obj["type"] == "expression":
+            expr = unwrap(obj["value"])
+            if expr.get("op") == "dereference_header_stack":
+                st = self.stack(expr["left"]["value"])
+                index = self.value(expr["right"])
+                base = f"ina_stack_elem(c, {st.base}, {st.stride}, {len(st.elements)}, {index})"
+                return base, self.layout.header(st.elements[0])
+        hl = self.header(obj)
+        return str(hl.base), hl
 
-    def load(self, slot: int, signed: bool) -> str:
+    def _check_header(self, hl: HeaderLayout, name: str) -> None:
+        if name in self.layout.union_of:
+            raise Unsupported(f"header union member '{name}'")
+        if hl.varbit_max:
+            raise Unsupported(f"varbit header '{name}'")
+
+    def field(self, obj: dict) -> tuple[str, int, bool]:
+        """(slot as C, bitwidth, signed) of an assignable field."""
+        kind = obj["type"]
+        if kind == "field":
+            header, name = obj["value"]
+            hl = self.layout.header(header)
+            self._check_header(hl, header)
+            if name == "$valid$":
+                return str(hl.base), 1, False
+            slot, width, signed = str(hl.slot(name)), hl.width(name), hl.signed(name)
+        elif kind == "stack_field":
+            st = self.stack(obj["value"][0])
+            hl = self.layout.header(st.elements[0])
+            self._check_header(hl, st.name)
+            name = obj["value"][1]
+            offset = hl.slot(name) - hl.base
+            slot = f"ina_stack_last(c, {st.base}, {st.stride}, P[{st.next_slot}]) + {offset}"
+            width, signed = hl.width(name), hl.signed(name)
+        elif kind == "expression" and unwrap(obj["value"]).get("op") == "access_field":
+            expr = unwrap(obj["value"])
+            base, hl = self.header_base(expr["left"])
+            self._check_header(hl, hl.name)
+            name, width, signed = hl.fields[expr["right"]]
+            slot = f"{base} + {1 + expr['right']}"
+        else:
+            raise Unsupported(f"field reference of type '{kind}'")
+        if not 0 < width <= MAX_BITS:
+            raise Unsupported(f"field {hl.name}.{name} is {width} bits wide (more than {MAX_BITS})")
+        return slot, width, signed
+
+    @staticmethod
+    def load(slot: str, signed: bool) -> str:
         return f"((i128)(int64_t)P[{slot}])" if signed else f"((i128)P[{slot}])"
 
-    def store(self, target: dict, source: str) -> str:
+    def store(self, target: dict, source: dict) -> str:
+        """A statement storing the value `source` into the field `target` (modulo its width)."""
+        return self.store_c(target, self.wrapped(source))
+
+    def store_c(self, target: dict, source: str) -> str:
+        """Like store, for a C expression already computed."""
         slot, width, signed = self.field(target)
         return f"P[{slot}] = {self.truncate(source, width, signed)};"
 
@@ -89,62 +139,124 @@ class CExpressions:
             return f"(uint64_t)(int64_t)((((u128)({source}) + {half}ULL) & {mask(width)}) - {half}ULL)"
         return f"((uint64_t)({source}) & {mask(width)})"
 
+    # --- values --------------------------------------------------------------------------
     def value(self, obj: dict) -> str:
+        """C for a value needed exactly (compared, divided, used as an index or a truth value)."""
+        code, bits = self.term(obj)
+        if bits > EXACT_BITS:
+            raise Unsupported("an intermediate value that may not fit 126 bits")
+        return code
+
+    def wrapped(self, obj: dict) -> str:
+        """C for a value needed only modulo 2**128 (stored into a field of at most 64 bits)."""
+        return self.term(obj)[0]
+
+    def term(self, obj: dict) -> tuple[str, int]:
+        """(C code, bound): the code's value is right modulo 2**128, and exact when the true
+        value's magnitude is below 2**bound."""
         kind, value = obj["type"], obj.get("value")
-        if kind == "field":
-            slot, _width, signed = self.field(obj)
-            return self.load(slot, signed)
+        if kind in ("field", "stack_field"):
+            slot, width, signed = self.field(obj)
+            return self.load(slot, signed), width
         if kind == "hexstr":
-            return const(hexint(value))
+            v = hexint(value)
+            return const(v), _bits(v)
         if kind == "bool":
-            return "((i128)1)" if value else "((i128)0)"
+            return ("((i128)1)" if value else "((i128)0)"), 1
         if kind in ("runtime_data", "local"):
-            return f"((i128)A[{value}])"
+            return f"((i128)A[{value}])", MAX_BITS
         if kind == "lookahead":
             offset, width = value
             if width > MAX_BITS:
                 raise Unsupported(f"lookahead of {width} bits")
-            return f"((i128)ina_lookahead(c, {offset}, {width}))"
+            return f"((i128)ina_lookahead(c, {offset}, {width}))", width
         if kind == "expression":
             return self._expression(value)
         raise Unsupported(f"value of type '{kind}'")
 
-    def _expression(self, expr: dict) -> str:
+    def _expression(self, expr: dict) -> tuple[str, int]:
         if "op" not in expr:
-            return self.value(expr)
+            return self.term(expr)
         op = expr["op"]
         left, right = expr.get("left"), expr.get("right")
         if op in ("==", "!=") and left is not None and left.get("type") == "header" == right.get("type"):
             a, b = self.header(left), self.header(right)
             fields = " && ".join(f"P[{a.base + k}] == P[{b.base + k}]" for k in range(1, a.size))
             same = f"(P[{a.base}] == P[{b.base}] && (!P[{a.base}] || ({fields or '1'})))"
-            return f"((i128){same})" if op == "==" else f"((i128)!{same})"
-        if op in BINARY and left is not None:
-            return f"((i128)({self.value(left)} {BINARY[op]} {self.value(right)}))"
-        if op in HELPERS:
-            return f"{HELPERS[op]}(c, {self.value(left)}, {self.value(right)})"
+            return (f"((i128){same})" if op == "==" else f"((i128)!{same})"), 1
+        if op in WRAPPING and left is not None:
+            (lc, lb), (rc, rb) = self.term(left), self.term(right)
+            if op in ("+", "-"):
+                bits = max(lb, rb) + 1
+            elif op == "*":
+                bits = lb + rb
+            elif op == "&":
+                # x & m with a non-negative m is at most m whatever x is
+                sides = [b for side, b in ((left, lb), (right, rb)) if self._non_negative(side)]
+                bits = min(sides) if sides else max(lb, rb)
+            else:
+                bits = max(lb, rb)
+            return f"((i128)({lc} {WRAPPING[op]} {rc}))", min(bits, UNBOUNDED)
+        if op in COMPARE and left is not None:
+            return f"((i128)({self.value(left)} {COMPARE[op]} {self.value(right)}))", 1
+        if op in LOGIC:
+            return f"((i128)({self.value(left)} {LOGIC[op]} {self.value(right)}))", 1
+        if op == "<<":
+            lc, lb = self.term(left)
+            amount = hexint(right["value"]) if right["type"] == "hexstr" else None
+            bits = lb + amount if amount is not None else UNBOUNDED
+            return f"ina_shl(c, {lc}, {self.value(right)})", min(bits, UNBOUNDED)
+        if op == ">>":
+            lb = self.term(left)[1]
+            return f"ina_shr(c, {self.value(left)}, {self.value(right)})", lb
+        if op == "/":
+            return f"ina_div(c, {self.value(left)}, {self.value(right)})", self.term(left)[1]
+        if op == "%":
+            return f"ina_mod(c, {self.value(left)}, {self.value(right)})", self.term(right)[1]
         if op == "-" and left is None:
-            return f"(-{self.value(right)})"
+            rc, rb = self.term(right)
+            return f"(-{rc})", rb
         if op == "~":
-            return f"(~{self.value(right)})"
+            rc, rb = self.term(right)
+            return f"(~{rc})", rb + 1
         if op == "not":
-            return f"((i128)!{self.value(right)})"
+            return f"((i128)!{self.value(right)})", 1
         if op in ("d2b", "b2d"):
-            return f"((i128)({self.value(right)} != 0))"
+            return f"((i128)({self.value(right)} != 0))", 1
         if op == "valid":
-            return f"((i128)(P[{self.header(right).base}] == 1))"
+            base, _hl = self.header_base(right)
+            return f"((i128)(P[{base}] == 1))", 1
         if op == "?":
-            return f"({self.value(expr['cond'])} ? {self.value(left)} : {self.value(right)})"
+            (lc, lb), (rc, rb) = self.term(left), self.term(right)
+            return f"({self.value(expr['cond'])} ? {lc} : {rc})", max(lb, rb)
         if op == "access_field":
-            hl = self.header(left)
-            name, width, signed = hl.fields[right]
-            if not 0 <= width <= MAX_BITS:
-                raise Unsupported(f"field {hl.name}.{name} of {width} bits")
-            return self.load(hl.base + 1 + right, signed)
-        if op == "two_comp_mod":
-            return f"ina_two_comp({self.value(left)}, {self.value(right)})"
-        if op == "sat_cast":
-            return f"ina_sat_signed({self.value(left)}, {self.value(right)})"
-        if op == "usat_cast":
-            return f"ina_sat_unsigned({self.value(left)}, {self.value(right)})"
+            slot, width, signed = self.field({"type": "expression", "value": expr})
+            return self.load(slot, signed), width
+        if op in ("two_comp_mod", "sat_cast", "usat_cast"):
+            if right.get("type") != "hexstr" or not 0 < hexint(right["value"]) <= 120:
+                raise Unsupported(f"'{op}' to a width other than a constant of 1..120 bits")
+            width = hexint(right["value"])
+            if op == "two_comp_mod":
+                return f"ina_two_comp({self.wrapped(left)}, {width})", width
+            fn = "ina_sat_signed" if op == "sat_cast" else "ina_sat_unsigned"
+            return f"{fn}({self.value(left)}, {width})", width + 1
+        if op == "last_stack_index":
+            st = self.stack(right["value"])
+            return f"((i128)P[{st.next_slot}] - 1)", 32
+        if op == "size_stack":
+            st = self.stack(right["value"])
+            return f"((i128)P[{st.next_slot}])", 32
         raise Unsupported(f"expression operator '{op}'")
+
+    def _non_negative(self, obj: dict) -> bool:
+        """Whether a value is certainly >= 0 (a non-negative constant or an unsigned field)."""
+        if obj["type"] == "hexstr":
+            return hexint(obj["value"]) >= 0
+        if obj["type"] in ("field", "stack_field"):
+            return not self.field(obj)[2]
+        if obj["type"] == "expression":
+            expr = unwrap(obj["value"])
+            if expr.get("op") == "&":
+                return self._non_negative(expr["left"]) or self._non_negative(expr["right"])
+            return expr.get("op") in COMPARE or expr.get("op") in ("valid", "d2b", "b2d", "not")
+        return obj["type"] in ("runtime_data", "local", "lookahead", "bool")

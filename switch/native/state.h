@@ -91,13 +91,46 @@ uint64_t ina_crc_ccitt(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t
 uint64_t ina_xor16(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb);
 
 /* --- arithmetic with BMv2's unbounded-integer results (see expressions.py) --------------- */
+/* A negative shift count is an error (ValueError on the Python engine): the packet is dropped. */
 static inline i128 ina_shl(ina_ctx *c, i128 a, i128 b) {
-    (void)c;
+    if (b < 0) ina_fail(c);
     return b >= 128 ? 0 : (i128)((u128)a << (int)b);
 }
 static inline i128 ina_shr(ina_ctx *c, i128 a, i128 b) {
-    (void)c;
+    if (b < 0) ina_fail(c);
     return b >= 127 ? (a < 0 ? -1 : 0) : a >> (int)b;
+}
+/* An index into a register or counter array of `size` cells. As the Python engine's list index,
+ * -size..-1 count from the end; anything else outside the array drops the packet. */
+static inline uint64_t ina_index(ina_ctx *c, i128 i, uint64_t size) {
+    if (i < 0) i += (i128)size;
+    if (i < 0 || i >= (i128)size) ina_fail(c);
+    return (uint64_t)i;
+}
+
+/* --- header stacks: element k of a stack lives at base + k * stride ------------------- */
+static inline size_t ina_stack_elem(ina_ctx *c, size_t base, size_t stride, size_t size, i128 i) {
+    if (i < 0 || i >= (i128)size) ina_fail(c);
+    return base + (size_t)i * stride;
+}
+/* The last extracted element (stack.last); none extracted yet is an error. */
+static inline size_t ina_stack_last(ina_ctx *c, size_t base, size_t stride, uint64_t next) {
+    if (next == 0) ina_fail(c);
+    return base + (size_t)(next - 1) * stride;
+}
+/* push_front(count): elements move up, the first `count` become invalid (their fields stay). */
+static inline void ina_push(uint64_t *P, size_t base, size_t stride, size_t size, size_t next_slot,
+                            size_t count) {
+    memmove(&P[base + stride * count], &P[base], sizeof(uint64_t) * stride * (size - count));
+    for (size_t i = 0; i < count; i++) P[base + i * stride] = 0;
+    P[next_slot] = P[next_slot] + count < size ? P[next_slot] + count : size;
+}
+/* pop_front(count): elements move down, the last `count` become invalid (their fields stay). */
+static inline void ina_pop(uint64_t *P, size_t base, size_t stride, size_t size, size_t next_slot,
+                           size_t count) {
+    memmove(&P[base], &P[base + stride * count], sizeof(uint64_t) * stride * (size - count));
+    for (size_t i = size - count; i < size; i++) P[base + i * stride] = 0;
+    P[next_slot] = P[next_slot] > count ? P[next_slot] - count : 0;
 }
 static inline i128 ina_div(ina_ctx *c, i128 a, i128 b) {
     if (b == 0) ina_fail(c);

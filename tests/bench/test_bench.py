@@ -4,7 +4,14 @@ import json
 
 import pytest
 
-from ina.bench.cli import bench_allreduce, bench_compile, bench_profile, bench_switch, main, markdown
+from ina.bench.cli import (
+    bench_allreduce,
+    bench_compile,
+    bench_profile,
+    bench_switch,
+    main,
+    markdown,
+)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

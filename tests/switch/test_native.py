@@ -1,0 +1,331 @@
+"""The native engine (the program compiled to C) against the Python engine, the reference.
+
+Every STF file in the repository runs on the native engine where it supports the program, and
+what it does not support must be refused with the reason. Focused programs (tests/switch/p4/
+native_*.p4) then run the same packets through both engines and compare every packet out, the
+registers, the counters and the drop statistics exactly.
+"""
+
+import copy
+import functools
+import random
+from pathlib import Path
+
+import pytest
+
+from ina.compiler import compile_file
+from ina.p4src import AGGREGATE_P4
+from ina.switch import hashes
+from ina.switch.engine import Switch
+from ina.switch.errors import PipelineError
+from ina.switch.stf import run_stf
+
+HERE = Path(__file__).parent
+TESTS = HERE.parent
+DATAPLANE = TESTS / "dataplane"
+
+# Repository programs the native engine refuses, with the reason it must give.
+REFUSED = {
+    "header_stacks": "header union member",
+    "union_stack": "header union member",
+    "subparser_lookahead": "extract_VL",
+    "varbit_lookahead": "parse_vset",
+}
+
+STF_CASES = (
+    [(stf, stf.with_suffix(".p4"), {}) for stf in sorted((TESTS / "p4").glob("*.stf"))]
+    + [(HERE / "conformance.stf", HERE / "p4" / "conformance.p4", {})]
+    + [(stf, AGGREGATE_P4, {"ELEMS": "8", "POOL_SIZE": "16"}) for stf in sorted(DATAPLANE.glob("*.stf"))]
+    + [(stf, AGGREGATE_P4, {"ELEMS": "64", "POOL_SIZE": "16"})
+       for stf in sorted((DATAPLANE / "elems64").glob("*.stf"))]
+)
+
+
+@functools.cache
+def _compile(path: Path, defines: tuple = ()) -> dict:
+    return compile_file(str(path), [], dict(defines)).bmv2
+
+
+def program(path: Path, **defines: str) -> dict:
+    """A fresh copy of a program's BMv2 JSON, compiled once per session."""
+    return copy.deepcopy(_compile(path, tuple(sorted(defines.items()))))
+
+
+def engines(bmv2: dict) -> tuple[Switch, Switch]:
+    """The same program loaded on the Python engine and on the native engine."""
+    py, native = Switch(engine="python"), Switch(engine="native")
+    py.load(copy.deepcopy(bmv2))
+    native.load(copy.deepcopy(bmv2))
+    assert native.engine_name == "native"
+    return py, native
+
+
+def same_state(py: Switch, native: Switch) -> None:
+    """Registers, counters, direct counters and drop statistics agree exactly."""
+    for name, reg in py.registers.items():
+        assert [reg.read(i) for i in range(reg.size)] == [
+            native.registers[name].read(i) for i in range(reg.size)], name
+    for name, cnt in py.counters.items():
+        assert [cnt.read(i) for i in range(cnt.size)] == [
+            native.counters[name].read(i) for i in range(cnt.size)], name
+    for name, view in py.direct_counters.items():
+        for entry in py.tables[name].entries():
+            assert view.read(entry.handle) == native.direct_counters[name].read(entry.handle), name
+    assert py.stats == native.stats
+
+
+def run_both(py: Switch, native: Switch, packets: list[tuple[int, bytes]]) -> list:
+    """Every packet through both engines; returns the Python engine's outputs."""
+    outs = []
+    for port, data in packets:
+        expected = py.process(port, data)
+        assert native.process(port, data) == expected, f"input {data.hex()} on port {port}"
+        outs.append(expected)
+    same_state(py, native)
+    return outs
+
+
+# --- the repository's STF files ------------------------------------------------------------
+@pytest.mark.parametrize(("stf", "p4", "defines"), STF_CASES,
+                         ids=[f"{s.parent.name}-{s.stem}-{d.get('ELEMS', '')}" for s, _p, d in STF_CASES])
+def test_repository_stf_on_native(stf: Path, p4: Path, defines: dict) -> None:
+    bmv2 = program(p4, **defines)
+    if p4.stem in REFUSED:
+        with pytest.raises(PipelineError, match=f"native engine cannot run.*{REFUSED[p4.stem]}"):
+            Switch(engine="native").load(bmv2)
+        auto = Switch(engine="auto")
+        auto.load(copy.deepcopy(bmv2))
+        assert auto.engine_name == "python" and REFUSED[p4.stem] in auto.engine_note
+        return
+    native = run_stf(copy.deepcopy(bmv2), stf.read_text(), "native")
+    assert native.switch.engine_name == "native"
+    assert native.ok, native.report
+    py = run_stf(bmv2, stf.read_text(), "python")
+    assert native.outputs == py.outputs
+    same_state(py.switch, native.switch)
+
+
+# --- arithmetic --------------------------------------------------------------------------
+ARITH = HERE / "p4" / "native_arith.p4"
+
+
+def arith_packet(a: int, b: int, s: int, t: int, n: int, d: int, c: int, op: int) -> bytes:
+    return (a.to_bytes(8, "big") + b.to_bytes(8, "big") + s.to_bytes(2, "big", signed=True)
+            + t.to_bytes(2, "big", signed=True) + bytes([n, d]) + c.to_bytes(1, "big", signed=True)
+            + bytes([op]))
+
+
+def test_arithmetic_matches_python_on_edge_and_random_values() -> None:
+    py, native = engines(program(ARITH))
+    edges64 = [0, 1, 2, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000, 0xFFFFFFFFFFFFFFFF, 0x123456789ABCDEF0]
+    shifts = [0, 1, 15, 16, 31, 63, 64, 65, 127, 128, 129, 200, 255]
+    signed16 = [-32768, -32767, -1, 0, 1, 255, 32767]
+    packets = []
+    for a in edges64:
+        for n in shifts:
+            packets.append((0, arith_packet(a, edges64[(n + 3) % 7], signed16[n % 7], signed16[(n + 2) % 7],
+                                            n, 3, -128 if n % 2 else 127, 1)))
+    rng = random.Random(7)
+    for _ in range(300):
+        packets.append((0, arith_packet(rng.getrandbits(64), rng.getrandbits(64), rng.randint(-32768, 32767),
+                                        rng.randint(-32768, 32767), rng.getrandbits(8),
+                                        rng.randint(1, 255), rng.randint(-128, 127), rng.randint(0, 1))))
+    outs = run_both(py, native, packets)
+    assert all(len(out) == 1 for out in outs)
+
+
+def test_arithmetic_results_are_the_p4_values() -> None:
+    """One packet checked field by field, so both engines cannot be wrong the same way."""
+    _py, native = engines(program(ARITH))
+    [(port, out)] = native.process(0, arith_packet(0xFFFFFFFFFFFFFFFF, 2, -32768, -1, 65, 7, -100, 1))
+    assert port == 1
+    r = out[24:]
+    assert int.from_bytes(r[0:8], "big") == 0  # shl: a << 65 in 64 bits
+    assert int.from_bytes(r[8:16], "big") == 0  # shr: a >> 65
+    assert int.from_bytes(r[16:18], "big", signed=True) == -1  # int<16> >> 65 keeps the sign
+    assert int.from_bytes(r[18:26], "big") == 0xFFFFFFFFFFFFFFFF // 7
+    assert int.from_bytes(r[26:34], "big") == 0xFFFFFFFFFFFFFFFF % 7
+    assert int.from_bytes(r[34:42], "big") == (0xFFFFFFFFFFFFFFFF * 2) & (2**64 - 1)
+    assert int.from_bytes(r[42:50], "big") == (0xFFFFFFFFFFFFFFFF + 2 + 0xFFFFFFFFFFFFFFFF) & (2**64 - 1)
+    assert int.from_bytes(r[50:52], "big", signed=True) == 32767  # -32768 + -1 wraps
+    assert int.from_bytes(r[52:54], "big", signed=True) == -32768  # -32768 * -1 wraps
+    assert r[54] == 72  # 65 |+| 7
+    assert int.from_bytes(r[55:56], "big", signed=True) == -93  # -100 |+| 7
+    assert r[56] == 1 | 2 | 4 | 16  # s < t, a > b, c < 0, a + b overflowed
+    assert int.from_bytes(r[57:61], "big") == 0xFFFFFFFF
+    assert int.from_bytes(r[61:65], "big", signed=True) == -32768
+    assert int.from_bytes(r[65:73], "big") == ((-100) & (2**64 - 1)) ^ 0x8000000000000001
+    assert r[73] == 58  # 65 |-| 7
+
+
+def test_division_by_zero_drops_the_packet_as_an_error() -> None:
+    py, native = engines(program(ARITH))
+    packets = [(0, arith_packet(10, 1, 1, 1, 1, 0, 1, 1)), (0, arith_packet(10, 1, 1, 1, 1, 0, 1, 0))]
+    outs = run_both(py, native, packets)
+    assert outs[0] == [] and len(outs[1]) == 1
+    assert native.stats["dropped_error"] == 1 and native.stats["tx"] == 1
+
+
+# --- parser and headers -------------------------------------------------------------------
+PARSE = HERE / "p4" / "native_parse.p4"
+
+
+def test_parser_and_header_operations_match_python() -> None:
+    py, native = engines(program(PARSE))
+    crafted = [
+        "",  # nothing: PacketTooShort on the first header
+        "01",  # half a header
+        "0101 0111 0122 0233 10 00",  # three tags then opt
+        "0101 0101 0101 0101 10 00",  # a fourth tag: StackOutOfBounds
+        "0101 0102",  # lookahead low nibble 2: no tags
+        "0200 11 00 BEEF",  # opt with lo bit: note; hi 1 copies note
+        "0200 F0 00",  # verify fails: ParserInvalidArgument, opt stays consumed
+        "0300 1234 5678",  # NoMatch after note
+        "0400 AABBCC 1234 99",  # advance 3 bytes then note
+        "0400 AABB",  # advance past the end: empty payload
+        "0101 0111 0122 0233 21 00 4444",
+        "0101 0111 0122 0233 40 00",  # push_front
+        "0101 0111 0122 0233 50 00",  # pop_front
+        "0101 0111 0122 0233 60 01",  # tags[1].val + 1
+        "0101 0111 0122 0233 60 07",  # index 7 of 3: run-time error
+        "0101 0111 0122 0233 70 02",  # copy a header into tags[2]
+        "0101 0111 0222 80 00",  # lastIndex
+        "0200 80 00",  # lastIndex with nothing extracted
+        "0200 31 00 0001 FFFF",  # setValid on copy
+    ]
+    packets = [(1, bytes.fromhex(h.replace(" ", ""))) for h in crafted]
+    rng = random.Random(11)
+    for _ in range(400):
+        body = [rng.choice([1, 1, 2, 3, 4, 5]), rng.getrandbits(8)]
+        body += [rng.choice([1, 1, 2, 0x11, 0x21]) if rng.random() < 0.5 else rng.getrandbits(8)
+                 for _ in range(rng.randint(0, 12))]
+        packets.append((1, bytes(body)))
+    outs = run_both(py, native, packets)
+    assert outs[0] == [(2, b"")]  # parser error; nothing to emit
+    assert outs[3][0][1][0:2] == bytes.fromhex("01e2")  # StackOutOfBounds
+    assert outs[6][0][1] == bytes.fromhex("02e3f000")  # opt consumed, then ParserInvalidArgument
+    assert outs[9][0][1] == bytes.fromhex("04e1")  # advance past the end: no payload left
+    assert outs[14] == []  # stack index out of range
+    assert native.stats["dropped_error"] >= 2 and native.stats["parser_errors"] > 0
+
+
+# --- tables, registers, counters, hashes ----------------------------------------------------
+TABLES = HERE / "p4" / "native_tables.p4"
+
+
+def tables_packet(k: int, addr: int, idx: int, x: int, y: int, pad: int = 0) -> bytes:
+    return (k.to_bytes(2, "big") + addr.to_bytes(4, "big") + bytes([idx, pad]) + x.to_bytes(4, "big")
+            + y.to_bytes(2, "big"))
+
+
+def fill_tables(sw: Switch) -> list[int]:
+    lpm, mixed = sw.tables["I.lpm"], sw.tables["I.mixed"]
+    handles = [lpm.add([("lpm", 0x0A000000, 8)], "I.set_route", [1]),
+               lpm.add([("lpm", 0x0A010000, 16)], "I.set_route", [2]),
+               lpm.add([("lpm", 0x0A010100, 24)], "I.set_route", [3]),
+               lpm.add([("lpm", 0, 0)], "I.set_route", [4])]
+    mixed.add([("ternary", 0x0100, 0xFF00), ("range", 0, 0xFFFF)], "I.set_tern", [1], priority=10)
+    mixed.add([("ternary", 0x0101, 0xFFFF), ("range", 100, 200)], "I.set_tern", [2], priority=20)
+    mixed.add([("ternary", 0, 0), ("range", 150, 160)], "I.set_tern", [3], priority=20)  # tie: first wins
+    mixed.add([("ternary", 0x0001, 0x000F), ("range", 0, 0xFFFF)], "I.set_tern", [4], priority=5)
+    return handles
+
+
+def test_tables_registers_counters_and_hashes_match_python() -> None:
+    bmv2 = program(TABLES)
+    bmv2["calculations"][4]["algo"] = "crcCCITT"  # v1model's enum lacks it; BMv2 JSON has it
+    py, native = engines(bmv2)
+    assert fill_tables(py) == fill_tables(native)
+    packets = []
+    rng = random.Random(5)
+    for _ in range(300):
+        addr = rng.choice([0x0A010105, 0x0A0102FF, 0x0A7F0000, 0x0B000001, rng.getrandbits(32)])
+        k = rng.choice([0x0101, 0x0100, 0x0201, 0x1231, rng.getrandbits(16)])
+        y = rng.choice([0, 99, 100, 155, 160, 161, 200, 201, rng.getrandbits(16)])
+        idx = rng.choice([0, 1, 7, 8, 255, rng.getrandbits(3)])
+        packets.append((rng.randint(0, 3), tables_packet(k, addr, idx, rng.getrandbits(32), y, rng.getrandbits(8))))
+    outs = run_both(py, native, packets)
+    assert any(out == [] for out in outs)  # register index 8 and above: dropped
+    assert native.stats["dropped_error"] == py.stats["dropped_error"] > 0
+    # rewriting an entry and the default shows up on both
+    for sw in (py, native):
+        sw.tables["I.lpm"].modify(1, "I.set_route", [9])
+        sw.tables["I.mixed"].set_default("I.set_tern", [0x42])
+        sw.registers["I.acc"].write(3, 0xFFFFFFFF)
+        sw.counters["I.seen"].write(2, 10, 1000)
+    run_both(py, native, [(0, tables_packet(0x7777, 0x0A0A0A0A, 3, 1, 5)),
+                          (0, tables_packet(0x7777, 0x0A020304, 2, 1, 5))])
+
+
+def test_priorities_and_direct_counters_give_exact_values() -> None:
+    _py, native = engines(program(TABLES))
+    handles = fill_tables(native)
+    routes, terns = [], []
+    for k, addr, y in [(0x0101, 0x0A010105, 150), (0x0101, 0x0A0102FF, 120), (0x0100, 0x0A7F0000, 155),
+                       (0x0201, 0x0B000001, 155), (0x1231, 0x0A010105, 9)]:
+        [(port, out)] = native.process(0, tables_packet(k, addr, 1, 0, y))
+        assert port == 3
+        routes.append(out[14])
+        terns.append(out[15])
+    assert routes == [3, 2, 1, 4, 3]
+    assert terns == [2, 2, 3, 3, 4]
+    view = native.direct_counters["I.lpm"]
+    assert [view.read(h)[0] for h in handles] == [1, 1, 2, 1]
+    assert view.read(handles[2]) == (2, 2 * 14)
+    view.write(handles[2], 5, 6)
+    assert view.read(handles[2]) == (5, 6)
+
+
+def test_hash_algorithms_equal_switch_hashes() -> None:
+    bmv2 = program(TABLES)
+    bmv2["calculations"][4]["algo"] = "crcCCITT"
+    _py, native = engines(bmv2)
+    fill_tables(native)
+    rng = random.Random(3)
+    for _ in range(50):
+        k, addr, idx, x, y, pad = (rng.getrandbits(16), rng.getrandbits(32), rng.getrandbits(3),
+                                   rng.getrandbits(32), rng.getrandbits(16), rng.getrandbits(8))
+        [(_port, out)] = native.process(0, tables_packet(k, addr, idx, x, y, pad))
+        r = out[14:]
+        xb, yb, ab = x.to_bytes(4, "big"), y.to_bytes(2, "big"), addr.to_bytes(4, "big")
+        assert int.from_bytes(r[6:8], "big") == hashes.crc16(xb + yb)
+        assert int.from_bytes(r[8:12], "big") == hashes.crc32(xb + yb + k.to_bytes(2, "big"))
+        assert int.from_bytes(r[12:14], "big") == hashes.csum16(xb + bytes([idx]))
+        assert int.from_bytes(r[14:16], "big") == hashes.xor16(xb + yb + bytes([pad]))
+        assert int.from_bytes(r[16:18], "big") == hashes.crc_ccitt(ab)
+        assert int.from_bytes(r[18:24], "big") == int.from_bytes(xb + yb, "big")
+        assert int.from_bytes(r[24:26], "big") == 100 + hashes.crc16(ab) % 7
+
+
+# --- refusals -----------------------------------------------------------------------------
+def test_unsupported_features_are_refused_with_the_reason() -> None:
+    bmv2 = program(TABLES)
+    bmv2["calculations"][0]["algo"] = "random"
+    with pytest.raises(PipelineError, match="hash algorithm 'random'"):
+        Switch(engine="native").load(copy.deepcopy(bmv2))
+    auto = Switch(engine="auto")
+    auto.load(bmv2)
+    assert auto.engine_name == "python" and "random" in auto.engine_note
+
+
+def test_values_that_may_not_fit_128_bits_are_refused() -> None:
+    """(a << n) compared unmasked could exceed an i128; the native engine must not guess."""
+    bmv2 = program(ARITH)
+    cond = bmv2["pipelines"][0]["conditionals"][0]
+    field = {"type": "field", "value": ["i", "a"]}
+    shift = {"type": "field", "value": ["i", "n"]}
+    big = {"type": "expression", "value": {"op": "<<", "left": field, "right": shift}}
+    cond["expression"] = {"type": "expression", "value": {"op": ">", "left": big, "right": field}}
+    with pytest.raises(PipelineError, match="126 bits"):
+        Switch(engine="native").load(bmv2)
+
+
+def test_other_refused_programs_name_the_feature() -> None:
+    """Programs with STF-less features: meters and digests stay on the Python engine."""
+    for name, reason in (("externs_misc", "meters"),):
+        with pytest.raises(PipelineError, match=reason):
+            Switch(engine="native").load(program(TESTS / "p4" / f"{name}.p4"))
+    with pytest.raises(PipelineError, match="digests"):
+        Switch(engine="native").load(program(HERE / "p4" / "learn.p4"))
+    with pytest.raises(PipelineError, match="extract_VL"):
+        Switch(engine="native").load(program(HERE / "p4" / "varbit_errors.p4"))
