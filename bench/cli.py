@@ -96,28 +96,12 @@ def bench_switch(out: Path, reps: int, seconds: float, veth: bool) -> list[dict]
     return rows
 
 
-def bench_profile(out: Path, seconds: float, elems: int = 64) -> Path:
-    """Where the Python engine's per-packet time goes: cProfile of the in-process aggregation run.
+def bench_profile(out: Path, seconds: float, elems: int = 64, veth: bool = False) -> str:
+    """Per-stage time of the native engine (and over veth as root), cProfile of the Python one."""
+    from ina.bench import profile
 
-    (The native engine's time is one C call per packet; cProfile cannot see inside it.)"""
-    import cProfile
-    import io
-    import pstats
-
-    from ina.bench import switch_inprocess as inproc
-
-    sw, packets = inproc.aggregation_switch(elems, 2, "python")
-    profiler = cProfile.Profile()
-    profiler.enable()
-    pps = inproc.measure(sw, packets, seconds)
-    profiler.disable()
-    text = io.StringIO()
-    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(20)
-    path = out / "profile.txt"
-    path.write_text(f"Python engine, aggregation E={elems}: {pps:,.0f} packets/s under the profiler\n"
-                    "generated functions: parse_* parser, pipe_*/tbl_*/cond_* pipelines, act_* actions, "
-                    "calc_* checksums, deparse_*; engine.py: the traffic manager\n\n" + text.getvalue())
-    return path
+    text = profile.native_stages(out, seconds, elems, veth)
+    return text + "\n" + profile.python_cprofile(out, seconds, elems).read_text()
 
 
 BASE = {"workers": 2, "size": 1 << 16, "elems": 64, "slots": 128, "loss": 0.0, "jobs": 1}
@@ -221,12 +205,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="results", help="directory for JSON, PNG and summary.md")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--seconds", type=float, default=2.0, help="measuring time per switch configuration")
-    p.add_argument("--no-veth", action="store_true", help="skip the veth measurements (no root needed)")
+    p.add_argument("--no-veth", action="store_true", help="skip the veth measurements of switch and profile (no root needed)")
     args = p.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sections = {}
-    needs_root = args.what in ("allreduce", "all") or (args.what == "switch" and not args.no_veth)
+    needs_root = args.what in ("allreduce", "all") or (args.what in ("switch", "profile") and not args.no_veth)
     if needs_root and os.geteuid() != 0:
         print("ina bench: veth and Mininet measurements need root (or use: ina bench switch --no-veth)")
         return 1
@@ -238,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         sections["allreduce"] = bench_allreduce(out, args.reps, FULL_SWEEPS if args.full else QUICK_SWEEPS,
                                                 {"size": 1 << 18} if args.full else None)
     if args.what in ("profile", "all"):
-        print(bench_profile(out, args.seconds).read_text())
+        print(bench_profile(out, args.seconds, veth=not args.no_veth))
     print(markdown(out, sections).read_text())
     print(f"results, plots and summary in {out}/")
     return 0

@@ -17,9 +17,10 @@ from ina.switch.engine import Switch
 SWITCH_MAC, SWITCH_IP = 0x02AA00000001, 0x0A0000FE
 
 
-def aggregation_switch(elems: int, workers: int, engine: str = "auto") -> tuple[Switch, list[tuple[int, bytes]]]:
+def aggregation_switch(elems: int, workers: int, engine: str = "auto",
+                       profile: bool = False) -> tuple[Switch, list[tuple[int, bytes]]]:
     """A switch with one job of `workers` workers and one full round of UPDATE packets per slot."""
-    sw = Switch(engine=engine)
+    sw = Switch(engine=engine, profile=profile)
     sw.load(compile_file(AGGREGATE_P4, defines={"ELEMS": str(elems), "POOL_SIZE": "1024"}).bmv2)
     sw.tables["InaIngress.switch_config"].set_default("InaIngress.set_switch_addr", [SWITCH_MAC, SWITCH_IP])
     replicas = []
@@ -41,8 +42,8 @@ def aggregation_switch(elems: int, workers: int, engine: str = "auto") -> tuple[
     return sw, packets
 
 
-def forwarding_switch(engine: str = "auto") -> tuple[Switch, list[tuple[int, bytes]]]:
-    sw, _ = aggregation_switch(8, 2, engine)
+def forwarding_switch(engine: str = "auto", profile: bool = False) -> tuple[Switch, list[tuple[int, bytes]]]:
+    sw, _ = aggregation_switch(8, 2, engine, profile)
     sw.tables["InaIngress.l2_forward"].add([0x020000000002], "InaIngress.forward", [2])
     frame = bytes.fromhex("020000000002020000000001" "0800") + struct.pack(
         "!BBHHHBBHII", 0x45, 0, 46, 0, 0, 64, 17, 0, 0x0A000001, 0x0A000002) + bytes(26)

@@ -8,6 +8,7 @@ Forwarding: frames to h2's MAC are forwarded from port 1 to port 2 and counted i
 Aggregation: a one-worker job, so every UPDATE completes its slot and the RESULT returns to bchA.
 """
 
+import json
 import subprocess
 import sys
 import time
@@ -122,7 +123,7 @@ def measure_ceiling(seconds: float) -> dict:
 
 
 def measure(kind: str, elems: int, seconds: float, bmv2: dict, p4info, grpc_port: int = 50350,
-            engine: str = "auto") -> dict:
+            engine: str = "auto", profile: str | None = None) -> dict:
     """Delivered packets/s for one configuration; the switch runs as a real process: `ina switch`
     with the given engine, or BMv2's simple_switch_grpc for engine "simple_switch"."""
     setup()
@@ -132,7 +133,7 @@ def measure(kind: str, elems: int, seconds: float, bmv2: dict, p4info, grpc_port
         cmd = ["simple_switch_grpc", "--no-p4", *ports, "--", f"--grpc-server-addr={address}"]
     else:
         cmd = [sys.executable, "-m", "ina", "switch", "--no-p4", *ports, "--grpc-server-addr", address,
-               "--engine", engine]
+               "--engine", engine, *(["--profile", profile] if profile else [])]
     switch = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         with SwitchConnection(address, timeout=20) as conn:
@@ -147,8 +148,11 @@ def measure(kind: str, elems: int, seconds: float, bmv2: dict, p4info, grpc_port
         switch.terminate()
         switch.wait()
         teardown()
-    return {"kind": kind, "elems": elems, "engine": engine, "offered_pps": sent / seconds,
-            "delivered_pps": received / seconds}
+    result = {"kind": kind, "elems": elems, "engine": engine, "offered_pps": sent / seconds,
+              "delivered_pps": received / seconds}
+    if profile:
+        result["profile"] = json.loads(Path(profile).read_text())  # written by the switch at exit
+    return result
 
 
 def load_program(elems: int, out: Path, target: str = "builtin"):

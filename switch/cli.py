@@ -6,6 +6,8 @@ import logging
 import signal
 import sys
 import threading
+from collections import Counter as Tally
+from pathlib import Path
 
 from ina.switch.engine import ENGINES, Switch
 from ina.switch.errors import PipelineError
@@ -33,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=ENGINES, default="auto",
                    help="data path: native (the program compiled to C), python (generated Python; the "
                         "only one with packet logs), auto (native when the program allows; default)")
+    p.add_argument("--profile", metavar="FILE",
+                   help="native engine: count time per stage (parse, tables, actions, deparse, "
+                        "receive, send) and write it to FILE as JSON at exit (ina bench profile)")
     log = p.add_mutually_exclusive_group()
     log.add_argument("--log-console", action="store_true", help="trace every packet on stderr")
     log.add_argument("--log-file", metavar="FILE", help="trace every packet into FILE")
@@ -40,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def serve_ports(switch: Switch, io: Ports, service, lock: threading.Lock, stop: threading.Event,
-                wake: threading.Event) -> None:
+                wake: threading.Event, io_ticks: Tally | None = None) -> None:
     """Run the port loop of whichever data path the loaded program uses, until `stop`.
 
     A new program (`wake`) ends the current loop and starts the right one: the native engine's C
@@ -62,7 +67,16 @@ def serve_ports(switch: Switch, io: Ports, service, lock: threading.Lock, stop: 
             loop.run(native.sw, service.deliver, wake)
         finally:
             service.transmit = io.send
+            if io_ticks is not None:
+                io_ticks.update(loop.profile())
             loop.close()
+
+
+def write_profile(path: str, switch: Switch, io_ticks: Tally) -> None:
+    """The native engine's ticks per stage and per I/O step, for ina bench profile."""
+    stages, packets = switch.native.profile() if switch.native else ({}, 0)
+    Path(path).write_text(json.dumps({"packets": packets, "stages": stages, "io": dict(io_ticks),
+                                      "engine": switch.engine_name}, indent=2))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         logger.setLevel(logging.INFO)
         log = logger.info
     switch = Switch(device_id=args.device_id, cpu_port=args.cpu_port, drop_port=args.drop_port, log=log,
-                    engine=args.engine)
+                    engine=args.engine, profile=bool(args.profile))
     if args.json:
         try:
             with open(args.json) as f:
@@ -121,10 +135,13 @@ def main(argv: list[str] | None = None) -> int:
     host = args.grpc_server_addr.rpartition(":")[0]
     print(f"ina switch: listening on {host}:{server.bound_port} (P4Runtime, device {args.device_id}), "
           f"ports {port_list}", flush=True)
+    io_ticks: Tally[str] = Tally()
     try:
-        serve_ports(switch, io, service, lock, stop, wake)
+        serve_ports(switch, io, service, lock, stop, wake, io_ticks)
     finally:
         server.stop(grace=0.5)
         io.close()
+    if args.profile:
+        write_profile(args.profile, switch, io_ticks)
     print(f"ina switch: stopped ({dict(switch.stats)})", flush=True)
     return 0

@@ -47,10 +47,11 @@ class Switch:
     then says why."""
 
     def __init__(self, device_id: int = 0, cpu_port: int | None = None, drop_port: int = 511,
-                 log: Callable[[str], None] | None = None, engine: str = "auto"):
+                 log: Callable[[str], None] | None = None, engine: str = "auto", profile: bool = False):
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not '{engine}'")
         self.engine = engine
+        self.profile = profile  # native engine: the build that counts time per stage (bench profile)
         self.engine_note = ""
         self.native: NativeDataPath | None = None
         self.device_id = device_id
@@ -102,7 +103,7 @@ class Switch:
             self.engine_note = "packet logging runs on the Python engine"
             return None
         try:
-            native = NativeDataPath(pipeline, self.drop_port)
+            native = NativeDataPath(pipeline, self.drop_port, self.profile)
         except (Unsupported, BuildError) as err:
             if self.engine == "native":
                 raise PipelineError(f"the native engine cannot run this program: {err}") from None

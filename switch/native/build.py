@@ -29,12 +29,15 @@ def compiler() -> str | None:
     return shutil.which(os.environ.get("CC", "gcc"))
 
 
-def build(source: str) -> ctypes.CDLL:
-    """The loaded shared object for `source` plus the runtime, compiled once per content."""
+def build(source: str, profile: bool = False) -> ctypes.CDLL:
+    """The loaded shared object for `source` plus the runtime, compiled once per content.
+
+    `profile` builds the variant that counts ticks per stage (ina bench profile)."""
+    flags = [*CFLAGS, f"-I{HERE}", *(["-DINA_PROFILE"] if profile else [])]
     runtime = [(HERE / name).read_bytes() for name in RUNTIME_SOURCES + HEADERS]
-    digest = hashlib.sha256(b"\0".join([source.encode(), *runtime, " ".join(CFLAGS).encode()]))
+    digest = hashlib.sha256(b"\0".join([source.encode(), *runtime, " ".join(flags).encode()]))
     target = cache_dir() / f"pipeline-{digest.hexdigest()[:20]}.so"
-    _compile(target, source, [*CFLAGS, f"-I{HERE}"], [str(HERE / s) for s in RUNTIME_SOURCES])
+    _compile(target, source, flags, [str(HERE / s) for s in RUNTIME_SOURCES])
     return ctypes.CDLL(str(target))
 
 

@@ -437,7 +437,9 @@ class CGenerator:
             args = [hexint(x) & ((1 << 64) - 1) for x in default.get("action_data", [])]
             aid = default["action_id"]
             self.emit(f"static const uint64_t args[{max(len(args), 1)}] = {{{', '.join(f'{a}ULL' for a in args) or '0'}}};", 1)
+            self.emit("INA_MARK(c, INA_PROF_CONTROL);", 1)
             self.emit(f"act_{aid}(c, P, args);", 1)
+            self.emit("INA_MARK(c, INA_PROF_ACTIONS);", 1)
             if exit_check:
                 self.emit(exit_check, 1)
             name = self.actions[aid]["name"]
@@ -445,6 +447,7 @@ class CGenerator:
             self.emit("}")
             return
         self.emit(f"ina_table *tb = &c->sw->tables[{index}];", 1)
+        self.emit("INA_MARK(c, INA_PROF_CONTROL);", 1)
         if keys:
             parts = []
             for k in keys:
@@ -463,11 +466,13 @@ class CGenerator:
         counters = f" e->packets++; e->bytes += P[{self.sm['packet_length']}];" if t.get("with_counters") else ""
         self.emit(f"if (e) {{ act = e->action; A = e->args;{counters} }}", 1)
         self.emit("else { act = tb->def_action; A = tb->def_args; }", 1)
+        self.emit("INA_MARK(c, INA_PROF_LOOKUP);", 1)
         self.emit("switch (act) {", 1)
         for aid in t.get("action_ids", []):
             self.emit(f"case {aid}: act_{aid}(c, P, A); break;", 1)
         self.emit("default: break;", 1)
         self.emit("}", 1)
+        self.emit("INA_MARK(c, INA_PROF_ACTIONS);", 1)
         if exit_check:
             self.emit(exit_check, 1)
         if by_hit:
@@ -544,7 +549,9 @@ static void egress(ina_ctx *c, uint64_t *P, ina_out *out) {{
     P[{hidden['exit']}] = 0;
     P[{hidden['clone_session']}] = 0;
     P[{sm['egress_global_timestamp']}] = ina_now_us(sw);
+    INA_MARK(c, INA_PROF_OTHER);
     pipe_egress(c, P);
+    INA_MARK(c, INA_PROF_CONTROL);
     if (P[{sm['egress_spec']}] == (uint64_t)sw->drop_port) {{
         sw->stats[INA_ST_DROPPED]++;
         return;
@@ -566,6 +573,7 @@ static void egress(ina_ctx *c, uint64_t *P, ina_out *out) {{
     out->pkts[out->n].len = n;
     out->n++;
     out->used += (n + 7) & ~7u;
+    INA_MARK(c, INA_PROF_DEPARSE);
 }}
 
 int ina_process(ina_switch *sw, int port, const uint8_t *data, uint32_t len, ina_out *out) {{
@@ -585,6 +593,7 @@ int ina_process(ina_switch *sw, int port, const uint8_t *data, uint32_t len, ina
     c.off = 0;
     c.perr = 0;
     c.short_err = {self.errors.get('PacketTooShort', 0)};
+    INA_MARK_START(&c);
     if (setjmp(c.abort)) {{
         out->n = n0;
         out->used = used0;
@@ -595,10 +604,13 @@ int ina_process(ina_switch *sw, int port, const uint8_t *data, uint32_t len, ina
     P[{sm['packet_length']}] = len;
     P[{sm['instance_type']}] = 0;
     P[{sm['ingress_global_timestamp']}] = ina_now_us(sw);
+    INA_MARK(&c, INA_PROF_OTHER);
     parse(&c, P);
     if (P[{sm['parser_error']}]) sw->stats[INA_ST_PARSER_ERRORS]++;
     verify_checksums(&c, P);
+    INA_MARK(&c, INA_PROF_PARSE);
     pipe_ingress(&c, P);
+    INA_MARK(&c, INA_PROF_CONTROL);
     uint64_t mgid = P[{sm['mcast_grp']}];
     if (mgid) {{
         ina_group *g = mgid < 65536 ? sw->groups[mgid] : NULL;
@@ -621,6 +633,8 @@ int ina_process(ina_switch *sw, int port, const uint8_t *data, uint32_t len, ina
         egress(&c, P, out);
     }}
     sw->stats[INA_ST_TX] += (uint64_t)(out->n - n0);
+    INA_MARK(&c, INA_PROF_OTHER);
+    sw->prof[INA_PROF_COUNT]++;
     return out->n - n0;
 }}""")
 

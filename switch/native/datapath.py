@@ -14,6 +14,7 @@ from ina.switch.native.codegen import generate
 from ina.switch.pipeline import Pipeline
 from ina.switch.tables import Entry, Table
 
+PROFILE = ("parse", "control", "lookup", "actions", "deparse", "other")  # state.h's INA_PROF_*
 STATS = ("rx", "tx", "dropped", "parser_errors", "dropped_error", "dropped_oversize",
          "dropped_empty_group", "dropped_output_full")  # fmt: skip; order of runtime.h
 MAX_OUT = 1024
@@ -54,6 +55,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "ina_ctl_stats": (None, [c_void_p, U64]),
         "ina_ctl_process": (c_int, [c_void_p, c_int, ctypes.c_char_p, c_uint32, c_void_p]),
         "ina_ctl_out_new": (c_void_p, []),
+        "ina_ctl_profile": (None, [c_void_p, U64]),
         "ina_ctl_out_free": (None, [c_void_p]),
         "ina_io_replay": (c_uint64, [c_void_p, c_int, POINTER(c_int), POINTER(ctypes.c_char_p),
                                      POINTER(c_uint32), c_int, c_void_p]),
@@ -172,10 +174,10 @@ class NativeDataPath:
     Raises Unsupported (the program needs the Python engine) or BuildError (no working gcc).
     """
 
-    def __init__(self, pipeline: Pipeline, drop_port: int):
+    def __init__(self, pipeline: Pipeline, drop_port: int, profile: bool = False):
         program = pipeline.program
         native = generate(program, pipeline.layout)
-        self.lib = build(native.source)
+        self.lib = build(native.source, profile)
         _declare(self.lib)
         self.sizes = (len(native.tables), len(native.registers), len(native.counters))
         self.sw = c_void_p(self.lib.ina_new(drop_port))
@@ -214,6 +216,12 @@ class NativeDataPath:
         ports = (c_int * max(len(replicas), 1))(*(p for p, _r in replicas))
         rids = (c_int * max(len(replicas), 1))(*(r for _p, r in replicas))
         self.lib.ina_ctl_group_set(self.sw, mgid, len(replicas), ports, rids)
+
+    def profile(self) -> tuple[dict[str, int], int]:
+        """(ticks per stage, packets) since the last call; all zero unless built with profile."""
+        out = (c_uint64 * (len(PROFILE) + 1))()
+        self.lib.ina_ctl_profile(self.sw, out)
+        return dict(zip(PROFILE, out[: len(PROFILE)], strict=True)), out[len(PROFILE)]
 
     def stats(self) -> dict[str, int]:
         out = (c_uint64 * len(STATS))()

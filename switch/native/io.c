@@ -9,7 +9,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE                 /* recvmmsg, sendmmsg */
 #endif
-#include "runtime.h"
+#include "state.h"  /* runtime.h, and ina_ticks for INA_PROFILE builds */
 
 #include <errno.h>
 #include <poll.h>
@@ -55,6 +55,7 @@ struct ina_io {
     int16_t map[IO_MAP];            /* port -> index + 1, 0 = none */
     unsigned rr;                    /* round-robin start */
     uint64_t rx, tx, tx_errors, dropped_oversize;
+    uint64_t prof[3];               /* INA_PROFILE builds: ticks in recvmmsg, ina_process, sending */
     /* loop-thread buffers, allocated once */
     uint8_t *rx_buf;
     struct mmsghdr rx_msgs[IO_BATCH];
@@ -277,7 +278,14 @@ int ina_io_send(ina_io *io, int port, const uint8_t *data, uint32_t len)
 static int serve(ina_io *io, int i, ina_switch *sw, ina_host_cb cb)
 {
     io_port *p = &io->p[i];
+#ifdef INA_PROFILE
+    uint64_t t0 = ina_ticks();
+#endif
     int n = recvmmsg(p->fd, io->rx_msgs, IO_BATCH, MSG_DONTWAIT | MSG_TRUNC, NULL);
+#ifdef INA_PROFILE
+    uint64_t t1 = ina_ticks();
+    io->prof[0] += t1 - t0;
+#endif
     if (n <= 0)
         return 0;                   /* EAGAIN, or a reported socket error (e.g. link went down) */
     struct timespec ts = {0, 0};
@@ -297,6 +305,10 @@ static int serve(ina_io *io, int i, ina_switch *sw, ina_host_cb cb)
         ina_process(sw, p->port, io->rx_iov[k].iov_base, len, out);
     }
     ina_unlock(sw);
+#ifdef INA_PROFILE
+    uint64_t t2 = ina_ticks();
+    io->prof[1] += t2 - t1;
+#endif
     if (p->in.fd >= 0)
         for (int k = 0; k < n; k++) {
             uint32_t len = io->rx_msgs[k].msg_len;
@@ -356,6 +368,9 @@ static int serve(ina_io *io, int i, ina_switch *sw, ina_host_cb cb)
     }
     count(&io->tx, sent);
     count(&io->tx_errors, failed);
+#ifdef INA_PROFILE
+    io->prof[2] += ina_ticks() - t2;
+#endif
     if (nhost)
         for (int k = 0; k < nout; k++)
             if (io->dest[k] == -2)
@@ -425,6 +440,12 @@ fail:;
     close(ep);
     flush_all(io);
     return -err;
+}
+
+/* INA_PROFILE builds: ticks spent receiving, processing and sending (pcap writes included). */
+void ina_io_profile(ina_io *io, uint64_t *out3)
+{
+    memcpy(out3, io->prof, sizeof io->prof);
 }
 
 /* Packets from memory instead of sockets, `rounds` times over: the pipeline's own speed with no

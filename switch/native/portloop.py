@@ -19,6 +19,7 @@ from ina.switch.ports import Ports, open_port_socket
 
 HOST_CB = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32)
 STATS = ("rx", "tx", "tx_errors", "dropped_oversize")
+IO_PROFILE = ("receive", "pipeline", "send")  # io.c's prof[]
 
 
 def declare(lib: ctypes.CDLL) -> None:
@@ -34,6 +35,8 @@ def declare(lib: ctypes.CDLL) -> None:
     lib.ina_io_stats.restype = None
     lib.ina_io_free.argtypes = [ctypes.c_void_p]
     lib.ina_io_free.restype = None
+    lib.ina_io_profile.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64)]
+    lib.ina_io_profile.restype = None
 
 
 def _open_pcap(path: Path) -> int:
@@ -144,6 +147,14 @@ class NativePorts:
         values = (ctypes.c_uint64 * len(STATS))()
         self.lib.ina_io_stats(self._io, values)
         return dict(zip(STATS, values, strict=True))
+
+    def profile(self) -> dict[str, int]:
+        """Ticks the loop spent receiving, in the pipeline and sending (INA_PROFILE builds)."""
+        values = (ctypes.c_uint64 * len(IO_PROFILE))()
+        with self._lock:
+            if self._io:
+                self.lib.ina_io_profile(self._io, values)
+        return dict(zip(IO_PROFILE, values, strict=True))
 
     def close(self) -> None:
         """Free the loop (which flushes the pcaps), then close what this object opened."""

@@ -297,6 +297,15 @@ int ina_ctl_process(ina_switch *sw, int port, const uint8_t *data, uint32_t len,
     return n;
 }
 
+/* Ticks per stage and the packet count (INA_PROFILE builds; zeros otherwise); reset after. */
+void ina_ctl_profile(ina_switch *sw, uint64_t *out)
+{
+    ina_lock(sw);
+    memcpy(out, sw->prof, sizeof sw->prof);
+    memset(sw->prof, 0, sizeof sw->prof);
+    ina_unlock(sw);
+}
+
 ina_out *ina_ctl_out_new(void) { return calloc(1, sizeof(ina_out)); }
 void ina_ctl_out_free(ina_out *out) { free(out); }
 

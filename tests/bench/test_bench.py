@@ -46,10 +46,25 @@ def test_cli_refuses_unknown_benchmark(capsys):
     assert "invalid choice" in capsys.readouterr().err
 
 
-def test_profile_names_the_generated_stages(tmp_path):
-    text = bench_profile(tmp_path, seconds=0.05, elems=8).read_text()
-    assert "packets/s under the profiler" in text
-    assert "act_" in text and "engine.py" in text
+def test_profile_splits_native_time_by_stage_and_profiles_python(tmp_path):
+    text = bench_profile(tmp_path, seconds=0.05, elems=8)
+    assert "in-process aggregate E=8" in text and "packets/s under the profiler" in text
+    assert "act_" in text and "engine.py" in text  # the Python engine's generated functions
+    rows = json.loads((tmp_path / "profile_native.json").read_text())["results"]
+    assert [(r["mode"], r["kind"]) for r in rows] == [("in-process", "forward"), ("in-process", "aggregate")]
+    for r in rows:  # the profiled build counted every stage a packet crosses
+        assert r["packets"] > 0 and all(r[s] > 0 for s in ("parse", "lookup", "actions", "deparse"))
+    assert (tmp_path / "profile_native.png").read_bytes()[:8] == PNG_MAGIC
+
+
+@pytest.mark.netns
+def test_profile_over_veth_counts_the_port_loop(tmp_path):
+    bench_profile(tmp_path, seconds=0.5, elems=8, veth=True)
+    rows = json.loads((tmp_path / "profile_native.json").read_text())["results"]
+    veth = [r for r in rows if r["mode"] == "veth"]
+    assert [r["kind"] for r in veth] == ["forward", "aggregate"]
+    for r in veth:  # ina switch --profile wrote the pipeline's and the port loop's ticks
+        assert r["packets"] > 0 and r["io_receive"] > 0 and r["io_send"] > 0 and r["parse"] > 0
 
 
 @pytest.mark.netns
