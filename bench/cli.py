@@ -42,14 +42,15 @@ def bench_compile(out: Path, reps: int) -> list[dict]:
     return rows
 
 
-def bench_switch(out: Path, reps: int, seconds: float, veth: bool) -> list[dict]:
-    """Packets/s of both engines, in process and over veth, and the I/O ceiling of the links."""
+def bench_switch(out: Path, reps: int, seconds: float, veth: bool, bmv2: bool = False) -> list[dict]:
+    """Packets/s of both engines, in process and over veth, and the I/O ceiling of the links;
+    with `bmv2`, simple_switch_grpc over the same veths in the same run, and the ratio."""
     from ina.bench import switch_inprocess as inproc
 
     rows = []
     configs = [("forward", 8), ("aggregate", 16), ("aggregate", 32), ("aggregate", 64)]
     engines = ("native", "python")
-    bmv2_runs = len(configs) * reps if veth and shutil.which("simple_switch_grpc") and shutil.which("p4c-bm2-ss") else 0
+    bmv2_runs = len(configs) * reps if veth and bmv2 else 0
     progress = Progress(len(configs) * len(engines) * reps * (2 if veth else 1) + (reps if veth else 0) + bmv2_runs,
                         "switch")
     for engine in engines:
@@ -71,9 +72,8 @@ def bench_switch(out: Path, reps: int, seconds: float, veth: bool) -> list[dict]
             progress.step("veth I/O ceiling")
         rows.append({"mode": "veth", "engine": "C loop, no P4", "kind": "ceiling", "elems": 0,
                      "packets_per_s": summarise(values)})
-        # BMv2 beside them when it is installed (the Vagrant VM): same frames, same run, same links.
-        bmv2_here = bool(shutil.which("simple_switch_grpc") and shutil.which("p4c-bm2-ss"))
-        for engine in (*engines, "simple_switch") if bmv2_here else engines:
+        # BMv2 beside them (the Vagrant VM): same frames, same run, same links.
+        for engine in (*engines, "simple_switch") if bmv2 else engines:
             target = "bmv2" if engine == "simple_switch" else "builtin"
             for kind, elems in configs:
                 bmv2, p4info = vb.load_program(elems, out / f"veth-{target}-E{elems}", target)
@@ -83,7 +83,7 @@ def bench_switch(out: Path, reps: int, seconds: float, veth: bool) -> list[dict]
                     progress.step(f"veth {engine} {kind} E={elems}")
                 rows.append({"mode": "veth", "engine": engine, "kind": kind, "elems": elems,
                              "packets_per_s": summarise(values)})
-        if bmv2_here:
+        if bmv2:
             bmv2_rows = {(r["kind"], r["elems"]): r for r in rows if r["engine"] == "simple_switch"}
             for r in rows:
                 ref = bmv2_rows.get((r["kind"], r["elems"]))
@@ -112,8 +112,9 @@ LABELS = {"workers": "workers", "size": "elements per worker", "elems": "element
           "slots": "window (slots per job)", "loss": "loss probability", "jobs": "jobs sharing the switch"}
 
 
-def bench_allreduce(out: Path, reps: int, sweeps: dict[str, list], base: dict | None = None) -> list[dict]:
-    """End-to-end all-reduce in Mininet, one parameter swept at a time from `base`.
+def bench_allreduce(out: Path, reps: int, sweeps: dict[str, list], base: dict | None = None,
+                    targets: tuple[str, ...] = ("builtin",)) -> list[dict]:
+    """End-to-end all-reduce in Mininet, one parameter swept at a time from `base`, on each target.
 
     The workers sweep also runs the host-only baseline (a parameter server) on the same topology.
     The jobs sweep uses 4 workers split into jobs. Identical configurations run once.
@@ -122,14 +123,15 @@ def bench_allreduce(out: Path, reps: int, sweeps: dict[str, list], base: dict | 
 
     base = {**BASE, **(base or {})}
     plan: list[tuple[str, dict, bool]] = []
-    for name, values in sweeps.items():
-        for value in values:
-            config = {**base, name: value}
-            if name == "jobs":
-                config["workers"] = max(4, value)
-            plan.append((name, config, False))
-            if name == "workers":
-                plan.append((name, config, True))
+    for target in targets:
+        for name, values in sweeps.items():
+            for value in values:
+                config = {"target": target, **base, name: value}
+                if name == "jobs":
+                    config["workers"] = max(4, value)
+                plan.append((name, config, False))
+                if name == "workers" and target == targets[0]:
+                    plan.append((name, config, True))
     measured: dict[tuple, dict] = {}
     unique = {(tuple(sorted(c.items())), b) for _n, c, b in plan}
     progress = Progress(len(unique) * reps, "allreduce")
@@ -140,7 +142,8 @@ def bench_allreduce(out: Path, reps: int, sweeps: dict[str, list], base: dict | 
             goodputs, times, retrans, cpu = [], [], [], []
             for rep in range(reps):
                 tag = "-".join(f"{k}{v}" for k, v in sorted(config.items())) + ("-baseline" if baseline else "")
-                result = run(RunOptions(workers=config["workers"], size=config["size"], elems=config["elems"],
+                result = run(RunOptions(target=config["target"], workers=config["workers"], size=config["size"],
+                                        elems=config["elems"],
                                         slots=config["slots"], loss=config["loss"] or None, jobs=config["jobs"],
                                         baseline=baseline, pool_size=1024,
                                         run_dir=str(out / "runs" / f"{tag}-{rep}")))
@@ -161,10 +164,12 @@ def bench_allreduce(out: Path, reps: int, sweeps: dict[str, list], base: dict | 
     write(out, "allreduce", rows)
     for name in sweeps:
         series = {}
-        for label in ("in-network", "host baseline"):
-            pts = [r for r in rows if r["sweep"] == name and r["aggregation"] == label]
-            if pts:
-                series[label] = ([r[name] for r in pts], [r["goodput_elements_per_s_per_worker"]["median"] for r in pts])
+        for target in targets:
+            for label in ("in-network", "host baseline"):
+                pts = [r for r in rows if r["sweep"] == name and r["aggregation"] == label and r["target"] == target]
+                if pts:
+                    key = label if len(targets) == 1 else f"{label} ({'ina' if target == 'builtin' else 'BMv2'})"
+                    series[key] = ([r[name] for r in pts], [r["goodput_elements_per_s_per_worker"]["median"] for r in pts])
         plots.lines(out / f"allreduce_vs_{name}.png", f"All-reduce goodput per worker vs {LABELS[name]}",
                     LABELS[name], "elements/s per worker (median)", series)
     return rows
@@ -206,7 +211,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--seconds", type=float, default=2.0, help="measuring time per switch configuration")
     p.add_argument("--no-veth", action="store_true", help="skip the veth measurements of switch and profile (no root needed)")
+    p.add_argument("--target", choices=["auto", "builtin", "bmv2"], default="auto",
+                   help="bmv2: also measure simple_switch_grpc (and p4c) beside ina in the same run; "
+                        "auto: do so when BMv2 is installed (the Vagrant VM); builtin: ina only")
     args = p.parse_args(argv)
+    bmv2_installed = bool(shutil.which("simple_switch_grpc") and shutil.which("p4c-bm2-ss"))
+    if args.target == "bmv2" and not bmv2_installed:
+        print("ina bench: --target bmv2 needs simple_switch_grpc and p4c-bm2-ss on PATH "
+              "(they come with the Vagrant VM: vagrant up); use --target builtin here")
+        return 1
+    with_bmv2 = args.target == "bmv2" or (args.target == "auto" and bmv2_installed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sections = {}
@@ -217,10 +231,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.what in ("compile", "all"):
         sections["compile"] = bench_compile(out, args.reps)
     if args.what in ("switch", "all"):
-        sections["switch"] = bench_switch(out, args.reps, args.seconds, not args.no_veth)
+        sections["switch"] = bench_switch(out, args.reps, args.seconds, not args.no_veth, with_bmv2)
     if args.what in ("allreduce", "all"):
         sections["allreduce"] = bench_allreduce(out, args.reps, FULL_SWEEPS if args.full else QUICK_SWEEPS,
-                                                {"size": 1 << 18} if args.full else None)
+                                                {"size": 1 << 18} if args.full else None,
+                                                ("builtin", "bmv2") if with_bmv2 else ("builtin",))
     if args.what in ("profile", "all"):
         print(bench_profile(out, args.seconds, veth=not args.no_veth))
     print(markdown(out, sections).read_text())

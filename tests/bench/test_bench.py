@@ -39,6 +39,12 @@ def test_switch_benchmark_in_process(tmp_path):
     assert "| in-process | python | aggregate | 64 |" in summary
 
 
+def test_cli_target_bmv2_without_bmv2_says_where_to_get_it(capsys, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")  # no simple_switch_grpc, whatever the machine has
+    assert main(["switch", "--target", "bmv2", "--no-veth"]) == 1
+    assert "--target bmv2 needs simple_switch_grpc and p4c-bm2-ss" in capsys.readouterr().out
+
+
 def test_cli_refuses_unknown_benchmark(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["nonsense"])
@@ -71,8 +77,9 @@ def test_profile_over_veth_counts_the_port_loop(tmp_path):
 @pytest.mark.slow
 def test_allreduce_benchmark_sweeps_in_mininet(tmp_path):
     rows = bench_allreduce(tmp_path, reps=1, sweeps={"workers": [2], "elems": [16]}, base={"size": 2048})
-    assert [(r["sweep"], r["workers"], r["elems"], r["aggregation"]) for r in rows] == [
-        ("workers", 2, 64, "in-network"), ("workers", 2, 64, "host baseline"), ("elems", 2, 16, "in-network")]
+    assert [(r["target"], r["sweep"], r["workers"], r["elems"], r["aggregation"]) for r in rows] == [
+        ("builtin", "workers", 2, 64, "in-network"), ("builtin", "workers", 2, 64, "host baseline"),
+        ("builtin", "elems", 2, 16, "in-network")]
     data = json.loads((tmp_path / "allreduce.json").read_text())
     assert len(data["results"]) == 3
     for r in rows:
