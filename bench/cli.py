@@ -90,9 +90,18 @@ def bench_switch(out: Path, reps: int, seconds: float, veth: bool, bmv2: bool = 
                 if r["mode"] == "veth" and ref and r is not ref:
                     r["x_simple_switch"] = round(r["packets_per_s"]["median"] / max(ref["packets_per_s"]["median"], 1), 2)
     write(out, "switch", rows)
-    plots.bars(out / "switch.png", "ina switch packets/s (median)",
-               [f"{r['mode']} {r['engine']}\n{r['kind']} E={r['elems']}" for r in rows],
-               [r["packets_per_s"]["median"] for r in rows], "packets/s")
+    panels, lines = {}, {}
+    for mode in dict.fromkeys(r["mode"] for r in rows):
+        measured = [r for r in rows if r["mode"] == mode and r["kind"] != "ceiling"]
+        cats = list(dict.fromkeys(f"{r['kind']} E={r['elems']}" for r in measured))
+        series = {}
+        for r in measured:
+            series.setdefault(r["engine"], [0.0] * len(cats))[cats.index(f"{r['kind']} E={r['elems']}")] = \
+                r["packets_per_s"]["median"]
+        panels[mode] = (cats, series)
+        ceiling = [r["packets_per_s"]["median"] for r in rows if r["mode"] == mode and r["kind"] == "ceiling"]
+        lines[mode] = {"I/O ceiling": ceiling[0]} if ceiling else {}
+    plots.grouped(out / "switch.png", "ina switch packets/s by engine (median)", panels, "packets/s", lines)
     return rows
 
 

@@ -52,3 +52,29 @@ def stacked(path: Path, title: str, labels: list[str], parts: dict[str, list[flo
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+def grouped(path: Path, title: str, panels: dict[str, tuple[list[str], dict[str, list[float]]]], ylabel: str,
+            lines: dict[str, dict[str, float]] | None = None) -> Path:
+    """One panel per key (its own y scale), categories on x, one bar per series in each group;
+    `lines` draws labelled horizontal references in a panel (e.g. the I/O ceiling)."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), squeeze=False)
+    for ax, (name, (categories, series)) in zip(axes[0], panels.items(), strict=True):
+        width = 0.8 / max(len(series), 1)
+        for k, (label, values) in enumerate(series.items()):
+            xs = [i + (k - (len(series) - 1) / 2) * width for i in range(len(categories))]
+            ax.bar(xs, values, width, label=label)
+            for x, v in zip(xs, values, strict=True):
+                ax.text(x, v, f"{v / 1000:,.0f}k", ha="center", va="bottom", fontsize=7)
+        for label, y in (lines or {}).get(name, {}).items():
+            ax.axhline(y, color="gray", linestyle="--", linewidth=1)
+            ax.text(len(categories) - 0.5, y, label, ha="right", va="bottom", fontsize=8, color="gray")
+        ax.set_xticks(range(len(categories)), categories, fontsize=8)
+        ax.set_title(name)
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
