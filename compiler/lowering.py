@@ -133,6 +133,11 @@ class Lowering:
             raise CompileError(f"'{decl.type_name}' cannot be instantiated", decl.loc)
         from ina.compiler.instances import make_extern
 
+        # A control instance passed to two others is inlined at each apply, but its externs exist
+        # once: the qualified name is the instance, so a second instantiation is the same object.
+        existing = next((e for e in self.artifacts.externs if e.name == name), None)
+        if existing is not None:
+            return existing
         instance = make_extern(self, decl, target, scope, name)
         self.artifacts.externs.append(instance)
         return instance

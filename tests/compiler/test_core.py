@@ -109,3 +109,47 @@ def test_defines_select_code(compile_p4):
     small = compile_p4("register_accumulate", defines={"ELEMS": "4"}).bmv2
     ops = [p["op"] for a in small["actions"] for p in a["primitives"]]
     assert ops.count("register_read") == 1
+
+
+SHARED_INSTANCE = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<16> v; }
+struct hs { h_t h; }
+struct m_t { }
+control Tally(inout bit<16> v) {
+    counter(8, CounterType.packets) seen;
+    apply { seen.count((bit<32>)v[2:0]); }
+}
+control Twice(inout bit<16> v)(Tally t) {
+    apply { t.apply(v); v = v + 1; t.apply(v); }
+}
+control Ing(inout hs hdr, inout m_t m, inout standard_metadata_t sm) {
+    Tally() shared;
+    Twice(shared) first;
+    Twice(shared) second;
+    apply { first.apply(hdr.h.v); second.apply(hdr.h.v); sm.egress_spec = 1; }
+}
+parser P(packet_in p, out hs hdr, inout m_t m, inout standard_metadata_t sm) {
+    state start { p.extract(hdr.h); transition accept; }
+}
+control E(inout hs hdr, inout m_t m, inout standard_metadata_t sm) { apply { } }
+control V(inout hs hdr, inout m_t m) { apply { } }
+control C(inout hs hdr, inout m_t m) { apply { } }
+control D(packet_out p, in hs hdr) { apply { p.emit(hdr.h); } }
+V1Switch(P(), V(), Ing(), E(), C(), D()) main;
+"""
+
+
+def test_a_control_instance_shared_by_two_users_has_one_counter(compile_text):
+    """Both users of `shared` count into one array, as in p4c (issue1566-like programs)."""
+    from ina.switch.engine import Switch
+
+    result = compile_text(SHARED_INSTANCE)
+    assert [c["name"] for c in result.bmv2["counter_arrays"]] == ["Ing.shared.seen"]
+    assert [c.preamble.name for c in result.p4info.counters] == ["Ing.shared.seen"]
+    for engine in ("native", "python"):
+        sw = Switch(engine=engine)
+        sw.load(result.bmv2)
+        sw.process(0, b"\x00\x00")  # the four count() calls see v = 0, 1 (first) and 1, 2 (second)
+        assert [sw.counters["Ing.shared.seen"].read(i)[0] for i in range(8)] == [1, 2, 1, 0, 0, 0, 0, 0]
