@@ -64,7 +64,9 @@ def serve_ports(switch: Switch, io: Ports, service, lock: threading.Lock, stop: 
         loop = NativePorts.borrow(native.lib, io, switch.cpu_port)
         service.transmit = loop.send  # PacketOut results go through C too, keeping pcaps in order
         try:
-            loop.run(native.sw, service.deliver, wake)
+            # digests wait in C until something reads sw.digests: deliver them every 50 ms
+            digests = bool(switch.pipeline.program.get("learn_lists"))
+            loop.run(native.sw, service.deliver, wake, tick=(lambda: service.deliver([])) if digests else None)
         finally:
             service.transmit = io.send
             if io_ticks is not None:

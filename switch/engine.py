@@ -61,7 +61,7 @@ class Switch:
         self.pipeline: Pipeline | None = None
         self.multicast = Multicast()
         self.clone = CloneSessions()
-        self.digests: deque[tuple[str, list[int]]] = deque(maxlen=65536)
+        self._digests: deque[tuple[str, list[int]]] = deque(maxlen=65536)
         self._stats: Tally[str] = Tally()
         self._start = monotonic()
         self.on_load: Callable[[], None] | None = None  # told when a new program is installed
@@ -73,6 +73,14 @@ class Switch:
         if self.native is not None:
             total.update(self.native.stats())
         return +total
+
+    @property
+    def digests(self) -> deque:
+        """Digests generated so far, oldest first, as (learn list name, field values); consumers
+        popleft() them. The native engine's digests wait in C until this is read."""
+        if self.native is not None:
+            self.native.drain_digests(self._digests)
+        return self._digests
 
     @property
     def engine_name(self) -> str:
@@ -90,7 +98,9 @@ class Switch:
         if native is not None:
             self.multicast.mirror = native.set_group
         self.clone = CloneSessions()
-        self.digests.clear()
+        if native is not None:
+            self.clone.mirror = native.set_session
+        self._digests.clear()
         if self.on_load is not None:
             self.on_load()
 
@@ -123,6 +133,11 @@ class Switch:
     @property
     def counters(self) -> dict:
         return self.pipeline.counters if self.pipeline else {}
+
+    @property
+    def parse_vsets(self) -> dict:
+        """Parser value sets by name: sets of ints (see pipeline.ValueSet), changed in place."""
+        return self.pipeline.parse_vsets if self.pipeline else {}
 
     @property
     def meters(self) -> dict:
@@ -191,7 +206,7 @@ class Switch:
             self._clone(pl, P, data, INGRESS_CLONE, out, depth)
         if P[h.digest]:
             name, slots = pl.learn_lists.get(P[h.digest] - 1, ("", []))
-            self.digests.append((name, [P[x] for x in slots]))
+            self._digests.append((name, [P[x] for x in slots]))
         if P[h.resubmit]:
             if depth < MAX_REENTRY:
                 kept = self._preserve(pl, P, P[h.resubmit] - 1)

@@ -77,6 +77,9 @@ class Meter:
         self.states: dict[object, MeterState] = {}
 
     def set(self, index: object, cir: float, cburst: int, pir: float, pburst: int) -> None:
+        """Configure a cell: an int index of an indirect meter, or ("entry", handle)."""
+        if isinstance(index, int) and not 0 <= index < self.size:
+            raise IndexError(f"meter '{self.name}' has {self.size} cells; index {index} is out of range")
         if pir < cir:
             raise ValueError(f"meter '{self.name}': peak rate {pir} is below committed rate {cir}")
         self.states[index] = MeterState(cir, cburst, pir, pburst, cburst, pburst, time.monotonic())

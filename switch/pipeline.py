@@ -26,7 +26,7 @@ class Pipeline:
     registers: dict[str, Register]
     counters: dict[str, Counter]
     meters: dict[str, Meter]
-    parse_vsets: dict[str, set]
+    parse_vsets: dict[str, "ValueSet"]
     field_lists: dict[int, list[int]]  # id -> slots to preserve
     learn_lists: dict[int, tuple[str, list[int]]]  # id -> (name, slots)
     source: str
@@ -50,6 +50,61 @@ class HotSlots:
             setattr(self, name, slots[name])
         for name in self.HIDDEN:
             setattr(self, name, hidden[name])
+
+
+class ValueSet(set):
+    """A parser value set's members (ints, 0 <= v < 2**127): a set whose changes are mirrored
+    (`mirror(members)` after each one) so the native data path keeps its copy."""
+
+    mirror: Callable[["ValueSet"], None] | None = None
+
+    def _changed(self) -> None:
+        if self.mirror is not None:
+            self.mirror(self)
+
+    @staticmethod
+    def _check(value: object) -> int:
+        if not isinstance(value, int) or not 0 <= value < (1 << 127):
+            raise ValueError(f"value set member {value!r} is not an int in 0..2**127-1")
+        return value
+
+    def add(self, value: int) -> None:
+        super().add(self._check(value))
+        self._changed()
+
+    def update(self, *others) -> None:
+        super().update(self._check(v) for other in others for v in other)
+        self._changed()
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def _mutate(name: str):  # builds the mirrored mutators below, then is deleted
+        def method(self, *args):
+            result = getattr(set, name)(self, *args)
+            self._changed()
+            return self if name.startswith("__i") else result
+        method.__name__ = name
+        return method
+
+    discard = _mutate("discard")
+    remove = _mutate("remove")
+    pop = _mutate("pop")
+    clear = _mutate("clear")
+    difference_update = _mutate("difference_update")
+    intersection_update = _mutate("intersection_update")
+    __iand__ = _mutate("__iand__")
+    __isub__ = _mutate("__isub__")
+
+    def symmetric_difference_update(self, other) -> None:
+        super().symmetric_difference_update({self._check(v) for v in other})
+        self._changed()
+
+    def __ixor__(self, other):
+        self.symmetric_difference_update(other)
+        return self
+    del _mutate
 
 
 REQUIRED = ("header_types", "headers", "parsers", "deparsers", "actions", "pipelines")
@@ -93,7 +148,7 @@ def _load(program: dict, drop_port: int, log: Callable[[str], None] | None) -> P
         meter = Meter(m["name"], m.get("size", 0), m.get("type", "packets"))
         meters[m["name"]] = meter
         ns[f"MTR_{m['id']}"] = meter
-    vsets = {v["name"]: set() for v in program.get("parse_vsets", [])}
+    vsets = {v["name"]: ValueSet() for v in program.get("parse_vsets", [])}
     ns["VSETS"] = vsets
     ns["R"] = {name: reg.cells for name, reg in registers.items()}
 

@@ -49,15 +49,23 @@ class Multicast:
 class CloneSessions:
     def __init__(self) -> None:
         self._sessions: dict[int, tuple[list[tuple[int, int]], int]] = {}
+        # Called with (session, (replicas, truncate) or None when deleted) on every change.
+        self.mirror: Callable[[int, tuple[list[tuple[int, int]], int] | None], None] | None = None
 
     def set_session(self, session: int, replicas: list[tuple[int, int]], truncate: int = 0) -> None:
         if not 0 <= session <= 0xFFFF:
             raise TableError(f"clone session {session} is out of range")
-        self._sessions[session] = (_check_replicas(f"clone session {session}", replicas), truncate)
+        if not 0 <= truncate < (1 << 64):
+            raise TableError(f"clone session {session}: truncate length {truncate} is out of range")
+        self._sessions[session] = (_check_replicas(f"clone session {session}", replicas), int(truncate))
+        if self.mirror is not None:
+            self.mirror(session, self._sessions[session])
 
     def delete_session(self, session: int) -> None:
         if self._sessions.pop(session, None) is None:
             raise TableError(f"clone session {session} does not exist")
+        if self.mirror is not None:
+            self.mirror(session, None)
 
     def get(self, session: int) -> tuple[list[tuple[int, int]], int] | None:
         return self._sessions.get(session)

@@ -23,11 +23,12 @@ SM_FIELDS = ("ingress_port", "packet_length", "instance_type", "ingress_global_t
              "egress_global_timestamp", "parser_error", "mcast_grp", "egress_spec", "egress_port",
              "egress_rid")  # fmt: skip
 UNSUPPORTED_PRIMITIVES = {
-    "clone_ingress_pkt_to_egress": "clone", "clone_egress_pkt_to_egress": "clone",
-    "resubmit": "resubmit", "recirculate": "recirculate", "generate_digest": "digests",
-    "execute_meter": "meters", "assign_VL": "varbit fields", "assign_union": "header unions",
+    "assign_VL": "varbit fields", "assign_union": "header unions",
     "assign_union_stack": "header unions",
 }  # fmt: skip
+CLONES = ("clone_ingress_pkt_to_egress", "clone_egress_pkt_to_egress")
+NO_LIST = (1 << 64) - 1  # a field/learn list id no program has: preserves nothing
+DIGEST_RING = 16384  # digests the C switch holds until Python reads sw.digests
 
 
 @dataclass
@@ -38,6 +39,10 @@ class NativeProgram:
     tables: dict[str, int] = field(default_factory=dict)  # BMv2 table name -> C table index
     registers: dict[str, int] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
+    meters: dict[str, int] = field(default_factory=dict)
+    vsets: dict[str, int] = field(default_factory=dict)
+    learn_lists: dict[int, tuple[str, list[tuple[int, bool]]]] = field(default_factory=dict)
+    digest_width: int = 0  # words per digest record (0: the program generates none)
 
 
 class CGenerator:
@@ -59,6 +64,21 @@ class CGenerator:
             if len(named) != len(program.get(arrays, [])):
                 # the Python engine counts into the first and shows the last: refuse to guess
                 raise Unsupported(f"two {kind} arrays with one name")
+        self.meters = {m["name"]: (i, m) for i, m in enumerate(program.get("meter_arrays", []))}
+        self.vsets = {v["name"]: i for i, v in enumerate(program.get("parse_vsets", []))}
+        if len(self.meters) != len(program.get("meter_arrays", [])) or len(self.vsets) != len(
+                program.get("parse_vsets", [])):
+            raise Unsupported("two meter arrays or value sets with one name")
+        self.field_lists = {fl["id"]: self._list_fields(fl, "field list") for fl in program.get("field_lists", [])}
+        self.learn_lists = {ll["id"]: (ll["name"], self._list_fields(ll, "learn list"))
+                            for ll in program.get("learn_lists", [])}
+        ops = {p["op"] for a in self.actions.values() for p in a.get("primitives", [])}
+        for parser in program.get("parsers", []):
+            for state in parser.get("parse_states", []):
+                for op in state.get("parser_ops", []):
+                    if op["op"] == "primitive":
+                        ops |= {prim["op"] for prim in op.get("parameters", [])[:1]}
+        self.ops = ops
         self.tables: dict[str, int] = {}
         self.pre: list[str] = []  # calculation helpers, generated on first use, placed first
         self.defined: set[str] = set()
@@ -72,6 +92,32 @@ class CGenerator:
             for p in a.get("runtime_data", []):
                 if p["bitwidth"] > 64:
                     raise Unsupported(f"action '{a['name']}' has a {p['bitwidth']}-bit parameter")
+
+    def _list_fields(self, spec: dict, what: str) -> list[tuple[int, bool]]:
+        """(slot, signed) of the fields of a field or learn list, as pipeline.py lists them."""
+        out = []
+        for e in spec.get("elements", []):
+            if e["type"] != "field":
+                continue
+            header, name = e["value"]
+            hl = self.layout.header(header)
+            if name != "$valid$" and hl.width(name) > 64:
+                raise Unsupported(f"{what} '{spec['name']}' has a field wider than 64 bits")
+            out.append((self.layout.field_slot(header, name), name != "$valid$" and hl.signed(name)))
+        return out
+
+    def _list_id(self, param: dict | None, known, offset: int) -> str:
+        """The C value the Python engine stores for a constant list id (+ offset), with ids of no
+        list mapped to one sentinel (both preserve nothing); 0 stays 0 (no request)."""
+        if param is None:
+            value = 0
+        elif param["type"] != "hexstr":
+            raise Unsupported(f"a field or learn list id of type '{param['type']}'")
+        else:
+            value = hexint(param["value"])
+        if value + offset == 0:
+            return "0"
+        return f"{value + offset}ULL" if value in known else f"{NO_LIST}ULL"
 
     def emit(self, line: str, indent: int = 0) -> None:
         self.lines.append("    " * indent + line)
@@ -99,7 +145,14 @@ class CGenerator:
         source = "\n".join(head + self.pre + self.lines) + "\n"
         return NativeProgram(source, dict(self.tables),
                              {n: i for n, (i, _r) in self.registers.items()},
-                             {n: i for n, (i, _c) in self.counters.items()})
+                             {n: i for n, (i, _c) in self.counters.items()},
+                             {n: i for n, (i, _m) in self.meters.items()}, dict(self.vsets),
+                             dict(self.learn_lists), self._digest_width())
+
+    def _digest_width(self) -> int:
+        if "generate_digest" not in self.ops:
+            return 0
+        return 2 + max((len(fields) for _n, fields in self.learn_lists.values()), default=0)
 
     # --- headers -------------------------------------------------------------------------
     def _fields(self, hl: HeaderLayout) -> list[tuple[int, int, int]]:
@@ -224,6 +277,23 @@ class CGenerator:
             base, size = e.wrapped(params[1]), e.value(params[3])
             return ["{", f"i128 size = {size};", f"i128 h = (i128){calc};",
                     e.store_c(params[0], f"{base} + (size ? ina_mod(c, h, size) : h)"), "}"]
+        hidden = self.layout.hidden
+        if op in CLONES:
+            session = e.value(params[0])
+            fields = self._list_id(params[1] if len(params) > 1 else None, self.field_lists, 0)
+            return ["{", f"i128 s = {session};",
+                    f"P[{hidden['clone_session']}] = s >= 0 && s <= 0xFFFF ? (uint64_t)s + 1 : s == -1 ? 0 : 0x10001;",
+                    f"P[{hidden['clone_fields']}] = {fields};", "}"]
+        if op in ("resubmit", "recirculate"):
+            return [f"P[{hidden[op]}] = {self._list_id(params[0] if params else None, self.field_lists, 1)};"]
+        if op == "generate_digest":
+            return [f"P[{hidden['digest']}] = {self._list_id(params[1], self.learn_lists, 1)};"]
+        if op == "execute_meter":
+            index, spec = self._meter(params[0]["value"])
+            if spec.get("is_direct"):
+                raise Unsupported(f"execute_meter on direct meter '{spec['name']}'")
+            value = f"(i128)ina_meter_index(c->sw, {index}, {e.value(params[1])}, P[{self.sm['packet_length']}])"
+            return [e.store_c(params[2], value)]
         if op == "truncate":
             return ["{", f"i128 keep = {e.value(params[0])};", "if (keep < 0) ina_fail(c);",
                     f"P[{self.layout.hidden['truncate']}] = (uint64_t)keep;", "}"]
@@ -241,6 +311,11 @@ class CGenerator:
         if name not in self.registers:
             raise Unsupported(f"unknown register array '{name}'")
         return self.registers[name]
+
+    def _meter(self, name: str) -> tuple[int, dict]:
+        if name not in self.meters:
+            raise Unsupported(f"unknown meter array '{name}'")
+        return self.meters[name]
 
     def _counter(self, name: str) -> int:
         if name not in self.counters:
@@ -382,6 +457,12 @@ class CGenerator:
             if kind == "default":
                 self.emit(f"goto {target};", 2)
                 break
+            if kind == "parse_vset":
+                if t["value"] not in self.vsets:
+                    raise Unsupported(f"unknown value set '{t['value']}'")
+                m = hexint(t["mask"]) if t.get("mask") else -1
+                self.emit(f"if (ina_vset_match(&c->sw->vsets[{self.vsets[t['value']]}], k, {const(m)})) goto {target};", 2)
+                continue
             if kind != "hexstr":
                 raise Unsupported(f"parser transition of type '{kind}'")
             value = hexint(t["value"])
@@ -421,8 +502,6 @@ class CGenerator:
         self.emit("}")
 
     def table(self, t: dict, label: str, goto, exit_check: str) -> None:
-        if t.get("direct_meters"):
-            raise Unsupported(f"direct meters (table '{t['name']}')")
         if t.get("type", "simple") != "simple":
             raise Unsupported(f"table '{t['name']}' of type {t['type']}")
         index = len(self.tables)
@@ -464,6 +543,12 @@ class CGenerator:
             self.emit("ina_entry *e = NULL;", 1)
         self.emit("int act; const uint64_t *A;", 1)
         counters = f" e->packets++; e->bytes += P[{self.sm['packet_length']}];" if t.get("with_counters") else ""
+        if t.get("direct_meters"):
+            index, spec = self._meter(t["direct_meters"])
+            if spec.get("result_target") and keys:  # as the Python engine: a hit runs the meter
+                plen = f"P[{self.sm['packet_length']}]"
+                color = f"(i128)(e->meter ? ina_meter_execute(e->meter, {int(spec.get('type') == 'bytes')}, {plen}) : 0)"
+                counters += " " + self.e.store_c({"type": "field", "value": spec["result_target"]}, color)
         self.emit(f"if (e) {{ act = e->action; A = e->args;{counters} }}", 1)
         self.emit("else { act = tb->def_action; A = tb->def_args; }", 1)
         self.emit("INA_MARK(c, INA_PROF_LOOKUP);", 1)
@@ -541,23 +626,128 @@ class CGenerator:
         return total
 
     def traffic_manager(self, max_header: int) -> None:
-        sm, hidden = self.sm, self.layout.hidden
+        """simple_switch's order, as engine.py: after ingress, I2E clone, digest, resubmit, then
+        multicast or unicast; after egress, E2E clone, drop, recirculate, else transmit. Only the
+        steps the program can request are generated."""
+        sm, hidden, ops = self.sm, self.layout.hidden, self.ops
+        i2e, e2e = CLONES[0] in ops, CLONES[1] in ops
+        resubmit, recirc, digest = "resubmit" in ops, "recirculate" in ops, "generate_digest" in ops
+        self.max_header = max_header
+        if i2e or e2e or resubmit or recirc:
+            self.emit("/* Copies field list `id`'s fields from S to D (other ids copy nothing). */")
+            self.emit("static void keep_fields(uint64_t id, uint64_t *D, const uint64_t *S) {")
+            self.emit("switch (id) {", 1)
+            for fid, fields in sorted(self.field_lists.items()):
+                copies = " ".join(f"D[{slot}] = S[{slot}];" for slot, _signed in fields)
+                self.emit(f"case {fid}ULL: {copies} break;", 1)
+            self.emit("default: break;", 1)
+            self.emit("}", 1)
+            self.emit("}")
+        self.emit("static void egress(ina_ctx *c, uint64_t *P, ina_out *out, int depth);")
+        self.emit("static void ingress(ina_ctx *c, uint64_t *P, uint64_t port, ina_out *out, int depth);")
+        if i2e or e2e:
+            self.emit(f"""
+/* A clone of `data` for each replica of P's session, parsed afresh, to egress (engine._clone). */
+static void clone_packet(ina_ctx *c, const uint64_t *P, const uint8_t *data, uint32_t len, uint64_t itype,
+                  ina_out *out, int depth) {{
+    uint64_t id = P[{hidden['clone_session']}] - 1;
+    ina_session *s = id < 65536 ? c->sw->sessions[id] : NULL;
+    if (!s) return;
+    for (int i = 0; i < s->n; i++) {{
+        uint64_t Q[NSLOTS];
+        memcpy(Q, TEMPLATE, sizeof Q);
+        Q[{sm['packet_length']}] = len;
+        ina_ctx q = *c;
+        q.data = data;
+        q.len = len;
+        q.off = 0;
+        q.perr = 0;
+        parse(&q, Q);
+        keep_fields(P[{hidden['clone_fields']}], Q, P);
+        Q[{sm['ingress_port']}] = P[{sm['ingress_port']}];
+        Q[{sm['egress_port']}] = (uint64_t)s->ports[i];
+        Q[{sm['egress_rid']}] = (uint64_t)s->rids[i];
+        Q[{sm['instance_type']}] = itype;
+        Q[{hidden['truncate']}] = s->truncate;
+        egress(&q, Q, out, depth + 1);
+    }}
+}}""")
+        if resubmit or recirc:
+            self.emit(f"""
+/* The packet `data` into ingress again, keeping field list `fl` of S (engine._ingress). */
+static void reenter(ina_ctx *c, const uint8_t *data, uint32_t len, uint64_t port, uint64_t itype,
+                    uint64_t fl, const uint64_t *S, ina_out *out, int depth) {{
+    uint64_t P[NSLOTS];
+    memcpy(P, TEMPLATE, sizeof P);
+    P[{sm['ingress_port']}] = port;
+    P[{sm['packet_length']}] = len;
+    P[{sm['instance_type']}] = itype;
+    P[{sm['ingress_global_timestamp']}] = ina_now_us(c->sw);
+    keep_fields(fl, P, S);
+    ina_ctx q = *c;
+    q.data = data;
+    q.len = len;
+    q.off = 0;
+    q.perr = 0;
+    ingress(&q, P, port, out, depth);
+}}""")
+        e2e_code = f"""
+    if (P[{hidden['clone_session']}] && depth < INA_MAX_REENTRY) {{
+        update_checksums(c, P);
+        uint8_t *buf = ina_scratch(c, depth + 1);
+        uint32_t npl = c->len - c->off, n = deparse(P, buf);
+        memcpy(buf + n, c->data + c->off, npl);
+        clone_packet(c, P, buf, n + npl, 2, out, depth);
+    }}""" if e2e else ""
+        recirc_code = f"""
+    if (P[{hidden['recirculate']}]) {{
+        if (depth < INA_MAX_REENTRY) {{
+            uint8_t *buf = ina_scratch(c, depth + 1);
+            uint32_t n = deparse(P, buf);
+            memcpy(buf + n, c->data + c->off, npl);
+            reenter(c, buf, n + npl, P[{sm['egress_port']}], 4, P[{hidden['recirculate']}] - 1, P, out,
+                    depth + 1);
+        }}
+        return;
+    }}""" if recirc else ""
+        i2e_code = f"""
+    if (P[{hidden['clone_session']}] && depth < INA_MAX_REENTRY) clone_packet(c, P, c->data, c->len, 1, out, depth);""" if i2e else ""
+        digest_code = ""
+        if digest:
+            cases = []
+            for lid, (_name, fields) in sorted(self.learn_lists.items()):
+                values = ", ".join(f"P[{slot}]" for slot, _signed in fields) or "0"
+                cases.append(f"        case {lid + 1}ULL: {{ const uint64_t v[] = {{{values}}}; "
+                             f"ina_digest_push(sw, {lid + 1}, v, {len(fields)}); break; }}")
+            digest_code = f"""
+    if (P[{hidden['digest']}]) {{
+        switch (P[{hidden['digest']}]) {{
+{chr(10).join(cases)}
+        default: {{ const uint64_t v[] = {{0}}; ina_digest_push(sw, 0, v, 0); break; }}
+        }}
+    }}"""
+        resubmit_code = f"""
+    if (P[{hidden['resubmit']}]) {{
+        if (depth < INA_MAX_REENTRY) reenter(c, c->data, c->len, port, 6, P[{hidden['resubmit']}] - 1, P, out, depth + 1);
+        return;
+    }}""" if resubmit else ""
         self.emit(f"""
-static void egress(ina_ctx *c, uint64_t *P, ina_out *out) {{
+static void egress(ina_ctx *c, uint64_t *P, ina_out *out, int depth) {{
     ina_switch *sw = c->sw;
+    (void)depth;
     P[{sm['egress_spec']}] = 0;
     P[{hidden['exit']}] = 0;
     P[{hidden['clone_session']}] = 0;
     P[{sm['egress_global_timestamp']}] = ina_now_us(sw);
     INA_MARK(c, INA_PROF_OTHER);
     pipe_egress(c, P);
-    INA_MARK(c, INA_PROF_CONTROL);
+    INA_MARK(c, INA_PROF_CONTROL);{e2e_code}
     if (P[{sm['egress_spec']}] == (uint64_t)sw->drop_port) {{
         sw->stats[INA_ST_DROPPED]++;
         return;
     }}
     update_checksums(c, P);
-    uint32_t npl = c->len - c->off;
+    uint32_t npl = c->len - c->off;{recirc_code}
     if (out->n >= INA_MAX_OUT || (uint64_t)out->used + {max_header} + npl > INA_ARENA) {{
         sw->stats[INA_ST_DROPPED_OUTPUT_FULL]++;
         return;
@@ -576,6 +766,38 @@ static void egress(ina_ctx *c, uint64_t *P, ina_out *out) {{
     INA_MARK(c, INA_PROF_DEPARSE);
 }}
 
+static void ingress(ina_ctx *c, uint64_t *P, uint64_t port, ina_out *out, int depth) {{
+    ina_switch *sw = c->sw;
+    (void)port;
+    parse(c, P);
+    if (P[{sm['parser_error']}]) sw->stats[INA_ST_PARSER_ERRORS]++;
+    verify_checksums(c, P);
+    INA_MARK(c, INA_PROF_PARSE);
+    pipe_ingress(c, P);
+    INA_MARK(c, INA_PROF_CONTROL);{i2e_code}{digest_code}{resubmit_code}
+    uint64_t mgid = P[{sm['mcast_grp']}];
+    if (mgid) {{
+        ina_group *g = mgid < 65536 ? sw->groups[mgid] : NULL;
+        if (!g) {{
+            sw->stats[INA_ST_DROPPED_EMPTY_GROUP]++;
+            return;
+        }}
+        for (int i = 0; i < g->n; i++) {{
+            uint64_t Q[NSLOTS];
+            memcpy(Q, P, sizeof Q);
+            Q[{sm['egress_port']}] = (uint64_t)g->ports[i];
+            Q[{sm['egress_rid']}] = (uint64_t)g->rids[i];
+            Q[{sm['instance_type']}] = 5;
+            egress(c, Q, out, depth);
+        }}
+    }} else if (P[{sm['egress_spec']}] == (uint64_t)sw->drop_port) {{
+        sw->stats[INA_ST_DROPPED]++;
+    }} else {{
+        P[{sm['egress_port']}] = P[{sm['egress_spec']}];
+        egress(c, P, out, depth);
+    }}
+}}
+
 int ina_process(ina_switch *sw, int port, const uint8_t *data, uint32_t len, ina_out *out) {{
     const int n0 = out->n;
     const uint32_t used0 = out->used;
@@ -586,6 +808,7 @@ int ina_process(ina_switch *sw, int port, const uint8_t *data, uint32_t len, ina
     }}
     uint64_t P[NSLOTS];
     memcpy(P, TEMPLATE, sizeof P);
+    jmp_buf abort;
     ina_ctx c;
     c.sw = sw;
     c.data = data;
@@ -593,8 +816,9 @@ int ina_process(ina_switch *sw, int port, const uint8_t *data, uint32_t len, ina
     c.off = 0;
     c.perr = 0;
     c.short_err = {self.errors.get('PacketTooShort', 0)};
+    c.abort = &abort;
     INA_MARK_START(&c);
-    if (setjmp(c.abort)) {{
+    if (setjmp(abort)) {{
         out->n = n0;
         out->used = used0;
         sw->stats[INA_ST_DROPPED_ERROR]++;
@@ -605,33 +829,7 @@ int ina_process(ina_switch *sw, int port, const uint8_t *data, uint32_t len, ina
     P[{sm['instance_type']}] = 0;
     P[{sm['ingress_global_timestamp']}] = ina_now_us(sw);
     INA_MARK(&c, INA_PROF_OTHER);
-    parse(&c, P);
-    if (P[{sm['parser_error']}]) sw->stats[INA_ST_PARSER_ERRORS]++;
-    verify_checksums(&c, P);
-    INA_MARK(&c, INA_PROF_PARSE);
-    pipe_ingress(&c, P);
-    INA_MARK(&c, INA_PROF_CONTROL);
-    uint64_t mgid = P[{sm['mcast_grp']}];
-    if (mgid) {{
-        ina_group *g = mgid < 65536 ? sw->groups[mgid] : NULL;
-        if (!g) {{
-            sw->stats[INA_ST_DROPPED_EMPTY_GROUP]++;
-            return 0;
-        }}
-        for (int i = 0; i < g->n; i++) {{
-            uint64_t Q[NSLOTS];
-            memcpy(Q, P, sizeof Q);
-            Q[{sm['egress_port']}] = (uint64_t)g->ports[i];
-            Q[{sm['egress_rid']}] = (uint64_t)g->rids[i];
-            Q[{sm['instance_type']}] = 5;
-            egress(&c, Q, out);
-        }}
-    }} else if (P[{sm['egress_spec']}] == (uint64_t)sw->drop_port) {{
-        sw->stats[INA_ST_DROPPED]++;
-    }} else {{
-        P[{sm['egress_port']}] = P[{sm['egress_spec']}];
-        egress(&c, P, out);
-    }}
+    ingress(&c, P, (uint64_t)port, out, 0);
     sw->stats[INA_ST_TX] += (uint64_t)(out->n - n0);
     INA_MARK(&c, INA_PROF_OTHER);
     sw->prof[INA_PROF_COUNT]++;
@@ -655,6 +853,13 @@ ina_switch *ina_new(int drop_port) {{
             self.emit(f"ina_register_init(sw, {index}, {int(spec['size'])}u);", 1)
         for index, spec in self.counters.values():
             self.emit(f"ina_counter_init(sw, {index}, {0 if spec.get('is_direct') else int(spec['size'])}u);", 1)
+        self.emit(f"ina_extras_init(sw, {len(self.meters)}, {len(self.vsets)});", 1)
+        for index, spec in self.meters.values():
+            size = 0 if spec.get("is_direct") else int(spec.get("size", 0))
+            self.emit(f"ina_meter_init(sw, {index}, {size}u, {int(spec.get('type') == 'bytes')});", 1)
+        if self._digest_width():
+            self.emit(f"ina_digest_init(sw, {self._digest_width()}u, {DIGEST_RING}u);", 1)
+        self.emit(f"ina_scratch_init(sw, 65536u + (INA_MAX_REENTRY + 2) * {self.max_header}u);", 1)
         self.emit("return sw;", 1)
         self.emit("}")
 

@@ -1,14 +1,18 @@
 """A loaded native pipeline: the C switch state plus Python views with the engine's API.
 
 The Python Table objects stay the control plane's source of truth (validation, handles, errors);
-a TableMirror copies every change into the C table. Registers and counters live only in C, behind
-objects with the same methods as externs.py's.
+a TableMirror copies every change into the C table; multicast groups, clone sessions and parser
+value sets are mirrored the same way. Registers, counters and meter buckets live only in C, behind
+objects with the same methods as externs.py's. Digests wait in a ring in C until Python reads
+Switch.digests (drain_digests).
 """
 
 import ctypes
 import threading
-from ctypes import POINTER, c_int, c_uint8, c_uint32, c_uint64, c_void_p
+from collections import deque
+from ctypes import POINTER, c_double, c_int, c_uint8, c_uint32, c_uint64, c_void_p
 
+from ina.switch.externs import Meter
 from ina.switch.native.build import build
 from ina.switch.native.codegen import generate
 from ina.switch.pipeline import Pipeline
@@ -18,6 +22,7 @@ PROFILE = ("parse", "control", "lookup", "actions", "deparse", "other")  # state
 STATS = ("rx", "tx", "dropped", "parser_errors", "dropped_error", "dropped_oversize",
          "dropped_empty_group", "dropped_output_full")  # fmt: skip; order of runtime.h
 MAX_OUT = 1024
+DRAIN = 1024  # digest records moved from C per call
 U64 = POINTER(c_uint64)
 
 
@@ -53,6 +58,12 @@ def _declare(lib: ctypes.CDLL) -> None:
         "ina_ctl_counter_reset": (None, [c_void_p, c_int]),
         "ina_ctl_group_set": (None, [c_void_p, c_int, c_int, POINTER(c_int), POINTER(c_int)]),
         "ina_ctl_stats": (None, [c_void_p, U64]),
+        "ina_ctl_session_set": (None, [c_void_p, c_int, c_int, POINTER(c_int), POINTER(c_int), c_uint64]),
+        "ina_ctl_meter_set": (None, [c_void_p, c_int, c_uint64, c_int] + [c_double] * 4),
+        "ina_ctl_entry_meter_set": (None, [c_void_p, c_void_p, c_int] + [c_double] * 4),
+        "ina_ctl_vset_set": (None, [c_void_p, c_int, c_int, U64, U64]),
+        "ina_ctl_digests": (c_int, [c_void_p, U64, c_int]),
+        "ina_ctl_digests_dropped": (c_uint64, [c_void_p]),
         "ina_ctl_process": (c_int, [c_void_p, c_int, ctypes.c_char_p, c_uint32, c_void_p]),
         "ina_ctl_out_new": (c_void_p, []),
         "ina_ctl_profile": (None, [c_void_p, U64]),
@@ -121,12 +132,61 @@ class NativeCounter:
         self.dp.lib.ina_ctl_counter_reset(self.dp.sw, self.index)
 
 
+class NativeMeter(Meter):
+    """A meter array whose cells run in C; the configuration is kept here too, for get().
+
+    Indices are ints (indirect meters) or ("entry", handle) (direct meters, as Meter.execute_entry
+    keys them); C holds an indirect cell per index and a direct cell on the table entry.
+    """
+
+    def __init__(self, dp: "NativeDataPath", index: int, spec: dict, table: "TableMirror | None"):
+        super().__init__(spec["name"], int(spec.get("size", 0)), spec.get("type", "packets"))
+        self.dp, self.index, self.table = dp, index, table
+        if table is not None:
+            table.meters.append(self)
+
+    def set(self, index: object, cir: float, cburst: int, pir: float, pburst: int) -> None:
+        super().set(index, cir, cburst, pir, pburst)  # checks the index and the rates
+        self._mirror(index, 1, cir, cburst, pir, pburst)
+
+    def reset(self, index: object) -> None:
+        super().reset(index)
+        self._mirror(index, 0, 0, 0, 0, 0)
+
+    def _mirror(self, index: object, on: int, *config: float) -> None:
+        lib, sw = self.dp.lib, self.dp.sw
+        if self.table is None:
+            if isinstance(index, int) and 0 <= index < self.size:
+                lib.ina_ctl_meter_set(sw, self.index, index, on, *map(float, config))
+        elif isinstance(index, tuple) and index[0] == "entry" and index[1] in self.table.pointers:
+            lib.ina_ctl_entry_meter_set(sw, self.table.pointers[index[1]], on, *map(float, config))
+
+    def execute(self, index: object, length: int) -> int:
+        raise NotImplementedError("the native engine runs its meters in C")
+
+
+class ValueSetMirror:
+    """Copies a parser value set's members into C after every change."""
+
+    def __init__(self, dp: "NativeDataPath", index: int, members):
+        self.dp, self.index = dp, index
+        self(members)
+        members.mirror = self
+
+    def __call__(self, members) -> None:
+        values = [v & ((1 << 128) - 1) for v in members]
+        lo = _u64s([v & ((1 << 64) - 1) for v in values])
+        hi = _u64s([v >> 64 for v in values])
+        self.dp.lib.ina_ctl_vset_set(self.dp.sw, self.index, len(values), lo, hi)
+
+
 class TableMirror:
     """Copies a Python table's entries and default into its C twin, change by change."""
 
     def __init__(self, dp: "NativeDataPath", index: int, table: Table):
         self.dp, self.index, self.table = dp, index, table
         self.pointers: dict[int, int] = {}  # entry handle -> C entry
+        self.meters: list[NativeMeter] = []  # direct meters of this table
         for entry in table.entries() if table.exact_only else table.ordered:  # in priority order
             self.added(entry)
         if table.default is not None:
@@ -147,6 +207,10 @@ class TableMirror:
         self.pointers[entry.handle] = self.dp.lib.ina_ctl_table_add(
             self.dp.sw, self.index, _u64s(key), _u64s(mask), flags, position,
             entry.action.id, len(entry.args), args)
+        for meter in self.meters:  # a cell configured before its entry existed, as Python keeps it
+            config = meter.get(("entry", entry.handle))
+            if config is not None:
+                meter.set(("entry", entry.handle), *config)
 
     def modified(self, entry: Entry) -> None:
         self.dp.lib.ina_ctl_table_modify(self.dp.sw, self.pointers[entry.handle], entry.action.id,
@@ -186,6 +250,18 @@ class NativeDataPath:
         self.arena = self.out.value + ctypes.sizeof(OutHeader)
         self.lock = threading.Lock()
         self.mirrors = [TableMirror(self, native.tables[name], t) for name, t in pipeline.tables.items()]
+        by_table = {m.table.name: m for m in self.mirrors}
+        pipeline.meters = {
+            m["name"]: NativeMeter(self, native.meters[m["name"]], m, by_table.get(m.get("binding"))
+                                   if m.get("is_direct") else None)
+            for m in program.get("meter_arrays", [])
+        }
+        self.vset_mirrors = [ValueSetMirror(self, i, pipeline.parse_vsets[name])
+                             for name, i in native.vsets.items()]
+        self.digest_width = native.digest_width
+        self.learn_lists = native.learn_lists
+        self.digest_lock = threading.Lock()  # drains from two threads keep the digests in order
+        self.digest_buf = (c_uint64 * max(self.digest_width * DRAIN, 1))()
         specs = {r["name"]: r for r in program.get("register_arrays", [])}
         pipeline.registers = {
             name: NativeRegister(self, i, name, int(specs[name]["size"]), int(specs[name]["bitwidth"]))
@@ -217,6 +293,33 @@ class NativeDataPath:
         rids = (c_int * max(len(replicas), 1))(*(r for _p, r in replicas))
         self.lib.ina_ctl_group_set(self.sw, mgid, len(replicas), ports, rids)
 
+    def set_session(self, session: int, config: tuple[list[tuple[int, int]], int] | None) -> None:
+        """Mirrors clone session `session` ((replicas, truncate), or None: deleted) into C."""
+        replicas, truncate = config if config is not None else ([], 0)
+        ports = (c_int * max(len(replicas), 1))(*(p for p, _r in replicas))
+        rids = (c_int * max(len(replicas), 1))(*(r for _p, r in replicas))
+        self.lib.ina_ctl_session_set(self.sw, session, -1 if config is None else len(replicas),
+                                     ports, rids, truncate)
+
+    def drain_digests(self, into: deque) -> None:
+        """Moves the digests C generated, in order, to `into` as (learn list name, values)."""
+        if not self.digest_width:
+            return
+        with self.digest_lock:
+            self._drain(self.digest_buf, self.digest_width, into)
+
+    def _drain(self, buf: ctypes.Array, width: int, into: deque) -> None:
+        while True:
+            n = self.lib.ina_ctl_digests(self.sw, buf, DRAIN)
+            for r in range(n):
+                rec = buf[r * width:(r + 1) * width]
+                name, fields = self.learn_lists.get(rec[0] - 1, ("", []))
+                values = rec[2:2 + rec[1]]
+                into.append((name, [v - (1 << 64) if signed and v >> 63 else v
+                                    for v, (_slot, signed) in zip(values, fields, strict=False)]))
+            if n < DRAIN:
+                return
+
     def profile(self) -> tuple[dict[str, int], int]:
         """(ticks per stage, packets) since the last call; all zero unless built with profile."""
         out = (c_uint64 * (len(PROFILE) + 1))()
@@ -226,7 +329,10 @@ class NativeDataPath:
     def stats(self) -> dict[str, int]:
         out = (c_uint64 * len(STATS))()
         self.lib.ina_ctl_stats(self.sw, out)
-        return dict(zip(STATS, out, strict=True))
+        stats = dict(zip(STATS, out, strict=True))
+        if self.digest_width:
+            stats["digests_dropped"] = self.lib.ina_ctl_digests_dropped(self.sw)
+        return stats
 
     def __del__(self) -> None:
         lib, sw = getattr(self, "lib", None), getattr(self, "sw", None)

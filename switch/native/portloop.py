@@ -111,8 +111,11 @@ class NativePorts:
                 self.lib.ina_io_send(self._io, port, data, len(data))
 
     def run(self, switch_ptr: ctypes.c_void_p, deliver: Callable[[list[tuple[int, bytes]]], None],
-            stop: threading.Event) -> None:
-        """Forward packets until `stop` is set; raises OSError if the loop fails."""
+            stop: threading.Event, tick: Callable[[], None] | None = None, tick_every: float = 0.05) -> None:
+        """Forward packets until `stop` is set; raises OSError if the loop fails.
+
+        `tick` runs on the calling thread every `tick_every` seconds while the loop goes (the
+        switch uses it to send the digests C queued to the controller)."""
 
         def on_host(port: int, data: int, length: int) -> None:
             deliver([(port, ctypes.string_at(data, length))])  # copy: C reuses the buffer
@@ -129,8 +132,9 @@ class NativePorts:
         loop.start()
         try:
             # A timed wait: the loop may also end on its own (a fatal error).
-            while loop.is_alive() and not stop.wait(0.5):
-                pass
+            while loop.is_alive() and not stop.wait(tick_every if tick else 0.5):
+                if tick is not None:
+                    tick()
         finally:
             os.write(stop_w, b"x")
             loop.join()

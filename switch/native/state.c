@@ -17,7 +17,7 @@ void ina_unlock(ina_switch *sw) { pthread_mutex_unlock(&sw->lock); }
 
 uint64_t ina_now_us(const ina_switch *sw) { return (monotonic_ns() - sw->start_ns) / 1000; }
 
-void ina_fail(ina_ctx *c) { longjmp(c->abort, 1); }
+void ina_fail(ina_ctx *c) { longjmp(*c->abort, 1); }
 
 /* xoshiro256** */
 static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
@@ -84,6 +84,67 @@ void ina_counter_init(ina_switch *sw, int k, uint64_t size) {
     sw->counters[k].size = size;
     sw->counters[k].packets = calloc(size ? size : 1, sizeof(uint64_t));
     sw->counters[k].bytes = calloc(size ? size : 1, sizeof(uint64_t));
+}
+
+void ina_extras_init(ina_switch *sw, int nmeters, int nvsets) {
+    sw->nmeters = nmeters;
+    sw->nvsets = nvsets;
+    sw->meters = calloc(nmeters ? nmeters : 1, sizeof(ina_meter));
+    sw->vsets = calloc(nvsets ? nvsets : 1, sizeof(ina_vset));
+}
+
+void ina_meter_init(ina_switch *sw, int m, uint64_t size, int bytes) {
+    sw->meters[m].size = size;
+    sw->meters[m].bytes = bytes;
+    sw->meters[m].cells = calloc(size ? size : 1, sizeof(ina_meter_cell));
+}
+
+void ina_digest_init(ina_switch *sw, uint32_t width, uint32_t cap) {
+    sw->digests.width = width;
+    sw->digests.cap = cap;
+    sw->digests.ring = calloc((size_t)width * cap, sizeof(uint64_t));
+    if (!sw->digests.ring) sw->digests.cap = 0;
+}
+
+void ina_scratch_init(ina_switch *sw, uint32_t size) { sw->scratch_size = size; }
+
+/* The buffer for a packet deparsed to be used at `depth` (allocated on first use). */
+uint8_t *ina_scratch(ina_ctx *c, int depth) {
+    ina_switch *sw = c->sw;
+    if (!sw->scratch[depth]) sw->scratch[depth] = malloc(sw->scratch_size);
+    if (!sw->scratch[depth]) ina_fail(c);
+    return sw->scratch[depth];
+}
+
+/* As externs.Meter.execute: refill both buckets for the time since the last packet, then take
+ * `amount` from the peak bucket (else RED) and the committed one (else YELLOW). */
+int ina_meter_execute(ina_meter_cell *m, int bytes, uint64_t length) {
+    double now = (double)monotonic_ns() / 1e9;
+    double elapsed = now - m->last;
+    m->last = now;
+    double committed = m->committed + m->cir * elapsed;
+    m->committed = committed < m->cburst ? committed : m->cburst;
+    double peak = m->peak + m->pir * elapsed;
+    m->peak = peak < m->pburst ? peak : m->pburst;
+    double amount = bytes ? (double)length : 1.0;
+    if (m->peak < amount) return 2;
+    m->peak -= amount;
+    if (m->committed < amount) return 1;
+    m->committed -= amount;
+    return 0;
+}
+
+void ina_digest_push(ina_switch *sw, uint64_t id, const uint64_t *values, uint32_t n) {
+    ina_digests *d = &sw->digests;
+    if (d->cap == 0 || d->head - d->tail >= d->cap) {
+        d->dropped++;
+        return;
+    }
+    uint64_t *r = d->ring + (size_t)(d->head % d->cap) * d->width;
+    r[0] = id;
+    r[1] = n;
+    memcpy(r + 2, values, sizeof(uint64_t) * n);
+    d->head++;
 }
 
 /* --- lookups (per packet) ------------------------------------------------------------ */
@@ -192,6 +253,7 @@ void ina_ctl_table_delete(ina_switch *sw, int t, ina_entry *e) {
     free(e->mask);
     free(e->is_range);
     free(e->args);
+    free(e->meter);
     free(e);
 }
 
@@ -281,6 +343,95 @@ void ina_ctl_group_set(ina_switch *sw, int mgid, int n, const int *ports, const 
     }
 }
 
+/* Sets (n > 0) or deletes (n == 0) clone session `session`. */
+void ina_ctl_session_set(ina_switch *sw, int session, int n, const int *ports, const int *rids,
+                         uint64_t truncate) {
+    ina_session *s = NULL;
+    if (n >= 0) {
+        s = calloc(1, sizeof *s);
+        s->n = n;
+        s->truncate = truncate;
+        s->ports = malloc(sizeof(int) * (size_t)(n ? n : 1));
+        s->rids = malloc(sizeof(int) * (size_t)(n ? n : 1));
+        memcpy(s->ports, ports, sizeof(int) * (size_t)n);
+        memcpy(s->rids, rids, sizeof(int) * (size_t)n);
+    }
+    ina_lock(sw);
+    ina_session *old = sw->sessions[session & 0xFFFF];
+    sw->sessions[session & 0xFFFF] = s;
+    ina_unlock(sw);
+    if (old) {
+        free(old->ports);
+        free(old->rids);
+        free(old);
+    }
+}
+
+static void meter_set(ina_meter_cell *m, double cir, double cburst, double pir, double pburst) {
+    m->cir = cir;
+    m->cburst = cburst;
+    m->pir = pir;
+    m->pburst = pburst;
+    m->committed = cburst;
+    m->peak = pburst;
+    m->last = (double)monotonic_ns() / 1e9;
+    m->on = 1;
+}
+
+/* Configures (on) or resets (!on) cell `index` of indirect meter `m`. */
+void ina_ctl_meter_set(ina_switch *sw, int m, uint64_t index, int on, double cir, double cburst,
+                       double pir, double pburst) {
+    ina_lock(sw);
+    ina_meter_cell *cell = &sw->meters[m].cells[index];
+    if (on) meter_set(cell, cir, cburst, pir, pburst);
+    else cell->on = 0;
+    ina_unlock(sw);
+}
+
+/* The same for the direct meter of table entry `e`. */
+void ina_ctl_entry_meter_set(ina_switch *sw, ina_entry *e, int on, double cir, double cburst,
+                             double pir, double pburst) {
+    ina_meter_cell *cell = calloc(1, sizeof *cell), *old;
+    if (on) meter_set(cell, cir, cburst, pir, pburst);
+    ina_lock(sw);
+    old = e->meter;
+    e->meter = on ? cell : NULL;
+    ina_unlock(sw);
+    free(old);
+    if (!on) free(cell);
+}
+
+/* Replaces the members of value set `v` (each given as its low and high 64 bits). */
+void ina_ctl_vset_set(ina_switch *sw, int v, int n, const uint64_t *lo, const uint64_t *hi) {
+    i128 *members = calloc(n ? (size_t)n : 1, sizeof(i128)), *old;
+    for (int i = 0; i < n; i++) members[i] = (i128)(((u128)hi[i] << 64) | lo[i]);
+    ina_lock(sw);
+    old = sw->vsets[v].members;
+    sw->vsets[v].members = members;
+    sw->vsets[v].n = n;
+    ina_unlock(sw);
+    free(old);
+}
+
+/* Moves up to `max` waiting digests to `out` (records of the ring's width); returns how many. */
+int ina_ctl_digests(ina_switch *sw, uint64_t *out, int max) {
+    ina_lock(sw);
+    ina_digests *d = &sw->digests;
+    int n = 0;
+    for (; n < max && d->tail < d->head; n++, d->tail++)
+        memcpy(out + (size_t)n * d->width, d->ring + (size_t)(d->tail % d->cap) * d->width,
+               sizeof(uint64_t) * d->width);
+    ina_unlock(sw);
+    return n;
+}
+
+uint64_t ina_ctl_digests_dropped(ina_switch *sw) {
+    ina_lock(sw);
+    uint64_t n = sw->digests.dropped;
+    ina_unlock(sw);
+    return n;
+}
+
 void ina_ctl_stats(ina_switch *sw, uint64_t *out) {
     ina_lock(sw);
     memcpy(out, sw->stats, sizeof sw->stats);
@@ -316,6 +467,7 @@ void ina_ctl_free(ina_switch *sw, int ntables, int nregisters, int ncounters) {
             for (uint32_t b = 0; b < tab->nbuckets; b++) {
                 for (ina_entry *e = tab->buckets[b], *next; e; e = next) {
                     next = e->next;
+                    free(e->meter);
                     free(e->key);
                     free(e->args);
                     free(e);
@@ -325,6 +477,7 @@ void ina_ctl_free(ina_switch *sw, int ntables, int nregisters, int ncounters) {
         } else {
             for (uint32_t i = 0; i < tab->count; i++) {
                 ina_entry *e = tab->ordered[i];
+                free(e->meter);
                 free(e->key);
                 free(e->mask);
                 free(e->is_range);
@@ -340,6 +493,13 @@ void ina_ctl_free(ina_switch *sw, int ntables, int nregisters, int ncounters) {
         free(sw->counters[k].bytes);
     }
     for (int g = 0; g < 65536; g++) ina_ctl_group_set(sw, g, 0, NULL, NULL);
+    for (int s = 0; s < 65536; s++) ina_ctl_session_set(sw, s, -1, NULL, NULL, 0);
+    for (int m = 0; m < sw->nmeters; m++) free(sw->meters[m].cells);
+    for (int v = 0; v < sw->nvsets; v++) free(sw->vsets[v].members);
+    for (int d = 0; d < INA_MAX_REENTRY + 2; d++) free(sw->scratch[d]);
+    free(sw->meters);
+    free(sw->vsets);
+    free(sw->digests.ring);
     free(sw->tables);
     free(sw->registers);
     free(sw->counters);

@@ -1,6 +1,7 @@
-/* The native switch's state: tables, registers, counters, multicast groups and the helpers the
- * generated pipeline calls. The control plane (Python, through ctypes) changes this state with the
- * functions of state.c, each of which takes the switch lock itself.
+/* The native switch's state: tables, registers, counters, meters, multicast groups, clone
+ * sessions, parser value sets, waiting digests and the helpers the generated pipeline calls. The
+ * control plane (Python, through ctypes) changes this state with the functions of state.c, each
+ * of which takes the switch lock itself.
  */
 #ifndef INA_STATE_H
 #define INA_STATE_H
@@ -43,6 +44,7 @@ typedef struct ina_entry {
     int nargs;
     uint64_t *args;
     uint64_t packets, bytes;  /* direct counter */
+    struct ina_meter_cell *meter;  /* direct meter: configured (NULL: every packet is GREEN) */
 } ina_entry;
 
 typedef struct {
@@ -73,6 +75,43 @@ typedef struct {
     int *rids;
 } ina_group;
 
+/* A clone session: replicas as a multicast group's, then the bytes clones keep (0: all). */
+typedef struct {
+    int n;
+    int *ports;
+    int *rids;
+    uint64_t truncate;
+} ina_session;
+
+/* One meter cell: a two-rate three-color marker (RFC 2698, color-blind) with externs.Meter's
+ * arithmetic, in doubles: rates per second, bursts and buckets in packets or bytes. */
+typedef struct ina_meter_cell {
+    int on;                   /* configured; unconfigured cells mark every packet GREEN */
+    double cir, cburst, pir, pburst, committed, peak, last;
+} ina_meter_cell;
+
+typedef struct {
+    uint64_t size;
+    int bytes;                /* the meter counts bytes (else packets) */
+    ina_meter_cell *cells;
+} ina_meter;
+
+/* A parser value set: its members, matched against a transition key under a mask. */
+typedef struct {
+    int n;
+    i128 *members;
+} ina_vset;
+
+/* Digests waiting for Python: records of `width` words (learn list id + 1 or 0, value count,
+ * values), a ring of `cap` records; a full ring drops the new digest and counts it. */
+typedef struct {
+    uint64_t *ring;
+    uint32_t width, cap;
+    uint64_t head, tail, dropped;
+} ina_digests;
+
+#define INA_MAX_REENTRY 16        /* resubmits/recirculations/clones one packet may cause */
+
 struct ina_switch {
     pthread_mutex_t lock;
     uint64_t stats[INA_ST_COUNT];
@@ -83,6 +122,15 @@ struct ina_switch {
     ina_register *registers;
     ina_counter *counters;
     ina_group *groups[65536];
+    ina_session *sessions[65536];
+    ina_meter *meters;
+    int nmeters;
+    ina_vset *vsets;
+    int nvsets;
+    ina_digests digests;
+    uint8_t *scratch[INA_MAX_REENTRY + 2];  /* packets made by deparsing (E2E clone, recirculate),
+                                             * one buffer per depth of the packet that uses it */
+    uint32_t scratch_size;
     uint64_t prof[INA_PROF_COUNT + 1];  /* INA_PROFILE builds: ticks per stage, then packets */
 };
 
@@ -95,7 +143,7 @@ typedef struct {
     int perr;                 /* parser: error code raised by a lookahead */
     int short_err;            /* the program's PacketTooShort error code */
     uint64_t tick;            /* INA_PROFILE builds: when the last stage mark was taken */
-    jmp_buf abort;            /* run-time error: drop the packet */
+    jmp_buf *abort;           /* run-time error: drop the packet (and all it caused) */
     jmp_buf parse_abort;      /* parser error: stop parsing, set parser_error */
 } ina_ctx;
 
@@ -103,6 +151,13 @@ ina_switch *ina_alloc(int ntables, int nregisters, int ncounters, int drop_port)
 void ina_table_init(ina_switch *sw, int t, int nkeys, int exact, uint32_t max_size);
 void ina_register_init(ina_switch *sw, int r, uint64_t size);
 void ina_counter_init(ina_switch *sw, int k, uint64_t size);
+void ina_extras_init(ina_switch *sw, int nmeters, int nvsets);
+void ina_meter_init(ina_switch *sw, int m, uint64_t size, int bytes);
+void ina_digest_init(ina_switch *sw, uint32_t width, uint32_t cap);
+void ina_scratch_init(ina_switch *sw, uint32_t size);
+uint8_t *ina_scratch(ina_ctx *c, int depth);
+int ina_meter_execute(ina_meter_cell *m, int bytes, uint64_t length);
+void ina_digest_push(ina_switch *sw, uint64_t id, const uint64_t *values, uint32_t n);
 
 ina_entry *ina_exact_lookup(const ina_table *t, const uint64_t *key);
 ina_entry *ina_ternary_lookup(const ina_table *t, const uint64_t *key);
@@ -132,6 +187,20 @@ static inline uint64_t ina_index(ina_ctx *c, i128 i, uint64_t size) {
     if (i < 0) i += (i128)size;
     if (i < 0 || i >= (i128)size) ina_fail(c);
     return (uint64_t)i;
+}
+
+/* An indirect meter: an index outside the array (as one never configured) is GREEN (0). */
+static inline uint64_t ina_meter_index(ina_switch *sw, int m, i128 i, uint64_t length) {
+    ina_meter *M = &sw->meters[m];
+    if (i < 0 || i >= (i128)M->size || !M->cells[i].on) return 0;
+    return (uint64_t)ina_meter_execute(&M->cells[i], M->bytes, length);
+}
+
+/* A parser value set: some member equals the key under the mask (-1: no mask). */
+static inline int ina_vset_match(const ina_vset *v, i128 k, i128 mask) {
+    for (int i = 0; i < v->n; i++)
+        if ((k & mask) == (v->members[i] & mask)) return 1;
+    return 0;
 }
 
 /* --- header stacks: element k of a stack lives at base + k * stride ------------------- */

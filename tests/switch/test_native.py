@@ -18,6 +18,7 @@ from ina.p4src import AGGREGATE_P4
 from ina.switch import hashes
 from ina.switch.engine import Switch
 from ina.switch.errors import PipelineError
+from ina.switch.native import codegen
 from ina.switch.stf import run_stf
 
 HERE = Path(__file__).parent
@@ -29,7 +30,7 @@ REFUSED = {
     "header_stacks": "header union member",
     "union_stack": "header union member",
     "subparser_lookahead": "extract_VL",
-    "varbit_lookahead": "parse_vset",
+    "varbit_lookahead": "extract_VL",
 }
 
 STF_CASES = (
@@ -71,6 +72,7 @@ def same_state(py: Switch, native: Switch) -> None:
     for name, view in py.direct_counters.items():
         for entry in py.tables[name].entries():
             assert view.read(entry.handle) == native.direct_counters[name].read(entry.handle), name
+    assert list(py.digests) == list(native.digests)
     assert py.stats == native.stats
 
 
@@ -321,11 +323,183 @@ def test_values_that_may_not_fit_128_bits_are_refused() -> None:
 
 
 def test_other_refused_programs_name_the_feature() -> None:
-    """Programs with STF-less features: meters and digests stay on the Python engine."""
-    for name, reason in (("externs_misc", "meters"),):
-        with pytest.raises(PipelineError, match=reason):
-            Switch(engine="native").load(program(TESTS / "p4" / f"{name}.p4"))
-    with pytest.raises(PipelineError, match="digests"):
-        Switch(engine="native").load(program(HERE / "p4" / "learn.p4"))
+    """Varbit fields stay on the Python engine; the externs program now runs natively."""
     with pytest.raises(PipelineError, match="extract_VL"):
         Switch(engine="native").load(program(HERE / "p4" / "varbit_errors.p4"))
+    for path in (TESTS / "p4" / "externs_misc.p4", HERE / "p4" / "learn.p4"):
+        auto = Switch(engine="auto")
+        auto.load(program(path))
+        assert auto.engine_name == "native", auto.engine_note
+
+
+def test_list_ids_that_are_not_constants_are_refused() -> None:
+    bmv2 = program(CLONE)
+    prim = next(p for a in bmv2["actions"] for p in a["primitives"] if p["op"] == "resubmit")
+    prim["parameters"][0] = {"type": "field", "value": ["h", "arg"]}
+    with pytest.raises(PipelineError, match="list id of type 'field'"):
+        Switch(engine="native").load(bmv2)
+
+
+# --- clones, resubmit, recirculate, digests ------------------------------------------------
+CLONE = HERE / "p4" / "native_clone.p4"
+
+
+def clone_packet(op: int, arg: int = 0, mark: int = 0, tail: bytes = b"") -> bytes:
+    return bytes([op, arg, 0, mark]) + bytes(6) + tail + b"payload"
+
+
+def configure_replication(sw: Switch) -> None:
+    sw.clone.set_session(1, [(5, 0)])
+    sw.clone.set_session(2, [(6, 1), (7, 2)], truncate=10)
+    sw.clone.set_session(3, [(8, 3)], truncate=6)
+    sw.multicast.set_group(1, [(1, 0), (4, 9)])
+
+
+def test_clones_resubmit_recirculate_and_digests_match_python() -> None:
+    py, native = engines(program(CLONE))
+    for sw in (py, native):
+        configure_replication(sw)
+    packets = [(port, clone_packet(op, arg, 0xEE if arg == 5 else mark, b"\x12\x34"))
+               for op in range(17) for arg in (0, 1, 2, 3, 5, 9) for port, mark in ((4, 0), (0, 7))]
+    outs = dict(zip(((d[0], d[1], p, d[3]) for p, d in packets), run_both(py, native, packets), strict=True))
+    # I2E with a field list: two truncated clones keep m1 = arg and m2 = 0x1234, then the original
+    assert outs[(2, 3, 4, 0)] == [(6, bytes.fromhex("0203060312340000 0001".replace(" ", ""))),
+                                  (7, bytes.fromhex("0203070312340000 0001".replace(" ", ""))),
+                                  (2, clone_packet(2, 3, 0, b"\x12\x34")[:4] + bytes(6) + b"\x12\x34payload")]
+    # resubmit keeps field list 2 (m2) only: m1 (field list 1 only) is back to 0
+    [(port, data)] = outs[(3, 2, 4, 0)]
+    assert port == 3 and data[3] == 0 and data[4:6] == (0x102).to_bytes(2, "big")
+    # recirculate twice, keeping m1 = rounds + 0x40; trace: ingress/egress as 0, then 4 twice
+    [(port, data)] = outs[(4, 2, 4, 0)]
+    assert data[2] == 2 and data[4:6] == b"\x00\x42" and data[6:10] == bytes.fromhex("00004444")
+    # E2E: the clone carries the egress changes and m2 = 0x4242, truncated to 6 bytes
+    assert outs[(6, 1, 4, 0)][0] == (8, bytes.fromhex("060108004242"))
+    assert outs[(7, 0, 4, 0)] == [] and outs[(8, 0, 4, 0)] == []  # loops end at the guard
+    assert outs[(9, 0, 4, 0)] == [(2, clone_packet(9, 0, 0, b"\x12\x34"))]  # no session 9
+    assert [port for port, _d in outs[(10, 2, 4, 0)]] == [6, 7, 2]  # session from the packet
+    assert [port for port, _d in outs[(12, 0, 4, 0)]] == [5]  # the original is dropped
+    assert [port for port, _d in outs[(15, 0, 4, 0)]] == [8]
+    # E2E clones of clones: 16 of them (the guard), each a deeper egress, then the original
+    assert [d[1] for _p, d in outs[(16, 0, 4, 0)]] == [*range(17, 1, -1), 1]
+    digests = list(native.digests)
+    assert ("learn_t", [2, 4, -3, 0xBEEF]) in digests and len(digests) == 2 * 6 + 2 * 6 * 17
+    assert native.stats["dropped"] > 0
+    # session changes reach C
+    for sw in (py, native):
+        sw.clone.delete_session(2)
+        sw.clone.set_session(1, [(9, 4), (10, 5)], truncate=3)
+    outs = run_both(py, native, [(4, clone_packet(op, 1)) for op in (1, 2, 11, 12)])
+    assert outs[0][:2] == [(9, b"\x01\x01\x09"), (10, b"\x01\x01\x0a")] and len(outs[1]) == 1
+
+
+def test_run_time_errors_in_a_clone_drop_everything_the_packet_caused() -> None:
+    """Division by zero in the clone's egress (arg 1) or the original's (arg 0): no packets out,
+    one dropped_error each. The digest comes after the I2E clone: the original's error keeps it,
+    the clone's error comes first and there is none, as on Python."""
+    py, native = engines(program(CLONE))
+    for sw in (py, native):
+        configure_replication(sw)
+        sw.clone.set_session(4, [(1, 0)])
+    outs = run_both(py, native, [(4, clone_packet(17, arg)) for arg in (1, 0, 2)]
+                    + [(4, clone_packet(10, 4)), (4, clone_packet(10, 200))])
+    assert [len(o) for o in outs] == [0, 0, 2, 2, 1]
+    assert native.stats["dropped_error"] == 2
+    assert [values[0] for _name, values in native.digests] == [0, 2]
+
+
+def test_digest_ring_overflow_is_counted() -> None:
+    _py, native = engines(program(CLONE))
+    ring = codegen.DIGEST_RING
+    for i in range(ring + 5):
+        native.process(4, clone_packet(5, i & 0xFF))
+    assert native.stats["digests_dropped"] == 5
+    digests = native.digests
+    assert len(digests) == ring and digests[0] == ("learn_t", [0, 4, -3, 0xBEEF])
+    assert digests[-1][1][0] == (ring - 1) & 0xFF
+    digests.clear()
+    native.process(4, clone_packet(5, 7))
+    assert list(native.digests) == [("learn_t", [7, 4, -3, 0xBEEF])]
+
+
+# --- meters -------------------------------------------------------------------------------
+METER = HERE / "p4" / "native_meter.p4"
+
+
+def test_meters_mark_the_same_colors_in_the_same_order() -> None:
+    """Rates of 0 (no refill) or huge bursts: colors that do not depend on timing, and
+    buckets that run out packet by packet (GREEN, then YELLOW, then RED)."""
+    py, native = engines(program(METER))
+    for sw in (py, native):
+        m = sw.meters["I.per_idx"]
+        m.set(0, 0, 0, 0, 0)  # always RED
+        m.set(1, 0, 0, 1e9, 10**9)  # always YELLOW
+        m.set(2, 1e9, 10**9, 1e9, 10**9)  # always GREEN
+        m.set(4, 0, 2, 0, 4)  # 2 GREEN, 2 YELLOW, then RED
+        m.set(5, 0.5, 3, 1.0, 5)  # slow refill: 3 GREEN, 2 YELLOW, then RED within a second
+        keyed = sw.tables["I.keyed"]
+        h1 = keyed.add([1], "I.hit", [])
+        keyed.add([2], "I.hit", [])
+        sw.meters["I.per_key"].set(("entry", h1), 0, 10, 0, 20)  # bytes: 4-byte packets
+    packets = [(0, bytes([idx, key, 0, 0])) for idx in (0, 1, 2, 3, 9, 4, 5) for key in (1, 2, 3)]
+    packets += [(0, bytes([4, 1, 0, 0]))] * 4 + [(0, bytes([5, 2, 0, 0]))] * 4
+    outs = run_both(py, native, packets)
+    colors = [(o[0][1][2], o[0][1][3]) for o in outs]
+    # direct meter of key 1 (10/20 bytes): 4-byte packets go GREEN twice, then YELLOW, then RED;
+    # key 2 hits an unconfigured entry (GREEN), key 3 misses (the meter does not run)
+    assert colors[:15] == [(2, 0), (2, 0), (2, 0xFF), (1, 0), (1, 0), (1, 0xFF), (0, 1), (0, 0), (0, 0xFF),
+                           (0, 1), (0, 0), (0, 0xFF), (0, 1), (0, 0), (0, 0xFF)]
+    assert [colors[i][1] for i in range(21, 25)] == [2, 2, 2, 2]
+    idx4 = [colors[i][0] for i in (15, 16, 17, 21, 22, 23, 24)]
+    assert idx4 == [0, 0, 1, 1, 2, 2, 2]
+    idx5 = [colors[i][0] for i in (18, 19, 20, 25, 26, 27, 28)]
+    assert idx5 == [0, 0, 0, 1, 1, 2, 2]
+    # reset and get, and a meter index out of range refused alike
+    for sw in (py, native):
+        assert sw.meters["I.per_idx"].get(4) == (0, 2, 0, 4)
+        sw.meters["I.per_idx"].reset(0)
+        with pytest.raises(IndexError):
+            sw.meters["I.per_idx"].set(8, 0, 0, 0, 0)
+        with pytest.raises(ValueError, match="below"):
+            sw.meters["I.per_idx"].set(3, 5, 1, 1, 1)
+    assert run_both(py, native, [(0, bytes([0, 3, 0, 0]))])[0][0][1][2:] == bytes([0, 0xFF])
+    # a direct meter cell configured for an entry handle before the entry exists (0/0: RED)
+    for sw in (py, native):
+        handle = max(e.handle for e in sw.tables["I.keyed"].entries()) + 1
+        sw.meters["I.per_key"].set(("entry", handle), 0, 0, 0, 0)
+        assert sw.tables["I.keyed"].add([3], "I.hit", []) == handle
+    assert run_both(py, native, [(0, bytes([0, 3, 0, 0]))])[0][0][1][2:] == bytes([0, 2])
+
+
+# --- parser value sets --------------------------------------------------------------------
+VSET = HERE / "p4" / "native_vset.p4"
+
+
+def vset_packets(rng: random.Random) -> list[tuple[int, bytes]]:
+    kinds = [0x0800, 0x86DD, 0x1234, 0xFFFF, 0]
+    subs = [0x01, 0x11, 0x21, 0xFF, 0x0F]
+    packets = [(0, k.to_bytes(2, "big") + bytes([s, 0, 0x99])) for k in kinds for s in subs]
+    packets += [(0, rng.getrandbits(16).to_bytes(2, "big") + bytes([rng.getrandbits(8), 0, 1]))
+                for _ in range(100)]
+    return packets
+
+
+def test_parser_value_sets_follow_their_members() -> None:
+    bmv2 = program(VSET)
+    state = next(s for s in bmv2["parsers"][0]["parse_states"] if s["name"] == "two")
+    state["transitions"][0]["mask"] = "0x0f"  # the subs set matched under a mask
+    py, native = engines(bmv2)
+    rng = random.Random(13)
+    outs = run_both(py, native, vset_packets(rng))
+    assert {o[0][1][3] for o in outs} <= {0, 4}  # empty sets match nothing
+    for sw in (py, native):
+        sw.parse_vsets["P.kinds"].update([0x0800, 0x86DD])
+        sw.parse_vsets["P.subs"].add(0x01)
+    outs = run_both(py, native, vset_packets(rng))
+    assert outs[0][0][1][3] == 1 and outs[10][0][1][3] == 3 and outs[11][0][1][3] == 3  # 0x11 & 0x0f
+    for sw in (py, native):
+        sw.parse_vsets["P.kinds"].discard(0x0800)
+        sw.parse_vsets["P.subs"].clear()
+        with pytest.raises(ValueError):
+            sw.parse_vsets["P.subs"].add(-1)
+    outs = run_both(py, native, vset_packets(rng))
+    assert outs[0][0][1][3] == 0 and outs[5][0][1][3] == 1
