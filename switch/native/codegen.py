@@ -651,7 +651,7 @@ class CGenerator:
 static void clone_packet(ina_ctx *c, const uint64_t *P, const uint8_t *data, uint32_t len, uint64_t itype,
                   ina_out *out, int depth) {{
     uint64_t id = P[{hidden['clone_session']}] - 1;
-    ina_session *s = id < 65536 ? c->sw->sessions[id] : NULL;
+    ina_group *s = id < 65536 ? c->sw->sessions[id] : NULL;
     if (!s) return;
     for (int i = 0; i < s->n; i++) {{
         uint64_t Q[NSLOTS];

@@ -321,20 +321,24 @@ void ina_ctl_counter_reset(ina_switch *sw, int k) {
     ina_unlock(sw);
 }
 
-/* Sets (n > 0) or deletes (n == 0) multicast group `mgid`. */
-void ina_ctl_group_set(ina_switch *sw, int mgid, int n, const int *ports, const int *rids) {
+/* Puts n replicas in *slot, or nothing when n < 0, and frees what was there (outside the lock). */
+static void replicas_set(ina_switch *sw, ina_group **slot, int n, const int *ports, const int *rids,
+                         uint64_t truncate) {
     ina_group *g = NULL;
-    if (n > 0) {
+    if (n >= 0) {
         g = calloc(1, sizeof *g);
         g->n = n;
-        g->ports = malloc(sizeof(int) * (size_t)n);
-        g->rids = malloc(sizeof(int) * (size_t)n);
-        memcpy(g->ports, ports, sizeof(int) * (size_t)n);
-        memcpy(g->rids, rids, sizeof(int) * (size_t)n);
+        g->truncate = truncate;
+        g->ports = malloc(sizeof(int) * (size_t)(n ? n : 1));
+        g->rids = malloc(sizeof(int) * (size_t)(n ? n : 1));
+        if (n) {
+            memcpy(g->ports, ports, sizeof(int) * (size_t)n);
+            memcpy(g->rids, rids, sizeof(int) * (size_t)n);
+        }
     }
     ina_lock(sw);
-    ina_group *old = sw->groups[mgid & 0xFFFF];
-    sw->groups[mgid & 0xFFFF] = g;
+    ina_group *old = *slot;
+    *slot = g;
     ina_unlock(sw);
     if (old) {
         free(old->ports);
@@ -343,28 +347,15 @@ void ina_ctl_group_set(ina_switch *sw, int mgid, int n, const int *ports, const 
     }
 }
 
-/* Sets (n > 0) or deletes (n == 0) clone session `session`. */
+/* Sets (n > 0) or deletes (n == 0) multicast group `mgid`. */
+void ina_ctl_group_set(ina_switch *sw, int mgid, int n, const int *ports, const int *rids) {
+    replicas_set(sw, &sw->groups[mgid & 0xFFFF], n > 0 ? n : -1, ports, rids, 0);
+}
+
+/* Sets (n >= 0) or deletes (n < 0) clone session `session`. */
 void ina_ctl_session_set(ina_switch *sw, int session, int n, const int *ports, const int *rids,
                          uint64_t truncate) {
-    ina_session *s = NULL;
-    if (n >= 0) {
-        s = calloc(1, sizeof *s);
-        s->n = n;
-        s->truncate = truncate;
-        s->ports = malloc(sizeof(int) * (size_t)(n ? n : 1));
-        s->rids = malloc(sizeof(int) * (size_t)(n ? n : 1));
-        memcpy(s->ports, ports, sizeof(int) * (size_t)n);
-        memcpy(s->rids, rids, sizeof(int) * (size_t)n);
-    }
-    ina_lock(sw);
-    ina_session *old = sw->sessions[session & 0xFFFF];
-    sw->sessions[session & 0xFFFF] = s;
-    ina_unlock(sw);
-    if (old) {
-        free(old->ports);
-        free(old->rids);
-        free(old);
-    }
+    replicas_set(sw, &sw->sessions[session & 0xFFFF], n, ports, rids, truncate);
 }
 
 static void meter_set(ina_meter_cell *m, double cir, double cburst, double pir, double pburst) {

@@ -69,19 +69,14 @@ typedef struct {
     uint64_t *packets, *bytes;
 } ina_counter;
 
-typedef struct {
-    int n;
-    int *ports;
-    int *rids;
-} ina_group;
-
-/* A clone session: replicas as a multicast group's, then the bytes clones keep (0: all). */
+/* The replicas of a multicast group or a clone session; a session's clones keep `truncate`
+ * bytes (0: all). */
 typedef struct {
     int n;
     int *ports;
     int *rids;
     uint64_t truncate;
-} ina_session;
+} ina_group;
 
 /* One meter cell: a two-rate three-color marker (RFC 2698, color-blind) with externs.Meter's
  * arithmetic, in doubles: rates per second, bursts and buckets in packets or bytes. */
@@ -122,7 +117,7 @@ struct ina_switch {
     ina_register *registers;
     ina_counter *counters;
     ina_group *groups[65536];
-    ina_session *sessions[65536];
+    ina_group *sessions[65536];
     ina_meter *meters;
     int nmeters;
     ina_vset *vsets;
