@@ -86,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.json and not args.no_p4:
         print("ina switch: give a BMv2 JSON file or --no-p4", file=sys.stderr)
         return 2
+    if args.engine == "native" and (args.log_console or args.log_file):
+        print("ina switch: per-packet logs come from the Python engine; use --engine python or auto "
+              "with --log-console/--log-file, or drop the log option", file=sys.stderr)
+        return 2
     ports = dict(args.interface)
     if len(ports) != len(args.interface):
         print("ina switch: the same port number is given twice", file=sys.stderr)

@@ -104,3 +104,8 @@ def test_switch_process_forwards_between_veths(tmp_path, engine, says):
             subprocess.run(["ip", "link", "del", end], capture_output=True)
     for name in ("port1-srv-a-in.pcap", "port2-srv-b-out.pcap"):  # the kernel's IPv6 chatter aside
         assert [bytes(p) for p in rdpcap(str(tmp_path / name)) if bytes(p)[12:14] == b"\x88\xb5"] == [frame]
+
+
+def test_native_engine_with_a_packet_log_is_a_usage_error(capsys):
+    assert main(["--no-p4", "--engine", "native", "--log-console"]) == 2
+    assert "per-packet logs come from the Python engine" in capsys.readouterr().err
