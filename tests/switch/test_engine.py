@@ -86,3 +86,15 @@ def test_const_default_action_cannot_be_replaced(compiled):
     with pytest.raises(TableError, match=r"tbl_mark_to_drop.*const"):
         hidden.set_default("act_2", [])
     assert hidden.get_default() == ("act_2", ())
+
+
+def test_without_a_c_compiler_auto_runs_python_and_native_says_why(compiled, monkeypatch, tmp_path):
+    monkeypatch.setenv("INA_CACHE", str(tmp_path))  # nothing built yet
+    monkeypatch.setenv("CC", "no-such-compiler")
+    sw = Switch()
+    sw.load(compiled("basic_forward"))
+    assert sw.engine_name == "python"
+    assert "no C compiler (gcc) on PATH" in sw.engine_note
+    assert sw.process(0, IPV4_TO_10_0_1_5) == []  # still a working switch (no routes: dropped)
+    with pytest.raises(PipelineError, match="native engine cannot run this program: no C compiler"):
+        Switch(engine="native").load(compiled("basic_forward"))
