@@ -1,10 +1,8 @@
-"""A loaded native pipeline: the C switch state plus Python views with the engine's API.
+"""A loaded native pipeline: the compiled C switch, packets in and out, and its state's views.
 
-The Python Table objects stay the control plane's source of truth (validation, handles, errors);
-a TableMirror copies every change into the C table; multicast groups, clone sessions and parser
-value sets are mirrored the same way. Registers, counters and meter buckets live only in C, behind
-objects with the same methods as externs.py's. Digests wait in a ring in C until Python reads
-Switch.digests (drain_digests).
+The views of tables, registers, counters, meters and value sets are in views.py; multicast groups
+and clone sessions are mirrored from replication.py's objects here. Digests wait in a ring in C
+until Python reads Switch.digests (drain_digests).
 """
 
 import ctypes
@@ -12,11 +10,16 @@ import threading
 from collections import deque
 from ctypes import POINTER, c_double, c_int, c_uint8, c_uint32, c_uint64, c_void_p
 
-from ina.switch.externs import Meter
 from ina.switch.native.build import build
 from ina.switch.native.codegen import generate
+from ina.switch.native.views import (
+    NativeCounter,
+    NativeMeter,
+    NativeRegister,
+    TableMirror,
+    ValueSetMirror,
+)
 from ina.switch.pipeline import Pipeline
-from ina.switch.tables import Entry, Table
 
 PROFILE = ("parse", "control", "lookup", "actions", "deparse", "other")  # state.h's INA_PROF_*
 STATS = ("rx", "tx", "dropped", "parser_errors", "dropped_error", "dropped_oversize",
@@ -36,8 +39,6 @@ class OutHeader(ctypes.Structure):
     _fields_ = [("n", c_int), ("used", c_uint32), ("pkts", Packet * MAX_OUT)]
 
 
-def _u64s(values) -> ctypes.Array:
-    return (c_uint64 * max(len(values), 1))(*values)
 
 
 def _declare(lib: ctypes.CDLL) -> None:
@@ -74,162 +75,6 @@ def _declare(lib: ctypes.CDLL) -> None:
     for name, (restype, argtypes) in sigs.items():
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = restype, argtypes
-
-
-class NativeRegister:
-    """A register array in C memory, with externs.Register's methods."""
-
-    def __init__(self, dp: "NativeDataPath", index: int, name: str, size: int, bitwidth: int):
-        self.dp, self.index = dp, index
-        self.name, self.size, self.bitwidth = name, size, bitwidth
-
-    def _check(self, index: int) -> None:
-        if not 0 <= index < self.size:
-            raise IndexError(f"register '{self.name}' has {self.size} cells; index {index} is out of range")
-
-    def read(self, index: int) -> int:
-        return self.read_range(index, 1)[0]
-
-    def read_range(self, start: int, count: int) -> list[int]:
-        """`count` cells from `start`, in one call (wildcard reads)."""
-        self._check(start)
-        self._check(start + count - 1)
-        buf = (c_uint64 * count)()
-        self.dp.lib.ina_ctl_register_read(self.dp.sw, self.index, start, count, buf)
-        return list(buf)
-
-    def write(self, index: int, value: int) -> None:
-        self._check(index)
-        if not 0 <= value < (1 << self.bitwidth):
-            raise ValueError(f"value {value} does not fit register '{self.name}' ({self.bitwidth} bits)")
-        self.dp.lib.ina_ctl_register_write(self.dp.sw, self.index, index, value)
-
-    def reset(self) -> None:
-        self.dp.lib.ina_ctl_register_reset(self.dp.sw, self.index)
-
-
-class NativeCounter:
-    """An indirect counter array in C memory, with externs.Counter's methods."""
-
-    def __init__(self, dp: "NativeDataPath", index: int, name: str, size: int):
-        self.dp, self.index, self.name, self.size = dp, index, name, size
-
-    def _check(self, index: int) -> None:
-        if not 0 <= index < self.size:
-            raise IndexError(f"counter '{self.name}' has {self.size} cells; index {index} is out of range")
-
-    def read(self, index: int) -> tuple[int, int]:
-        self._check(index)
-        packets, bytes_ = (c_uint64 * 1)(), (c_uint64 * 1)()
-        self.dp.lib.ina_ctl_counter_read(self.dp.sw, self.index, index, 1, packets, bytes_)
-        return packets[0], bytes_[0]
-
-    def write(self, index: int, packets: int, bytes_: int) -> None:
-        self._check(index)
-        self.dp.lib.ina_ctl_counter_write(self.dp.sw, self.index, index, packets, bytes_)
-
-    def reset(self) -> None:
-        self.dp.lib.ina_ctl_counter_reset(self.dp.sw, self.index)
-
-
-class NativeMeter(Meter):
-    """A meter array whose cells run in C; the configuration is kept here too, for get().
-
-    Indices are ints (indirect meters) or ("entry", handle) (direct meters, as Meter.execute_entry
-    keys them); C holds an indirect cell per index and a direct cell on the table entry.
-    """
-
-    def __init__(self, dp: "NativeDataPath", index: int, spec: dict, table: "TableMirror | None"):
-        super().__init__(spec["name"], int(spec.get("size", 0)), spec.get("type", "packets"))
-        self.dp, self.index, self.table = dp, index, table
-        if table is not None:
-            table.meters.append(self)
-
-    def set(self, index: object, cir: float, cburst: int, pir: float, pburst: int) -> None:
-        super().set(index, cir, cburst, pir, pburst)  # checks the index and the rates
-        self._mirror(index, 1, cir, cburst, pir, pburst)
-
-    def reset(self, index: object) -> None:
-        super().reset(index)
-        self._mirror(index, 0, 0, 0, 0, 0)
-
-    def _mirror(self, index: object, on: int, *config: float) -> None:
-        lib, sw = self.dp.lib, self.dp.sw
-        if self.table is None:
-            if isinstance(index, int) and 0 <= index < self.size:
-                lib.ina_ctl_meter_set(sw, self.index, index, on, *map(float, config))
-        elif isinstance(index, tuple) and index[0] == "entry" and index[1] in self.table.pointers:
-            lib.ina_ctl_entry_meter_set(sw, self.table.pointers[index[1]], on, *map(float, config))
-
-    def execute(self, index: object, length: int) -> int:
-        raise NotImplementedError("the native engine runs its meters in C")
-
-
-class ValueSetMirror:
-    """Copies a parser value set's members into C after every change."""
-
-    def __init__(self, dp: "NativeDataPath", index: int, members):
-        self.dp, self.index = dp, index
-        self(members)
-        members.mirror = self
-
-    def __call__(self, members) -> None:
-        values = [v & ((1 << 128) - 1) for v in members]
-        lo = _u64s([v & ((1 << 64) - 1) for v in values])
-        hi = _u64s([v >> 64 for v in values])
-        self.dp.lib.ina_ctl_vset_set(self.dp.sw, self.index, len(values), lo, hi)
-
-
-class TableMirror:
-    """Copies a Python table's entries and default into its C twin, change by change."""
-
-    def __init__(self, dp: "NativeDataPath", index: int, table: Table):
-        self.dp, self.index, self.table = dp, index, table
-        self.pointers: dict[int, int] = {}  # entry handle -> C entry
-        self.meters: list[NativeMeter] = []  # direct meters of this table
-        for entry in table.entries() if table.exact_only else table.ordered:  # in priority order
-            self.added(entry)
-        if table.default is not None:
-            self.default_set(table.default)
-        table.mirror = self
-
-    def added(self, entry: Entry) -> None:
-        table = self.table
-        if table.exact_only:
-            key, mask, ranges, position = [m[1] for m in entry.match], [], [], -1
-        else:
-            key = [m[1] for m in entry.match]
-            mask = [m[2] for m in entry.match]
-            ranges = [int(m[0] == "r") for m in entry.match]
-            position = table.ordered.index(entry)
-        flags = (c_uint8 * max(len(ranges), 1))(*ranges)
-        args = _u64s(entry.args)
-        self.pointers[entry.handle] = self.dp.lib.ina_ctl_table_add(
-            self.dp.sw, self.index, _u64s(key), _u64s(mask), flags, position,
-            entry.action.id, len(entry.args), args)
-        for meter in self.meters:  # a cell configured before its entry existed, as Python keeps it
-            config = meter.get(("entry", entry.handle))
-            if config is not None:
-                meter.set(("entry", entry.handle), *config)
-
-    def modified(self, entry: Entry) -> None:
-        self.dp.lib.ina_ctl_table_modify(self.dp.sw, self.pointers[entry.handle], entry.action.id,
-                                         len(entry.args), _u64s(entry.args))
-
-    def deleted(self, entry: Entry) -> None:
-        self.dp.lib.ina_ctl_table_delete(self.dp.sw, self.index, self.pointers.pop(entry.handle))
-
-    def default_set(self, entry: Entry) -> None:
-        self.dp.lib.ina_ctl_table_set_default(self.dp.sw, self.index, entry.action.id,
-                                              len(entry.args), _u64s(entry.args))
-
-    def counters(self, entry: Entry) -> tuple[int, int]:
-        out = (c_uint64 * 2)()
-        self.dp.lib.ina_ctl_entry_counters(self.dp.sw, self.pointers[entry.handle], out)
-        return out[0], out[1]
-
-    def set_counters(self, entry: Entry, packets: int, bytes_: int) -> None:
-        self.dp.lib.ina_ctl_entry_set_counters(self.dp.sw, self.pointers[entry.handle], packets, bytes_)
 
 
 class NativeDataPath:

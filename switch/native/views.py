@@ -1,0 +1,179 @@
+"""Python views of the native switch's C state, with the Python engine's APIs.
+
+Registers, counters and meter buckets live only in C, behind objects with externs.py's methods.
+Tables, value sets (and, in datapath.py, multicast groups and clone sessions) stay Python objects,
+the control plane's source of truth; the mirrors here copy every change into C.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from ctypes import c_uint8, c_uint64
+from typing import TYPE_CHECKING
+
+from ina.switch.externs import Meter
+from ina.switch.tables import Entry, Table
+
+if TYPE_CHECKING:
+    from ina.switch.native.datapath import NativeDataPath
+
+
+def u64s(values) -> ctypes.Array:
+    """A uint64_t array for C (at least one element, so an empty list is a valid pointer)."""
+    return (c_uint64 * max(len(values), 1))(*values)
+
+
+class NativeRegister:
+    """A register array in C memory, with externs.Register's methods."""
+
+    def __init__(self, dp: NativeDataPath, index: int, name: str, size: int, bitwidth: int):
+        self.dp, self.index = dp, index
+        self.name, self.size, self.bitwidth = name, size, bitwidth
+
+    def _check(self, index: int) -> None:
+        if not 0 <= index < self.size:
+            raise IndexError(f"register '{self.name}' has {self.size} cells; index {index} is out of range")
+
+    def read(self, index: int) -> int:
+        return self.read_range(index, 1)[0]
+
+    def read_range(self, start: int, count: int) -> list[int]:
+        """`count` cells from `start`, in one call (wildcard reads)."""
+        self._check(start)
+        self._check(start + count - 1)
+        buf = (c_uint64 * count)()
+        self.dp.lib.ina_ctl_register_read(self.dp.sw, self.index, start, count, buf)
+        return list(buf)
+
+    def write(self, index: int, value: int) -> None:
+        self._check(index)
+        if not 0 <= value < (1 << self.bitwidth):
+            raise ValueError(f"value {value} does not fit register '{self.name}' ({self.bitwidth} bits)")
+        self.dp.lib.ina_ctl_register_write(self.dp.sw, self.index, index, value)
+
+    def reset(self) -> None:
+        self.dp.lib.ina_ctl_register_reset(self.dp.sw, self.index)
+
+
+class NativeCounter:
+    """An indirect counter array in C memory, with externs.Counter's methods."""
+
+    def __init__(self, dp: NativeDataPath, index: int, name: str, size: int):
+        self.dp, self.index, self.name, self.size = dp, index, name, size
+
+    def _check(self, index: int) -> None:
+        if not 0 <= index < self.size:
+            raise IndexError(f"counter '{self.name}' has {self.size} cells; index {index} is out of range")
+
+    def read(self, index: int) -> tuple[int, int]:
+        self._check(index)
+        packets, bytes_ = (c_uint64 * 1)(), (c_uint64 * 1)()
+        self.dp.lib.ina_ctl_counter_read(self.dp.sw, self.index, index, 1, packets, bytes_)
+        return packets[0], bytes_[0]
+
+    def write(self, index: int, packets: int, bytes_: int) -> None:
+        self._check(index)
+        self.dp.lib.ina_ctl_counter_write(self.dp.sw, self.index, index, packets, bytes_)
+
+    def reset(self) -> None:
+        self.dp.lib.ina_ctl_counter_reset(self.dp.sw, self.index)
+
+
+class NativeMeter(Meter):
+    """A meter array whose cells run in C; the configuration is kept here too, for get().
+
+    Indices are ints (indirect meters) or ("entry", handle) (direct meters, as Meter.execute_entry
+    keys them); C holds an indirect cell per index and a direct cell on the table entry.
+    """
+
+    def __init__(self, dp: NativeDataPath, index: int, spec: dict, table: TableMirror | None):
+        super().__init__(spec["name"], int(spec.get("size", 0)), spec.get("type", "packets"))
+        self.dp, self.index, self.table = dp, index, table
+        if table is not None:
+            table.meters.append(self)
+
+    def set(self, index: object, cir: float, cburst: int, pir: float, pburst: int) -> None:
+        super().set(index, cir, cburst, pir, pburst)  # checks the index and the rates
+        self._mirror(index, 1, cir, cburst, pir, pburst)
+
+    def reset(self, index: object) -> None:
+        super().reset(index)
+        self._mirror(index, 0, 0, 0, 0, 0)
+
+    def _mirror(self, index: object, on: int, *config: float) -> None:
+        lib, sw = self.dp.lib, self.dp.sw
+        if self.table is None:
+            if isinstance(index, int) and 0 <= index < self.size:
+                lib.ina_ctl_meter_set(sw, self.index, index, on, *map(float, config))
+        elif isinstance(index, tuple) and index[0] == "entry" and index[1] in self.table.pointers:
+            lib.ina_ctl_entry_meter_set(sw, self.table.pointers[index[1]], on, *map(float, config))
+
+    def execute(self, index: object, length: int) -> int:
+        raise NotImplementedError("the native engine runs its meters in C")
+
+
+class ValueSetMirror:
+    """Copies a parser value set's members into C after every change."""
+
+    def __init__(self, dp: NativeDataPath, index: int, members):
+        self.dp, self.index = dp, index
+        self(members)
+        members.mirror = self
+
+    def __call__(self, members) -> None:
+        values = [v & ((1 << 128) - 1) for v in members]
+        lo = u64s([v & ((1 << 64) - 1) for v in values])
+        hi = u64s([v >> 64 for v in values])
+        self.dp.lib.ina_ctl_vset_set(self.dp.sw, self.index, len(values), lo, hi)
+
+
+class TableMirror:
+    """Copies a Python table's entries and default into its C twin, change by change."""
+
+    def __init__(self, dp: NativeDataPath, index: int, table: Table):
+        self.dp, self.index, self.table = dp, index, table
+        self.pointers: dict[int, int] = {}  # entry handle -> C entry
+        self.meters: list[NativeMeter] = []  # direct meters of this table
+        for entry in table.entries() if table.exact_only else table.ordered:  # in priority order
+            self.added(entry)
+        if table.default is not None:
+            self.default_set(table.default)
+        table.mirror = self
+
+    def added(self, entry: Entry) -> None:
+        table = self.table
+        if table.exact_only:
+            key, mask, ranges, position = [m[1] for m in entry.match], [], [], -1
+        else:
+            key = [m[1] for m in entry.match]
+            mask = [m[2] for m in entry.match]
+            ranges = [int(m[0] == "r") for m in entry.match]
+            position = table.ordered.index(entry)
+        flags = (c_uint8 * max(len(ranges), 1))(*ranges)
+        args = u64s(entry.args)
+        self.pointers[entry.handle] = self.dp.lib.ina_ctl_table_add(
+            self.dp.sw, self.index, u64s(key), u64s(mask), flags, position,
+            entry.action.id, len(entry.args), args)
+        for meter in self.meters:  # a cell configured before its entry existed, as Python keeps it
+            config = meter.get(("entry", entry.handle))
+            if config is not None:
+                meter.set(("entry", entry.handle), *config)
+
+    def modified(self, entry: Entry) -> None:
+        self.dp.lib.ina_ctl_table_modify(self.dp.sw, self.pointers[entry.handle], entry.action.id,
+                                         len(entry.args), u64s(entry.args))
+
+    def deleted(self, entry: Entry) -> None:
+        self.dp.lib.ina_ctl_table_delete(self.dp.sw, self.index, self.pointers.pop(entry.handle))
+
+    def default_set(self, entry: Entry) -> None:
+        self.dp.lib.ina_ctl_table_set_default(self.dp.sw, self.index, entry.action.id,
+                                              len(entry.args), u64s(entry.args))
+
+    def counters(self, entry: Entry) -> tuple[int, int]:
+        out = (c_uint64 * 2)()
+        self.dp.lib.ina_ctl_entry_counters(self.dp.sw, self.pointers[entry.handle], out)
+        return out[0], out[1]
+
+    def set_counters(self, entry: Entry, packets: int, bytes_: int) -> None:
+        self.dp.lib.ina_ctl_entry_set_counters(self.dp.sw, self.pointers[entry.handle], packets, bytes_)
