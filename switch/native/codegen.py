@@ -22,10 +22,6 @@ ALGORITHMS = {"csum16": "ina_csum16", "cksum16": "ina_csum16", "crc16": "ina_crc
 SM_FIELDS = ("ingress_port", "packet_length", "instance_type", "ingress_global_timestamp",
              "egress_global_timestamp", "parser_error", "mcast_grp", "egress_spec", "egress_port",
              "egress_rid")  # fmt: skip
-UNSUPPORTED_PRIMITIVES = {
-    "assign_VL": "varbit fields", "assign_union": "header unions",
-    "assign_union_stack": "header unions",
-}  # fmt: skip
 CLONES = ("clone_ingress_pkt_to_egress", "clone_egress_pkt_to_egress")
 NO_LIST = (1 << 64) - 1  # a field/learn list id no program has: preserves nothing
 DIGEST_RING = 16384  # digests the C switch holds until Python reads sw.digests
@@ -83,6 +79,11 @@ class CGenerator:
         self.pre: list[str] = []  # calculation helpers, generated on first use, placed first
         self.defined: set[str] = set()
         self.uses_exit = any(p["op"] == "exit" for a in self.actions.values() for p in a.get("primitives", []))
+        for hl in layout.headers.values():
+            if hl.varbit_max > 64:  # its value would not fit a slot
+                raise Unsupported(f"varbit header '{hl.name}' of up to {hl.varbit_max} bits (more than 64)")
+            if hl.varbit_max and hl.fixed_bits % 8:
+                raise Unsupported(f"varbit header '{hl.name}' whose fixed fields are not whole bytes")
         for r in self.registers.values():
             if r[1]["bitwidth"] > 64:
                 raise Unsupported(f"register '{r[0]}' is {r[1]['bitwidth']} bits wide")
@@ -192,6 +193,45 @@ class CGenerator:
         self.emit(f"c->off += {nbytes};", indent + 1)
         self.emit("}", indent)
 
+    def _varbit_fields(self, hl: HeaderLayout) -> list[tuple[int, int]]:
+        """(slot, width or -1 for the varbit field) of each field of a varbit header."""
+        out = []
+        for k, (name, width, _signed) in enumerate(hl.fields):
+            if width > 64:
+                raise Unsupported(f"field {hl.name}.{name} is {width} bits wide")
+            out.append((hl.base + 1 + k, width))
+        return out
+
+    def extract_varbit(self, hl: HeaderLayout, length: str, indent: int, base: str | None = None) -> None:
+        """Extracts a header with a varbit field of `length` bits (a C i128 expression), with the
+        Python engine's checks in its order: not whole bytes, above the maximum, packet too short;
+        a negative length that passes them is a run-time error there (ValueError), so here too."""
+        fields = self._varbit_fields(hl)
+        b = str(hl.base) if base is None else base
+        err = self.errors.get
+        self.emit("{", indent)
+        i = indent + 1
+        self.emit(f"i128 vl = {length};", i)
+        self.emit(f"if (vl % 8) PARSE_ERROR({err('ParserInvalidArgument', 0)});", i)
+        self.emit(f"if (vl > {hl.varbit_max}) PARSE_ERROR({err('HeaderTooShort', 0)});", i)
+        self.emit(f"i128 end = (i128)c->off + ({hl.fixed_bits} + vl) / 8;", i)
+        self.emit(f"if (end > (i128)c->len) PARSE_ERROR({err('PacketTooShort', 0)});", i)
+        self.emit("if (vl < 0) ina_fail(c);", i)
+        self.emit("const uint8_t *d = c->data + c->off;", i)
+        self.emit("uint32_t bit = 0;", i)
+        for k, (slot, width) in enumerate(fields):
+            w = "(int)vl" if width < 0 else str(width)
+            value = f"ina_get_bits(d, bit, {w})"
+            if hl.fields[k][2] and 0 < width < 64:
+                half = 1 << (width - 1)
+                value = f"(uint64_t)(((int64_t){value} ^ {half}LL) - {half}LL)"
+            self.emit(f"P[{b} + {slot - hl.base}] = {value};", i)
+            self.emit(f"bit += {'(uint32_t)vl' if width < 0 else width};", i)
+        self.emit(f"P[{b} + {hl.vl_slot - hl.base}] = (uint64_t)vl;", i)
+        self.emit(f"P[{b}] = 1;", i)
+        self.emit("c->off = (uint32_t)end;", i)
+        self.emit("}", indent)
+
     # --- actions -------------------------------------------------------------------------
     def action(self, action: dict) -> None:
         prims = action.get("primitives", [])
@@ -216,12 +256,12 @@ class CGenerator:
     def primitive(self, prim: dict) -> list[str]:
         op, params = prim["op"], prim.get("parameters", [])
         e = self.e
-        if op in UNSUPPORTED_PRIMITIVES:
-            raise Unsupported(UNSUPPORTED_PRIMITIVES[op])
         if op in ("assign", "modify_field", "assign_header", "copy_header"):
             target = params[0]
             if target["type"] == "header_stack" and op in ("assign", "modify_field"):
                 return self._copy_stack(target["value"], params[1]["value"])
+            if target["type"] == "header_union" and op in ("assign", "modify_field"):
+                return self._copy_union(target, params[1])
             header_expr = target["type"] == "expression" and unwrap(target["value"]).get("op") in (
                 "dereference_header_stack", "access_union_header")
             if target["type"] in ("header", "regular") or header_expr or op in ("assign_header", "copy_header"):
@@ -229,13 +269,32 @@ class CGenerator:
                 return ["{", f"size_t d = {dst};", f"size_t s = {src};",
                         f"memmove(&P[d], &P[s], {hl.size} * sizeof(uint64_t));", "}"]
             return [e.store(target, params[1])]
-        if op == "assign_header_stack":
+        if op == "assign_VL":
+            # as the Python engine: the value only (not the length), untruncated; exact here for
+            # an unsigned source of at most 64 bits
+            slot, _w, signed = e.field(params[0])
+            if params[1]["type"] != "field":
+                raise Unsupported(f"assign_VL from a '{params[1]['type']}'")
+            src, _sw, src_signed = e.field(params[1])
+            if signed or src_signed:
+                raise Unsupported("assign_VL of a signed field")
+            return [f"P[{slot}] = P[{src}];"]
+        if op == "assign_union":
+            return self._copy_union(params[0], params[1])
+        if op in ("assign_header_stack", "assign_union_stack"):
             return self._copy_stack(params[0]["value"], params[1]["value"])
         if op == "add_header":
             base, hl = e.header_base(params[0])
             n = hl.size - 1
-            return ["{", f"size_t b = {base};", f"if (!P[b]) memset(&P[b + 1], 0, {n} * sizeof(uint64_t));",
-                    "P[b] = 1;", "}"]
+            lines = ["{", f"size_t b = {base};", f"if (!P[b]) memset(&P[b + 1], 0, {n} * sizeof(uint64_t));",
+                     "P[b] = 1;", "}"]
+            target = params[0]
+            # as the Python engine: a union member named directly invalidates the other members
+            if target["type"] == "header" and target["value"] in self.layout.union_of:
+                for member in self.layout.unions[self.layout.union_of[target["value"]]]:
+                    if member != target["value"]:
+                        lines.append(f"P[{self.layout.header(member).base}] = 0;")
+            return lines
         if op == "remove_header":
             return [f"P[{e.header_base(params[0])[0]}] = 0;"]
         if op in ("push", "push_front", "pop", "pop_front"):
@@ -301,7 +360,30 @@ class CGenerator:
             return [f"if (!({e.value(params[0])})) ina_fail(c);"]
         raise Unsupported(f"primitive '{op}'")
 
+    def _copy_union(self, dst: dict, src: dict) -> list[str]:
+        """Each member header of union `src` copied onto the same member of `dst`."""
+        return self._copy_unions(self.e.union(dst), self.e.union(src))
+
+    def _copy_unions(self, dst: tuple[str, ...], src: tuple[str, ...]) -> list[str]:
+        if len(dst) != len(src):
+            raise Unsupported("a copy between header unions of different shapes")
+        lines = []
+        for dm, sm in zip(dst, src, strict=True):
+            d, s = self.layout.header(dm), self.layout.header(sm)
+            if d.size != s.size:
+                raise Unsupported("a copy between header union members of different sizes")
+            lines.append(f"memmove(&P[{d.base}], &P[{s.base}], {d.size} * sizeof(uint64_t));")
+        return lines
+
     def _copy_stack(self, dst: str, src: str) -> list[str]:
+        stacks = self.layout.union_stacks
+        if dst in stacks:
+            if src not in stacks or len(stacks[dst]) != len(stacks[src]):
+                raise Unsupported("a copy between header union stacks of different shapes")
+            lines = []
+            for du, su in zip(stacks[dst], stacks[src], strict=True):
+                lines += self._copy_unions(self.layout.unions[du], self.layout.unions[su])
+            return lines
         d, s = self.e.stack(dst), self.e.stack(src)
         n = d.stride * len(d.elements)
         return [f"memmove(&P[{d.base}], &P[{s.base}], {n} * sizeof(uint64_t));",
@@ -394,7 +476,9 @@ class CGenerator:
 
     def _parser_op(self, op: dict) -> None:
         kind, params = op["op"], op.get("parameters", [])
-        if kind == "extract" and params[0]["type"] == "stack":
+        if kind == "extract_VL" or (kind == "extract" and self._extracts_varbit(params[0])):
+            self._extract_varbit_op(kind, params)
+        elif kind == "extract" and params[0]["type"] == "stack":
             st = self.e.stack(params[0]["value"])
             err = self.errors.get("StackOutOfBounds", 0)
             self.emit("{", 1)
@@ -428,6 +512,37 @@ class CGenerator:
                     self.emit(line, 1)
         else:
             raise Unsupported(f"parser operation '{kind}'")
+
+    def _extracts_varbit(self, target: dict) -> bool:
+        if target["type"] == "stack":
+            return bool(self.layout.header(self.e.stack(target["value"]).elements[0]).varbit_max)
+        return target["type"] == "regular" and bool(self.layout.header(target["value"]).varbit_max)
+
+    def _extract_varbit_op(self, kind: str, params: list) -> None:
+        """extract_VL, or extract of a varbit header (its length 0, as the Python engine)."""
+        target = params[0]
+        length = self.e.value(params[1]) if kind == "extract_VL" else "((i128)0)"
+        if target["type"] == "stack":
+            st = self.e.stack(target["value"])
+            hl = self.layout.header(st.elements[0])
+        elif target["type"] == "regular":
+            hl = self.layout.header(target["value"])
+        else:
+            raise Unsupported(f"{kind} into a {target['type']}")
+        if not hl.varbit_max:
+            raise Unsupported(f"{kind} of header '{hl.name}' without a varbit field")
+        if target["type"] == "regular":
+            self.extract_varbit(hl, length, 1)
+            return
+        err = self.errors.get("StackOutOfBounds", 0)
+        self.emit("{", 1)
+        self.emit(f"uint64_t i = P[{st.next_slot}];", 2)
+        self.emit(f"if (i >= {len(st.elements)}) PARSE_ERROR({err});", 2)
+        self.emit(f"P[{st.next_slot}] = i + 1;", 2)
+        self.emit(f"i128 len = {length};", 2)  # as the Python engine: after the index moved
+        self.emit(f"size_t b = {st.base} + i * {st.stride};", 2)
+        self.extract_varbit(hl, "len", 2, "b")
+        self.emit("}", 1)
 
     def _transitions(self, state: dict, label: dict[str, str]) -> None:
         keys = state.get("transition_key", [])
@@ -603,11 +718,19 @@ class CGenerator:
         total = 0
         order = []
         for name in deparser.get("order", []):
-            if name in self.layout.unions:
-                raise Unsupported(f"deparsing header union '{name}'")
-            order += self.layout.stacks[name].elements if name in self.layout.stacks else [name]
+            if name in self.layout.stacks:
+                order += self.layout.stacks[name].elements
+            elif name in self.layout.unions:  # its members, each if valid, in declaration order
+                order += self.layout.unions[name]
+            elif name in self.layout.headers:
+                order.append(name)
+            else:
+                raise Unsupported(f"deparsing '{name}'")
         for name in order:
             hl = self.layout.header(name)
+            if hl.varbit_max:
+                total += self._deparse_varbit(hl)
+                continue
             fields = self._fields(hl)
             nbytes = sum(w for _s, _b, w in fields) // 8
             total += nbytes
@@ -624,6 +747,19 @@ class CGenerator:
         self.emit("return n;", 1)
         self.emit("}")
         return total
+
+    def _deparse_varbit(self, hl: HeaderLayout) -> int:
+        """Emits a valid varbit header with its current length; returns its most bytes."""
+        self.emit(f"if (P[{hl.base}]) {{", 1)
+        self.emit(f"uint32_t vl = (uint32_t)P[{hl.vl_slot}], nb = ({hl.fixed_bits} + vl) / 8, bit = 0;", 2)
+        self.emit("memset(d + n, 0, nb);", 2)
+        for slot, width in self._varbit_fields(hl):
+            w = "(int)vl" if width < 0 else str(width)
+            self.emit(f"ina_put_bits(d + n, bit, {w}, P[{slot}]);", 2)
+            self.emit(f"bit += {'vl' if width < 0 else width};", 2)
+        self.emit("n += nb;", 2)
+        self.emit("}", 1)
+        return (hl.fixed_bits + hl.varbit_max) // 8
 
     def traffic_manager(self, max_header: int) -> None:
         """simple_switch's order, as engine.py: after ingress, I2E clone, digest, resubmit, then

@@ -58,16 +58,31 @@ class CExpressions:
         return self.layout.stacks[name]
 
     def header(self, obj: dict) -> HeaderLayout:
-        """The layout of a header named directly (see header_base for stack elements)."""
+        """The layout of a header named directly or as a member of a union (see header_base for
+        stack elements)."""
         kind, value = obj["type"], obj["value"]
         if kind == "expression":
             value = unwrap(value)
+            if value.get("op") == "access_union_header":
+                return self.layout.header(self.union_member(value))
             raise Unsupported(f"header expression '{value.get('op')}'")
         if kind not in ("header", "regular"):
             raise Unsupported(f"header reference of type '{kind}'")
-        if value in self.layout.union_of:
-            raise Unsupported(f"header union member '{value}'")
         return self.layout.header(value)
+
+    def union(self, obj: dict) -> tuple[str, ...]:
+        """The member headers of a header union named directly."""
+        if obj.get("type") != "header_union" or obj.get("value") not in self.layout.unions:
+            raise Unsupported(f"header union reference of type '{obj.get('type')}'")
+        return self.layout.unions[obj["value"]]
+
+    def union_member(self, expr: dict) -> str:
+        """The header an `access_union_header` expression names (a constant member index)."""
+        members = self.union(expr["left"])
+        index = expr["right"]
+        if not isinstance(index, int) or not 0 <= index < len(members):
+            raise Unsupported(f"union member index {index!r}")
+        return members[index]
 
     def header_base(self, obj: dict) -> tuple[str, HeaderLayout]:
         """(C expression of the base slot, shape) of a header, a stack element at a run-time index
@@ -83,10 +98,8 @@ class CExpressions:
         return str(hl.base), hl
 
     def _check_header(self, hl: HeaderLayout, name: str) -> None:
-        if name in self.layout.union_of:
-            raise Unsupported(f"header union member '{name}'")
-        if hl.varbit_max:
-            raise Unsupported(f"varbit header '{name}'")
+        if hl.varbit_max > MAX_BITS:
+            raise Unsupported(f"varbit header '{name}' of more than {MAX_BITS} bits")
 
     def field(self, obj: dict) -> tuple[str, int, bool]:
         """(slot as C, bitwidth, signed) of an assignable field."""
@@ -226,6 +239,10 @@ class CExpressions:
         if op == "valid":
             base, _hl = self.header_base(right)
             return f"((i128)(P[{base}] == 1))", 1
+        if op == "valid_union":
+            members = self.union(right)
+            valid = " || ".join(f"P[{self.layout.header(m).base}] == 1" for m in members)
+            return f"((i128)({valid or '0'}))", 1
         if op == "?":
             (lc, lb), (rc, rb) = self.term(left), self.term(right)
             return f"({self.value(expr['cond'])} ? {lc} : {rc})", max(lb, rb)

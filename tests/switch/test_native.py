@@ -27,10 +27,8 @@ DATAPLANE = TESTS / "dataplane"
 
 # Repository programs the native engine refuses, with the reason it must give.
 REFUSED = {
-    "header_stacks": "header union member",
-    "union_stack": "header union member",
-    "subparser_lookahead": "extract_VL",
-    "varbit_lookahead": "extract_VL",
+    "subparser_lookahead": "varbit header 'opts' of up to 120 bits",
+    "varbit_lookahead": "varbit header 'options' of up to 320 bits",
 }
 
 STF_CASES = (
@@ -323,10 +321,8 @@ def test_values_that_may_not_fit_128_bits_are_refused() -> None:
 
 
 def test_other_refused_programs_name_the_feature() -> None:
-    """Varbit fields stay on the Python engine; the externs program now runs natively."""
-    with pytest.raises(PipelineError, match="extract_VL"):
-        Switch(engine="native").load(program(HERE / "p4" / "varbit_errors.p4"))
-    for path in (TESTS / "p4" / "externs_misc.p4", HERE / "p4" / "learn.p4"):
+    """Varbit fields of at most 64 bits, the externs program and digests now run natively."""
+    for path in (TESTS / "p4" / "externs_misc.p4", HERE / "p4" / "learn.p4", HERE / "p4" / "varbit_errors.p4"):
         auto = Switch(engine="auto")
         auto.load(program(path))
         assert auto.engine_name == "native", auto.engine_note
@@ -503,3 +499,150 @@ def test_parser_value_sets_follow_their_members() -> None:
             sw.parse_vsets["P.subs"].add(-1)
     outs = run_both(py, native, vset_packets(rng))
     assert outs[0][0][1][3] == 0 and outs[5][0][1][3] == 1
+
+
+# --- header unions -------------------------------------------------------------------------
+UNION = HERE / "p4" / "native_union.p4"
+
+
+def union_packets(rng: random.Random) -> list[tuple[int, bytes]]:
+    crafted = [
+        "",  # PacketTooShort on kind
+        "0000 11 EE",  # u.a only
+        "0101 0102",  # u.b, setValid keeps it and adds 1: route to 2 (0x0102 then 0x0103)
+        "0100 0102",  # u.b as parsed: key (0x0102, a invalid) -> port 2
+        "0201 11 0102",  # both u.a and u.b valid; setValid(b) invalidates a
+        "0200 11 0103",  # both valid, a valid in the key -> port 3
+        "0202 11 0103",  # both valid, copied into u2: deparsed member by member
+        "0206 11 0103",  # copy, then u.a invalid
+        "0308 22 3344",  # us[0].a copied into u.a (u.b keeps its validity)
+        "0310 22 3344",  # union stack copy
+        "0320 22 3344",  # us[1].a setValid invalidates us[1].b
+        "0340 22 3344",  # u.c setValid over an invalid union
+        "0440 1abc 77",  # u.c then u.a; u.c setValid keeps its fields, invalidates u.a
+        "0400 1abc",  # u.c then u.a: PacketTooShort, u.a stays invalid
+        "0100 dead",  # dropped by the table
+        "057f",  # nothing extracted, every operation
+        "01",  # half a kind header
+    ]
+    packets = [(1, bytes.fromhex(h.replace(" ", ""))) for h in crafted]
+    for _ in range(400):
+        body = [rng.choice([0, 1, 2, 3, 4, 5]), rng.getrandbits(7)]
+        body += [rng.choice([1, 2, 3, 0x10, 0xDE, 0xAD]) if rng.random() < 0.5 else rng.getrandbits(8)
+                 for _ in range(rng.randint(0, 8))]
+        packets.append((1, bytes(body)))
+    return packets
+
+
+def test_header_unions_match_python() -> None:
+    py, native = engines(program(UNION))
+    outs = run_both(py, native, union_packets(random.Random(17)))
+    assert outs[2] == [(1, bytes.fromhex("0101 0103 8100"))]  # u.b kept its field
+    assert outs[3] == [(2, bytes.fromhex("0100 0102 8100"))]  # st: u valid, u.b valid
+    assert outs[4] == [(1, bytes.fromhex("0201 0103 8100"))]  # setValid(b) dropped u.a
+    assert outs[5] == [(3, bytes.fromhex("0200 11 0103 c100"))]  # both members valid
+    assert outs[6] == [(3, bytes.fromhex("0202 11 0103 11 0103 c300"))]  # u copied into u2
+    assert outs[8] == [(1, bytes.fromhex("0308 22 22 3344 4d00"))]  # u.a = us[0].a
+    assert outs[10] == [(1, bytes.fromhex("0320 22 07 0c00"))]  # us[1].a replaced us[1].b
+    assert outs[12] == [(1, bytes.fromhex("0440 1abc 0100"))]  # u.c kept, u.a invalidated
+    assert outs[14] == []  # dropped
+    assert outs[15] == [(1, bytes.fromhex("057f 0abc 0001 07 0b00"))]  # every operation
+    assert native.counters["Ingress.by_member"].read(2)[0] > 0
+
+
+def test_header_union_variants_of_the_json_match_python() -> None:
+    """What p4c may emit besides ina's compiler: unions named in the deparser order, members
+    reached through access_union_header (whose setValid leaves the other members alone, as on the
+    Python engine), and assign_union_stack."""
+    bmv2 = program(UNION)
+    deparser = bmv2["deparsers"][0]
+    deparser["order"] = ["kind", "u", "u2", "us[0]", "us[1]", "us2[0]", "us2[1]", "st"]
+    for action in bmv2["actions"]:
+        for prim in action["primitives"]:
+            target = prim["parameters"][0] if prim.get("parameters") else None
+            if prim["op"] == "add_header" and target["value"] == "u.c":
+                target["type"] = "expression"
+                target["value"] = {"op": "access_union_header",
+                                   "left": {"type": "header_union", "value": "u"}, "right": 2}
+            if prim["op"] == "assign_header_stack":
+                prim["op"] = "assign_union_stack"
+    py, native = engines(bmv2)
+    outs = run_both(py, native, union_packets(random.Random(19)))
+    assert outs[12] == [(1, bytes.fromhex("0440 77 1abc 4100"))]  # u.a stays valid, emitted first
+
+
+# --- varbit fields -------------------------------------------------------------------------
+VARBIT = HERE / "p4" / "native_varbit.p4"
+
+
+def varbit_packets(rng: random.Random) -> list[tuple[int, bytes]]:
+    crafted = [
+        "0000",  # o1 of length 0 with no byte left for its tag: PacketTooShort
+        "0800 aa bb",  # o1 with 8 bits
+        "0000 aa",  # length 0
+        "0300 aa",  # 3 bits: ParserInvalidArgument
+        "4000 aa 1122334455667788",  # 64 bits, above the 56 maximum: HeaderTooShort
+        "3800 aa 11223344556677 99",  # the maximum
+        "3800 aa 112233",  # past the end: PacketTooShort
+        "1000 aa bbcc",  # o2 made valid with length 0
+        "0801 aa bb ccdd",  # a stack: 8 then 16 bits
+        "0805 11 22 3344 55",  # a third element: StackOutOfBounds
+        "0002 f0",  # a varbit field of length 0 between two fixed fields
+        "0802 1a bf 99",  # 8 bits between them; b == 0xf: dropped
+        "2002 12 34 56 78",  # 32 bits between them
+        "0818 aa bb",  # copy then setValid (keeps the copied length)
+        "0828 aa bb",  # copy then o1 invalid: not equal
+        "0848 aa bb",  # o1 copied into st[1]
+        "0841 aa bb ccdd 99",  # an invalid o1 copied over st[1]
+    ]
+    packets = [(1, bytes.fromhex(h.replace(" ", ""))) for h in crafted]
+    for _ in range(400):
+        body = [rng.choice([0, 8, 16, 24, 32, 56, 64, 3, 12]), rng.getrandbits(7)]
+        body += [rng.getrandbits(8) for _ in range(rng.randint(0, 12))]
+        packets.append((1, bytes(body)))
+    return packets
+
+
+def test_varbit_fields_match_python() -> None:
+    py, native = engines(program(VARBIT))
+    outs = run_both(py, native, varbit_packets(random.Random(23)))
+    assert outs[0] == [(1, bytes.fromhex("0000 0301"))]
+    assert outs[1] == [(1, bytes.fromhex("0800 aabb 0000"))]
+    assert outs[3] == [(1, bytes.fromhex("0300 0101 aa"))]  # ParserInvalidArgument
+    assert outs[4][0][1][:4] == bytes.fromhex("4000 0201")  # HeaderTooShort
+    assert outs[5] == [(1, bytes.fromhex("3800 aa11223344556677 0000 99"))]
+    assert outs[6][0][1][:4] == bytes.fromhex("3800 0301")  # PacketTooShort
+    assert outs[9] == [(1, bytes.fromhex("0805 1122 334455 0401"))]  # StackOutOfBounds
+    assert outs[11] == []
+    assert outs[13] == [(1, bytes.fromhex("0818 aabb 55bb 0000"))]  # o2 kept o1's length
+    assert native.stats["parser_errors"] > 5
+
+
+def test_varbit_variants_of_the_json_match_python() -> None:
+    """extract of a varbit header without a length (0, as on the Python engine), assign_VL (the
+    value only), a negative length (a run-time error) and a varbit wider than 64 bits (refused)."""
+    bmv2 = program(VARBIT)
+    states = {s["name"]: s for s in bmv2["parsers"][0]["parse_states"]}
+    second = states["stack"]["parser_ops"][1]
+    assert second["op"] == "extract_VL"
+    second["op"], second["parameters"] = "extract", second["parameters"][:1]
+    one = states["one"]["parser_ops"][0]
+    bits = one["parameters"][1]["value"]
+    one["parameters"][1]["value"] = {"op": "-", "left": bits, "right": {"type": "hexstr", "value": "0x10"}}
+    for action in bmv2["actions"]:
+        for prim in action["primitives"]:
+            if prim["op"] == "assign" and prim["parameters"][0]["value"] == ["o2", "tag"]:
+                prim["op"] = "assign_VL"
+                prim["parameters"] = [{"type": "field", "value": ["o1", "data"]},
+                                      {"type": "field", "value": ["o2", "data"]}]
+    py, native = engines(copy.deepcopy(bmv2))
+    packets = [(1, bytes.fromhex(h)) for h in ("0000", "0800aabb", "1800aabbcc", "1810aabbcc",
+                                                  "2818aabbccdd", "0801112233445566")]
+    outs = run_both(py, native, packets + varbit_packets(random.Random(29)))
+    assert outs[0] == [] and outs[1] == []  # lengths -16 and -8: dropped as errors
+    assert outs[3] == [(1, bytes.fromhex("1810 aa00 00 0000 cc"))]  # o1.data = the new o2's 0
+    assert outs[5] == [(1, bytes.fromhex("0801 1122 33 0001 445566"))]  # st[1]: length 0
+    assert native.stats["dropped_error"] >= 2
+    next(h for h in bmv2["header_types"] if h["name"] == "opts_t")["max_length"] = 10
+    with pytest.raises(PipelineError, match="varbit header 'o1' of up to 72 bits"):
+        Switch(engine="native").load(bmv2)
