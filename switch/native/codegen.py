@@ -39,6 +39,9 @@ class NativeProgram:
     vsets: dict[str, int] = field(default_factory=dict)
     learn_lists: dict[int, tuple[str, list[tuple[int, bool]]]] = field(default_factory=dict)
     digest_width: int = 0  # words per digest record (0: the program generates none)
+    # tables and actions with values wider than 64 bits (C takes them as two words, high first)
+    key_widths: dict[str, list[int]] = field(default_factory=dict)  # table -> key bitwidths
+    param_widths: dict[int, list[int]] = field(default_factory=dict)  # action id -> bitwidths
 
 
 class CGenerator:
@@ -84,15 +87,47 @@ class CGenerator:
                 raise Unsupported(f"varbit header '{hl.name}' of up to {hl.varbit_max} bits (more than 64)")
             if hl.varbit_max and hl.fixed_bits % 8:
                 raise Unsupported(f"varbit header '{hl.name}' whose fixed fields are not whole bytes")
+        self._wide_fields()
+        self.key_widths: dict[str, list[int]] = {}
+        self.param_widths: dict[int, list[int]] = {}
         for r in self.registers.values():
             if r[1]["bitwidth"] > 64:
-                raise Unsupported(f"register '{r[0]}' is {r[1]['bitwidth']} bits wide")
+                raise Unsupported(f"register '{r[1]['name']}' is {r[1]['bitwidth']} bits wide")
         for a in self.actions.values():
-            if len(a.get("runtime_data", [])) > MAX_ARGS:
-                raise Unsupported(f"action '{a['name']}' has more than {MAX_ARGS} parameters")
-            for p in a.get("runtime_data", []):
-                if p["bitwidth"] > 64:
-                    raise Unsupported(f"action '{a['name']}' has a {p['bitwidth']}-bit parameter")
+            widths = [p["bitwidth"] for p in a.get("runtime_data", [])]
+            if sum(1 + (w > 64) for w in widths) > MAX_ARGS:
+                raise Unsupported(f"action '{a['name']}' has more than {MAX_ARGS} parameter words")
+            for w in widths:
+                if w > 128:
+                    raise Unsupported(f"action '{a['name']}' has a {w}-bit parameter")
+            if any(w > 64 for w in widths):
+                self.param_widths[a["id"]] = widths
+
+    def _wide_fields(self) -> None:
+        """Two hidden words (high, low) after the layout's slots for each unsigned field of 65..128
+        bits of a fixed-size header outside stacks and unions; other wide fields stay refused."""
+        in_stacks = {h for st in self.layout.stacks.values() for h in st.elements}
+        self.nslots = self.layout.size
+        self.wide_of: dict[str, list[tuple[int, int, int]]] = {}  # header -> (slot, hi, lo)
+        for hl in self.layout.headers.values():
+            for name, width, signed in hl.fields:
+                if width <= 64 or hl.varbit_max or hl.name in in_stacks or hl.name in self.layout.union_of:
+                    continue
+                if signed or width > 128:
+                    raise Unsupported(f"field {hl.name}.{name} is {'signed and ' * signed}{width} bits wide")
+                self.e.wide_slots[(hl.name, name)] = (self.nslots, self.nslots + 1)
+                self.wide_of.setdefault(hl.name, []).append((hl.slot(name), self.nslots, self.nslots + 1))
+                self.nslots += 2
+
+    def _split_args(self, aid: int, values: list[int]) -> list[int]:
+        """Action arguments as C words (a wide one as two, high first)."""
+        widths = self.param_widths.get(aid)
+        if widths is None:
+            return values
+        out = []
+        for v, w in zip(values, widths, strict=True):
+            out += [v >> 64, v & ((1 << 64) - 1)] if w > 64 else [v]
+        return out
 
     def _list_fields(self, spec: dict, what: str) -> list[tuple[int, bool]]:
         """(slot, signed) of the fields of a field or learn list, as pipeline.py lists them."""
@@ -131,8 +166,14 @@ class CGenerator:
         pipes = {pipe["name"]: pipe for pipe in p["pipelines"]}
         if set(pipes) != {"ingress", "egress"}:
             raise Unsupported(f"pipelines {sorted(pipes)} (expected ingress and egress)")
-        template = ", ".join(f"{v}u" for v in self.layout.template())
-        head = ['#include "state.h"', f"#define NSLOTS {self.layout.size}",
+        values = list(self.layout.template())
+        values += [0] * (self.nslots - len(values))
+        for fields in self.wide_of.values():
+            for slot, hi, lo in fields:
+                v, values[slot] = values[slot] & ((1 << 128) - 1), 0
+                values[hi], values[lo] = v >> 64, v & ((1 << 64) - 1)
+        template = ", ".join(f"{v}u" for v in values)
+        head = ['#include "state.h"', f"#define NSLOTS {self.nslots}",
                 f"static const uint64_t TEMPLATE[NSLOTS] = {{{template}}};"]
         for a in p["actions"]:
             self.action(a)
@@ -148,7 +189,8 @@ class CGenerator:
                              {n: i for n, (i, _r) in self.registers.items()},
                              {n: i for n, (i, _c) in self.counters.items()},
                              {n: i for n, (i, _m) in self.meters.items()}, dict(self.vsets),
-                             dict(self.learn_lists), self._digest_width())
+                             dict(self.learn_lists), self._digest_width(), dict(self.key_widths),
+                             dict(self.param_widths))
 
     def _digest_width(self) -> int:
         if "generate_digest" not in self.ops:
@@ -156,15 +198,21 @@ class CGenerator:
         return 2 + max((len(fields) for _n, fields in self.learn_lists.values()), default=0)
 
     # --- headers -------------------------------------------------------------------------
-    def _fields(self, hl: HeaderLayout) -> list[tuple[int, int, int]]:
-        """(slot, bit offset, width) of each field of a fixed-size header."""
+    def _fields(self, hl: HeaderLayout) -> list[tuple[int, int, int, bool]]:
+        """(slot, bit offset, width, signed) of each field of a fixed-size header; a wide field
+        gives its two words (its high width - 64 bits, then its low 64 bits)."""
         if hl.varbit_max:
             raise Unsupported(f"varbit header '{hl.name}'")
         out, bit = [], 0
-        for k, (name, width, _signed) in enumerate(hl.fields):
+        for k, (name, width, signed) in enumerate(hl.fields):
+            if (hl.name, name) in self.e.wide_slots:
+                hi, lo = self.e.wide_slots[(hl.name, name)]
+                out += [(hi, bit, width - 64, False), (lo, bit + width - 64, 64, False)]
+                bit += width
+                continue
             if width > 64:
                 raise Unsupported(f"field {hl.name}.{name} is {width} bits wide")
-            out.append((hl.base + 1 + k, bit, width))
+            out.append((hl.base + 1 + k, bit, width, signed))
             bit += width
         if bit % 8:
             raise Unsupported(f"header '{hl.name}' is not a whole number of bytes")
@@ -174,17 +222,18 @@ class CGenerator:
         """Extracts a header at its own slots, or (stack element) at slot `base`, a C variable."""
         fields = self._fields(hl)
         if base is not None:
-            fields = [(f"{base} + {slot - hl.base}", bit, width) for slot, bit, width in fields]
-        nbytes = sum(w for _s, _b, w in fields) // 8
+            if hl.name in self.wide_of:
+                raise Unsupported(f"header '{hl.name}' with a wide field at a run-time place")
+            fields = [(f"{base} + {slot - hl.base}", bit, width, sg) for slot, bit, width, sg in fields]
+        nbytes = sum(w for _s, _b, w, _g in fields) // 8
         short = self.errors.get("PacketTooShort", 0)
         self.emit(f"if (c->off + {nbytes} > c->len) PARSE_ERROR({short});", indent)
         self.emit("{", indent)
         self.emit("const uint8_t *d = c->data + c->off;", indent + 1)
-        for k, (slot, bit, width) in enumerate(fields):
+        for slot, bit, width, signed in fields:
             value = f"ina_get_bits(d, {bit}, {width})"
             if bit % 8 == 0 and width in (8, 16, 32, 64):
                 value = f"ina_ld{width}(d + {bit // 8})"
-            signed = hl.fields[k][2]
             if signed and width < 64:
                 half = 1 << (width - 1)
                 value = f"(uint64_t)(((int64_t){value} ^ {half}LL) - {half}LL)"
@@ -235,6 +284,12 @@ class CGenerator:
     # --- actions -------------------------------------------------------------------------
     def action(self, action: dict) -> None:
         prims = action.get("primitives", [])
+        self.e.params = None
+        if action["id"] in self.param_widths:
+            self.e.params, word = [], 0
+            for w in self.param_widths[action["id"]]:
+                self.e.params.append((word, w))
+                word += 1 + (w > 64)
         self.emit(f"static inline void act_{action['id']}(ina_ctx *c, uint64_t *P, const uint64_t *A) {{")
         self.emit("(void)c; (void)P; (void)A;", 1)
         targets = {hexint(p["parameters"][-1]["value"]) for p in prims if p["op"] in ("_jump", "_jump_if_zero")}
@@ -252,6 +307,7 @@ class CGenerator:
         if len(prims) in targets:
             self.emit(f"J{len(prims)}:;", 0)
         self.emit("}")
+        self.e.params = None
 
     def primitive(self, prim: dict) -> list[str]:
         op, params = prim["op"], prim.get("parameters", [])
@@ -265,9 +321,17 @@ class CGenerator:
             header_expr = target["type"] == "expression" and unwrap(target["value"]).get("op") in (
                 "dereference_header_stack", "access_union_header")
             if target["type"] in ("header", "regular") or header_expr or op in ("assign_header", "copy_header"):
-                (dst, hl), (src, _h) = e.header_base(target), e.header_base(params[1])
-                return ["{", f"size_t d = {dst};", f"size_t s = {src};",
-                        f"memmove(&P[d], &P[s], {hl.size} * sizeof(uint64_t));", "}"]
+                (dst, hl), (src, shl) = e.header_base(target), e.header_base(params[1])
+                lines = ["{", f"size_t d = {dst};", f"size_t s = {src};",
+                         f"memmove(&P[d], &P[s], {hl.size} * sizeof(uint64_t));", "}"]
+                if hl.name in self.wide_of or shl.name in self.wide_of:
+                    if (hl.name not in self.wide_of or shl.name not in self.wide_of
+                            or [f[1:] for f in hl.fields] != [f[1:] for f in shl.fields]):
+                        raise Unsupported("a copy between headers of different shapes with wide fields")
+                    for (_s, dh, dl), (_t, sh, sl) in zip(self.wide_of[hl.name], self.wide_of[shl.name],
+                                                          strict=True):
+                        lines.append(f"P[{dh}] = P[{sh}]; P[{dl}] = P[{sl}];")
+                return lines
             return [e.store(target, params[1])]
         if op == "assign_VL":
             # as the Python engine: the value only (not the length), untruncated; exact here for
@@ -286,8 +350,11 @@ class CGenerator:
         if op == "add_header":
             base, hl = e.header_base(params[0])
             n = hl.size - 1
-            lines = ["{", f"size_t b = {base};", f"if (!P[b]) memset(&P[b + 1], 0, {n} * sizeof(uint64_t));",
-                     "P[b] = 1;", "}"]
+            zero = f"memset(&P[b + 1], 0, {n} * sizeof(uint64_t));"
+            if hl.name in self.wide_of:
+                words = "".join(f" P[{h}] = 0; P[{lo}] = 0;" for _s, h, lo in self.wide_of[hl.name])
+                zero = "{ " + zero + words + " }"
+            lines = ["{", f"size_t b = {base};", f"if (!P[b]) {zero}", "P[b] = 1;", "}"]
             target = params[0]
             # as the Python engine: a union member named directly invalidates the other members
             if target["type"] == "header" and target["value"] in self.layout.union_of:
@@ -420,16 +487,22 @@ class CGenerator:
                 uses_payload = True
             elif item["type"] == "header":
                 hl = self.layout.header(item["value"])
-                items += [(f"P[{slot}]", width) for slot, _b, width in self._fields(hl)]
+                items += [(f"P[{slot}]", width) for slot, _b, width, _g in self._fields(hl)]
+            elif item["type"] == "field" and self.e.wide(item) is not None:
+                hi, lo, width = self.e.wide(item)
+                items += [(f"P[{hi}]", width - 64), (f"P[{lo}]", 64)]
             elif item["type"] == "field":
                 slot, width, _s = self.e.field(item)
                 items.append((f"P[{slot}]", width))
             else:
                 value = hexint(item["value"])
                 width = item.get("bitwidth") or max(8, len(str(item["value"]).removeprefix("0x")) * 4)
-                if width > 64:
-                    raise Unsupported(f"a {width}-bit constant in calculation '{name}'")
-                items.append((f"{value & ((1 << width) - 1)}ULL", width))
+                value &= (1 << width) - 1
+                while width > 64:  # as 64-bit pieces, the most significant first
+                    items.append((f"{value >> (width - 64)}ULL", 64))
+                    width -= 64
+                    value &= (1 << width) - 1
+                items.append((f"{value}ULL", width))
         bits = sum(w for _s, w in items)
         nbytes = (bits + 7) // 8
         fn = f"calc_{calc['id']}_{int(uses_payload and with_payload)}"
@@ -628,8 +701,9 @@ class CGenerator:
         default = t.get("default_entry") or {}
         fixed = not keys and default.get("action_const") and default.get("action_entry_const") and not t.get("with_counters")
         if fixed:
-            args = [hexint(x) & ((1 << 64) - 1) for x in default.get("action_data", [])]
             aid = default["action_id"]
+            args = [hexint(x) & ((1 << 128) - 1) for x in default.get("action_data", [])]
+            args = [a & ((1 << 64) - 1) for a in self._split_args(aid, args)]
             self.emit(f"static const uint64_t args[{max(len(args), 1)}] = {{{', '.join(f'{a}ULL' for a in args) or '0'}}};", 1)
             self.emit("INA_MARK(c, INA_PROF_CONTROL);", 1)
             self.emit(f"act_{aid}(c, P, args);", 1)
@@ -649,10 +723,19 @@ class CGenerator:
                     hl = self.layout.header(k["target"])
                     parts.append(f"P[{hl.base}]")
                     continue
+                wide = self.e.wide({"type": "field", "value": k["target"]})
+                if wide is not None:
+                    if k["match_type"] == "range":
+                        raise Unsupported(f"range key wider than 64 bits in table '{t['name']}'")
+                    hi, lo, width = wide
+                    self.key_widths[t["name"]] = [self._key_width(x) for x in keys]
+                    m = hexint(k["mask"]) if k.get("mask") else (1 << width) - 1
+                    parts += [f"(P[{hi}] & {m >> 64}ULL)", f"(P[{lo}] & {m & ((1 << 64) - 1)}ULL)"]
+                    continue
                 slot, _w, _s = self.e.field({"type": "field", "value": k["target"]})
                 parts.append(f"(P[{slot}] & {hexint(k['mask'])}ULL)" if k.get("mask") else f"P[{slot}]")
             exact = all(k["match_type"] in ("exact", "valid") for k in keys)
-            self.emit(f"uint64_t key[{len(keys)}] = {{{', '.join(parts)}}};", 1)
+            self.emit(f"uint64_t key[{len(parts)}] = {{{', '.join(parts)}}};", 1)
             self.emit(f"ina_entry *e = ina_{'exact' if exact else 'ternary'}_lookup(tb, key);", 1)
         else:
             self.emit("ina_entry *e = NULL;", 1)
@@ -689,6 +772,12 @@ class CGenerator:
                 self.emit("default: return;", 1)
                 self.emit("}", 1)
         self.emit("}")
+
+    def _key_width(self, k: dict) -> int:
+        if k["match_type"] == "valid":
+            return 1
+        header, name = k["target"]
+        return self.layout.header(header).width(name)
 
     # --- checksums, deparser, traffic manager ------------------------------------------
     def checksums(self) -> None:
@@ -732,12 +821,12 @@ class CGenerator:
                 total += self._deparse_varbit(hl)
                 continue
             fields = self._fields(hl)
-            nbytes = sum(w for _s, _b, w in fields) // 8
+            nbytes = sum(w for _s, _b, w, _g in fields) // 8
             total += nbytes
             self.emit(f"if (P[{hl.base}]) {{", 1)
-            if any(not (b % 8 == 0 and w in (8, 16, 32, 64)) for _s, b, w in fields):
+            if any(not (b % 8 == 0 and w in (8, 16, 32, 64)) for _s, b, w, _g in fields):
                 self.emit(f"memset(d + n, 0, {nbytes});", 2)
-            for slot, bit, width in fields:
+            for slot, bit, width, _g in fields:
                 if bit % 8 == 0 and width in (8, 16, 32, 64):
                     self.emit(f"ina_st{width}(d + n + {bit // 8}, P[{slot}]);", 2)
                 else:
@@ -773,7 +862,8 @@ ina_switch *ina_new(int drop_port) {{
                 keys = t.get("key", [])
                 exact = int(all(k["match_type"] in ("exact", "valid") for k in keys))
                 size = int(t.get("max_size", 1024)) or 1024
-                self.emit(f"ina_table_init(sw, {self.tables[t['name']]}, {len(keys)}, {exact}, {size}u);", 1)
+                words = len(keys) + sum(w > 64 for w in self.key_widths.get(t["name"], []))
+                self.emit(f"ina_table_init(sw, {self.tables[t['name']]}, {words}, {exact}, {size}u);", 1)
         for index, spec in self.registers.values():
             self.emit(f"ina_register_init(sw, {index}, {int(spec['size'])}u);", 1)
         for index, spec in self.counters.values():

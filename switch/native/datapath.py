@@ -94,7 +94,8 @@ class NativeDataPath:
         self.header = OutHeader.from_address(self.out.value)
         self.arena = self.out.value + ctypes.sizeof(OutHeader)
         self.lock = threading.Lock()
-        self.mirrors = [TableMirror(self, native.tables[name], t) for name, t in pipeline.tables.items()]
+        self.mirrors = [TableMirror(self, native.tables[name], t, native.key_widths.get(name),
+                                    native.param_widths) for name, t in pipeline.tables.items()]
         by_table = {m.table.name: m for m in self.mirrors}
         pipeline.meters = {
             m["name"]: NativeMeter(self, native.meters[m["name"]], m, by_table.get(m.get("binding"))

@@ -50,6 +50,19 @@ class CExpressions:
 
     def __init__(self, layout: Layout):
         self.layout = layout
+        # (header, field) -> (hi word slot, lo word slot) of unsigned fields of 65..128 bits, kept
+        # in two hidden words after the layout's slots (their Python slot is unused in C)
+        self.wide_slots: dict[tuple[str, str], tuple[int, int]] = {}
+        # word offset in A and bitwidth of each parameter of the action being generated
+        self.params: list[tuple[int, int]] | None = None
+
+    def wide(self, obj: dict) -> tuple[int, int, int] | None:
+        """(hi slot, lo slot, width) of a field kept in two words, else None."""
+        if obj.get("type") != "field" or tuple(obj["value"]) not in self.wide_slots:
+            return None
+        header, name = obj["value"]
+        hi, lo = self.wide_slots[(header, name)]
+        return hi, lo, self.layout.header(header).width(name)
 
     # --- headers -------------------------------------------------------------------------
     def stack(self, name: str) -> StackLayout:
@@ -141,6 +154,11 @@ class CExpressions:
 
     def store_c(self, target: dict, source: str) -> str:
         """Like store, for a C expression already computed."""
+        wide = self.wide(target)
+        if wide is not None:
+            hi, lo, width = wide
+            return (f"{{ u128 t_ = (u128)({source}); P[{lo}] = (uint64_t)t_; "
+                    f"P[{hi}] = (uint64_t)(t_ >> 64) & {mask(width - 64)}; }}")
         slot, width, signed = self.field(target)
         return f"P[{slot}] = {self.truncate(source, width, signed)};"
 
@@ -168,14 +186,27 @@ class CExpressions:
         """(C code, bound): the code's value is right modulo 2**128, and exact when the true
         value's magnitude is below 2**bound."""
         kind, value = obj["type"], obj.get("value")
+        wide = self.wide(obj)
+        if wide is not None:
+            hi, lo, width = wide
+            return f"((i128)(((u128)P[{hi}] << 64) | P[{lo}]))", width
         if kind in ("field", "stack_field"):
             slot, width, signed = self.field(obj)
             return self.load(slot, signed), width
         if kind == "hexstr":
             v = hexint(value)
+            if (1 << 127) <= v < (1 << 128):  # right modulo 2**128 (as a u128: exact)
+                return f"((i128)(((u128){v >> 64}ULL << 64) | {v & ((1 << 64) - 1)}ULL))", 128
             return const(v), _bits(v)
         if kind == "bool":
             return ("((i128)1)" if value else "((i128)0)"), 1
+        if kind in ("runtime_data", "local") and self.params is not None:
+            if not 0 <= value < len(self.params):
+                raise Unsupported(f"'{kind}' {value} in an action with parameters wider than 64 bits")
+            word, width = self.params[value]
+            if width > MAX_BITS:
+                return f"((i128)(((u128)A[{word}] << 64) | A[{word + 1}]))", width
+            return f"((i128)A[{word}])", MAX_BITS
         if kind in ("runtime_data", "local"):
             return f"((i128)A[{value}])", MAX_BITS
         if kind == "lookahead":
@@ -195,6 +226,9 @@ class CExpressions:
         if op in ("==", "!=") and left is not None and left.get("type") == "header" == right.get("type"):
             a, b = self.header(left), self.header(right)
             fields = " && ".join(f"P[{a.base + k}] == P[{b.base + k}]" for k in range(1, a.size))
+            wide = {h for h, _n in self.wide_slots}
+            if (a.name in wide or b.name in wide) and a.name != b.name:
+                raise Unsupported("== between two headers with fields wider than 64 bits")
             same = f"(P[{a.base}] == P[{b.base}] && (!P[{a.base}] || ({fields or '1'})))"
             return (f"((i128){same})" if op == "==" else f"((i128)!{same})"), 1
         if op in WRAPPING and left is not None:
@@ -211,6 +245,12 @@ class CExpressions:
                 bits = max(lb, rb)
             return f"((i128)({lc} {WRAPPING[op]} {rc}))", min(bits, UNBOUNDED)
         if op in COMPARE and left is not None:
+            (lc, lb), (rc, rb) = self.term(left), self.term(right)
+            if lb > EXACT_BITS or rb > EXACT_BITS:
+                # exact in u128 when both sides are certainly in [0, 2**128)
+                if max(lb, rb) > 128 or not (self._non_negative(left) and self._non_negative(right)):
+                    raise Unsupported("a comparison of values that may not fit 126 bits")
+                return f"((i128)((u128){lc} {COMPARE[op]} (u128){rc}))", 1
             return f"((i128)({self.value(left)} {COMPARE[op]} {self.value(right)}))", 1
         if op in LOGIC:
             return f"((i128)({self.value(left)} {LOGIC[op]} {self.value(right)}))", 1
@@ -220,7 +260,13 @@ class CExpressions:
             bits = lb + amount if amount is not None else UNBOUNDED
             return f"ina_shl(c, {lc}, {self.value(right)})", min(bits, UNBOUNDED)
         if op == ">>":
-            lb = self.term(left)[1]
+            lc, lb = self.term(left)
+            if EXACT_BITS < lb <= 128 and right["type"] == "hexstr" and self._non_negative(left):
+                # a value in [0, 2**128) (a wide field, say) shifted by a constant: exact in u128
+                amount = hexint(right["value"])
+                if amount >= 0:
+                    code = f"((i128)((u128){lc} >> {amount}))" if amount < 128 else "((i128)0)"
+                    return code, max(lb - amount, 1)
             return f"ina_shr(c, {self.value(left)}, {self.value(right)})", lb
         if op == "/":
             return f"ina_div(c, {self.value(left)}, {self.value(right)})", self.term(left)[1]
@@ -270,10 +316,12 @@ class CExpressions:
         if obj["type"] == "hexstr":
             return hexint(obj["value"]) >= 0
         if obj["type"] in ("field", "stack_field"):
-            return not self.field(obj)[2]
+            return self.wide(obj) is not None or not self.field(obj)[2]
         if obj["type"] == "expression":
             expr = unwrap(obj["value"])
             if expr.get("op") == "&":
                 return self._non_negative(expr["left"]) or self._non_negative(expr["right"])
+            if expr.get("op") in ("|", "^") and expr.get("left") is not None:
+                return self._non_negative(expr["left"]) and self._non_negative(expr["right"])
             return expr.get("op") in COMPARE or expr.get("op") in ("valid", "d2b", "b2d", "not")
         return obj["type"] in ("runtime_data", "local", "lookahead", "bool")

@@ -127,11 +127,24 @@ class ValueSetMirror:
         self.dp.lib.ina_ctl_vset_set(self.dp.sw, self.index, len(values), lo, hi)
 
 
+def words(values, widths: list[int] | None) -> list[int]:
+    """Values as C words: one wider than 64 bits (up to 128) as two, high first."""
+    if widths is None:
+        return list(values)
+    out = []
+    for v, w in zip(values, widths, strict=True):
+        out += [v >> 64, v & ((1 << 64) - 1)] if w > 64 else [v]
+    return out
+
+
 class TableMirror:
     """Copies a Python table's entries and default into its C twin, change by change."""
 
-    def __init__(self, dp: NativeDataPath, index: int, table: Table):
+    def __init__(self, dp: NativeDataPath, index: int, table: Table,
+                 key_widths: list[int] | None = None, param_widths: dict[int, list[int]] | None = None):
         self.dp, self.index, self.table = dp, index, table
+        self.key_widths = key_widths  # None: no key wider than 64 bits
+        self.param_widths = param_widths or {}  # action id -> widths, for actions with wide ones
         self.pointers: dict[int, int] = {}  # entry handle -> C entry
         self.meters: list[NativeMeter] = []  # direct meters of this table
         for entry in table.entries() if table.exact_only else table.ordered:  # in priority order
@@ -149,26 +162,34 @@ class TableMirror:
             mask = [m[2] for m in entry.match]
             ranges = [int(m[0] == "r") for m in entry.match]
             position = table.ordered.index(entry)
+        if self.key_widths is not None:  # no range key is wide (the generator refuses them)
+            key, mask = words(key, self.key_widths), words(mask, self.key_widths if mask else None)
+            ranges = words(ranges, self.key_widths) if ranges else []
         flags = (c_uint8 * max(len(ranges), 1))(*ranges)
-        args = u64s(entry.args)
+        args = self._args(entry)
         self.pointers[entry.handle] = self.dp.lib.ina_ctl_table_add(
             self.dp.sw, self.index, u64s(key), u64s(mask), flags, position,
-            entry.action.id, len(entry.args), args)
+            entry.action.id, len(args), u64s(args))
         for meter in self.meters:  # a cell configured before its entry existed, as Python keeps it
             config = meter.get(("entry", entry.handle))
             if config is not None:
                 meter.set(("entry", entry.handle), *config)
 
+    def _args(self, entry: Entry) -> list[int]:
+        return words(entry.args, self.param_widths.get(entry.action.id))
+
     def modified(self, entry: Entry) -> None:
+        args = self._args(entry)
         self.dp.lib.ina_ctl_table_modify(self.dp.sw, self.pointers[entry.handle], entry.action.id,
-                                         len(entry.args), u64s(entry.args))
+                                         len(args), u64s(args))
 
     def deleted(self, entry: Entry) -> None:
         self.dp.lib.ina_ctl_table_delete(self.dp.sw, self.index, self.pointers.pop(entry.handle))
 
     def default_set(self, entry: Entry) -> None:
+        args = self._args(entry)
         self.dp.lib.ina_ctl_table_set_default(self.dp.sw, self.index, entry.action.id,
-                                              len(entry.args), u64s(entry.args))
+                                              len(args), u64s(args))
 
     def counters(self, entry: Entry) -> tuple[int, int]:
         out = (c_uint64 * 2)()
