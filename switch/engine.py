@@ -94,12 +94,9 @@ class Switch:
             raise PipelineError("the program has no standard_metadata header (not a v1model program?)")
         native = self._native(pipeline)
         self.pipeline, self.native = pipeline, native
-        self.multicast = Multicast()
+        self.multicast, self.clone = Multicast(), CloneSessions()
         if native is not None:
-            self.multicast.mirror = native.set_group
-        self.clone = CloneSessions()
-        if native is not None:
-            self.clone.mirror = native.set_session
+            self.multicast.mirror, self.clone.mirror = native.set_group, native.set_session
         self._digests.clear()
         if self.on_load is not None:
             self.on_load()

@@ -499,20 +499,31 @@ void ina_ctl_free(ina_switch *sw, int ntables, int nregisters, int ncounters) {
 }
 
 /* --- hashes and checksums over two byte ranges (headers, then payload when asked) -------- */
-uint64_t ina_csum16(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb) {
-    uint64_t sum = 0;
+/* The big-endian 16-bit words of a then b (a last odd byte padded with a zero byte), added
+ * (xor = 0) or xored together: the walk the Internet checksum and xor16 share. */
+static uint64_t combine_words16(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb, int xor) {
+    uint64_t acc = 0;
     int odd = 0;
-    uint8_t carry = 0;
+    uint8_t hi = 0;
     const uint8_t *parts[2] = {a, b};
     uint32_t lens[2] = {na, nb};
     for (int p = 0; p < 2; p++) {
         for (uint32_t i = 0; i < lens[p]; i++) {
-            if (odd) sum += ((uint64_t)carry << 8) | parts[p][i];
-            else carry = parts[p][i];
+            if (odd) {
+                uint64_t word = ((uint64_t)hi << 8) | parts[p][i];
+                acc = xor ? acc ^ word : acc + word;
+            } else {
+                hi = parts[p][i];
+            }
             odd = !odd;
         }
     }
-    if (odd) sum += (uint64_t)carry << 8;
+    if (odd) acc = xor ? acc ^ ((uint64_t)hi << 8) : acc + ((uint64_t)hi << 8);
+    return acc;
+}
+
+uint64_t ina_csum16(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb) {
+    uint64_t sum = combine_words16(a, na, b, nb, 0);
     while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
     return ~sum & 0xFFFF;
 }
@@ -566,18 +577,5 @@ uint64_t ina_crc_ccitt(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t
 }
 
 uint64_t ina_xor16(const uint8_t *a, uint32_t na, const uint8_t *b, uint32_t nb) {
-    uint64_t v = 0;
-    int odd = 0;
-    uint8_t hi = 0;
-    const uint8_t *parts[2] = {a, b};
-    uint32_t lens[2] = {na, nb};
-    for (int p = 0; p < 2; p++) {
-        for (uint32_t i = 0; i < lens[p]; i++) {
-            if (odd) v ^= ((uint64_t)hi << 8) | parts[p][i];
-            else hi = parts[p][i];
-            odd = !odd;
-        }
-    }
-    if (odd) v ^= (uint64_t)hi << 8;
-    return v;
+    return combine_words16(a, na, b, nb, 1);
 }
