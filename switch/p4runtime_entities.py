@@ -27,6 +27,14 @@ def invalid(message: str) -> EntityError:
     return EntityError(grpc.StatusCode.INVALID_ARGUMENT, message)
 
 
+def decode(data: bytes, bitwidth: int, what: str) -> int:
+    """A client's bytestring as an int; empty or too wide is OUT_OF_RANGE, as the spec's Bytestrings rule says."""
+    try:
+        return codec.decode_checked(data, bitwidth, what)
+    except ValueError as err:
+        raise EntityError(grpc.StatusCode.OUT_OF_RANGE, str(err)) from None
+
+
 def _lookup(fn, key):
     try:
         return fn(key)
@@ -48,6 +56,8 @@ def _table_error(err: TableError) -> EntityError:
 # --- table entries -----------------------------------------------------------------------
 def _match(info, entry: p4runtime_pb2.TableEntry) -> list:
     given = {m.field_id: m for m in entry.match}
+    if len(given) != len(entry.match):
+        raise invalid(f"table '{info.name}': a match field is given twice")
     known = {f.id for f in info.match_fields}
     for field_id in given:
         if field_id not in known:
@@ -63,35 +73,32 @@ def _match(info, entry: p4runtime_pb2.TableEntry) -> list:
             values.append(("range", 0, full) if f.match_type == "RANGE" else ("ternary", 0, 0))
             continue
         kind = m.WhichOneof("field_match_type")
-        try:
-            if f.match_type == "EXACT" and kind == "exact":
-                values.append(codec.decode_checked(m.exact.value, f.bitwidth, what))
-            elif f.match_type == "LPM" and kind == "lpm":
-                value = codec.decode_checked(m.lpm.value, f.bitwidth, what)
-                plen = m.lpm.prefix_len
-                if not 0 < plen <= f.bitwidth:
-                    raise invalid(f"{what}: prefix length {plen} out of range 1..{f.bitwidth}")
-                if value & ((1 << (f.bitwidth - plen)) - 1):
-                    raise invalid(f"{what}: value has bits set beyond the /{plen} prefix")
-                values.append(("lpm", value, plen))
-            elif f.match_type == "TERNARY" and kind == "ternary":
-                value = codec.decode_checked(m.ternary.value, f.bitwidth, what)
-                mask = codec.decode_checked(m.ternary.mask, f.bitwidth, what)
-                if value & ~mask:
-                    raise invalid(f"{what}: value has bits set outside the mask")
-                values.append(("ternary", value, mask))
-            elif f.match_type == "RANGE" and kind == "range":
-                low = codec.decode_checked(m.range.low, f.bitwidth, what)
-                high = codec.decode_checked(m.range.high, f.bitwidth, what)
-                if low > high:
-                    raise invalid(f"{what}: range low {low} is above high {high}")
-                values.append(("range", low, high))
-            elif f.match_type == "OPTIONAL" and kind == "optional":
-                values.append(("optional", codec.decode_checked(m.optional.value, f.bitwidth, what)))
-            else:
-                raise invalid(f"{what} is {f.match_type}; got a {kind} match")
-        except ValueError as err:
-            raise invalid(str(err)) from None
+        if f.match_type == "EXACT" and kind == "exact":
+            values.append(decode(m.exact.value, f.bitwidth, what))
+        elif f.match_type == "LPM" and kind == "lpm":
+            value = decode(m.lpm.value, f.bitwidth, what)
+            plen = m.lpm.prefix_len
+            if not 0 < plen <= f.bitwidth:
+                raise invalid(f"{what}: prefix length {plen} out of range 1..{f.bitwidth}")
+            if value & ((1 << (f.bitwidth - plen)) - 1):
+                raise invalid(f"{what}: value has bits set beyond the /{plen} prefix")
+            values.append(("lpm", value, plen))
+        elif f.match_type == "TERNARY" and kind == "ternary":
+            value = decode(m.ternary.value, f.bitwidth, what)
+            mask = decode(m.ternary.mask, f.bitwidth, what)
+            if value & ~mask:
+                raise invalid(f"{what}: value has bits set outside the mask")
+            values.append(("ternary", value, mask))
+        elif f.match_type == "RANGE" and kind == "range":
+            low = decode(m.range.low, f.bitwidth, what)
+            high = decode(m.range.high, f.bitwidth, what)
+            if low > high:
+                raise invalid(f"{what}: range low {low} is above high {high}")
+            values.append(("range", low, high))
+        elif f.match_type == "OPTIONAL" and kind == "optional":
+            values.append(("optional", decode(m.optional.value, f.bitwidth, what)))
+        else:
+            raise invalid(f"{what} is {f.match_type}; got a {kind} match")
     return values
 
 
@@ -106,13 +113,9 @@ def _action(schema: Schema, info, action: p4runtime_pb2.Action, default: bool) -
     if not default and spec.id in info.default_only:
         raise invalid(f"action '{spec.name}' may only be the default action of '{info.name}' (@defaultonly)")
     given = {p.param_id: p.value for p in action.params}
-    if set(given) != {p.id for p in spec.params}:
+    if set(given) != {p.id for p in spec.params} or len(given) != len(action.params):
         raise invalid(f"action '{spec.name}' takes parameters {[p.name for p in spec.params]}; got ids {sorted(given)}")
-    try:
-        args = [codec.decode_checked(given[p.id], p.bitwidth, f"parameter '{p.name}' of '{spec.name}'")
-                for p in spec.params]
-    except ValueError as err:
-        raise invalid(str(err)) from None
+    args = [decode(given[p.id], p.bitwidth, f"parameter '{p.name}' of '{spec.name}'") for p in spec.params]
     return spec.name, args
 
 
@@ -233,11 +236,7 @@ def write_register(sw: Switch, schema: Schema, update_type: int, entry: p4runtim
     (index,) = _indices(reg.size, entry)
     if entry.data.WhichOneof("data") != "bitstring":
         raise invalid(f"register '{info.name}' holds a bitstring")
-    try:
-        value = codec.decode_checked(entry.data.bitstring, reg.bitwidth, f"register '{info.name}'")
-    except ValueError as err:
-        raise invalid(str(err)) from None
-    reg.write(index, value)
+    reg.write(index, decode(entry.data.bitstring, reg.bitwidth, f"register '{info.name}'"))
 
 
 def read_registers(sw: Switch, schema: Schema, query: p4runtime_pb2.RegisterEntry):

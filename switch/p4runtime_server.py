@@ -1,16 +1,24 @@
 """The switch's P4Runtime service: arbitration, pipeline config, Write/Read, packet I/O.
 
-One lock guards the engine: the packet loop holds it around `process`, RPC handlers around each
-state change. Writes are applied update by update; a failed update changes nothing and its error
-travels as a p4.v1.Error in the google.rpc.Status details, as PI does.
+Arbitration follows P4Runtime 1.4.1 (default role only): the primary is the stream whose election
+id equals the highest ever accepted; a stream without an election id is never primary; when the
+primary leaves nobody is promoted. Only the primary may Write or set the pipeline.
+
+Nothing a client sends can freeze the server: streams are few (MAX_STREAMS) and must arbitrate
+within ARBITRATION_TIMEOUT, the thread pool keeps UNARY_WORKERS threads for unary RPCs however
+many streams are open, Reads stream in pages and stop at MAX_READ_ENTITIES, messages have size
+limits. Locks: `writing` (arbitration changes wait for a Write in flight, as the spec asks) is
+taken before `lock` (the engine: the packet loop holds it around `process`) or the arbiter's.
 """
 
 import json
 import queue
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from concurrent import futures
 from dataclasses import dataclass
+from itertools import chain, islice
 
 import grpc
 from google.protobuf import any_pb2
@@ -25,6 +33,14 @@ from ina.switch.pipeline import load_pipeline
 
 API_VERSION = "1.4.1"
 READ_CHUNK = 4096  # entities per ReadResponse
+MAX_READ_ENTITIES = 1 << 18  # per ReadRequest; a Read selecting more ends with RESOURCE_EXHAUSTED
+MAX_STREAMS = 16  # open StreamChannels; the next one ends with RESOURCE_EXHAUSTED
+UNARY_WORKERS = 8  # threads that stay free for Write/Read/... while MAX_STREAMS streams are open
+ARBITRATION_TIMEOUT = 5.0  # seconds a new stream has to send its MasterArbitrationUpdate
+OUTBOX_LIMIT = 1024  # PacketIn/digest messages queued for a stream that does not read; more are dropped
+MAX_MESSAGE_BYTES = 64 << 20  # received and sent; pipelines of big programs are several MB
+ERROR_MESSAGE_CHARS = 200  # per p4.Error message, so a batch's statuses stay small metadata
+Atomicity = p4runtime_pb2.WriteRequest.Atomicity
 
 
 @dataclass(frozen=True)
@@ -46,8 +62,136 @@ class _StreamEnd:
 
 class _Stream:
     def __init__(self) -> None:
-        self.election_id: int | None = None
+        self.arbitrated = False
+        self.election_id: int | None = None  # None: arbitrated without one (never primary)
         self.outbox: queue.Queue = queue.Queue()
+
+    def offer(self, msg: p4runtime_pb2.StreamMessageResponse) -> None:
+        """Queue data for the client unless it stopped reading (the spec lets a loaded server drop)."""
+        if self.outbox.qsize() < OUTBOX_LIMIT:
+            self.outbox.put(msg)
+
+
+def _uint128(value: p4runtime_pb2.Uint128) -> int:
+    return (value.high << 64) | value.low
+
+
+class _Arbiter:
+    """The streams of one device and its election (default role), by the spec's rules."""
+
+    def __init__(self, device_id: int):
+        self.device_id = device_id
+        self.lock = threading.Lock()
+        self.streams: list[_Stream] = []
+        self.highest: int | None = None  # the highest election id ever accepted (election_id_past)
+
+    def open(self, stream: _Stream) -> bool:
+        with self.lock:
+            if len(self.streams) >= MAX_STREAMS:
+                return False
+            self.streams.append(stream)
+            return True
+
+    def close(self, stream: _Stream) -> None:
+        """A primary leaving leaves the device without one; the others are told (NOT_FOUND)."""
+        with self.lock:
+            was_primary = self._primary() is stream
+            self.streams.remove(stream)
+            if was_primary:
+                self._notify(self._arbitrated())
+
+    def _arbitrated(self) -> list[_Stream]:
+        return [s for s in self.streams if s.arbitrated]
+
+    def _primary(self) -> _Stream | None:
+        if self.highest is None:
+            return None
+        return next((s for s in self._arbitrated() if s.election_id == self.highest), None)
+
+    def is_primary(self, stream: _Stream) -> bool:
+        with self.lock:
+            return self._primary() is stream
+
+    def is_primary_id(self, election_id: int | None) -> bool:
+        """Whether a unary request naming `election_id` comes from the live primary."""
+        with self.lock:
+            primary = self._primary()
+            return primary is not None and election_id is not None and election_id == primary.election_id
+
+    def to_primary(self, messages: list[p4runtime_pb2.StreamMessageResponse]) -> None:
+        with self.lock:
+            primary = self._primary()
+            for msg in messages if primary else ():
+                primary.offer(msg)
+
+    def update(self, stream: _Stream, arb: p4runtime_pb2.MasterArbitrationUpdate) -> _StreamEnd | None:
+        """Apply one MasterArbitrationUpdate; the error that ends the stream, or None."""
+        first = not stream.arbitrated
+        if arb.device_id != self.device_id:
+            code = grpc.StatusCode.NOT_FOUND if first else grpc.StatusCode.FAILED_PRECONDITION
+            return _StreamEnd(code, f"this switch is device {self.device_id}, not {arb.device_id}")
+        if arb.HasField("role"):
+            if not first:
+                return _StreamEnd(grpc.StatusCode.FAILED_PRECONDITION, "a stream's role cannot change")
+            if arb.role.name:
+                return _StreamEnd(grpc.StatusCode.NOT_FOUND, f"no role '{arb.role.name}': this switch has only the default role")
+            if arb.role.HasField("config"):
+                return _StreamEnd(grpc.StatusCode.INVALID_ARGUMENT, "this switch supports no role config")
+        election_id = _uint128(arb.election_id) if arb.HasField("election_id") else None
+        with self.lock:
+            if election_id is not None and any(s is not stream and s.election_id == election_id
+                                               for s in self._arbitrated()):
+                return _StreamEnd(grpc.StatusCode.INVALID_ARGUMENT,
+                                  f"election id {election_id} is already used by another controller")
+            was_primary = self._primary() is stream
+            stream.arbitrated, stream.election_id = True, election_id
+            if election_id is not None and (self.highest is None or election_id >= self.highest):
+                self.highest = election_id
+                self._notify([*(s for s in self._arbitrated() if s is not stream), stream])
+            else:
+                self._notify(self._arbitrated() if was_primary else [stream])
+        return None
+
+    def _notify(self, streams: list[_Stream]) -> None:
+        """The advisory MasterArbitrationUpdate: OK to the primary, ALREADY_EXISTS to backups,
+        NOT_FOUND to all when there is no primary; election id = the highest ever accepted."""
+        primary = self._primary()
+        for s in streams:
+            msg = p4runtime_pb2.StreamMessageResponse()
+            arb = msg.arbitration
+            arb.device_id = self.device_id
+            if self.highest is not None:
+                arb.election_id.high, arb.election_id.low = self.highest >> 64, self.highest & (2**64 - 1)
+            if primary is None:
+                arb.status.code, arb.status.message = code_pb2.NOT_FOUND, "no primary controller"
+            elif s is primary:
+                arb.status.code, arb.status.message = code_pb2.OK, "primary"
+            else:
+                arb.status.code = code_pb2.ALREADY_EXISTS
+                arb.status.message = "backup: another controller has a higher election id"
+            s.outbox.put(msg)
+
+
+def _error(code: int, message: str = "") -> p4runtime_pb2.Error:
+    return p4runtime_pb2.Error(canonical_code=code, message=message[:ERROR_MESSAGE_CHARS])
+
+
+def _entity_error(err: ent.EntityError) -> p4runtime_pb2.Error:
+    return _error(err.code.value[0], err.message)
+
+
+def _batch_status(errors: list[p4runtime_pb2.Error], what: str) -> _Status:
+    """UNKNOWN with one p4.Error per update/request, in order, as the spec's Error Reporting says."""
+    failed = [e for e in errors if e.canonical_code != code_pb2.OK]
+    first = failed[0]
+    message = (f"{what} failure: {len(failed)} of {len(errors)} failed; first: "
+               f"{code_pb2.Code.Name(first.canonical_code)}: {first.message}")
+    status = status_pb2.Status(code=code_pb2.UNKNOWN, message=message)
+    for error in errors:
+        detail = any_pb2.Any()
+        detail.Pack(error)
+        status.details.append(detail)
+    return _Status(grpc.StatusCode.UNKNOWN, message, (("grpc-status-details-bin", status.SerializeToString()),))
 
 
 class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
@@ -60,102 +204,98 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.schema: Schema | None = None
         self.config = p4runtime_pb2.ForwardingPipelineConfig()
         self.pending: p4runtime_pb2.ForwardingPipelineConfig | None = None
-        self.streams: list[_Stream] = []
-        self.streams_lock = threading.Lock()
+        self.arbiter = _Arbiter(device_id)
+        self.writing = threading.Lock()
         self._list_id = 0
         self.digest_configs: dict[int, p4runtime_pb2.DigestEntry] = {}
 
-    # --- arbitration -----------------------------------------------------------------------
-    def _primary_id(self) -> int | None:
-        ids = [s.election_id for s in self.streams if s.election_id is not None]
-        return max(ids) if ids else None
+    # --- checks every unary RPC makes, in the spec's order ---------------------------------
+    def _check_device(self, context, request) -> None:
+        if request.device_id != self.device_id:
+            context.abort(grpc.StatusCode.NOT_FOUND, f"this switch is device {self.device_id}, not {request.device_id}")
+        if getattr(request, "role", ""):
+            context.abort(grpc.StatusCode.NOT_FOUND, f"no role '{request.role}': this switch has only the default role")
 
-    def _require_primary(self, context, election_id: p4runtime_pb2.Uint128, device_id: int) -> None:
-        if device_id != self.device_id:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"this switch is device {self.device_id}, not {device_id}")
-        wanted = (election_id.high << 64) | election_id.low
-        with self.streams_lock:
-            primary = self._primary_id()
-        if primary is None or wanted != primary:
+    def _check_primary(self, context, request) -> None:
+        self._check_device(context, request)
+        election_id = _uint128(request.election_id) if request.HasField("election_id") else None
+        if not self.arbiter.is_primary_id(election_id):
             context.abort(grpc.StatusCode.PERMISSION_DENIED,
-                          "not the primary controller: open a StreamChannel with the highest election id first")
+                          "not the primary controller: open a StreamChannel and win the election "
+                          "(the highest election id), then send that election id")
 
-    def _announce(self) -> None:
-        """Tell every arbitrated stream whether it is primary (OK) or backup (ALREADY_EXISTS)."""
-        primary = self._primary_id()
-        for s in self.streams:
-            if s.election_id is None:
-                continue
-            ok = s.election_id == primary
-            msg = p4runtime_pb2.StreamMessageResponse()
-            arb = msg.arbitration
-            arb.device_id = self.device_id
-            arb.election_id.high, arb.election_id.low = primary >> 64, primary & (2**64 - 1)
-            arb.status.code = code_pb2.OK if ok else code_pb2.ALREADY_EXISTS
-            arb.status.message = "primary" if ok else "backup: another controller has a higher election id"
-            s.outbox.put(msg)
+    def _check_pipeline(self, context) -> None:
+        if self.schema is None:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, "no pipeline has been set")
 
+    # --- stream channel ----------------------------------------------------------------------
     def StreamChannel(self, request_iterator, context):
         stream = _Stream()
-        with self.streams_lock:
-            self.streams.append(stream)
-
-        def read() -> None:
-            try:
-                for msg in request_iterator:
-                    self._on_stream_message(stream, msg)
-            except grpc.RpcError:
-                pass
-            finally:
-                stream.outbox.put(None)
-
-        threading.Thread(target=read, daemon=True).start()
+        if not self.arbiter.open(stream):
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                          f"{MAX_STREAMS} StreamChannels are open already; close one first")
+        context.add_callback(lambda: stream.outbox.put(None))  # cancelled: free this thread
+        threading.Thread(target=self._read_stream, args=(stream, request_iterator), daemon=True).start()
         try:
-            while True:
-                item = stream.outbox.get()
-                if item is None:
-                    break
-                if isinstance(item, _StreamEnd):
-                    context.abort(item.code, item.message)
-                yield item
+            yield from self._replies(stream, context)
         finally:
-            with self.streams_lock:
-                self.streams.remove(stream)
-                if stream.election_id is not None:
-                    self._announce()
+            self.arbiter.close(stream)
+
+    def _read_stream(self, stream: _Stream, request_iterator) -> None:
+        try:
+            for msg in request_iterator:
+                self._on_stream_message(stream, msg)
+        except grpc.RpcError:
+            pass
+        finally:
+            stream.outbox.put(None)
+
+    @staticmethod
+    def _replies(stream: _Stream, context) -> Iterator[p4runtime_pb2.StreamMessageResponse]:
+        """The stream's outbox until it ends; a stream that does not arbitrate in time is closed."""
+        deadline = time.monotonic() + ARBITRATION_TIMEOUT
+        while True:
+            wait = None if stream.arbitrated else max(0.0, deadline - time.monotonic())
+            try:
+                item = stream.outbox.get(timeout=wait)
+            except queue.Empty:
+                context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
+                              f"no MasterArbitrationUpdate within {ARBITRATION_TIMEOUT} s of opening the stream")
+            if item is None:
+                return
+            if isinstance(item, _StreamEnd):
+                context.abort(item.code, item.message)
+            yield item
 
     def _on_stream_message(self, stream: _Stream, msg: p4runtime_pb2.StreamMessageRequest) -> None:
         kind = msg.WhichOneof("update")
         if kind == "arbitration":
-            arb = msg.arbitration
-            if arb.device_id != self.device_id:
-                stream.outbox.put(_StreamEnd(grpc.StatusCode.NOT_FOUND,
-                                             f"this switch is device {self.device_id}, not {arb.device_id}"))
-                return
-            election_id = (arb.election_id.high << 64) | arb.election_id.low
-            with self.streams_lock:
-                if any(s is not stream and s.election_id == election_id for s in self.streams):
-                    stream.outbox.put(_StreamEnd(grpc.StatusCode.INVALID_ARGUMENT,
-                                                 f"election id {election_id} is already used by another controller"))
-                    return
-                stream.election_id = election_id
-                self._announce()
+            with self.writing:
+                end = self.arbiter.update(stream, msg.arbitration)
+            if end is not None:
+                stream.outbox.put(end)
         elif kind == "packet":
-            with self.streams_lock:
-                primary = stream.election_id is not None and stream.election_id == self._primary_id()
-            if primary and self.sw.cpu_port is not None and self.schema is not None:
-                try:
-                    data = self._packet_out_bytes(msg.packet)
-                except ValueError as err:
-                    reply = p4runtime_pb2.StreamMessageResponse()
-                    reply.error.canonical_code = code_pb2.INVALID_ARGUMENT
-                    reply.error.message = str(err)
-                    reply.error.packet_out.packet_out.CopyFrom(msg.packet)
-                    stream.outbox.put(reply)
-                    return
-                with self.lock:
-                    outputs = self.sw.process(self.sw.cpu_port, data)
-                self.deliver(outputs)
+            self._packet_out(stream, msg.packet)
+
+    def _packet_out(self, stream: _Stream, packet: p4runtime_pb2.PacketOut) -> None:
+        """Inject a PacketOut on the CPU port; a refused one gets a StreamError naming why."""
+        try:
+            if not self.arbiter.is_primary(stream):
+                raise ent.EntityError(grpc.StatusCode.PERMISSION_DENIED, "only the primary controller may send packets")
+            if self.sw.cpu_port is None or self.schema is None:
+                raise ent.EntityError(grpc.StatusCode.FAILED_PRECONDITION,
+                                      "no CPU port (ina switch --cpu-port) or no pipeline")
+            data = self._packet_out_bytes(packet)
+        except ent.EntityError as err:
+            reply = p4runtime_pb2.StreamMessageResponse()
+            reply.error.canonical_code = err.code.value[0]
+            reply.error.message = err.message
+            reply.error.packet_out.packet_out.CopyFrom(packet)
+            stream.offer(reply)
+            return
+        with self.lock:
+            outputs = self.sw.process(self.sw.cpu_port, data)
+        self.deliver(outputs)
 
     def _metadata_layout(self, name: str) -> list[tuple[int, int]]:
         try:
@@ -167,16 +307,16 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
     def _packet_out_bytes(self, packet: p4runtime_pb2.PacketOut) -> bytes:
         """The packet_out header the program parses on the CPU port, then the payload.
 
-        Raises ValueError for a metadata id the P4Info lacks or a value wider than its field.
+        Raises EntityError: INVALID_ARGUMENT for a metadata id the P4Info lacks, OUT_OF_RANGE for a
+        value wider than its field.
         """
         layout = self._metadata_layout("packet_out")
         widths = dict(layout)
         given = {}
         for m in packet.metadata:
             if m.metadata_id not in widths:
-                raise ValueError(f"PacketOut metadata id {m.metadata_id} is not in the P4Info's packet_out header")
-            given[m.metadata_id] = codec.decode_checked(m.value, widths[m.metadata_id],
-                                                        f"PacketOut metadata {m.metadata_id}")
+                raise ent.invalid(f"PacketOut metadata id {m.metadata_id} is not in the P4Info's packet_out header")
+            given[m.metadata_id] = ent.decode(m.value, widths[m.metadata_id], f"PacketOut metadata {m.metadata_id}")
         value, bits = 0, 0
         for mid, width in layout:
             value = (value << width) | given.get(mid, 0)
@@ -211,12 +351,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             for value in values:
                 struct.members.add(bitstring=value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big"))
             messages.append(msg)
-        with self.streams_lock:
-            primary = self._primary_id()
-            for s in self.streams:
-                if s.election_id is not None and s.election_id == primary:
-                    for msg in messages:
-                        s.outbox.put(msg)
+        self.arbiter.to_primary(messages)
 
     def _packet_in(self, data: bytes) -> None:
         layout = self._metadata_layout("packet_in") if self.schema else []
@@ -230,44 +365,47 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             field = (value >> shift) & ((1 << width) - 1)
             msg.packet.metadata.add(metadata_id=mid, value=codec.encode(field, width))
         msg.packet.payload = data[nbytes:]
-        with self.streams_lock:
-            primary = self._primary_id()
-            for s in self.streams:
-                if s.election_id is not None and s.election_id == primary:
-                    s.outbox.put(msg)
+        self.arbiter.to_primary([msg])
 
     # --- pipeline ------------------------------------------------------------------------
     def SetForwardingPipelineConfig(self, request, context):
-        self._require_primary(context, request.election_id, request.device_id)
-        action = request.action
+        self._check_device(context, request)
+        with self.writing:
+            self._check_primary(context, request)
+            self._set_pipeline(request, context)
+        return p4runtime_pb2.SetForwardingPipelineConfigResponse()
+
+    def _set_pipeline(self, request, context) -> None:
         Action = p4runtime_pb2.SetForwardingPipelineConfigRequest
+        action = request.action
         if action in (Action.VERIFY, Action.VERIFY_AND_COMMIT, Action.VERIFY_AND_SAVE):
-            program = self._verify(context, request.config)
-            if action == Action.VERIFY:
-                return p4runtime_pb2.SetForwardingPipelineConfigResponse()
+            program = self._verify(context, request)
             if action == Action.VERIFY_AND_SAVE:
                 self.pending = request.config
-                return p4runtime_pb2.SetForwardingPipelineConfigResponse()
-            self._commit(context, request.config, program)
+            elif action == Action.VERIFY_AND_COMMIT:
+                self._commit(context, request.config, program)
         elif action == Action.COMMIT:
+            if request.HasField("config"):
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, "COMMIT takes no config; it commits the saved one")
             if self.pending is None:
-                context.abort(grpc.StatusCode.FAILED_PRECONDITION, "COMMIT without a saved config (use VERIFY_AND_SAVE first)")
+                context.abort(grpc.StatusCode.NOT_FOUND, "COMMIT without a saved config (use VERIFY_AND_SAVE first)")
             self._commit(context, self.pending, json.loads(self.pending.p4_device_config))
             self.pending = None
         elif action == Action.RECONCILE_AND_COMMIT:
             context.abort(grpc.StatusCode.UNIMPLEMENTED, "RECONCILE_AND_COMMIT is not supported; use VERIFY_AND_COMMIT")
         else:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "unspecified SetForwardingPipelineConfig action")
-        return p4runtime_pb2.SetForwardingPipelineConfigResponse()
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"SetForwardingPipelineConfig action {action} is not one the spec defines")
 
-    def _verify(self, context, config: p4runtime_pb2.ForwardingPipelineConfig) -> dict:
-        if not config.HasField("p4info"):
+    def _verify(self, context, request) -> dict:
+        if not request.HasField("config") or not request.config.HasField("p4info"):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the config carries no P4Info")
+        config = request.config
         try:
             program = json.loads(config.p4_device_config)
+        except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"p4_device_config is not BMv2 JSON: {str(err)[:200]}")
+        try:
             load_pipeline(program, self.sw.drop_port)
-        except (ValueError, UnicodeDecodeError) as err:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"p4_device_config is not BMv2 JSON: {err}")
         except PipelineError as err:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the switch cannot run this BMv2 JSON: {err}")
         missing = _p4info_names_missing_from(config.p4info, program)
@@ -289,10 +427,8 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             self.config.CopyFrom(config)
 
     def GetForwardingPipelineConfig(self, request, context):
-        if request.device_id != self.device_id:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"this switch is device {self.device_id}")
-        if self.schema is None:
-            context.abort(grpc.StatusCode.FAILED_PRECONDITION, "no pipeline has been set")
+        self._check_device(context, request)
+        self._check_pipeline(context)
         kind = p4runtime_pb2.GetForwardingPipelineConfigRequest
         out = p4runtime_pb2.ForwardingPipelineConfig()
         out.cookie.CopyFrom(self.config.cookie)
@@ -307,35 +443,38 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     # --- write and read ------------------------------------------------------------------
     def Write(self, request, context):
-        self._require_primary(context, request.election_id, request.device_id)
-        if self.schema is None:
-            context.abort(grpc.StatusCode.FAILED_PRECONDITION, "no pipeline has been set")
-        errors: list[p4runtime_pb2.Error] = []
-        with self.lock:
-            for update in request.updates:
-                try:
-                    self._apply(update)
-                    errors.append(p4runtime_pb2.Error(canonical_code=code_pb2.OK))
-                except ent.EntityError as err:
-                    errors.append(p4runtime_pb2.Error(canonical_code=err.code.value[0], message=err.message))
-                except (KeyError, IndexError, ValueError) as err:
-                    errors.append(p4runtime_pb2.Error(canonical_code=code_pb2.INVALID_ARGUMENT, message=str(err)))
-        if all(e.canonical_code == code_pb2.OK for e in errors):
-            return p4runtime_pb2.WriteResponse()
-        status = status_pb2.Status(code=code_pb2.UNKNOWN, message="Write failure.")
-        for error in errors:
-            detail = any_pb2.Any()
-            detail.Pack(error)
-            status.details.append(detail)
-        failed = "; ".join(e.message for e in errors if e.canonical_code != code_pb2.OK)
-        context.abort_with_status(_Status(grpc.StatusCode.UNKNOWN, failed,
-                                          (("grpc-status-details-bin", status.SerializeToString()),)))
-        return None
+        self._check_device(context, request)
+        with self.writing:
+            self._check_primary(context, request)
+            self._check_pipeline(context)
+            if request.atomicity in (Atomicity.ROLLBACK_ON_ERROR, Atomicity.DATAPLANE_ATOMIC):
+                context.abort(grpc.StatusCode.UNIMPLEMENTED,
+                              f"atomicity {Atomicity.Name(request.atomicity)} is not supported; "
+                              "use CONTINUE_ON_ERROR (each update applies or fails alone)")
+            if request.atomicity != Atomicity.CONTINUE_ON_ERROR:
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unknown atomicity {request.atomicity}")
+            with self.lock:
+                errors = [self._attempt(update) for update in request.updates]
+        if any(e.canonical_code != code_pb2.OK for e in errors):
+            context.abort_with_status(_batch_status(errors, "Write"))
+        return p4runtime_pb2.WriteResponse()
+
+    def _attempt(self, update: p4runtime_pb2.Update) -> p4runtime_pb2.Error:
+        """Apply one update; its p4.Error (OK, or why it changed nothing)."""
+        try:
+            self._apply(update)
+        except ent.EntityError as err:
+            return _entity_error(err)
+        except (KeyError, IndexError, ValueError) as err:
+            return _error(code_pb2.INVALID_ARGUMENT, str(err))
+        return _error(code_pb2.OK)
 
     def _apply(self, update: p4runtime_pb2.Update) -> None:
         entity = update.entity
         kind = entity.WhichOneof("entity")
         sw, schema, utype = self.sw, self.schema, update.type
+        if utype not in (ent.INSERT, ent.MODIFY, ent.DELETE):
+            raise ent.invalid(f"update type {utype} is not INSERT, MODIFY or DELETE")
         if kind == "table_entry":
             ent.write_table_entry(sw, schema, utype, entity.table_entry)
         elif kind == "register_entry":
@@ -350,37 +489,57 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             ent.write_pre(sw, utype, entity.packet_replication_engine_entry)
         elif kind == "digest_entry":
             ent.write_digest(self.digest_configs, schema, utype, entity.digest_entry)
+        elif kind is None:
+            raise ent.invalid("the update has no entity")
         else:
             raise ent.EntityError(grpc.StatusCode.UNIMPLEMENTED, f"writing {kind} is not supported")
 
     def Read(self, request, context):
-        if request.device_id != self.device_id:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"this switch is device {self.device_id}")
-        if self.schema is None:
-            context.abort(grpc.StatusCode.FAILED_PRECONDITION, "no pipeline has been set")
+        """Entities in pages of READ_CHUNK, the engine locked per page (a wildcard read need not be
+        atomic, says the spec), so memory stays bounded; per-request errors end it as UNKNOWN."""
+        self._check_device(context, request)
+        self._check_pipeline(context)
+        errors = [_error(code_pb2.OK) for _ in request.entities]
+        found = chain.from_iterable(self._read_one(query, errors, i) for i, query in enumerate(request.entities))
+        sent = 0
+        while True:
+            with self.lock:
+                page = list(islice(found, READ_CHUNK))
+            if not page:
+                break
+            sent += len(page)
+            if sent > MAX_READ_ENTITIES:
+                context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                              f"the Read selects more than {MAX_READ_ENTITIES} entities; read by id or index")
+            yield p4runtime_pb2.ReadResponse(entities=page)
+        if any(e.canonical_code != code_pb2.OK for e in errors):
+            context.abort_with_status(_batch_status(errors, "Read"))
+        if not sent:
+            yield p4runtime_pb2.ReadResponse()
+
+    def _read_one(self, query: p4runtime_pb2.Entity, errors: list[p4runtime_pb2.Error],
+                  position: int) -> Iterator[p4runtime_pb2.Entity]:
+        """The entities one request selects; its failure goes to errors[position]."""
+        sw, schema = self.sw, self.schema
+        kind = query.WhichOneof("entity")
         readers = {
-            "table_entry": lambda e: ent.read_table_entries(self.sw, self.schema, e.table_entry),
-            "register_entry": lambda e: ent.read_registers(self.sw, self.schema, e.register_entry),
-            "counter_entry": lambda e: ent.read_counters(self.sw, self.schema, e.counter_entry),
-            "direct_counter_entry": lambda e: ent.read_direct_counters(self.sw, self.schema, e.direct_counter_entry),
-            "meter_entry": lambda e: ent.read_meters(self.sw, self.schema, e.meter_entry),
-            "packet_replication_engine_entry": lambda e: ent.read_pre(self.sw, e.packet_replication_engine_entry),
-            "digest_entry": lambda e: ent.read_digests(self.digest_configs, self.schema, e.digest_entry),
+            "table_entry": lambda e: ent.read_table_entries(sw, schema, e.table_entry),
+            "register_entry": lambda e: ent.read_registers(sw, schema, e.register_entry),
+            "counter_entry": lambda e: ent.read_counters(sw, schema, e.counter_entry),
+            "direct_counter_entry": lambda e: ent.read_direct_counters(sw, schema, e.direct_counter_entry),
+            "meter_entry": lambda e: ent.read_meters(sw, schema, e.meter_entry),
+            "packet_replication_engine_entry": lambda e: ent.read_pre(sw, e.packet_replication_engine_entry),
+            "digest_entry": lambda e: ent.read_digests(self.digest_configs, schema, e.digest_entry),
         }
-        found: list[p4runtime_pb2.Entity] = []
-        with self.lock:
-            try:
-                for query in request.entities:
-                    kind = query.WhichOneof("entity")
-                    if kind not in readers:
-                        context.abort(grpc.StatusCode.UNIMPLEMENTED, f"reading {kind} is not supported")
-                    found.extend(_wrap(kind, item) for item in readers[kind](query))
-            except ent.EntityError as err:
-                context.abort(err.code, err.message)
-        # Several responses keep each message far below gRPC's 4 MB default (a wildcard read of
-        # every register cell of the aggregation program is tens of MB).
-        for start in range(0, max(len(found), 1), READ_CHUNK):
-            yield p4runtime_pb2.ReadResponse(entities=found[start:start + READ_CHUNK])
+        try:
+            if kind is None:
+                raise ent.invalid("the request has no entity (a wildcard read names the entity type)")
+            if kind not in readers:
+                raise ent.EntityError(grpc.StatusCode.UNIMPLEMENTED, f"reading {kind} is not supported")
+            for item in readers[kind](query):
+                yield _wrap(kind, item)
+        except ent.EntityError as err:
+            errors[position] = _entity_error(err)
 
 
 def _p4info_names_missing_from(p4info, program: dict) -> list[str]:
@@ -403,13 +562,24 @@ def _wrap(kind: str, item) -> p4runtime_pb2.Entity:
     return entity
 
 
-def serve(service: P4RuntimeService, address: str) -> grpc.Server:
-    """Start a gRPC server for `service` on `address` (HOST:PORT; port 0 picks one)."""
-    # Without so_reuseport=0 a second switch would silently share a port already in use.
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), options=[("grpc.so_reuseport", 0)])
+def serve(service: P4RuntimeService, address: str, credentials: grpc.ServerCredentials | None = None) -> grpc.Server:
+    """Start a gRPC server for `service` on `address` (HOST:PORT; port 0 picks one), with TLS when
+    `credentials` are given (ina.p4rt.tls.server_credentials)."""
+    workers = MAX_STREAMS + UNARY_WORKERS
+    options = [
+        ("grpc.so_reuseport", 0),  # else a second switch would silently share a port already in use
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.keepalive_time_ms", 30_000),  # find dead controllers so their stream slots free up
+        ("grpc.keepalive_timeout_ms", 10_000),
+    ]
+    # Calls beyond 4 per thread wait for none: gRPC answers them RESOURCE_EXHAUSTED at once.
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="p4rt"),
+                         options=options, maximum_concurrent_rpcs=4 * workers)
     p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(service, server)
     try:
-        port = server.add_insecure_port(address)
+        port = (server.add_secure_port(address, credentials) if credentials
+                else server.add_insecure_port(address))
     except RuntimeError:
         port = 0
     if port == 0:
