@@ -28,7 +28,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-p4", action="store_true", help="start with no program; a controller pushes one")
     p.add_argument("-i", "--interface", action="append", type=_port, default=[], metavar="PORT@IFACE")
     p.add_argument("--device-id", type=int, default=0)
-    p.add_argument("--grpc-server-addr", default="0.0.0.0:9559", metavar="HOST:PORT")
+    p.add_argument("--grpc-server-addr", default="127.0.0.1:9559", metavar="HOST:PORT",
+                   help="where the P4Runtime server listens (default: %(default)s, this host only; "
+                        "0.0.0.0:9559 lets any host that reaches the port program the switch: add TLS)")
+    tls = p.add_argument_group("TLS for P4Runtime (simple_switch_grpc's options)")
+    tls.add_argument("--grpc-server-ssl", action="store_true", help="serve P4Runtime over TLS")
+    tls.add_argument("--grpc-server-cert", metavar="FILE", help="PEM file holding the server certificate")
+    tls.add_argument("--grpc-server-key", metavar="FILE", help="PEM file holding the server key")
+    tls.add_argument("--grpc-server-cacert", metavar="FILE",
+                     help="PEM file holding the CA certificate that client certificates are verified against")
+    tls.add_argument("--grpc-server-with-client-auth", action="store_true",
+                     help="require a client certificate signed by --grpc-server-cacert (mutual TLS)")
     p.add_argument("--cpu-port", type=int, default=None)
     p.add_argument("--drop-port", type=int, default=511)
     p.add_argument("--pcap", metavar="DIR", help="write one pcap per port and direction into DIR")
@@ -81,8 +91,41 @@ def write_profile(path: str, switch: Switch, io_ticks: Tally) -> None:
                                       "engine": switch.engine_name}, indent=2))
 
 
+def tls_usage_error(args: argparse.Namespace) -> str | None:
+    """What is wrong with the TLS options, as simple_switch_grpc reads them; None when they fit."""
+    given = [o for o in ("cert", "key", "cacert") if getattr(args, f"grpc_server_{o}")]
+    if not args.grpc_server_ssl:
+        if given or args.grpc_server_with_client_auth:
+            return "the --grpc-server-cert/-key/-cacert/-with-client-auth options need --grpc-server-ssl"
+        return None
+    if not (args.grpc_server_cert and args.grpc_server_key):
+        return "--grpc-server-ssl needs --grpc-server-cert FILE and --grpc-server-key FILE"
+    if args.grpc_server_with_client_auth and not args.grpc_server_cacert:
+        return "--grpc-server-with-client-auth needs --grpc-server-cacert FILE (the CA of client certificates)"
+    return None
+
+
+def server_credentials(args: argparse.Namespace):
+    """gRPC server credentials from the TLS options; None without --grpc-server-ssl."""
+    if not args.grpc_server_ssl:
+        return None
+    from ina.p4rt.tls import server_credentials as credentials
+
+    return credentials(args.grpc_server_cert, args.grpc_server_key, args.grpc_server_cacert,
+                       args.grpc_server_with_client_auth)
+
+
+def _loopback(address: str) -> bool:
+    host = address.rpartition(":")[0].strip("[]")
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    problem = tls_usage_error(args)
+    if problem:
+        print(f"ina switch: {problem}", file=sys.stderr)
+        return 2
     if not args.json and not args.no_p4:
         print("ina switch: give a BMv2 JSON file or --no-p4", file=sys.stderr)
         return 2
@@ -118,16 +161,20 @@ def main(argv: list[str] | None = None) -> int:
     except PortError as err:
         print(f"ina switch: {err}", file=sys.stderr)
         return 1
+    from ina.p4rt.tls import TlsError
     from ina.switch.p4runtime_server import P4RuntimeService, serve
 
     lock = threading.Lock()
     service = P4RuntimeService(switch, lock, args.device_id, transmit=io.send)
     try:
-        server = serve(service, args.grpc_server_addr)
-    except (OSError, RuntimeError) as err:
+        server = serve(service, args.grpc_server_addr, server_credentials(args))
+    except (OSError, RuntimeError, TlsError) as err:
         io.close()
         print(f"ina switch: gRPC: {err}", file=sys.stderr)
         return 1
+    if not args.grpc_server_ssl and not _loopback(args.grpc_server_addr):
+        print(f"ina switch: warning: P4Runtime on {args.grpc_server_addr} without TLS: any host that reaches "
+              "the port can program this switch (see docs/security.md)", file=sys.stderr, flush=True)
     stop, wake = threading.Event(), threading.Event()
 
     def on_signal(*_args) -> None:
@@ -139,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     switch.on_load = wake.set
     port_list = ", ".join(f"{n}@{i}" for n, i in sorted(ports.items())) or "none"
     host = args.grpc_server_addr.rpartition(":")[0]
-    print(f"ina switch: listening on {host}:{server.bound_port} (P4Runtime, device {args.device_id}), "
+    protocol = "P4Runtime over TLS" if args.grpc_server_ssl else "P4Runtime"
+    print(f"ina switch: listening on {host}:{server.bound_port} ({protocol}, device {args.device_id}), "
           f"ports {port_list}", flush=True)
     io_ticks: Tally[str] = Tally()
     try:
