@@ -9,6 +9,7 @@ from pathlib import Path
 
 from google.protobuf import text_format
 
+from ina.args import macro_define
 from ina.compiler import CompileError, compile_file
 
 P4INFO_FORMATS = {".json", ".bin", ".txt", ".txtpb"}
@@ -25,18 +26,10 @@ def _parser() -> argparse.ArgumentParser:
                              ".json or .bin")
     parser.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
                         help="add a directory to the #include search path")
-    parser.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+    parser.add_argument("-D", dest="defines", action="append", default=[], type=macro_define, metavar="NAME[=VALUE]",
                         help="define a preprocessor macro")
     parser.add_argument("--p4v", default="16", choices=["16"], help="P4 language version (only 16)")
     return parser
-
-
-def _defines(items: list[str]) -> dict[str, str]:
-    result = {}
-    for item in items:
-        name, _, value = item.partition("=")
-        result[name] = value if "=" in item else "1"
-    return result
 
 
 def write_p4info(p4info, path: Path) -> None:
@@ -58,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     try:
-        result = compile_file(args.program, args.include_dirs, _defines(args.defines))
+        result = compile_file(args.program, args.include_dirs, dict(args.defines))
     except CompileError as error:
         print(error, file=sys.stderr)
         return 1

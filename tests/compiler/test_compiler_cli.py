@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from compiler_helpers import P4_DIR
 from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
@@ -43,3 +44,11 @@ def test_rejected_program_exits_1_with_location(tmp_path, capsys):
 
 def test_unknown_p4info_suffix_is_a_usage_error(tmp_path, capsys):
     assert main([str(P4_DIR / "basic_forward.p4"), "--p4runtime-files", str(tmp_path / "x.yaml")]) == 2
+
+
+def test_define_that_is_not_an_identifier_is_a_usage_error(tmp_path, capsys):
+    for bad in ("=1", "1X=2", "A B"):
+        with pytest.raises(SystemExit) as exit_:
+            main([str(P4_DIR / "basic_forward.p4"), "-o", str(tmp_path), "-D", bad])
+        assert exit_.value.code == 2
+        assert f"argument -D: expected NAME or NAME=VALUE with NAME a C identifier, got {bad!r}" in capsys.readouterr().err
