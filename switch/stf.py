@@ -13,12 +13,14 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ina.args import macro_define
 from ina.switch.engine import ENGINES, Switch
 from ina.switch.errors import PipelineError, TableError
+from ina.switch.replication import MAX_PORT
 
 
 class StfError(Exception):
-    """A line of the STF file that cannot be run; the message names the line."""
+    """A line of the STF file that cannot be run; the runner adds FILE:LINE to the message."""
 
 
 @dataclass
@@ -30,7 +32,32 @@ class StfResult:
 
 
 def _int(text: str) -> int:
-    return int(text, 0)
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise StfError(f"'{text}' is not a number") from None
+
+
+def _port(text: str) -> int:
+    port = _int(text)
+    if not 0 <= port <= MAX_PORT:
+        raise StfError(f"port {port} is out of range 0..{MAX_PORT}")
+    return port
+
+
+def _fields(rest: str, usage: str, least: int) -> list[str]:
+    """The command's words, at least `least` of them; else the usage line of the command."""
+    parts = rest.split()
+    if len(parts) < least:
+        raise StfError(f"expected: {usage}")
+    return parts
+
+
+def _hex(text: str, what: str) -> bytes:
+    try:
+        return bytes.fromhex(re.sub(r"\s+", "", text))
+    except ValueError:
+        raise StfError(f"{what} is not whole bytes of hex digits: '{text}'") from None
 
 
 def _suffix_match(name: str, candidates, what: str) -> str:
@@ -81,7 +108,10 @@ def _match_value(text: str):
 def _expect_pattern(hexdata: str) -> tuple[str, bool]:
     text = re.sub(r"\s+", "", hexdata)
     exact = text.endswith("$")
-    return text.rstrip("$").lower(), exact
+    pattern = text.removesuffix("$").lower()
+    if not re.fullmatch(r"[0-9a-f*]*", pattern):
+        raise StfError(f"expected packet is not hex digits and '*' (with an optional final '$'): '{hexdata}'")
+    return pattern, exact
 
 
 def _matches(pattern: str, exact: bool, packet: bytes) -> bool:
@@ -102,17 +132,23 @@ class StfRunner:
         self.mc_nodes: dict[int, list[tuple[int, int]]] = {}
         self.mc_groups: dict[int, list[int]] = {}
         self.failures: list[str] = []
+        self.name = "<stf>"
 
-    def run(self, text: str) -> StfResult:
+    def run(self, text: str, name: str = "<stf>") -> StfResult:
+        """Run every line; a line that cannot run is reported as `name:LINE: why` and the rest go on."""
+        self.name = name
         for lineno, raw in enumerate(text.splitlines(), 1):
             line = raw.split("#", 1)[0].strip()
             if not line:
                 continue
             try:
                 self._line(line, lineno)
-            except (StfError, TableError, ValueError, IndexError) as err:
-                self.failures.append(f"line {lineno}: {err}")
+            except (StfError, TableError, ValueError, IndexError) as err:  # the switch's own range checks
+                self.failures.append(f"{self._at(lineno)}: {err}")
         return self._verdict()
+
+    def _at(self, lineno: int) -> str:
+        return f"{self.name}:{lineno}"
 
     def _table(self, name: str):
         return self.switch.tables[_suffix_match(name, self.switch.tables, "table")]
@@ -122,13 +158,13 @@ class StfRunner:
         cmd = cmd.lower()
         if cmd == "packet":
             port, _, data = rest.strip().partition(" ")
-            packet = bytes.fromhex(re.sub(r"\s+", "", data))
-            for out_port, out_data in self.switch.process(_int(port), packet):
+            packet = _hex(data, "packet data")
+            for out_port, out_data in self.switch.process(_port(port), packet):
                 self.outputs.setdefault(out_port, []).append(out_data)
         elif cmd == "expect":
             port, _, data = rest.strip().partition(" ")
             pattern, exact = _expect_pattern(data)
-            self.expects.setdefault(_int(port), []).append((pattern, exact, lineno))
+            self.expects.setdefault(_port(port), []).append((pattern, exact, lineno))
         elif cmd == "add":
             self._add(rest)
         elif cmd == "setdefault":
@@ -137,29 +173,32 @@ class StfRunner:
             name, args = _parse_action(action_text)
             self._call(table, name, args, None, default=True)
         elif cmd == "mirroring_add":
-            session, port = rest.split()[:2]
-            self.switch.clone.set_session(_int(session), [(_int(port), 0)])
+            session, port = _fields(rest, "mirroring_add SESSION PORT", 2)[:2]
+            self.switch.clone.set_session(_int(session), [(_port(port), 0)])
         elif cmd == "mc_mgrp_create":
-            self.mc_groups[_int(rest.split()[0])] = []
+            self.mc_groups[_int(_fields(rest, "mc_mgrp_create GROUP", 1)[0])] = []
         elif cmd == "mc_node_create":
-            parts = rest.split()
-            handle = len(self.mc_nodes)
-            self.mc_nodes[handle] = [(_int(p), _int(parts[0])) for p in parts[1:]]
+            rid, *ports = _fields(rest, "mc_node_create RID PORT...", 1)
+            self.mc_nodes[len(self.mc_nodes)] = [(_port(p), _int(rid)) for p in ports]
         elif cmd == "mc_node_associate":
-            mgid, handle = (_int(x) for x in rest.split()[:2])
-            self.mc_groups.setdefault(mgid, []).append(handle)
-            replicas = [r for h in self.mc_groups[mgid] for r in self.mc_nodes[h]]
-            self.switch.multicast.set_group(mgid, replicas)
+            mgid, handle = (_int(x) for x in _fields(rest, "mc_node_associate GROUP NODE", 2)[:2])
+            if handle not in self.mc_nodes:
+                raise StfError(f"multicast node {handle} was not created (mc_node_create numbers nodes from 0; "
+                               f"{len(self.mc_nodes)} so far)")
+            handles = [*self.mc_groups.get(mgid, []), handle]
+            self.switch.multicast.set_group(mgid, [r for h in handles for r in self.mc_nodes[h]])
+            self.mc_groups[mgid] = handles
         elif cmd == "register_write":
-            name, index, value = rest.split()[:3]
+            name, index, value = _fields(rest, "register_write REGISTER INDEX VALUE", 3)[:3]
             reg = self.switch.registers[_suffix_match(name, self.switch.registers, "register")]
             reg.write(_int(index), _int(value))
         elif cmd == "register_read":
-            parts = rest.split()
+            parts = _fields(rest, "register_read REGISTER INDEX [VALUE]", 2)
             reg = self.switch.registers[_suffix_match(parts[0], self.switch.registers, "register")]
             actual = reg.read(_int(parts[1]))
             if len(parts) > 2 and actual != _int(parts[-1]):
-                self.failures.append(f"line {lineno}: register {parts[0]}[{parts[1]}] is {actual}, expected {_int(parts[-1])}")
+                self.failures.append(f"{self._at(lineno)}: register {parts[0]}[{parts[1]}] is {actual}, "
+                                     f"expected {_int(parts[-1])}")
         elif cmd in ("counter_read", "check_counter"):
             self._check_counter(rest, lineno)
         elif cmd in ("wait", "no_packet"):
@@ -176,16 +215,22 @@ class StfRunner:
         packets, nbytes = counter.read(_int(idx1 or idx2))
         actual = nbytes if kind == "bytes" else packets
         if expected is not None and actual != _int(expected):
-            self.failures.append(f"line {lineno}: counter {name}[{idx1 or idx2}] {kind or 'packets'} is {actual}, expected {_int(expected)}")
+            self.failures.append(f"{self._at(lineno)}: counter {name}[{idx1 or idx2}] {kind or 'packets'} is {actual}, "
+                                 f"expected {_int(expected)}")
 
     def _add(self, rest: str) -> None:
-        tokens = shlex.split(rest)
+        usage = "add TABLE [PRIORITY] KEY:VALUE... ACTION(PARAM:VALUE, ...)"
+        tokens = shlex.split(rest)  # ValueError (an unclosed quote) is reported like any bad line
+        if not tokens:
+            raise StfError(f"expected: {usage}")
         table = self._table(tokens[0])
         tokens = tokens[1:]
         priority = None
         if tokens and re.fullmatch(r"\d+", tokens[0]):
             priority = int(tokens.pop(0))  # STF: the larger priority wins, as in the table API
-        action_start = next(i for i, t in enumerate(tokens) if "(" in t)
+        action_start = next((i for i, t in enumerate(tokens) if "(" in t), None)
+        if action_start is None:
+            raise StfError(f"no action call in the entry; expected: {usage}")
         action_text = " ".join(tokens[action_start:])
         keys = {}
         for token in tokens[:action_start]:
@@ -224,28 +269,47 @@ class StfRunner:
             actual = self.outputs.get(port, [])
             for i in range(max(len(expected), len(actual))):
                 if i >= len(actual):
-                    lines.append(f"port {port}: expected packet (line {expected[i][2]}) never came out:\n    {expected[i][0]}")
+                    lines.append(f"port {port}: expected packet ({self._at(expected[i][2])}) never came out:\n"
+                                 f"    {expected[i][0]}")
                 elif i >= len(expected):
                     lines.append(f"port {port}: unexpected packet:\n    {actual[i].hex()}")
                 elif not _matches(expected[i][0], expected[i][1], actual[i]):
                     lines.append(
-                        f"port {port}: packet {i + 1} differs (line {expected[i][2]}):\n"
+                        f"port {port}: packet {i + 1} differs ({self._at(expected[i][2])}):\n"
                         f"    expected {expected[i][0]}{'$' if expected[i][1] else ''}\n    actual   {actual[i].hex()}"
                     )
         report = "\n".join(lines) if lines else "all expected packets matched"
         return StfResult(not lines, report, self.outputs, self.switch)
 
 
-def run_stf(program_json: dict, stf_text: str, engine: str = "auto") -> StfResult:
-    return StfRunner(program_json, engine).run(stf_text)
+def run_stf(program_json: dict, stf_text: str, engine: str = "auto", name: str = "<stf>") -> StfResult:
+    return StfRunner(program_json, engine).run(stf_text, name)
 
 
 def load_program(path: str, include_dirs: list[str], defines: dict[str, str]) -> dict:
+    """BMv2 JSON from a .json file or compiled from P4; ValueError for a file that is not BMv2 JSON."""
     if path.endswith(".json"):
-        return json.loads(Path(path).read_text())
+        program = json.loads(Path(path).read_bytes())
+        if not isinstance(program, dict):
+            raise ValueError("not BMv2 JSON: the top level is not an object")
+        return program
     from ina.compiler import compile_file
 
     return compile_file(path, include_dirs, defines).bmv2
+
+
+def read_stf(path: str) -> str:
+    """The STF file as text; StfError located at the first line that is binary or not UTF-8."""
+    data = Path(path).read_bytes()
+    bad = data.find(b"\0")
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as err:
+        bad = err.start if bad < 0 else min(bad, err.start)
+    if bad >= 0:
+        line = data.count(b"\n", 0, bad) + 1
+        raise StfError(f"{path}:{line}: not an STF text file (byte 0x{data[bad]:02x} is binary or not UTF-8)")
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -253,22 +317,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("program", help="PROGRAM.p4 (compiled with ina's compiler) or PROGRAM.json (BMv2 JSON)")
     parser.add_argument("stf", help="the STF test file")
     parser.add_argument("-I", dest="include", action="append", default=[], metavar="DIR")
-    parser.add_argument("-D", dest="define", action="append", default=[], metavar="NAME[=VALUE]")
+    parser.add_argument("-D", dest="define", action="append", default=[], type=macro_define, metavar="NAME[=VALUE]")
     parser.add_argument("-v", "--verbose", action="store_true", help="trace every packet through the pipeline (Python engine)")
     parser.add_argument("--engine", choices=ENGINES, default="auto",
                         help="data path: native (compiled to C), python, or auto (native when it can)")
     args = parser.parse_args(argv)
     from ina.compiler import CompileError
 
-    defines = dict(d.split("=", 1) if "=" in d else (d, "1") for d in args.define)
     try:
-        program = load_program(args.program, args.include, defines)
-        text = Path(args.stf).read_text()
-    except CompileError as err:
+        program = load_program(args.program, args.include, dict(args.define))
+        text = read_stf(args.stf)
+    except (CompileError, StfError) as err:
         print(err, file=sys.stderr)
         return 1
-    except (OSError, json.JSONDecodeError) as err:
+    except OSError as err:
         print(f"ina stf: {err}", file=sys.stderr)
+        return 1
+    except ValueError as err:  # JSON that does not parse, or is not text
+        print(f"ina stf: {args.program}: {err}", file=sys.stderr)
         return 1
     try:
         runner = StfRunner(program, "python" if args.verbose else args.engine)
@@ -280,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         runner.switch.load(program)
     if args.engine == "auto" and runner.switch.native is None:
         print(f"ina stf: Python engine: {runner.switch.engine_note}", file=sys.stderr)
-    result = runner.run(text)
+    result = runner.run(text, args.stf)
     print(("PASS: " if result.ok else "FAIL: ") + args.stf)
     if not result.ok:
         print(result.report)

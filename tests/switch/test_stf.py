@@ -26,7 +26,7 @@ def test_wrong_expectation_fails_with_a_diff(compiled):
     result = run_stf(program, stf)
     assert not result.ok
     assert "port 0: unexpected packet" in result.report
-    assert "port 2: expected packet (line 3) never came out" in result.report
+    assert "port 2: expected packet (<stf>:3) never came out" in result.report
 
 
 def test_wildcards_and_exact_length():
@@ -118,3 +118,51 @@ def test_traced_pipeline_gives_the_same_packets(stf, compiled):
     result = runner.run(stf.read_text())
     assert result.ok, result.report
     assert any(line.startswith("table ") for line in lines)
+
+
+FORWARD = str(P4_DIR / "basic_forward.p4")
+LPM_KEY = "add MyIngress.ipv4_lpm hdr.ipv4.dstAddr:0x0a000100/24"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (f"{LPM_KEY}\n", ":1: no action call in the entry; expected: add TABLE"),
+    ("mc_mgrp_create 1\nmc_node_associate 1 5\n", ":2: multicast node 5 was not created"),
+    ("packet 600 00\n", ":1: port 600 is out of range 0..511"),
+    ("packet 1 0g\n", ":1: packet data is not whole bytes of hex digits"),
+    ("expect 1 00 zz\n", ":1: expected packet is not hex digits"),
+    ("register_write\n", ":1: expected: register_write REGISTER INDEX VALUE"),
+    ("mc_node_create\n", ":1: expected: mc_node_create RID PORT..."),
+    (f"{LPM_KEY} MyIngress.ipv4_forward(dstAddr:x, port:3)\n", ":1: 'x' is not a number"),
+    ("frobnicate 1\n", ":1: unknown STF command 'frobnicate'"),
+])
+def test_malformed_lines_are_located_errors(tmp_path, capsys, text, message):
+    stf = tmp_path / "bad.stf"
+    stf.write_text(text)
+    assert main([FORWARD, str(stf)]) == 1
+    assert f"{stf}{message}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("data", [b"packet 1 00\n\0\x7fELF\n", b"# ok\npacket 1 00 \xff\xfe\n"])
+def test_binary_or_non_utf8_stf_is_refused_at_its_line(tmp_path, capsys, data):
+    stf = tmp_path / "bin.stf"
+    stf.write_bytes(data)
+    assert main([FORWARD, str(stf)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{stf}:2: not an STF text file (byte 0x")
+
+
+def test_program_json_that_is_not_json_is_an_error(tmp_path, capsys):
+    program = tmp_path / "prog.json"
+    program.write_bytes(b"\xff\x00not json")
+    assert main([str(program), str(P4_DIR / "basic_forward.stf")]) == 1
+    assert capsys.readouterr().err.startswith(f"ina stf: {program}: ")
+    program.write_text("[1, 2]")
+    assert main([str(program), str(P4_DIR / "basic_forward.stf")]) == 1
+    assert "not BMv2 JSON" in capsys.readouterr().err
+
+
+def test_define_without_a_name_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([FORWARD, str(P4_DIR / "basic_forward.stf"), "-D", "=1"])
+    assert exit_.value.code == 2
+    assert "argument -D: expected NAME or NAME=VALUE" in capsys.readouterr().err
