@@ -1,7 +1,10 @@
 """One P4Runtime connection to one switch: arbitration, pipeline, entities by name, packet I/O.
 
 No global state: open as many connections (to as many switches) as you like in one process.
-Reads return Python values, not protobufs.
+Reads return Python values, not protobufs. Every call has a deadline, so a switch that stops
+answering is an error naming its address, never a hang. Writes go in batches of at most
+MAX_UPDATES_PER_WRITE updates, so the per-update statuses of a failed batch always fit the
+metadata limit this client sets (a 1,536-update batch overflowed BMv2's default 16 KB).
 """
 
 import json
@@ -15,8 +18,13 @@ import grpc
 from ina.p4rt import codec
 from ina.p4rt.proto import code_pb2, p4info_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
 from ina.p4rt.schema import Schema, SchemaError
+from ina.p4rt.tls import TlsError, channel_credentials
 
 Update = p4runtime_pb2.Update
+MAX_UPDATES_PER_WRITE = 256
+# The spec's rule of thumb is 8 KB + 100 B per update; error messages of other targets run longer.
+MAX_METADATA_BYTES = 8192 + MAX_UPDATES_PER_WRITE * 1024
+MAX_MESSAGE_BYTES = 64 << 20  # GetForwardingPipelineConfig returns the whole BMv2 JSON
 
 
 class ControllerError(Exception):
@@ -47,59 +55,94 @@ class PacketIn:
     metadata: dict[str, int] = field(default_factory=dict)
 
 
-def _raise_rpc(err: grpc.RpcError, what: str) -> None:
-    code = err.code()
+def _batch_failures(err: grpc.RpcError) -> list[tuple[int, int, str]]:
+    """(position, canonical code, message) of each failed update/request in a batch's status."""
     details = dict(err.trailing_metadata() or ()).get("grpc-status-details-bin")
-    if details:
-        status = status_pb2.Status.FromString(details)
-        problems = []
-        for any_detail in status.details:
-            e = p4runtime_pb2.Error()
-            any_detail.Unpack(e)
-            if e.canonical_code != code_pb2.OK:
-                problems.append(f"{code_pb2.Code.Name(e.canonical_code)}: {e.message}")
-        raise ControllerError(f"{what} failed: " + "; ".join(problems)) from None
-    if code == grpc.StatusCode.PERMISSION_DENIED:
-        raise NotPrimaryError(f"{what}: {err.details()}") from None
-    if code == grpc.StatusCode.UNIMPLEMENTED:
-        raise UnsupportedError(f"{what}: the switch does not implement this ({err.details()})") from None
-    if code == grpc.StatusCode.UNAVAILABLE:
-        raise ControllerError(f"{what}: the switch is not reachable ({err.details()})") from None
-    raise ControllerError(f"{what}: {code.name}: {err.details()}") from None
+    if not details:
+        return []
+    failures = []
+    for position, any_detail in enumerate(status_pb2.Status.FromString(details).details):
+        e = p4runtime_pb2.Error()
+        if any_detail.Unpack(e) and e.canonical_code != code_pb2.OK:
+            failures.append((position, e.canonical_code, e.message))
+    return failures
+
+
+def _uint128(msg, value: int) -> None:
+    msg.high, msg.low = value >> 64, value & (2**64 - 1)
 
 
 class SwitchConnection:
-    def __init__(self, address: str, device_id: int = 0, election_id: int = 1, timeout: float = 5.0):
+    """A P4Runtime client of one switch.
+
+    election_id None opens no stream: reads only, without taking part in (or changing) the
+    switch's election. `timeout` bounds connecting and arbitration, `deadline` every call.
+    TLS: `ssl=True`, the server verified against `ca_cert` (else the system's CAs), `cert` + `key`
+    when the switch requires client certificates.
+    """
+
+    def __init__(self, address: str, device_id: int = 0, election_id: int | None = 1, timeout: float = 5.0,
+                 *, deadline: float = 30.0, ssl: bool = False, ca_cert: str | None = None,
+                 cert: str | None = None, key: str | None = None):
         self.address, self.device_id, self.election_id = address, device_id, election_id
-        self.channel = grpc.insecure_channel(address)
+        self.deadline = deadline
+        self.channel = self._open_channel(ssl, ca_cert, cert, key)
         try:
             grpc.channel_ready_future(self.channel).result(timeout=timeout)
         except grpc.FutureTimeoutError:
             self.channel.close()
-            raise ControllerError(f"no P4Runtime server answers at {address} (is the switch running?)") from None
+            hint = " or the TLS options do not match its" if ssl else ""
+            raise ControllerError(f"no P4Runtime server answers at {address} within {timeout} s "
+                                  f"(is the switch running? is it TLS-only{hint}?)") from None
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
         self.schema: Schema | None = None
         self._requests: queue.Queue = queue.Queue()
         self._packets: queue.Queue = queue.Queue()
         self._arbitration: queue.Queue = queue.Queue()
         self._digests: queue.Queue = queue.Queue()
+        if election_id is not None:
+            self._arbitrate(timeout)
+
+    def _open_channel(self, ssl: bool, ca_cert: str | None, cert: str | None, key: str | None) -> grpc.Channel:
+        options = [("grpc.max_metadata_size", MAX_METADATA_BYTES),
+                   ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
+        if not ssl:
+            if ca_cert or cert or key:
+                raise ControllerError("--ca-cert/--cert/--key need --ssl")
+            return grpc.insecure_channel(self.address, options=options)
+        try:
+            return grpc.secure_channel(self.address, channel_credentials(ca_cert, cert, key), options=options)
+        except TlsError as err:
+            raise ControllerError(str(err)) from None
+
+    def _arbitrate(self, timeout: float) -> None:
+        """Open the stream and win the election, or raise saying who holds it."""
         self._stream = self.stub.StreamChannel(iter(self._requests.get, None))
         threading.Thread(target=self._read_stream, daemon=True).start()
         msg = p4runtime_pb2.StreamMessageRequest()
-        msg.arbitration.device_id = device_id
-        msg.arbitration.election_id.high, msg.arbitration.election_id.low = election_id >> 64, election_id & (2**64 - 1)
+        msg.arbitration.device_id = self.device_id
+        _uint128(msg.arbitration.election_id, self.election_id)
         self._requests.put(msg)
         try:
             reply = self._arbitration.get(timeout=timeout)
         except queue.Empty:
             self.close()
-            raise ControllerError(f"{address}: no arbitration answer within {timeout} s") from None
+            raise ControllerError(f"{self.address}: no arbitration answer within {timeout} s") from None
+        if isinstance(reply, grpc.RpcError):
+            self.close()
+            raise ControllerError(f"{self.address}: the switch ended the stream: "
+                                  f"{reply.code().name}: {reply.details()}") from None
         if reply.status.code != code_pb2.OK:
             self.close()
-            primary = (reply.election_id.high << 64) | reply.election_id.low
+            highest = (reply.election_id.high << 64) | reply.election_id.low
+            if reply.status.code == code_pb2.ALREADY_EXISTS:
+                raise NotPrimaryError(
+                    f"{self.address}: another controller is primary (election id {highest} > {self.election_id}); "
+                    "use a higher --election-id or stop the other controller")
             raise NotPrimaryError(
-                f"{address}: another controller is primary (election id {primary} > {election_id}); "
-                "use a higher --election-id or stop the other controller")
+                f"{self.address}: election id {self.election_id} is below {highest}, the highest this switch "
+                "has seen (P4Runtime never lets a lower one become primary); use --election-id "
+                f"{highest} or higher")
 
     def _read_stream(self) -> None:
         try:
@@ -111,8 +154,35 @@ class SwitchConnection:
                     self._packets.put(msg.packet)
                 elif kind == "digest":
                     self._digests.put(msg.digest)
-        except grpc.RpcError:
-            pass
+        except grpc.RpcError as err:
+            self._arbitration.put(err)
+
+    def _failed(self, what: str, failures: list[tuple[int, int, str]]) -> ControllerError:
+        """One error for a batch's failed updates/requests: the first ten, by position."""
+        text = "; ".join(f"#{p}: {code_pb2.Code.Name(c)}: {m}" for p, c, m in failures[:10])
+        more = f" (and {len(failures) - 10} more)" if len(failures) > 10 else ""
+        codes = {c for _p, c, _m in failures}
+        kinds = {code_pb2.UNIMPLEMENTED: UnsupportedError, code_pb2.PERMISSION_DENIED: NotPrimaryError}
+        kind = kinds.get(codes.pop(), ControllerError) if len(codes) == 1 else ControllerError
+        return kind(f"{self.address}: {what} failed: {text}{more}")
+
+    def _raise_rpc(self, err: grpc.RpcError, what: str) -> None:
+        """A ControllerError (or subclass) for a failed call, naming the switch and the operation."""
+        code = err.code()
+        failures = _batch_failures(err)
+        if failures:
+            raise self._failed(what, failures) from None
+        message = f"{self.address}: {what}: {err.details()}"
+        if code == grpc.StatusCode.PERMISSION_DENIED:
+            raise NotPrimaryError(message) from None
+        if code == grpc.StatusCode.UNIMPLEMENTED:
+            raise UnsupportedError(f"{self.address}: the switch does not implement {what} ({err.details()})") from None
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            raise ControllerError(f"{self.address}: no answer to {what} within {self.deadline} s "
+                                  "(the switch is hung or overloaded)") from None
+        if code == grpc.StatusCode.UNAVAILABLE:
+            raise ControllerError(f"{self.address}: the switch is not reachable ({err.details()})") from None
+        raise ControllerError(f"{self.address}: {what}: {code.name}: {err.details()}") from None
 
     def close(self) -> None:
         self._requests.put(None)
@@ -125,7 +195,8 @@ class SwitchConnection:
         self.close()
 
     def _election(self, msg) -> None:
-        msg.election_id.high, msg.election_id.low = self.election_id >> 64, self.election_id & (2**64 - 1)
+        if self.election_id is not None:
+            _uint128(msg.election_id, self.election_id)
 
     # --- pipeline ------------------------------------------------------------------------
     def set_pipeline(self, bmv2_json: dict | str | Path, p4info: p4info_pb2.P4Info | str | Path) -> None:
@@ -142,9 +213,9 @@ class SwitchConnection:
         req.config.p4info.CopyFrom(p4info)
         req.config.p4_device_config = json.dumps(bmv2_json).encode()
         try:
-            self.stub.SetForwardingPipelineConfig(req)
+            self.stub.SetForwardingPipelineConfig(req, timeout=self.deadline)
         except grpc.RpcError as err:
-            _raise_rpc(err, "set pipeline")
+            self._raise_rpc(err, "set pipeline")
         self.schema = Schema(p4info)
 
     def adopt_pipeline(self) -> Schema:
@@ -153,9 +224,9 @@ class SwitchConnection:
             device_id=self.device_id,
             response_type=p4runtime_pb2.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE)
         try:
-            resp = self.stub.GetForwardingPipelineConfig(req)
+            resp = self.stub.GetForwardingPipelineConfig(req, timeout=self.deadline)
         except grpc.RpcError as err:
-            _raise_rpc(err, "get pipeline")
+            self._raise_rpc(err, "get pipeline")
         self.schema = Schema(resp.config.p4info)
         return self.schema
 
@@ -166,12 +237,22 @@ class SwitchConnection:
 
     # --- writes --------------------------------------------------------------------------
     def _write(self, updates: list, what: str) -> None:
-        req = p4runtime_pb2.WriteRequest(device_id=self.device_id, updates=updates)
-        self._election(req)
-        try:
-            self.stub.Write(req)
-        except grpc.RpcError as err:
-            _raise_rpc(err, what)
+        """Send `updates` in batches of MAX_UPDATES_PER_WRITE; each batch applies its good updates
+        (CONTINUE_ON_ERROR), so all are attempted and the failures are reported together."""
+        failures = []
+        for start in range(0, len(updates), MAX_UPDATES_PER_WRITE):
+            req = p4runtime_pb2.WriteRequest(device_id=self.device_id,
+                                             updates=updates[start:start + MAX_UPDATES_PER_WRITE])
+            self._election(req)
+            try:
+                self.stub.Write(req, timeout=self.deadline)
+            except grpc.RpcError as err:
+                batch = _batch_failures(err)
+                if not batch:
+                    self._raise_rpc(err, what)
+                failures += [(start + p, c, m) for p, c, m in batch]
+        if failures:
+            raise self._failed(what, failures)
 
     def _table_entry_proto(self, entry: TableEntry) -> p4runtime_pb2.TableEntry:
         s = self._schema()
@@ -260,9 +341,9 @@ class SwitchConnection:
     def _read(self, entity: p4runtime_pb2.Entity, what: str) -> list[p4runtime_pb2.Entity]:
         req = p4runtime_pb2.ReadRequest(device_id=self.device_id, entities=[entity])
         try:
-            return [e for resp in self.stub.Read(req) for e in resp.entities]
+            return [e for resp in self.stub.Read(req, timeout=self.deadline) for e in resp.entities]
         except grpc.RpcError as err:
-            _raise_rpc(err, what)
+            self._raise_rpc(err, what)
             return []
 
     def read_table(self, table: str, default: bool = False) -> list[TableEntry]:
@@ -308,7 +389,7 @@ class SwitchConnection:
             entities = self._read(p4runtime_pb2.Entity(register_entry=query), f"read register {name}")
         except UnsupportedError:
             raise UnsupportedError(
-                "this switch does not serve RegisterEntry reads (simple_switch_grpc does not); "
+                f"{self.address}: this switch does not serve RegisterEntry reads (simple_switch_grpc does not); "
                 "use ina's built-in switch, or BMv2's Thrift CLI (simple_switch_CLI register_read)") from None
         return [codec.decode(e.register_entry.data.bitstring) for e in entities]
 
