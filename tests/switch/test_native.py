@@ -7,13 +7,12 @@ registers, the counters and the drop statistics exactly.
 """
 
 import copy
-import functools
 import random
 from pathlib import Path
 
 import pytest
+from engine_compare import engines, program, run_both, same_state
 
-from ina.compiler import compile_file
 from ina.p4src import AGGREGATE_P4
 from ina.switch import hashes
 from ina.switch.engine import Switch
@@ -38,51 +37,6 @@ STF_CASES = (
     + [(stf, AGGREGATE_P4, {"ELEMS": "64", "POOL_SIZE": "16"})
        for stf in sorted((DATAPLANE / "elems64").glob("*.stf"))]
 )
-
-
-@functools.cache
-def _compile(path: Path, defines: tuple = ()) -> dict:
-    return compile_file(str(path), [], dict(defines)).bmv2
-
-
-def program(path: Path, **defines: str) -> dict:
-    """A fresh copy of a program's BMv2 JSON, compiled once per session."""
-    return copy.deepcopy(_compile(path, tuple(sorted(defines.items()))))
-
-
-def engines(bmv2: dict) -> tuple[Switch, Switch]:
-    """The same program loaded on the Python engine and on the native engine."""
-    py, native = Switch(engine="python"), Switch(engine="native")
-    py.load(copy.deepcopy(bmv2))
-    native.load(copy.deepcopy(bmv2))
-    assert native.engine_name == "native"
-    return py, native
-
-
-def same_state(py: Switch, native: Switch) -> None:
-    """Registers, counters, direct counters and drop statistics agree exactly."""
-    for name, reg in py.registers.items():
-        assert [reg.read(i) for i in range(reg.size)] == [
-            native.registers[name].read(i) for i in range(reg.size)], name
-    for name, cnt in py.counters.items():
-        assert [cnt.read(i) for i in range(cnt.size)] == [
-            native.counters[name].read(i) for i in range(cnt.size)], name
-    for name, view in py.direct_counters.items():
-        for entry in py.tables[name].entries():
-            assert view.read(entry.handle) == native.direct_counters[name].read(entry.handle), name
-    assert list(py.digests) == list(native.digests)
-    assert py.stats == native.stats
-
-
-def run_both(py: Switch, native: Switch, packets: list[tuple[int, bytes]]) -> list:
-    """Every packet through both engines; returns the Python engine's outputs."""
-    outs = []
-    for port, data in packets:
-        expected = py.process(port, data)
-        assert native.process(port, data) == expected, f"input {data.hex()} on port {port}"
-        outs.append(expected)
-    same_state(py, native)
-    return outs
 
 
 # --- the repository's STF files ------------------------------------------------------------
