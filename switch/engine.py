@@ -16,7 +16,12 @@ from ina.switch.native.build import BuildError
 from ina.switch.native.datapath import NativeDataPath
 from ina.switch.native.expressions import Unsupported
 from ina.switch.pipeline import Pipeline, load_pipeline
-from ina.switch.replication import CloneSessions, Multicast
+from ina.switch.replication import (
+    MAX_OUTPUT_BYTES,
+    MAX_OUTPUT_PACKETS,
+    CloneSessions,
+    Multicast,
+)
 from ina.switch.runtime import AssertionFailed
 
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, RECIRC, REPLICATION, RESUBMIT = 0, 1, 2, 4, 5, 6
@@ -38,6 +43,15 @@ class DirectCounterView:
 
     def write(self, handle: int, packets: int, bytes_: int) -> None:
         self.table.set_counters(handle, packets, bytes_)
+
+
+class Sent(list):
+    """The packets one input packet sends, as (port, bytes), and their total length: what
+    MAX_OUTPUT_PACKETS and MAX_OUTPUT_BYTES count, without summing the list per packet."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bytes = 0
 
 
 class Switch:
@@ -164,7 +178,7 @@ class Switch:
             self._stats["dropped_oversize"] += 1
             self._trace(f"drop: packet of {len(data)} bytes is larger than {MAX_PACKET}")
             return []
-        out: list[tuple[int, bytes]] = []
+        out = Sent()
         try:
             self._ingress(pipeline, port, bytes(data), NORMAL, (), out, 0)
         except (IndexError, AssertionFailed, ZeroDivisionError, ValueError, OverflowError) as err:
@@ -182,7 +196,7 @@ class Switch:
         return int((monotonic() - self._start) * 1e6)
 
     def _ingress(self, pl: Pipeline, port: int, data: bytes, itype: int,
-                 preserved: tuple, out: list, depth: int) -> None:
+                 preserved: tuple, out: Sent, depth: int) -> None:
         h = pl.hot
         P = pl.template[:]
         P[h.ingress_port] = port
@@ -230,7 +244,7 @@ class Switch:
         P[h.egress_port] = P[h.egress_spec]
         self._egress(pl, P, payload, out, depth)
 
-    def _egress(self, pl: Pipeline, P: list, payload: bytes, out: list, depth: int) -> None:
+    def _egress(self, pl: Pipeline, P: list, payload: bytes, out: Sent, depth: int) -> None:
         h = pl.hot
         P[h.egress_spec] = 0
         P[h.exit] = 0
@@ -256,6 +270,11 @@ class Switch:
         truncate = P[h.truncate]
         if truncate:
             packet = packet[:truncate]
+        if len(out) >= MAX_OUTPUT_PACKETS or out.bytes + len(packet) > MAX_OUTPUT_BYTES:
+            self._stats["dropped_output_full"] += 1
+            self._trace(f"drop: the packet has sent {len(out)} packets of {out.bytes} bytes already")
+            return
+        out.bytes += len(packet)
         if self.log:
             self._trace(f"packet out: port {P[h.egress_port]}, {len(packet)} bytes")
         out.append((P[h.egress_port], packet))
@@ -269,7 +288,7 @@ class Switch:
     def _preserve(pl: Pipeline, P: list, field_list: int) -> tuple:
         return tuple((slot, P[slot]) for slot in pl.field_lists.get(field_list, []))
 
-    def _clone(self, pl: Pipeline, P: list, data: bytes, itype: int, out: list, depth: int) -> None:
+    def _clone(self, pl: Pipeline, P: list, data: bytes, itype: int, out: Sent, depth: int) -> None:
         hidden, s = pl.layout.hidden, pl.slots
         session = P[hidden["clone_session"]] - 1
         config = self.clone.get(session)

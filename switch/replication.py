@@ -5,6 +5,12 @@ from collections.abc import Callable
 from ina.switch.errors import TableError
 
 MAX_PORT = 511
+# What one input packet may send, in both engines (native/traffic.py compiles them into the C):
+# each packet past either is dropped and counted as stats["dropped_output_full"]. Far above any
+# real fan-out (a flood to every port, a job's 32 workers), they bound the memory one packet of
+# a runaway program (multicasts that recirculate) can fill.
+MAX_OUTPUT_PACKETS = 65536
+MAX_OUTPUT_BYTES = 64 << 20
 
 
 def _check_replicas(what: str, replicas: list[tuple[int, int]]) -> list[tuple[int, int]]:

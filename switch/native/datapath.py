@@ -8,7 +8,7 @@ until Python reads Switch.digests (drain_digests).
 import ctypes
 import threading
 from collections import deque
-from ctypes import POINTER, c_double, c_int, c_uint8, c_uint32, c_uint64, c_void_p
+from ctypes import POINTER, c_double, c_int, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
 
 from ina.switch.native.build import build
 from ina.switch.native.codegen import generate
@@ -24,21 +24,19 @@ from ina.switch.pipeline import Pipeline
 PROFILE = ("parse", "control", "lookup", "actions", "deparse", "other")  # state.h's INA_PROF_*
 STATS = ("rx", "tx", "dropped", "parser_errors", "dropped_error", "dropped_oversize",
          "dropped_empty_group", "dropped_output_full")  # fmt: skip; order of runtime.h
-MAX_OUT = 1024
 DRAIN = 1024  # digest records moved from C per call
 U64 = POINTER(c_uint64)
 
 
 class Packet(ctypes.Structure):
-    _fields_ = [("port", c_int), ("off", c_uint32), ("len", c_uint32)]
+    _fields_ = [("off", c_size_t), ("port", c_int), ("len", c_uint32)]
 
 
-class OutHeader(ctypes.Structure):
-    """The start of runtime.h's ina_out; the arena follows it."""
+class Out(ctypes.Structure):
+    """runtime.h's ina_out; C may move pkts and arena to grow them, so read them after each call."""
 
-    _fields_ = [("n", c_int), ("used", c_uint32), ("pkts", Packet * MAX_OUT)]
-
-
+    _fields_ = [("n", c_int), ("cap", c_int), ("used", c_size_t), ("size", c_size_t), ("first", c_int),
+                ("bytes", c_uint64), ("pkts", POINTER(Packet)), ("arena", c_void_p)]
 
 
 def _declare(lib: ctypes.CDLL) -> None:
@@ -91,8 +89,9 @@ class NativeDataPath:
         self.sizes = (len(native.tables), len(native.registers), len(native.counters))
         self.sw = c_void_p(self.lib.ina_new(drop_port))
         self.out = c_void_p(self.lib.ina_ctl_out_new())
-        self.header = OutHeader.from_address(self.out.value)
-        self.arena = self.out.value + ctypes.sizeof(OutHeader)
+        if not self.out.value:
+            raise MemoryError("no memory for the native switch's output buffer")
+        self.outputs = Out.from_address(self.out.value)
         self.lock = threading.Lock()
         self.mirrors = [TableMirror(self, native.tables[name], t, native.key_widths.get(name),
                                     native.param_widths) for name, t in pipeline.tables.items()]
@@ -122,8 +121,8 @@ class NativeDataPath:
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
         with self.lock:
             n = self.lib.ina_ctl_process(self.sw, port, data, len(data), self.out)
-            pkts = self.header.pkts
-            return [(pkts[i].port, ctypes.string_at(self.arena + pkts[i].off, pkts[i].len)) for i in range(n)]
+            pkts, arena = self.outputs.pkts, self.outputs.arena
+            return [(pkts[i].port, ctypes.string_at(arena + pkts[i].off, pkts[i].len)) for i in range(n)]
 
     def replay(self, packets: list[tuple[int, bytes]], rounds: int) -> int:
         """Run `packets` through the pipeline `rounds` times inside C; returns packets sent."""

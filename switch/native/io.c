@@ -1,5 +1,7 @@
 /* ina's native port loop: raw AF_PACKET sockets drained in batches (recvmmsg), each batch run
  * through the switch under one lock hold, the outputs sent with one sendmmsg per destination port.
+ * A batch whose outputs pass the output buffer's first room is sent in parts, so the buffer
+ * holds at most that plus one input packet's fan-out.
  *
  * Threads: ina_io_run runs on one thread; ina_io_send may be called from any other thread while it
  * runs (P4Runtime PacketOut). Each port's socket transmissions and its "out" pcap buffer are
@@ -61,9 +63,10 @@ struct ina_io {
     struct mmsghdr rx_msgs[IO_BATCH];
     struct iovec rx_iov[IO_BATCH];
     ina_out *out;
-    struct mmsghdr *tx_msgs;        /* INA_MAX_OUT */
-    struct iovec *tx_iov;           /* INA_MAX_OUT */
-    int *dest;                      /* INA_MAX_OUT: port index of each output, -1 none, -2 host */
+    int tx_cap;                     /* room in the three arrays below, grown to out->n */
+    struct mmsghdr *tx_msgs;
+    struct iovec *tx_iov;
+    int *dest;                      /* port index of each output, -1 none, -2 host */
 };
 
 static void count(uint64_t *c, uint64_t n)
@@ -128,6 +131,31 @@ static void flush_all(ina_io *io)
 
 /* ---- setup ---- */
 
+/* Room for n outputs in the transmit arrays; returns 0 when memory runs out. */
+static int tx_grow(ina_io *io, int n)
+{
+    if (n <= io->tx_cap)
+        return 1;
+    struct mmsghdr *msgs = realloc(io->tx_msgs, (size_t)n * sizeof *msgs);
+    if (msgs)
+        io->tx_msgs = msgs;
+    struct iovec *iov = realloc(io->tx_iov, (size_t)n * sizeof *iov);
+    if (iov)
+        io->tx_iov = iov;
+    int *dest = realloc(io->dest, (size_t)n * sizeof *dest);
+    if (dest)
+        io->dest = dest;
+    if (!msgs || !iov || !dest)
+        return 0;
+    memset(msgs, 0, (size_t)n * sizeof *msgs);
+    for (int i = 0; i < n; i++) {   /* every message points at its iovec, which may have moved */
+        msgs[i].msg_hdr.msg_iov = &iov[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    io->tx_cap = n;
+    return 1;
+}
+
 void ina_io_free(ina_io *io);
 
 ina_io *ina_io_new(int nports, const int *ports, const int *fds, const int *pcap_in,
@@ -139,11 +167,8 @@ ina_io *ina_io_new(int nports, const int *ports, const int *fds, const int *pcap
     io->host_port = host_port;
     io->p = calloc(nports > 0 ? (size_t)nports : 1, sizeof *io->p);
     io->rx_buf = malloc((size_t)IO_BATCH * IO_FRAME);
-    io->out = malloc(sizeof *io->out);
-    io->tx_msgs = calloc(INA_MAX_OUT, sizeof *io->tx_msgs);
-    io->tx_iov = calloc(INA_MAX_OUT, sizeof *io->tx_iov);
-    io->dest = calloc(INA_MAX_OUT, sizeof *io->dest);
-    if (!io->p || !io->rx_buf || !io->out || !io->tx_msgs || !io->tx_iov || !io->dest) {
+    io->out = ina_ctl_out_new();
+    if (!io->p || !io->rx_buf || !io->out || !tx_grow(io, INA_OUT_PACKETS)) {
         ina_io_free(io);
         return NULL;
     }
@@ -170,10 +195,6 @@ ina_io *ina_io_new(int nports, const int *ports, const int *fds, const int *pcap
         io->rx_msgs[i].msg_hdr.msg_iov = &io->rx_iov[i];
         io->rx_msgs[i].msg_hdr.msg_iovlen = 1;
     }
-    for (int i = 0; i < INA_MAX_OUT; i++) {
-        io->tx_msgs[i].msg_hdr.msg_iov = &io->tx_iov[i];
-        io->tx_msgs[i].msg_hdr.msg_iovlen = 1;
-    }
     return io;
 }
 
@@ -191,7 +212,7 @@ void ina_io_free(ina_io *io)
     }
     free(io->p);
     free(io->rx_buf);
-    free(io->out);
+    ina_ctl_out_free(io->out);
     free(io->tx_msgs);
     free(io->tx_iov);
     free(io->dest);
@@ -273,53 +294,21 @@ int ina_io_send(ina_io *io, int port, const uint8_t *data, uint32_t len)
 
 /* ---- the loop ---- */
 
-/* Receives one batch from port i, runs it through the switch and sends the results. Returns the
- * number of frames received (IO_BATCH: there may be more waiting). */
-static int serve(ina_io *io, int i, ina_switch *sw, ina_host_cb cb)
+/* Sends what io->out holds, grouped by destination port (each port's order kept), and empties
+ * it; packets for the host port go to cb. */
+static void transmit(ina_io *io, ina_host_cb cb)
 {
-    io_port *p = &io->p[i];
 #ifdef INA_PROFILE
     uint64_t t0 = ina_ticks();
 #endif
-    int n = recvmmsg(p->fd, io->rx_msgs, IO_BATCH, MSG_DONTWAIT | MSG_TRUNC, NULL);
-#ifdef INA_PROFILE
-    uint64_t t1 = ina_ticks();
-    io->prof[0] += t1 - t0;
-#endif
-    if (n <= 0)
-        return 0;                   /* EAGAIN, or a reported socket error (e.g. link went down) */
-    struct timespec ts = {0, 0};
-    if (p->in.fd >= 0)
-        clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t oversize = 0;
     ina_out *out = io->out;
-    out->n = 0;
-    out->used = 0;
-    ina_lock(sw);
-    for (int k = 0; k < n; k++) {
-        uint32_t len = io->rx_msgs[k].msg_len;
-        if (len > INA_MAX_PACKET) {
-            oversize++;
-            continue;
-        }
-        ina_process(sw, p->port, io->rx_iov[k].iov_base, len, out);
-    }
-    ina_unlock(sw);
-#ifdef INA_PROFILE
-    uint64_t t2 = ina_ticks();
-    io->prof[1] += t2 - t1;
-#endif
-    if (p->in.fd >= 0)
-        for (int k = 0; k < n; k++) {
-            uint32_t len = io->rx_msgs[k].msg_len;
-            /* an oversize frame is recorded truncated, with its real length as orig_len */
-            pcap_record(&p->in, &ts, io->rx_iov[k].iov_base, len < IO_FRAME ? len : IO_FRAME, len);
-        }
-    count(&io->rx, (uint64_t)n);
-    count(&io->dropped_oversize, oversize);
-
-    /* Group the outputs by destination port, keeping each port's order (a counting sort). */
     int nout = out->n;
+    uint64_t sent = 0, failed = 0;
+    if (!tx_grow(io, nout)) {
+        failed = (uint64_t)(nout - io->tx_cap);     /* no memory to send them with */
+        nout = io->tx_cap;
+    }
+    /* A counting sort by port index. */
     int nhost = 0;
     for (int j = 0; j < io->nports; j++)
         io->p[j].npend = 0;
@@ -346,7 +335,6 @@ static int serve(ina_io *io, int i, ina_switch *sw, ina_host_cb cb)
         io->tx_iov[slot].iov_base = out->arena + out->pkts[k].off;
         io->tx_iov[slot].iov_len = out->pkts[k].len;
     }
-    uint64_t sent = 0, failed = 0;
     for (int j = 0; j < io->nports; j++) {
         io_port *q = &io->p[j];
         if (!q->npend)
@@ -369,12 +357,64 @@ static int serve(ina_io *io, int i, ina_switch *sw, ina_host_cb cb)
     count(&io->tx, sent);
     count(&io->tx_errors, failed);
 #ifdef INA_PROFILE
-    io->prof[2] += ina_ticks() - t2;
+    io->prof[2] += ina_ticks() - t0;
 #endif
     if (nhost)
         for (int k = 0; k < nout; k++)
             if (io->dest[k] == -2)
                 cb(out->pkts[k].port, out->arena + out->pkts[k].off, out->pkts[k].len);
+    out->n = 0;
+    out->used = 0;
+}
+
+/* Receives one batch from port i, runs it through the switch and sends the results. Returns the
+ * number of frames received (IO_BATCH: there may be more waiting). */
+static int serve(ina_io *io, int i, ina_switch *sw, ina_host_cb cb)
+{
+    io_port *p = &io->p[i];
+#ifdef INA_PROFILE
+    uint64_t t0 = ina_ticks();
+#endif
+    int n = recvmmsg(p->fd, io->rx_msgs, IO_BATCH, MSG_DONTWAIT | MSG_TRUNC, NULL);
+#ifdef INA_PROFILE
+    uint64_t t1 = ina_ticks();
+    io->prof[0] += t1 - t0;
+    uint64_t sending = io->prof[2];
+#endif
+    if (n <= 0)
+        return 0;                   /* EAGAIN, or a reported socket error (e.g. link went down) */
+    struct timespec ts = {0, 0};
+    if (p->in.fd >= 0)
+        clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t oversize = 0;
+    ina_out *out = io->out;
+    ina_lock(sw);
+    for (int k = 0; k < n; k++) {
+        uint32_t len = io->rx_msgs[k].msg_len;
+        if (len > INA_MAX_PACKET) {
+            oversize++;
+            continue;
+        }
+        ina_process(sw, p->port, io->rx_iov[k].iov_base, len, out);
+        if ((out->n >= INA_OUT_PACKETS || out->used >= INA_OUT_ARENA) && k + 1 < n) {
+            ina_unlock(sw);         /* a large fan-out: send it before the next input */
+            transmit(io, cb);
+            ina_lock(sw);
+        }
+    }
+    ina_unlock(sw);
+#ifdef INA_PROFILE
+    io->prof[1] += ina_ticks() - t1 - (io->prof[2] - sending);
+#endif
+    if (p->in.fd >= 0)
+        for (int k = 0; k < n; k++) {
+            uint32_t len = io->rx_msgs[k].msg_len;
+            /* an oversize frame is recorded truncated, with its real length as orig_len */
+            pcap_record(&p->in, &ts, io->rx_iov[k].iov_base, len < IO_FRAME ? len : IO_FRAME, len);
+        }
+    count(&io->rx, (uint64_t)n);
+    count(&io->dropped_oversize, oversize);
+    transmit(io, cb);
     return n;
 }
 
@@ -457,7 +497,7 @@ uint64_t ina_io_replay(ina_switch *sw, int n, const int *ports, const uint8_t *c
     for (int r = 0; r < rounds; r++) {
         ina_lock(sw);
         for (int i = 0; i < n; i++) {
-            if (i % IO_BATCH == 0) {
+            if (i % IO_BATCH == 0 || out->n >= INA_OUT_PACKETS || out->used >= INA_OUT_ARENA) {
                 out->n = 0;
                 out->used = 0;
             }

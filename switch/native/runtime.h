@@ -15,24 +15,34 @@
 typedef __int128 i128;
 typedef unsigned __int128 u128;
 
-#define INA_MAX_OUT 1024          /* packets one batch of input may produce */
-#define INA_ARENA (4u << 20)      /* bytes of output one batch may produce */
+#define INA_OUT_PACKETS 1024      /* an output buffer's first room, in packets */
+#define INA_OUT_ARENA (4u << 20)  /* and in bytes; a batch that needs more grows it */
 #define INA_MAX_PACKET 65535      /* larger input is dropped and counted */
 
 /* One packet produced by the pipeline: `len` bytes at `arena + off`, for port `port`. */
 typedef struct {
+    size_t off;
     int port;
-    uint32_t off;
     uint32_t len;
 } ina_pkt;
 
-/* Output of a batch: the caller sets n = used = 0 before the batch; ina_process appends. */
+/* Output of a batch: the caller sets n = used = 0 before the batch; ina_process appends,
+ * growing pkts and arena when they are full (so no fan-out is lost to the buffer's size), and
+ * keeps each input packet within the fan-out cap of replication.py, which traffic.py writes in. */
 typedef struct {
-    int n;
-    uint32_t used;
-    ina_pkt pkts[INA_MAX_OUT];
-    uint8_t arena[INA_ARENA];
+    int n, cap;               /* packets in pkts, room for */
+    size_t used, size;        /* arena bytes used, arena size */
+    int first;                /* the current input packet's first output */
+    uint64_t bytes;           /* bytes the current input packet has sent */
+    ina_pkt *pkts;
+    uint8_t *arena;
 } ina_out;
+
+/* An empty output buffer with the first room (NULL: no memory), and its release. */
+ina_out *ina_ctl_out_new(void);
+void ina_ctl_out_free(ina_out *out);
+/* Room for one more packet of up to `bytes` bytes; returns 0 when memory runs out. */
+int ina_out_grow(ina_out *out, size_t bytes);
 
 /* Per-switch counters, read by Python as an array of uint64 in this order. */
 enum {

@@ -448,8 +448,45 @@ void ina_ctl_profile(ina_switch *sw, uint64_t *out)
     ina_unlock(sw);
 }
 
-ina_out *ina_ctl_out_new(void) { return calloc(1, sizeof(ina_out)); }
-void ina_ctl_out_free(ina_out *out) { free(out); }
+ina_out *ina_ctl_out_new(void) {
+    ina_out *out = calloc(1, sizeof *out);
+    if (!out) return NULL;
+    out->pkts = malloc(INA_OUT_PACKETS * sizeof *out->pkts);
+    out->arena = malloc(INA_OUT_ARENA);
+    if (!out->pkts || !out->arena) {
+        ina_ctl_out_free(out);
+        return NULL;
+    }
+    out->cap = INA_OUT_PACKETS;
+    out->size = INA_OUT_ARENA;
+    return out;
+}
+
+void ina_ctl_out_free(ina_out *out) {
+    if (!out) return;
+    free(out->pkts);
+    free(out->arena);
+    free(out);
+}
+
+/* Doubles what is full; the packets already in the arena move with it (they are offsets). */
+int ina_out_grow(ina_out *out, size_t bytes) {
+    if (out->n == out->cap) {
+        ina_pkt *pkts = realloc(out->pkts, 2 * (size_t)out->cap * sizeof *pkts);
+        if (!pkts) return 0;
+        out->pkts = pkts;
+        out->cap *= 2;
+    }
+    if (out->size - out->used < bytes) {
+        size_t size = out->size;
+        while (size - out->used < bytes) size *= 2;
+        uint8_t *arena = realloc(out->arena, size);
+        if (!arena) return 0;
+        out->arena = arena;
+        out->size = size;
+    }
+    return 1;
+}
 
 void ina_ctl_free(ina_switch *sw, int ntables, int nregisters, int ncounters) {
     for (int t = 0; t < ntables; t++) {

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ina.switch.replication import MAX_OUTPUT_BYTES, MAX_OUTPUT_PACKETS
+
 if TYPE_CHECKING:
     from ina.switch.native.codegen import CGenerator
 
@@ -138,7 +140,13 @@ if (P[{sm['egress_spec']}] == (uint64_t)sw->drop_port) {{
 }}
 update_checksums(c, P);
 uint32_t npl = c->len - c->off;{recirc_code}
-if (out->n >= INA_MAX_OUT || (uint64_t)out->used + {max_header} + npl > INA_ARENA) {{
+if (out->n - out->first >= {MAX_OUTPUT_PACKETS}) {{
+    sw->stats[INA_ST_DROPPED_OUTPUT_FULL]++;
+    return;
+}}
+/* room for the largest deparse, and the pad that keeps the next packet 8-byte aligned */
+if ((out->n == out->cap || out->size - out->used < {max_header + 7}u + (size_t)npl)
+    && !ina_out_grow(out, {max_header + 7}u + (size_t)npl)) {{
     sw->stats[INA_ST_DROPPED_OUTPUT_FULL]++;
     return;
 }}
@@ -148,6 +156,11 @@ memcpy(d + n, c->data + c->off, npl);
 n += npl;
 uint64_t keep = P[{hidden['truncate']}];
 if (keep && keep < n) n = (uint32_t)keep;
+if (out->bytes + n > {MAX_OUTPUT_BYTES}u) {{
+    sw->stats[INA_ST_DROPPED_OUTPUT_FULL]++;
+    return;
+}}
+out->bytes += n;
 out->pkts[out->n].port = (int)P[{sm['egress_port']}];
 out->pkts[out->n].off = out->used;
 out->pkts[out->n].len = n;
@@ -190,7 +203,9 @@ if (mgid) {{
 
 int ina_process(ina_switch *sw, int port, const uint8_t *data, uint32_t len, ina_out *out) {{
 const int n0 = out->n;
-const uint32_t used0 = out->used;
+const size_t used0 = out->used;
+out->first = n0;
+out->bytes = 0;
 sw->stats[INA_ST_RX]++;
 if (len > INA_MAX_PACKET) {{
     sw->stats[INA_ST_DROPPED_OVERSIZE]++;

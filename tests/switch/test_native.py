@@ -18,6 +18,7 @@ from ina.switch import hashes
 from ina.switch.engine import Switch
 from ina.switch.errors import PipelineError
 from ina.switch.native import codegen
+from ina.switch.replication import MAX_OUTPUT_BYTES, MAX_OUTPUT_PACKETS
 from ina.switch.stf import run_stf
 
 HERE = Path(__file__).parent
@@ -694,3 +695,48 @@ def test_wide_values_that_are_not_exact_are_refused() -> None:
     bmv2["learn_lists"] = [{"id": 1, "name": "d", "elements": [{"type": "field", "value": ["ip6", "src"]}]}]
     with pytest.raises(PipelineError, match="learn list 'd' has a field wider than 64 bits"):
         Switch(engine="native").load(bmv2)
+
+
+# --- fan-out and the caller's arguments: the same in both engines -------------------------------
+FANOUT = TESTS / "p4" / "register_accumulate.p4"
+BROADCAST = bytes.fromhex("ffffffffffff0000000000028801") + b"payload!"  # forwarded to group 1
+
+
+def fan_out(replicas: int, frame: bytes) -> tuple[Switch, list[tuple[int, bytes]]]:
+    """`frame` into both engines with multicast group 1 of `replicas` (port, rid) replicas;
+    returns the Python engine and what the packet sent, once both engines agreed."""
+    py, native = engines(program(FANOUT))
+    group = [(i % 512, i // 512) for i in range(replicas)]
+    for sw in (py, native):
+        sw.multicast.set_group(1, group)
+    [out] = run_both(py, native, [(1, frame)])
+    return py, out
+
+
+def test_a_fan_out_past_the_first_output_buffer_is_sent_whole_by_both_engines() -> None:
+    """2,044 replicas: the native engine once stopped at 1,024 (its fixed buffer), Python did not."""
+    py, out = fan_out(2044, BROADCAST)
+    assert [port for port, _data in out] == [i % 512 for i in range(2044)]
+    assert py.stats["tx"] == 2044 and py.stats["dropped_output_full"] == 0
+
+
+def test_the_fan_out_cap_in_packets_is_the_same_in_both_engines() -> None:
+    py, out = fan_out(MAX_OUTPUT_PACKETS + 512, BROADCAST)
+    assert len(out) == MAX_OUTPUT_PACKETS
+    assert py.stats["dropped_output_full"] == 512
+
+
+def test_the_fan_out_cap_in_bytes_is_the_same_in_both_engines() -> None:
+    frame = BROADCAST + bytes(2048 - len(BROADCAST))
+    fits = MAX_OUTPUT_BYTES // len(frame)  # exactly: the last one fills the cap to the byte
+    py, out = fan_out(fits + 100, frame)
+    assert len(out) == fits
+    assert py.stats["dropped_output_full"] == 100
+
+
+def test_replay_keeps_every_fan_out_in_one_growing_buffer() -> None:
+    """ina_io_replay runs several inputs into one output buffer, as the port loop's batches do."""
+    _py, native = engines(program(FANOUT))
+    native.multicast.set_group(1, [(i % 512, i // 512) for i in range(2044)])
+    assert native.native.replay([(1, BROADCAST)] * 3, 2) == 6 * 2044
+    assert native.stats["dropped_output_full"] == 0
