@@ -19,6 +19,7 @@ from ina.switch.pipeline import Pipeline, load_pipeline
 from ina.switch.replication import (
     MAX_OUTPUT_BYTES,
     MAX_OUTPUT_PACKETS,
+    MAX_PORT,
     CloneSessions,
     Multicast,
 )
@@ -73,6 +74,7 @@ class Switch:
         self.drop_port = drop_port
         self.log = log
         self.pipeline: Pipeline | None = None
+        self.max_port = MAX_PORT  # the largest ingress port: what the program's ingress_port holds
         self.multicast = Multicast()
         self.clone = CloneSessions()
         self._digests: deque[tuple[str, list[int]]] = deque(maxlen=65536)
@@ -106,8 +108,9 @@ class Switch:
         pipeline = load_pipeline(program, self.drop_port, self.log)
         if "standard_metadata" not in pipeline.layout.headers:
             raise PipelineError("the program has no standard_metadata header (not a v1model program?)")
+        max_port = (1 << pipeline.layout.header("standard_metadata").width("ingress_port")) - 1
         native = self._native(pipeline)
-        self.pipeline, self.native = pipeline, native
+        self.pipeline, self.native, self.max_port = pipeline, native, max_port
         self.multicast, self.clone = Multicast(), CloneSessions()
         if native is not None:
             self.multicast.mirror, self.clone.mirror = native.set_group, native.set_session
@@ -166,7 +169,20 @@ class Switch:
 
     # --- packets -------------------------------------------------------------------------
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
-        """Run one packet through the switch; returns (port, bytes) for every packet sent."""
+        """Run one packet through the switch; returns (port, bytes) for every packet sent.
+
+        A port the program cannot hold (ingress_port's width) is the caller's mistake, not traffic
+        to count, so it raises ValueError (TypeError for a port that is not an int or data that
+        is not bytes-like) before either engine sees it: C would truncate it to its int.
+        """
+        if not isinstance(port, int):
+            raise TypeError(f"port must be an int, not {type(port).__name__}")
+        if not 0 <= port <= self.max_port:
+            raise ValueError(f"port {port} is out of range 0..{self.max_port} (the program's ingress_port)")
+        if type(data) is not bytes:
+            if not isinstance(data, (bytearray, memoryview)):
+                raise TypeError(f"data must be bytes, not {type(data).__name__}")
+            data = bytes(data)
         if self.native is not None:
             return self.native.process(port, data)
         self._stats["rx"] += 1
@@ -180,7 +196,7 @@ class Switch:
             return []
         out = Sent()
         try:
-            self._ingress(pipeline, port, bytes(data), NORMAL, (), out, 0)
+            self._ingress(pipeline, port, data, NORMAL, (), out, 0)
         except (IndexError, AssertionFailed, ZeroDivisionError, ValueError, OverflowError) as err:
             self._stats["dropped_error"] += 1
             self._trace(f"drop: {err}")

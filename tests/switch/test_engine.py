@@ -98,3 +98,11 @@ def test_without_a_c_compiler_auto_runs_python_and_native_says_why(compiled, mon
     assert sw.process(0, IPV4_TO_10_0_1_5) == []  # still a working switch (no routes: dropped)
     with pytest.raises(PipelineError, match="native engine cannot run this program: no C compiler"):
         Switch(engine="native").load(compiled("basic_forward"))
+
+
+def test_ports_are_checked_against_v1model_before_a_program_is_loaded():
+    sw = Switch()
+    with pytest.raises(ValueError, match=r"port 512 is out of range 0\.\.511"):
+        sw.process(512, NOT_IPV4)
+    assert sw.process(511, NOT_IPV4) == []
+    assert sw.stats == {"rx": 1, "dropped_no_pipeline": 1}

@@ -734,6 +734,27 @@ def test_the_fan_out_cap_in_bytes_is_the_same_in_both_engines() -> None:
     assert py.stats["dropped_output_full"] == 100
 
 
+@pytest.mark.parametrize("port", [-1, 512, 2**31, 2**32, 2**32 + 1, 2**64])
+def test_ports_the_program_cannot_hold_are_refused_alike(port: int) -> None:
+    """ingress_port is 9 bits: C's int once kept 2**32 as port 0, Python as itself."""
+    for sw in engines(program(FANOUT)):
+        with pytest.raises(ValueError, match=rf"^port {port} is out of range 0\.\.511 "):
+            sw.process(port, BROADCAST)
+        assert sw.stats == {}  # not received: nothing counted
+
+
+def test_arguments_of_the_wrong_type_are_refused_alike() -> None:
+    py, native = engines(program(FANOUT))
+    for sw in (py, native):
+        with pytest.raises(TypeError, match="port must be an int, not str"):
+            sw.process("1", BROADCAST)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="data must be bytes, not list"):
+            sw.process(1, list(BROADCAST))  # type: ignore[arg-type]
+        sw.multicast.set_group(1, [(2, 0)])
+    outs = run_both(py, native, [(511, bytearray(BROADCAST)), (0, memoryview(BROADCAST)), (511, BROADCAST)])
+    assert outs == [[(2, BROADCAST)]] * 3
+
+
 def test_replay_keeps_every_fan_out_in_one_growing_buffer() -> None:
     """ina_io_replay runs several inputs into one output buffer, as the port loop's batches do."""
     _py, native = engines(program(FANOUT))
