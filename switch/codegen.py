@@ -12,7 +12,7 @@ import struct
 from dataclasses import dataclass, field
 
 from ina.switch.errors import PipelineError
-from ina.switch.expressions import ExpressionCompiler, hexint, unwrap
+from ina.switch.expressions import ExpressionCompiler, hexint, num, unwrap
 from ina.switch.layout import HeaderLayout, Layout
 
 INLINE_BUDGET = 48  # nodes one generated pipeline function may run before returning the next
@@ -54,7 +54,18 @@ def cache_slots(body: list[str]) -> list[str]:
 
 
 def ident(text: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in text)
+    """`text` with every character but ASCII letters and digits made `_`: safe in a Python or C
+    identifier (str.isalnum alone would pass Unicode digits, which are not)."""
+    return "".join(c if c.isascii() and c.isalnum() else "_" for c in text)
+
+
+def jump_target(prims: list[dict], i: int) -> int:
+    """The primitive index the jump at `i` goes to: forward only (P4 actions have no loops, and a
+    target outside the action would spin the program counter forever)."""
+    target = hexint(prims[i]["parameters"][-1]["value"])
+    if not i < target <= len(prims):
+        raise PipelineError(f"primitive {i} jumps to {target}, not forward within its action")
+    return target
 
 
 class CodeGenerator:
@@ -70,7 +81,7 @@ class CodeGenerator:
         # Helpers (header codecs, calculations) are generated on first use, possibly while another
         # function is being emitted, so they go to a separate buffer placed first in the source.
         self.pre = Generated(namespace=self.out.namespace)
-        self.errors = {name: code for name, code in program.get("errors", [])}
+        self.errors = {name: num(code) for name, code in program.get("errors", [])}
         self.actions = {a["id"]: a for a in program.get("actions", [])}
         self.sm = layout.header("standard_metadata") if "standard_metadata" in layout.headers else None
         self.uses_exit = any(
@@ -95,7 +106,8 @@ class CodeGenerator:
         htype = next(h["header_type"] for h in self.program["headers"] if h["name"] == hl.name)
         if htype in self.header_types:
             return self.header_types[htype]
-        suffix = ident(htype)
+        # the index keeps two types whose names ident() maps alike (a.b, a_b) apart
+        suffix = f"{ident(htype)}_{len(self.header_types)}"
         self.header_types[htype] = suffix
         o = self.pre
         nfields = len(hl.fields)
@@ -290,19 +302,19 @@ class CodeGenerator:
     def _register(self, name: str) -> dict:
         for reg in self.program.get("register_arrays", []):
             if reg["name"] == name:
-                return {"var": f"REG_{reg['id']}", "bitwidth": reg["bitwidth"]}
+                return {"var": f"REG_{num(reg['id'])}", "bitwidth": reg["bitwidth"]}
         raise PipelineError(f"unknown register array '{name}'")
 
     def _counter(self, name: str) -> str:
         for c in self.program.get("counter_arrays", []):
             if c["name"] == name:
-                return f"CNT_{c['id']}"
+                return f"CNT_{num(c['id'])}"
         raise PipelineError(f"unknown counter array '{name}'")
 
     def _meter(self, name: str) -> str:
         for m in self.program.get("meter_arrays", []):
             if m["name"] == name:
-                return f"MTR_{m['id']}"
+                return f"MTR_{num(m['id'])}"
         raise PipelineError(f"unknown meter array '{name}'")
 
     # --- calculations (hashes and checksums) -------------------------------------------
@@ -310,13 +322,14 @@ class CodeGenerator:
         calc = next((c for c in self.program.get("calculations", []) if c["name"] == name), None)
         if calc is None:
             raise PipelineError(f"unknown calculation '{name}'")
-        fn = f"calc_{calc['id']}"
+        cid = num(calc["id"])
+        fn = f"calc_{cid}"
         if fn in self.out.namespace.get("_defined", set()):
             return fn
         self.out.namespace.setdefault("_defined", set()).add(fn)
         algo = calc["algo"]
         o = self.pre
-        o.namespace[f"ALGO_{calc['id']}"] = algo
+        o.namespace[f"ALGO_{cid}"] = algo
         o.emit(f"def {fn}(P, payload):")
         with_payload = False
         items: list[tuple[str, int]] = []
@@ -341,12 +354,12 @@ class CodeGenerator:
             parts.append(f"(({source} & {(1 << width) - 1}) << {shift})")
         value = " | ".join(parts) or "0"
         data = f"({value}).to_bytes({(bits + 7) // 8}, 'big')"
-        o.emit(f"return ALGORITHMS[ALGO_{calc['id']}]({data}{' + payload' if with_payload else ''})", 1)
+        o.emit(f"return ALGORITHMS[ALGO_{cid}]({data}{' + payload' if with_payload else ''})", 1)
         return fn
 
     # --- actions -------------------------------------------------------------------------
     def action(self, action: dict) -> str:
-        fn = f"act_{action['id']}"
+        fn = f"act_{num(action['id'])}"
         o = self.out
         prims = action.get("primitives", [])
         o.emit(f"def {fn}(P, A):")
@@ -366,11 +379,10 @@ class CodeGenerator:
         for i, prim in enumerate(prims):
             o.emit(f"if pc == {i}:", 2)
             if prim["op"] == "_jump":
-                o.emit(f"pc = {prim['parameters'][0]['value']}; continue", 3)
+                o.emit(f"pc = {jump_target(prims, i)}; continue", 3)
             elif prim["op"] == "_jump_if_zero":
                 cond = self.expr.value(prim["parameters"][0])
-                target = prim["parameters"][1]["value"]
-                o.emit(f"pc = {target} if not ({cond}) else {i + 1}; continue", 3)
+                o.emit(f"pc = {jump_target(prims, i)} if not ({cond}) else {i + 1}; continue", 3)
             else:
                 for line in self.primitive(prim, 3):
                     o.emit(line, 3)
@@ -382,7 +394,7 @@ class CodeGenerator:
     def parser(self, parser: dict) -> str:
         o = self.out
         states = {s["name"]: s for s in parser["parse_states"]}
-        names = {name: f"ps_{parser['id']}_{s['id']}" for name, s in states.items()}
+        names = {name: f"ps_{num(parser['id'])}_{num(s['id'])}" for name, s in states.items()}
         for state in parser["parse_states"]:
             o.emit(f"def {names[state['name']]}(P, data, off):")
             start = len(o.lines)
@@ -396,7 +408,7 @@ class CodeGenerator:
             body = o.lines[start:]
             o.lines[start:] = ["    try:", *("    " + line for line in body),
                                "    except ParserErr as err:", "        err.offset = off", "        raise"]
-        entry = f"parse_{parser['id']}"
+        entry = f"parse_{num(parser['id'])}"
         o.emit(f"def {entry}(P, data):")
         o.emit("off = 0", 1)
         o.emit(f"fn = {names[parser['init_state']]}", 1)
@@ -509,12 +521,12 @@ class CodeGenerator:
     def pipeline(self, pipe: dict, tables: dict) -> str:
         """Generate the pipeline's nodes; `tables` receives name -> (table json, node fn name)."""
         o = self.out
-        pid = pipe["id"]
+        pid = num(pipe["id"])
         node_names: dict[str, str] = {}
         for t in pipe.get("tables", []):
-            node_names[t["name"]] = f"tbl_{pid}_{t['id']}"
+            node_names[t["name"]] = f"tbl_{pid}_{num(t['id'])}"
         for c in pipe.get("conditionals", []):
-            node_names[c["name"]] = f"cond_{pid}_{c['id']}"
+            node_names[c["name"]] = f"cond_{pid}_{num(c['id'])}"
         action_sets = pipe.get("action_profiles", [])
         if action_sets:
             raise PipelineError("action profiles and selectors are not supported by ina's switch yet")
@@ -533,7 +545,7 @@ class CodeGenerator:
 
         def lookup(t: dict, indent: int) -> None:
             """Emit a table's lookup and action call; leaves `hit` and the entry `e` set."""
-            var = f"TABLE_{pid}_{t['id']}"
+            var = f"TABLE_{pid}_{num(t['id'])}"
             keys = t.get("key", [])
             if keys:
                 parts = []
@@ -608,7 +620,7 @@ class CodeGenerator:
 
         for t in pipe.get("tables", []):
             fn = node_names[t["name"]]
-            tables[t["name"]] = (t, fn, f"TABLE_{pid}_{t['id']}")
+            tables[t["name"]] = (t, fn, f"TABLE_{pid}_{num(t['id'])}")
             o.emit(f"def {fn}(P):")
             if merge:
                 inline(t["name"], 1, [INLINE_BUDGET])
@@ -652,7 +664,7 @@ class CodeGenerator:
         args = tuple(hexint(x) for x in default.get("action_data", []))
         nxt = table.get("next_tables", {})
         target = nxt.get("__MISS__") if "__MISS__" in nxt or "__HIT__" in nxt else nxt.get(action["name"])
-        return f"act_{action['id']}(P, {args!r})", target
+        return f"act_{num(action['id'])}(P, {args!r})", target
 
     # --- checksums and deparser ----------------------------------------------------------
     def checksums(self, payload_var: str = "payload") -> tuple[str, str]:
@@ -678,7 +690,7 @@ class CodeGenerator:
 
     def deparser(self, deparser: dict) -> str:
         o = self.out
-        fn = f"deparse_{deparser['id']}"
+        fn = f"deparse_{num(deparser['id'])}"
         o.emit(f"def {fn}(P):")
         o.emit("out = []", 1)
         for name in deparser.get("order", []):

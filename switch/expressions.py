@@ -4,8 +4,10 @@ Values are unbounded Python ints, as BMv2 evaluates them; truncation happens onl
 stored into a field (`store`). Action data is the tuple `A`; parser lookahead reads `data` at `off`.
 """
 
+import re
+
 from ina.switch.errors import PipelineError
-from ina.switch.layout import Layout
+from ina.switch.layout import HeaderLayout, Layout, num
 
 BINARY = {
     "+": "+", "-": "-", "*": "*", "<<": "<<", ">>": ">>", "&": "&", "|": "|", "^": "^",
@@ -14,14 +16,15 @@ BINARY = {
 }  # fmt: skip
 
 
-def hexint(text: str | int) -> int:
-    if isinstance(text, int):
-        return text
-    text = text.strip()
-    negative = text.startswith("-")
-    digits = text[1:] if negative else text
-    value = int(digits, 16) if digits.lower().startswith("0x") else int(digits, 0 if digits[:2] in ("0b", "0o") else 10)
-    return -value if negative else value
+MAX_HEX_DIGITS = 1024  # 4096 bits: bmv2_schema.MAX_BITS, the widest value a program may hold
+HEXSTR = re.compile(rf"-?0x[0-9a-fA-F]{{1,{MAX_HEX_DIGITS}}}")  # BMv2's hexstr, as p4c writes it
+
+
+def hexint(text: str) -> int:
+    """The value of a BMv2 hex string ("0x..." or "-0x..."); PipelineError for anything else."""
+    if type(text) is not str or not HEXSTR.fullmatch(text):
+        raise PipelineError(f"expected a hex string (0x... or -0x...), got {text!r:.60}")
+    return int(text, 16)
 
 
 class ExpressionCompiler:
@@ -91,9 +94,10 @@ class ExpressionCompiler:
             )
         if kind == "expression" and value["op"] == "access_field":
             hl = self.header_width_fields(value["left"])
-            fname, width, signed = hl.fields[value["right"]]
+            index = field_index(hl, value["right"])
+            _name, width, signed = hl.fields[index]
             base = self.header_base(value["left"])
-            return f"{base} + {1 + value['right']}", (width if width >= 0 else hl.varbit_max), signed
+            return f"{base} + {1 + index}", (width if width >= 0 else hl.varbit_max), signed
         raise PipelineError(f"'{kind}' is not an assignable field")
 
     def store(self, target: dict, source: str, source_obj: dict | None = None) -> str:
@@ -140,10 +144,10 @@ class ExpressionCompiler:
         if kind == "bool":
             return "True" if value else "False"
         if kind in ("runtime_data", "local"):
-            return f"A[{value}]"
+            return f"A[{num(value)}]"
         if kind == "lookahead":
             offset, width = value
-            return f"_lookahead(data, off, {offset}, {width})"
+            return f"_lookahead(data, off, {num(offset)}, {num(width)})"
         if kind == "header":
             return self.header_base(obj)
         if kind == "register":
@@ -202,6 +206,13 @@ class ExpressionCompiler:
             stack = self.layout.stacks[right["value"]]
             return f"P[{stack.next_slot}]"
         raise PipelineError(f"unsupported expression operator '{op}'")
+
+
+def field_index(hl: HeaderLayout, index: object) -> int:
+    """The offset of an access_field expression, checked against the header's fields."""
+    if not 0 <= num(index) < len(hl.fields):
+        raise PipelineError(f"header '{hl.name}' has no field at offset {index}")
+    return index  # type: ignore[return-value]
 
 
 def unwrap(expr: dict) -> dict:

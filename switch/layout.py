@@ -11,6 +11,15 @@ from dataclasses import dataclass, field
 
 from ina.switch.errors import PipelineError
 
+
+def num(value: object) -> int:
+    """A JSON integer that sizes the layout (and so the generated code): an int, never a bool,
+    str or float. bmv2_schema has checked it already; the generators format JSON ints into code
+    only through this, so no JSON text reaches the code even if a caller skipped validation."""
+    if type(value) is not int:
+        raise PipelineError(f"expected an integer, got {value!r:.60}")
+    return value
+
 # Hidden per-packet values the traffic manager needs, kept in the same list.
 HIDDEN = (
     "exit",  # set by the exit primitive: stop the current pipeline
@@ -116,12 +125,12 @@ def build_layout(program: dict) -> Layout:
             fname, width = spec[0], spec[1]
             signed = bool(spec[2]) if len(spec) > 2 else False
             if width == "*":
-                varbit_max = int(htype.get("max_length", 0)) * 8 - sum(
+                varbit_max = num(htype.get("max_length", 0)) * 8 - sum(
                     f[1] for f in htype["fields"] if f[1] != "*"
                 )
                 fields.append((fname, -1, False))
             else:
-                fields.append((fname, int(width), signed))
+                fields.append((fname, num(width), signed))
         hl = HeaderLayout(name, next_slot, tuple(fields), max(varbit_max, 0), bool(header["metadata"]))
         layout.headers[name] = hl
         layout.by_id[header["id"]] = name

@@ -3,9 +3,10 @@
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ina.switch.bmv2_schema import validate
 from ina.switch.codegen import CodeGenerator
 from ina.switch.errors import PipelineError
-from ina.switch.expressions import hexint
+from ina.switch.expressions import hexint, num
 from ina.switch.externs import Counter, Meter, Register
 from ina.switch.layout import Layout, build_layout
 from ina.switch.runtime import base_namespace
@@ -107,21 +108,18 @@ class ValueSet(set):
     del _mutate
 
 
-REQUIRED = ("header_types", "headers", "parsers", "deparsers", "actions", "pipelines")
-
-
 def load_pipeline(program: dict, drop_port: int = 511, log: Callable[[str], None] | None = None) -> Pipeline:
-    """Check and compile a BMv2 JSON document; raises PipelineError naming what is wrong."""
-    if not isinstance(program, dict):
-        raise PipelineError("the BMv2 JSON must be an object")
-    missing = [k for k in REQUIRED if k not in program]
-    if missing:
-        raise PipelineError(f"not a BMv2 JSON program: missing {', '.join(missing)}")
+    """Check and compile a BMv2 JSON document; raises PipelineError naming what is wrong.
+
+    The document is untrusted (P4Runtime clients send it) and turns into code, so its shape is
+    validated first, for this engine and the native one, which reads the same dict after this."""
+    validate(program)
     try:
         return _load(program, drop_port, log)
     except PipelineError:
         raise
-    except (KeyError, IndexError, TypeError, ValueError, StopIteration) as err:
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError,
+            StopIteration) as err:
         raise PipelineError(f"malformed BMv2 JSON: {type(err).__name__}: {err}") from None
 
 
@@ -137,17 +135,17 @@ def _load(program: dict, drop_port: int, log: Callable[[str], None] | None) -> P
 
     registers = {r["name"]: Register(r["name"], r["size"], r["bitwidth"]) for r in program.get("register_arrays", [])}
     for r in program.get("register_arrays", []):
-        ns[f"REG_{r['id']}"] = registers[r["name"]].cells
+        ns[f"REG_{num(r['id'])}"] = registers[r["name"]].cells
     counters = {}
     for c in program.get("counter_arrays", []):
         counter = Counter(c["name"], c["size"] if not c.get("is_direct") else 0)
         counters[c["name"]] = counter
-        ns[f"CNT_{c['id']}"] = (counter.packets, counter.bytes)
+        ns[f"CNT_{num(c['id'])}"] = (counter.packets, counter.bytes)
     meters = {}
     for m in program.get("meter_arrays", []):
         meter = Meter(m["name"], m.get("size", 0), m.get("type", "packets"))
         meters[m["name"]] = meter
-        ns[f"MTR_{m['id']}"] = meter
+        ns[f"MTR_{num(m['id'])}"] = meter
     vsets = {v["name"]: ValueSet() for v in program.get("parse_vsets", [])}
     ns["VSETS"] = vsets
     ns["R"] = {name: reg.cells for name, reg in registers.items()}

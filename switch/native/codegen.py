@@ -9,8 +9,8 @@ supported subset raises Unsupported with the reason, and the switch runs the Pyt
 
 from dataclasses import dataclass, field
 
-from ina.switch.codegen import ident
-from ina.switch.expressions import hexint
+from ina.switch.codegen import ident, jump_target
+from ina.switch.expressions import hexint, num
 from ina.switch.layout import HeaderLayout, Layout
 from ina.switch.native.expressions import CExpressions, Unsupported, const, unwrap
 from ina.switch.native.traffic import CLONES, traffic_manager
@@ -51,7 +51,7 @@ class CGenerator:
         self.e = CExpressions(layout)
         self.lines: list[str] = []
         self.actions = {a["id"]: a for a in program.get("actions", [])}
-        self.errors = {name: code for name, code in program.get("errors", [])}
+        self.errors = {name: num(code) for name, code in program.get("errors", [])}
         if "standard_metadata" not in layout.headers:
             raise Unsupported("no standard_metadata header")
         sm = layout.header("standard_metadata")
@@ -68,8 +68,8 @@ class CGenerator:
         if len(self.meters) != len(program.get("meter_arrays", [])) or len(self.vsets) != len(
                 program.get("parse_vsets", [])):
             raise Unsupported("two meter arrays or value sets with one name")
-        self.field_lists = {fl["id"]: self._list_fields(fl, "field list") for fl in program.get("field_lists", [])}
-        self.learn_lists = {ll["id"]: (ll["name"], self._list_fields(ll, "learn list"))
+        self.field_lists = {num(fl["id"]): self._list_fields(fl, "field list") for fl in program.get("field_lists", [])}
+        self.learn_lists = {num(ll["id"]): (ll["name"], self._list_fields(ll, "learn list"))
                             for ll in program.get("learn_lists", [])}
         ops = {p["op"] for a in self.actions.values() for p in a.get("primitives", [])}
         for parser in program.get("parsers", []):
@@ -290,17 +290,18 @@ class CGenerator:
             for w in self.param_widths[action["id"]]:
                 self.e.params.append((word, w))
                 word += 1 + (w > 64)
-        self.emit(f"static inline void act_{action['id']}(ina_ctx *c, uint64_t *P, const uint64_t *A) {{")
+        self.emit(f"static inline void act_{num(action['id'])}(ina_ctx *c, uint64_t *P, const uint64_t *A) {{")
         self.emit("(void)c; (void)P; (void)A;", 1)
-        targets = {hexint(p["parameters"][-1]["value"]) for p in prims if p["op"] in ("_jump", "_jump_if_zero")}
+        jumps = {i: jump_target(prims, i) for i, p in enumerate(prims) if p["op"] in ("_jump", "_jump_if_zero")}
+        targets = set(jumps.values())
         for i, prim in enumerate(prims):
             if i in targets:  # only jump targets get labels (-Wall warns of unused ones)
                 self.emit(f"J{i}:;", 0)
             if prim["op"] == "_jump":
-                self.emit(f"goto J{hexint(prim['parameters'][0]['value'])};", 1)
+                self.emit(f"goto J{jumps[i]};", 1)
             elif prim["op"] == "_jump_if_zero":
                 cond = self.e.value(prim["parameters"][0])
-                self.emit(f"if (!({cond})) goto J{hexint(prim['parameters'][1]['value'])};", 1)
+                self.emit(f"if (!({cond})) goto J{jumps[i]};", 1)
             else:
                 for line in self.primitive(prim):
                     self.emit(line, 1)
@@ -505,7 +506,7 @@ class CGenerator:
                 items.append((f"{value}ULL", width))
         bits = sum(w for _s, w in items)
         nbytes = (bits + 7) // 8
-        fn = f"calc_{calc['id']}_{int(uses_payload and with_payload)}"
+        fn = f"calc_{num(calc['id'])}_{int(uses_payload and with_payload)}"
         if fn not in self.defined:
             self.defined.add(fn)
             algo = calc["algo"]
@@ -532,7 +533,7 @@ class CGenerator:
     # --- parser --------------------------------------------------------------------------
     def parser(self, parser: dict) -> None:
         states = {s["name"]: s for s in parser["parse_states"]}
-        label = {name: f"S_{ident(name)}_{s['id']}" for name, s in states.items()}
+        label = {name: f"S_{ident(name)}_{num(s['id'])}" for name, s in states.items()}
         self.emit("#define PARSE_ERROR(code) do { c->perr = (code); goto parse_error; } while (0)")
         self.emit("static void parse(ina_ctx *c, uint64_t *P) {")
         self.emit("if (setjmp(c->parse_abort)) goto parse_error;", 1)
@@ -668,12 +669,12 @@ class CGenerator:
     def pipeline(self, pipe: dict) -> None:
         if pipe.get("action_profiles"):
             raise Unsupported("action profiles")
-        pid = pipe["id"]
+        pid = num(pipe["id"])
         labels: dict[str, str] = {}
         for t in pipe.get("tables", []):
-            labels[t["name"]] = f"T_{ident(t['name'])}_{pid}_{t['id']}"
+            labels[t["name"]] = f"T_{ident(t['name'])}_{pid}_{num(t['id'])}"
         for cnd in pipe.get("conditionals", []):
-            labels[cnd["name"]] = f"C_{ident(cnd['name'])}_{pid}_{cnd['id']}"
+            labels[cnd["name"]] = f"C_{ident(cnd['name'])}_{pid}_{num(cnd['id'])}"
 
         def goto(name: str | None) -> str:
             return f"goto {labels[name]};" if name else "return;"
@@ -701,7 +702,7 @@ class CGenerator:
         default = t.get("default_entry") or {}
         fixed = not keys and default.get("action_const") and default.get("action_entry_const") and not t.get("with_counters")
         if fixed:
-            aid = default["action_id"]
+            aid = num(default["action_id"])
             args = [hexint(x) & ((1 << 128) - 1) for x in default.get("action_data", [])]
             args = [a & ((1 << 64) - 1) for a in self._split_args(aid, args)]
             self.emit(f"static const uint64_t args[{max(len(args), 1)}] = {{{', '.join(f'{a}ULL' for a in args) or '0'}}};", 1)
@@ -751,7 +752,7 @@ class CGenerator:
         self.emit("else { act = tb->def_action; A = tb->def_args; }", 1)
         self.emit("INA_MARK(c, INA_PROF_LOOKUP);", 1)
         self.emit("switch (act) {", 1)
-        for aid in t.get("action_ids", []):
+        for aid in map(num, t.get("action_ids", [])):
             self.emit(f"case {aid}: act_{aid}(c, P, A); break;", 1)
         self.emit("default: break;", 1)
         self.emit("}", 1)
@@ -767,7 +768,7 @@ class CGenerator:
                 self.emit(goto(targets.pop()), 1)
             else:
                 self.emit("switch (act) {", 1)
-                for aid in t.get("action_ids", []):
+                for aid in map(num, t.get("action_ids", [])):
                     self.emit(f"case {aid}: {goto(nxt.get(self.actions[aid]['name']))}", 1)
                 self.emit("default: return;", 1)
                 self.emit("}", 1)
@@ -880,5 +881,12 @@ ina_switch *ina_new(int drop_port) {{
 
 
 def generate(program: dict, layout: Layout) -> NativeProgram:
-    """C source for a BMv2 JSON program; raises Unsupported naming the first feature it lacks."""
-    return CGenerator(program, layout).generate()
+    """C source for a BMv2 JSON program; raises Unsupported naming the first feature it lacks.
+
+    The Python engine has loaded the program first, but this generator reads parts of the JSON
+    it does not; a lookup that fails there is a program this engine cannot run, not a crash."""
+    try:
+        return CGenerator(program, layout).generate()
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError,
+            StopIteration) as err:
+        raise Unsupported(f"malformed BMv2 JSON: {type(err).__name__}: {err}") from None

@@ -8,7 +8,7 @@ tests, indices) only get operands whose magnitude a static bound proves below 2*
 else raises Unsupported and the program runs on the Python engine.
 """
 
-from ina.switch.expressions import hexint, unwrap
+from ina.switch.expressions import field_index, hexint, num, unwrap
 from ina.switch.layout import HeaderLayout, Layout, StackLayout
 
 WRAPPING = {"+": "+", "-": "-", "*": "*", "&": "&", "|": "|", "^": "^"}
@@ -53,8 +53,20 @@ class CExpressions:
         # (header, field) -> (hi word slot, lo word slot) of unsigned fields of 65..128 bits, kept
         # in two hidden words after the layout's slots (their Python slot is unused in C)
         self.wide_slots: dict[tuple[str, str], tuple[int, int]] = {}
-        # word offset in A and bitwidth of each parameter of the action being generated
-        self.params: list[tuple[int, int]] | None = None
+        # id(obj) -> (obj, term(obj)): comparisons, shifts, / and % ask for both the term and the
+        # value of an operand, which without a memo costs 2**depth calls for nested operators
+        self._terms: dict[int, tuple[dict, tuple[str, int]]] = {}
+        self.params = None
+
+    @property
+    def params(self) -> list[tuple[int, int]] | None:
+        """Word offset in A and bitwidth of each parameter of the action being generated."""
+        return self._params
+
+    @params.setter
+    def params(self, params: list[tuple[int, int]] | None) -> None:
+        self._params = params
+        self._terms.clear()  # runtime_data terms depend on the action
 
     def wide(self, obj: dict) -> tuple[int, int, int] | None:
         """(hi slot, lo slot, width) of a field kept in two words, else None."""
@@ -136,8 +148,9 @@ class CExpressions:
             expr = unwrap(obj["value"])
             base, hl = self.header_base(expr["left"])
             self._check_header(hl, hl.name)
-            name, width, signed = hl.fields[expr["right"]]
-            slot = f"{base} + {1 + expr['right']}"
+            index = field_index(hl, expr["right"])
+            name, width, signed = hl.fields[index]
+            slot = f"{base} + {1 + index}"
         else:
             raise Unsupported(f"field reference of type '{kind}'")
         if not 0 < width <= MAX_BITS:
@@ -185,6 +198,13 @@ class CExpressions:
     def term(self, obj: dict) -> tuple[str, int]:
         """(C code, bound): the code's value is right modulo 2**128, and exact when the true
         value's magnitude is below 2**bound."""
+        cached = self._terms.get(id(obj))
+        if cached is None or cached[0] is not obj:
+            cached = (obj, self._term(obj))
+            self._terms[id(obj)] = cached
+        return cached[1]
+
+    def _term(self, obj: dict) -> tuple[str, int]:
         kind, value = obj["type"], obj.get("value")
         wide = self.wide(obj)
         if wide is not None:
@@ -201,16 +221,16 @@ class CExpressions:
         if kind == "bool":
             return ("((i128)1)" if value else "((i128)0)"), 1
         if kind in ("runtime_data", "local") and self.params is not None:
-            if not 0 <= value < len(self.params):
+            if not 0 <= num(value) < len(self.params):
                 raise Unsupported(f"'{kind}' {value} in an action with parameters wider than 64 bits")
             word, width = self.params[value]
             if width > MAX_BITS:
                 return f"((i128)(((u128)A[{word}] << 64) | A[{word + 1}]))", width
             return f"((i128)A[{word}])", MAX_BITS
         if kind in ("runtime_data", "local"):
-            return f"((i128)A[{value}])", MAX_BITS
+            return f"((i128)A[{num(value)}])", MAX_BITS
         if kind == "lookahead":
-            offset, width = value
+            offset, width = num(value[0]), num(value[1])
             if width > MAX_BITS:
                 raise Unsupported(f"lookahead of {width} bits")
             return f"((i128)ina_lookahead(c, {offset}, {width}))", width
