@@ -35,7 +35,16 @@ Child = tuple[object, "Spec", Path]
 
 
 def _show(value: object) -> str:
-    text = repr(value)
+    """A JSON value, briefly, for a message. Containers and huge ints are described, not printed:
+    their repr may be deep (RecursionError), share subtrees (exponential) or pass Python's
+    int-to-string limit (ValueError)."""
+    if isinstance(value, dict):
+        return f"an object of {len(value)} members"
+    if isinstance(value, list):
+        return f"a list of {len(value)} items"
+    if type(value) is int and value.bit_length() > 64:
+        return f"an integer of {value.bit_length()} bits"
+    text = repr(value[:61] if isinstance(value, str) else value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -63,7 +72,7 @@ class Int(Spec):
         if type(value) is not int:
             raise _fail(path, f"expected an integer, got {_show(value)}")
         if not self.lo <= value <= self.hi:
-            raise _fail(path, f"{value} is out of range {self.lo}..{self.hi}")
+            raise _fail(path, f"{_show(value)} is out of range {self.lo}..{self.hi}")
         return iter(())
 
 

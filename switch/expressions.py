@@ -23,7 +23,8 @@ HEXSTR = re.compile(rf"-?0x[0-9a-fA-F]{{1,{MAX_HEX_DIGITS}}}")  # BMv2's hexstr,
 def hexint(text: str) -> int:
     """The value of a BMv2 hex string ("0x..." or "-0x..."); PipelineError for anything else."""
     if type(text) is not str or not HEXSTR.fullmatch(text):
-        raise PipelineError(f"expected a hex string (0x... or -0x...), got {text!r:.60}")
+        shown = repr(text[:40]) if isinstance(text, str) else f"a {type(text).__name__}"
+        raise PipelineError(f"expected a hex string (0x... or -0x...), got {shown}")
     return int(text, 16)
 
 

@@ -17,7 +17,7 @@ def num(value: object) -> int:
     str or float. bmv2_schema has checked it already; the generators format JSON ints into code
     only through this, so no JSON text reaches the code even if a caller skipped validation."""
     if type(value) is not int:
-        raise PipelineError(f"expected an integer, got {value!r:.60}")
+        raise PipelineError(f"expected an integer, got a {type(value).__name__}")
     return value
 
 # Hidden per-packet values the traffic manager needs, kept in the same list.

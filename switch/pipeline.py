@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from ina.switch.bmv2_schema import validate
 from ina.switch.codegen import CodeGenerator
-from ina.switch.errors import PipelineError
+from ina.switch.errors import PipelineError, TableError
 from ina.switch.expressions import hexint, num
 from ina.switch.externs import Counter, Meter, Register
 from ina.switch.layout import Layout, build_layout
@@ -119,7 +119,7 @@ def load_pipeline(program: dict, drop_port: int = 511, log: Callable[[str], None
     except PipelineError:
         raise
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError,
-            StopIteration) as err:
+            StopIteration, TableError) as err:  # TableError: JSON entries the table refuses
         raise PipelineError(f"malformed BMv2 JSON: {type(err).__name__}: {err}") from None
 
 
