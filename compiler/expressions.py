@@ -170,7 +170,7 @@ class ExpressionCompiler:
     def _IntLit(self, e: n.IntLit, expected) -> Value:
         if e.width is None:
             return Const(t.InfInt(), e.value)
-        vtype = t.Bits(e.width, e.signed)
+        vtype = t.Bits(t.check_width(e.width, e.loc, "a literal's width"), e.signed)
         if e.value > mask_of(e.width) or (e.signed and e.value >> (e.width - 1)):
             raise CompileError(f"value {e.value} does not fit in {vtype}", e.loc)
         return Const(vtype, fold(e.value, vtype))
@@ -535,7 +535,7 @@ class ExpressionCompiler:
     def _concat(self, left: Value, right: Value, e: n.Binary) -> Value:
         if not isinstance(left.type, t.Bits) or not isinstance(right.type, t.Bits):
             raise CompileError(f"'++' needs bit<N> or int<N> operands, not {left.type} and {right.type}", e.loc)
-        vtype = t.Bits(left.type.width + right.type.width, left.type.signed)
+        vtype = t.Bits(t.check_width(left.type.width + right.type.width, e.loc, "a concatenation"), left.type.signed)
         rw = right.type.width
         if isinstance(left, Const) and isinstance(right, Const):
             raw = ((int(left.value) & mask_of(left.type.width)) << rw) | (int(right.value) & mask_of(rw))

@@ -119,7 +119,7 @@ class ProgramModel:
             case n.TypedefDecl(type=ref):
                 return self.resolve(ref)
             case n.HeaderDecl(name=name, fields=fields):
-                return self._struct_like(t.Header(name), fields)
+                return self._struct_like(t.Header(name, loc=decl.loc), fields)
             case n.StructDecl(name=name, fields=fields):
                 return self._struct_like(t.Struct(name), fields)
             case n.UnionDecl(name=name, fields=fields):
@@ -175,9 +175,7 @@ class ProgramModel:
                 return {"bool": t.Bool(), "error": t.ErrorType(), "string": t.String(),
                         "void": t.Void(), "match_kind": t.MatchKind(), "int": t.InfInt()}[kind]
             case n.BitsTypeRef(width=w, signed=signed, varbit=varbit):
-                width = self.const_value(w, scope)
-                if not isinstance(width, int) or isinstance(width, bool) or width <= 0:
-                    raise CompileError(f"a width must be a positive integer, not {width}", w.loc)
+                width = t.check_width(self.const_value(w, scope), w.loc)
                 return t.Varbit(width) if varbit else t.Bits(width, signed)
             case n.NamedTypeRef(name=name, args=args):
                 if type_env is not None and name in type_env:
@@ -190,7 +188,9 @@ class ProgramModel:
                 return resolved
             case n.StackTypeRef(element=e, size=size):
                 count = self.const_value(size, scope)
-                return t.Stack(self.resolve(e, type_env, scope), int(count))
+                if not isinstance(count, int) or isinstance(count, bool) or not 0 < count <= t.MAX_STACK_SIZE:
+                    raise CompileError(f"a header stack has 1..{t.MAX_STACK_SIZE} elements, not {count}", size.loc)
+                return t.Stack(self.resolve(e, type_env, scope), count)
             case n.TupleTypeRef(args=args):
                 return t.Tuple(tuple(self.resolve(a, type_env, scope) for a in args))
             case n.DontCareTypeRef():

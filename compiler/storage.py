@@ -48,6 +48,10 @@ class Storage:
     def header_type(self, htype: t.StructLike, name: str | None = None) -> str:
         key = id(htype)
         if key not in self._type_names:
+            bits = t.width_of(htype)
+            if isinstance(htype, t.Header) and bits % 8:  # as p4c's BMv2 back end; varbits at their maximum
+                raise CompileError(f"header {htype.name} has fields totaling {bits} bits; BMv2 supports only "
+                                   "headers of whole bytes (a multiple of 8 bits)", htype.loc)
             fields: list[list] = []
             varbit_bytes = 0
             for fname, ftype in t.flat_fields(htype.fields):

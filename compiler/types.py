@@ -4,6 +4,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ina.compiler.errors import CompileError, Location
+
+# p4c's maximumWidthSupported: the widest bit<W>, int<W> or varbit<W> p4c (and so BMv2 JSON) accepts.
+# Checked before any value of the type exists, so bit<10^30> is an error, not an allocation.
+MAX_WIDTH = 2048
+# p4c's maximumArraySize: the most elements a header stack may have.
+MAX_STACK_SIZE = 256
+
+
+def check_width(width: object, loc: Location | None, what: str = "a width") -> int:
+    """`width` if it is an integer in 1..MAX_WIDTH; else a CompileError at `loc`."""
+    if not isinstance(width, int) or isinstance(width, bool) or width <= 0:
+        raise CompileError(f"{what} must be a positive integer, not {width}", loc)
+    if width > MAX_WIDTH:
+        raise CompileError(f"{what} of {width} bits is more than the {MAX_WIDTH} bits p4c and ina support", loc)
+    return width
+
 
 class P4Type:
     """Base of all semantic types; str() is how error messages spell the type."""
@@ -88,6 +105,7 @@ class StructLike(P4Type):
     name: str
     fields: list[tuple[str, P4Type]] = field(default_factory=list)
     annotations: dict[str, list] = field(default_factory=dict)  # field name -> annotations
+    loc: Location | None = None  # the declaration, for errors found where the type is used
 
     def field_type(self, name: str) -> P4Type | None:
         return next((t for n, t in self.fields if n == name), None)

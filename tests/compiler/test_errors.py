@@ -181,3 +181,60 @@ def test_binary_input_is_a_syntax_error_not_a_crash(tmp_path):
 def test_arguments_of_an_empty_action_are_still_checked(compile_text):
     error = error_of(compile_text, program("a(nosuch);", "action a(in bit<8> x) { }"))
     assert (error.line, error.col, error.message) == (BODY_LINE, 11, "unknown identifier 'nosuch'")
+
+
+HEADER_LINE = 3
+LOCALS_LINE = 11
+
+
+def with_header(fields: str, body: str = "", locals_: str = "", parser: str = "pkt.extract(hdr.h);") -> str:
+    """The template with h_t's fields replaced (line 3 keeps h_t; a and b stay for the body)."""
+    return program(body, locals_, parser).replace("header h_t { bit<8> a; bit<16> b; }", f"header h_t {{ {fields} }}")
+
+
+@pytest.mark.parametrize(("fields", "col", "width"), [
+    ("bit<8> a; bit<1000000000000000000000000000000> b;", 28, "1000000000000000000000000000000"),
+    ("bit<8> a; bit<100000000> b;", 28, "100000000"),
+    ("int<2049> a; bit<16> b;", 18, "2049"),
+    ("bit<8> a; bit<16> b; varbit<4096> v;", 42, "4096"),
+])
+def test_widths_above_p4cs_maximum_are_located_errors(compile_text, fields, col, width):
+    error = error_of(compile_text, with_header(fields, "hdr.h.b = hdr.h.b + 1;"))
+    assert (error.line, error.col) == (HEADER_LINE, col)
+    assert error.message == f"a width of {width} bits is more than the 2048 bits p4c and ina support"
+
+
+def test_widest_supported_field_compiles(compile_text):
+    assert compile_text(with_header("bit<8> a; bit<16> b; bit<2048> c;", "hdr.h.c = hdr.h.c + 1;")).bmv2
+
+
+def test_wide_literal_local_and_concatenation_are_located(compile_text):
+    error = error_of(compile_text, program("hdr.h.a = (bit<8>)3000w1;"))
+    assert (error.line, error.col, error.message) == (
+        BODY_LINE, 27, "a literal's width of 3000 bits is more than the 2048 bits p4c and ina support")
+    error = error_of(compile_text, program(locals_="bit<4000> wide;"))
+    assert (error.line, error.col) == (LOCALS_LINE, 9)
+    error = error_of(compile_text, program("hdr.h.a = (bit<8>)(2048w1 ++ hdr.h.a);"))
+    assert (error.line, error.message) == (
+        BODY_LINE, "a concatenation of 2056 bits is more than the 2048 bits p4c and ina support")
+
+
+def test_header_of_partial_bytes_is_refused_at_its_declaration(compile_text):
+    error = error_of(compile_text, with_header("bit<8> a; bit<12> b;"))
+    assert (error.line, error.col, error.message) == (
+        HEADER_LINE, 1,
+        "header h_t has fields totaling 20 bits; BMv2 supports only headers of whole bytes (a multiple of 8 bits)")
+    error = error_of(compile_text, with_header("bit<8> a; bit<16> b; bit<4> n; varbit<16> v;"))
+    assert "totaling 44 bits" in error.message  # a varbit counts at its maximum width, as in p4c
+
+
+def test_whole_byte_headers_with_varbits_and_unused_partial_headers_compile(compile_text):
+    source = with_header("bit<8> a; bit<16> b; bit<4> n; varbit<12> v;", parser="pkt.extract(hdr.h, 8);")
+    source = source.replace("struct headers", "header unused_t { bit<3> x; }\nstruct headers")
+    assert compile_text(source).bmv2
+
+
+def test_header_stack_above_p4cs_maximum_is_a_located_error(compile_text):
+    source = program().replace("struct headers { h_t h; }", "struct headers { h_t h; h_t[100000000] s; }")
+    error = error_of(compile_text, source)
+    assert (error.line, error.message) == (4, "a header stack has 1..256 elements, not 100000000")
