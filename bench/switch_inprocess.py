@@ -12,9 +12,11 @@ from pathlib import Path
 
 from ina.compiler import compile_file
 from ina.p4src import AGGREGATE_P4
+from ina.p4src.protocol import HEADER, MSG_UPDATE, UDP_PORT, job_group, worker_rid
 from ina.switch.engine import Switch
 
 SWITCH_MAC, SWITCH_IP = 0x02AA00000001, 0x0A0000FE
+EPOCH = 1
 
 
 def aggregation_switch(elems: int, workers: int, engine: str = "auto",
@@ -27,15 +29,15 @@ def aggregation_switch(elems: int, workers: int, engine: str = "auto",
     for rank in range(workers):
         mac, ip = 0x020000000001 + rank, 0x0A000001 + rank
         sw.tables["InaIngress.admission"].add([rank + 1, mac, ip, 0, rank], "InaIngress.admit", [])
-        sw.tables["InaEgress.result_rewrite"].add([1 + rank], "InaEgress.to_worker", [mac, ip, 0xBEE0])
-        replicas.append((rank + 1, 1 + rank))
-    sw.tables["InaIngress.jobs"].add([0], "InaIngress.set_job", [0, 1024, workers, 0x100])
-    sw.multicast.set_group(0x100, replicas)
+        sw.tables["InaEgress.result_rewrite"].add([worker_rid(0, rank)], "InaEgress.to_worker", [mac, ip, UDP_PORT])
+        replicas.append((rank + 1, worker_rid(0, rank)))
+    sw.tables["InaIngress.jobs"].add([0], "InaIngress.set_job", [0, 1024, workers, job_group(0), EPOCH])
+    sw.multicast.set_group(job_group(0), replicas)
     packets = []
     for slot in range(1024):
         for rank in range(workers):
-            body = struct.pack("!BBHHBB", 1, rank, 0, slot, 0, 0) + struct.pack(f"!{elems}i", *range(elems))
-            udp = struct.pack("!HHHH", 0xBEE0, 0xBEE0, 8 + len(body), 0) + body
+            body = HEADER.pack(MSG_UPDATE, rank, 0, slot, 0, 0, EPOCH) + struct.pack(f"!{elems}i", *range(elems))
+            udp = struct.pack("!HHHH", UDP_PORT, UDP_PORT, 8 + len(body), 0) + body
             ip = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, 0x0A000001 + rank, SWITCH_IP)
             eth = SWITCH_MAC.to_bytes(6, "big") + (0x020000000001 + rank).to_bytes(6, "big") + b"\x08\x00"
             packets.append((rank + 1, eth + ip + udp))

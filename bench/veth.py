@@ -16,8 +16,10 @@ from pathlib import Path
 
 from ina.controller.aggregation import Aggregation, Worker
 from ina.controller.client import SwitchConnection
+from ina.p4src.protocol import HEADER, MSG_UPDATE, UDP_PORT
 
 SWITCH_MAC, SWITCH_IP = "02:aa:00:00:00:01", "10.0.0.254"
+EPOCH = 1  # the blasted UPDATEs are built once, so the job's epoch is fixed
 H1 = ("00:00:00:00:00:01", "10.0.0.1")
 H2 = ("00:00:00:00:00:02", "10.0.0.2")
 
@@ -54,8 +56,8 @@ def frame(kind: str, elems: int) -> str:
         body = b"x" * 26
         ip = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + len(body), 0, 0, 64, 17, 0, parse_ipv4(H1[1]), parse_ipv4(H2[1]))
         return (parse_mac(H2[0]).to_bytes(6, "big") + parse_mac(H1[0]).to_bytes(6, "big") + b"\x08\x00" + ip + body).hex()
-    agg = struct.pack("!BBHHBB", 1, 0, 0, 0, 0, 0) + bytes(4 * elems)
-    udp = struct.pack("!HHHH", 0xBEE0, 0xBEE0, 8 + len(agg), 0) + agg
+    agg = HEADER.pack(MSG_UPDATE, 0, 0, 0, 0, 0, EPOCH) + bytes(4 * elems)
+    udp = struct.pack("!HHHH", UDP_PORT, UDP_PORT, 8 + len(agg), 0) + agg
     ip = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, parse_ipv4(H1[1]), parse_ipv4(SWITCH_IP))
     return (parse_mac(SWITCH_MAC).to_bytes(6, "big") + parse_mac(H1[0]).to_bytes(6, "big") + b"\x08\x00" + ip + udp).hex()
 
@@ -142,7 +144,7 @@ def measure(kind: str, elems: int, seconds: float, bmv2: dict, p4info, grpc_port
             agg.set_switch_address(SWITCH_MAC, SWITCH_IP)
             agg.install_forwarding([(H1[0], 1), (H2[0], 2)])
             # port 1: the sender; the job needs 8 slots (slot index 0 is reused)
-            agg.add_job(0, [Worker(0, 1, *H1)], num_slots=8)
+            agg.add_job(0, [Worker(0, 1, *H1)], num_slots=8, epoch=EPOCH)
         sent, received = _blast(kind, elems, seconds)
     finally:
         switch.terminate()

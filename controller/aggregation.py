@@ -1,20 +1,30 @@
 """The aggregation API: jobs, forwarding, loss emulation and statistics, in docs/protocol.md's terms.
 
 All state lives in the switch: `jobs()` rebuilds the job list from the jobs/admission/rewrite
-tables, so any process (an `ina ctl` call, the runner) sees the same jobs.
+tables, so any process (an `ina ctl` call, the runner) sees the same jobs. No job operation writes
+a register: a job's epoch (in its table entry) makes slots another run left behind empty for it,
+so the same code runs on targets without P4Runtime register writes (simple_switch_grpc).
 """
 
 from dataclasses import dataclass, field
 
 from ina.controller.client import ControllerError, SwitchConnection, TableEntry
 from ina.p4rt import codec
+from ina.p4src.protocol import (
+    EPOCH_MAX,
+    FLOOD_GROUP,
+    MAX_JOBS,
+    MAX_WORKERS,
+    UDP_PORT,
+    job_group,
+    new_epoch,
+    register_index,
+    worker_rid,
+)
 
-MAX_WORKERS = 32
-MAX_JOBS = 256
-FLOOD_GROUP = 1
-INA_UDP_PORT = 0xBEE0
 JOB_COUNTERS = ("InaIngress.job_accepted", "InaIngress.job_completed", "InaEgress.job_results_sent",
-                "InaIngress.job_retrans_answered", "InaIngress.job_duplicates", "InaIngress.job_out_of_range")
+                "InaIngress.job_retrans_answered", "InaIngress.job_duplicates", "InaIngress.job_out_of_range",
+                "InaIngress.job_wrong_epoch")
 PORT_COUNTERS = ("InaIngress.port_refused", "InaIngress.port_malformed", "InaIngress.port_drop_sim_in",
                  "InaEgress.port_drop_sim_out")
 
@@ -25,7 +35,7 @@ class Worker:
     port: int
     mac: str
     ip: str
-    udp_port: int = INA_UDP_PORT
+    udp_port: int = UDP_PORT
 
 
 @dataclass
@@ -33,6 +43,7 @@ class Job:
     job_id: int
     base: int
     num_slots: int
+    epoch: int  # the per-run token workers put in every UPDATE; the switch checks and echoes it
     workers: list[Worker] = field(default_factory=list)
 
     @property
@@ -42,18 +53,15 @@ class Job:
 
 @dataclass(frozen=True)
 class SlotState:
+    """One slot/set's registers. `current` is False when the cell holds another run's epoch: the
+    switch then treats it as empty for this job, whatever the other registers hold."""
+
     bitmap: int
     count: int
     exponent: int
     values: list[int]
-
-
-def job_group(job_id: int) -> int:
-    return 0x100 + job_id
-
-
-def worker_rid(job_id: int, rank: int) -> int:
-    return 1 + job_id * MAX_WORKERS + rank
+    epoch: int
+    current: bool
 
 
 def drop_threshold(probability: float) -> int:
@@ -125,7 +133,7 @@ class Aggregation:
         jobs = {}
         for e in self.conn.read_table("InaIngress.jobs"):
             job_id = e.match["hdr.agg.job_id"]
-            jobs[job_id] = Job(job_id, e.params["base"], e.params["num_slots"])
+            jobs[job_id] = Job(job_id, e.params["base"], e.params["num_slots"], e.params["epoch"])
         rewrites = {e.match["sm.egress_rid"]: e.params
                     for e in self.conn.read_table("InaEgress.result_rewrite")}
         for e in self.conn.read_table("InaIngress.admission"):
@@ -137,13 +145,17 @@ class Aggregation:
             job.workers.append(Worker(rank, e.match["sm.ingress_port"],
                                       codec.format_mac(e.match["hdr.ethernet.src_addr"]),
                                       codec.format_ipv4(e.match["hdr.ipv4.src_addr"]),
-                                      rewrite.get("udp_port", INA_UDP_PORT)))
+                                      rewrite.get("udp_port", UDP_PORT)))
         for job in jobs.values():
             job.workers.sort(key=lambda w: w.rank)
         return sorted(jobs.values(), key=lambda j: j.job_id)
 
-    def add_job(self, job_id: int, workers: list[Worker], num_slots: int) -> Job:
-        """Install a job; on any failure nothing of it stays on the switch."""
+    def add_job(self, job_id: int, workers: list[Worker], num_slots: int, epoch: int | None = None) -> Job:
+        """Install a job with `epoch` (default: a fresh random one); on any failure nothing of it
+        stays on the switch."""
+        epoch = new_epoch() if epoch is None else epoch
+        if not 1 <= epoch <= EPOCH_MAX:
+            raise ControllerError(f"epoch {epoch} is out of range 1..{EPOCH_MAX}")
         if not 0 <= job_id < MAX_JOBS:
             raise ControllerError(f"job id {job_id} is out of range 0..{MAX_JOBS - 1}")
         if not 1 <= len(workers) <= MAX_WORKERS:
@@ -155,25 +167,24 @@ class Aggregation:
         if any(j.job_id == job_id for j in existing):
             raise ControllerError(f"job {job_id} already exists (remove it first: ina ctl remove-job {job_id})")
         base = allocate(existing, num_slots, self.pool_size)
-        job = Job(job_id, base, num_slots, sorted(workers, key=lambda w: w.rank))
+        job = Job(job_id, base, num_slots, epoch, sorted(workers, key=lambda w: w.rank))
+        # One write per entry, recorded once it succeeded: a batch that fails part-way would leave
+        # its good updates applied with nothing to say which, and undo must remove only our own.
         done: list = []
         try:
             self.conn.set_multicast_group(job.mgid, [(w.port, worker_rid(job_id, w.rank)) for w in job.workers])
             done.append(("group", job.mgid))
-            rewrites = [TableEntry("InaEgress.result_rewrite", {"sm.egress_rid": worker_rid(job_id, w.rank)},
-                                   "InaEgress.to_worker", {"mac": w.mac, "ip": w.ip, "udp_port": w.udp_port})
-                        for w in job.workers]
-            self.conn.write_table_entries(rewrites)
-            done += [("entry", e) for e in rewrites]
-            admissions = [TableEntry("InaIngress.admission", {
-                "sm.ingress_port": w.port, "hdr.ethernet.src_addr": w.mac,
-                "hdr.ipv4.src_addr": w.ip, "hdr.agg.job_id": job_id, "hdr.agg.rank": w.rank},
-                "InaIngress.admit", {}) for w in job.workers]
-            self.conn.write_table_entries(admissions)
-            done += [("entry", e) for e in admissions]
-            self.reset_job(job)
+            for w in job.workers:
+                for entry in (
+                        TableEntry("InaEgress.result_rewrite", {"sm.egress_rid": worker_rid(job_id, w.rank)},
+                                   "InaEgress.to_worker", {"mac": w.mac, "ip": w.ip, "udp_port": w.udp_port}),
+                        TableEntry("InaIngress.admission", {
+                            "sm.ingress_port": w.port, "hdr.ethernet.src_addr": w.mac, "hdr.ipv4.src_addr": w.ip,
+                            "hdr.agg.job_id": job_id, "hdr.agg.rank": w.rank}, "InaIngress.admit", {})):
+                    self.conn.write_table_entries([entry])
+                    done.append(("entry", entry))
             self.conn.insert("InaIngress.jobs", {"hdr.agg.job_id": job_id}, "InaIngress.set_job",
-                             {"base": base, "num_slots": num_slots, "num_workers": len(workers), "mgid": job.mgid})
+                             self._job_params(job))
         except ControllerError:
             self._undo(done)
             raise
@@ -204,15 +215,22 @@ class Aggregation:
                 "hdr.ipv4.src_addr": w.ip, "hdr.agg.job_id": job_id, "hdr.agg.rank": w.rank})
             self.conn.delete("InaEgress.result_rewrite", {"sm.egress_rid": worker_rid(job_id, w.rank)})
         self.conn.delete_multicast_group(job.mgid)
-        self.reset_job(job)
 
-    def reset_job(self, job: Job | int) -> None:
-        """Forget every contribution in the job's slots (both sets)."""
-        job = self.job(job) if isinstance(job, int) else job
-        self.conn.write_registers([
-            (reg, s * self.pool_size + job.base + i, 0)
-            for s in (0, 1) for i in range(job.num_slots)
-            for reg in ("InaIngress.slot_bitmap", "InaIngress.slot_count", "InaIngress.slot_exponent")])
+    def reset_job(self, job_id: int, epoch: int | None = None) -> Job:
+        """Start a new run of a job: a new epoch (default: a fresh random one) makes every slot of
+        the job empty at once, and packets of the old run are refused. Returns the job as now set."""
+        job = self.job(job_id)
+        job.epoch = new_epoch() if epoch is None else epoch
+        if not 1 <= job.epoch <= EPOCH_MAX:
+            raise ControllerError(f"epoch {job.epoch} is out of range 1..{EPOCH_MAX}")
+        self.conn.modify("InaIngress.jobs", {"hdr.agg.job_id": job_id}, "InaIngress.set_job",
+                         self._job_params(job))
+        return job
+
+    @staticmethod
+    def _job_params(job: Job) -> dict[str, int]:
+        return {"base": job.base, "num_slots": job.num_slots, "num_workers": len(job.workers),
+                "mgid": job.mgid, "epoch": job.epoch}
 
     # --- state ---------------------------------------------------------------------------
     def slot(self, job_id: int, index: int, pool_set: int) -> SlotState:
@@ -221,12 +239,13 @@ class Aggregation:
             raise ControllerError(f"job {job_id} has slots 0..{job.num_slots - 1}; {index} is out of range")
         if pool_set not in (0, 1):
             raise ControllerError("the set is 0 or 1")
-        cell = pool_set * self.pool_size + job.base + index
+        cell = register_index(self.pool_size, pool_set, job.base + index)
         read = self.conn.read_register
         values = [read(f"InaIngress.slot_acc_{i}", cell)[0] for i in range(self.elems)]
+        epoch = read("InaIngress.slot_epoch", cell)[0]
         return SlotState(read("InaIngress.slot_bitmap", cell)[0], read("InaIngress.slot_count", cell)[0],
                          read("InaIngress.slot_exponent", cell)[0],
-                         [v - (1 << 32) if v >> 31 else v for v in values])
+                         [v - (1 << 32) if v >> 31 else v for v in values], epoch, epoch == job.epoch)
 
     def stats(self) -> dict[str, dict[int, dict[str, int]]]:
         """Non-zero packet counts: {"jobs": {job: {counter: packets}}, "ports": {port: {...}}}."""

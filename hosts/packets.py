@@ -1,29 +1,36 @@
-"""The aggregation header (docs/protocol.md) packed and parsed with struct: the workers' hot path.
+"""The aggregation header packed and parsed with struct: the workers' hot path.
 
-    msg_type:8  rank:8  job_id:16  set:1 index:15  exponent:8  flags:8   then E x int32 big-endian
+The layout and its constants are ina.p4src.protocol's; this module only moves bytes.
 """
 
-import struct
+from typing import NamedTuple
 
 import numpy as np
 
-HEADER = struct.Struct("!BBHHBB")
-HEADER_LEN = HEADER.size
-MSG_UPDATE, MSG_RESULT = 1, 2
-INA_UDP_PORT = 0xBEE0
+from ina.p4src.protocol import HEADER, HEADER_LEN, INDEX_MASK, MSG_UPDATE, SET_SHIFT, pool_field
+
+
+class Header(NamedTuple):
+    msg_type: int
+    rank: int
+    job: int
+    pool_set: int
+    index: int
+    exponent: int
+    epoch: int
 
 
 def pack_update(buf: bytearray, rank: int, job: int, pool_set: int, index: int, exponent: int,
-                values: np.ndarray) -> None:
+                epoch: int, values: np.ndarray) -> None:
     """Fill `buf` (HEADER_LEN + 4 * E bytes) with one UPDATE; `values` are int32 in host order."""
-    HEADER.pack_into(buf, 0, MSG_UPDATE, rank, job, (pool_set << 15) | index, exponent, 0)
+    HEADER.pack_into(buf, 0, MSG_UPDATE, rank, job, pool_field(pool_set, index), exponent, 0, epoch)
     buf[HEADER_LEN:] = values.astype(">i4", copy=False).tobytes()
 
 
-def parse_header(buf) -> tuple[int, int, int, int, int, int]:
-    """(msg_type, rank, job, set, index, exponent) of a received packet."""
-    msg, rank, job, pool, exponent, _flags = HEADER.unpack_from(buf, 0)
-    return msg, rank, job, pool >> 15, pool & 0x7FFF, exponent
+def parse_header(buf) -> Header:
+    """The header fields of a received packet (the reserved flags byte is not kept)."""
+    msg, rank, job, pool, exponent, _flags, epoch = HEADER.unpack_from(buf, 0)
+    return Header(msg, rank, job, pool >> SET_SHIFT, pool & INDEX_MASK, exponent, epoch)
 
 
 def values_of(buf, elems: int) -> np.ndarray:

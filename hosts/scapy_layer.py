@@ -1,7 +1,7 @@
 """A scapy layer for ina's aggregation header, for decoding captures and crafting test packets.
 
     >>> from ina.hosts.scapy_layer import InaAgg
-    >>> pkt = Ether()/IP(dst="10.0.0.254")/UDP(sport=0xBEE0, dport=0xBEE0)/InaAgg(rank=1, job_id=3)
+    >>> pkt = Ether()/IP(dst="10.0.0.254")/UDP(sport=0xBEE0, dport=0xBEE0)/InaAgg(rank=1, job_id=3, epoch=7)
 """
 
 from scapy.fields import (
@@ -9,13 +9,14 @@ from scapy.fields import (
     ByteEnumField,
     ByteField,
     FieldListField,
+    IntField,
     ShortField,
     SignedIntField,
 )
 from scapy.layers.inet import UDP
 from scapy.packet import Packet, bind_layers
 
-from ina.hosts.packets import INA_UDP_PORT, MSG_RESULT, MSG_UPDATE
+from ina.p4src.protocol import MSG_RESULT, MSG_UPDATE, UDP_PORT
 
 
 class InaAgg(Packet):
@@ -28,9 +29,10 @@ class InaAgg(Packet):
         BitField("pool_index", 0, 15),
         ByteField("exponent", 0),
         ByteField("flags", 0),
+        IntField("epoch", 0),
         FieldListField("values", [], SignedIntField("value", 0)),
     ]
 
 
-bind_layers(UDP, InaAgg, dport=INA_UDP_PORT)
-bind_layers(UDP, InaAgg, sport=INA_UDP_PORT)
+bind_layers(UDP, InaAgg, dport=UDP_PORT)
+bind_layers(UDP, InaAgg, sport=UDP_PORT)

@@ -81,7 +81,7 @@ header udp_t {
     bit<16> checksum;
 }
 
-// The aggregation header (8 bytes), see docs/protocol.md.
+// The aggregation header (12 bytes), see docs/protocol.md.
 header agg_t {
     bit<8>  msg_type;
     bit<8>  rank;
@@ -90,6 +90,7 @@ header agg_t {
     bit<15> pool_index;
     bit<8>  exponent;
     bit<8>  flags;
+    bit<32> epoch;
 }
 
 #define DECLARE_VALUE(i) bit<32> d##i;
@@ -116,6 +117,7 @@ struct metadata_t {
     bit<16> num_slots;
     bit<8>  num_workers;
     bit<16> mgid;
+    bit<32> epoch;
     bit<32> reg_index;
     bit<32> other_index;
     bit<32> drop_threshold;
@@ -175,6 +177,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
     register<bit<32>>(SLOT_REGISTER_SIZE) slot_bitmap;
     register<bit<8>>(SLOT_REGISTER_SIZE) slot_count;
     register<bit<8>>(SLOT_REGISTER_SIZE) slot_exponent;
+    register<bit<32>>(SLOT_REGISTER_SIZE) slot_epoch;
     FOR_EACH_ELEM(DECLARE_ACCUMULATOR)
 
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_accepted;
@@ -182,6 +185,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_retrans_answered;
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_duplicates;
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_out_of_range;
+    counter(MAX_JOBS, CounterType.packets_and_bytes) job_wrong_epoch;
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_refused;
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_malformed;
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_drop_sim_in;
@@ -228,12 +232,13 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
         size = 8192;
     }
 
-    action set_job(bit<16> base, bit<16> num_slots, bit<8> num_workers, bit<16> mgid) {
+    action set_job(bit<16> base, bit<16> num_slots, bit<8> num_workers, bit<16> mgid, bit<32> epoch) {
         meta.job_known = 1;
         meta.base = base;
         meta.num_slots = num_slots;
         meta.num_workers = num_workers;
         meta.mgid = mgid;
+        meta.epoch = epoch;
     }
     action unknown_job() {
         meta.job_known = 0;
@@ -337,6 +342,12 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                 drop();
                 return;
             }
+            // Only this run's packets: an earlier run's, or a guess, never touch the slots.
+            if (hdr.agg.epoch != meta.epoch) {
+                job_wrong_epoch.count(job);
+                drop();
+                return;
+            }
             bit<32> slot = (bit<32>)(meta.base + (bit<16>)hdr.agg.pool_index);
             meta.reg_index = (bit<32>)hdr.agg.pool_set * POOL_SIZE + slot;
             meta.other_index = (bit<32>)(hdr.agg.pool_set ^ 1) * POOL_SIZE + slot;
@@ -350,9 +361,17 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
             bit<32> bitmap;
             bit<8> count;
             bit<8> exponent;
+            bit<32> epoch;
             slot_bitmap.read(bitmap, meta.reg_index);
             slot_count.read(count, meta.reg_index);
             slot_exponent.read(exponent, meta.reg_index);
+            slot_epoch.read(epoch, meta.reg_index);
+            if (epoch != meta.epoch) {
+                // Left by another run (or never used): the slot/set is empty for this one.
+                bitmap = 0;
+                count = 0;
+                exponent = 0;
+            }
 
             if ((bitmap & worker_bit) != 0) {
                 // A retransmission: the worker's bit is already set in this slot/set.
@@ -380,6 +399,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                 write_first();
                 count = 1;
                 exponent = hdr.agg.exponent;
+                slot_epoch.write(meta.reg_index, meta.epoch);
             } else {
                 add_values();
                 count = count + 1;

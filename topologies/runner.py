@@ -117,7 +117,8 @@ def run(opts: RunOptions) -> RunResult:
         say("switches answer on gRPC; programming them")
         from ina.controller.topology_setup import program_topology
 
-        program_topology(topo, bmv2, p4info)
+        installed = program_topology(topo, bmv2, p4info)
+        epochs = {job.job_id: job.epoch for jobs in installed.values() for job in jobs}
         for s in network.switches():
             path = s.data_path()
             if path:
@@ -131,7 +132,7 @@ def run(opts: RunOptions) -> RunResult:
             CLI(network.net)
             return result
         cpu_before = {s.name: process_cpu_seconds(s.proc) for s in network.switches()}
-        result.workers = run_workers(network, topo, opts)
+        result.workers = run_workers(network, topo, opts, epochs)
         result.switch_cpu_s = {s.name: round(process_cpu_seconds(s.proc) - cpu_before[s.name], 3)
                                for s in network.switches()}
         result.ok = all(w.get("verified") for w in result.workers)
@@ -181,7 +182,8 @@ def emulate_loss(topo: dict, loss: float) -> None:
                 agg.set_drop(port, ingress=loss, egress=loss)
 
 
-def run_workers(network: Network, topo: dict, opts: RunOptions) -> list[dict]:
+def run_workers(network: Network, topo: dict, opts: RunOptions, epochs: dict[int, int]) -> list[dict]:
+    """Start every job's workers (and the baseline server) with the job's epoch; collect reports."""
     aggregator = next(s for s in topo["switches"].values() if s["aggregator"])
     target_ip = aggregator["ip"]
     server = None
@@ -191,7 +193,8 @@ def run_workers(network: Network, topo: dict, opts: RunOptions) -> list[dict]:
         job = topo["jobs"][0]
         server = network.host(ps_host).popen(
             [sys.executable, "-m", "ina", "worker", "--baseline-server", "--job", str(job["id"]),
-             "--workers", str(len(job["workers"])), "--elems", str(opts.elems), "--local-ip", target_ip],
+             "--workers", str(len(job["workers"])), "--elems", str(opts.elems), "--local-ip", target_ip,
+             "--epoch", str(epochs[job["id"]])],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         say(f"host-only baseline: parameter server on {ps_host} ({target_ip}); the switch only forwards")
         time.sleep(0.5)
@@ -202,7 +205,7 @@ def run_workers(network: Network, topo: dict, opts: RunOptions) -> list[dict]:
                    "--workers", str(len(job["workers"])), "--switch", target_ip,
                    "--size", str(opts.size), "--dtype", opts.dtype, "--elems", str(opts.elems),
                    "--window", str(min(job["slots"], 256)), "--timeout", str(opts.timeout),
-                   "--seed", str(opts.seed + job["id"]), "--verify", "--json"]
+                   "--seed", str(opts.seed + job["id"]), "--epoch", str(epochs[job["id"]]), "--verify", "--json"]
             procs.append((job["id"], host, network.host(host).popen(cmd, stdout=subprocess.PIPE,
                                                                      stderr=subprocess.PIPE, text=True)))
     say(f"running {len(procs)} workers: all-reduce of {opts.size} {opts.dtype} elements each")
@@ -258,4 +261,21 @@ def summary(result: RunResult) -> str:
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
     lines = ["  ".join(str(x).rjust(wd) for x, wd in zip(r, widths, strict=False)) for r in [header, *rows]]
     errors = [f"{w['host']}: {w['error']}" for w in result.workers if w.get("error")]
-    return "\n".join(lines + errors)
+    return "\n".join(lines + errors + drop_notes(result))
+
+
+DROP_COUNTERS = ("refused", "malformed", "out_of_range", "wrong_epoch")
+
+
+def drop_notes(result: RunResult) -> list[str]:
+    """What the switches counted against a failed run's packets: the reason a worker cannot see."""
+    if all(w.get("verified") for w in result.workers):
+        return []
+    notes = []
+    for name, stats in result.switch_stats.items():
+        for group in ("jobs", "ports"):
+            for index, counts in sorted(stats.get(group, {}).items()):
+                dropped = [f"{k} {counts[k]}" for k in DROP_COUNTERS if counts.get(k)]
+                if dropped:
+                    notes.append(f"switch {name} dropped, {group[:-1]} {index}: {', '.join(dropped)}")
+    return notes

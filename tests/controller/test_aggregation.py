@@ -12,6 +12,7 @@ from ina.controller.aggregation import Aggregation, Job, Worker, allocate
 from ina.controller.cli import main as ctl_main
 from ina.controller.client import ControllerError, NotPrimaryError, SwitchConnection
 from ina.p4src import AGGREGATE_P4
+from ina.p4src.protocol import FLOOD_GROUP, HEADER, MSG_UPDATE, UDP_PORT
 from ina.switch.engine import Switch
 from ina.switch.p4runtime_server import P4RuntimeService, serve
 
@@ -37,9 +38,9 @@ def switch():
     srv.stop(None)
 
 
-def update_packet(w: Worker, job: int, index: int, values: list[int]) -> bytes:
-    body = struct.pack("!BBHHBB", 1, w.rank, job, index, 0, 0) + struct.pack(f"!{len(values)}i", *values)
-    udp = struct.pack("!HHHH", 0xBEE0, 0xBEE0, 8 + len(body), 0) + body
+def update_packet(w: Worker, job: int, index: int, values: list[int], epoch: int) -> bytes:
+    body = HEADER.pack(MSG_UPDATE, w.rank, job, index, 0, 0, epoch) + struct.pack(f"!{len(values)}i", *values)
+    udp = struct.pack("!HHHH", UDP_PORT, UDP_PORT, 8 + len(body), 0) + body
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
                      bytes(map(int, w.ip.split("."))), bytes(map(int, SWITCH_IP.split("."))))
     return bytes.fromhex(SWITCH_MAC.replace(":", "") + w.mac.replace(":", "") + "0800") + ip + udp
@@ -49,18 +50,18 @@ def test_job_setup_then_packets_aggregate(switch):
     sw, conn, _ = switch
     agg = Aggregation(conn)
     agg.set_switch_address(SWITCH_MAC, SWITCH_IP)
-    job = agg.add_job(3, [W0, W1], num_slots=4)
-    assert (job.base, job.num_slots, job.mgid) == (0, 4, 0x103)
-    assert sw.process(W0.port, update_packet(W0, 3, 2, [1] * 8)) == []
-    out = sw.process(W1.port, update_packet(W1, 3, 2, [10] * 8))
+    job = agg.add_job(3, [W0, W1], num_slots=4, epoch=0x77)
+    assert (job.base, job.num_slots, job.mgid, job.epoch) == (0, 4, 0x103, 0x77)
+    assert sw.process(W0.port, update_packet(W0, 3, 2, [1] * 8, 0x77)) == []
+    out = sw.process(W1.port, update_packet(W1, 3, 2, [10] * 8, 0x77))
     assert [port for port, _ in out] == [1, 2]
     assert struct.unpack("!8i", out[0][1][-32:]) == (11,) * 8
     assert out[1][1][:6] == bytes.fromhex("020000000002")  # rewritten per worker
     state = agg.slot(3, 2, 0)
-    assert (state.bitmap, state.count, state.values) == (0b11, 2, [11] * 8)
+    assert (state.bitmap, state.count, state.values, state.epoch, state.current) == (0b11, 2, [11] * 8, 0x77, True)
     stats = agg.stats()
     assert stats["jobs"][3] == {"accepted": 2, "completed": 1, "results_sent": 2}
-    assert agg.jobs() == [Job(3, 0, 4, [W0, W1])]
+    assert agg.jobs() == [Job(3, 0, 4, 0x77, [W0, W1])]
 
 
 def test_second_job_gets_the_next_range_and_remove_frees_it(switch):
@@ -99,7 +100,7 @@ def test_a_second_controller_is_backup_and_cannot_write(switch):
 
 
 def test_allocator_first_fit():
-    jobs = [Job(1, 0, 4), Job(2, 8, 4)]
+    jobs = [Job(1, 0, 4, 1), Job(2, 8, 4, 1)]
     assert allocate(jobs, 4, 16) == 4
     assert allocate(jobs, 5, 17) == 12
     with pytest.raises(ControllerError, match="pool is full"):
@@ -137,3 +138,80 @@ def test_table_entry_round_trip_registers_and_counters(switch):
                     "InaIngress.forward", {"port": 8})
     with pytest.raises(ControllerError, match="has no key 'nope'"):
         conn.insert("InaIngress.l2_forward", {"nope": 1}, "InaIngress.forward", {"port": 8})
+
+
+def registers(sw: Switch) -> dict[str, list[int]]:
+    return {name: [reg.read(i) for i in range(reg.size)] for name, reg in sw.registers.items()}
+
+
+def switch_state(sw: Switch) -> dict:
+    """Every table entry, default and multicast group: what a job may leave behind."""
+    tables = {name: sorted((str(e.match), e.action, tuple(e.args)) for e in t.entries())
+              for name, t in sw.tables.items()}
+    return {"tables": tables, "groups": sw.multicast.groups()}
+
+
+def test_jobs_never_write_a_register_and_remove_leaves_nothing(switch):
+    # simple_switch_grpc has no P4Runtime register writes: add, reset and remove must not need them.
+    sw, conn, _ = switch
+    agg = Aggregation(conn)
+    agg.set_switch_address(SWITCH_MAC, SWITCH_IP)
+    agg.install_forwarding([(W0.mac, 1), (W1.mac, 2)])
+    before = switch_state(sw)
+    job = agg.add_job(3, [W0, W1], num_slots=4)
+    sw.process(W0.port, update_packet(W0, 3, 1, [5] * 8, job.epoch))  # a slot left half full
+    dirty = registers(sw)
+    assert dirty["InaIngress.slot_bitmap"][1] == 1
+    agg.reset_job(3)
+    agg.remove_job(3)
+    agg.add_job(3, [W0, W1], num_slots=4)
+    assert registers(sw) == dirty
+    agg.remove_job(3)
+    assert switch_state(sw) == before and registers(sw) == dirty
+    assert list(sw.multicast.groups()) == [FLOOD_GROUP]
+
+
+def test_a_new_run_on_dirty_slots_sums_only_its_own_packets(switch):
+    sw, conn, _ = switch
+    agg = Aggregation(conn)
+    agg.set_switch_address(SWITCH_MAC, SWITCH_IP)
+    agg.add_job(3, [W0, W1], num_slots=4, epoch=0x11)
+    assert sw.process(W0.port, update_packet(W0, 3, 2, [1000] * 8, 0x11)) == []  # left half full
+    agg.remove_job(3)
+    agg.add_job(3, [W0, W1], num_slots=4, epoch=0x22)
+    assert agg.slot(3, 2, 0).current is False  # the old run's cell: empty for this one
+    assert sw.process(W0.port, update_packet(W0, 3, 2, [1] * 8, 0x11)) == []  # old run: refused
+    assert sw.process(W0.port, update_packet(W0, 3, 2, [1] * 8, 0x22)) == []
+    out = sw.process(W1.port, update_packet(W1, 3, 2, [10] * 8, 0x22))
+    assert [struct.unpack("!8i", data[-32:]) for _port, data in out] == [(11,) * 8] * 2
+    assert agg.stats()["jobs"][3] == {"accepted": 3, "completed": 1, "results_sent": 2, "wrong_epoch": 1}
+
+
+def test_reset_starts_a_new_run_of_the_same_job(switch):
+    sw, conn, _ = switch
+    agg = Aggregation(conn)
+    agg.set_switch_address(SWITCH_MAC, SWITCH_IP)
+    agg.add_job(3, [W0, W1], num_slots=4, epoch=0x11)
+    sw.process(W0.port, update_packet(W0, 3, 1, [5] * 8, 0x11))
+    job = agg.reset_job(3, epoch=0x12)
+    assert job.epoch == 0x12 and agg.job(3).epoch == 0x12
+    state = agg.slot(3, 1, 0)
+    assert (state.bitmap, state.epoch, state.current) == (1, 0x11, False)
+    assert sw.process(W1.port, update_packet(W1, 3, 1, [5] * 8, 0x11)) == []
+    assert agg.stats()["jobs"][3]["wrong_epoch"] == 1
+    fresh = agg.reset_job(3)
+    assert fresh.epoch not in (0, 0x12)  # random
+    with pytest.raises(ControllerError, match=r"epoch 0 is out of range 1\.\.4294967295"):
+        agg.reset_job(3, epoch=0)
+
+
+def test_a_failed_add_job_leaves_nothing_behind(switch):
+    sw, conn, _ = switch
+    agg = Aggregation(conn)
+    conn.insert("InaEgress.result_rewrite", {"sm.egress_rid": 1 + 5 * 32 + 1}, "InaEgress.to_worker",
+                {"mac": W1.mac, "ip": W1.ip, "udp_port": 9})  # in the way of job 5's rank 1
+    before_regs, before = registers(sw), switch_state(sw)
+    with pytest.raises(ControllerError, match="ALREADY_EXISTS"):
+        agg.add_job(5, [W0, W1], num_slots=4)
+    assert switch_state(sw) == before and registers(sw) == before_regs
+    assert agg.jobs() == []

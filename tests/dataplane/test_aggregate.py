@@ -13,6 +13,7 @@ import pytest
 
 from ina.compiler import compile_file
 from ina.p4src import AGGREGATE_P4
+from ina.p4src.protocol import HEADER, UDP_PORT, job_group, pool_field, worker_rid
 from ina.switch.engine import Switch
 
 ELEMS, POOL = 8, 16
@@ -22,7 +23,10 @@ WORKERS = [  # (rank, port, mac, ip)
     (1, 2, 0x020000000002, 0x0A000002),
     (2, 3, 0x020000000003, 0x0A000003),
 ]
-UDP_PORT = 0xBEE0
+
+
+def epoch_of(job: int) -> int:
+    return 0x5EED0000 + job
 
 
 @functools.cache
@@ -44,7 +48,7 @@ def ipv4(src: int, dst: int, proto: int, payload_len: int, ttl: int = 64) -> byt
 
 def agg_packet(src_mac, dst_mac, src_ip, dst_ip, sport, dport, msg, rank, job, pool_set, index,
                exponent, values, ttl=64, udp_checksum=0x1234) -> bytes:
-    body = struct.pack("!BBHHBB", msg, rank, job, (pool_set << 15) | index, exponent, 0)
+    body = HEADER.pack(msg, rank, job, pool_field(pool_set, index), exponent, 0, epoch_of(job))
     body += np.asarray(values, dtype=np.int64).astype(">u4").tobytes() if len(values) else b""
     udp = struct.pack("!HHHH", sport, dport, 8 + len(body), udp_checksum) + body
     eth = dst_mac.to_bytes(6, "big") + src_mac.to_bytes(6, "big") + b"\x08\x00"
@@ -53,28 +57,24 @@ def agg_packet(src_mac, dst_mac, src_ip, dst_ip, sport, dport, msg, rank, job, p
 
 def update(worker, job, pool_set, index, values, exponent=0) -> tuple[int, bytes]:
     rank, port, mac, ip = worker
-    return port, agg_packet(mac, SWITCH_MAC, ip, SWITCH_IP, UDP_PORT, 0xBEE0, 1, rank, job,
+    return port, agg_packet(mac, SWITCH_MAC, ip, SWITCH_IP, UDP_PORT, UDP_PORT, 1, rank, job,
                             pool_set, index, exponent, values, ttl=64)
 
 
 def result_for(worker, job, pool_set, index, sums, exponent, rank) -> tuple[int, bytes]:
     _rank, port, mac, ip = worker
     wrapped = [(int(s) + 2**31) % 2**32 - 2**31 for s in sums]
-    return port, agg_packet(SWITCH_MAC, mac, SWITCH_IP, ip, 0xBEE0, UDP_PORT, 2, rank, job,
+    return port, agg_packet(SWITCH_MAC, mac, SWITCH_IP, ip, UDP_PORT, UDP_PORT, 2, rank, job,
                             pool_set, index, exponent, wrapped, udp_checksum=0)
 
 
-def rid(job: int, rank: int) -> int:
-    return 1 + job * 32 + rank
-
-
 def add_job(sw: Switch, job: int, workers, base: int, num_slots: int) -> None:
-    mgid = 0x100 + job
+    mgid = job_group(job)
     for rank, port, mac, ip in workers:
         sw.tables["InaIngress.admission"].add([port, mac, ip, job, rank], "InaIngress.admit", [])
-        sw.tables["InaEgress.result_rewrite"].add([rid(job, rank)], "InaEgress.to_worker", [mac, ip, UDP_PORT])
-    sw.tables["InaIngress.jobs"].add([job], "InaIngress.set_job", [base, num_slots, len(workers), mgid])
-    sw.multicast.set_group(mgid, [(port, rid(job, rank)) for rank, port, _m, _i in workers])
+        sw.tables["InaEgress.result_rewrite"].add([worker_rid(job, rank)], "InaEgress.to_worker", [mac, ip, UDP_PORT])
+    sw.tables["InaIngress.jobs"].add([job], "InaIngress.set_job", [base, num_slots, len(workers), mgid, epoch_of(job)])
+    sw.multicast.set_group(mgid, [(port, worker_rid(job, rank)) for rank, port, _m, _i in workers])
 
 
 @pytest.fixture

@@ -1,5 +1,9 @@
 """Workers against the host-only parameter server on loopback: exact int32, bounded float error, loss."""
 
+import errno
+import os
+import socket
+import struct
 import threading
 
 import numpy as np
@@ -10,17 +14,26 @@ from ina.hosts.baseline import ParameterServer
 from ina.hosts.cli import make_array, verify
 from ina.hosts.quantize import chunk_exponents, error_bound, quantize, scale_for
 from ina.hosts.worker import Worker, WorkerError
+from ina.p4src.protocol import HEADER, HEADER_LEN, MSG_RESULT, MSG_UPDATE, pool_field
 
 PS_IP = "127.0.0.1"
+EPOCH = 0x5EED0001
 
 
-def run_job(n: int, arrays, loss: float = 0.0, elems: int = 16, window: int = 8, port: int = 0xBEE0):
-    ps = ParameterServer(0, n, elems, PS_IP, port, loss=loss, seed=7)
+def run_job(n: int, arrays, loss: float = 0.0, elems: int = 16, window: int = 8, port: int = 0xBEE0,
+            before=None, stats: list | None = None):
+    """Each rank's result; `before(worker)` runs before its all-reduce, `stats` gets each rank's Stats."""
+    ps = ParameterServer(0, n, EPOCH, elems, PS_IP, port, loss=loss, seed=7)
     threading.Thread(target=ps.serve_forever, daemon=True).start()
     results, errors = [None] * n, []
+    workers = [Worker(0, rank, n, PS_IP, f"127.0.0.{rank + 2}", port, elems, window, timeout=0.005,
+                      switch_port=port, epoch=EPOCH) for rank in range(n)]
+    if before is not None:
+        for w in workers:
+            before(w)
 
     def work(rank):
-        w = Worker(0, rank, n, PS_IP, f"127.0.0.{rank + 2}", port, elems, window, timeout=0.005, switch_port=port)
+        w = workers[rank]
         try:
             results[rank] = w.allreduce(arrays[rank])
         except WorkerError as err:
@@ -35,6 +48,8 @@ def run_job(n: int, arrays, loss: float = 0.0, elems: int = 16, window: int = 8,
         t.join()
     ps.close()
     assert not errors
+    if stats is not None:
+        stats += [w.stats for w in workers]
     return results
 
 
@@ -59,17 +74,17 @@ def test_float32_within_documented_bound():
 
 
 def test_unreachable_switch_fails_with_a_clear_error():
-    w = Worker(0, 0, 2, "127.0.0.1", "127.0.0.9", 0xBEE7, 16, 4, timeout=0.001, max_retries=3)
+    w = Worker(0, 0, 2, "127.0.0.1", "127.0.0.9", 0xBEE7, 16, 4, timeout=0.001, max_retries=3, epoch=EPOCH)
     with pytest.raises(WorkerError, match="no answer from the switch"):
         w.allreduce(np.ones(64, dtype=np.int32))
     w.close()
 
 
 def test_update_packet_bytes():
-    buf = bytearray(packets.HEADER_LEN + 8)
-    packets.pack_update(buf, 3, 0x0102, 1, 5, 130, np.array([-1, 2], dtype=np.int64))
-    assert bytes(buf).hex() == "0103010280058200" "ffffffff" "00000002"
-    assert packets.parse_header(buf) == (1, 3, 0x0102, 1, 5, 130)
+    buf = bytearray(HEADER_LEN + 8)
+    packets.pack_update(buf, 3, 0x0102, 1, 5, 130, 0x5EED0003, np.array([-1, 2], dtype=np.int64))
+    assert bytes(buf).hex() == "0103010280058200" "5eed0003" "ffffffff" "00000002"
+    assert packets.parse_header(buf) == (1, 3, 0x0102, 1, 5, 130, 0x5EED0003)
 
 
 def test_quantization_scale_cannot_overflow():
@@ -89,45 +104,45 @@ class Reflector:
     def __init__(self, sock, exponents: dict[int, int] | None = None):
         self.sock, self.exponents, self.sent, self.queue = sock, exponents or {}, [], []
 
-    def sendto(self, data, _addr) -> int:
+    def sendto(self, data, addr) -> int:
         data = bytes(data)
         self.sent.append(data)
         exponent = self.exponents.get(data[6], data[6])
-        result = bytes([packets.MSG_RESULT]) + data[1:6] + bytes([exponent]) + data[7:]
-        self.queue += [result, result]
+        result = bytes([MSG_RESULT]) + data[1:6] + bytes([exponent]) + data[7:]
+        self.queue += [(result, addr), (result, addr)]
         return len(data)
 
-    def recv_into(self, buf) -> int:
+    def recvfrom_into(self, buf) -> tuple[int, tuple[str, int]]:
         if not self.queue:  # what the real socket raises with nothing queued, in its mode
             raise BlockingIOError if self.sock.gettimeout() == 0 else TimeoutError
-        data = self.queue.pop(0)
+        data, addr = self.queue.pop(0)
         buf[: len(data)] = data
-        return len(data)
+        return len(data), addr
 
     def __getattr__(self, name):  # fileno, setblocking, settimeout, close: the real socket's
         return getattr(self.sock, name)
 
 
 def reflected_worker(n_workers: int, elems: int, window: int, exponents=None) -> Worker:
-    w = Worker(3, 1, n_workers, "127.0.0.1", "127.0.0.1", 0, elems, window, timeout=0.005)
+    w = Worker(3, 1, n_workers, "127.0.0.1", "127.0.0.1", 0, elems, window, timeout=0.005, epoch=0x5EED0003)
     w.sock = Reflector(w.sock, exponents)
     return w
 
 
 def test_int32_packets_on_the_wire_alternate_sets_and_count_duplicates():
-    w = reflected_worker(1, 2, 2)
+    w = reflected_worker(2, 2, 2)
     array = np.array([1, -2, 3, 2**31 - 1, -5], dtype=np.int32)
     assert np.array_equal(w.allreduce(array), array)
     assert [p.hex() for p in w.sock.sent] == [
-        "0101000300000000" "00000001" "fffffffe",  # slot 0, set 0: chunk 0
-        "0101000300010000" "00000003" "7fffffff",  # slot 1, set 0: chunk 1
-        "0101000380000000" "fffffffb" "00000000",  # slot 0, set 1: chunk 2, zero-padded
+        "0101000300000000" "5eed0003" "00000001" "fffffffe",  # slot 0, set 0: chunk 0
+        "0101000300010000" "5eed0003" "00000003" "7fffffff",  # slot 1, set 0: chunk 1
+        "0101000380000000" "5eed0003" "fffffffb" "00000000",  # slot 0, set 1: chunk 2, zero-padded
     ]
     s = w.stats
     assert (s.packets_sent, s.packets_received, s.duplicates, s.retransmissions) == (3, 5, 2, 0)
     w.sock.sent.clear()
     w.allreduce(array[:2])  # the next all-reduce continues each slot's set alternation
-    assert [p.hex() for p in w.sock.sent] == ["0101000300000000" "00000001" "fffffffe"]
+    assert [p.hex() for p in w.sock.sent] == ["0101000300000000" "5eed0003" "00000001" "fffffffe"]
     w.close()
 
 
@@ -138,9 +153,114 @@ def test_float_packets_quantize_with_the_exponent_the_switch_returns():
     array = np.array([0.5, -0.25, 3.0, 0.0], dtype=np.float32)
     result = w.allreduce(array)
     assert [p.hex() for p in w.sock.sent] == [
-        "0101000300008000" "00000000" "00000000",  # use 0: all zeros, announces chunk 0's exponent
-        "0101000380008200" "20000000" "f0000000",  # chunk 0 at scale (2**31-1)/2, announces 130
-        "0101000300000000" "18000000" "00000000",  # chunk 1 at scale (2**31-1)/16, nothing after it
+        "0101000300008000" "5eed0003" "00000000" "00000000",  # use 0: all zeros, announces chunk 0's exponent
+        "0101000380008200" "5eed0003" "20000000" "f0000000",  # chunk 0 at scale (2**31-1)/2, announces 130
+        "0101000300000000" "5eed0003" "18000000" "00000000",  # chunk 1 at scale (2**31-1)/16, nothing after
     ]
     assert result.dtype == np.float32 and np.array_equal(result, array)
+    w.close()
+
+
+def forged_result(job: int, pool_set: int, index: int, epoch: int, elems: int = 16) -> bytes:
+    return HEADER.pack(MSG_RESULT, 0, job, pool_field(pool_set, index), 0, 0, epoch) + bytes(range(4 * elems))
+
+
+def udp_from(src: tuple[str, int], dst: tuple[str, int], payload: bytes) -> None:
+    """Send a UDP datagram with any source address (a raw socket, as an attacker with root would)."""
+    udp = struct.pack("!HHHH", src[1], dst[1], 8 + len(payload), 0) + payload
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, socket.IPPROTO_UDP, 0,
+                     socket.inet_aton(src[0]), socket.inet_aton(dst[0]))
+    with socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW) as raw:
+        raw.sendto(ip + udp, (dst[0], 0))
+
+
+def test_results_from_another_address_are_counted_as_forged_and_ignored():
+    # 64 RESULTs with the right job, epoch and slots, queued before the run from another socket:
+    # only the source address tells them apart, and every one is read before any real result.
+    arrays = [make_array(9, r, 1000, "int32") for r in range(2)]
+    attacker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    attacker.bind(("127.0.0.50", 0))
+
+    def flood(w: Worker) -> None:
+        for k in range(64):
+            attacker.sendto(forged_result(0, 0, k % 8, EPOCH), w.sock.getsockname())
+
+    stats: list = []
+    results = run_job(2, arrays, port=0xBEE8, before=flood, stats=stats)
+    attacker.close()
+    for result in results:
+        assert np.array_equal(result, np.sum(arrays, axis=0, dtype=np.int32))
+    assert [s.forged for s in stats] == [64, 64]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="spoofing the switch's address needs a raw socket (root)")
+def test_results_with_the_switch_address_but_not_this_run_are_forged():
+    # From the switch's own address and port: a wrong epoch, a wrong job, a slot beyond the window,
+    # a wrong message type and a short datagram are each refused; the results stay exact.
+    arrays = [make_array(10, r, 1000, "int32") for r in range(2)]
+    port = 0xBEE9
+    bad = [forged_result(0, 0, 1, EPOCH + 1), forged_result(0, 0, 1, 0), forged_result(1, 0, 1, EPOCH),
+           forged_result(0, 0, 8, EPOCH), bytes([MSG_UPDATE]) + forged_result(0, 0, 1, EPOCH)[1:],
+           forged_result(0, 0, 1, EPOCH)[:-1], forged_result(0, 0, 1, EPOCH) + b"x"]
+
+    def spoof(w: Worker) -> None:
+        for payload in bad:
+            udp_from((PS_IP, port), w.sock.getsockname(), payload)
+
+    stats: list = []
+    results = run_job(2, arrays, port=port, before=spoof, stats=stats)
+    for result in results:
+        assert np.array_equal(result, np.sum(arrays, axis=0, dtype=np.int32))
+    assert [s.forged for s in stats] == [len(bad), len(bad)]
+
+
+def test_no_other_socket_can_share_the_workers_port():
+    w = Worker(0, 0, 2, PS_IP, "127.0.0.21", 0xBEEA, 16, 4, epoch=EPOCH)
+    other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    with pytest.raises(OSError) as err:
+        other.bind(("127.0.0.21", 0xBEEA))
+    assert err.value.errno == errno.EADDRINUSE
+    other.close()
+    w.close()
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nan_and_infinity_are_refused_before_anything_is_sent(bad, dtype):
+    w = Worker(0, 0, 2, PS_IP, "127.0.0.22", 0xBEEB, 16, 4, epoch=EPOCH)
+    array = np.ones(100, dtype=dtype)
+    array[37] = bad
+    with pytest.raises(WorkerError, match=r"1 NaN or infinite value\(s\) \(first at flat index 37"):
+        w.allreduce(array)
+    assert w.stats.packets_sent == 0
+    w.close()
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("job_id", 256, "job_id = 256: expected 0..255"), ("job_id", -1, "job_id = -1"),
+    ("rank", 2, r"rank = 2: expected 0..1"), ("n_workers", 0, "n_workers = 0: expected 1..32"),
+    ("n_workers", 33, "n_workers = 33"), ("epoch", 0, "epoch = 0: expected 1..4294967295"),
+    ("epoch", 1 << 32, "epoch = 4294967296"), ("elems", 0, "elems = 0: expected 1..16373"),
+    ("window", 0, "window = 0: expected 1..32768"), ("window", -4, "window = -4"),
+    ("window", 32769, "window = 32769"), ("timeout", -1.0, "timeout = -1.0: expected a finite"),
+    ("timeout", float("nan"), "timeout = nan"), ("timeout", 0.0, "timeout = 0.0"),
+    ("max_retries", -1, "max_retries = -1: expected 0 or more"), ("udp_port", 70000, "udp_port = 70000"),
+    ("switch_port", 0, "switch_port = 0: expected 1..65535"), ("switch_ip", "not-an-ip", "switch_ip = 'not-an-ip'"),
+    ("local_ip", "300.1.1.1", "local_ip = '300.1.1.1'"),
+])
+def test_bad_arguments_name_the_argument_and_range(name, value, message):
+    args = {"job_id": 0, "rank": 0, "n_workers": 2, "switch_ip": PS_IP, "local_ip": "127.0.0.23",
+            "udp_port": 0, "elems": 16, "window": 4, "epoch": EPOCH, name: value}
+    with pytest.raises(ValueError, match=message):
+        Worker(**args)
+
+
+def test_a_worker_needs_the_jobs_epoch(monkeypatch):
+    monkeypatch.delenv("INA_EPOCH", raising=False)
+    with pytest.raises(WorkerError, match="no epoch for job 3"):
+        Worker(3, 0, 2, PS_IP, "127.0.0.24", 0)
+    monkeypatch.setenv("INA_EPOCH", "0x10")
+    w = Worker(3, 0, 2, PS_IP, "127.0.0.24", 0)
+    assert w.epoch == 16
     w.close()

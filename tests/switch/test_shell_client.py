@@ -30,12 +30,13 @@ def test_p4runtime_shell_pushes_pipeline_and_round_trips_an_entry(tmp_path):
         entry.action["num_slots"] = "8"
         entry.action["num_workers"] = "2"
         entry.action["mgid"] = "0x105"
+        entry.action["epoch"] = "0x5eed0005"
         entry.insert()
         [read] = list(sh.TableEntry("InaIngress.jobs").read())
         assert read.match["hdr.agg.job_id"].exact.value == b"\x05"
-        assert [p.value for p in read.action.msg().params] == [b"\x04", b"\x08", b"\x02", b"\x01\x05"]
+        assert [p.value for p in read.action.msg().params] == [b"\x04", b"\x08", b"\x02", b"\x01\x05", b"\x5e\xed\x00\x05"]
         handle = next(iter(sw.tables["InaIngress.jobs"].entries()))
-        assert handle.args == (4, 8, 2, 0x105)
+        assert handle.args == (4, 8, 2, 0x105, 0x5EED0005)
     finally:
         sh.teardown()
         global_options.reset()  # p4runtime-shell keeps options process-wide; leave them as found
