@@ -1,0 +1,25 @@
+"""The scapy layer decodes and crafts exactly the bytes ina.p4src.protocol's HEADER packs."""
+
+import numpy as np
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+
+from ina.hosts import packets
+from ina.hosts.scapy_layer import InaAgg
+from ina.p4src.protocol import HEADER_LEN, MSG_RESULT, UDP_PORT
+
+
+def test_scapy_decodes_what_the_worker_packs():
+    buf = bytearray(HEADER_LEN + 8)
+    packets.pack_update(buf, 3, 0x0102, 1, 5, 130, 0x5EED0003, np.array([-1, 2]))
+    frame = Ether() / IP(dst="10.0.0.254") / UDP(sport=UDP_PORT, dport=UDP_PORT) / bytes(buf)
+    agg = Ether(bytes(frame))[InaAgg]
+    assert (agg.msg_type, agg.rank, agg.job_id, agg.pool_set, agg.pool_index, agg.exponent, agg.flags,
+            agg.epoch, agg.values) == (1, 3, 0x0102, 1, 5, 130, 0, 0x5EED0003, [-1, 2])
+
+
+def test_scapy_crafts_what_the_worker_parses():
+    agg = InaAgg(msg_type=MSG_RESULT, rank=2, job_id=7, pool_set=0, pool_index=0x7FFF, exponent=9,
+                 epoch=0xFFFFFFFF, values=[7, -7])
+    assert packets.parse_header(bytes(agg)) == (MSG_RESULT, 2, 7, 0, 0x7FFF, 9, 0xFFFFFFFF)
+    assert list(packets.values_of(bytes(agg), 2)) == [7, -7]
