@@ -11,6 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from ina.args import int_range, positive_float
 from ina.bench import plots
 from ina.bench.results import Progress, summarise, write
 
@@ -210,19 +211,24 @@ def markdown(out: Path, sections: dict[str, list[dict]]) -> Path:
     return path
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ina bench", description=__doc__)
     p.add_argument("what", choices=["compile", "switch", "allreduce", "profile", "all"])
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="a short sweep (the default; make bench)")
     mode.add_argument("--full", action="store_true", help="every sweep of docs/performance.md")
     p.add_argument("--out", default="results", help="directory for JSON, PNG and summary.md")
-    p.add_argument("--reps", type=int, default=3)
-    p.add_argument("--seconds", type=float, default=2.0, help="measuring time per switch configuration")
+    p.add_argument("--reps", type=int_range(1), default=3)
+    p.add_argument("--seconds", type=positive_float, default=2.0, help="measuring time per switch configuration")
     p.add_argument("--no-veth", action="store_true", help="skip the veth measurements of switch and profile (no root needed)")
     p.add_argument("--target", choices=["auto", "builtin", "bmv2"], default="auto",
                    help="bmv2: also measure simple_switch_grpc (and p4c) beside ina in the same run; "
                         "auto: do so when BMv2 is installed (the Vagrant VM); builtin: ina only")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = build_parser()
     args = p.parse_args(argv)
     bmv2_installed = bool(shutil.which("simple_switch_grpc") and shutil.which("p4c-bm2-ss"))
     if args.target == "bmv2" and not bmv2_installed:
@@ -231,7 +237,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     with_bmv2 = args.target == "bmv2" or (args.target == "auto" and bmv2_installed)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        p.error(f"argument --out: cannot create {out}: {err.strerror}")
     sections = {}
     needs_root = args.what in ("allreduce", "all") or (args.what in ("switch", "profile") and not args.no_veth)
     if needs_root and os.geteuid() != 0:

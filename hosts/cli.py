@@ -6,8 +6,10 @@ import sys
 
 import numpy as np
 
+from ina.args import float_range, int_choice, int_range, ipv4_address, probability, udp_port
 from ina.hosts.quantize import chunk_exponents, error_bound
 from ina.hosts.worker import Worker, WorkerError
+from ina.p4src.protocol import ELEMS_CHOICES, EPOCH_MAX, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, UDP_PORT
 
 
 def make_array(seed: int, rank: int, size: int, dtype: str) -> np.ndarray:
@@ -40,42 +42,70 @@ def verify(result: np.ndarray, seed: int, n: int, size: int, dtype: str, elems: 
     return bool(np.all(error <= allowed)), float(error.max(initial=0.0))
 
 
-def main(argv: list[str] | None = None) -> int:
+MAX_TIMEOUT_S = 60.0  # the first retransmission timer; poll() takes it in int milliseconds
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Every limit comes from the protocol (p4src/protocol.py), so a bad value never reaches Worker."""
     p = argparse.ArgumentParser(prog="ina worker", description="Run one all-reduce worker through an ina switch.")
-    p.add_argument("--job", type=int, required=True)
-    p.add_argument("--rank", type=int)
-    p.add_argument("--workers", type=int, required=True)
-    p.add_argument("--switch", help="the switch's IP (or the baseline server's)")
-    p.add_argument("--local-ip")
-    p.add_argument("--udp-port", type=lambda s: int(s, 0), default=0xBEE0)
-    p.add_argument("--size", type=int, default=1 << 16, help="elements per all-reduce")
+    p.add_argument("--job", type=int_range(0, MAX_JOBS - 1), required=True)
+    p.add_argument("--rank", type=int_range(0, MAX_WORKERS - 1), help="this worker's rank, below --workers")
+    p.add_argument("--workers", type=int_range(1, MAX_WORKERS), required=True)
+    p.add_argument("--epoch", type=int_range(1, EPOCH_MAX),
+                   help="the job's epoch the controller installed (`ina ctl show-jobs`; default: $INA_EPOCH)")
+    p.add_argument("--switch", type=ipv4_address, help="the switch's IP (or the baseline server's)")
+    p.add_argument("--local-ip", type=ipv4_address)
+    p.add_argument("--udp-port", type=udp_port, default=UDP_PORT)
+    p.add_argument("--size", type=int_range(1), default=1 << 16, help="elements per all-reduce")
     p.add_argument("--dtype", choices=["int32", "float32", "float64"], default="int32")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--elems", type=int, default=64, help="elements per packet (the switch's ELEMS)")
-    p.add_argument("--window", type=int, default=256, help="slots in flight (at most the job's slots)")
-    p.add_argument("--timeout", type=float, default=0.01)
-    p.add_argument("--max-retries", type=int, default=12, help="give up after this many retransmissions of one packet")
-    p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--seed", type=int_range(0), default=1)
+    p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=64,
+                   help="elements per packet (the switch's ELEMS)")
+    p.add_argument("--window", type=int_range(1, MAX_SLOTS), default=256,
+                   help="slots in flight (at most the job's slots)")
+    p.add_argument("--timeout", type=float_range(0.0, MAX_TIMEOUT_S, lo_open=True), default=0.01,
+                   help="seconds before the first retransmission")
+    p.add_argument("--max-retries", type=int_range(0), default=12,
+                   help="give up after this many retransmissions of one packet")
+    p.add_argument("--repeat", type=int_range(1), default=1)
     p.add_argument("--verify", action="store_true")
     p.add_argument("--json", action="store_true")
     p.add_argument("--baseline-server", action="store_true", help="serve as the host-only parameter server")
-    p.add_argument("--loss", type=float, default=0.0, help="baseline server: drop this fraction of packets")
+    p.add_argument("--loss", type=probability, default=0.0, help="baseline server: drop this fraction of packets")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = build_parser()
     args = p.parse_args(argv)
     if args.baseline_server:
         from ina.hosts.baseline import ParameterServer
 
-        ParameterServer(args.job, args.workers, args.elems, args.local_ip or "", args.udp_port, args.loss).serve_forever()
+        if args.epoch is None:
+            p.error("--epoch is required for --baseline-server")
+        try:
+            server = ParameterServer(args.job, args.workers, args.epoch, args.elems, args.local_ip or "",
+                                     args.udp_port, args.loss)
+        except OSError as err:
+            print(f"ina worker: cannot serve on UDP port {args.udp_port}: {err.strerror}", file=sys.stderr)
+            return 1
+        server.serve_forever()
         return 0
     if args.rank is None or args.switch is None:
         p.error("--rank and --switch are required for a worker")
+    if args.rank >= args.workers:
+        p.error(f"argument --rank: expected an integer in 0..{args.workers - 1} (below --workers), got {args.rank}")
     try:
         worker = Worker(args.job, args.rank, args.workers, args.switch, args.local_ip, args.udp_port,
-                        args.elems, args.window, args.timeout, args.max_retries)
+                        args.elems, args.window, args.timeout, args.max_retries, epoch=args.epoch)
         array = make_array(args.seed, args.rank, args.size, args.dtype)
         for _ in range(args.repeat):
             result = worker.allreduce(array)
     except WorkerError as err:
         print(f"ina worker: {err}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"ina worker: --size {args.size} needs more memory than this machine has", file=sys.stderr)
         return 1
     ok, max_error = verify(result, args.seed, args.workers, args.size, args.dtype, args.elems) if args.verify else (True, 0.0)
     s = worker.stats

@@ -3,29 +3,39 @@
 import argparse
 import sys
 
+from ina.args import int_choice, int_range, probability
+from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS
 from ina.topologies import clean
 from ina.topologies.runner import RunError, RunOptions, run, say, summary
 from ina.topologies.topo import TopologyError
 
+MAX_POOL_SIZE = 1 << 16  # a job's base slot and slot count are bit<16> in aggregate.p4's set_job
 
-def main(argv: list[str] | None = None) -> int:
+
+def build_parser() -> argparse.ArgumentParser:
+    """Limits from the protocol, so a bad value is refused before root, Mininet or a compile."""
     p = argparse.ArgumentParser(prog="ina run", description="Build a Mininet network of ina switches and run an all-reduce.")
     p.add_argument("--topo", default="star", help="topology file, or a built-in name: star, leafspine")
-    p.add_argument("--workers", type=int, default=4, help="workers of the star topology")
+    p.add_argument("--workers", type=int_range(1, MAX_WORKERS * MAX_JOBS), default=4,
+                   help=f"workers of the star topology (at most {MAX_WORKERS} per job)")
     p.add_argument("--target", choices=["builtin", "bmv2", "auto"], default="builtin")
-    p.add_argument("--size", type=int, default=1 << 16, help="elements per worker")
+    p.add_argument("--size", type=int_range(1), default=1 << 16, help="elements per worker")
     p.add_argument("--dtype", choices=["int32", "float32", "float64"], default="int32")
-    p.add_argument("--loss", type=float, help="packet loss probability on every link (e.g. 0.01)")
-    p.add_argument("--jobs", type=int, default=1, help="split the star's workers into this many jobs")
-    p.add_argument("--elems", type=int, choices=[8, 16, 32, 64], default=64, help="elements per packet")
-    p.add_argument("--pool-size", type=int, default=8192)
-    p.add_argument("--slots", type=int, default=128,
+    p.add_argument("--loss", type=probability, help="packet loss probability on every link (e.g. 0.01)")
+    p.add_argument("--jobs", type=int_range(1, MAX_JOBS), default=1, help="split the star's workers into this many jobs")
+    p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=64, help="elements per packet")
+    p.add_argument("--pool-size", type=int_range(1, MAX_POOL_SIZE), default=8192)
+    p.add_argument("--slots", type=int_range(1, MAX_SLOTS), default=128,
                    help="slots per job = the workers' window; larger windows only queue in a software switch")
     p.add_argument("--keep-logs", metavar="DIR", help="run directory (default runs/<timestamp>)")
     p.add_argument("--cli", action="store_true", help="open the Mininet CLI instead of running workers")
     p.add_argument("--baseline", action="store_true", help="aggregate on a host (parameter server) instead of the switch")
     p.add_argument("--clean", action="store_true", help="only remove leftovers of crashed runs")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     if args.clean:
         removed = clean.cleanup()
         print("removed: " + (", ".join(removed) if removed else "nothing"))

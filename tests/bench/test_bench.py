@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from ina.bench import cli
 from ina.bench.cli import (
     bench_allreduce,
     bench_compile,
@@ -88,3 +89,29 @@ def test_allreduce_benchmark_sweeps_in_mininet(tmp_path):
         assert r["switch_cpu_s"]["median"] >= 0  # ticks of 10 ms: a tiny run may use less than one
     for name in ("workers", "elems"):
         assert (tmp_path / f"allreduce_vs_{name}.png").read_bytes()[:8] == PNG_MAGIC
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["compile", "--reps", "0"], "argument --reps: expected an integer >= 1, got '0'"),
+    (["switch", "--seconds", "nan"], "argument --seconds: expected a number in (0.0, inf), got 'nan'"),
+    (["switch", "--seconds", "-2"], "argument --seconds: expected a number in (0.0, inf), got '-2'"),
+])
+def test_cli_bad_numbers_are_one_line_usage_errors(monkeypatch, capsys, argv, message):
+    def refuse(*args, **kwargs):
+        raise AssertionError("ina bench went past argument checking")
+
+    monkeypatch.setattr(cli, "bench_compile", refuse)
+    monkeypatch.setattr(cli, "bench_switch", refuse)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.rstrip("\n").splitlines()[-1] == f"ina bench: error: {message}"
+
+
+def test_cli_out_that_cannot_be_created_is_a_usage_error(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["compile", "--out", str(blocker / "sub")])
+    assert exit_.value.code == 2
+    assert f"argument --out: cannot create {blocker / 'sub'}: Not a directory" in capsys.readouterr().err

@@ -1,0 +1,86 @@
+"""`ina worker` refuses every out-of-range argument in argparse (exit 2, one line naming the argument
+and the valid range) before a Worker exists: these values used to hang it or end in a traceback."""
+
+import subprocess
+import sys
+
+import pytest
+
+from ina.hosts import cli
+
+BASE = ["--job", "1", "--rank", "0", "--workers", "2", "--switch", "127.0.0.1", "--size", "64"]
+CASES = [
+    (["--window", "0"], "argument --window: expected an integer in 1..32768, got '0'"),
+    (["--window", "-4"], "argument --window: expected an integer in 1..32768, got '-4'"),
+    (["--timeout", "-1"], "argument --timeout: expected a number in (0.0, 60.0], got '-1'"),
+    (["--timeout", "nan"], "argument --timeout: expected a number in (0.0, 60.0], got 'nan'"),
+    (["--size", "-5"], "argument --size: expected an integer >= 1, got '-5'"),
+    (["--elems", "0"], "argument --elems: expected one of 8, 16, 32, 64, got '0'"),
+    (["--rank", "300"], "argument --rank: expected an integer in 0..31, got '300'"),
+    (["--rank", "2"], "argument --rank: expected an integer in 0..1 (below --workers), got 2"),
+    (["--job", "70000"], "argument --job: expected an integer in 0..255, got '70000'"),
+    (["--udp-port", "70000"], "argument --udp-port: expected an integer in 1..65535, got '70000'"),
+    (["--udp-port", "0"], "argument --udp-port: expected an integer in 1..65535, got '0'"),
+    (["--switch", "not-an-ip"], "argument --switch: expected an IPv4 address like 10.0.0.1, got 'not-an-ip'"),
+    (["--workers", "0"], "argument --workers: expected an integer in 1..32, got '0'"),
+    (["--repeat", "0", "--verify"], "argument --repeat: expected an integer >= 1, got '0'"),
+    (["--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
+    (["--loss", "1.5"], "argument --loss: expected a number in [0.0, 1.0], got '1.5'"),
+]
+
+
+@pytest.fixture
+def no_worker(monkeypatch):
+    """A Worker built from bad arguments is the bug: building one fails the test."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a Worker was built from {args}")
+
+    monkeypatch.setattr(cli, "Worker", refuse)
+
+
+@pytest.mark.parametrize(("extra", "message"), CASES, ids=[" ".join(c[0]) for c in CASES])
+def test_bad_argument_is_one_line_usage_error(no_worker, capsys, extra, message):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(BASE + extra)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.rstrip("\n").splitlines()[-1] == f"ina worker: error: {message}"
+    assert "Traceback" not in err
+
+
+def test_hex_udp_port_still_accepted():
+    assert cli.build_parser().parse_args([*BASE, "--udp-port", "0xBEE1"]).udp_port == 0xBEE1
+
+
+@pytest.mark.parametrize("extra", [["--window", "0"], ["--timeout", "-1"], ["--window", "-4"]])
+def test_values_that_used_to_hang_exit_2_in_a_process(extra):
+    """End to end through `python -m ina`: these ran for ever before."""
+    done = subprocess.run([sys.executable, "-m", "ina", "worker", *BASE, *extra],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1].startswith(f"ina worker: error: argument {extra[0]}: expected")
+
+
+def test_worker_and_baseline_server_through_the_cli():
+    """The checked arguments still reach Worker and ParameterServer (epoch included) and sum exactly."""
+    common = ["--job", "3", "--workers", "1", "--epoch", "0x5eed"]
+    server = subprocess.Popen([sys.executable, "-m", "ina", "worker", "--baseline-server", *common,
+                               "--local-ip", "127.0.0.77"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        done = subprocess.run([sys.executable, "-m", "ina", "worker", *common, "--rank", "0",
+                               "--switch", "127.0.0.77", "--local-ip", "127.0.0.78", "--size", "1000",
+                               "--verify", "--json", "--timeout", "0.05"],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        server.kill()
+        server.wait()
+    assert done.returncode == 0, done.stderr
+    assert '"verified": true' in done.stdout
+
+
+def test_baseline_server_needs_an_epoch(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--baseline-server", "--job", "0", "--workers", "2"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == "ina worker: error: --epoch is required for --baseline-server"

@@ -1,0 +1,41 @@
+"""`ina run` refuses out-of-range arguments in argparse (exit 2, one line naming the argument and
+the valid range), before it needs root, cleans up or compiles anything."""
+
+import pytest
+
+from ina.topologies import cli
+
+CASES = [
+    (["--workers", "0"], "argument --workers: expected an integer in 1..8192, got '0'"),
+    (["--jobs", "300"], "argument --jobs: expected an integer in 1..256, got '300'"),
+    (["--elems", "12"], "argument --elems: expected one of 8, 16, 32, 64, got '12'"),
+    (["--slots", "40000"], "argument --slots: expected an integer in 1..32768, got '40000'"),
+    (["--pool-size", "0x20000"], "argument --pool-size: expected an integer in 1..65536, got '0x20000'"),
+    (["--size", "0"], "argument --size: expected an integer >= 1, got '0'"),
+    (["--loss", "nan"], "argument --loss: expected a number in [0.0, 1.0], got 'nan'"),
+    (["--loss", "-0.5"], "argument --loss: expected a number in [0.0, 1.0], got '-0.5'"),
+]
+
+
+@pytest.fixture
+def nothing_runs(monkeypatch):
+    """A bad argument that got through would start Mininet: fail instead."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("ina run went past argument checking")
+
+    monkeypatch.setattr(cli, "run", refuse)
+    monkeypatch.setattr(cli.clean, "cleanup", refuse)
+
+
+@pytest.mark.parametrize(("argv", "message"), CASES, ids=[" ".join(c[0]) for c in CASES])
+def test_bad_argument_is_one_line_usage_error(nothing_runs, capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.rstrip("\n").splitlines()[-1] == f"ina run: error: {message}"
+
+
+def test_defaults_are_within_the_limits():
+    args = cli.build_parser().parse_args([])
+    assert (args.workers, args.jobs, args.elems, args.slots, args.pool_size) == (4, 1, 64, 128, 8192)
