@@ -15,7 +15,7 @@ from ina.compiler import CompileError, compile_file
 P4INFO_FORMATS = {".json", ".bin", ".txt", ".txtpb"}
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ina compile", description="Compile a P4-16 v1model program to BMv2 JSON and P4Info.")
     parser.add_argument("program", help="the P4 source file")
@@ -45,7 +45,7 @@ def write_p4info(p4info, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     if args.p4runtime_files and Path(args.p4runtime_files).suffix not in P4INFO_FORMATS:
         print(f"ina compile: --p4runtime-files must end in one of {', '.join(sorted(P4INFO_FORMATS))}",
               file=sys.stderr)

@@ -312,7 +312,7 @@ def read_stf(path: str) -> str:
     return text
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ina stf", description="Run a P4 program against an STF test, in process.")
     parser.add_argument("program", help="PROGRAM.p4 (compiled with ina's compiler) or PROGRAM.json (BMv2 JSON)")
     parser.add_argument("stf", help="the STF test file")
@@ -321,7 +321,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-v", "--verbose", action="store_true", help="trace every packet through the pipeline (Python engine)")
     parser.add_argument("--engine", choices=ENGINES, default="auto",
                         help="data path: native (compiled to C), python, or auto (native when it can)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     from ina.compiler import CompileError
 
     try:

@@ -1,0 +1,183 @@
+"""Seeded fuzz of every option of the `ina` CLIs that take a value: random and boundary values,
+parsed by each CLI's own parser (nothing runs). The test's table is the specification, written
+from docs/protocol.md and not from the validators: a value outside it must exit 2 with one line
+naming the argument and the range, a value inside it must parse to itself. An option that takes
+a value and is not in the table fails the test, so a new option cannot skip its check."""
+
+import argparse
+import ipaddress
+import math
+import random
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+
+import pytest
+
+from ina.bench.cli import build_parser as bench_parser
+from ina.compiler.cli import build_parser as compile_parser
+from ina.hosts.cli import build_parser as worker_parser
+from ina.switch.stf import build_parser as stf_parser
+from ina.topologies.cli import build_parser as run_parser
+
+
+def INT(lo: int, hi: int | None = None) -> tuple:
+    return ("int", lo, hi)
+
+
+def FLOAT(lo: float, hi: float | None, lo_open: bool = False) -> tuple:
+    return ("float", lo, hi, lo_open)
+
+
+ONE_OF_ELEMS = ("one_of", (8, 16, 32, 64))
+IPV4, DEFINE, CHOICE, FREE = ("ipv4",), ("define",), ("choice",), ("free",)
+
+# command -> (parser, arguments every parse needs, {option: kind})
+COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str], dict[str, tuple]]] = {
+    "worker": (worker_parser, {"--job": "1", "--workers": "2"}, {
+        "--job": INT(0, 255), "--rank": INT(0, 31), "--workers": INT(1, 32), "--epoch": INT(1, 2**32 - 1),
+        "--switch": IPV4, "--local-ip": IPV4, "--udp-port": INT(1, 65535), "--size": INT(1),
+        "--dtype": CHOICE, "--seed": INT(0), "--elems": ONE_OF_ELEMS, "--window": INT(1, 32768),
+        "--timeout": FLOAT(0, 60, lo_open=True), "--max-retries": INT(0), "--repeat": INT(1),
+        "--loss": FLOAT(0, 1)}),
+    "run": (run_parser, {}, {
+        "--topo": FREE, "--workers": INT(1, 32 * 256), "--target": CHOICE, "--size": INT(1), "--dtype": CHOICE,
+        "--loss": FLOAT(0, 1), "--jobs": INT(1, 256), "--elems": ONE_OF_ELEMS, "--pool-size": INT(1, 65536),
+        "--slots": INT(1, 32768), "--keep-logs": FREE}),
+    "bench": (bench_parser, {"what": "compile"}, {
+        "--out": FREE, "--reps": INT(1), "--seconds": FLOAT(0, None, lo_open=True), "--target": CHOICE}),
+    "compile": (compile_parser, {"program": "x.p4"}, {
+        "-o": FREE, "--p4runtime-files": FREE, "-I": FREE, "-D": DEFINE, "--p4v": CHOICE}),
+    "stf": (stf_parser, {"program": "x.p4", "stf": "x.stf"}, {"-I": FREE, "-D": DEFINE, "--engine": CHOICE}),
+}
+GARBAGE = ["", "abc", "nan", "inf", "-inf", "1e400", "1.5", "0x", "1e3", "five", "0b2", "12abc", "-",
+           "1" * 5000, "\n", "🙂", "0x-1"]
+
+
+def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """Options that take a value, by their first option string."""
+    return {a.option_strings[0]: a for a in parser._actions if a.option_strings and a.nargs != 0}
+
+
+def _int_case(rng: random.Random, lo: int, hi: int | None) -> tuple[str, int | None]:
+    edge = [lo - 1, lo, lo + 1] + ([hi - 1, hi, hi + 1] if hi is not None else [2**31, 2**64])
+    n = rng.choice([*edge, rng.randint(-(2**40), 2**40), 10**30, -(10**30)])
+    if rng.random() < 0.2:
+        return rng.choice(GARBAGE), None
+    return (hex(n) if n >= 0 and rng.random() < 0.3 else str(n)), n
+
+
+def _float_case(rng: random.Random, lo: float, hi: float | None) -> tuple[str, float | None]:
+    x = rng.choice([lo, lo - 1e-9, lo + 1e-9, -1.0, rng.uniform(-100, 100), 1e300, -0.0]
+                   + ([hi, hi + 1e-6, hi - 1e-6] if hi is not None else []))
+    if rng.random() < 0.25:
+        text = rng.choice(GARBAGE)
+        try:
+            return text, float(text)
+        except ValueError:
+            return text, None
+    return repr(x), x
+
+
+def _ipv4_case(rng: random.Random) -> tuple[str, bool]:
+    good = ".".join(str(rng.randint(0, 255)) for _ in range(4))
+    text = rng.choice([good, good, "256.1.1.1", "1.2.3", "::1", "host.example", "10.0.0.01", "1.2.3.4.5",
+                       *GARBAGE])
+    parts = text.split(".")
+    valid = len(parts) == 4 and all(p.isascii() and p.isdigit() and str(int(p)) == p and int(p) <= 255 for p in parts)
+    return text, valid
+
+
+def _define_case(rng: random.Random) -> tuple[str, bool]:
+    text = rng.choice(["A", "ELEMS=8", "_x=y z", "POOL_SIZE=", "=1", "1A", "A B", "a-b=1", "A.B=1", *GARBAGE])
+    return text, bool(re.fullmatch(r"[A-Za-z_]\w*", text.partition("=")[0]))
+
+
+def _case(rng: random.Random, kind: tuple, action: argparse.Action) -> tuple[str, bool, object]:
+    """(text, valid per the table, the parsed value a valid text must give)."""
+    if kind[0] == "int":
+        text, n = _int_case(rng, kind[1], kind[2])
+        return text, n is not None and kind[1] <= n and (kind[2] is None or n <= kind[2]), n
+    if kind[0] == "one_of":
+        text, n = _int_case(rng, min(kind[1]), max(kind[1]))
+        return text, n in kind[1], n
+    if kind[0] == "float":
+        lo, hi, lo_open = kind[1:]
+        text, x = _float_case(rng, lo, hi)
+        ok = x is not None and math.isfinite(x) and (x > lo if lo_open else x >= lo) and (hi is None or x <= hi)
+        return text, ok, x
+    if kind[0] == "ipv4":
+        text, ok = _ipv4_case(rng)
+        return text, ok, str(ipaddress.IPv4Address(text)) if ok else None
+    if kind[0] == "define":
+        text, ok = _define_case(rng)
+        name, eq, value = text.partition("=")
+        return text, ok, [(name, value if eq else "1")]
+    text = rng.choice([*action.choices, *GARBAGE])
+    return text, text in action.choices, text
+
+
+def _range_words(kind: tuple, action: argparse.Action) -> str:
+    """What the error line must say about the valid values."""
+    if kind[0] == "int":
+        return f"{kind[1]}..{kind[2]}" if kind[2] is not None else f">= {kind[1]}"
+    if kind[0] == "one_of":
+        return ", ".join(map(str, kind[1]))
+    if kind[0] == "float":
+        return str(float(kind[1]))
+    if kind[0] == "choice":
+        return "choose from"
+    return "expected"
+
+
+def _argv(base: dict[str, str], option: str, text: str) -> list[str]:
+    argv = [v for k, v in base.items() if not k.startswith("-")]
+    argv += [x for k, v in base.items() if k.startswith("-") and k != option for x in (k, v)]
+    return [*argv, f"{option}={text}" if option.startswith("--") else option + text]
+
+
+def test_every_option_with_a_value_is_in_the_table():
+    for name, (build, _base, table) in COMMANDS.items():
+        assert set(_options(build())) == set(table), name
+
+
+@pytest.mark.fuzz
+def test_cli_options_refuse_out_of_range_values_in_one_line(capsys, fuzz_cases):
+    rng = random.Random(1234)
+    parsers = {name: build() for name, (build, _b, _t) in COMMANDS.items()}
+    for case in range(fuzz_cases(3000)):
+        name = rng.choice(list(COMMANDS))
+        _build, base, table = COMMANDS[name]
+        option = rng.choice([o for o, kind in table.items() if kind != FREE])
+        action = _options(parsers[name])[option]
+        text, valid, value = _case(rng, table[option], action)
+        argv = _argv(base, option, text)
+        try:
+            args = parsers[name].parse_args(argv)
+        except SystemExit as exit_:
+            err = capsys.readouterr().err
+            lines = [line for line in err.splitlines() if "error:" in line]
+            assert not valid, (case, name, argv, err)
+            assert exit_.code == 2, (case, argv)
+            assert len(lines) == 1 and err.rstrip("\n").endswith(lines[0]), (case, argv, err)
+            assert lines[0].startswith(f"ina {name}: error: argument {'/'.join(action.option_strings)}"), (argv, err)
+            if "expected one argument" not in lines[0]:  # argparse's own refusal of a value like '-'
+                assert _range_words(table[option], action) in lines[0], (argv, lines[0])
+            continue
+        assert valid, (case, name, argv, "was accepted")
+        assert getattr(args, action.dest) == value, (case, argv, getattr(args, action.dest))
+
+
+@pytest.mark.parametrize(("command", "argv"), [
+    ("worker", ["--job", "1", "--rank", "0", "--workers", "2", "--switch", "127.0.0.1", "--timeout", "-1"]),
+    ("run", ["--slots", "0"]),
+    ("bench", ["compile", "--reps", "-3"]),
+    ("compile", ["x.p4", "-D", "1=2"]),
+    ("stf", ["x.p4", "x.stf", "-D", "="]),
+])
+def test_bad_value_through_the_ina_command_exits_2_without_traceback(command, argv):
+    done = subprocess.run([sys.executable, "-m", "ina", command, *argv], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"ina {command}: error: argument ")
