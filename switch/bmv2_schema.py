@@ -393,6 +393,8 @@ def validate(program: object) -> None:
             nested = isinstance(child, (dict, list)) and child_path != path
             stack.append((child, child_spec, child_path, depth + nested))
     _check_budget(program)  # type: ignore[arg-type]
+    for i, pipe in enumerate(program["pipelines"]):  # type: ignore[index]
+        _check_acyclic(pipe, f"pipelines[{i}]")
 
 
 def _check_budget(program: dict) -> None:
@@ -403,3 +405,30 @@ def _check_budget(program: dict) -> None:
     if cells > STATE_CELL_BUDGET:
         raise _fail("", f"registers, counters, meters and tables need {cells} cells; "
                         f"the budget is {STATE_CELL_BUDGET}")
+
+
+
+def _check_acyclic(pipe: dict, path: Path) -> None:
+    """A control's tables and conditionals form a DAG (P4 controls have no loops); a cycle would
+    spin every packet forever in either engine. Depth-first, with an explicit stack."""
+    succ = {t["name"]: [n for n in t.get("next_tables", {}).values() if n] for t in pipe.get("tables", [])}
+    succ.update({c["name"]: [n for n in (c.get("true_next"), c.get("false_next")) if n]
+                 for c in pipe.get("conditionals", [])})
+    done: set[str] = set()
+    for root in succ:
+        if root in done:
+            continue
+        on_path = {root}
+        stack = [(root, iter(succ[root]))]
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                on_path.discard(node)
+                done.add(node)
+            elif child in on_path:
+                raise _fail(path, f"the control flow loops through '{child}'")
+            elif child in succ and child not in done:
+                on_path.add(child)
+                stack.append((child, iter(succ[child])))

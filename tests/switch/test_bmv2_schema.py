@@ -219,6 +219,17 @@ def test_the_whole_document_has_a_bounded_number_of_values(bmv2: dict, monkeypat
         validate(bmv2)
 
 
+def test_control_flow_has_no_loops(bmv2: dict) -> None:
+    """A next table pointing back would spin every packet forever."""
+    tables = bmv2["pipelines"][0]["tables"]
+    first = bmv2["pipelines"][0]["init_table"]
+    action = next(iter(tables[1]["next_tables"]))
+    tables[1]["next_tables"][action] = first
+    refused(bmv2, "pipelines[0]", f"the control flow loops through '{first}'")
+    tables[1]["next_tables"][action] = tables[1]["name"]
+    refused(bmv2, "pipelines[0]", "the control flow loops through")
+
+
 def test_keys_the_loaders_never_read_are_left_alone(bmv2: dict) -> None:
     bmv2["actions"][0]["source_info"] = {"anything": [1.5, None, "'); import os #"]}
     bmv2["x_vendor"] = nested(10_000)
