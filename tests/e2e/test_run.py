@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from ina.controller.aggregation import Aggregation
+from ina.controller.client import SwitchConnection
 from ina.controller.topology_setup import program_topology
 from ina.topologies import clean
 from ina.topologies.net import Network
@@ -91,11 +93,32 @@ def test_refused_worker_fails_cleanly(tmp_path):
         program_topology(topo, bmv2, p4info)
         done = net.host("h1").popen([sys.executable, "-m", "ina", "worker", "--job", "5", "--rank", "0",
                                      "--workers", "2", "--switch", "10.0.0.254", "--size", "256", "--elems", "16",
-                                     "--max-retries", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True)
+                                     "--max-retries", "3", "--epoch", "1"], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
         _out, err = done.communicate(timeout=60)
         assert done.returncode == 1
         assert "no answer from the switch at 10.0.0.254" in err and "Traceback" not in err
+    finally:
+        net.stop()
+
+
+def test_a_worker_with_another_runs_epoch_is_refused_and_counted(tmp_path):
+    topo = load("star", workers=2)
+    bmv2, p4info = compile_program("builtin", 16, 256, tmp_path)
+    net = Network(topo, str(tmp_path), run_id="test-epoch")
+    try:
+        net.start()
+        [job] = program_topology(topo, bmv2, p4info)["s1"]
+        wrong = job.epoch % 0xFFFFFFFF + 1
+        # One chunk, window 1: the packet and its 3 retransmissions, then the worker gives up.
+        done = net.host("h1").popen([sys.executable, "-m", "ina", "worker", "--job", "0", "--rank", "0",
+                                     "--workers", "2", "--switch", "10.0.0.254", "--size", "16", "--elems", "16",
+                                     "--window", "1", "--max-retries", "3", "--epoch", str(wrong)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _out, err = done.communicate(timeout=60)
+        assert done.returncode == 1 and "an epoch other than the job's" in err
+        with SwitchConnection(topo["switches"]["s1"]["grpc"], election_id=3) as conn:
+            assert Aggregation(conn).stats()["jobs"][0] == {"wrong_epoch": 4}
     finally:
         net.stop()
 

@@ -1,0 +1,22 @@
+"""What `ina run` reports beside a failed run: the switch's drop counters, which a worker cannot see."""
+
+from ina.topologies.runner import RunResult, drop_notes, summary
+
+
+def test_a_failed_run_names_what_the_switch_dropped():
+    result = RunResult("runs/x")
+    result.workers = [{"host": "h1", "job": 0, "error": "no answer from the switch"},
+                      {"host": "h2", "job": 0, "elements": 64, "elapsed_s": 1.0, "goodput_elements_per_s": 64,
+                       "goodput_gbps": 0.0, "packets_sent": 4, "retransmissions": 0, "verified": True}]
+    result.switch_stats = {"s1": {"jobs": {0: {"accepted": 9, "out_of_range": 6240, "wrong_epoch": 3}},
+                                  "ports": {1: {"refused": 2, "drop_sim_in": 5}, 2: {"drop_sim_in": 1}}}}
+    assert drop_notes(result) == ["switch s1 dropped, job 0: out_of_range 6240, wrong_epoch 3",
+                                  "switch s1 dropped, port 1: refused 2"]
+    assert summary(result).endswith("h1: no answer from the switch\n" + "\n".join(drop_notes(result)))
+
+
+def test_a_verified_run_has_no_drop_notes():
+    result = RunResult("runs/x")
+    result.workers = [{"host": "h1", "verified": True}]
+    result.switch_stats = {"s1": {"jobs": {0: {"out_of_range": 1}}, "ports": {}}}
+    assert drop_notes(result) == []
