@@ -1,12 +1,23 @@
-"""`ina ctl`: program and inspect a switch running ina's aggregation program over P4Runtime."""
+"""`ina ctl`: program and inspect a switch running ina's aggregation program over P4Runtime.
+
+Commands that only read connect without a stream (no election id), so they neither need nor
+change the switch's primary. Every call has a deadline (--timeout): a switch that stops
+answering is an error naming its address, never a hang.
+"""
 
 import argparse
 import json
 import sys
 from dataclasses import asdict
 
+from ina.args import int_range, ipv4_address, positive_float, probability, udp_port
 from ina.controller.aggregation import Aggregation, Worker
 from ina.controller.client import ControllerError, SwitchConnection
+from ina.p4rt import codec
+from ina.p4src.protocol import MAX_JOBS, MAX_SLOTS, MAX_WORKERS, UDP_PORT
+
+READ_ONLY = {"show-pipeline", "table-dump", "show-jobs", "show-stats", "show-slot", "show-forwarding"}
+MAX_PORT = 511  # v1model ports are 9 bits
 
 
 def _worker(text: str) -> Worker:
@@ -15,15 +26,36 @@ def _worker(text: str) -> Worker:
     if len(parts) not in (9, 10):
         raise argparse.ArgumentTypeError(f"'{text}' is not RANK:PORT:MAC:IP[:UDP_PORT] "
                                          "(e.g. 0:1:02:00:00:00:00:01:10.0.0.1)")
-    rank, port, mac, ip = int(parts[0]), int(parts[1]), ":".join(parts[2:8]), parts[8]
-    return Worker(rank, port, mac, ip, int(parts[9], 0) if len(parts) == 10 else 0xBEE0)
+    mac = ":".join(parts[2:8])
+    try:
+        codec.parse_mac(mac)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"worker {text}: {err}") from None
+    return Worker(int_range(0, MAX_WORKERS - 1)(parts[0]), int_range(0, MAX_PORT)(parts[1]), mac,
+                  ipv4_address(parts[8]), udp_port(parts[9]) if len(parts) == 10 else UDP_PORT)
+
+
+def _address(text: str) -> str:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT with PORT in 1..65535, got {text[:40]!r}")
+    return text
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ina ctl", description="Program and inspect an ina switch over P4Runtime.")
-    p.add_argument("--grpc-addr", default="127.0.0.1:9559", metavar="HOST:PORT")
-    p.add_argument("--device-id", type=int, default=0)
-    p.add_argument("--election-id", type=int, default=1)
+    p.add_argument("--grpc-addr", type=_address, default="127.0.0.1:9559", metavar="HOST:PORT",
+                   help="the switch's P4Runtime server (default: %(default)s)")
+    p.add_argument("--device-id", type=int_range(0, 2**64 - 1), default=0)
+    p.add_argument("--election-id", type=int_range(0, 2**128 - 1), default=1,
+                   help="for commands that write; the highest the switch has seen wins (default: %(default)s)")
+    p.add_argument("--timeout", type=positive_float, default=10.0, metavar="SECONDS",
+                   help="bound on connecting and on every call (default: %(default)s)")
+    tls = p.add_argument_group("TLS (a switch started with --grpc-server-ssl)")
+    tls.add_argument("--ssl", action="store_true", help="connect over TLS")
+    tls.add_argument("--ca-cert", metavar="FILE", help="PEM CA certificate to verify the switch (default: system CAs)")
+    tls.add_argument("--cert", metavar="FILE", help="PEM client certificate (switch with --grpc-server-with-client-auth)")
+    tls.add_argument("--key", metavar="FILE", help="PEM key of --cert")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("show-pipeline", help="tables, registers and counters of the loaded program")
@@ -34,21 +66,21 @@ def build_parser() -> argparse.ArgumentParser:
     sa.add_argument("mac")
     sa.add_argument("ip")
     aj = sub.add_parser("add-job", help="install a job: admission, job entry, multicast group")
-    aj.add_argument("job", type=int)
+    aj.add_argument("job", type=int_range(0, MAX_JOBS - 1))
     aj.add_argument("--worker", type=_worker, action="append", required=True, metavar="RANK:PORT:MAC:IP")
-    aj.add_argument("--slots", type=int, default=256)
+    aj.add_argument("--slots", type=int_range(1, MAX_SLOTS), default=256)
     rj = sub.add_parser("remove-job")
-    rj.add_argument("job", type=int)
+    rj.add_argument("job", type=int_range(0, MAX_JOBS - 1))
     sub.add_parser("show-jobs")
     sub.add_parser("show-stats")
     ss = sub.add_parser("show-slot")
-    ss.add_argument("job", type=int)
-    ss.add_argument("index", type=int)
-    ss.add_argument("--set", type=int, default=0, dest="pool_set")
+    ss.add_argument("job", type=int_range(0, MAX_JOBS - 1))
+    ss.add_argument("index", type=int_range(0, MAX_SLOTS - 1))
+    ss.add_argument("--set", type=int_range(0, 1), default=0, dest="pool_set")
     sd = sub.add_parser("set-drop", help="emulate loss inside the switch on one port")
-    sd.add_argument("port", type=int)
-    sd.add_argument("--ingress", type=float)
-    sd.add_argument("--egress", type=float)
+    sd.add_argument("port", type=int_range(0, MAX_PORT))
+    sd.add_argument("--ingress", type=probability)
+    sd.add_argument("--egress", type=probability)
     sub.add_parser("show-forwarding")
     td = sub.add_parser("table-dump")
     td.add_argument("table")
@@ -65,7 +97,9 @@ def _print_table(rows: list[list], header: list[str]) -> None:
 def run(args) -> object:
     if args.command == "shell":
         return _shell(args)
-    with SwitchConnection(args.grpc_addr, args.device_id, args.election_id) as conn:
+    election_id = None if args.command in READ_ONLY else args.election_id
+    with SwitchConnection(args.grpc_addr, args.device_id, election_id, args.timeout, deadline=args.timeout,
+                          ssl=args.ssl, ca_cert=args.ca_cert, cert=args.cert, key=args.key) as conn:
         if args.command == "set-pipeline":
             conn.set_pipeline(args.bmv2_json, args.p4info)
             return {"ok": True}
@@ -99,8 +133,11 @@ def run(args) -> object:
 
 def _shell(args) -> int:
     import p4runtime_sh.shell as sh
+    from p4runtime_sh.p4runtime import SSLOptions
 
-    sh.setup(device_id=args.device_id, grpc_addr=args.grpc_addr, election_id=(0, args.election_id))
+    sh.setup(device_id=args.device_id, grpc_addr=args.grpc_addr,
+             election_id=(args.election_id >> 64, args.election_id & (2**64 - 1)),
+             ssl_options=SSLOptions(not args.ssl, args.ca_cert, args.cert, args.key))
     try:
         from IPython import embed
 
@@ -131,7 +168,12 @@ def _human(command: str, result) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if (args.ca_cert or args.cert or args.key) and not args.ssl:
+        parser.error("argument --ca-cert/--cert/--key: needs --ssl")
+    if bool(args.cert) != bool(args.key):
+        parser.error("argument --cert/--key: give both (the client certificate and its key) or neither")
     try:
         result = run(args)
     except ControllerError as err:

@@ -1,0 +1,149 @@
+"""SwitchConnection and `ina ctl` against switches that hang, refuse or split statuses: every call
+ends within its deadline with a message naming the switch, and big batches keep per-update statuses."""
+
+import functools
+import socket
+import threading
+from concurrent import futures
+
+import grpc
+import pytest
+
+from ina.compiler import compile_file
+from ina.controller.cli import main as ctl_main
+from ina.controller.client import (
+    MAX_UPDATES_PER_WRITE,
+    ControllerError,
+    SwitchConnection,
+    UnsupportedError,
+)
+from ina.p4rt.proto import p4runtime_pb2_grpc
+from ina.p4rt.schema import Schema
+from ina.p4src import AGGREGATE_P4
+from ina.switch.engine import Switch
+from ina.switch.p4runtime_server import P4RuntimeService, serve
+
+BOUND = 30  # seconds: only a hang gets there
+
+
+@functools.cache
+def program():
+    return compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": "16"})
+
+
+class Hung(p4runtime_pb2_grpc.P4RuntimeServicer):
+    """A P4Runtime server that takes every call and answers none (until released)."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def StreamChannel(self, request_iterator, context):
+        self.release.wait()
+        yield from ()
+
+    def GetForwardingPipelineConfig(self, request, context):
+        self.release.wait()
+        context.abort(grpc.StatusCode.UNAVAILABLE, "released")
+
+    def Read(self, request, context):
+        context.abort(grpc.StatusCode.UNIMPLEMENTED, "Read of RegisterEntry")
+
+
+@pytest.fixture
+def hung():
+    servicer = Hung()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    yield f"127.0.0.1:{port}"
+    servicer.release.set()
+    server.stop(None)
+
+
+def in_thread(fn, *args):
+    """fn(*args) on a thread, its result or exception within BOUND: a hang fails the test (TimeoutError)."""
+    pool = futures.ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(fn, *args).result(timeout=BOUND)
+    finally:
+        pool.shutdown(wait=False)
+
+
+def test_a_call_the_switch_never_answers_ends_at_its_deadline(hung):
+    conn = SwitchConnection(hung, election_id=None, deadline=0.5)
+    with pytest.raises(ControllerError, match=rf"{hung}: no answer to get pipeline within 0.5 s"):
+        in_thread(conn.adopt_pipeline)
+    with pytest.raises(ControllerError, match=rf"{hung}: no arbitration answer within 0.5 s"):
+        in_thread(lambda: SwitchConnection(hung, election_id=1, timeout=0.5))
+    conn.close()
+
+
+def test_a_port_that_never_speaks_grpc_is_no_switch():
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        address = f"127.0.0.1:{listener.getsockname()[1]}"
+        with pytest.raises(ControllerError, match=f"no P4Runtime server answers at {address} within 0.5 s"):
+            in_thread(lambda: SwitchConnection(address, timeout=0.5))
+
+
+def test_ina_ctl_against_a_hung_switch_exits_1_with_the_address(hung, capsys):
+    assert in_thread(ctl_main, ["--grpc-addr", hung, "--timeout", "0.5", "show-jobs"]) == 1
+    assert f"{hung}: no answer to get pipeline within 0.5 s" in capsys.readouterr().err
+    assert in_thread(ctl_main, ["--grpc-addr", hung, "--timeout", "0.5", "remove-job", "1"]) == 1
+    assert f"{hung}: no arbitration answer" in capsys.readouterr().err
+
+
+def test_unimplemented_reads_name_the_feature(hung):
+    conn = SwitchConnection(hung, election_id=None, deadline=BOUND)
+    conn.schema = Schema(program().p4info)
+    with pytest.raises(UnsupportedError, match=rf"{hung}: this switch does not serve RegisterEntry reads"):
+        conn.read_register("InaIngress.slot_count", 0)
+    conn.close()
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (["--device-id", "-1", "show-jobs"], "argument --device-id: expected an integer in 0..18446744073709551615"),
+    (["--timeout", "0", "show-jobs"], "argument --timeout: expected a number in (0.0, inf)"),
+    (["--grpc-addr", "switch", "show-jobs"], "argument --grpc-addr: expected HOST:PORT with PORT in 1..65535"),
+    (["remove-job", "256"], "argument job: expected an integer in 0..255"),
+    (["set-drop", "3", "--ingress", "1.5"], "argument --ingress: expected a number in [0.0, 1.0]"),
+    (["show-slot", "1", "0", "--set", "2"], "argument --set: expected an integer in 0..1"),
+    (["add-job", "1", "--worker", "0:600:02:00:00:00:00:01:10.0.0.1"], "expected an integer in 0..511"),
+    (["--cert", "c.pem", "--key", "k.pem", "show-jobs"], "argument --ca-cert/--cert/--key: needs --ssl"),
+])
+def test_ina_ctl_bad_values_name_the_argument_and_exit_2(args, named, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        ctl_main(args)
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("ina ctl") and named in error
+
+
+def test_big_writes_go_in_bounded_batches_and_report_failures_by_position():
+    sw = Switch()
+    service = P4RuntimeService(sw, threading.Lock())
+    sizes = []
+    write = service.Write
+
+    def spy(request, context):
+        sizes.append(len(request.updates))
+        return write(request, context)
+
+    service.Write = spy
+    srv = serve(service, "127.0.0.1:0")
+    address = f"127.0.0.1:{srv.bound_port}"
+    conn = SwitchConnection(address, election_id=1, deadline=BOUND)
+    conn.set_pipeline(program().bmv2, program().p4info)
+    reg = conn.schema.register("InaIngress.slot_bitmap")
+    cells = [("InaIngress.slot_bitmap", i % reg.size, i) for i in range(600)]
+    cells[5] = cells[599] = ("InaIngress.slot_bitmap", reg.size, 1)  # past the end
+    with pytest.raises(ControllerError, match=r"#5: OUT_OF_RANGE: .*; #599: OUT_OF_RANGE") as err:
+        conn.write_registers(cells)
+    assert address in str(err.value)
+    assert sizes == [MAX_UPDATES_PER_WRITE, MAX_UPDATES_PER_WRITE, 600 - 2 * MAX_UPDATES_PER_WRITE]
+    last = {i: v for name, i, v in cells if i < reg.size}  # the good cells applied, in order
+    assert [sw.registers["InaIngress.slot_bitmap"].read(i) for i in sorted(last)] == [last[i] for i in sorted(last)]
+    conn.close()
+    srv.stop(None)
