@@ -535,3 +535,19 @@ def test_fuzzed_requests_get_documented_codes_and_rejections_change_nothing(serv
             assert code in PIPELINE_CODES, (case, code, config[:80])
             assert sw.pipeline is pipeline and _state(sw) == before, (case, config[:80])
     primary.close()
+
+
+def test_the_controller_connects_over_mutual_tls_and_without_a_certificate_is_refused(pki):
+    from ina.controller.client import ControllerError, SwitchConnection
+
+    creds = server_credentials(pki / "server.crt", pki / "server.key", pki / "ca.crt", client_auth=True)
+    srv = serve(P4RuntimeService(Switch(), threading.Lock()), "127.0.0.1:0", creds)
+    address = f"127.0.0.1:{srv.bound_port}"
+    try:
+        with SwitchConnection(address, election_id=1, ssl=True, ca_cert=str(pki / "ca.crt"),
+                              cert=str(pki / "client.crt"), key=str(pki / "client.key")) as conn:
+            conn.set_pipeline(program().bmv2, program().p4info)
+        with pytest.raises(ControllerError, match=f"no P4Runtime server answers at {address}"):
+            SwitchConnection(address, timeout=1, ssl=True, ca_cert=str(pki / "ca.crt"))
+    finally:
+        srv.stop(None)
