@@ -551,3 +551,17 @@ def test_the_controller_connects_over_mutual_tls_and_without_a_certificate_is_re
             SwitchConnection(address, timeout=1, ssl=True, ca_cert=str(pki / "ca.crt"))
     finally:
         srv.stop(None)
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (["--grpc-server-ssl", "--grpc-server-cert", "s.crt"], "needs --grpc-server-cert FILE and --grpc-server-key FILE"),
+    (["--grpc-server-cert", "s.crt", "--grpc-server-key", "s.key"], "need --grpc-server-ssl"),
+    (["--grpc-server-ssl", "--grpc-server-cert", "s.crt", "--grpc-server-key", "s.key",
+      "--grpc-server-with-client-auth"], "needs --grpc-server-cacert FILE"),
+])
+def test_ina_switch_refuses_incomplete_tls_options(args, named, capsys):
+    from ina.switch.cli import build_parser, main
+
+    assert "default: 127.0.0.1:9559" in " ".join(build_parser().format_help().split())
+    assert main(["--no-p4", "--grpc-server-addr", "127.0.0.1:0", *args]) == 2
+    assert named in capsys.readouterr().err
