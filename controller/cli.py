@@ -14,10 +14,9 @@ from ina.args import int_range, ipv4_address, positive_float, probability, udp_p
 from ina.controller.aggregation import Aggregation, Worker
 from ina.controller.client import ControllerError, SwitchConnection
 from ina.p4rt import codec
-from ina.p4src.protocol import MAX_JOBS, MAX_SLOTS, MAX_WORKERS, UDP_PORT
+from ina.p4src.protocol import EPOCH_MAX, MAX_JOBS, MAX_PORT, MAX_SLOTS, MAX_WORKERS, UDP_PORT
 
 READ_ONLY = {"show-pipeline", "table-dump", "show-jobs", "show-stats", "show-slot", "show-forwarding"}
-MAX_PORT = 511  # v1model ports are 9 bits
 
 
 def _worker(text: str) -> Worker:
@@ -69,8 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
     aj.add_argument("job", type=int_range(0, MAX_JOBS - 1))
     aj.add_argument("--worker", type=_worker, action="append", required=True, metavar="RANK:PORT:MAC:IP")
     aj.add_argument("--slots", type=int_range(1, MAX_SLOTS), default=256)
+    aj.add_argument("--epoch", type=int_range(1, EPOCH_MAX), help="the run's token (default: a random one)")
     rj = sub.add_parser("remove-job")
     rj.add_argument("job", type=int_range(0, MAX_JOBS - 1))
+    xj = sub.add_parser("reset-job", help="a new run of a job: a new epoch, so every slot is empty for it")
+    xj.add_argument("job", type=int_range(0, MAX_JOBS - 1))
+    xj.add_argument("--epoch", type=int_range(1, EPOCH_MAX), help="the new run's token (default: a random one)")
     sub.add_parser("show-jobs")
     sub.add_parser("show-stats")
     ss = sub.add_parser("show-slot")
@@ -113,7 +116,9 @@ def run(args) -> object:
             agg.set_switch_address(args.mac, args.ip)
             return {"ok": True}
         if args.command == "add-job":
-            return asdict(agg.add_job(args.job, args.worker, args.slots))
+            return asdict(agg.add_job(args.job, args.worker, args.slots, args.epoch))
+        if args.command == "reset-job":
+            return asdict(agg.reset_job(args.job, args.epoch))
         if args.command == "remove-job":
             agg.remove_job(args.job)
             return {"ok": True}
@@ -148,10 +153,13 @@ def _shell(args) -> int:
 
 
 def _human(command: str, result) -> None:
-    if command == "show-jobs":
-        rows = [[j["job_id"], j["base"], j["num_slots"], len(j["workers"]),
-                 " ".join(f"{w['rank']}@{w['port']}/{w['ip']}" for w in j["workers"])] for j in result]
-        _print_table(rows, ["job", "base", "slots", "workers", "rank@port/ip"])
+    if command in ("show-jobs", "add-job", "reset-job"):
+        jobs = result if command == "show-jobs" else [result]
+        rows = [[j["job_id"], j["base"], j["num_slots"], f"{j['epoch']:#010x}", len(j["workers"]),
+                 " ".join(f"{w['rank']}@{w['port']}/{w['ip']}" for w in j["workers"])] for j in jobs]
+        _print_table(rows, ["job", "base", "slots", "epoch", "workers", "rank@port/ip"])
+        if command != "show-jobs":
+            print(f"start its workers with --epoch {jobs[0]['epoch']:#010x}")
     elif command == "show-stats":
         for group in ("jobs", "ports"):
             for index, counts in sorted(result[group].items()):
@@ -161,7 +169,8 @@ def _human(command: str, result) -> None:
     elif command == "show-forwarding":
         _print_table([[r["mac"], r["port"]] for r in result], ["mac", "port"])
     elif command == "show-slot":
-        print(f"bitmap {result['bitmap']:#010x}  count {result['count']}  exponent {result['exponent']}")
+        print(f"bitmap {result['bitmap']:#010x}  count {result['count']}  exponent {result['exponent']}  "
+              f"epoch {result['epoch']:#010x}" + ("" if result["current"] else " (another run's: empty for this job)"))
         print("values", result["values"])
     else:
         print(json.dumps(result, indent=2))

@@ -23,6 +23,7 @@ MAX_SLOTS = INDEX_MASK + 1  # the slot index is 15 bits
 ELEMS_CHOICES = (8, 16, 32, 64)  # values per packet, a compile-time constant of aggregate.p4
 EPOCH_MAX = (1 << 32) - 1  # epochs are 1..EPOCH_MAX; 0 is what a never-used slot holds
 FLOOD_GROUP = 1  # the multicast group of every host port (rid 0)
+MAX_PORT = 511  # switch ports are v1model's 9 bits
 
 
 def pool_field(pool_set: int, index: int) -> int:

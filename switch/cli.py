@@ -9,16 +9,20 @@ import threading
 from collections import Counter as Tally
 from pathlib import Path
 
+from ina.args import int_range
 from ina.switch.engine import ENGINES, Switch
 from ina.switch.errors import PipelineError
 from ina.switch.native.portloop import NativePorts
 from ina.switch.ports import PortError, Ports
+from ina.switch.replication import MAX_PORT
 
 
 def _port(text: str) -> tuple[int, str]:
     number, sep, iface = text.partition("@")
     if not sep or not number.isdigit() or not iface:
         raise argparse.ArgumentTypeError(f"'{text}' is not PORT@IFACE (e.g. 1@s1-eth1)")
+    if int(number) > MAX_PORT:
+        raise argparse.ArgumentTypeError(f"'{text}': PORT must be in 0..{MAX_PORT} (v1model's 9-bit ports)")
     return int(number), iface
 
 
@@ -27,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("json", nargs="?", help="BMv2 JSON to load at start (or use --no-p4 and push one over P4Runtime)")
     p.add_argument("--no-p4", action="store_true", help="start with no program; a controller pushes one")
     p.add_argument("-i", "--interface", action="append", type=_port, default=[], metavar="PORT@IFACE")
-    p.add_argument("--device-id", type=int, default=0)
+    p.add_argument("--device-id", type=int_range(0, 2**64 - 1), default=0)
     p.add_argument("--grpc-server-addr", default="127.0.0.1:9559", metavar="HOST:PORT",
                    help="where the P4Runtime server listens (default: %(default)s, this host only; "
                         "0.0.0.0:9559 lets any host that reaches the port program the switch: add TLS)")
@@ -39,8 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="PEM file holding the CA certificate that client certificates are verified against")
     tls.add_argument("--grpc-server-with-client-auth", action="store_true",
                      help="require a client certificate signed by --grpc-server-cacert (mutual TLS)")
-    p.add_argument("--cpu-port", type=int, default=None)
-    p.add_argument("--drop-port", type=int, default=511)
+    p.add_argument("--cpu-port", type=int_range(0, MAX_PORT), default=None)
+    p.add_argument("--drop-port", type=int_range(0, MAX_PORT), default=511)
     p.add_argument("--pcap", metavar="DIR", help="write one pcap per port and direction into DIR")
     p.add_argument("--engine", choices=ENGINES, default="auto",
                    help="data path: native (the program compiled to C), python (generated Python; the "

@@ -18,6 +18,7 @@ import pytest
 from ina.bench.cli import build_parser as bench_parser
 from ina.compiler.cli import build_parser as compile_parser
 from ina.hosts.cli import build_parser as worker_parser
+from ina.switch.cli import build_parser as switch_parser
 from ina.switch.stf import build_parser as stf_parser
 from ina.topologies.cli import build_parser as run_parser
 
@@ -50,6 +51,10 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str],
     "compile": (compile_parser, {"program": "x.p4"}, {
         "-o": FREE, "--p4runtime-files": FREE, "-I": FREE, "-D": DEFINE, "--p4v": CHOICE}),
     "stf": (stf_parser, {"program": "x.p4", "stf": "x.stf"}, {"-I": FREE, "-D": DEFINE, "--engine": CHOICE}),
+    "switch": (switch_parser, {}, {
+        "-i": FREE, "--device-id": INT(0, 2**64 - 1), "--grpc-server-addr": FREE, "--grpc-server-cert": FREE,
+        "--grpc-server-key": FREE, "--grpc-server-cacert": FREE, "--cpu-port": INT(0, 511),
+        "--drop-port": INT(0, 511), "--pcap": FREE, "--engine": CHOICE, "--profile": FREE, "--log-file": FREE}),
 }
 GARBAGE = ["", "abc", "nan", "inf", "-inf", "1e400", "1.5", "0x", "1e3", "five", "0b2", "12abc", "-",
            "1" * 5000, "\n", "🙂", "0x-1"]
@@ -175,6 +180,7 @@ def test_cli_options_refuse_out_of_range_values_in_one_line(capsys, fuzz_cases):
     ("bench", ["compile", "--reps", "-3"]),
     ("compile", ["x.p4", "-D", "1=2"]),
     ("stf", ["x.p4", "x.stf", "-D", "="]),
+    ("switch", ["--no-p4", "-i", "600@eth0"]),
 ])
 def test_bad_value_through_the_ina_command_exits_2_without_traceback(command, argv):
     done = subprocess.run([sys.executable, "-m", "ina", command, *argv], capture_output=True, text=True, timeout=60)

@@ -241,7 +241,7 @@ def switch_stats(topo: dict) -> dict:
         if not sw["aggregator"]:
             continue
         try:
-            with SwitchConnection(sw["grpc"], election_id=2) as conn:
+            with SwitchConnection(sw["grpc"], election_id=None) as conn:
                 stats[name] = Aggregation(conn).stats()
         except ControllerError as err:
             stats[name] = {"error": str(err)}

@@ -121,6 +121,28 @@ def test_ctl_cli_json_and_errors(switch, capsys):
     assert exit_.value.code == 2
 
 
+def test_ctl_add_show_and_reset_jobs_with_their_epochs(switch, capsys):
+    _sw, conn, address = switch
+    conn.close()
+    ctl = ["--grpc-addr", address, "--election-id", "20"]
+    workers = ["--worker", "0:1:02:00:00:00:00:01:10.0.0.1", "--worker", "1:2:02:00:00:00:00:02:10.0.0.2"]
+    assert ctl_main([*ctl, "add-job", "4", *workers, "--slots", "3", "--epoch", "0x5eed"]) == 0
+    out = capsys.readouterr().out
+    assert "0x00005eed" in out and "start its workers with --epoch 0x00005eed" in out
+    assert ctl_main([*ctl, "reset-job", "4", "--epoch", "77"]) == 0
+    assert "--epoch 0x0000004d" in capsys.readouterr().out
+    assert ctl_main([*ctl, "--json", "show-jobs"]) == 0
+    [job] = json.loads(capsys.readouterr().out)
+    assert (job["job_id"], job["epoch"]) == (4, 77)
+    assert ctl_main([*ctl, "show-slot", "4", "1"]) == 0
+    assert "epoch 0x00000000 (another run's: empty for this job)" in capsys.readouterr().out
+    for bad in (["add-job", "5", *workers, "--epoch", "0"], ["reset-job", "4", "--epoch", "4294967296"]):
+        with pytest.raises(SystemExit) as exit_:
+            ctl_main([*ctl, *bad])
+        assert exit_.value.code == 2
+        assert "argument --epoch" in capsys.readouterr().err
+
+
 def test_table_entry_round_trip_registers_and_counters(switch):
     sw, conn, _ = switch
     conn.insert("InaIngress.l2_forward", {"hdr.ethernet.dst_addr": "02:00:00:00:00:09"},

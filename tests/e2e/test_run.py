@@ -117,7 +117,7 @@ def test_a_worker_with_another_runs_epoch_is_refused_and_counted(tmp_path):
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         _out, err = done.communicate(timeout=60)
         assert done.returncode == 1 and "an epoch other than the job's" in err
-        with SwitchConnection(topo["switches"]["s1"]["grpc"], election_id=3) as conn:
+        with SwitchConnection(topo["switches"]["s1"]["grpc"], election_id=None) as conn:
             assert Aggregation(conn).stats()["jobs"][0] == {"wrong_epoch": 4}
     finally:
         net.stop()
