@@ -1,7 +1,10 @@
-"""Options shared by every test folder.
+"""Options and markers shared by every test folder.
 
 `--fuzz-scale X` (or INA_FUZZ_SCALE=X) multiplies the case count of every fuzz test: the default
 run stays bounded and seeded, a longer hunt is `pytest -m fuzz --fuzz-scale 50`.
+
+Tests marked `netns` need root (namespaces, veth pairs, raw sockets, Mininet): as root (CI) they
+all run; otherwise each is skipped with the reason, and `-m "not netns"` selects the rest.
 """
 
 import os
@@ -16,6 +19,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "fuzz: seeded, bounded fuzzing; longer with --fuzz-scale")
+
+
+NETNS_SKIP = ("needs root: network namespaces, veth pairs and raw sockets (run `make test` as root, "
+              "as CI does; `-m \"not netns\"` deselects it)")
+
+
+@pytest.hookimpl(trylast=True)  # after folder conftests (tests/e2e) have added their markers
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Skip `netns` tests with the reason when not root, instead of letting them error half-way."""
+    if os.geteuid() == 0:
+        return
+    for item in items:
+        if item.get_closest_marker("netns"):
+            item.add_marker(pytest.mark.skip(reason=NETNS_SKIP))
 
 
 @pytest.fixture

@@ -3,6 +3,8 @@
 import subprocess
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -12,6 +14,7 @@ def test_shell_scripts_pass_shellcheck():
     assert done.returncode == 0, done.stdout
 
 
+@pytest.mark.netns  # setpriv drops to nobody: only root may
 def test_setup_refuses_non_root_with_the_reason():
     done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "bash",
                            str(REPO / "scripts" / "setup.sh")], capture_output=True, text=True, cwd="/tmp")
