@@ -3,10 +3,15 @@
 Names in `add`/`setdefault` match by suffix (`ipv4_lpm` finds `MyIngress.ipv4_lpm`), as p4c's
 runner does. STF priorities follow BMv2's CLI (smaller wins); the engine API's are P4Runtime's
 (larger wins), so they are negated here.
+
+Files stay runnable by p4c's BMv2 STF runner: counters are checked with p4c's `check_counter`
+grammar, and register expectations, which p4c's grammar cannot state, live in comments it skips
+(`# ina: register NAME[INDEX] OP VALUE`). DEVELOPERS.md's STF section lists the forms.
 """
 
 import argparse
 import json
+import operator
 import re
 import shlex
 import sys
@@ -53,6 +58,14 @@ def _fields(rest: str, usage: str, least: int) -> list[str]:
     return parts
 
 
+def _exact_fields(rest: str, usage: str, least: int, most: int) -> list[str]:
+    """The command's words, `least` to `most` of them: words past a form's end are not ignored."""
+    parts = rest.split()
+    if not least <= len(parts) <= most:
+        raise StfError(f"expected: {usage}")
+    return parts
+
+
 def _hex(text: str, what: str) -> bytes:
     try:
         return bytes.fromhex(re.sub(r"\s+", "", text))
@@ -87,9 +100,13 @@ def _parse_action(text: str) -> tuple[str, dict[str, int]]:
     return m.group("name"), args
 
 
-def _match_value(text: str):
+def _match_value(text: str, match_type: str = "ternary"):
     if "*" in text and text.lower().startswith("0x"):  # 0x****0101: '*' digits are don't-care
         digits = text[2:]
+        if match_type == "lpm":  # p4c's runner: the prefix is the digits before the '*'s, 4 bits each
+            if not re.fullmatch(r"[0-9a-fA-F]*\**", digits):
+                raise StfError(f"an LPM value may have '*' digits only at its end: '{text}'")
+            return ("lpm", int(digits.replace("*", "0"), 16), 4 * len(digits.rstrip("*")))
         value = int(digits.replace("*", "0"), 16)
         mask = int("".join("0" if d == "*" else "f" for d in digits), 16)
         return ("ternary", value, mask)
@@ -103,6 +120,24 @@ def _match_value(text: str):
         lo, hi = text.split("..")
         return ("range", _int(lo), _int(hi))
     return _int(text)
+
+
+COMPARISONS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+               ">": operator.gt, ">=": operator.ge}
+NUMBER = r"0[xX][0-9a-fA-F]+|0[bB][01]+|\d+"
+# p4c's grammar: CHECK_COUNTER ID LPAREN id_or_index RPAREN [count_type logical_cond number], where
+# an ID is a plain identifier or a double-quoted name (so a dotted name must be quoted), the
+# index a number or $NAME (a table entry added with `= NAME`, for a direct counter).
+CHECK_COUNTER_RE = re.compile(
+    r'(?P<name>[A-Za-z_$][\w$]*|"[^"]+")\s*\(\s*(?P<index>' + NUMBER + r'|\$[\w$]+)\s*\)'
+    r"(?:\s*(?P<kind>packets|bytes)\s*(?P<op>==|!=|<=|>=|<|>)\s*(?P<expected>" + NUMBER + r"))?",
+    re.IGNORECASE,
+)
+REGISTER_DIRECTIVE_RE = re.compile(
+    r"register\s+(?P<name>[\w.$]+)\s*\[\s*(?P<index>" + NUMBER + r")\s*\]\s*(?P<op>==|!=|<=|>=|<|>)\s*"
+    r"(?P<expected>" + NUMBER + ")"
+)
+ENTRY_NAME_RE = re.compile(r"^(?P<entry>.*\))\s*=\s*(?P<id>[A-Za-z_$][\w$]*)$")
 
 
 def _expect_pattern(hexdata: str) -> tuple[str, bool]:
@@ -132,17 +167,20 @@ class StfRunner:
         self.mc_nodes: dict[int, list[tuple[int, int]]] = {}
         self.mc_groups: dict[int, list[int]] = {}
         self.failures: list[str] = []
+        self.entries: dict[str, tuple[str, int]] = {}  # `add ... = NAME`: table and entry handle
         self.name = "<stf>"
 
     def run(self, text: str, name: str = "<stf>") -> StfResult:
         """Run every line; a line that cannot run is reported as `name:LINE: why` and the rest go on."""
         self.name = name
         for lineno, raw in enumerate(text.splitlines(), 1):
-            line = raw.split("#", 1)[0].strip()
-            if not line:
-                continue
+            line, _, comment = raw.partition("#")
+            directive = re.match(r"\s*ina:(.*)", comment)
             try:
-                self._line(line, lineno)
+                if line.strip():
+                    self._line(line.strip(), lineno)
+                if directive:
+                    self._directive(directive.group(1).strip(), lineno)
             except (StfError, TableError, ValueError, IndexError) as err:  # the switch's own range checks
                 self.failures.append(f"{self._at(lineno)}: {err}")
         return self._verdict()
@@ -192,34 +230,72 @@ class StfRunner:
             name, index, value = _fields(rest, "register_write REGISTER INDEX VALUE", 3)[:3]
             reg = self.switch.registers[_suffix_match(name, self.switch.registers, "register")]
             reg.write(_int(index), _int(value))
-        elif cmd == "register_read":
-            parts = _fields(rest, "register_read REGISTER INDEX [VALUE]", 2)
-            reg = self.switch.registers[_suffix_match(parts[0], self.switch.registers, "register")]
-            actual = reg.read(_int(parts[1]))
-            if len(parts) > 2 and actual != _int(parts[-1]):
-                self.failures.append(f"{self._at(lineno)}: register {parts[0]}[{parts[1]}] is {actual}, "
-                                     f"expected {_int(parts[-1])}")
-        elif cmd in ("counter_read", "check_counter"):
-            self._check_counter(rest, lineno)
+        elif cmd == "register_read":  # p4c passes `register_read NAME INDEX` to simple_switch_CLI
+            parts = _exact_fields(rest, "register_read REGISTER INDEX [VALUE (ina's older form; not p4c's)]", 2, 3)
+            actual = self._register(parts[0], parts[1])
+            if len(parts) == 3:
+                self._compare(f"register {parts[0]}[{parts[1]}]", actual, "==", parts[2], lineno)
+        elif cmd == "check_counter":
+            m = CHECK_COUNTER_RE.fullmatch(rest.strip())
+            if not m:
+                raise StfError("expected: check_counter NAME(INDEX) [packets|bytes ==|!=|<|<=|>|>= NUMBER] "
+                               '(NAME a plain identifier or "quoted", INDEX a number or $ENTRY)')
+            self._check_counter(m.group("name").strip('"'), m.group("index"), m.group("kind"), m.group("op"),
+                                m.group("expected"), lineno)
+        elif cmd == "counter_read":  # p4c passes `counter_read NAME INDEX` to simple_switch_CLI
+            usage = "counter_read COUNTER INDEX [packets|bytes VALUE (ina's older form; not p4c's)]"
+            parts = _exact_fields(rest, usage, 2, 4)
+            if len(parts) == 3 or (len(parts) == 4 and parts[2].lower() not in ("packets", "bytes")):
+                raise StfError(f"expected: {usage}")
+            kind, expected = (parts[2], parts[3]) if len(parts) == 4 else (None, None)
+            self._check_counter(parts[0], parts[1], kind, "==", expected, lineno)
         elif cmd in ("wait", "no_packet"):
             pass
         else:
             raise StfError(f"unknown STF command '{cmd}'")
 
-    def _check_counter(self, rest: str, lineno: int) -> None:
-        m = re.match(r"\s*([\w.]+)\s*(?:\(\s*(\w+)\s*\)|\s+(\w+))\s*(packets|bytes)?\s*(?:==)?\s*(\w+)?", rest)
+    def _directive(self, text: str, lineno: int) -> None:
+        """`# ina: ...` comments: expectations p4c's STF grammar has no statement for."""
+        m = REGISTER_DIRECTIVE_RE.fullmatch(text)
         if not m:
-            raise StfError(f"cannot read counter check '{rest}'")
-        name, idx1, idx2, kind, expected = m.groups()
-        counter = self.switch.counters[_suffix_match(name, self.switch.counters, "counter")]
-        packets, nbytes = counter.read(_int(idx1 or idx2))
-        actual = nbytes if kind == "bytes" else packets
-        if expected is not None and actual != _int(expected):
-            self.failures.append(f"{self._at(lineno)}: counter {name}[{idx1 or idx2}] {kind or 'packets'} is {actual}, "
-                                 f"expected {_int(expected)}")
+            raise StfError(f"expected: # ina: register NAME[INDEX] ==|!=|<|<=|>|>= NUMBER; got '# ina: {text}'")
+        actual = self._register(m.group("name"), m.group("index"))
+        self._compare(f"register {m.group('name')}[{m.group('index')}]", actual, m.group("op"), m.group("expected"),
+                      lineno)
+
+    def _register(self, name: str, index: str) -> int:
+        return self.switch.registers[_suffix_match(name, self.switch.registers, "register")].read(_int(index))
+
+    def _check_counter(self, name: str, index: str, kind: str | None, op: str | None, expected: str | None,
+                       lineno: int) -> None:
+        """Read counter NAME at INDEX (or a direct counter at entry $NAME); check it when a test is given."""
+        if index.startswith("$"):
+            if index[1:] not in self.entries:
+                raise StfError(f"no table entry named '{index[1:]}' (name one with: add ... ACTION(...) = NAME)")
+            table, handle = self.entries[index[1:]]
+            direct = {c["name"]: c["binding"] for c in self.switch.pipeline.program.get("counter_arrays", [])
+                      if c.get("is_direct")}
+            counter = _suffix_match(name, direct, "direct counter")
+            if direct[counter] != table:
+                raise StfError(f"direct counter '{counter}' belongs to table '{direct[counter]}', "
+                               f"entry '{index[1:]}' to '{table}'")
+            packets, nbytes = self.switch.direct_counters[table].read(handle)
+        else:
+            counter = self.switch.counters[_suffix_match(name, self.switch.counters, "counter")]
+            packets, nbytes = counter.read(_int(index))
+        if kind is not None:
+            actual = nbytes if kind.lower() == "bytes" else packets
+            self._compare(f"counter {name}({index}) {kind.lower()}", actual, op, expected, lineno)
+
+    def _compare(self, what: str, actual: int, op: str, expected: str, lineno: int) -> None:
+        if not COMPARISONS[op](actual, _int(expected)):
+            self.failures.append(f"{self._at(lineno)}: {what} is {actual}, expected {op} {_int(expected)}")
 
     def _add(self, rest: str) -> None:
         usage = "add TABLE [PRIORITY] KEY:VALUE... ACTION(PARAM:VALUE, ...)"
+        named = ENTRY_NAME_RE.match(rest.strip())  # `... ACTION(...) = NAME` names the entry for check_counter
+        if named:
+            rest = named.group("entry")
         tokens = shlex.split(rest)  # ValueError (an unclosed quote) is reported like any bad line
         if not tokens:
             raise StfError(f"expected: {usage}")
@@ -235,7 +311,7 @@ class StfRunner:
         keys = {}
         for token in tokens[:action_start]:
             key, _, value = token.rpartition(":")
-            keys[re.sub(r"\$(\d+)", r"[\1]", key)] = _match_value(value)  # STF writes stack[0] as stack$0
+            keys[re.sub(r"\$(\d+)", r"[\1]", key)] = value  # STF writes stack[0] as stack$0
         match = []
         for kf in table.keys:
             hit = [k for k in keys if kf.name == k or kf.name.endswith("." + k) or k.endswith("." + kf.name) or kf.name.endswith(k)]
@@ -244,11 +320,14 @@ class StfRunner:
                     match.append(("ternary", 0, 0))
                     continue
                 raise StfError(f"no value for key '{kf.name}' of table '{table.name}'")
-            match.append(keys[hit[0]])
+            match.append(_match_value(keys[hit[0]], kf.match_type))
         name, args = _parse_action(action_text)
-        self._call(table, name, args, (match, priority), default=False)
+        handle = self._call(table, name, args, (match, priority), default=False)
+        if named:
+            self.entries[named.group("id")] = (table.name, handle)
 
-    def _call(self, table, name: str, args: dict[str, int], entry, default: bool) -> None:
+    def _call(self, table, name: str, args: dict[str, int], entry, default: bool) -> int | None:
+        """Install the action as the default or as an entry; returns the entry's handle."""
         action = _suffix_match(name, table.actions, f"action of table '{table.name}'")
         spec = next(a for a in self.switch.pipeline.program["actions"] if a["name"] == action)
         values = []
@@ -258,9 +337,9 @@ class StfRunner:
             values.append(args[param["name"]] & ((1 << param["bitwidth"]) - 1))
         if default:
             table.set_default(action, values)
-        else:
-            match, priority = entry
-            table.add(match, action, values, priority)
+            return None
+        match, priority = entry
+        return table.add(match, action, values, priority)
 
     def _verdict(self) -> StfResult:
         lines = list(self.failures)

@@ -166,3 +166,109 @@ def test_define_without_a_name_is_a_usage_error(capsys):
         main([FORWARD, str(P4_DIR / "basic_forward.stf"), "-D", "=1"])
     assert exit_.value.code == 2
     assert "argument -D: expected NAME or NAME=VALUE" in capsys.readouterr().err
+
+
+# Four packets into basic_forward: three of 47 bytes on port 0, all forwarded to port 3; one on port 1.
+IPV4 = "00000000000100000000000208004500002100010000401165c60a0000010a00010503e807d0000d9b4468656c6c6f"
+COUNTED = "".join([
+    f"{LPM_KEY} MyIngress.ipv4_forward(dstAddr:0x0a0a0a0a0a0a, port:3)\n",
+    f"packet 0 {IPV4}\n" * 3,
+    "packet 1 00000000000100000000000288b66e6f746970\n",
+    "expect 3 0a0a0a0a0a0a000000000001080045000021000100003f1166c60a0000010a00010503e807d0000d9b4468656c6c6f\n" * 3,
+    "expect 0 00000000000100000000000288b66e6f746970\n",
+])  # 9 lines: the check under test is line 10
+
+
+def test_check_counter_takes_every_form_of_p4c_grammar(compiled):
+    """Operators, packets/bytes (any case), quoted dotted names, hex/binary indices, and no test at all."""
+    checks = [
+        "check_counter port_packets(0) packets == 3",
+        "check_counter port_packets(0) bytes == 141",
+        "check_counter port_packets(0) PACKETS != 2",
+        "check_counter port_packets(0) bytes < 142",
+        "check_counter port_packets(0) bytes <= 141",
+        "check_counter port_packets(0) packets > 2",
+        "check_counter port_packets(0) packets >= 3",
+        'check_counter "MyIngress.port_packets"(0x1) packets == 0b1',
+        "check_counter port_packets (  2  )   packets==0",
+        "check_counter port_packets(63)",
+        "counter_read port_packets 0",
+        "counter_read port_packets 0 packets 3",
+    ]
+    result = run_stf(compiled("basic_forward"), COUNTED + "\n".join(checks) + "\n")
+    assert result.ok, result.report
+
+
+@pytest.mark.parametrize(("check", "message"), [
+    ("check_counter port_packets(0) packets == 4", "counter port_packets(0) packets is 3, expected == 4"),
+    ("check_counter port_packets(0) bytes == 140", "counter port_packets(0) bytes is 141, expected == 140"),
+    ("check_counter port_packets(1) packets != 1", "counter port_packets(1) packets is 1, expected != 1"),
+    ("check_counter port_packets(0) packets < 3", "counter port_packets(0) packets is 3, expected < 3"),
+    ("check_counter port_packets(2) packets >= 1", "counter port_packets(2) packets is 0, expected >= 1"),
+    ("counter_read port_packets 0 packets 2", "counter port_packets(0) packets is 3, expected == 2"),
+])
+def test_a_wrong_count_fails_at_its_line(compiled, check, message):
+    result = run_stf(compiled("basic_forward"), COUNTED + check + "\n")
+    assert not result.ok
+    assert result.report == f"<stf>:10: {message}"
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("check_counter MyIngress.port_packets(0) packets == 3", "expected: check_counter NAME(INDEX)"),
+    ("check_counter port_packets(0) packets = 3", "expected: check_counter NAME(INDEX)"),
+    ("check_counter port_packets(0) packets == 3 4", "expected: check_counter NAME(INDEX)"),
+    ("check_counter port_packets 0", "expected: check_counter NAME(INDEX)"),
+    ("check_counter port_packets($A)", "no table entry named 'A'"),
+    ("check_counter nothing(0)", "unknown counter 'nothing'"),
+    ("check_counter port_packets(64)", "out of range"),
+    ("counter_read port_packets 0 packets", "expected: counter_read COUNTER INDEX"),
+    ("counter_read port_packets 0 frames 3", "expected: counter_read COUNTER INDEX"),
+    ("register_read port_packets 0 1 2", "expected: register_read REGISTER INDEX"),
+    ("# ina: registers x[0] == 1", "expected: # ina: register NAME[INDEX]"),
+    ("# ina: register x[0] = 1", "expected: # ina: register NAME[INDEX]"),
+    ("# ina: register x[0] == 1", "unknown register 'x'"),
+])
+def test_unreadable_checks_are_located_errors(compiled, line, message):
+    """A check that cannot run fails the file: a typo never turns an expectation into a silent pass."""
+    result = run_stf(compiled("basic_forward"), COUNTED + line + "\n")
+    assert not result.ok
+    assert result.report.startswith("<stf>:10: ") and message in result.report
+
+
+def test_register_expectations_are_comments_p4c_skips(compiled):
+    """`# ina: register NAME[I] OP V` checks a register; other comments, with or without ina, are prose."""
+    program = compiled("register_accumulate")
+    packets = "packet 4 00000000000900000000000a88b50003" + "00000001" * 8 + "\n"
+    assert run_stf(program, packets + "# ina: register counts[3] == 1  \n#ina:register acc_7[3]>=1\n# ina is fine\n").ok
+    result = run_stf(program, packets + "packet 4 00 # ina: register counts[3] == 2\n")
+    assert result.report == "<stf>:2: register counts[3] is 1, expected == 2"
+
+
+def test_check_counter_reads_a_direct_counter_by_named_entry(compiled):
+    """p4c's `add ... = NAME` names an entry; `check_counter COUNTER($NAME)` reads its direct counter."""
+    program = compiled("externs_misc")
+    stf = (
+        "add mac dst:0x000000000002 forward(port:2) = A\n"
+        "add mac dst:0x000000000003 forward(port:3)=B\n"
+        "packet 1 000000000002 000000000001 0800 00\n"
+        "expect 2 000000000002 000000000001 0800 00\n"
+        "check_counter hits($A) packets == 1\n"
+        "check_counter hits($A) bytes == 15\n"
+        "check_counter hits($B) packets == 0\n"
+    )
+    result = run_stf(program, stf)
+    assert result.ok, result.report
+    result = run_stf(program, stf + "check_counter hits($B) packets == 1\ncheck_counter port_meter($A)\n")
+    assert result.report.splitlines() == [
+        "<stf>:8: counter hits($B) packets is 0, expected == 1",
+        "<stf>:9: unknown direct counter 'port_meter' (known: Ingress.hits)",
+    ]
+
+
+def test_lpm_star_digits_give_p4cs_prefix_length():
+    from ina.switch.stf import StfError, _match_value
+
+    assert _match_value("0x0a0001**", "lpm") == ("lpm", 0x0A000100, 24)
+    assert _match_value("0x0a0001**", "ternary") == ("ternary", 0x0A000100, 0xFFFFFF00)
+    with pytest.raises(StfError, match="only at its end"):
+        _match_value("0x0a**01**", "lpm")
