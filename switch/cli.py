@@ -13,6 +13,7 @@ from ina.args import int_range
 from ina.switch.engine import ENGINES, Switch
 from ina.switch.errors import PipelineError
 from ina.switch.native.portloop import NativePorts
+from ina.switch.p4runtime_server import COMPAT_MODES, SPEC, P4RuntimeService, serve
 from ina.switch.ports import PortError, Ports
 from ina.switch.replication import MAX_PORT
 
@@ -43,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="PEM file holding the CA certificate that client certificates are verified against")
     tls.add_argument("--grpc-server-with-client-auth", action="store_true",
                      help="require a client certificate signed by --grpc-server-cacert (mutual TLS)")
+    p.add_argument("--p4runtime-compat", choices=sorted(COMPAT_MODES), default=None,
+                   help="answer P4Runtime as this target does where it differs from P4Runtime 1.4 "
+                        "(README: Known differences from BMv2), to test controllers against it")
     p.add_argument("--cpu-port", type=int_range(0, MAX_PORT), default=None)
     p.add_argument("--drop-port", type=int_range(0, MAX_PORT), default=511)
     p.add_argument("--pcap", metavar="DIR", help="write one pcap per port and direction into DIR")
@@ -166,10 +170,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ina switch: {err}", file=sys.stderr)
         return 1
     from ina.p4rt.tls import TlsError
-    from ina.switch.p4runtime_server import P4RuntimeService, serve
 
     lock = threading.Lock()
-    service = P4RuntimeService(switch, lock, args.device_id, transmit=io.send)
+    compat = COMPAT_MODES[args.p4runtime_compat] if args.p4runtime_compat else SPEC
+    service = P4RuntimeService(switch, lock, args.device_id, transmit=io.send, compat=compat)
     try:
         server = serve(service, args.grpc_server_addr, server_credentials(args))
     except (OSError, RuntimeError, TlsError) as err:
@@ -191,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     port_list = ", ".join(f"{n}@{i}" for n, i in sorted(ports.items())) or "none"
     host = args.grpc_server_addr.rpartition(":")[0]
     protocol = "P4Runtime over TLS" if args.grpc_server_ssl else "P4Runtime"
+    if args.p4runtime_compat:
+        protocol += f" as {compat.name}"
     print(f"ina switch: listening on {host}:{server.bound_port} ({protocol}, device {args.device_id}), "
           f"ports {port_list}", flush=True)
     io_ticks: Tally[str] = Tally()

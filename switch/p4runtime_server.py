@@ -9,6 +9,10 @@ within ARBITRATION_TIMEOUT, the thread pool keeps UNARY_WORKERS threads for unar
 many streams are open, Reads stream in pages and stop at MAX_READ_ENTITIES, messages have size
 limits. Locks: `writing` (arbitration changes wait for a Write in flight, as the spec asks) is
 taken before `lock` (the engine: the packet loop holds it around `process`) or the arbiter's.
+
+`Compat` holds, as one table, every rule where another target answers differently (SPEC is this
+server's own P4Runtime 1.4.1; SIMPLE_SWITCH_GRPC is BMv2 1.15 with PI, probed over loopback), so
+the controller can be tested against the surface of the switch it meets in the field.
 """
 
 import json
@@ -22,6 +26,7 @@ from itertools import chain, islice
 
 import grpc
 from google.protobuf import any_pb2
+from google.protobuf.message import Message
 
 from ina.p4rt import codec
 from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
@@ -41,6 +46,7 @@ OUTBOX_LIMIT = 1024  # PacketIn/digest messages queued for a stream that does no
 MAX_MESSAGE_BYTES = 64 << 20  # received and sent; pipelines of big programs are several MB
 ERROR_MESSAGE_CHARS = 200  # per p4.Error message, so a batch's statuses stay small metadata
 Atomicity = p4runtime_pb2.WriteRequest.Atomicity
+_GRPC_CODES = {code.value[0]: code for code in grpc.StatusCode}  # canonical number -> code
 
 
 @dataclass(frozen=True)
@@ -172,6 +178,121 @@ class _Arbiter:
             s.outbox.put(msg)
 
 
+class _LiveElection(_Arbiter):
+    """simple_switch_grpc's election (PI's server): the primary is the open stream with the highest
+    election id (none counts as 0), so the next highest is promoted when it leaves; roles are
+    ignored; while no stream is open, requests without an election id are the primary's."""
+
+    def _primary(self) -> _Stream | None:
+        return max(self._arbitrated(), key=lambda s: s.election_id, default=None)
+
+    def is_primary_id(self, election_id: int | None) -> bool:
+        with self.lock:
+            primary = self._primary()
+            if primary is None:
+                return election_id is None
+            return (election_id or 0) == primary.election_id
+
+    def close(self, stream: _Stream) -> None:
+        with self.lock:
+            was_primary = self._primary() is stream
+            self.streams.remove(stream)
+            if was_primary:
+                self._notify(self._arbitrated())
+
+    def update(self, stream: _Stream, arb: p4runtime_pb2.MasterArbitrationUpdate) -> _StreamEnd | None:
+        first = not stream.arbitrated
+        if arb.device_id != self.device_id:
+            if first:  # PI makes a device per id; this switch is one device
+                return _StreamEnd(grpc.StatusCode.NOT_FOUND, f"this switch is device {self.device_id}, not {arb.device_id}")
+            return _StreamEnd(grpc.StatusCode.FAILED_PRECONDITION, "Invalid device id")
+        election_id = _uint128(arb.election_id)
+        with self.lock:
+            if not first and election_id == stream.election_id:
+                return None
+            if any(s is not stream and s.election_id == election_id for s in self._arbitrated()):
+                return _StreamEnd(grpc.StatusCode.INVALID_ARGUMENT,
+                                  "Election id already exists" if first else "New election id already exists")
+            was_primary = self._primary() is stream
+            stream.arbitrated, stream.election_id = True, election_id
+            is_primary = self._primary() is stream
+            changed = is_primary if first else is_primary != was_primary
+            self._notify(self._arbitrated() if changed else [stream])
+        return None
+
+    def _notify(self, streams: list[_Stream]) -> None:
+        primary = self._primary()
+        for s in streams:
+            msg = p4runtime_pb2.StreamMessageResponse()
+            arb = msg.arbitration
+            arb.device_id = self.device_id
+            arb.election_id.high, arb.election_id.low = primary.election_id >> 64, primary.election_id & (2**64 - 1)
+            if s is primary:
+                arb.status.code, arb.status.message = code_pb2.OK, "Is primary"
+            else:
+                arb.status.code, arb.status.message = code_pb2.ALREADY_EXISTS, "Is backup"
+            s.outbox.put(msg)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Requests for entities of `kind` (None: no entity) that `applies` to, answered `code` `message`."""
+
+    kind: str | None
+    code: grpc.StatusCode
+    message: str
+    applies: Callable[[Message], bool] = lambda _entity: True
+
+    def matches(self, kind: str | None, entity: p4runtime_pb2.Entity) -> bool:
+        return kind == self.kind and self.applies(getattr(entity, kind) if kind else entity)
+
+
+@dataclass(frozen=True)
+class Compat:
+    """The rules where P4Runtime targets answer differently; the service consults only these."""
+
+    name: str
+    api_version: str  # Capabilities
+    election: type[_Arbiter]  # who is primary, what streams are told
+    not_primary: str  # PERMISSION_DENIED message of Write/SetForwardingPipelineConfig
+    no_pipeline: str  # FAILED_PRECONDITION message before a pipeline is set
+    other_device: str | None  # unary RPCs naming another device: None = NOT_FOUND naming both ids,
+    #                           else FAILED_PRECONDITION with this (PI has a pipeline-less device per id)
+    atomic_writes: str | None  # UNIMPLEMENTED message of ROLLBACK_ON_ERROR/DATAPLANE_ATOMIC; None names the mode
+    write_refusals: tuple[Refusal, ...] = ()  # per update, the batch goes on
+    read_refusals: tuple[Refusal, ...] = ()  # the whole Read ends with the refusal's code
+    read_error_ends_read: bool = False  # a failed request ends the Read with its own code, not UNKNOWN + details
+    batch_summary: bool = True  # a failed Write's status message sums up its p4.Errors (else empty)
+    error_space: str = ""  # p4.Error.space of each failed update
+
+
+SPEC = Compat(
+    name="p4runtime-1.4", api_version=API_VERSION, election=_Arbiter,
+    not_primary=("not the primary controller: open a StreamChannel and win the election "
+                 "(the highest election id), then send that election id"),
+    no_pipeline="no pipeline has been set", other_device=None, atomic_writes=None)
+
+_PI_NO_PIPELINE = "No forwarding pipeline config set for this device"
+SIMPLE_SWITCH_GRPC = Compat(
+    name="simple_switch_grpc", api_version="1.3.0", election=_LiveElection, not_primary="Not primary",
+    no_pipeline=_PI_NO_PIPELINE, other_device=_PI_NO_PIPELINE,
+    atomic_writes="Support for atomic write modes has not been implemented yet",
+    write_refusals=(
+        Refusal("register_entry", grpc.StatusCode.UNIMPLEMENTED, "Register writes are not supported yet"),
+        Refusal(None, grpc.StatusCode.UNKNOWN, "Incorrect entity type"),
+    ),
+    read_refusals=(
+        Refusal("register_entry", grpc.StatusCode.UNIMPLEMENTED, "Register reads are not supported yet"),
+        Refusal("packet_replication_engine_entry", grpc.StatusCode.INVALID_ARGUMENT, "Invalid PRE operation",
+                lambda pre: pre.WhichOneof("type") is None),
+        Refusal("digest_entry", grpc.StatusCode.UNIMPLEMENTED, "digest_id must be set when reading DigestEntry",
+                lambda digest: not digest.digest_id),
+        Refusal(None, grpc.StatusCode.UNKNOWN, "Incorrect entity type"),
+    ),
+    read_error_ends_read=True, batch_summary=False, error_space="ALL-sswitch-p4org")
+COMPAT_MODES = {"simple_switch_grpc": SIMPLE_SWITCH_GRPC}  # ina switch/run --p4runtime-compat
+
+
 def _error(code: int, message: str = "") -> p4runtime_pb2.Error:
     return p4runtime_pb2.Error(canonical_code=code, message=message[:ERROR_MESSAGE_CHARS])
 
@@ -180,12 +301,14 @@ def _entity_error(err: ent.EntityError) -> p4runtime_pb2.Error:
     return _error(err.code.value[0], err.message)
 
 
-def _batch_status(errors: list[p4runtime_pb2.Error], what: str) -> _Status:
+def _batch_status(errors: list[p4runtime_pb2.Error], what: str, compat: Compat) -> _Status:
     """UNKNOWN with one p4.Error per update/request, in order, as the spec's Error Reporting says."""
     failed = [e for e in errors if e.canonical_code != code_pb2.OK]
+    for error in failed:
+        error.space = compat.error_space
     first = failed[0]
     message = (f"{what} failure: {len(failed)} of {len(errors)} failed; first: "
-               f"{code_pb2.Code.Name(first.canonical_code)}: {first.message}")
+               f"{code_pb2.Code.Name(first.canonical_code)}: {first.message}") if compat.batch_summary else ""
     status = status_pb2.Status(code=code_pb2.UNKNOWN, message=message)
     for error in errors:
         detail = any_pb2.Any()
@@ -196,15 +319,16 @@ def _batch_status(errors: list[p4runtime_pb2.Error], what: str) -> _Status:
 
 class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
     def __init__(self, switch: Switch, lock: threading.Lock, device_id: int = 0,
-                 transmit: Callable[[list[tuple[int, bytes]]], None] | None = None):
+                 transmit: Callable[[list[tuple[int, bytes]]], None] | None = None, compat: Compat = SPEC):
         self.sw = switch
+        self.compat = compat
         self.lock = lock
         self.device_id = device_id
         self.transmit = transmit or (lambda outputs: None)
         self.schema: Schema | None = None
         self.config = p4runtime_pb2.ForwardingPipelineConfig()
         self.pending: p4runtime_pb2.ForwardingPipelineConfig | None = None
-        self.arbiter = _Arbiter(device_id)
+        self.arbiter = compat.election(device_id)
         self.writing = threading.Lock()
         self._list_id = 0
         self.digest_configs: dict[int, p4runtime_pb2.DigestEntry] = {}
@@ -212,6 +336,8 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
     # --- checks every unary RPC makes, in the spec's order ---------------------------------
     def _check_device(self, context, request) -> None:
         if request.device_id != self.device_id:
+            if self.compat.other_device is not None:
+                context.abort(grpc.StatusCode.FAILED_PRECONDITION, self.compat.other_device)
             context.abort(grpc.StatusCode.NOT_FOUND, f"this switch is device {self.device_id}, not {request.device_id}")
         if getattr(request, "role", ""):
             context.abort(grpc.StatusCode.NOT_FOUND, f"no role '{request.role}': this switch has only the default role")
@@ -220,13 +346,11 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self._check_device(context, request)
         election_id = _uint128(request.election_id) if request.HasField("election_id") else None
         if not self.arbiter.is_primary_id(election_id):
-            context.abort(grpc.StatusCode.PERMISSION_DENIED,
-                          "not the primary controller: open a StreamChannel and win the election "
-                          "(the highest election id), then send that election id")
+            context.abort(grpc.StatusCode.PERMISSION_DENIED, self.compat.not_primary)
 
     def _check_pipeline(self, context) -> None:
         if self.schema is None:
-            context.abort(grpc.StatusCode.FAILED_PRECONDITION, "no pipeline has been set")
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, self.compat.no_pipeline)
 
     # --- stream channel ----------------------------------------------------------------------
     def StreamChannel(self, request_iterator, context):
@@ -439,7 +563,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         return p4runtime_pb2.GetForwardingPipelineConfigResponse(config=out)
 
     def Capabilities(self, request, context):
-        return p4runtime_pb2.CapabilitiesResponse(p4runtime_api_version=API_VERSION)
+        return p4runtime_pb2.CapabilitiesResponse(p4runtime_api_version=self.compat.api_version)
 
     # --- write and read ------------------------------------------------------------------
     def Write(self, request, context):
@@ -448,7 +572,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             self._check_primary(context, request)
             self._check_pipeline(context)
             if request.atomicity in (Atomicity.ROLLBACK_ON_ERROR, Atomicity.DATAPLANE_ATOMIC):
-                context.abort(grpc.StatusCode.UNIMPLEMENTED,
+                context.abort(grpc.StatusCode.UNIMPLEMENTED, self.compat.atomic_writes or
                               f"atomicity {Atomicity.Name(request.atomicity)} is not supported; "
                               "use CONTINUE_ON_ERROR (each update applies or fails alone)")
             if request.atomicity != Atomicity.CONTINUE_ON_ERROR:
@@ -456,7 +580,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             with self.lock:
                 errors = [self._attempt(update) for update in request.updates]
         if any(e.canonical_code != code_pb2.OK for e in errors):
-            context.abort_with_status(_batch_status(errors, "Write"))
+            context.abort_with_status(_batch_status(errors, "Write", self.compat))
         return p4runtime_pb2.WriteResponse()
 
     def _attempt(self, update: p4runtime_pb2.Update) -> p4runtime_pb2.Error:
@@ -472,6 +596,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
     def _apply(self, update: p4runtime_pb2.Update) -> None:
         entity = update.entity
         kind = entity.WhichOneof("entity")
+        _refuse(self.compat.write_refusals, kind, entity)
         sw, schema, utype = self.sw, self.schema, update.type
         if utype not in (ent.INSERT, ent.MODIFY, ent.DELETE):
             raise ent.invalid(f"update type {utype} is not INSERT, MODIFY or DELETE")
@@ -512,8 +637,11 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                 context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
                               f"the Read selects more than {MAX_READ_ENTITIES} entities; read by id or index")
             yield p4runtime_pb2.ReadResponse(entities=page)
-        if any(e.canonical_code != code_pb2.OK for e in errors):
-            context.abort_with_status(_batch_status(errors, "Read"))
+        failed = [e for e in errors if e.canonical_code != code_pb2.OK]
+        if failed and self.compat.read_error_ends_read:
+            context.abort(_GRPC_CODES[failed[0].canonical_code], failed[0].message)
+        if failed:
+            context.abort_with_status(_batch_status(errors, "Read", self.compat))
         if not sent:
             yield p4runtime_pb2.ReadResponse()
 
@@ -532,6 +660,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             "digest_entry": lambda e: ent.read_digests(self.digest_configs, schema, e.digest_entry),
         }
         try:
+            _refuse(self.compat.read_refusals, kind, query)
             if kind is None:
                 raise ent.invalid("the request has no entity (a wildcard read names the entity type)")
             if kind not in readers:
@@ -540,6 +669,13 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                 yield _wrap(kind, item)
         except ent.EntityError as err:
             errors[position] = _entity_error(err)
+
+
+def _refuse(refusals: tuple[Refusal, ...], kind: str | None, entity: p4runtime_pb2.Entity) -> None:
+    """Raise the first refusal that matches the entity, as EntityError."""
+    for refusal in refusals:
+        if refusal.matches(kind, entity):
+            raise ent.EntityError(refusal.code, refusal.message)
 
 
 def _p4info_names_missing_from(p4info, program: dict) -> list[str]:

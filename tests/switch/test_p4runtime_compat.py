@@ -1,0 +1,234 @@
+"""`--p4runtime-compat simple_switch_grpc`: ina's server answers as BMv2 1.15 with PI does.
+
+Every expectation here was read off the real simple_switch_grpc over loopback; when it is installed
+(INA_BMV2_BIN_DIR and INA_P4C, else /tmp/anchors' paths) the same tests run against it too, so a rule
+that drifts from the real switch fails here.
+"""
+
+import functools
+import json
+import os
+import queue
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from google.protobuf import text_format
+
+from ina.compiler import compile_file
+from ina.p4rt.proto import code_pb2, p4info_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
+from ina.p4rt.schema import Schema
+from ina.p4src import AGGREGATE_P4
+from ina.switch.engine import Switch
+from ina.switch.p4runtime_server import SIMPLE_SWITCH_GRPC, P4RuntimeService, serve
+
+DEFINES = {"ELEMS": "8", "POOL_SIZE": "16"}
+BMV2 = Path(os.environ.get("INA_BMV2_BIN_DIR", "/tmp/anchors/grpc-install/bin")) / "simple_switch_grpc"
+P4C = Path(os.environ.get("INA_P4C", "/tmp/anchors/p4c/build/p4c-bm2-ss"))
+Req = p4runtime_pb2.SetForwardingPipelineConfigRequest
+
+
+@functools.cache
+def program(target: str) -> tuple[bytes, p4info_pb2.P4Info]:
+    """The aggregation program as each target's own compiler builds it."""
+    if target == "ina":
+        result = compile_file(AGGREGATE_P4, defines=DEFINES)
+        return json.dumps(result.bmv2).encode(), result.p4info
+    out = Path(os.environ.get("TMPDIR", "/tmp")) / f"ina-compat-{os.getpid()}"
+    out.mkdir(exist_ok=True)
+    subprocess.run([str(P4C), "-o", str(out / "a.json"), "--p4runtime-files", str(out / "a.txtpb"),
+                    *[f"-D{k}={v}" for k, v in DEFINES.items()], str(AGGREGATE_P4)], check=True, capture_output=True)
+    p4info = text_format.Parse((out / "a.txtpb").read_text(), p4info_pb2.P4Info())
+    data = (out / "a.json").read_bytes()
+    shutil.rmtree(out)
+    return data, p4info
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(params=["ina", "simple_switch_grpc"])
+def target(request):
+    """(name, stub) of a fresh switch: ina's server in the compat mode, or the real binary."""
+    if request.param == "ina":
+        srv = serve(P4RuntimeService(Switch(), threading.Lock(), compat=SIMPLE_SWITCH_GRPC), "127.0.0.1:0")
+        address, stop = f"127.0.0.1:{srv.bound_port}", lambda: srv.stop(None)
+    else:
+        if not (BMV2.exists() and P4C.exists()):
+            pytest.skip(f"real simple_switch_grpc or p4c-bm2-ss absent ({BMV2}, {P4C}); set INA_BMV2_BIN_DIR, INA_P4C")
+        address = f"127.0.0.1:{_free_port()}"
+        proc = subprocess.Popen([str(BMV2), "--no-p4", "--", f"--grpc-server-addr={address}"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def stop() -> None:
+            proc.terminate()
+            proc.wait(timeout=10)
+    channel = grpc.insecure_channel(address)
+    grpc.channel_ready_future(channel).result(timeout=20)
+    yield request.param, p4runtime_pb2_grpc.P4RuntimeStub(channel)
+    channel.close()
+    stop()
+
+
+def failure(call) -> tuple[str, str]:
+    with pytest.raises(grpc.RpcError) as info:
+        result = call()
+        if not hasattr(result, "ByteSize"):
+            list(result)
+    return info.value.code().name, info.value.details()
+
+
+def per_update(err: grpc.RpcError) -> list[tuple[int, str, str]]:
+    status = status_pb2.Status.FromString(dict(err.trailing_metadata())["grpc-status-details-bin"])
+    errors = []
+    for detail in status.details:
+        e = p4runtime_pb2.Error()
+        detail.Unpack(e)
+        errors.append((e.canonical_code, e.message, e.space))
+    return errors
+
+
+def set_pipeline(stub, name: str, election_id: int | None = None) -> None:
+    data, p4info = program(name)
+    req = Req(device_id=0, action=Req.VERIFY_AND_COMMIT)
+    if election_id is not None:
+        req.election_id.low = election_id
+    req.config.p4info.CopyFrom(p4info)
+    req.config.p4_device_config = data
+    stub.SetForwardingPipelineConfig(req, timeout=20)
+
+
+def job_insert(p4info, job: int) -> p4runtime_pb2.Update:
+    schema = Schema(p4info)
+    table, action = schema.table("InaIngress.jobs"), schema.action("InaIngress.unknown_job")
+    u = p4runtime_pb2.Update(type=p4runtime_pb2.Update.INSERT)
+    u.entity.table_entry.table_id = table.id
+    u.entity.table_entry.match.add(field_id=table.match_fields[0].id).exact.value = bytes([job])
+    u.entity.table_entry.action.action.action_id = action.id
+    return u
+
+
+def register_entity(p4info) -> p4runtime_pb2.Entity:
+    e = p4runtime_pb2.Entity()
+    e.register_entry.register_id = Schema(p4info).register("InaIngress.slot_epoch").id
+    e.register_entry.index.index = 0
+    e.register_entry.data.bitstring = b"\x01"
+    return e
+
+
+def test_before_a_pipeline(target):
+    _name, stub = target
+    assert stub.Capabilities(p4runtime_pb2.CapabilitiesRequest()).p4runtime_api_version == "1.3.0"
+    no_pipeline = ("FAILED_PRECONDITION", "No forwarding pipeline config set for this device")
+    assert failure(lambda: stub.Read(p4runtime_pb2.ReadRequest(device_id=0, entities=[p4runtime_pb2.Entity()]))) == no_pipeline
+    assert failure(lambda: stub.GetForwardingPipelineConfig(
+        p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0))) == no_pipeline
+
+
+def test_without_streams_only_requests_without_an_election_id_write(target):
+    name, stub = target
+    assert failure(lambda: set_pipeline(stub, name, election_id=1)) == ("PERMISSION_DENIED", "Not primary")
+    set_pipeline(stub, name)
+    _data, p4info = program(name)
+    stub.Write(p4runtime_pb2.WriteRequest(device_id=0, updates=[job_insert(p4info, 1)]))
+    other = p4runtime_pb2.ReadRequest(device_id=3, entities=[p4runtime_pb2.Entity()])
+    assert failure(lambda: stub.Read(other)) == ("FAILED_PRECONDITION", "No forwarding pipeline config set for this device")
+
+
+def test_registers_atomicity_and_wildcards_are_refused_as_pi_does(target):
+    name, stub = target
+    set_pipeline(stub, name)
+    _data, p4info = program(name)
+    reg = register_entity(p4info)
+    batch = p4runtime_pb2.WriteRequest(device_id=0, updates=[
+        job_insert(p4info, 2), p4runtime_pb2.Update(type=p4runtime_pb2.Update.MODIFY, entity=reg)])
+    with pytest.raises(grpc.RpcError) as info:
+        stub.Write(batch)
+    assert (info.value.code(), info.value.details()) == (grpc.StatusCode.UNKNOWN, "")
+    assert per_update(info.value) == [
+        (code_pb2.OK, "", ""), (code_pb2.UNIMPLEMENTED, "Register writes are not supported yet", "ALL-sswitch-p4org")]
+    jobs = p4runtime_pb2.Entity()
+    jobs.table_entry.table_id = Schema(p4info).table("InaIngress.jobs").id
+    read = lambda *entities: [e for r in stub.Read(p4runtime_pb2.ReadRequest(device_id=0, entities=entities))  # noqa: E731
+                              for e in r.entities]
+    assert [e.table_entry.match[0].exact.value for e in read(jobs)] == [b"\x02"]  # the rest of the batch applied
+    reg.register_entry.ClearField("data")
+    assert failure(lambda: read(jobs, reg)) == ("UNIMPLEMENTED", "Register reads are not supported yet")
+    rollback = p4runtime_pb2.WriteRequest(device_id=0, updates=[job_insert(p4info, 3)],
+                                          atomicity=p4runtime_pb2.WriteRequest.ROLLBACK_ON_ERROR)
+    assert failure(lambda: stub.Write(rollback)) == (
+        "UNIMPLEMENTED", "Support for atomic write modes has not been implemented yet")
+    with pytest.raises(grpc.RpcError) as info:
+        stub.Write(p4runtime_pb2.WriteRequest(device_id=0, updates=[p4runtime_pb2.Update(type=1)]))
+    assert per_update(info.value) == [(code_pb2.UNKNOWN, "Incorrect entity type", "ALL-sswitch-p4org")]
+    pre, digest = p4runtime_pb2.Entity(), p4runtime_pb2.Entity()
+    pre.packet_replication_engine_entry.SetInParent()
+    digest.digest_entry.SetInParent()
+    assert failure(lambda: read(pre)) == ("INVALID_ARGUMENT", "Invalid PRE operation")
+    assert failure(lambda: read(digest)) == ("UNIMPLEMENTED", "digest_id must be set when reading DigestEntry")
+    assert failure(lambda: read(p4runtime_pb2.Entity())) == ("UNKNOWN", "Incorrect entity type")
+
+
+class Stream:
+    def __init__(self, stub, election_id: int | None):
+        self.requests: queue.Queue = queue.Queue()
+        self.call = stub.StreamChannel(iter(self.requests.get, None))
+        self.replies: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        msg = p4runtime_pb2.StreamMessageRequest()
+        msg.arbitration.device_id = 0
+        if election_id is not None:
+            msg.arbitration.election_id.low = election_id
+        self.requests.put(msg)
+
+    def _read(self) -> None:
+        try:
+            for msg in self.call:
+                a = msg.arbitration
+                self.replies.put((a.election_id.low, a.status.code, a.status.message))
+        except grpc.RpcError as err:
+            self.replies.put((err.code().name, err.details()))
+
+    def next(self) -> tuple:
+        return self.replies.get(timeout=5)
+
+    def idle(self) -> bool:
+        time.sleep(0.3)
+        return self.replies.empty()
+
+    def close(self) -> None:
+        self.requests.put(None)
+        self.call.cancel()
+
+
+def test_election_is_among_open_streams_and_promotes(target):
+    name, stub = target
+    set_pipeline(stub, name)
+    _data, p4info = program(name)
+    write = lambda job, eid: stub.Write(p4runtime_pb2.WriteRequest(  # noqa: E731
+        device_id=0, updates=[job_insert(p4info, job)], election_id=p4runtime_pb2.Uint128(low=eid)))
+    nobody = Stream(stub, None)
+    assert nobody.next() == (0, code_pb2.OK, "Is primary")  # no election id counts as 0
+    write(1, 0)
+    high = Stream(stub, 5)
+    assert high.next() == (5, code_pb2.OK, "Is primary")
+    assert nobody.next() == (5, code_pb2.ALREADY_EXISTS, "Is backup")
+    low = Stream(stub, 3)
+    assert low.next() == (5, code_pb2.ALREADY_EXISTS, "Is backup")
+    assert high.idle()
+    assert failure(lambda: write(2, 3)) == ("PERMISSION_DENIED", "Not primary")
+    assert Stream(stub, 5).next() == ("INVALID_ARGUMENT", "Election id already exists")
+    high.close()
+    assert low.next() == (3, code_pb2.OK, "Is primary")  # promoted: the highest id still open
+    assert nobody.next() == (3, code_pb2.ALREADY_EXISTS, "Is backup")
+    write(3, 3)
+    low.close()
+    nobody.close()
