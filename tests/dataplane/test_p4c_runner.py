@@ -1,0 +1,163 @@
+"""The STF files, unchanged, through p4c's own BMv2 STF runner: p4c-bm2-ss compiles the program and
+simple_switch runs it, so the expected packets are checked against the real target, not only ina's.
+
+The toolchain (/work/shared/p4-toolchain) is found through INA_P4C_DIR (p4c's tree, with build/),
+INA_BMV2_BIN_DIR (simple_switch, simple_switch_CLI) and INA_P4C_PYTHON (a python3 with scapy and
+ply), by default where its install.sh puts them; without it these tests skip, saying what is missing.
+
+p4c's BMv2 runner parses `check_counter` but does not check it (it logs "ignoring stf command"), and
+register expectations are `# ina:` comments it skips: counters and registers are checked by `ina stf`
+(test_dataplane.py), packets by both. The mutants below pin that split down.
+
+Each run takes about 4 s, mostly the runner's fixed sleeps, so the runs go through a small thread
+pool. They share one working directory: the runner picks its Thrift port at random and locks it
+with a directory there. Timing is the runner's, not ours: it writes table commands to
+simple_switch_CLI, sleeps 1 s, then sends the packets, and stops the switch 2 s after the last one,
+so a packet is missed only if the CLI has not applied its entries within that second or the switch
+has not drained its input in those two. WORKERS keeps the load of a 2-core machine low enough for
+both (no miss in repeated runs of all files); raise it only with that in mind.
+"""
+
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ina.p4src import AGGREGATE_P4
+from ina.switch.stf import main as ina_stf
+
+HERE = Path(__file__).parent
+P4_TESTS = HERE.parent / "p4"
+P4C_DIR = Path(os.environ.get("INA_P4C_DIR", "/tmp/anchors/p4c"))
+BMV2_BIN_DIR = Path(os.environ.get("INA_BMV2_BIN_DIR", "/tmp/anchors/install/bin"))
+P4C_PYTHON = os.environ.get("INA_P4C_PYTHON", "/usr/bin/python3")
+RUNNER = P4C_DIR / "backends" / "bmv2" / "run-bmv2-test.py"
+WORKERS = 4
+RUN_TIMEOUT = 180  # seconds for one file, far above the ~4 s a run takes
+
+
+@dataclass(frozen=True)
+class Case:
+    program: Path
+    stf: Path
+    defines: str = ""
+
+
+def _dataplane(stf: Path, elems: int) -> Case:
+    return Case(AGGREGATE_P4, stf, f"-DELEMS={elems} -DPOOL_SIZE=16")
+
+
+CASES = {f"E8-{s.stem}": _dataplane(s, 8) for s in sorted(HERE.glob("*.stf"))}
+CASES |= {f"E64-{s.stem}": _dataplane(s, 64) for s in sorted(HERE.glob("elems64/*.stf"))}
+P4_CASES = {f"p4-{s.stem}": Case(s.with_suffix(".p4"), s) for s in sorted(P4_TESTS.glob("*.stf"))}
+
+# Copies of one dataplane file with one line changed: (old, new, what `ina stf` reports, whether
+# p4c's runner fails it, what its output shows). p4c parses the changed check_counter (its log shows
+# the 3) and passes; a line its grammar refuses fails both; a wrong expected byte fails both.
+MUTATED = HERE / "basic_two_workers.stf"
+COUNT_LINE = "check_counter job_accepted(1) packets == 2"
+MUTANTS = {
+    "mutant-count": (COUNT_LINE, "check_counter job_accepted(1) packets == 3",
+                     "counter job_accepted(1) packets is 2, expected == 3", False,
+                     "ignoring stf command: check_counter ('check_counter', 'job_accepted', '1', ('packets', '==', '3'))"),
+    "mutant-syntax": (COUNT_LINE, "check_counter job_accepted(1) packets = 2",
+                      "expected: check_counter NAME(INDEX)", True, "parse error"),
+    "mutant-packet": ("expect 1 02000000000102aa", "expect 1 02000000000302aa",
+                      "port 1: packet 1 differs", True, "Packet 0 on port 1 differs"),
+}
+
+def _missing() -> str | None:
+    """Why the toolchain cannot run here, or None."""
+    for path in (RUNNER, P4C_DIR / "build" / "p4c-bm2-ss", P4C_DIR / "build" / "config.h",
+                 BMV2_BIN_DIR / "simple_switch", BMV2_BIN_DIR / "simple_switch_CLI"):
+        if not path.exists():
+            return f"no {path} (install /work/shared/p4-toolchain, or set INA_P4C_DIR / INA_BMV2_BIN_DIR)"
+    try:
+        subprocess.run([P4C_PYTHON, "-c", "import ply, scapy"], check=True, capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return f"{P4C_PYTHON} cannot import ply and scapy (p4c's runner needs them; set INA_P4C_PYTHON)"
+    return None
+
+
+@dataclass(frozen=True)
+class Run:
+    returncode: int
+    output: str
+
+    @property
+    def compiled(self) -> bool:
+        return "Error compiling" not in self.output
+
+    def tail(self) -> str:
+        return "\n".join(line for line in self.output.splitlines()[-40:] if not line.startswith("RuntimeCmd"))
+
+
+def _run_p4c(case: Case, workdir: Path) -> Run:
+    command = [P4C_PYTHON, str(RUNNER), str(P4C_DIR), str(case.program), "-bd", str(P4C_DIR / "build"),
+               "-tf", str(case.stf)]
+    if case.defines:
+        command[4:4] = ["-a", case.defines]
+    env = {**os.environ, "PATH": f"{BMV2_BIN_DIR}:/usr/bin:/bin"}
+    try:
+        done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired as err:
+        return Run(-1, f"timed out after {RUN_TIMEOUT} s\n{err.stdout or ''}{err.stderr or ''}")
+    return Run(done.returncode, done.stdout + done.stderr)
+
+
+@pytest.fixture(scope="module")
+def p4c_runs(request: pytest.FixtureRequest,
+             tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple[Case, Future]]]:
+    """Start p4c's runner on every case this session selected, in a pool; a test waits for its own."""
+    reason = _missing()
+    if reason:
+        pytest.skip(reason)
+    workdir = tmp_path_factory.mktemp("p4c-runner")
+    cases = CASES | P4_CASES
+    for name, (old, new, *_) in MUTANTS.items():
+        text = MUTATED.read_text()
+        assert text.count(old) == 1, f"{name}: '{old}' is not once in {MUTATED}"
+        (workdir / f"{name}.stf").write_text(text.replace(old, new))
+        cases[name] = _dataplane(workdir / f"{name}.stf", 8)
+    wanted = {item.callspec.id for item in request.session.items
+              if item.module is request.module and hasattr(item, "callspec")}
+    with ThreadPoolExecutor(WORKERS) as pool:
+        yield {name: (case, pool.submit(_run_p4c, case, workdir)) for name, case in cases.items() if name in wanted}
+
+
+def _ignored(run: Run) -> set[str]:
+    return set(re.findall(r"ignoring stf command: (\S+)", run.output))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_dataplane_stf_passes_on_simple_switch(name: str, p4c_runs: dict[str, tuple[Case, Future]]) -> None:
+    run = p4c_runs[name][1].result()
+    assert run.returncode == 0 and "All went well." in run.output, run.tail()
+    assert _ignored(run) <= {"check_counter"}, f"p4c's runner skipped statements: {_ignored(run)}"
+
+
+@pytest.mark.parametrize("name", list(P4_CASES))
+def test_feature_stf_passes_on_simple_switch(name: str, p4c_runs: dict[str, tuple[Case, Future]]) -> None:
+    """tests/p4 programs p4c-bm2-ss refuses (ina takes wider input, e.g. a control named Egress) skip."""
+    run = p4c_runs[name][1].result()
+    if not run.compiled:
+        error = re.search(r"^.*\b(?:syntax )?error\b.*$", run.output.split("Error compiling", 1)[1], re.MULTILINE)
+        pytest.skip(f"p4c-bm2-ss refuses {P4_CASES[name].program.name}: {error.group().strip() if error else '?'}")
+    assert run.returncode == 0 and "All went well." in run.output, run.tail()
+    assert _ignored(run) <= {"check_counter"}, f"p4c's runner skipped statements: {_ignored(run)}"
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_mutant(name: str, p4c_runs: dict[str, tuple[Case, Future]], capsys: pytest.CaptureFixture[str]) -> None:
+    """`ina stf` fails every mutant; p4c's runner fails the ones it checks."""
+    case, future = p4c_runs[name]
+    _, _, ina_says, p4c_fails, p4c_says = MUTANTS[name]
+    assert ina_stf([str(case.program), str(case.stf), "-D", "ELEMS=8", "-D", "POOL_SIZE=16"]) == 1
+    assert ina_says in capsys.readouterr().out
+    run = future.result()
+    assert (run.returncode != 0) == p4c_fails and p4c_says in run.output, run.tail()
