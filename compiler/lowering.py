@@ -164,7 +164,9 @@ class Lowering:
 
     def table_action(self, binding: ActionBinding, bound: tuple[list[n.Arg], Scope] | None = None) -> dict:
         """The BMv2 action a table invokes: arguments bound in the table's actions list fill the
-        first parameters; the remaining (directionless) ones become runtime data."""
+        first parameters; the remaining (directionless) ones become runtime data. A table that binds
+        arguments gets its own copy, named as p4c names every copy: the action's own name (tables
+        refer to actions by id, and BMv2's CLI finds `table_add T setbyte` among T's actions)."""
         name = binding.qualified_name
         key = name if bound is None or not bound[0] else f"{name}@{id(bound[0])}"
         if key in self._table_actions:
@@ -200,8 +202,7 @@ class Lowering:
             params.append((control_plane_name(param), width, param.annotations))
         self._table_actions[key] = {}  # reserve against recursion
         body.run(decl.body.stmts, scope)
-        json_name = name if key == name or name not in {a["name"] for a in self.actions} else self.unique_name(name)
-        action = self.add_action(json_name, runtime_data, body.primitives, decl.loc)
+        action = self.add_action(name, runtime_data, body.primitives, decl.loc)
         self._table_actions[key] = action
         self.artifacts.actions[name] = ActionInfo(name, decl.annotations, params)
         return action
