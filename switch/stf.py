@@ -77,8 +77,6 @@ def _suffix_match(name: str, candidates, what: str) -> str:
     if name in candidates:
         return name
     hits = [c for c in candidates if c.endswith("." + name) or (c.split(".")[-1] == name.split(".")[-1] and c.endswith(name))]
-    if not hits:  # a copy the compiler specialised per use and renamed with a _N suffix
-        hits = [c for c in candidates if re.sub(r"_\d+$", "", c).split(".")[-1] == name.split(".")[-1]]
     if len(hits) == 1:
         return hits[0]
     if not hits:
@@ -329,7 +327,8 @@ class StfRunner:
     def _call(self, table, name: str, args: dict[str, int], entry, default: bool) -> int | None:
         """Install the action as the default or as an entry; returns the entry's handle."""
         action = _suffix_match(name, table.actions, f"action of table '{table.name}'")
-        spec = next(a for a in self.switch.pipeline.program["actions"] if a["name"] == action)
+        action_id = table.action(action).id  # copies of one action share its name: take this table's
+        spec = next(a for a in self.switch.pipeline.program["actions"] if a["id"] == action_id)
         values = []
         for param in spec.get("runtime_data", []):
             if param["name"] not in args:

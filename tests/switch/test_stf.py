@@ -78,15 +78,6 @@ def test_stack_keys_priorities_and_renamed_action_copies():
     assert result.ok, result.report
 
 
-def test_action_copy_renamed_by_the_compiler_is_found_by_its_source_name():
-    from ina.switch.stf import StfError, _suffix_match
-
-    actions = ["ingress.noop", "ingress.setbyte_0"]
-    assert _suffix_match("setbyte", actions, "action") == "ingress.setbyte_0"
-    with pytest.raises(StfError, match="ambiguous"):
-        _suffix_match("setbyte", ["a.setbyte_0", "a.setbyte_1"], "action")
-
-
 def test_varbit_length_errors():
     """Not whole bytes: ParserInvalidArgument; above the maximum: HeaderTooShort; then too short."""
     from ina.compiler import compile_file
