@@ -7,15 +7,17 @@ the end of the inlined body.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ina.compiler import nodes as n
 from ina.compiler import types as t
 from ina.compiler.calls import bind_args, compile_call
 from ina.compiler.errors import CompileError, Location
-from ina.compiler.expressions import ExpressionCompiler, expr_text, has_calls
-from ina.compiler.objects import ActionBinding, FunctionBinding
+from ina.compiler.expressions import ExpressionCompiler
+from ina.compiler.members import member_of
+from ina.compiler.objects import ActionBinding, FunctionBinding, TableApply
 from ina.compiler.program import Scope
+from ina.compiler.services import Services
 from ina.compiler.values import (
     Computed,
     Const,
@@ -40,9 +42,6 @@ from ina.compiler.values import (
     read_only,
 )
 
-if TYPE_CHECKING:
-    from ina.compiler.lowering import Lowering
-
 
 @dataclass
 class _Frame:
@@ -57,8 +56,8 @@ class _Frame:
 class ActionBody:
     """Collects the primitives of one BMv2 action."""
 
-    def __init__(self, lowering: Lowering, owner: str, apply_block: bool = False):
-        self.lowering = lowering
+    def __init__(self, services: Services, owner: str, apply_block: bool = False):
+        self.services = services
         self.owner = owner
         self.apply_block = apply_block  # statements written directly in an apply block
         self.primitives: list[dict] = []
@@ -73,7 +72,7 @@ class ActionBody:
                                                 "source_fragment": name}})
 
     def temporary(self, vtype: t.P4Type, hint: str) -> Value:
-        return self.lowering.allocate(vtype, hint, self.owner)
+        return self.services.allocate(vtype, hint, self.owner)
 
     def packet_call(self, packet, name: str, call: n.Call) -> Any:
         raise CompileError(f"{packet.kind}.{name} can be called only in a parser or deparser", call.loc)
@@ -84,7 +83,7 @@ class ActionBody:
             self.statement(stmt, scope)
 
     def statement(self, stmt: n.Stmt, scope: Scope) -> None:
-        ec = ExpressionCompiler(self.lowering, scope, self)
+        ec = ExpressionCompiler(self.services, scope, self)
         match stmt:
             case n.Assign(target=target, value=value, operator=None):
                 lhs = ec.lvalue(target)
@@ -118,16 +117,14 @@ class ActionBody:
                 raise CompileError(f"unsupported statement ({type(stmt).__name__})", stmt.loc)
 
     def call_statement(self, ec: ExpressionCompiler, call: n.Call) -> None:
-        from ina.compiler.tables import TableApply
-
         result = compile_call(ec, call, as_statement=True)
         if isinstance(result, TableApply):
             raise CompileError("tables can be applied only in a control's apply block, not in an action "
                                "or function", call.loc)
 
     def declare(self, ec: ExpressionCompiler, decl: n.VarDecl, scope: Scope) -> Value:
-        vtype = self.lowering.model.resolve(decl.type, scope=scope)
-        storage = self.lowering.allocate(vtype, decl.name, self.owner)
+        vtype = self.services.model.resolve(decl.type, scope=scope)
+        storage = self.services.allocate(vtype, decl.name, self.owner)
         if decl.init is not None:
             self.assign(ec, storage, ec.value(decl.init, vtype), decl.loc)
         elif isinstance(storage, HeaderInstance):
@@ -182,7 +179,7 @@ class ActionBody:
             return
         if len(self._frames) > 1:
             self._uses_exit_flag = True
-            self.assign(ec, self.lowering.exit_flag(), Const(t.Bool(), True), loc)
+            self.assign(ec, self.services.exit_flag(), Const(t.Bool(), True), loc)
         frame = self._frames[-1]
         frame.exits = True
         frame.jumps.append(len(self.primitives))
@@ -193,7 +190,7 @@ class ActionBody:
             return
         outer = self._frames[-1]
         outer.exits = True
-        flag = self.lowering.exit_flag()
+        flag = self.services.exit_flag()
         running = Computed(t.Bool(), op("==", expr_json(flag), {"type": "hexstr", "value": "0x00"}))
         still_running = {"type": "expression", "value": as_data(running)}
         outer.jumps.append(len(self.primitives))
@@ -261,8 +258,6 @@ class ActionBody:
             value = ec.coerce(value, target.type, loc) if isinstance(value, ListValue) else value
             self.emit("add_header", [param_json(target)], loc)
             for name, _ in target.type.fields:  # type: ignore[attr-defined]
-                from ina.compiler.members import member_of
-
                 member = member_of(ec, target, n.Member(loc, n.Name(loc, "_"), name))
                 self.assign(ec, member, value.members[name], loc)  # type: ignore[attr-defined]
             return
@@ -286,8 +281,8 @@ class ActionBody:
     def call_action(self, binding: ActionBinding, args: list[n.Arg], loc: Location, caller: Scope) -> None:
         decl = binding.decl
         if self.apply_block and len(self._frames) == 1:
-            self.lowering.note_direct_call(binding)
-        if not decl.body.stmts and not has_calls([a.value for a in args]):
+            self.services.note_direct_call(binding)
+        if not decl.body.stmts and not n.has_calls([a.value for a in args]):
             self._check_args(caller, binding, args, loc)  # an empty action: check, but copy nothing
             return
         scope, copy_out = self._bind_params(caller, binding.scope, decl.params, args, loc, f"action '{decl.name}'")
@@ -297,11 +292,11 @@ class ActionBody:
         self._after_call(frame, loc)
 
     def _check_args(self, caller: Scope, binding: ActionBinding, args: list[n.Arg], loc: Location) -> None:
-        ec = ExpressionCompiler(self.lowering, caller, self)
+        ec = ExpressionCompiler(self.services, caller, self)
         for param, arg in bind_args(binding.decl.params, args, loc, f"action '{binding.decl.name}'"):
             if arg is None or arg.value is None:
                 continue
-            ptype = self.lowering.model.resolve(param.type, scope=binding.scope)
+            ptype = self.services.model.resolve(param.type, scope=binding.scope)
             if param.direction in ("out", "inout"):
                 ec.lvalue(arg.value)
             else:
@@ -310,7 +305,7 @@ class ActionBody:
     def call_function(self, binding: FunctionBinding, args: list[n.Arg], loc: Location, caller: Scope) -> Value | None:
         proto = binding.decl.proto
         scope, copy_out = self._bind_params(caller, binding.scope, proto.params, args, loc, f"function '{proto.name}'")
-        rtype = self.lowering.model.resolve(proto.return_type, scope=binding.scope)
+        rtype = self.services.model.resolve(proto.return_type, scope=binding.scope)
         frame = _Frame()
         if not isinstance(rtype, t.Void):
             frame.result = self.temporary(rtype, f"{proto.name}_retval")
@@ -321,7 +316,7 @@ class ActionBody:
         return read_only(frame.result) if frame.result is not None else None
 
     def _copy_out(self, copies: list[tuple[Value, Value]], caller: Scope, loc: Location) -> None:
-        ec = ExpressionCompiler(self.lowering, caller, self)
+        ec = ExpressionCompiler(self.services, caller, self)
         for target, temporary in copies:
             self.assign(ec, target, temporary, loc)
 
@@ -341,11 +336,11 @@ class ActionBody:
                      loc: Location, what: str) -> tuple[Scope, list[tuple[Value, Value]]]:
         """Parameters as P4 passes them: copy-in for in/inout, copy-out for out/inout (so that an
         argument aliased by the body behaves as the specification says)."""
-        caller = ExpressionCompiler(self.lowering, caller_scope, self)
+        caller = ExpressionCompiler(self.services, caller_scope, self)
         scope = outer.child()
         copy_out: list[tuple[Value, Value]] = []
         for param, arg in bind_args(params, args, loc, what):
-            ptype = self.lowering.model.resolve(param.type, scope=outer)
+            ptype = self.services.model.resolve(param.type, scope=outer)
             expr = arg.value if arg is not None else param.default
             if param.direction in ("out", "inout"):
                 if expr is None:
@@ -356,7 +351,7 @@ class ActionBody:
                         value = target
                     else:
                         if target.type != ptype:
-                            raise CompileError(f"argument '{expr_text(expr)}' has type {target.type}, but "
+                            raise CompileError(f"argument '{n.expr_text(expr)}' has type {target.type}, but "
                                                f"parameter '{param.name}' of {what} is {ptype}", expr.loc)
                         value = self.temporary(ptype, param.name)
                         if param.direction == "inout":
@@ -379,7 +374,7 @@ class ActionBody:
         self.body(stmts, scope)
         self._close(self._frames.pop())
         if self._uses_exit_flag:  # clear the flag first: it may still be set from an earlier exit
-            self.emit("assign", [expr_json(self.lowering.exit_flag()), {"type": "hexstr", "value": "0x00"}],
+            self.emit("assign", [expr_json(self.services.exit_flag()), {"type": "hexstr", "value": "0x00"}],
                       Location("<ina>", 0, 0))
             self.primitives.insert(0, self.primitives.pop())
             for prim in self.primitives[1:]:

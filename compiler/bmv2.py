@@ -1,13 +1,10 @@
-"""Assemble the BMv2 JSON document (format version 2.23) from the lowering's sections."""
+"""Assemble the BMv2 JSON document (format version 2.23) from the lowered program."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from ina.compiler import nodes as n
+from ina.compiler.lowered import LoweredProgram
 from ina.compiler.objects import ExternInstance
-
-if TYPE_CHECKING:
-    from ina.compiler.lowering import Lowering
 
 FORMAT_VERSION = [2, 23]
 
@@ -49,20 +46,18 @@ def _arrays(externs: list[ExternInstance]) -> tuple[list[dict], list[dict], list
     return registers, counters, meters
 
 
-def assemble(lowering: Lowering, parser: dict, deparser: dict, pipelines: list[dict]) -> dict:
-    storage = lowering.storage
-    registers, counters, meters = _arrays(lowering.artifacts.externs)
+def assemble(program: LoweredProgram) -> dict:
+    storage, sections, pipelines = program.storage, program.sections, program.pipelines
+    registers, counters, meters = _arrays(program.artifacts.externs)
     for meter in meters:
         if meter["is_direct"]:
             table = next((t for p in pipelines for t in p["tables"] if t["name"] == meter["binding"]), None)
             if table is not None:
                 meter["size"] = table["max_size"]
     enums = []
-    for name, decl in lowering.model.type_decls.items():
-        from ina.compiler import nodes as n
-
+    for name, decl in program.model.type_decls.items():
         if isinstance(decl, n.EnumDecl) and decl.base is None:
-            etype = lowering.model.named_type(name, decl.loc)
+            etype = program.model.named_type(name, decl.loc)
             enums.append({"name": name, "entries": sorted(([k, v] for k, v in etype.members.items()),
                                                           key=lambda e: e[1])})
     return {
@@ -72,20 +67,20 @@ def assemble(lowering: Lowering, parser: dict, deparser: dict, pipelines: list[d
         "header_union_types": storage.union_types,
         "header_unions": storage.unions,
         "header_union_stacks": storage.union_stacks,
-        "field_lists": lowering.field_lists,
-        "errors": [[name, i] for i, name in enumerate(lowering.model.all_errors())],
+        "field_lists": sections.field_lists,
+        "errors": [[name, i] for i, name in enumerate(program.model.all_errors())],
         "enums": enums,
-        "parsers": [parser],
-        "parse_vsets": lowering.parse_vsets,
-        "deparsers": [deparser],
+        "parsers": [program.parser],
+        "parse_vsets": sections.parse_vsets,
+        "deparsers": [program.deparser],
         "meter_arrays": meters,
         "counter_arrays": counters,
         "register_arrays": registers,
-        "calculations": lowering.calculations,
-        "learn_lists": lowering.learn_lists,
-        "actions": lowering.actions,
+        "calculations": sections.calculations,
+        "learn_lists": sections.learn_lists,
+        "actions": sections.actions,
         "pipelines": pipelines,
-        "checksums": lowering.checksums,
+        "checksums": sections.checksums,
         "force_arith": [],
         "extern_instances": [],
         "field_aliases": [
@@ -99,6 +94,6 @@ def assemble(lowering: Lowering, parser: dict, deparser: dict, pipelines: list[d
             ["intrinsic_metadata.egress_rid", ["standard_metadata", "egress_rid"]],
             ["intrinsic_metadata.priority", ["standard_metadata", "priority"]],
         ],
-        "program": lowering.source_file,
+        "program": program.source_file,
         "__meta__": {"version": FORMAT_VERSION, "compiler": "ina"},
     }

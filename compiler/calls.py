@@ -3,11 +3,12 @@ actions, functions, v1model externs and packet methods."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ina.compiler import nodes as n
 from ina.compiler import types as t
 from ina.compiler.errors import CompileError, Location
+from ina.compiler.externs import call_extern_function, call_extern_method
 from ina.compiler.members import valid_bit
 from ina.compiler.objects import (
     ActionBinding,
@@ -16,7 +17,10 @@ from ina.compiler.objects import (
     ExternInstance,
     FunctionBinding,
     PacketObject,
+    TableApply,
+    TableObject,
 )
+from ina.compiler.services import Expressions
 from ina.compiler.values import (
     Const,
     HeaderExpression,
@@ -29,9 +33,6 @@ from ina.compiler.values import (
     hexstr,
     param_json,
 )
-
-if TYPE_CHECKING:
-    from ina.compiler.expressions import ExpressionCompiler
 
 
 def bind_args(params: list[n.Param], args: list[n.Arg], loc: Location, what: str) -> list[tuple[n.Param, n.Arg | None]]:
@@ -56,7 +57,7 @@ def bind_args(params: list[n.Param], args: list[n.Arg], loc: Location, what: str
     return bound
 
 
-def compile_call(ec: ExpressionCompiler, call: n.Call, as_statement: bool) -> Any:
+def compile_call(ec: Expressions, call: n.Call, as_statement: bool) -> Any:
     target = ec.compile(call.func)
     if isinstance(target, BoundMethod):
         return _method(ec, target, call)
@@ -68,26 +69,18 @@ def compile_call(ec: ExpressionCompiler, call: n.Call, as_statement: bool) -> An
         effects = _effects(ec, call, f"function '{target.decl.name}'")
         return effects.call_function(target, call.args, call.loc, ec.scope)
     if isinstance(target, list) and target and isinstance(target[0], n.ExternFunctionDecl):
-        from ina.compiler.externs import call_extern_function
-
         return call_extern_function(ec, target, call)
-    raise CompileError(f"'{_callee_text(call.func)}' cannot be called", call.loc)
+    raise CompileError(f"'{n.expr_text(call.func)}' cannot be called", call.loc)
 
 
-def _callee_text(func: n.Expr) -> str:
-    from ina.compiler.expressions import expr_text
-
-    return expr_text(func)
-
-
-def _effects(ec: ExpressionCompiler, call: n.Call, what: str):
+def _effects(ec: Expressions, call: n.Call, what: str):
     if ec.effects is None:
         raise CompileError(f"{what} cannot be called here (calls with side effects are not allowed "
                            "in this expression)", call.loc)
     return ec.effects
 
 
-def _method(ec: ExpressionCompiler, method: BoundMethod, call: n.Call) -> Any:
+def _method(ec: Expressions, method: BoundMethod, call: n.Call) -> Any:
     target, name = method.target, method.name
     if isinstance(target, HeaderInstance | HeaderExpression | UnionInstance | StructValue):
         return _header_method(ec, target, name, call)
@@ -102,14 +95,10 @@ def _method(ec: ExpressionCompiler, method: BoundMethod, call: n.Call) -> Any:
         effects.emit(prim, [expr_json(target), {"type": "hexstr", "value": hexstr(count, 32)}], call.loc)
         return None
     if isinstance(target, ExternInstance):
-        from ina.compiler.externs import call_extern_method
-
         return call_extern_method(ec, target, name, call)
     if isinstance(target, PacketObject):
         effects = _effects(ec, call, f"{target.kind}.{name}")
         return effects.packet_call(target, name, call)
-    from ina.compiler.tables import TableApply, TableObject
-
     if isinstance(target, TableObject):
         if call.args:
             raise CompileError("wrong number of arguments: apply takes 0", call.loc)
@@ -120,7 +109,7 @@ def _method(ec: ExpressionCompiler, method: BoundMethod, call: n.Call) -> Any:
     raise CompileError(f"'{name}' cannot be called here", call.loc)
 
 
-def _header_method(ec: ExpressionCompiler, header: Value, name: str, call: n.Call) -> Any:
+def _header_method(ec: Expressions, header: Value, name: str, call: n.Call) -> Any:
     if name in ("minSizeInBits", "minSizeInBytes"):
         bits = t.width_of(header.type)
         return Const(t.InfInt(), bits if name == "minSizeInBits" else (bits + 7) // 8)
@@ -136,7 +125,7 @@ def _header_method(ec: ExpressionCompiler, header: Value, name: str, call: n.Cal
     return None
 
 
-def lookahead(ec: ExpressionCompiler, e: n.Lookahead) -> Value:
+def lookahead(ec: Expressions, e: n.Lookahead) -> Value:
     target = ec.compile(e.expr)
     if not isinstance(target, PacketObject) or target.kind != "packet_in":
         raise CompileError("lookahead is a method of packet_in", e.loc)

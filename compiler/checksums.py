@@ -3,24 +3,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ina.compiler import nodes as n
 from ina.compiler.calls import compile_call
 from ina.compiler.errors import CompileError, Location
 from ina.compiler.expressions import ExpressionCompiler
-from ina.compiler.objects import BlockInstance
+from ina.compiler.services import Services
 from ina.compiler.values import Const, Field, Value, as_bool
-
-if TYPE_CHECKING:
-    from ina.compiler.lowering import Lowering
 
 
 class _ChecksumSink:
     """Accepts only checksum calls; everything else in these controls is unsupported."""
 
-    def __init__(self, lowering: Lowering, verify: bool):
-        self.lowering = lowering
+    def __init__(self, services: Services, verify: bool):
+        self.services = services
         self.verify_block = verify
 
     def emit(self, name: str, params: list[dict], loc: Location) -> None:
@@ -36,8 +33,8 @@ class _ChecksumSink:
             raise CompileError("the checksum argument must be a header field", loc)
         if isinstance(cond, Const) and not cond.value:
             return
-        calc = self.lowering.calculation(algo, data, loc, payload)
-        checksums = self.lowering.checksums
+        calc = self.services.calculation(algo, data, loc, payload)
+        checksums = self.services.sections.checksums
         checksums.append({
             "name": f"cksum_{len(checksums)}", "id": len(checksums),
             "source_info": {"filename": loc.file, "line": loc.line, "column": loc.col,
@@ -57,39 +54,35 @@ class _ChecksumSink:
         raise CompileError(f"{packet.kind}.{name} cannot be called in a checksum control", call.loc)
 
 
-def lower_checksums(lowering: Lowering, instance: BlockInstance, values: dict[str, Any], verify: bool) -> None:
-    from ina.compiler.lowering import block_bindings
-
-    decl = instance.decl
-    if not isinstance(decl, n.ControlDecl):
-        raise CompileError("the checksum arguments of V1Switch must be controls", decl.loc)
-    scope = lowering.model.globals.child(decl.name)
-    for name, value in block_bindings(lowering, decl, values).items():
+def lower_checksums(services: Services, decl: n.ControlDecl, bindings: dict[str, Any], verify: bool) -> None:
+    """Lower a VerifyChecksum (`verify`) or ComputeChecksum control whose parameters are bound."""
+    scope = services.model.globals.child(decl.name)
+    for name, value in bindings.items():
         scope.define(name, value)
-    declare_locals(lowering, decl, scope)
-    sink = _ChecksumSink(lowering, verify)
-    _statements(lowering, decl.body.stmts, scope, sink)
+    declare_locals(services, decl, scope)
+    sink = _ChecksumSink(services, verify)
+    _statements(services, decl.body.stmts, scope, sink)
 
 
-def declare_locals(lowering: Lowering, decl: n.ControlDecl, scope) -> None:
+def declare_locals(services: Services, decl: n.ControlDecl, scope) -> None:
     """Constants and variables of a checksum control or deparser (unused actions and tables are
     allowed and ignored; these blocks run no tables)."""
     for local in decl.locals:
         if isinstance(local, n.ConstDecl):
             scope.define(local.name, local)
         elif isinstance(local, n.VarDecl):
-            vtype = lowering.model.resolve(local.type, scope=scope)
-            scope.define(local.name, lowering.allocate(vtype, local.name, decl.name))
+            vtype = services.model.resolve(local.type, scope=scope)
+            scope.define(local.name, services.allocate(vtype, local.name, decl.name))
         elif not isinstance(local, n.ActionDecl | n.TableDecl | n.FunctionDecl):
             raise CompileError(f"unsupported declaration in '{decl.name}' ({type(local).__name__})", local.loc)
 
 
-def _statements(lowering: Lowering, stmts: list[n.Stmt], scope, sink: _ChecksumSink) -> None:
+def _statements(services: Services, stmts: list[n.Stmt], scope, sink: _ChecksumSink) -> None:
     for stmt in stmts:
         if isinstance(stmt, n.CallStmt):
-            compile_call(ExpressionCompiler(lowering, scope, sink), stmt.call, as_statement=True)
+            compile_call(ExpressionCompiler(services, scope, sink), stmt.call, as_statement=True)
         elif isinstance(stmt, n.Block):
-            _statements(lowering, stmt.stmts, scope.child(), sink)
+            _statements(services, stmt.stmts, scope.child(), sink)
         elif not isinstance(stmt, n.Empty):
             raise CompileError("only verify_checksum/update_checksum calls are supported in checksum controls",
                                stmt.loc)

@@ -10,21 +10,19 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ina.compiler import nodes as n
 from ina.compiler import types as t
 from ina.compiler.actions import ActionBody
 from ina.compiler.calls import bind_args
 from ina.compiler.errors import CompileError, Location
-from ina.compiler.expressions import ExpressionCompiler, expr_text
-from ina.compiler.objects import ActionBinding, BlockInstance, FunctionBinding
+from ina.compiler.expressions import ExpressionCompiler
+from ina.compiler.objects import ActionBinding, BlockInstance, FunctionBinding, TableObject
 from ina.compiler.program import Scope
-from ina.compiler.tables import TableLowering, TableObject
+from ina.compiler.services import Services
+from ina.compiler.tables import TableLowering
 from ina.compiler.values import Const, Unassigned, as_bool, read_only
-
-if TYPE_CHECKING:
-    from ina.compiler.lowering import Lowering
 
 Link = Callable[[str | None], None]
 _RETURN = "$return$"
@@ -46,10 +44,10 @@ class Pipeline:
 
     action_profiles: list[dict] = field(default_factory=list)
 
-    def add_action_profile(self, profile: Any, lowering: Lowering) -> None:
+    def add_action_profile(self, profile: Any, services: Services) -> None:
         if any(p["name"] == profile.name for p in self.action_profiles):
             return
-        entry = {"name": profile.name, "id": lowering.next_id("action_profile"), "max_size": profile.extra["size"]}
+        entry = {"name": profile.name, "id": services.next_id("action_profile"), "max_size": profile.extra["size"]}
         if profile.kind == "action_selector":
             entry["selector"] = {"algo": profile.extra["algo"], "input": profile.extra["selector_input"]}
         self.action_profiles.append(entry)
@@ -59,27 +57,18 @@ class Pipeline:
                 "action_profiles": self.action_profiles, "conditionals": self.conditionals}
 
 
-def qualified(owner: str, decl: n.Decl) -> str:
-    """p4c's fully qualified name: @name(".x") is global, @name("x") replaces the local name."""
-    annotation = n.find_annotation(decl.annotations, "name")
-    local = annotation.string() if annotation and annotation.string() else decl.name
-    if local.startswith("."):
-        return local[1:]
-    return f"{owner}.{local}" if owner else local
-
-
 class ControlLowering:
     """Lowers one control (and the controls it instantiates) into a pipeline."""
 
-    def __init__(self, lowering: Lowering, pipeline: Pipeline):
-        self.lowering = lowering
+    def __init__(self, services: Services, pipeline: Pipeline):
+        self.services = services
         self.pipeline = pipeline
         self._returns: list[list[Link]] = []
 
     # ---- declarations
     def enter(self, decl: n.ControlDecl, owner: str, bindings: dict[str, Any]) -> tuple[Scope, list[n.Stmt]]:
         """A scope with the parameters bound and the locals declared; returns local initializers."""
-        scope = self.lowering.model.globals.child(owner)
+        scope = self.services.model.globals.child(owner)
         for name, value in bindings.items():
             scope.define(name, value)
         inits: list[n.Stmt] = []
@@ -92,16 +81,16 @@ class ControlLowering:
             case n.ConstDecl():
                 scope.define(local.name, local)
             case n.VarDecl():
-                vtype = self.lowering.model.resolve(local.type, scope=scope)
-                scope.define(local.name, self.lowering.allocate(vtype, local.name, owner))
+                vtype = self.services.model.resolve(local.type, scope=scope)
+                scope.define(local.name, self.services.allocate(vtype, local.name, owner))
                 if local.init is not None:
                     inits.append(n.Assign(local.loc, n.Name(local.loc, local.name), local.init))
             case n.Instantiation():
-                scope.define(local.name, self.lowering.instantiate(local, scope, owner))
+                scope.define(local.name, self.services.instantiate(local, scope, owner))
             case n.ActionDecl():
-                scope.define(local.name, ActionBinding(local, scope, qualified(owner, local)))
+                scope.define(local.name, ActionBinding(local, scope, n.qualified(owner, local)))
             case n.TableDecl():
-                scope.define(local.name, TableObject(local, scope, local.name, qualified(owner, local)))
+                scope.define(local.name, TableObject(local, scope, local.name, n.qualified(owner, local)))
             case n.FunctionDecl():
                 scope.define(local.name, FunctionBinding(local, scope))
             case _:
@@ -209,21 +198,21 @@ class ControlLowering:
         return False
 
     def _temporary_name(self, vtype: t.P4Type, hint: str, scope: Scope, owner: str) -> str:
-        name = self.lowering.unique_name(f"${hint}")
-        scope.define(name, self.lowering.allocate(vtype, hint, owner))
+        name = self.services.unique_name(f"${hint}")
+        scope.define(name, self.services.allocate(vtype, hint, owner))
         return name
 
     def _hit_flag(self, table: TableObject, loc: Location, scope: Scope, owner: str) -> tuple[Fragment, str]:
-        flag = self.lowering.allocate(t.Bool(), f"{table.local_name}_hit", owner)
-        name = self.lowering.unique_name(f"$hit_{table.local_name}")
+        flag = self.services.allocate(t.Bool(), f"{table.local_name}_hit", owner)
+        name = self.services.unique_name(f"$hit_{table.local_name}")
         scope.define(name, flag)
-        ec = ExpressionCompiler(self.lowering, scope)
-        clear = ActionBody(self.lowering, owner)
+        ec = ExpressionCompiler(self.services, scope)
+        clear = ActionBody(self.services, owner)
         clear.assign(ec, flag, Const(t.Bool(), False), loc)
         head = self.hidden_table(clear, f"{table.local_name}_clear", loc)
         applied, json_table = self.apply_table(table, loc, scope, owner)
         json_table["next_tables"] = {"__HIT__": None, "__MISS__": None}
-        mark = ActionBody(self.lowering, owner)
+        mark = ActionBody(self.services, owner)
         mark.assign(ec, flag, Const(t.Bool(), True), loc)
         marked = self.hidden_table(mark, f"{table.local_name}_hit", loc)
         json_table["next_tables"]["__HIT__"] = marked.entry
@@ -259,12 +248,12 @@ class ControlLowering:
     def _apply_target(self, call: n.Call, scope: Scope) -> Any:
         func = call.func
         if isinstance(func, n.TypeMember) and func.name == "apply":
-            decl = self.lowering.model.type_decls.get(func.type_name)
+            decl = self.services.model.type_decls.get(func.type_name)
             if isinstance(decl, n.ControlDecl):
                 return BlockInstance(decl, f"{scope.owner}.{decl.name}" if scope.owner else decl.name, [])
         if isinstance(func, n.Member) and func.name == "apply":
             try:
-                target = ExpressionCompiler(self.lowering, scope).compile(func.expr)
+                target = ExpressionCompiler(self.services, scope).compile(func.expr)
             except CompileError:
                 return None
             if isinstance(target, TableObject | BlockInstance):
@@ -294,7 +283,7 @@ class ControlLowering:
         raise CompileError(f"unsupported statement in an apply block ({type(stmt).__name__})", stmt.loc)
 
     def _hidden(self, stmts: list[n.Stmt], scope: Scope, owner: str) -> Fragment:
-        body = ActionBody(self.lowering, owner, apply_block=True)
+        body = ActionBody(self.services, owner, apply_block=True)
         body.run(stmts, scope)
         if not body.primitives:
             return Fragment()
@@ -304,10 +293,10 @@ class ControlLowering:
         return self.hidden_table(body, hint, stmts[0].loc)
 
     def hidden_table(self, body: ActionBody, hint: str, loc: Location) -> Fragment:
-        action = self.lowering.add_action(self.lowering.unique_name("act"), [], body.primitives, loc)
-        name = self.lowering.unique_name(f"tbl_{hint}")
+        action = self.services.add_action(self.services.unique_name("act"), [], body.primitives, loc)
+        name = self.services.unique_name(f"tbl_{hint}")
         table = {
-            "name": name, "id": self.lowering.next_id("table"),
+            "name": name, "id": self.services.next_id("table"),
             "source_info": {"filename": loc.file, "line": loc.line, "column": loc.col, "source_fragment": hint},
             "key": [], "match_type": "exact", "type": "simple", "max_size": 1024, "with_counters": False,
             "support_timeout": False, "direct_meters": None, "action_ids": [action["id"]],
@@ -329,17 +318,17 @@ class ControlLowering:
             raise CompileError(f"table '{table.local_name}' is applied more than once; BMv2 allows one "
                                "application per table", loc)
         table.applied = True
-        lowering = TableLowering(self.lowering, table)
-        json_table, info = lowering.build(self.lowering.next_id("table"))
-        self.lowering.tables_info.append(info)
+        lowered = TableLowering(self.services, table)
+        json_table, info = lowered.build(self.services.next_id("table"))
+        self.services.artifacts.tables.append(info)
         self.pipeline.tables.append(json_table)
         if info.implementation is not None:
-            self.pipeline.add_action_profile(info.implementation, self.lowering)
+            self.pipeline.add_action_profile(info.implementation, self.services)
         fragment = Fragment(json_table["name"], [lambda target: self._link_all(json_table, target)])
-        if lowering.key_assignments:
-            body = ActionBody(self.lowering, owner)
-            ec = ExpressionCompiler(self.lowering, scope, body)
-            for target, value, where in lowering.key_assignments:
+        if lowered.key_assignments:
+            body = ActionBody(self.services, owner)
+            ec = ExpressionCompiler(self.services, scope, body)
+            for target, value, where in lowered.key_assignments:
                 body.assign(ec, target, value, where)
             fragment = self._seq(self.hidden_table(body, f"{table.local_name}_key", loc), fragment)
         return fragment, json_table
@@ -371,17 +360,17 @@ class ControlLowering:
             then_key, else_key = ("__HIT__", "__MISS__") if on_hit else ("__MISS__", "__HIT__")
             exits = self._branches(json_table, then_key, else_key, stmt, scope, owner)
             return Fragment(head.entry, exits)
-        effects = ActionBody(self.lowering, owner)
-        ec = ExpressionCompiler(self.lowering, scope, effects)
+        effects = ActionBody(self.services, owner)
+        ec = ExpressionCompiler(self.services, scope, effects)
         cond = ec.boolean(stmt.cond)
         prelude = self.hidden_table(effects, "cond", stmt.loc) if effects.primitives else Fragment()
         if isinstance(cond, Const):
             chosen = stmt.then if cond.value else stmt.other
             return self._seq(prelude, self.statement_or_block(chosen, scope, owner) if chosen else Fragment())
-        name = self.lowering.unique_name("node")
-        conditional = {"name": name, "id": self.lowering.next_id("conditional"),
+        name = self.services.unique_name("node")
+        conditional = {"name": name, "id": self.services.next_id("conditional"),
                        "source_info": {"filename": stmt.loc.file, "line": stmt.loc.line,
-                                       "column": stmt.loc.col, "source_fragment": expr_text(stmt.cond)},
+                                       "column": stmt.loc.col, "source_fragment": n.expr_text(stmt.cond)},
                        "expression": as_bool(cond), "true_next": None, "false_next": None}
         self.pipeline.conditionals.append(conditional)
         exits = self._branches(conditional, "true_next", "false_next", stmt, scope, owner, direct=True)
@@ -449,14 +438,14 @@ class ControlLowering:
                 if label is None:
                     default_body = body
                     continue
-                found = ExpressionCompiler(self.lowering, scope).compile(label) if isinstance(label, n.Name) else None
+                found = ExpressionCompiler(self.services, scope).compile(label) if isinstance(label, n.Name) else None
                 if isinstance(found, n.ActionDecl):
-                    found = self.lowering.bind_global_action(found)
+                    found = self.services.bind_global_action(found)
                 if not isinstance(found, ActionBinding) or found.qualified_name not in actions:
-                    raise CompileError(f"'{expr_text(label)}' is not an action of table '{table.local_name}'",
+                    raise CompileError(f"'{n.expr_text(label)}' is not an action of table '{table.local_name}'",
                                        label.loc)
                 if found.qualified_name in covered:
-                    raise CompileError(f"action '{expr_text(label)}' appears in two cases", label.loc)
+                    raise CompileError(f"action '{n.expr_text(label)}' appears in two cases", label.loc)
                 names.append(found.qualified_name)
             if not names:
                 continue
@@ -477,7 +466,7 @@ class ControlLowering:
 
     def _switch_value(self, stmt: n.Switch, scope: Scope, owner: str) -> Fragment:
         """`switch (x) { 1: {...} 2: {...} default: {...} }` as a chain of `if (x == 1) ... else ...`."""
-        ec = ExpressionCompiler(self.lowering, scope)
+        ec = ExpressionCompiler(self.services, scope)
         subject = ec.value(stmt.expr)
         if not isinstance(subject.type, t.Bits | t.Enum | t.ErrorType):
             raise CompileError(f"switch needs a bit<N>, int<N>, enum or error value (or table.apply().action_run), "
@@ -497,7 +486,7 @@ class ControlLowering:
         return self.statement_or_block(chain, scope, owner) if chain is not None else Fragment()
 
     def _exit(self, stmt: n.Exit, scope: Scope, owner: str) -> Fragment:
-        body = ActionBody(self.lowering, owner)
+        body = ActionBody(self.services, owner)
         body.emit("exit", [], stmt.loc)
         fragment = self.hidden_table(body, "exit", stmt.loc)
         return Fragment(fragment.entry, [])
@@ -507,14 +496,14 @@ class ControlLowering:
         decl = instance.decl
         if not isinstance(decl, n.ControlDecl):
             raise CompileError(f"'{instance.name}' is a parser; parsers can be applied only in parsers", call.loc)
-        caller = ExpressionCompiler(self.lowering, scope)
+        caller = ExpressionCompiler(self.services, scope)
         bindings: dict[str, Any] = {}
         for param, arg in bind_args(decl.params, call.args, call.loc, f"control '{decl.name}'"):
             expr = arg.value if arg is not None else param.default
             if param.direction in ("out", "inout"):
                 bindings[param.name] = caller.lvalue(expr) if expr is not None else Unassigned(None)
             else:
-                ptype = self.lowering.model.resolve(param.type, scope=self.lowering.model.globals)
+                ptype = self.services.model.resolve(param.type, scope=self.services.model.globals)
                 bindings[param.name] = read_only(caller.value(expr, ptype if not isinstance(ptype, t.TypeVar) else None))
         for param, value in zip(decl.ctor_params, instance.ctor_args, strict=False):
             bindings[param.name] = value

@@ -3,22 +3,21 @@ only the valid headers, so conditions around emits need no code)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ina.compiler import nodes as n
 from ina.compiler.calls import compile_call
+from ina.compiler.checksums import declare_locals
 from ina.compiler.errors import CompileError, Location
-from ina.compiler.expressions import ExpressionCompiler, expr_text
-from ina.compiler.objects import BlockInstance, PacketObject
+from ina.compiler.expressions import ExpressionCompiler
+from ina.compiler.objects import PacketObject
+from ina.compiler.services import Services
 from ina.compiler.values import HeaderInstance, StackInstance, StructValue, UnionInstance, Value
-
-if TYPE_CHECKING:
-    from ina.compiler.lowering import Lowering
 
 
 class _EmitSink:
-    def __init__(self, lowering: Lowering, scope):
-        self.lowering = lowering
+    def __init__(self, services: Services, scope):
+        self.services = services
         self.scope = scope
         self.order: list[str] = []
 
@@ -30,7 +29,7 @@ class _EmitSink:
             raise CompileError(f"{packet.kind}.{name} cannot be called in a deparser", call.loc)
         if len(call.args) != 1:
             raise CompileError(f"wrong number of arguments: emit takes 1, got {len(call.args)}", call.loc)
-        value = ExpressionCompiler(self.lowering, self.scope, self).value(call.args[0].value)
+        value = ExpressionCompiler(self.services, self.scope, self).value(call.args[0].value)
         self._add(value, call.args[0].value)
 
     def _add(self, value: Value, expr: n.Expr) -> None:
@@ -44,7 +43,7 @@ class _EmitSink:
             for member in value.members.values():
                 self._add(member, expr)
         else:
-            raise CompileError(f"emit needs a header, stack, union or struct of headers, not '{expr_text(expr)}'",
+            raise CompileError(f"emit needs a header, stack, union or struct of headers, not '{n.expr_text(expr)}'",
                                expr.loc)
 
     def call_action(self, *args: Any) -> None:
@@ -54,33 +53,28 @@ class _EmitSink:
         raise CompileError("functions cannot be called in the deparser", args[2])
 
 
-def lower_deparser(lowering: Lowering, instance: BlockInstance, values: dict[str, Any]) -> dict:
-    from ina.compiler.checksums import declare_locals
-    from ina.compiler.lowering import block_bindings
-
-    decl = instance.decl
-    if not isinstance(decl, n.ControlDecl):
-        raise CompileError("V1Switch's deparser argument must be a control", decl.loc)
-    scope = lowering.model.globals.child(decl.name)
-    for name, value in block_bindings(lowering, decl, values).items():
+def lower_deparser(services: Services, decl: n.ControlDecl, bindings: dict[str, Any]) -> dict:
+    """The deparser's emit order, from the control whose parameters are bound."""
+    scope = services.model.globals.child(decl.name)
+    for name, value in bindings.items():
         scope.define(name, value)
-    declare_locals(lowering, decl, scope)
-    sink = _EmitSink(lowering, scope)
-    _walk(lowering, decl.body.stmts, scope, sink)
+    declare_locals(services, decl, scope)
+    sink = _EmitSink(services, scope)
+    _walk(services, decl.body.stmts, scope, sink)
     return {"name": "deparser", "id": 0, "source_info": {"filename": decl.loc.file, "line": decl.loc.line,
                                                          "column": decl.loc.col, "source_fragment": decl.name},
             "order": sink.order, "primitives": []}
 
 
-def _walk(lowering: Lowering, stmts: list[n.Stmt], scope, sink: _EmitSink) -> None:
+def _walk(services: Services, stmts: list[n.Stmt], scope, sink: _EmitSink) -> None:
     for stmt in stmts:
         match stmt:
             case n.CallStmt(call=call):
-                compile_call(ExpressionCompiler(lowering, scope, sink), call, as_statement=True)
+                compile_call(ExpressionCompiler(services, scope, sink), call, as_statement=True)
             case n.Block(stmts=inner):
-                _walk(lowering, inner, scope.child(), sink)
+                _walk(services, inner, scope.child(), sink)
             case n.If(then=then, other=other):
-                _walk(lowering, [then] + ([other] if other else []), scope, sink)
+                _walk(services, [then] + ([other] if other else []), scope, sink)
             case n.Empty():
                 pass
             case _:

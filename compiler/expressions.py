@@ -7,12 +7,16 @@ two_comp_mod wrappers BMv2 needs (BMv2 computes with unbounded integers).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from ina.compiler import nodes as n
 from ina.compiler import types as t
+from ina.compiler.calls import compile_call, lookahead
 from ina.compiler.errors import CompileError, Location
+from ina.compiler.members import member_of
+from ina.compiler.objects import FunctionBinding
 from ina.compiler.program import Scope
+from ina.compiler.services import Effects, Services
 from ina.compiler.values import (
     Computed,
     Const,
@@ -36,22 +40,6 @@ from ina.compiler.values import (
     op,
     read_only,
 )
-
-if TYPE_CHECKING:
-    from ina.compiler.lowering import Lowering
-
-
-class Effects(Protocol):
-    """Where calls with side effects put their primitives (an action body, a parser state)."""
-
-    def emit(self, name: str, params: list[dict], loc: Location) -> None: ...
-
-    def temporary(self, vtype: t.P4Type, hint: str) -> Value: ...
-
-    def call_action(self, binding: Any, args: list[n.Arg], loc: Location, caller: Scope) -> None: ...
-
-    def call_function(self, binding: Any, args: list[n.Arg], loc: Location, caller: Scope) -> Value | None: ...
-
 
 ARITH = {"+", "-", "*", "/", "%", "|+|", "|-|"}
 BITWISE = {"&", "|", "^"}
@@ -77,48 +65,15 @@ def fold(value: int, vtype: t.P4Type) -> int:
     return value
 
 
-def expr_text(expr: n.Expr) -> str:
-    """Source-like text of a key expression; p4c uses it to name match fields."""
-    match expr:
-        case n.Name(name=name):
-            return name
-        case n.Member(expr=e, name=name):
-            return f"{expr_text(e)}.{name}"
-        case n.Index(expr=e, index=i):
-            return f"{expr_text(e)}[{expr_text(i)}]"
-        case n.Slice(expr=e, hi=hi, lo=lo):
-            return f"{expr_text(e)}[{expr_text(hi)}:{expr_text(lo)}]"
-        case n.Call(func=f, args=args):
-            return f"{expr_text(f)}({', '.join(expr_text(a.value) for a in args if a.value)})"
-        case n.IntLit(value=v, width=w, signed=signed, base=base):
-            digits = {16: f"0x{v:x}", 2: f"0b{v:b}", 8: f"0o{v:o}"}.get(base, str(v))
-            return f"{w}{'s' if signed else 'w'}{digits}" if w is not None else digits
-        case n.Binary(op=o, left=left, right=right):
-            return f"{expr_text(left)} {o} {expr_text(right)}"
-        case n.TypeMember(type_name=tn, name=name):
-            return f"{tn}.{name}"
-    return "expr"
-
-
-def has_calls(expr: Any) -> bool:
-    """Whether an expression calls anything but the pure header methods."""
-    if isinstance(expr, n.Call):
-        pure = isinstance(expr.func, n.Member) and expr.func.name in ("isValid", "minSizeInBits", "minSizeInBytes")
-        if not pure:
-            return True
-    if isinstance(expr, list):
-        return any(has_calls(item) for item in expr)
-    if isinstance(expr, n.Expr | n.Arg):
-        return any(has_calls(getattr(expr, f)) for f in expr.__dataclass_fields__ if f != "loc")
-    return False
-
-
 class ExpressionCompiler:
-    """Compiles expressions in one scope; `effects` receives primitives of calls with side effects."""
+    """Compiles expressions in one scope; `effects` receives primitives of calls with side effects.
 
-    def __init__(self, lowering: Lowering, scope: Scope, effects: Effects | None = None):
-        self.lowering = lowering
-        self.model = lowering.model
+    It is the services.Expressions that calls, members and externs get back when it dispatches to them.
+    """
+
+    def __init__(self, services: Services, scope: Scope, effects: Effects | None = None):
+        self.services = services
+        self.model = services.model
         self.scope = scope
         self.effects = effects
 
@@ -127,7 +82,7 @@ class ExpressionCompiler:
         """An expression that must produce a value (not a table, an extern, ...)."""
         result = self.compile(expr, expected)
         if not isinstance(result, Value) or isinstance(result, Unassigned):
-            raise CompileError(f"'{expr_text(expr)}' is not a value", expr.loc)
+            raise CompileError(f"'{n.expr_text(expr)}' is not a value", expr.loc)
         if expected is not None:
             result = self.coerce(result, expected, expr.loc)
         return result
@@ -141,7 +96,7 @@ class ExpressionCompiler:
     def constant(self, expr: n.Expr, expected: t.P4Type | None = None) -> Const:
         result = self.value(expr, expected)
         if not isinstance(result, Const):
-            raise CompileError(f"'{expr_text(expr)}' must be a compile-time constant", expr.loc)
+            raise CompileError(f"'{n.expr_text(expr)}' must be a compile-time constant", expr.loc)
         return result
 
     def lvalue(self, expr: n.Expr) -> Value:
@@ -150,14 +105,14 @@ class ExpressionCompiler:
         if isinstance(result, Unassigned):
             return result
         if isinstance(result, Const | RuntimeData | StringValue) or (isinstance(result, Value) and not result.writable):
-            raise CompileError(f"cannot assign to '{expr_text(expr)}': it is read-only", expr.loc)
+            raise CompileError(f"cannot assign to '{n.expr_text(expr)}': it is read-only", expr.loc)
         assignable = (Field, HeaderInstance, StackInstance, UnionInstance, StructValue, SliceTarget)
         is_access = isinstance(result, Computed | HeaderExpression) and result.expr.get("op") in (
             "access_field", "dereference_header_stack")
         if not isinstance(result, assignable) and not is_access:
-            raise CompileError(f"cannot assign to '{expr_text(expr)}': it is not a variable, field or header", expr.loc)
+            raise CompileError(f"cannot assign to '{n.expr_text(expr)}': it is not a variable, field or header", expr.loc)
         if not result.writable:
-            raise CompileError(f"cannot assign to '{expr_text(expr)}': it is read-only", expr.loc)
+            raise CompileError(f"cannot assign to '{n.expr_text(expr)}': it is read-only", expr.loc)
         return result
 
     # ---- dispatch
@@ -187,14 +142,12 @@ class ExpressionCompiler:
         if found is None:
             raise CompileError(f"unknown identifier '{e.name}'", e.loc)
         if isinstance(found, n.ConstDecl):
-            found = self.lowering.constant_of(found, scope)
+            found = self.services.constant_of(found, scope)
         elif isinstance(found, n.Instantiation):
-            found = self.lowering.instantiate_global(found)
+            found = self.services.instantiate_global(found)
         elif isinstance(found, n.ActionDecl):
-            found = self.lowering.bind_global_action(found)
+            found = self.services.bind_global_action(found)
         elif isinstance(found, n.FunctionDecl):
-            from ina.compiler.objects import FunctionBinding
-
             found = FunctionBinding(found, self.model.globals)
         return found
 
@@ -213,14 +166,12 @@ class ExpressionCompiler:
 
     def _Member(self, e: n.Member, expected) -> Any:
         base = self.compile(e.expr)
-        from ina.compiler.members import member_of
-
         return member_of(self, base, e)
 
     def _Index(self, e: n.Index, expected) -> Value:
         base = self.compile(e.expr)
         if not isinstance(base, StackInstance):
-            raise CompileError(f"'{expr_text(e.expr)}' is not a header stack; only stacks can be indexed", e.loc)
+            raise CompileError(f"'{n.expr_text(e.expr)}' is not a header stack; only stacks can be indexed", e.loc)
         index = self.value(e.index)
         if isinstance(index, Const):
             if not 0 <= int(index.value) < len(base.elements):
@@ -235,7 +186,7 @@ class ExpressionCompiler:
     def _Slice(self, e: n.Slice, expected) -> Value:
         base = self.compile(e.expr)
         if not isinstance(base, Value) or not isinstance(base.type, t.Bits):
-            raise CompileError(f"only bit<N> and int<N> values can be sliced, not '{expr_text(e.expr)}'", e.loc)
+            raise CompileError(f"only bit<N> and int<N> values can be sliced, not '{n.expr_text(e.expr)}'", e.loc)
         hi = int(self.constant(e.hi).value)
         lo = int(self.constant(e.lo).value)
         if not base.type.width > hi >= lo >= 0:
@@ -380,7 +331,7 @@ class ExpressionCompiler:
         if e.op in ("&&", "||"):
             return self._logical(e)
         left = self.value(e.left)
-        if has_calls(e.right) and hasattr(self.effects, "assign") and not isinstance(left, Const):
+        if n.has_calls(e.right) and hasattr(self.effects, "assign") and not isinstance(left, Const):
             # left to right: the left operand is read before the right side's call can change it
             snapshot = self.effects.temporary(left.type, "tmp")  # type: ignore[union-attr]
             self.effects.assign(self, snapshot, left, e.loc)  # type: ignore[union-attr]
@@ -456,7 +407,7 @@ class ExpressionCompiler:
 
     def _branches(self, *exprs: n.Expr) -> bool:
         """Whether evaluating only one side matters (it calls something) and the context can branch."""
-        return hasattr(self.effects, "branch_value") and any(has_calls(x) for x in exprs)
+        return hasattr(self.effects, "branch_value") and any(n.has_calls(x) for x in exprs)
 
     def _logical(self, e: n.Binary) -> Value:
         left = self.boolean(e.left)
@@ -574,14 +525,10 @@ class ExpressionCompiler:
         return ListValue(t.Tuple(tuple(i.type for i in items)), items, [k for k, _ in e.items])
 
     def _Call(self, e: n.Call, expected) -> Any:
-        from ina.compiler.calls import compile_call
-
         return compile_call(self, e, as_statement=False)
 
     def _Lookahead(self, e: n.Lookahead, expected) -> Value:
-        from ina.compiler.calls import lookahead
-
         return lookahead(self, e)
 
     def _CtorCall(self, e: n.CtorCall, expected) -> Any:
-        return self.lowering.construct(e, self.scope)
+        return self.services.construct(e, self.scope)

@@ -3,26 +3,23 @@ primitives simple_switch implements."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ina.compiler import nodes as n
 from ina.compiler import types as t
 from ina.compiler.errors import CompileError
 from ina.compiler.objects import ExternInstance
+from ina.compiler.services import Expressions
 from ina.compiler.values import (
     Const,
     Field,
-    ListValue,
-    StructValue,
     Value,
     as_bool,
     expr_json,
+    flatten_fields,
     hexstr,
     param_json,
 )
-
-if TYPE_CHECKING:
-    from ina.compiler.expressions import ExpressionCompiler
 
 INDEX_TYPE = t.Bits(32)
 HASH_ALGORITHMS = {"crc32": "crc32", "crc32_custom": "crc32_custom", "crc16": "crc16",
@@ -32,13 +29,13 @@ SUPPORTED_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_m
 
 
 
-def _emit(ec: ExpressionCompiler, call: n.Call, name: str, params: list[dict]) -> None:
+def _emit(ec: Expressions, call: n.Call, name: str, params: list[dict]) -> None:
     if ec.effects is None:
         raise CompileError(f"'{name}' cannot be called in this expression", call.loc)
     ec.effects.emit(name, params, call.loc)
 
 
-def _index(ec: ExpressionCompiler, arg: n.Arg) -> Value:
+def _index(ec: Expressions, arg: n.Arg) -> Value:
     value = ec.value(arg.value)
     if isinstance(value.type, t.InfInt):
         return ec.coerce(value, INDEX_TYPE, arg.loc)
@@ -47,17 +44,11 @@ def _index(ec: ExpressionCompiler, arg: n.Arg) -> Value:
     return value
 
 
-def _out_field(ec: ExpressionCompiler, arg: n.Arg, expected: t.P4Type | None, what: str) -> Value:
+def _out_field(ec: Expressions, arg: n.Arg, expected: t.P4Type | None, what: str) -> Value:
     target = ec.lvalue(arg.value)
     if expected is not None and not isinstance(expected, t.TypeVar) and target.type != expected:
-        raise CompileError(f"{what} writes {expected}, but '{_text(arg.value)}' is {target.type}", arg.loc)
+        raise CompileError(f"{what} writes {expected}, but '{n.expr_text(arg.value)}' is {target.type}", arg.loc)
     return target
-
-
-def _text(expr: n.Expr) -> str:
-    from ina.compiler.expressions import expr_text
-
-    return expr_text(expr)
 
 
 def _count_args(call: n.Call, count: int, what: str) -> None:
@@ -65,7 +56,7 @@ def _count_args(call: n.Call, count: int, what: str) -> None:
         raise CompileError(f"wrong number of arguments: {what} takes {count}, got {len(call.args)}", call.loc)
 
 
-def call_extern_method(ec: ExpressionCompiler, inst: ExternInstance, method: str, call: n.Call) -> Any:
+def call_extern_method(ec: Expressions, inst: ExternInstance, method: str, call: n.Call) -> Any:
     kind = inst.kind
     what = f"{inst.name.split('.')[-1]}.{method}"
     ref = {"type": f"{'register' if kind == 'register' else kind.split('_')[-1]}_array", "value": inst.name}
@@ -105,7 +96,7 @@ def call_extern_method(ec: ExpressionCompiler, inst: ExternInstance, method: str
     raise CompileError(f"'{method}' of extern {kind} is not supported by ina's compiler", call.loc)
 
 
-def call_extern_function(ec: ExpressionCompiler, overloads: list[n.ExternFunctionDecl], call: n.Call) -> Any:
+def call_extern_function(ec: Expressions, overloads: list[n.ExternFunctionDecl], call: n.Call) -> Any:
     name = overloads[0].name
     handler = _FUNCTIONS.get(name)
     if handler is None:
@@ -117,12 +108,12 @@ def call_extern_function(ec: ExpressionCompiler, overloads: list[n.ExternFunctio
     return handler(ec, call)
 
 
-def _mark_to_drop(ec: ExpressionCompiler, call: n.Call) -> None:
+def _mark_to_drop(ec: Expressions, call: n.Call) -> None:
     ec.value(call.args[0].value)
     _emit(ec, call, "mark_to_drop", [{"type": "header", "value": "standard_metadata"}])
 
 
-def _random(ec: ExpressionCompiler, call: n.Call) -> None:
+def _random(ec: Expressions, call: n.Call) -> None:
     target = ec.lvalue(call.args[0].value)
     if not isinstance(target.type, t.Bits):
         raise CompileError(f"random writes bit<N>, not {target.type}", call.args[0].loc)
@@ -131,7 +122,7 @@ def _random(ec: ExpressionCompiler, call: n.Call) -> None:
     _emit(ec, call, "modify_field_rng_uniform", [param_json(target), param_json(lo), param_json(hi)])
 
 
-def _algorithm(ec: ExpressionCompiler, arg: n.Arg) -> str:
+def _algorithm(ec: Expressions, arg: n.Arg) -> str:
     value = ec.value(arg.value)
     if not isinstance(value, Const) or not isinstance(value.type, t.Enum) or value.type.name != "HashAlgorithm":
         raise CompileError("expected a HashAlgorithm constant such as HashAlgorithm.crc32", arg.loc)
@@ -139,47 +130,34 @@ def _algorithm(ec: ExpressionCompiler, arg: n.Arg) -> str:
     return HASH_ALGORITHMS[names[int(value.value)]]
 
 
-def flatten_fields(value: Value, loc) -> list[Value]:
-    """The leaves of a list, struct or header value, in order (hash inputs, digests, checksums)."""
-    from ina.compiler.values import HeaderInstance
-
-    if isinstance(value, ListValue):
-        return [leaf for item in value.items for leaf in flatten_fields(item, loc)]
-    if isinstance(value, StructValue):
-        return [leaf for item in value.members.values() for leaf in flatten_fields(item, loc)]
-    if isinstance(value, HeaderInstance):
-        return [leaf for f, _ in value.header_type.fields for leaf in flatten_fields(value.member(f), loc)]
-    return [value]
-
-
-def _hash(ec: ExpressionCompiler, call: n.Call) -> None:
+def _hash(ec: Expressions, call: n.Call) -> None:
     target = ec.lvalue(call.args[0].value)
     algo = _algorithm(ec, call.args[1])
     base = ec.value(call.args[2].value)
-    data = flatten_fields(ec.value(call.args[3].value), call.loc)
+    data = flatten_fields(ec.value(call.args[3].value))
     limit = ec.value(call.args[4].value)
     if isinstance(base.type, t.InfInt):
         base = ec.coerce(base, t.Bits(16), call.args[2].loc)
     if isinstance(limit.type, t.InfInt):
         limit = ec.coerce(limit, t.Bits(32), call.args[4].loc)
-    calc = ec.lowering.calculation(algo, data, call.loc)
+    calc = ec.services.calculation(algo, data, call.loc)
     _emit(ec, call, "modify_field_with_hash_based_offset",
           [param_json(target), param_json(base), {"type": "calculation", "value": calc}, param_json(limit)])
 
 
-def _digest(ec: ExpressionCompiler, call: n.Call) -> None:
+def _digest(ec: Expressions, call: n.Call) -> None:
     receiver = ec.constant(call.args[0].value, t.Bits(32))
     data = ec.value(call.args[1].value)
     type_args = call.type_args
     if type_args:
         dtype = ec.model.resolve(type_args[0], scope=ec.scope)
         data = ec.coerce(data, dtype, call.args[1].loc)
-    list_id = ec.lowering.learn_list(data, call.loc)
+    list_id = ec.services.learn_list(data, call.loc)
     _emit(ec, call, "generate_digest", [{"type": "hexstr", "value": hexstr(int(receiver.value), 32)},
                                         {"type": "hexstr", "value": hexstr(list_id, 32)}])
 
 
-def _clone_kind(ec: ExpressionCompiler, arg: n.Arg) -> str:
+def _clone_kind(ec: Expressions, arg: n.Arg) -> str:
     value = ec.constant(arg.value)
     if not isinstance(value.type, t.Enum) or value.type.name != "CloneType":
         raise CompileError("expected CloneType.I2E or CloneType.E2E", arg.loc)
@@ -187,11 +165,11 @@ def _clone_kind(ec: ExpressionCompiler, arg: n.Arg) -> str:
     return "clone_ingress_pkt_to_egress" if names[int(value.value)] == "I2E" else "clone_egress_pkt_to_egress"
 
 
-def _session(ec: ExpressionCompiler, arg: n.Arg) -> dict:
+def _session(ec: Expressions, arg: n.Arg) -> dict:
     return param_json(ec.value(arg.value, t.Bits(32)))
 
 
-def _clone(ec: ExpressionCompiler, call: n.Call) -> None:
+def _clone(ec: Expressions, call: n.Call) -> None:
     _emit(ec, call, _clone_kind(ec, call.args[0]), [_session(ec, call.args[1]), _hex(0)])
 
 
@@ -199,57 +177,57 @@ def _hex(v: int) -> dict:
     return {"type": "hexstr", "value": hexstr(v, 32)}
 
 
-def _clone3(ec: ExpressionCompiler, call: n.Call) -> None:
-    fields = flatten_fields(ec.value(call.args[2].value), call.loc)
-    list_id = ec.lowering.field_list_of(fields, call.loc)
+def _clone3(ec: Expressions, call: n.Call) -> None:
+    fields = flatten_fields(ec.value(call.args[2].value))
+    list_id = ec.services.field_list_of(fields, call.loc)
     _emit(ec, call, _clone_kind(ec, call.args[0]), [_session(ec, call.args[1]), _hex(list_id)])
 
 
-def _clone_preserving(ec: ExpressionCompiler, call: n.Call) -> None:
+def _clone_preserving(ec: Expressions, call: n.Call) -> None:
     index = int(ec.constant(call.args[2].value).value)
-    list_id = ec.lowering.annotated_field_list(index, call.loc)
+    list_id = ec.services.annotated_field_list(index, call.loc)
     _emit(ec, call, _clone_kind(ec, call.args[0]), [_session(ec, call.args[1]), _hex(list_id)])
 
 
 def _resubmit_like(primitive: str, preserving: bool):
-    def handler(ec: ExpressionCompiler, call: n.Call) -> None:
+    def handler(ec: Expressions, call: n.Call) -> None:
         if preserving:
             index = int(ec.constant(call.args[0].value).value)
-            list_id = ec.lowering.annotated_field_list(index, call.loc)
+            list_id = ec.services.annotated_field_list(index, call.loc)
         else:
-            fields = flatten_fields(ec.value(call.args[0].value), call.loc)
-            list_id = ec.lowering.field_list_of(fields, call.loc)
+            fields = flatten_fields(ec.value(call.args[0].value))
+            list_id = ec.services.field_list_of(fields, call.loc)
         _emit(ec, call, primitive, [_hex(list_id)])
 
     return handler
 
 
-def _truncate(ec: ExpressionCompiler, call: n.Call) -> None:
+def _truncate(ec: Expressions, call: n.Call) -> None:
     _emit(ec, call, "truncate", [param_json(ec.value(call.args[0].value, t.Bits(32)))])
 
 
 def _assertion(name: str):
-    def handler(ec: ExpressionCompiler, call: n.Call) -> None:
+    def handler(ec: Expressions, call: n.Call) -> None:
         cond = ec.boolean(call.args[0].value)
         _emit(ec, call, name, [{"type": "expression", "value": as_bool(cond)}])
 
     return handler
 
 
-def _log_msg(ec: ExpressionCompiler, call: n.Call) -> None:
+def _log_msg(ec: Expressions, call: n.Call) -> None:
     message = ec.value(call.args[0].value)
     if not isinstance(message.type, t.String):
         raise CompileError("log_msg needs a string literal as its first argument", call.args[0].loc)
     values: list[Value] = []
     if len(call.args) == 2:
-        values = flatten_fields(ec.value(call.args[1].value), call.loc)
+        values = flatten_fields(ec.value(call.args[1].value))
     vector = [expr_json(v) if not isinstance(v.type, t.InfInt) else expr_json(ec.coerce(v, t.Bits(32), call.loc))
               for v in values]
     _emit(ec, call, "log_msg", [{"type": "string", "value": message.text},  # type: ignore[attr-defined]
                                 {"type": "parameters_vector", "value": vector}])
 
 
-def _parser_verify(ec: ExpressionCompiler, call: n.Call) -> None:
+def _parser_verify(ec: Expressions, call: n.Call) -> None:
     if ec.effects is None or not hasattr(ec.effects, "verify"):
         raise CompileError("verify() can be called only in a parser state", call.loc)
     cond = ec.boolean(call.args[0].value)
@@ -260,12 +238,12 @@ def _parser_verify(ec: ExpressionCompiler, call: n.Call) -> None:
 
 
 def _checksum(verify: bool, payload: bool):
-    def handler(ec: ExpressionCompiler, call: n.Call) -> None:
+    def handler(ec: Expressions, call: n.Call) -> None:
         if ec.effects is None or not hasattr(ec.effects, "checksum"):
             raise CompileError(f"{'verify' if verify else 'update'}_checksum can be called only in the "
                                "checksum controls of V1Switch", call.loc)
         cond = ec.boolean(call.args[0].value)
-        data = flatten_fields(ec.value(call.args[1].value), call.loc)
+        data = flatten_fields(ec.value(call.args[1].value))
         target = ec.lvalue(call.args[2].value) if not verify else ec.value(call.args[2].value)
         algo = _algorithm(ec, call.args[3])
         ec.effects.checksum(cond, data, target, algo, verify, payload, call.loc)

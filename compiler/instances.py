@@ -2,31 +2,26 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ina.compiler import nodes as n
 from ina.compiler import types as t
 from ina.compiler.errors import CompileError
-from ina.compiler.expressions import ExpressionCompiler
+from ina.compiler.externs import HASH_ALGORITHMS
 from ina.compiler.objects import ExternInstance
-from ina.compiler.program import Scope
-
-if TYPE_CHECKING:
-    from ina.compiler.lowering import Lowering
+from ina.compiler.services import Expressions
 
 _CTOR_ARGS = {"register": (1,), "counter": (2,), "direct_counter": (1,), "meter": (2,), "direct_meter": (1,),
               "action_profile": (1,), "action_selector": (3,)}
 
 
-def make_extern(lowering: Lowering, decl: n.Instantiation, ext: n.ExternDecl, scope: Scope, name: str) -> ExternInstance:
+def make_extern(ec: Expressions, decl: n.Instantiation, ext: n.ExternDecl, name: str) -> ExternInstance:
+    """`ec` evaluates the constructor arguments in the scope of the instantiation."""
     kind = ext.name
     if kind not in _CTOR_ARGS:
         raise CompileError(f"extern {kind} is not supported by ina's compiler", decl.loc)
     if len(decl.args) not in _CTOR_ARGS[kind]:
         expected = " or ".join(map(str, _CTOR_ARGS[kind]))
         raise CompileError(f"wrong number of arguments: {kind} takes {expected}, got {len(decl.args)}", decl.loc)
-    ec = ExpressionCompiler(lowering, scope)
-    type_args = tuple(lowering.model.resolve(a, scope=scope) for a in decl.type_args)
+    type_args = tuple(ec.model.resolve(a, scope=ec.scope) for a in decl.type_args)
     instance = ExternInstance(kind, name, type_args, [], decl.annotations, decl)
     if kind == "register":
         if not type_args:
@@ -42,8 +37,6 @@ def make_extern(lowering: Lowering, decl: n.Instantiation, ext: n.ExternDecl, sc
     elif kind == "action_profile":
         instance.extra["size"] = _size(ec, decl.args[0])
     elif kind == "action_selector":
-        from ina.compiler.externs import HASH_ALGORITHMS
-
         algo = _enum_member(ec, decl.args[0], "HashAlgorithm")
         instance.extra["algo"] = HASH_ALGORITHMS[algo]
         instance.extra["size"] = _size(ec, decl.args[1])
@@ -56,14 +49,14 @@ def make_extern(lowering: Lowering, decl: n.Instantiation, ext: n.ExternDecl, sc
     return instance
 
 
-def _size(ec: ExpressionCompiler, arg: n.Arg) -> int:
+def _size(ec: Expressions, arg: n.Arg) -> int:
     value = ec.constant(arg.value, t.Bits(32))
     if int(value.value) <= 0:
         raise CompileError(f"size must be positive, not {value.value}", arg.loc)
     return int(value.value)
 
 
-def _enum_member(ec: ExpressionCompiler, arg: n.Arg, enum: str) -> str:
+def _enum_member(ec: Expressions, arg: n.Arg, enum: str) -> str:
     value = ec.constant(arg.value)
     if not isinstance(value.type, t.Enum) or value.type.name != enum:
         raise CompileError(f"expected a {enum} value, e.g. {enum}.packets", arg.loc)

@@ -1,72 +1,46 @@
-"""The lowering pass: walks the V1Switch package and produces every section of the BMv2 JSON,
-plus the records the P4Info emitter needs."""
+"""Lowering's services: the one object each compilation hands every pass (see services.Services).
+
+It owns what passes share (storage, ids and names, the BMv2 sections and P4Info artifacts being
+built, caches of constants, instances and table actions) and lowers what a name denotes on demand
+(a constant's value, an extern instance, an action bound to a table), calling the passes for that.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ina.compiler import nodes as n
 from ina.compiler import types as t
 from ina.compiler.actions import ActionBody
-from ina.compiler.controls import ControlLowering, Pipeline, qualified
 from ina.compiler.errors import CompileError, Location
 from ina.compiler.expressions import ExpressionCompiler
-from ina.compiler.objects import (
-    ActionBinding,
-    BlockInstance,
-    ExternInstance,
-    PacketObject,
-)
+from ina.compiler.instances import make_extern
+from ina.compiler.lowered import ActionInfo, Artifacts, DigestInfo, Sections
+from ina.compiler.objects import ActionBinding, BlockInstance
 from ina.compiler.program import ProgramModel, Scope
-from ina.compiler.storage import STANDARD_METADATA, Storage
-from ina.compiler.tables import TableInfo
-from ina.compiler.values import Const, Field, RuntimeData, StructValue, Unassigned, Value, read_only
-
-V1SWITCH_BLOCKS = ("parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser")
-
-
-@dataclass
-class ActionInfo:
-    name: str
-    annotations: list[n.Annotation]
-    params: list[tuple[str, int, list[n.Annotation]]]
-
-
-@dataclass
-class DigestInfo:
-    name: str
-    type: t.StructLike
-    list_id: int
-
-
-@dataclass
-class Artifacts:
-    """Everything lowering found that the P4Info describes."""
-
-    tables: list[TableInfo] = field(default_factory=list)
-    actions: dict[str, ActionInfo] = field(default_factory=dict)
-    externs: list[ExternInstance] = field(default_factory=list)
-    digests: list[DigestInfo] = field(default_factory=list)
-    controller_headers: list[tuple[str, t.StructLike, list[n.Annotation]]] = field(default_factory=list)
-    value_sets: list[tuple[str, int, int, list[n.Annotation]]] = field(default_factory=list)
-    direct_actions: list[str] = field(default_factory=list)
+from ina.compiler.storage import Storage
+from ina.compiler.values import (
+    Const,
+    Field,
+    RuntimeData,
+    StructValue,
+    Unassigned,
+    Value,
+    flatten_fields,
+    hexstr,
+    read_only,
+)
 
 
 class Lowering:
-    def __init__(self, model: ProgramModel, source_file: str):
+    """Implements services.Services for one compilation of one program."""
+
+    def __init__(self, model: ProgramModel):
         self.model = model
-        self.source_file = source_file
         model.const_evaluator = self._evaluate_constant
         self.storage = Storage()
         self.artifacts = Artifacts()
-        self.tables_info = self.artifacts.tables
-        self.actions: list[dict] = []
-        self.calculations: list[dict] = []
-        self.checksums: list[dict] = []
-        self.learn_lists: list[dict] = []
-        self.field_lists: list[dict] = []
-        self.parse_vsets: list[dict] = []
+        self.sections = Sections()
         self._table_actions: dict[str, dict] = {}
         self._constants: dict[int, Const] = {}
         self._global_actions: dict[int, ActionBinding] = {}
@@ -101,7 +75,7 @@ class Lowering:
     def bind_global_action(self, decl: n.ActionDecl) -> ActionBinding:
         key = id(decl)
         if key not in self._global_actions:
-            self._global_actions[key] = ActionBinding(decl, self.model.globals, qualified("", decl))
+            self._global_actions[key] = ActionBinding(decl, self.model.globals, n.qualified("", decl))
         return self._global_actions[key]
 
     def exit_flag(self) -> Value:
@@ -125,24 +99,23 @@ class Lowering:
 
     def instantiate(self, decl: n.Instantiation, scope: Scope, owner: str) -> Any:
         target = self.model.type_decls.get(decl.type_name)
-        name = qualified(owner, decl)
+        name = n.qualified(owner, decl)
         if isinstance(target, n.ParserDecl | n.ControlDecl):
-            args = [self._ctor_arg(a, scope) for a in decl.args]
+            args = [self.ctor_arg(a, scope) for a in decl.args]
             return BlockInstance(target, name, args)
         if not isinstance(target, n.ExternDecl):
             raise CompileError(f"'{decl.type_name}' cannot be instantiated", decl.loc)
-        from ina.compiler.instances import make_extern
-
         # A control instance passed to two others is inlined at each apply, but its externs exist
         # once: the qualified name is the instance, so a second instantiation is the same object.
         existing = next((e for e in self.artifacts.externs if e.name == name), None)
         if existing is not None:
             return existing
-        instance = make_extern(self, decl, target, scope, name)
+        instance = make_extern(ExpressionCompiler(self, scope), decl, target, name)
         self.artifacts.externs.append(instance)
         return instance
 
-    def _ctor_arg(self, arg: n.Arg, scope: Scope) -> Any:
+    def ctor_arg(self, arg: n.Arg, scope: Scope) -> Any:
+        """A constructor argument's value (V1Switch's blocks, a control's or parser's parameters)."""
         if arg.value is None:
             raise CompileError("constructor arguments cannot be '_'", arg.loc)
         return ExpressionCompiler(self, scope).compile(arg.value)
@@ -151,7 +124,7 @@ class Lowering:
         decl = self.model.type_decls.get(call.type_name)
         if not isinstance(decl, n.ParserDecl | n.ControlDecl):
             raise CompileError(f"'{call.type_name}(...)' can only construct a parser or control here", call.loc)
-        return BlockInstance(decl, decl.name, [self._ctor_arg(a, scope) for a in call.args])
+        return BlockInstance(decl, decl.name, [self.ctor_arg(a, scope) for a in call.args])
 
     # ---- actions
     def add_action(self, name: str, runtime_data: list[dict], primitives: list[dict], loc: Location) -> dict:
@@ -159,7 +132,7 @@ class Lowering:
                   "primitives": primitives,
                   "source_info": {"filename": loc.file, "line": loc.line, "column": loc.col,
                                   "source_fragment": name.rsplit(".", 1)[-1]}}
-        self.actions.append(action)
+        self.sections.actions.append(action)
         return action
 
     def table_action(self, binding: ActionBinding, bound: tuple[list[n.Arg], Scope] | None = None) -> dict:
@@ -227,8 +200,8 @@ class Lowering:
             inputs.append(self._calc_input(value, loc))
         if payload:
             inputs.append({"type": "payload", "value": None})
-        name = f"calc_{len(self.calculations)}"
-        self.calculations.append({"name": name, "id": len(self.calculations),
+        name = f"calc_{len(self.sections.calculations)}"
+        self.sections.calculations.append({"name": name, "id": len(self.sections.calculations),
                                   "source_info": {"filename": loc.file, "line": loc.line, "column": loc.col,
                                                   "source_fragment": algo},
                                   "algo": algo, "input": inputs})
@@ -238,23 +211,19 @@ class Lowering:
         if isinstance(value, Field):
             return value.json()
         if isinstance(value, Const) and isinstance(value.type, t.Bits):
-            from ina.compiler.values import hexstr
-
             return {"type": "hexstr", "value": hexstr(int(value.value), value.type.width), "bitwidth": value.type.width}
         raise CompileError("hash and checksum inputs must be fields or constants with a width", loc)
 
     def learn_list(self, data: Value, loc: Location) -> int:
-        from ina.compiler.externs import flatten_fields
-
         if not isinstance(data.type, t.StructLike):
             raise CompileError(f"digest data must be a struct, not {data.type}", loc)
         name = data.type.name
         for digest in self.artifacts.digests:
             if digest.name == name:
                 return digest.list_id
-        elements = [self._calc_input(v, loc) for v in flatten_fields(data, loc)]
-        list_id = len(self.learn_lists) + 1
-        self.learn_lists.append({"id": list_id, "name": name, "source_info": {
+        elements = [self._calc_input(v, loc) for v in flatten_fields(data)]
+        list_id = len(self.sections.learn_lists) + 1
+        self.sections.learn_lists.append({"id": list_id, "name": name, "source_info": {
             "filename": loc.file, "line": loc.line, "column": loc.col, "source_fragment": "digest"},
             "elements": elements})
         self.artifacts.digests.append(DigestInfo(name, data.type, list_id))
@@ -262,21 +231,21 @@ class Lowering:
 
     def field_list_of(self, fields: list[Value], loc: Location) -> int:
         elements = [self._calc_input(v, loc) for v in fields]
-        list_id = len(self.field_lists) + 1
-        self.field_lists.append({"id": list_id, "name": f"fl_{list_id}", "elements": elements})
+        list_id = len(self.sections.field_lists) + 1
+        self.sections.field_lists.append({"id": list_id, "name": f"fl_{list_id}", "elements": elements})
         return list_id
 
     def annotated_field_list(self, index: int, loc: Location) -> int:
         """The field list of metadata fields annotated @field_list(index)."""
         name = f"field_list{index}"
-        for entry in self.field_lists:
+        for entry in self.sections.field_lists:
             if entry["name"] == name:
                 return entry["id"]
         fields: list[Value] = []
         if self.metadata_value is not None:
             fields = _annotated_fields(self.metadata_value, index)
-        list_id = len(self.field_lists) + 1
-        self.field_lists.append({"id": list_id, "name": name,
+        list_id = len(self.sections.field_lists) + 1
+        self.sections.field_lists.append({"id": list_id, "name": name,
                                  "elements": [self._calc_input(f, loc) for f in fields]})
         return list_id
 
@@ -299,115 +268,3 @@ def _annotated_fields(struct: StructValue, index: int) -> list[Value]:
                     p.strip() for p in annotation.body.split(",")]:
                 result.append(value)
     return result
-
-
-def standard_metadata(lowering: Lowering) -> StructValue:
-    smtype = lowering.model.named_type("standard_metadata_t", None)
-    assert isinstance(smtype, t.Struct)
-    lowering.storage.add_header(STANDARD_METADATA, smtype, metadata=True, type_name=STANDARD_METADATA)
-    entry = lowering.storage.header_types[-1]
-    bits = sum(f[1] for f in entry["fields"])
-    if bits % 8:
-        entry["fields"].append(["_padding", 8 - bits % 8, False])
-    return StructValue(smtype, {f: Field(ft, STANDARD_METADATA, f) for f, ft in smtype.fields})
-
-
-def block_bindings(lowering: Lowering, decl: n.ParserDecl | n.ControlDecl, values: dict[str, Any]) -> dict[str, Any]:
-    """Bind a V1Switch block's parameters (by their types) to the shared instances."""
-    bindings: dict[str, Any] = {}
-    by_type = {id(values[k].type): values[k] for k in ("headers", "metadata", "standard_metadata")}
-    for param in decl.params:
-        ptype = lowering.model.resolve(param.type)
-        if isinstance(ptype, t.ExternType) and ptype.name in ("packet_in", "packet_out"):
-            bindings[param.name] = PacketObject(ptype.name)
-        elif id(ptype) in by_type:
-            value = by_type[id(ptype)]
-            read = param.direction in (None, "in") and value is not values["standard_metadata"]
-            bindings[param.name] = read_only(value) if read else value
-        else:
-            raise CompileError(f"parameter '{param.name}' of '{decl.name}' does not match the V1Switch "
-                               "architecture (expected the headers, metadata or standard_metadata_t types)", param.loc)
-    return bindings
-
-
-def lower_program(model: ProgramModel, source_file: str) -> tuple[Lowering, dict]:
-    """Run the lowering for the program's `main` V1Switch instance; returns the BMv2 JSON."""
-    from ina.compiler.bmv2 import assemble
-    from ina.compiler.checksums import lower_checksums
-    from ina.compiler.deparser import lower_deparser
-    from ina.compiler.parsers import ParserLowering
-
-    lowering = Lowering(model, source_file)
-    for decl in model.program.decls:
-        if isinstance(decl, n.ConstDecl):
-            lowering.constant_of(decl, model.globals)
-    main = model.globals.lookup("main")
-    if not isinstance(main, n.Instantiation):
-        raise CompileError("the program has no `main` package instance (e.g. V1Switch(...) main;)",
-                           Location(source_file, 1, 1))
-    if main.type_name != "V1Switch":
-        raise CompileError(f"package '{main.type_name}' is not supported; ina targets v1model's V1Switch", main.loc)
-    if len(main.args) != 6:
-        raise CompileError(f"wrong number of arguments: V1Switch takes 6, got {len(main.args)}", main.loc)
-    blocks: dict[str, BlockInstance] = {}
-    for role, arg in zip(V1SWITCH_BLOCKS, main.args, strict=True):
-        instance = lowering._ctor_arg(arg, model.globals)
-        if not isinstance(instance, BlockInstance):
-            raise CompileError(f"V1Switch's {role} argument must be a parser or control instance", arg.loc)
-        blocks[role] = instance
-    parser_decl = blocks["parser"].decl
-    if not isinstance(parser_decl, n.ParserDecl) or len(parser_decl.params) != 4:
-        raise CompileError("V1Switch's first argument must be a parser with 4 parameters", main.args[0].loc)
-    headers_ref, meta_ref = parser_decl.params[1].type, parser_decl.params[2].type
-    headers_type = model.resolve(headers_ref)
-    metadata_type = model.resolve(meta_ref)
-    if not isinstance(headers_type, t.Struct) or not isinstance(metadata_type, t.Struct):
-        raise CompileError("the parser's headers and metadata parameters must be structs", parser_decl.loc)
-    sm = standard_metadata(lowering)
-    headers = StructValue(headers_type, {f: lowering.storage.allocate(
-        ft, f, metadata=False) if not t.is_scalar(ft) else _scalar_in_headers(ft, f, parser_decl)
-        for f, ft in headers_type.fields})
-    meta_name = parser_decl.params[2].name
-    metadata = lowering.storage.allocate(metadata_type, meta_name)
-    assert isinstance(metadata, StructValue)
-    lowering.metadata_value = metadata
-    values = {"headers": headers, "metadata": metadata, "standard_metadata": sm}
-
-    parser = ParserLowering(lowering, blocks["parser"], block_bindings(lowering, parser_decl, values))
-    parser_json = parser.lower()
-    lower_checksums(lowering, blocks["verify_checksum"], values, verify=True)
-    pipelines = []
-    for role, name in (("ingress", "ingress"), ("egress", "egress")):
-        decl = blocks[role].decl
-        if not isinstance(decl, n.ControlDecl):
-            raise CompileError(f"V1Switch's {role} argument must be a control", main.loc)
-        pipeline = Pipeline(name)
-        controls = ControlLowering(lowering, pipeline)
-        fragment = controls.lower(decl, decl.name, block_bindings(lowering, decl, values))
-        for link in fragment.exits:
-            link(None)
-        pipelines.append(pipeline.json(len(pipelines), fragment.entry))
-    lower_checksums(lowering, blocks["compute_checksum"], values, verify=False)
-    deparser_json = lower_deparser(lowering, blocks["deparser"], values)
-    _controller_headers(lowering)
-    lowering.storage.pad_scalars()
-    return lowering, assemble(lowering, parser_json, deparser_json, pipelines)
-
-
-def _scalar_in_headers(ftype: t.P4Type, name: str, decl: n.Node) -> Value:
-    raise CompileError(f"the headers struct may contain only headers, stacks, unions and structs; "
-                       f"'{name}' has type {ftype}", decl.loc)
-
-
-def _controller_headers(lowering: Lowering) -> None:
-    """Headers annotated @controller_header("packet_in"/"packet_out") become P4Info packet metadata."""
-    seen = set()
-    for decl in lowering.model.program.decls:
-        if isinstance(decl, n.HeaderDecl):
-            annotation = n.find_annotation(decl.annotations, "controller_header")
-            if annotation and decl.name not in seen:
-                seen.add(decl.name)
-                htype = lowering.model.named_type(decl.name, decl.loc)
-                assert isinstance(htype, t.StructLike)
-                lowering.artifacts.controller_headers.append((annotation.string() or decl.name, htype,
-                                                              decl.annotations))

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ina.compiler import nodes as n
 from ina.compiler import types as t
 from ina.compiler.errors import CompileError
-from ina.compiler.objects import BlockInstance, BoundMethod, ExternInstance, PacketObject, StackNext
+from ina.compiler.objects import (
+    BlockInstance,
+    BoundMethod,
+    ExternInstance,
+    PacketObject,
+    StackNext,
+    TableApply,
+    TableObject,
+)
+from ina.compiler.services import Expressions
 from ina.compiler.values import (
     Computed,
     Const,
@@ -22,14 +31,11 @@ from ina.compiler.values import (
     op,
 )
 
-if TYPE_CHECKING:
-    from ina.compiler.expressions import ExpressionCompiler
-
 HEADER_METHODS = {"isValid", "setValid", "setInvalid", "minSizeInBits", "minSizeInBytes"}
 STACK_METHODS = {"push_front", "pop_front"}
 
 
-def member_of(ec: ExpressionCompiler, base: Any, e: n.Member) -> Any:
+def member_of(ec: Expressions, base: Any, e: n.Member) -> Any:
     name = e.name
     if isinstance(base, StructValue):
         if name in base.members:
@@ -65,8 +71,6 @@ def member_of(ec: ExpressionCompiler, base: Any, e: n.Member) -> Any:
         return member_of(ec, last_element(base.stack), e)
     if isinstance(base, ExternInstance | PacketObject | BlockInstance):
         return BoundMethod(base, name)
-    from ina.compiler.tables import TableApply, TableObject
-
     if isinstance(base, TableObject):
         if name != "apply":
             raise CompileError(f"table '{base.local_name}' has only the method apply()", e.loc)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ina.compiler.errors import Location
 
@@ -495,3 +496,51 @@ class ControlDecl(Decl):
 @dataclass
 class Program(Node):
     decls: list[Node]
+
+
+# ---- queries on the tree
+
+
+def expr_text(expr: Expr) -> str:
+    """Source-like text of a key expression; p4c uses it to name match fields."""
+    match expr:
+        case Name(name=name):
+            return name
+        case Member(expr=e, name=name):
+            return f"{expr_text(e)}.{name}"
+        case Index(expr=e, index=i):
+            return f"{expr_text(e)}[{expr_text(i)}]"
+        case Slice(expr=e, hi=hi, lo=lo):
+            return f"{expr_text(e)}[{expr_text(hi)}:{expr_text(lo)}]"
+        case Call(func=f, args=args):
+            return f"{expr_text(f)}({', '.join(expr_text(a.value) for a in args if a.value)})"
+        case IntLit(value=v, width=w, signed=signed, base=base):
+            digits = {16: f"0x{v:x}", 2: f"0b{v:b}", 8: f"0o{v:o}"}.get(base, str(v))
+            return f"{w}{'s' if signed else 'w'}{digits}" if w is not None else digits
+        case Binary(op=o, left=left, right=right):
+            return f"{expr_text(left)} {o} {expr_text(right)}"
+        case TypeMember(type_name=tn, name=name):
+            return f"{tn}.{name}"
+    return "expr"
+
+
+def has_calls(expr: Any) -> bool:
+    """Whether an expression calls anything but the pure header methods."""
+    if isinstance(expr, Call):
+        pure = isinstance(expr.func, Member) and expr.func.name in ("isValid", "minSizeInBits", "minSizeInBytes")
+        if not pure:
+            return True
+    if isinstance(expr, list):
+        return any(has_calls(item) for item in expr)
+    if isinstance(expr, Expr | Arg):
+        return any(has_calls(getattr(expr, f)) for f in expr.__dataclass_fields__ if f != "loc")
+    return False
+
+
+def qualified(owner: str, decl: Decl) -> str:
+    """p4c's fully qualified name: @name(".x") is global, @name("x") replaces the local name."""
+    annotation = find_annotation(decl.annotations, "name")
+    local = annotation.string() if annotation and annotation.string() else decl.name
+    if local.startswith("."):
+        return local[1:]
+    return f"{owner}.{local}" if owner else local

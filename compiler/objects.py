@@ -1,5 +1,5 @@
 """Compile-time objects names can denote besides values: actions, tables, extern and block
-instances, methods bound to a target."""
+instances, methods bound to a target, a table application."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 from ina.compiler import nodes as n
 from ina.compiler import types as t
+from ina.compiler.errors import Location
 from ina.compiler.program import Scope
 
 
@@ -68,3 +69,20 @@ class StackNext:
 
     stack: Any
     last: bool
+
+
+@dataclass
+class TableObject:
+    decl: n.TableDecl
+    scope: Scope
+    local_name: str
+    name: str  # fully qualified, as in BMv2 JSON and P4Info
+    applied: bool = False
+
+
+@dataclass
+class TableApply:
+    """`t.apply()` used as an expression (only hit/miss/action_run of it are meaningful)."""
+
+    table: TableObject
+    loc: Location

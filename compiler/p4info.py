@@ -3,15 +3,11 @@ a kind prefix byte and Jenkins' one-at-a-time hash of the name (probing +1 on co
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from p4.config.v1 import p4info_pb2
 
 from ina.compiler import nodes as n
 from ina.compiler import types as t
-
-if TYPE_CHECKING:
-    from ina.compiler.lowering import Lowering
+from ina.compiler.lowered import Artifacts
 
 PREFIX = {"action": 0x01, "table": 0x02, "value_set": 0x03, "controller_header": 0x04, "action_profile": 0x11,
           "counter": 0x12, "direct_counter": 0x13, "meter": 0x14, "direct_meter": 0x15, "register": 0x16,
@@ -93,8 +89,7 @@ def _preamble(message, id_: int, name: str, alias: str, annotations: list[n.Anno
         message.preamble.doc.brief = brief.string()
 
 
-def build_p4info(lowering: Lowering) -> p4info_pb2.P4Info:
-    art = lowering.artifacts
+def build_p4info(art: Artifacts) -> p4info_pb2.P4Info:
     info = p4info_pb2.P4Info()
     info.pkg_info.arch = "v1model"
     ids = IdAllocator()

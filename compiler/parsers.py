@@ -4,20 +4,23 @@ select transitions as byte-padded value/mask transitions."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ina.compiler import nodes as n
 from ina.compiler import types as t
 from ina.compiler.actions import ActionBody
+from ina.compiler.calls import bind_args
 from ina.compiler.errors import CompileError, Location
-from ina.compiler.expressions import ExpressionCompiler, expr_text
+from ina.compiler.expressions import ExpressionCompiler
 from ina.compiler.objects import BlockInstance, PacketObject, StackNext
 from ina.compiler.program import Scope
+from ina.compiler.services import Services
 from ina.compiler.values import (
     Computed,
     Field,
     HeaderInstance,
     StackInstance,
+    StructValue,
     Value,
     as_bool,
     as_data,
@@ -27,9 +30,6 @@ from ina.compiler.values import (
     param_json,
     read_only,
 )
-
-if TYPE_CHECKING:
-    from ina.compiler.lowering import Lowering
 
 MAX_RANGE_EXPANSION = 256
 
@@ -57,8 +57,8 @@ def range_to_masks(lo: int, hi: int, width: int) -> list[tuple[int, int]]:
 class StateBody(ActionBody):
     """The operations of one parser state (reuses action statement lowering for assignments)."""
 
-    def __init__(self, lowering: Lowering, owner: str):
-        super().__init__(lowering, owner)
+    def __init__(self, services: Services, owner: str):
+        super().__init__(services, owner)
         self.ops: list[dict] = []
 
     def emit(self, name: str, params: list[dict], loc: Location) -> None:
@@ -77,12 +77,12 @@ class StateBody(ActionBody):
         super().statement(stmt, scope)
 
     def packet_call(self, packet: PacketObject, name: str, call: n.Call) -> Any:
-        ec = ExpressionCompiler(self.lowering, self._scope, self)
+        ec = ExpressionCompiler(self.services, self._scope, self)
         if packet.kind == "packet_in" and name == "lookahead":
             # the value is unused, but the packet must still be long enough (else PacketTooShort)
             if not call.type_args:
                 raise CompileError("lookahead needs a type, e.g. lookahead<bit<8>>()", call.loc)
-            vtype = self.lowering.model.resolve(call.type_args[0], scope=self._scope)
+            vtype = self.services.model.resolve(call.type_args[0], scope=self._scope)
             width = t.width_of(vtype)
             return self.lookahead(t.Bits(width) if not isinstance(vtype, t.Header) else vtype, call.loc)
         if packet.kind != "packet_in" or name not in ("extract", "advance", "length"):
@@ -100,7 +100,7 @@ class StateBody(ActionBody):
         if call.args[0].value is None:
             if not call.type_args:
                 raise CompileError("extract(_) needs the header type, e.g. extract<ethernet_t>(_)", call.loc)
-            skipped = self.lowering.model.resolve(call.type_args[0], scope=self._scope)
+            skipped = self.services.model.resolve(call.type_args[0], scope=self._scope)
             bits = t.width_of(skipped)
             self.ops.append({"op": "advance", "parameters": [{"type": "hexstr", "value": hexstr(bits, 32)}]})
             return None
@@ -115,11 +115,11 @@ class StateBody(ActionBody):
             htype = target.stack.type.element
         elif isinstance(target, HeaderInstance):
             if not target.writable:
-                raise CompileError(f"cannot extract into read-only '{expr_text(call.args[0].value)}'", call.loc)
+                raise CompileError(f"cannot extract into read-only '{n.expr_text(call.args[0].value)}'", call.loc)
             header = {"type": "regular", "value": target.name}
             htype = target.header_type
         else:
-            raise CompileError(f"extract needs a header, not '{expr_text(call.args[0].value)}'", call.loc)
+            raise CompileError(f"extract needs a header, not '{n.expr_text(call.args[0].value)}'", call.loc)
         has_varbit = any(isinstance(ft, t.Varbit) for _, ft in htype.fields)
         if len(call.args) == 2:
             if not has_varbit:
@@ -138,7 +138,7 @@ class StateBody(ActionBody):
         """BMv2 reads lookahead bits only in `set` ops and select keys, so the bits are copied
         into a temporary (a scalar, or a header for header types) that expressions can use."""
         if isinstance(vtype, t.Header):
-            temp = self.lowering.allocate(vtype, f"lookahead_{vtype.name}", self.owner)
+            temp = self.services.allocate(vtype, f"lookahead_{vtype.name}", self.owner)
             assert isinstance(temp, HeaderInstance)
             # valid first: add_header on an invalid header zeroes its fields
             self.ops.append({"op": "primitive", "parameters": [{"op": "add_header", "parameters": [
@@ -152,7 +152,7 @@ class StateBody(ActionBody):
             return temp
         if not isinstance(vtype, t.Bits | t.Bool):
             raise CompileError(f"lookahead of {vtype} is not supported; look ahead at bit<N> values or headers", loc)
-        temp = self.lowering.allocate(vtype, "lookahead", self.owner)
+        temp = self.services.allocate(vtype, "lookahead", self.owner)
         self.ops.append({"op": "set", "parameters": [expr_json(temp), {"type": "lookahead", "value": [
             0, t.width_of(vtype)]}]})
         return read_only(temp)
@@ -179,12 +179,12 @@ class _ParserFrame:
 
 
 class ParserLowering:
-    def __init__(self, lowering: Lowering, instance: BlockInstance, bindings: dict[str, Any]):
-        self.lowering = lowering
+    def __init__(self, services: Services, instance: BlockInstance, bindings: dict[str, Any]):
+        self.services = services
         self.decl = instance.decl
         assert isinstance(self.decl, n.ParserDecl)
         self.owner = self.decl.name
-        self.scope = lowering.model.globals.child(self.owner)
+        self.scope = services.model.globals.child(self.owner)
         for name, value in bindings.items():
             self.scope.define(name, value)
         self.states: list[dict] = []
@@ -209,7 +209,7 @@ class ParserLowering:
             first = len(self.states)
             self._state(state, frame)
             if state.name == "start" and inits:
-                body = StateBody(self.lowering, owner)
+                body = StateBody(self.services, owner)
                 body.run_state(inits, scope)
                 self.states[first]["parser_ops"][:0] = body.ops
 
@@ -218,12 +218,12 @@ class ParserLowering:
             case n.ConstDecl():
                 scope.define(local.name, local)
             case n.VarDecl():
-                vtype = self.lowering.model.resolve(local.type, scope=scope)
-                scope.define(local.name, self.lowering.allocate(vtype, local.name, owner))
+                vtype = self.services.model.resolve(local.type, scope=scope)
+                scope.define(local.name, self.services.allocate(vtype, local.name, owner))
             case n.ValueSetDecl():
                 scope.define(local.name, self._value_set(local, scope, owner))
             case n.Instantiation():
-                instance = self.lowering.instantiate(local, scope, owner)
+                instance = self.services.instantiate(local, scope, owner)
                 if not isinstance(instance, BlockInstance) or not isinstance(instance.decl, n.ParserDecl):
                     raise CompileError("only sub-parsers can be instantiated inside a parser", local.loc)
                 scope.define(local.name, instance)
@@ -231,23 +231,21 @@ class ParserLowering:
                 raise CompileError(f"unsupported declaration in a parser ({type(local).__name__})", local.loc)
 
     def _value_set(self, decl: n.ValueSetDecl, scope: Scope, owner: str) -> ValueSet:
-        vtype = self.lowering.model.resolve(decl.type, scope=scope)
-        size = int(ExpressionCompiler(self.lowering, scope).constant(decl.size).value)
+        vtype = self.services.model.resolve(decl.type, scope=scope)
+        size = int(ExpressionCompiler(self.services, scope).constant(decl.size).value)
         if isinstance(vtype, t.StructLike):
             width = sum(t.width_of(ft) for _, ft in vtype.fields)
         else:
             width = t.width_of(vtype)
-        from ina.compiler.controls import qualified
-
-        name = qualified(owner, decl)
-        self.lowering.parse_vsets.append({"name": name, "id": len(self.lowering.parse_vsets),
+        name = n.qualified(owner, decl)
+        self.services.sections.parse_vsets.append({"name": name, "id": len(self.services.sections.parse_vsets),
                                           "compressed_bitwidth": width})
-        self.lowering.artifacts.value_sets.append((name, width, size, decl.annotations))
+        self.services.artifacts.value_sets.append((name, width, size, decl.annotations))
         return ValueSet(name, vtype, width, size)
 
     def _new_state(self, name: str) -> dict:
-        name = self.lowering.storage.unique(name, self._state_names)
-        state = {"name": name, "id": self.lowering.next_id("parse_state"), "parser_ops": [],
+        name = self.services.storage.unique(name, self._state_names)
+        state = {"name": name, "id": self.services.next_id("parse_state"), "parser_ops": [],
                  "transition_key": [], "transitions": []}
         self.states.append(state)
         return state
@@ -257,7 +255,7 @@ class ParserLowering:
             return None
         func = stmt.call.func
         if isinstance(func, n.TypeMember) and func.name == "apply":
-            decl = self.lowering.model.type_decls.get(func.type_name)
+            decl = self.services.model.type_decls.get(func.type_name)
             if isinstance(decl, n.ParserDecl):
                 return BlockInstance(decl, decl.name, []), stmt.call
         if isinstance(func, n.Member) and func.name == "apply" and isinstance(func.expr, n.Name):
@@ -271,7 +269,7 @@ class ParserLowering:
     def _state(self, state: n.ParserState, frame: _ParserFrame) -> None:
         scope = frame.scope.child()
         current = self._new_state(frame.prefix + state.name)
-        body = StateBody(self.lowering, frame.owner)
+        body = StateBody(self.services, frame.owner)
         body.run_state([], scope)
         for stmt in state.stmts:
             sub = self._subparser_call(stmt, scope)
@@ -281,7 +279,7 @@ class ParserLowering:
             instance, call = sub
             current["parser_ops"] = body.ops
             after = f"{frame.prefix}{state.name}_after_{instance.name.rsplit('.', 1)[-1]}"
-            sub_prefix = self.lowering.storage.unique(f"{frame.prefix}{instance.name.rsplit('.', 1)[-1]}.",
+            sub_prefix = self.services.storage.unique(f"{frame.prefix}{instance.name.rsplit('.', 1)[-1]}.",
                                                       self._state_names)
             current["transitions"] = [self._default(sub_prefix + "start")]
             continuation = self._new_state(after)
@@ -289,17 +287,15 @@ class ParserLowering:
             self._parser(instance.decl, sub_scope, f"{frame.owner}.{instance.name.rsplit('.', 1)[-1]}",
                          sub_prefix, continuation["name"])
             current = continuation
-            body = StateBody(self.lowering, frame.owner)
+            body = StateBody(self.services, frame.owner)
             body.run_state([], scope)
         current["parser_ops"] = body.ops
         self._transition(state.transition, current, body, scope, frame)
 
     def _bind_subparser(self, instance: BlockInstance, call: n.Call, scope: Scope) -> Scope:
-        from ina.compiler.calls import bind_args
-
         decl = instance.decl
-        caller = ExpressionCompiler(self.lowering, scope)
-        sub_scope = self.lowering.model.globals.child(decl.name)
+        caller = ExpressionCompiler(self.services, scope)
+        sub_scope = self.services.model.globals.child(decl.name)
         for param, arg in bind_args(decl.params, call.args, call.loc, f"parser '{decl.name}'"):
             expr = arg.value if arg is not None else param.default
             if expr is None:
@@ -319,7 +315,7 @@ class ParserLowering:
         if trans.state is not None:
             result["transitions"] = [self._default(self._target(trans.state, frame, trans.loc))]
             return
-        ec = ExpressionCompiler(self.lowering, scope, body)
+        ec = ExpressionCompiler(self.services, scope, body)
         keys = []
         for key in trans.keys:
             value = ec.value(key)
@@ -355,8 +351,8 @@ class ParserLowering:
                 fields = self._stack_fields(stack)
                 return {"type": "stack_field", "value": [stack, fields[value.expr["right"]]]}, width, value.type
         if isinstance(value.type, t.Bits | t.Bool | t.Enum | t.ErrorType):
-            temp = self.lowering.allocate(value.type, "select_key", self.owner)
-            ec = ExpressionCompiler(self.lowering, self.scope, body)
+            temp = self.services.allocate(value.type, "select_key", self.owner)
+            ec = ExpressionCompiler(self.services, self.scope, body)
             body.assign(ec, temp, value, key.loc)
             assert isinstance(temp, Field)
             return temp.json(), width, value.type
@@ -366,8 +362,6 @@ class ParserLowering:
         for value in self.scope.names.values():
             if isinstance(value, StackInstance) and value.name == stack_name:
                 return [f for f, _ in value.type.element.fields]  # type: ignore[attr-defined]
-        from ina.compiler.values import StructValue
-
         for value in self.scope.names.values():
             if isinstance(value, StructValue):
                 for member in value.members.values():

@@ -3,81 +3,31 @@ BMv2 table and described for the P4Info."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ina.compiler import nodes as n
 from ina.compiler import types as t
 from ina.compiler.errors import CompileError, Location
-from ina.compiler.expressions import ExpressionCompiler, expr_text
-from ina.compiler.objects import ActionBinding, ExternInstance
+from ina.compiler.expressions import ExpressionCompiler
+from ina.compiler.lowered import KeyInfo, TableActionInfo, TableInfo
+from ina.compiler.objects import ActionBinding, ExternInstance, TableObject
 from ina.compiler.program import Scope
+from ina.compiler.services import Services
 from ina.compiler.values import Computed, Field, Value, hexstr, mask_of
-
-if TYPE_CHECKING:
-    from ina.compiler.lowering import Lowering
 
 MATCH_KINDS = ("exact", "lpm", "ternary", "range", "optional")
 DEFAULT_SIZE = 1024
-
-
-@dataclass
-class KeyInfo:
-    name: str
-    width: int
-    match_kind: str
-    annotations: list[n.Annotation]
-
-
-@dataclass
-class TableActionInfo:
-    name: str  # P4Info (and BMv2) action name
-    scope: str  # TABLE_AND_DEFAULT, TABLE_ONLY, DEFAULT_ONLY
-    annotations: list[n.Annotation]
-
-
-@dataclass
-class TableInfo:
-    """What the P4Info needs to know about one table."""
-
-    name: str
-    annotations: list[n.Annotation]
-    keys: list[KeyInfo]
-    actions: list[TableActionInfo]
-    size: int
-    const_default_action: str | None
-    is_const: bool
-    direct_resources: list[ExternInstance] = field(default_factory=list)
-    support_timeout: bool = False
-    implementation: ExternInstance | None = None  # action_profile / action_selector
-
-
-@dataclass
-class TableObject:
-    decl: n.TableDecl
-    scope: Scope
-    local_name: str
-    name: str  # fully qualified, as in BMv2 JSON and P4Info
-    applied: bool = False
-
-
-@dataclass
-class TableApply:
-    """`t.apply()` used as an expression (only hit/miss/action_run of it are meaningful)."""
-
-    table: TableObject
-    loc: Location
 
 
 class TableLowering:
     """Builds the BMv2 table for one application; key expressions that are not plain fields are
     first computed into temporaries (returned as statements to run before the table)."""
 
-    def __init__(self, lowering: Lowering, table: TableObject):
-        self.lowering = lowering
+    def __init__(self, services: Services, table: TableObject):
+        self.services = services
         self.table = table
         self.decl = table.decl
-        self.ec = ExpressionCompiler(lowering, table.scope)
+        self.ec = ExpressionCompiler(services, table.scope)
         self.key_assignments: list[tuple[Value, Value, Location]] = []
         self.bound: dict[str, tuple[list[n.Arg], Scope]] = {}
         self.selector_keys: list[dict] = []
@@ -96,13 +46,13 @@ class TableLowering:
             raise CompileError(f"default action '{default_name}' is not in the actions of table "
                                f"'{self.table.local_name}'", default_loc)
         default_binding = actions[default_name]
-        default_json = self.lowering.table_action(default_binding, self.bound.get(default_name))
+        default_json = self.services.table_action(default_binding, self.bound.get(default_name))
         default_data = self._action_data(default_binding, default_args, default_loc)
         direct = self._direct_resources(props)
         support_timeout = False
         if "support_timeout" in props:
             support_timeout = bool(self.ec.constant(props["support_timeout"].value).value)
-        json_actions = [self.lowering.table_action(actions[a.name], self.bound.get(a.name)) for a in infos]
+        json_actions = [self.services.table_action(actions[a.name], self.bound.get(a.name)) for a in infos]
         table = {
             "name": self.table.name,
             "id": table_id,
@@ -182,7 +132,7 @@ class TableLowering:
                 return inner["value"], None, 1
         if isinstance(value.type, t.Bits | t.Bool | t.Enum | t.ErrorType):
             width = t.width_of(value.type)
-            temp = self.lowering.allocate(value.type, "key", self.table.name.rsplit(".", 1)[0])
+            temp = self.services.allocate(value.type, "key", self.table.name.rsplit(".", 1)[0])
             self.key_assignments.append((temp, value, element.loc))
             assert isinstance(temp, Field)
             return [temp.header, temp.name], None, width
@@ -212,10 +162,10 @@ class TableLowering:
         return bindings, infos
 
     def _resolve_action(self, name: str, top_level: bool, loc: Location) -> ActionBinding:
-        scope = self.lowering.model.globals if top_level else self.table.scope
+        scope = self.services.model.globals if top_level else self.table.scope
         found = scope.lookup(name)
         if isinstance(found, n.ActionDecl):
-            found = self.lowering.bind_global_action(found)
+            found = self.services.bind_global_action(found)
         if not isinstance(found, ActionBinding):
             if found is None:
                 raise CompileError(f"unknown action '{name}'", loc)
@@ -246,7 +196,7 @@ class TableLowering:
                                f"got {len(args)}", loc)
         data = []
         for param, arg in zip(params, args, strict=True):
-            ptype = self.lowering.model.resolve(param.type, scope=binding.scope)
+            ptype = self.services.model.resolve(param.type, scope=binding.scope)
             value = self.ec.constant(arg.value, ptype)
             data.append(hexstr(int(value.value) & mask_of(t.width_of(ptype)), t.width_of(ptype)))
         return data
@@ -268,7 +218,7 @@ class TableLowering:
             if binding.qualified_name not in actions:
                 raise CompileError(f"action '{entry.action.name}' is not in the actions of table "
                                    f"'{self.table.local_name}'", entry.action.loc)
-            action = self.lowering.table_action(binding, self.bound.get(binding.qualified_name))
+            action = self.services.table_action(binding, self.bound.get(binding.qualified_name))
             data = self._action_data(binding, entry.action.args or [], entry.loc)
             annotated = n.find_annotation(entry.annotations, "priority")
             if entry.priority is not None:  # P4's `priority = N`: larger wins; BMv2: smaller wins
@@ -335,7 +285,7 @@ class TableLowering:
             name = annotation.string() if annotation and annotation.string() else f"{self.table.name}_profile"
             decl = n.Instantiation(prop.loc, name.lstrip("."), [], prop.value.type_name, prop.value.type_args,
                                    prop.value.args)
-            value = self.lowering.instantiate(decl, self.table.scope, "")
+            value = self.services.instantiate(decl, self.table.scope, "")
         else:
             value = self.ec.compile(prop.value)
         if not isinstance(value, ExternInstance) or value.kind not in ("action_profile", "action_selector"):
@@ -361,8 +311,8 @@ class TableLowering:
 def key_name(expr: n.Expr) -> str:
     """p4c's match-field name: the key's source text, with isValid() spelled `.$valid$`."""
     if isinstance(expr, n.Call) and isinstance(expr.func, n.Member) and expr.func.name == "isValid" and not expr.args:
-        return f"{expr_text(expr.func.expr)}.$valid$"
-    return expr_text(expr)
+        return f"{n.expr_text(expr.func.expr)}.$valid$"
+    return n.expr_text(expr)
 
 
 def _table_match_type(kinds: list[str]) -> str:

@@ -138,6 +138,17 @@ def read_only(value: Value) -> Value:
     return copy
 
 
+def flatten_fields(value: Value) -> list[Value]:
+    """The leaves of a list, struct or header value, in order (hash inputs, digests, checksums)."""
+    if isinstance(value, ListValue):
+        return [leaf for item in value.items for leaf in flatten_fields(item)]
+    if isinstance(value, StructValue):
+        return [leaf for item in value.members.values() for leaf in flatten_fields(item)]
+    if isinstance(value, HeaderInstance):
+        return [leaf for f, _ in value.header_type.fields for leaf in flatten_fields(value.member(f))]
+    return [value]
+
+
 # ---- JSON forms
 
 
