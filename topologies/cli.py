@@ -22,6 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=int_range(1), default=1 << 16, help="elements per worker")
     p.add_argument("--dtype", choices=["int32", "float32", "float64"], default="int32")
     p.add_argument("--loss", type=probability, help="packet loss probability on every link (e.g. 0.01)")
+    p.add_argument("--loss-mode", choices=["auto", "netem", "switch"], default="auto",
+                   help="where --loss is applied: netem on the links, the switch's drop simulator on "
+                        "every host port, or auto (netem when the kernel has it)")
     p.add_argument("--jobs", type=int_range(1, MAX_JOBS), default=1, help="split the star's workers into this many jobs")
     p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=64, help="elements per packet")
     p.add_argument("--pool-size", type=int_range(1, MAX_POOL_SIZE), default=8192)
@@ -41,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         print("removed: " + (", ".join(removed) if removed else "nothing"))
         return 0
     opts = RunOptions(topo=args.topo, workers=args.workers, target=args.target, size=args.size, dtype=args.dtype,
-                      loss=args.loss, jobs=args.jobs, elems=args.elems, pool_size=args.pool_size,
+                      loss=args.loss, loss_mode=args.loss_mode, jobs=args.jobs, elems=args.elems, pool_size=args.pool_size,
                       slots=args.slots, run_dir=args.keep_logs, cli=args.cli, baseline=args.baseline)
     try:
         result = run(opts)

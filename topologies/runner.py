@@ -28,6 +28,7 @@ class RunOptions:
     size: int = 1 << 16
     dtype: str = "int32"
     loss: float | None = None
+    loss_mode: str = "auto"  # where --loss is applied: "netem" (links), "switch" (drop simulator), "auto"
     jobs: int = 1
     elems: int = 64
     pool_size: int = 8192
@@ -44,6 +45,7 @@ class RunResult:
     run_dir: str
     workers: list[dict] = field(default_factory=list)
     ok: bool = False
+    loss_mode: str | None = None  # where the loss was applied: "netem" or "switch" (None: no loss)
     switch_stats: dict = field(default_factory=dict)
     switch_cpu_s: dict = field(default_factory=dict)  # CPU seconds each switch process used while workers ran
 
@@ -91,16 +93,18 @@ def run(opts: RunOptions) -> RunResult:
         raise RunError("ina run needs root: Mininet creates network namespaces, veth pairs and raw "
                        "sockets, which Linux allows only to root (try: sudo ina run ...)")
     target = pick_target(opts.target)
+    loss_mode = pick_loss_mode(opts.loss_mode) if opts.loss else None
     run_id = time.strftime("%Y%m%d-%H%M%S")
     run_dir = Path(opts.run_dir or Path("runs") / run_id).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     leftovers = clean.cleanup()
     if leftovers:
         say(f"removed leftovers of an earlier run: {', '.join(leftovers[:6])}{' ...' if len(leftovers) > 6 else ''}")
-    link_loss = opts.loss if opts.loss and netem_available() else None
-    if opts.loss and link_loss is None:
-        say(f"this kernel has no netem qdisc: emulating {opts.loss:.1%} loss with the switch's drop "
-            "simulator on every host port (both directions) instead of on the links")
+    link_loss = opts.loss if loss_mode == "netem" else None
+    if loss_mode == "switch":
+        why = "asked for" if opts.loss_mode == "switch" else "this kernel has no netem qdisc"
+        say(f"{why}: emulating {opts.loss:.1%} loss with the switch's drop simulator on every host "
+            "port (both directions) instead of on the links")
     topo = load(opts.topo, opts.workers if "star" in str(opts.topo) else None, opts.jobs, link_loss, opts.slots,
                 extra_host=opts.baseline)
     if opts.baseline and len(topo["jobs"]) != 1:
@@ -111,7 +115,7 @@ def run(opts: RunOptions) -> RunResult:
     bmv2, p4info = compile_program(target, opts.elems, opts.pool_size, run_dir)
     say(f"compiled p4src/aggregate.p4 (ELEMS={opts.elems}, POOL_SIZE={opts.pool_size}) in {time.monotonic() - t0:.2f} s")
     network = Network(topo, str(run_dir), target, run_id)
-    result = RunResult(str(run_dir))
+    result = RunResult(str(run_dir), loss_mode=loss_mode)
     try:
         network.start()
         say("switches answer on gRPC; programming them")
@@ -123,7 +127,7 @@ def run(opts: RunOptions) -> RunResult:
             path = s.data_path()
             if path:
                 say(f"{s.name}: {path}")
-        if opts.loss and link_loss is None:
+        if loss_mode == "switch":
             emulate_loss(topo, opts.loss)
         if opts.cli:
             from mininet.cli import CLI
@@ -169,6 +173,17 @@ def netem_available() -> bool:
                               capture_output=True).returncode == 0
     finally:
         subprocess.run(["ip", "link", "del", "inanetem0"], capture_output=True)
+
+
+def pick_loss_mode(mode: str) -> str:
+    """Where --loss goes: "netem" on the links or "switch" (the drop simulator); "auto" prefers
+    netem, so the switch runs unmodified where the kernel allows it."""
+    if mode == "auto":
+        return "netem" if netem_available() else "switch"
+    if mode == "netem" and not netem_available():
+        raise RunError("--loss-mode netem: this kernel has no netem qdisc (`tc qdisc add ... netem` "
+                       "fails); use --loss-mode switch for the switch's drop simulator")
+    return mode
 
 
 def emulate_loss(topo: dict, loss: float) -> None:
