@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 
 from ina.switch.errors import PipelineError
 from ina.switch.expressions import ExpressionCompiler, hexint, num, unwrap
+from ina.switch.hashes import ALGORITHMS
 from ina.switch.layout import HeaderLayout, Layout
+from ina.switch.program import Action, Calculation, Control, Parser, ParserState, Program, Table
 
 INLINE_BUDGET = 48  # nodes one generated pipeline function may run before returning the next
 STRUCT_CODES = {(8, False): "B", (16, False): "H", (32, False): "I", (64, False): "Q",
@@ -71,7 +73,7 @@ def jump_target(prims: list[dict], i: int) -> int:
 class CodeGenerator:
     """Emits the source; `source()` returns it once every part has been generated."""
 
-    def __init__(self, program: dict, layout: Layout, drop_port: int, trace: bool = False):
+    def __init__(self, program: Program, layout: Layout, drop_port: int, trace: bool = False):
         self.program = program
         self.layout = layout
         self.expr = ExpressionCompiler(layout)
@@ -81,13 +83,11 @@ class CodeGenerator:
         # Helpers (header codecs, calculations) are generated on first use, possibly while another
         # function is being emitted, so they go to a separate buffer placed first in the source.
         self.pre = Generated(namespace=self.out.namespace)
-        self.errors = {name: num(code) for name, code in program.get("errors", [])}
-        self.actions = {a["id"]: a for a in program.get("actions", [])}
+        self.errors = program.errors
         self.sm = layout.header("standard_metadata") if "standard_metadata" in layout.headers else None
-        self.uses_exit = any(
-            p["op"] == "exit" for a in program.get("actions", []) for p in a.get("primitives", [])
-        )
+        self.uses_exit = any(p["op"] == "exit" for a in program.actions.values() for p in a.primitives)
         self.header_types: dict[str, str] = {}  # header type name -> generated extractor suffix
+        self.calculations: set[str] = set()  # the calc_* functions generated so far
 
     def source(self) -> str:
         return "\n".join(self.pre.lines + self.out.lines) + "\n"
@@ -103,7 +103,7 @@ class CodeGenerator:
     # --- headers -------------------------------------------------------------------------
     def _codec(self, hl: HeaderLayout) -> str:
         """Generate extract/emit functions for a header's type; returns their name suffix."""
-        htype = next(h["header_type"] for h in self.program["headers"] if h["name"] == hl.name)
+        htype = hl.type_name
         if htype in self.header_types:
             return self.header_types[htype]
         # the index keeps two types whose names ident() maps alike (a.b, a_b) apart
@@ -218,16 +218,16 @@ class CodeGenerator:
         if op == "no_op":
             return [*lines, "pass"]
         if op == "register_read":
-            reg = self._register(params[1]["value"])
+            var, bitwidth = self._register(params[1]["value"])
             slot, width, signed = e.field_ref(params[0])
-            value = f"{reg['var']}[{e.value(params[2])}]"
-            if width < reg["bitwidth"] or signed:
+            value = f"{var}[{e.value(params[2])}]"
+            if width < bitwidth or signed:
                 value = e.truncate(value, width, signed)
             return [*lines, f"P[{slot}] = {value}"]
         if op == "register_write":
-            reg = self._register(params[0]["value"])
-            value = e.truncate(e.value(params[2]), reg["bitwidth"], False, params[2])
-            return [*lines, f"{reg['var']}[{e.value(params[1])}] = {value}"]
+            var, bitwidth = self._register(params[0]["value"])
+            value = e.truncate(e.value(params[2]), bitwidth, False, params[2])
+            return [*lines, f"{var}[{e.value(params[1])}] = {value}"]
         if op == "count":
             var = self._counter(params[0]["value"])
             return [*lines, f"i = {e.value(params[1])}", f"{var}[0][i] += 1", f"{var}[1][i] += P[{self.sm_slot('packet_length')}]"]
@@ -299,72 +299,51 @@ class CodeGenerator:
                     lines.append(f"P[{self.layout.header(member).base}] = 0")
         return lines
 
-    def _register(self, name: str) -> dict:
-        for reg in self.program.get("register_arrays", []):
-            if reg["name"] == name:
-                return {"var": f"REG_{num(reg['id'])}", "bitwidth": reg["bitwidth"]}
-        raise PipelineError(f"unknown register array '{name}'")
+    def _register(self, name: str) -> tuple[str, int]:
+        """(namespace variable, bitwidth) of a register array's cells."""
+        reg = self.program.register(name)
+        return f"REG_{reg.id}", reg.bitwidth
 
     def _counter(self, name: str) -> str:
-        for c in self.program.get("counter_arrays", []):
-            if c["name"] == name:
-                return f"CNT_{num(c['id'])}"
-        raise PipelineError(f"unknown counter array '{name}'")
+        return f"CNT_{self.program.counter(name).id}"
 
     def _meter(self, name: str) -> str:
-        for m in self.program.get("meter_arrays", []):
-            if m["name"] == name:
-                return f"MTR_{num(m['id'])}"
-        raise PipelineError(f"unknown meter array '{name}'")
+        return f"MTR_{self.program.meter(name).id}"
 
     # --- calculations (hashes and checksums) -------------------------------------------
     def calculation(self, name: str) -> str:
-        calc = next((c for c in self.program.get("calculations", []) if c["name"] == name), None)
-        if calc is None:
-            raise PipelineError(f"unknown calculation '{name}'")
-        cid = num(calc["id"])
-        fn = f"calc_{cid}"
-        if fn in self.out.namespace.get("_defined", set()):
+        """The name of a generated function (P, payload) -> int computing the named calculation."""
+        calc = self.program.calculation(name)
+        fn = f"calc_{calc.id}"
+        if fn in self.calculations:
             return fn
-        self.out.namespace.setdefault("_defined", set()).add(fn)
-        algo = calc["algo"]
+        self.calculations.add(fn)
         o = self.pre
-        o.namespace[f"ALGO_{cid}"] = algo
+        o.namespace[f"ALGO_{calc.id}"] = ALGORITHMS[calc.algo].python
         o.emit(f"def {fn}(P, payload):")
-        with_payload = False
-        items: list[tuple[str, int]] = []
-        for item in calc["input"]:
-            if item["type"] == "payload":
-                with_payload = True
-            elif item["type"] == "header":
-                hl = self.layout.header(item["value"])
-                items += [(f"P[{hl.base + 1 + k}]", w) for k, (_n, w, _s) in enumerate(hl.fields)]
-            elif item["type"] == "field":
-                slot, width, _s = self.expr.field_ref(item)
-                items.append((f"P[{slot}]", width))
-            else:
-                width = item.get("bitwidth") or max(8, (len(str(item["value"]).removeprefix("0x")) * 4))
-                items.append((str(hexint(item["value"])), width))
-        # One big integer with every shift known now, padded to whole bytes like BMv2's field list.
+        o.emit(f"return ALGO_{calc.id}({self._packed(calc)}{' + payload' if calc.payload else ''})", 1)
+        return fn
+
+    def _packed(self, calc: Calculation) -> str:
+        """An expression for the calculation's inputs as bytes: one big integer with every shift
+        known now, padded to whole bytes like BMv2's field list."""
+        items = [(f"P[{self.layout.field_slot(*i.ref)}]" if i.ref else str(i.value), i.width) for i in calc.inputs]
         bits = sum(width for _source, width in items)
         shift = bits + (-bits % 8)
         parts = []
         for source, width in items:
             shift -= width
             parts.append(f"(({source} & {(1 << width) - 1}) << {shift})")
-        value = " | ".join(parts) or "0"
-        data = f"({value}).to_bytes({(bits + 7) // 8}, 'big')"
-        o.emit(f"return ALGORITHMS[ALGO_{cid}]({data}{' + payload' if with_payload else ''})", 1)
-        return fn
+        return f"({' | '.join(parts) or '0'}).to_bytes({(bits + 7) // 8}, 'big')"
 
     # --- actions -------------------------------------------------------------------------
-    def action(self, action: dict) -> str:
-        fn = f"act_{num(action['id'])}"
+    def action(self, action: Action) -> str:
+        fn = f"act_{action.id}"
         o = self.out
-        prims = action.get("primitives", [])
+        prims = list(action.primitives)
         o.emit(f"def {fn}(P, A):")
         if self.trace:
-            o.emit(f"_log('  action ' + {action['name']!r} + (' ' + repr(A) if A else ''))", 1)
+            o.emit(f"_log('  action ' + {action.name!r} + (' ' + repr(A) if A else ''))", 1)
         if not prims:
             o.emit("pass", 1)
             return fn
@@ -391,16 +370,15 @@ class CodeGenerator:
         return fn
 
     # --- parser --------------------------------------------------------------------------
-    def parser(self, parser: dict) -> str:
+    def parser(self, parser: Parser) -> str:
         o = self.out
-        states = {s["name"]: s for s in parser["parse_states"]}
-        names = {name: f"ps_{num(parser['id'])}_{num(s['id'])}" for name, s in states.items()}
-        for state in parser["parse_states"]:
-            o.emit(f"def {names[state['name']]}(P, data, off):")
+        names = {s.name: f"ps_{parser.id}_{s.id}" for s in parser.states}
+        for state in parser.states:
+            o.emit(f"def {names[state.name]}(P, data, off):")
             start = len(o.lines)
             if self.trace:
-                o.emit(f"_log('parser state ' + {state['name']!r})", 1)
-            for op in state.get("parser_ops", []):
+                o.emit(f"_log('parser state ' + {state.name!r})", 1)
+            for op in state.ops:
                 for line in self._parser_op(op):
                     o.emit(line, 1)
             self._transitions(state, names)
@@ -408,10 +386,10 @@ class CodeGenerator:
             body = o.lines[start:]
             o.lines[start:] = ["    try:", *("    " + line for line in body),
                                "    except ParserErr as err:", "        err.offset = off", "        raise"]
-        entry = f"parse_{num(parser['id'])}"
+        entry = f"parse_{parser.id}"
         o.emit(f"def {entry}(P, data):")
         o.emit("off = 0", 1)
-        o.emit(f"fn = {names[parser['init_state']]}", 1)
+        o.emit(f"fn = {names[parser.init_state]}", 1)
         o.emit("try:", 1)
         o.emit("while fn is not None:", 2)
         o.emit("fn, off = fn(P, data, off)", 3)
@@ -475,100 +453,81 @@ class CodeGenerator:
             return self.primitive(params[0], 1) if params else []
         raise PipelineError(f"unsupported parser operation '{kind}'")
 
-    def _key_width(self, key: dict) -> int:
-        if key["type"] == "lookahead":
-            return key["value"][1]
-        if key["type"] in ("field", "stack_field"):
-            return self.expr.field_ref(key)[1]
-        raise PipelineError(f"unsupported parser transition key '{key['type']}'")
-
-    def _transitions(self, state: dict, names: dict[str, str]) -> None:
+    def _transitions(self, state: ParserState, names: dict[str, str]) -> None:
         o = self.out
-        keys = state.get("transition_key", [])
-        if keys:
-            if len(keys) == 1:
-                o.emit(f"k = {self.expr.value(keys[0])}", 1)
-            else:
-                parts = []
-                shift = 0
-                for key in reversed(keys):
-                    width = (self._key_width(key) + 7) // 8 * 8
-                    value = f"({self.expr.value(key)} & {(1 << width) - 1})"
-                    parts.append(f"({value} << {shift})" if shift else value)
-                    shift += width
-                o.emit(f"k = {' | '.join(reversed(parts))}", 1)
-        for t in state.get("transitions", []):
-            target = names[t["next_state"]] if t.get("next_state") else "None"
-            kind = t["type"]
-            if kind == "default":
+        keys = state.keys
+        if len(keys) == 1:
+            o.emit(f"k = {self.expr.value(keys[0].expr)}", 1)
+        elif keys:
+            parts = [f"(({self.expr.value(k.expr)} & {k.mask}) << {k.shift})" if k.shift
+                     else f"({self.expr.value(k.expr)} & {k.mask})" for k in keys]
+            o.emit(f"k = {' | '.join(parts)}", 1)
+        for t in state.transitions:
+            target = names[t.next_state] if t.next_state else "None"
+            if t.kind == "default":
                 o.emit(f"return {target}, off", 1)
                 return
-            if kind == "hexstr":
-                value = hexint(t["value"])
-                if t.get("mask"):
-                    mask = hexint(t["mask"])
-                    o.emit(f"if k & {mask} == {value & mask}: return {target}, off", 1)
+            if t.kind == "hexstr":
+                if t.mask is not None:
+                    o.emit(f"if k & {t.mask} == {t.value & t.mask}: return {target}, off", 1)
                 else:
-                    o.emit(f"if k == {value}: return {target}, off", 1)
-            elif kind == "parse_vset":
-                mask = hexint(t["mask"]) if t.get("mask") else -1
-                o.emit(f"if _vset_match(VSETS[{t['value']!r}], k, {mask}): return {target}, off", 1)
+                    o.emit(f"if k == {t.value}: return {target}, off", 1)
+            elif t.kind == "parse_vset":
+                mask = -1 if t.mask is None else t.mask
+                o.emit(f"if _vset_match(VSETS[{t.vset!r}], k, {mask}): return {target}, off", 1)
             else:
-                raise PipelineError(f"unsupported transition type '{kind}'")
+                raise PipelineError(f"unsupported transition type '{t.kind}'")
         o.emit("return None, off", 1)
 
     # --- pipelines -----------------------------------------------------------------------
-    def pipeline(self, pipe: dict, tables: dict) -> str:
-        """Generate the pipeline's nodes; `tables` receives name -> (table json, node fn name)."""
+    def pipeline(self, pipe: Control, tables: dict[str, str]) -> str:
+        """Generate the pipeline's nodes; `tables` receives table name -> its namespace variable."""
         o = self.out
-        pid = num(pipe["id"])
+        pid = pipe.id
         node_names: dict[str, str] = {}
-        for t in pipe.get("tables", []):
-            node_names[t["name"]] = f"tbl_{pid}_{num(t['id'])}"
-        for c in pipe.get("conditionals", []):
+        for t in pipe.tables:
+            node_names[t.name] = f"tbl_{pid}_{t.id}"
+        for c in pipe.conditionals:
             node_names[c["name"]] = f"cond_{pid}_{num(c['id'])}"
-        action_sets = pipe.get("action_profiles", [])
-        if action_sets:
+        if pipe.action_profiles:
             raise PipelineError("action profiles and selectors are not supported by ina's switch yet")
 
         def ref(name: str | None) -> str:
             return node_names[name] if name else "None"
 
         exit_check = f"if P[{self.layout.hidden['exit']}]: return None" if self.uses_exit else None
-        by_name = {t["name"]: t for t in pipe.get("tables", [])}
+        by_name = {t.name: t for t in pipe.tables}
         merge = not self.trace
         fixed = {name: step for name, t in by_name.items() if merge and (step := self._fixed_step(t))}
         conds = {
             c["name"]: (self.expr.value(c["expression"]), c.get("true_next"), c.get("false_next"))
-            for c in pipe.get("conditionals", [])
+            for c in pipe.conditionals
         }
 
-        def lookup(t: dict, indent: int) -> None:
+        def lookup(t: Table, indent: int) -> None:
             """Emit a table's lookup and action call; leaves `hit` and the entry `e` set."""
-            var = f"TABLE_{pid}_{num(t['id'])}"
-            keys = t.get("key", [])
-            if keys:
+            var = f"TABLE_{pid}_{t.id}"
+            if t.keys:
                 parts = []
-                for k in keys:
-                    if k["match_type"] == "valid":
-                        source = f"P[{self.layout.header(k['target']).base}]"
+                for k in t.keys:
+                    if k.match_type == "valid":
+                        source = f"P[{self.layout.header(k.target).base}]"
                     else:
-                        source = f"P[{self.expr.field_ref({'type': 'field', 'value': k['target']})[0]}]"
-                        if k.get("mask"):
-                            source = f"({source} & {hexint(k['mask'])})"
+                        source = f"P[{self.expr.field_ref({'type': 'field', 'value': k.target})[0]}]"
+                        if k.mask is not None:
+                            source = f"({source} & {k.mask})"
                     parts.append(source)
-                exact_only = all(k["match_type"] in ("exact", "valid") for k in keys)  # as Table.exact_only
-                find = f"{var}.exact.get" if exact_only else f"{var}.lookup"
+                find = f"{var}.exact.get" if t.exact_only else f"{var}.lookup"
                 o.emit(f"e = {find}(({', '.join(parts)},))", indent)
                 o.emit("hit = e is not None", indent)
                 o.emit(f"if not hit: e = {var}.default", indent)
-                if t.get("with_counters"):
+                if t.with_counters:
                     o.emit(f"else: e.packets += 1; e.bytes += P[{self.sm_slot('packet_length')}]", indent)
-                if t.get("direct_meters"):
-                    meter = self._meter(t["direct_meters"])
-                    target = next(m for m in self.program["meter_arrays"] if m["name"] == t["direct_meters"])
-                    if target.get("result_target"):
-                        field_obj = {"type": "field", "value": target["result_target"]}
+                if t.direct_meter:
+                    meter = self._meter(t.direct_meter)
+                    target = self.program.meter(t.direct_meter).result_target
+                    if target:
+                        field_obj = {"type": "field", "value": target}
                         length = f"P[{self.sm_slot('packet_length')}]"
                         color = self.expr.store(field_obj, f"{meter}.execute_entry(e, {length})")
                         o.emit(f"if hit: {color}", indent)
@@ -576,7 +535,7 @@ class CodeGenerator:
                 o.emit(f"e = {var}.default", indent)
                 o.emit("hit = False", indent)
             if self.trace:
-                o.emit(f"_log('table ' + {t['name']!r} + (' hit ' + repr(e.match) if hit else ' miss') + ' -> ' + e.action.name)", indent)
+                o.emit(f"_log('table ' + {t.name!r} + (' hit ' + repr(e.match) if hit else ' miss') + ' -> ' + e.action.name)", indent)
             o.emit("e.fn(P, e.args)", indent)
             if exit_check:
                 o.emit(exit_check, indent)
@@ -606,32 +565,32 @@ class CodeGenerator:
                     continue
                 t = by_name[name]
                 lookup(t, indent)
-                nxt = t.get("next_tables", {})
+                nxt = t.next_tables
                 if "__HIT__" in nxt or "__MISS__" in nxt:
                     o.emit("if hit:", indent)
                     inline(nxt.get("__HIT__"), indent + 1, budget)
                     name = nxt.get("__MISS__")
-                elif set(nxt) >= set(t.get("actions", [])) and len(set(nxt.values())) == 1:
+                elif set(nxt) >= set(t.action_names) and len(set(nxt.values())) == 1:
                     name = next(iter(nxt.values()))  # every action continues with the same node
                 else:
                     o.emit("return e.next_node", indent)
                     return
             o.emit(f"return {ref(name)}", indent)
 
-        for t in pipe.get("tables", []):
-            fn = node_names[t["name"]]
-            tables[t["name"]] = (t, fn, f"TABLE_{pid}_{num(t['id'])}")
+        for t in pipe.tables:
+            fn = node_names[t.name]
+            tables[t.name] = f"TABLE_{pid}_{t.id}"
             o.emit(f"def {fn}(P):")
             if merge:
-                inline(t["name"], 1, [INLINE_BUDGET])
+                inline(t.name, 1, [INLINE_BUDGET])
                 continue
             lookup(t, 1)
-            nxt = t.get("next_tables", {})
+            nxt = t.next_tables
             if "__HIT__" in nxt or "__MISS__" in nxt:
                 o.emit(f"return {ref(nxt.get('__HIT__'))} if hit else {ref(nxt.get('__MISS__'))}", 1)
             else:
                 o.emit("return e.next_node", 1)
-        for c in pipe.get("conditionals", []):
+        for c in pipe.conditionals:
             fn = node_names[c["name"]]
             o.emit(f"def {fn}(P):")
             if merge:
@@ -643,28 +602,27 @@ class CodeGenerator:
             o.emit(f"return {ref(true_next)} if r else {ref(false_next)}", 1)
         entry = f"pipe_{pid}"
         o.emit(f"def {entry}(P):")
-        o.emit(f"n = {ref(pipe.get('init_table'))}", 1)
+        o.emit(f"n = {ref(pipe.init_table)}", 1)
         o.emit("while n is not None:", 1)
         o.emit("n = n(P)", 2)
         return entry
 
-    def _fixed_step(self, table: dict) -> tuple[str, str | None] | None:
+    def _fixed_step(self, table: Table) -> tuple[str, str | None] | None:
         """(action call, next table) of a table that always runs the same action with the same data.
 
         That is a keyless table whose default entry and its data are const (the compiler's hidden
         `tbl_*` tables for plain statements): no lookup and no control-plane change can alter it,
         so a chain of them runs as straight calls in one node instead of one node each.
         """
-        default = table.get("default_entry")
-        if table.get("key") or not default or not default.get("action_const"):
+        default = table.default
+        if table.keys or not default or not default.action_const:
             return None
-        if not default.get("action_entry_const") or table.get("with_counters") or table.get("direct_meters"):
+        if not default.entry_const or table.with_counters or table.direct_meter:
             return None
-        action = self.actions[default["action_id"]]
-        args = tuple(hexint(x) for x in default.get("action_data", []))
-        nxt = table.get("next_tables", {})
-        target = nxt.get("__MISS__") if "__MISS__" in nxt or "__HIT__" in nxt else nxt.get(action["name"])
-        return f"act_{num(action['id'])}(P, {args!r})", target
+        action = self.program.actions[default.action_id]
+        nxt = table.next_tables
+        target = nxt.get("__MISS__") if "__MISS__" in nxt or "__HIT__" in nxt else nxt.get(action.name)
+        return f"act_{action.id}(P, {default.args!r})", target
 
     # --- checksums and deparser ----------------------------------------------------------
     def checksums(self, payload_var: str = "payload") -> tuple[str, str]:
@@ -673,13 +631,12 @@ class CodeGenerator:
         for name, flag in ((verify, "verify"), (update, "update")):
             o.emit(f"def {name}(P, {payload_var}):")
             o.emit("pass", 1)
-            for ck in self.program.get("checksums", []):
-                if not ck.get(flag, flag == "update" if "update" not in ck else False):
+            for ck in self.program.checksums:
+                if not (ck.verify if flag == "verify" else ck.update):
                     continue
-                calc = self.calculation(ck["calculation"])
-                target = {"type": "field", "value": ck["target"]}
-                slot, width, _s = self.expr.field_ref(target)
-                cond = self.expr.value(ck["if_cond"]) if ck.get("if_cond") else "True"
+                calc = self.calculation(ck.calculation.name)
+                slot, width, _s = self.expr.field_ref({"type": "field", "value": ck.target})
+                cond = self.expr.value(ck.condition) if ck.condition else "True"
                 o.emit(f"if {cond}:", 1)
                 value = f"{calc}(P, {payload_var}) & {(1 << width) - 1}"
                 if flag == "verify":

@@ -4,6 +4,7 @@ import random
 import sys
 import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 
 
 def csum16(data: bytes) -> int:
@@ -78,15 +79,23 @@ def random_hash(_data: bytes) -> int:
     return random.getrandbits(64)
 
 
-ALGORITHMS: dict[str, Callable[[bytes], int]] = {
-    "csum16": csum16,
-    "cksum16": csum16,
-    "crc16": crc16,
-    "crc16_custom": crc16,
-    "crc32": crc32,
-    "crc32_custom": crc32,
-    "crcCCITT": crc_ccitt,
-    "identity": identity,
-    "xor16": xor16,
-    "random": random_hash,
+@dataclass(frozen=True)
+class Algorithm:
+    """One hash algorithm as each engine runs it."""
+
+    python: Callable[[bytes], int]
+    c: str | None  # state.c's function (data, n, payload, npayload); None: the C generator's own case
+
+
+ALGORITHMS: dict[str, Algorithm] = {  # BMv2's names; bmv2_schema accepts these and no others
+    "csum16": Algorithm(csum16, "ina_csum16"),
+    "cksum16": Algorithm(csum16, "ina_csum16"),
+    "crc16": Algorithm(crc16, "ina_crc16"),
+    "crc16_custom": Algorithm(crc16, "ina_crc16"),
+    "crc32": Algorithm(crc32, "ina_crc32"),
+    "crc32_custom": Algorithm(crc32, "ina_crc32"),
+    "crcCCITT": Algorithm(crc_ccitt, "ina_crc_ccitt"),
+    "identity": Algorithm(identity, None),  # C: the packed bytes as one integer, up to 64 bits
+    "xor16": Algorithm(xor16, "ina_xor16"),
+    "random": Algorithm(random_hash, None),  # C: none (the program runs on the Python engine)
 }

@@ -39,6 +39,7 @@ class HeaderLayout:
     fields: tuple[tuple[str, int, bool], ...]  # (name, bitwidth or -1 for varbit, signed)
     varbit_max: int  # max bits of the varbit field, 0 when the header has none
     metadata: bool
+    type_name: str  # the header type's: instances of one type share their generated codec
 
     @property
     def size(self) -> int:
@@ -131,7 +132,8 @@ def build_layout(program: dict) -> Layout:
                 fields.append((fname, -1, False))
             else:
                 fields.append((fname, num(width), signed))
-        hl = HeaderLayout(name, next_slot, tuple(fields), max(varbit_max, 0), bool(header["metadata"]))
+        hl = HeaderLayout(name, next_slot, tuple(fields), max(varbit_max, 0), bool(header["metadata"]),
+                          htype["name"])
         layout.headers[name] = hl
         layout.by_id[header["id"]] = name
         next_slot += hl.size

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from ina.switch.bmv2_schema import validate
 from ina.switch.codegen import CodeGenerator
 from ina.switch.errors import PipelineError, TableError
-from ina.switch.expressions import hexint, num
 from ina.switch.externs import Counter, Meter, Register
 from ina.switch.layout import Layout, build_layout
+from ina.switch.program import Program, read_program
 from ina.switch.runtime import base_namespace
 from ina.switch.tables import ActionRef, KeyField, Table
 
@@ -16,6 +16,7 @@ from ina.switch.tables import ActionRef, KeyField, Table
 @dataclass
 class Pipeline:
     program: dict
+    model: Program
     layout: Layout
     parse: object
     ingress: object
@@ -125,7 +126,8 @@ def load_pipeline(program: dict, drop_port: int = 511, log: Callable[[str], None
 
 def _load(program: dict, drop_port: int, log: Callable[[str], None] | None) -> Pipeline:
     layout = build_layout(program)
-    gen = CodeGenerator(program, layout, drop_port, trace=log is not None)
+    model = read_program(program, layout)
+    gen = CodeGenerator(model, layout, drop_port, trace=log is not None)
     ns = gen.out.namespace
     ns.update(base_namespace())
     if log is not None:
@@ -133,27 +135,25 @@ def _load(program: dict, drop_port: int, log: Callable[[str], None] | None) -> P
         ns["_log_msg"] = lambda text, values: log("log_msg: " + text.format(*values))
     ns["ZEROS"] = [0] * max((h.size for h in layout.headers.values()), default=1)
 
-    registers = {r["name"]: Register(r["name"], r["size"], r["bitwidth"]) for r in program.get("register_arrays", [])}
-    for r in program.get("register_arrays", []):
-        ns[f"REG_{num(r['id'])}"] = registers[r["name"]].cells
+    registers = {r.name: Register(r.name, r.size, r.bitwidth) for r in model.registers}
+    for r in model.registers:
+        ns[f"REG_{r.id}"] = registers[r.name].cells
     counters = {}
-    for c in program.get("counter_arrays", []):
-        counter = Counter(c["name"], c["size"] if not c.get("is_direct") else 0)
-        counters[c["name"]] = counter
-        ns[f"CNT_{num(c['id'])}"] = (counter.packets, counter.bytes)
+    for c in model.counters:
+        counters[c.name] = counter = Counter(c.name, c.size)
+        ns[f"CNT_{c.id}"] = (counter.packets, counter.bytes)
     meters = {}
-    for m in program.get("meter_arrays", []):
-        meter = Meter(m["name"], m.get("size", 0), m.get("type", "packets"))
-        meters[m["name"]] = meter
-        ns[f"MTR_{num(m['id'])}"] = meter
-    vsets = {v["name"]: ValueSet() for v in program.get("parse_vsets", [])}
+    for m in model.meters:
+        meters[m.name] = meter = Meter(m.name, m.size, "bytes" if m.bytes else "packets")
+        ns[f"MTR_{m.id}"] = meter
+    vsets = {name: ValueSet() for name in model.value_sets}
     ns["VSETS"] = vsets
     ns["R"] = {name: reg.cells for name, reg in registers.items()}
 
-    action_fns = {a["id"]: gen.action(a) for a in program["actions"]}
-    parser_fn = gen.parser(program["parsers"][0])
-    table_specs: dict[str, tuple] = {}
-    pipes = {p["name"]: gen.pipeline(p, table_specs) for p in program["pipelines"]}
+    action_fns = {aid: gen.action(a) for aid, a in model.actions.items()}
+    parser_fn = gen.parser(model.parsers[0])
+    table_vars: dict[str, str] = {}
+    pipes = {c.name: gen.pipeline(c, table_vars) for c in model.controls}
     verify_fn, update_fn = gen.checksums()
     deparse_fn = gen.deparser(program["deparsers"][0])
     source = gen.source()
@@ -163,74 +163,50 @@ def _load(program: dict, drop_port: int, log: Callable[[str], None] | None) -> P
         raise PipelineError(f"internal code generation error: {err}") from None
 
     tables: dict[str, Table] = {}
-    actions_by_id = {a["id"]: a for a in program["actions"]}
-    for name, (tjson, _fn, var) in table_specs.items():
-        keys = []
-        for k in tjson.get("key", []):
-            if k["match_type"] == "valid":
-                width = 1
-            else:
-                hl = layout.header(k["target"][0])
-                width = 1 if k["target"][1] == "$valid$" else hl.width(k["target"][1])
-            keys.append(KeyField(k.get("name", ".".join(k["target"]) if isinstance(k["target"], list) else k["target"]), k["match_type"], width))
+    for name, var in table_vars.items():
+        spec = model.tables[name]
+        keys = [KeyField(k.name, k.match_type, k.width) for k in spec.keys]
         refs = {}
-        for aid in tjson.get("action_ids", []):
-            action = actions_by_id[aid]
-            widths = tuple(p["bitwidth"] for p in action.get("runtime_data", []))
-            refs[action["name"]] = ActionRef(aid, action["name"], None, widths)  # type: ignore[arg-type]
-        table = Table(name, keys, refs, int(tjson.get("max_size", 1024)) or 1024)
-        tables[name] = table
-        ns[var] = table
+        for aid in spec.action_ids:
+            action = model.actions[aid]
+            refs[action.name] = ActionRef(aid, action.name, None, action.param_widths)  # type: ignore[arg-type]
+        tables[name] = ns[var] = Table(name, keys, refs, spec.max_size)
     exec(code, ns)
-    for name, (tjson, _fn, _var) in table_specs.items():
-        table = tables[name]
-        nxt = tjson.get("next_tables", {})
+    nodes: dict[str, str] = {}  # node name -> its function; the first of a name wins
+    for c in model.controls:
+        for t in c.tables:
+            nodes.setdefault(t.name, f"tbl_{c.id}_{t.id}")
+        for cond in c.conditionals:
+            nodes.setdefault(cond["name"], f"cond_{c.id}_{cond['id']}")
+    for name in table_vars:
+        spec, table = model.tables[name], tables[name]
         for ref in table.actions.values():
             ref.fn = ns[action_fns[ref.id]]
-            target = nxt.get(ref.name)
-            ref.next_node = ns[_node_fn(table_specs, program, target)] if target else None
-        default = tjson.get("default_entry")
-        if default:
-            action = actions_by_id[default["action_id"]]
-            table.set_default(action["name"], [hexint(x) for x in default.get("action_data", [])])
-            table.default_is_const = bool(default.get("action_const"))
+            target = spec.next_tables.get(ref.name)
+            if target and target not in nodes:
+                raise PipelineError(f"next node '{target}' does not exist")
+            ref.next_node = ns[nodes[target]] if target else None
+        if spec.default:
+            table.set_default(model.actions[spec.default.action_id].name, list(spec.default.args))
+            table.default_is_const = spec.default.action_const
         else:
             first = next(iter(table.actions.values()), None)
             if first is not None:
                 table.set_default(first.name, [0] * len(first.param_widths))
-        for entry in tjson.get("entries", []):
-            match = []
-            for key, mk in zip(table.keys, entry["match_key"], strict=True):
-                kind = mk["match_type"]
-                if kind == "lpm":
-                    match.append(("lpm", hexint(mk["key"]), mk["prefix_length"]))
-                elif kind == "ternary":
-                    match.append(("ternary", hexint(mk["key"]), hexint(mk["mask"])))
-                elif kind == "range":
-                    match.append(("range", hexint(mk["start"]), hexint(mk["end"])))
-                elif kind == "optional":
-                    match.append(("optional", hexint(mk["key"])))
-                else:
-                    match.append(hexint(mk["key"]) & ((1 << key.bitwidth) - 1))
-            action = actions_by_id[entry["action_entry"]["action_id"]]
-            args = [hexint(x) for x in entry["action_entry"].get("action_data", [])]
-            # BMv2 JSON priorities: smaller wins; the table API: larger wins.
-            lpm_only = all(k.match_type in ("exact", "lpm", "valid") for k in table.keys)
-            prio = None if lpm_only else -int(entry.get("priority", 0))  # LPM: the longest prefix wins
-            table.add(match, action["name"], args, prio, const=True)
-        table.is_const = bool(tjson.get("entries"))
-    field_lists = {
-        fl["id"]: [layout.field_slot(*e["value"]) for e in fl.get("elements", []) if e["type"] == "field"]
-        for fl in program.get("field_lists", [])
-    }
-    learn_lists = {
-        ll["id"]: (ll["name"], [layout.field_slot(*e["value"]) for e in ll.get("elements", []) if e["type"] == "field"])
-        for ll in program.get("learn_lists", [])
-    }
+        # LPM and exact tables: the longest prefix wins; others: BMv2's priority, smaller wins
+        # (the table API's larger wins)
+        lpm_only = all(k.match_type in ("exact", "lpm", "valid") for k in table.keys)
+        for entry in spec.entries:
+            prio = None if lpm_only else -entry.priority
+            table.add(list(entry.match), model.actions[entry.action_id].name, list(entry.args), prio, const=True)
+        table.is_const = bool(spec.entries)
+    field_lists = {fl.id: [layout.field_slot(*ref) for ref in fl.fields] for fl in model.field_lists.values()}
+    learn_lists = {ll.id: (ll.name, [layout.field_slot(*ref) for ref in ll.fields]) for ll in model.learn_lists.values()}
     sm = layout.headers.get("standard_metadata")
     slots = {name: sm.base + 1 + k for k, (name, _w, _s) in enumerate(sm.fields)} if sm else {}
     return Pipeline(
         program=program,
+        model=model,
         layout=layout,
         parse=ns[parser_fn],
         ingress=ns[pipes.get("ingress", next(iter(pipes.values())))],
@@ -250,15 +226,4 @@ def _load(program: dict, drop_port: int, log: Callable[[str], None] | None) -> P
         slots=slots,
         hot=HotSlots(slots, layout.hidden) if sm else None,
     )
-
-
-def _node_fn(specs: dict, program: dict, name: str) -> str:
-    for pipe in program["pipelines"]:
-        for t in pipe.get("tables", []):
-            if t["name"] == name:
-                return f"tbl_{pipe['id']}_{t['id']}"
-        for c in pipe.get("conditionals", []):
-            if c["name"] == name:
-                return f"cond_{pipe['id']}_{c['id']}"
-    raise PipelineError(f"next node '{name}' does not exist")
 

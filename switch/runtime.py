@@ -3,7 +3,6 @@
 import random
 
 from ina.switch.expressions import sat_signed, sat_unsigned, two_comp
-from ina.switch.hashes import ALGORITHMS
 
 
 class ParserErr(Exception):
@@ -83,5 +82,4 @@ def base_namespace() -> dict:
         "_sat_signed": sat_signed,
         "_sat_unsigned": sat_unsigned,
         "_randint": random.randint,
-        "ALGORITHMS": ALGORITHMS,
     }
