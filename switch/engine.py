@@ -161,11 +161,8 @@ class Switch:
     def direct_counters(self) -> dict[str, DirectCounterView]:
         if not self.pipeline:
             return {}
-        return {
-            c["binding"]: DirectCounterView(self.pipeline.tables[c["binding"]])
-            for c in self.pipeline.program.get("counter_arrays", [])
-            if c.get("is_direct")
-        }
+        return {c.binding: DirectCounterView(self.pipeline.tables[c.binding])
+                for c in self.pipeline.model.counters if c.direct}
 
     # --- packets -------------------------------------------------------------------------
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:

@@ -11,15 +11,22 @@ from dataclasses import dataclass, field
 
 from ina.switch.codegen import ident, jump_target
 from ina.switch.expressions import hexint, num
+from ina.switch.hashes import ALGORITHMS
 from ina.switch.layout import HeaderLayout, Layout
 from ina.switch.native.expressions import CExpressions, Unsupported, const, unwrap
 from ina.switch.native.traffic import CLONES, traffic_manager
+from ina.switch.program import (
+    Action,
+    Control,
+    FieldList,
+    Parser,
+    ParserState,
+    Program,
+    Table,
+    read_program,
+)
 
 MAX_ARGS = 64  # action parameters a table entry holds (state.h: def_args)
-
-ALGORITHMS = {"csum16": "ina_csum16", "cksum16": "ina_csum16", "crc16": "ina_crc16",
-              "crc16_custom": "ina_crc16", "crc32": "ina_crc32", "crc32_custom": "ina_crc32",
-              "crcCCITT": "ina_crc_ccitt", "xor16": "ina_xor16"}  # fmt: skip
 SM_FIELDS = ("ingress_port", "packet_length", "instance_type", "ingress_global_timestamp",
              "egress_global_timestamp", "parser_error", "mcast_grp", "egress_spec", "egress_port",
              "egress_rid")  # fmt: skip
@@ -45,43 +52,42 @@ class NativeProgram:
 
 
 class CGenerator:
-    def __init__(self, program: dict, layout: Layout):
+    def __init__(self, program: Program, layout: Layout):
         self.program = program
         self.layout = layout
         self.e = CExpressions(layout)
         self.lines: list[str] = []
-        self.actions = {a["id"]: a for a in program.get("actions", [])}
-        self.errors = {name: num(code) for name, code in program.get("errors", [])}
+        self.actions = program.actions
+        self.errors = program.errors
         if "standard_metadata" not in layout.headers:
             raise Unsupported("no standard_metadata header")
         sm = layout.header("standard_metadata")
         self.sm = {name: sm.slot(name) for name in SM_FIELDS}
-        self.registers = {r["name"]: (i, r) for i, r in enumerate(program.get("register_arrays", []))}
-        self.counters = {c["name"]: (i, c) for i, c in enumerate(program.get("counter_arrays", []))}
-        for kind, arrays, named in (("register", "register_arrays", self.registers),
-                                    ("counter", "counter_arrays", self.counters)):
-            if len(named) != len(program.get(arrays, [])):
+        self.registers = {r.name: i for i, r in enumerate(program.registers)}
+        self.counters = {c.name: i for i, c in enumerate(program.counters)}
+        self.meters = {m.name: i for i, m in enumerate(program.meters)}
+        self.vsets = {name: i for i, name in enumerate(program.value_sets)}
+        for kind, named, items in (("register arrays", self.registers, program.registers),
+                                   ("counter arrays", self.counters, program.counters),
+                                   ("meter arrays", self.meters, program.meters),
+                                   ("value sets", self.vsets, program.value_sets)):
+            if len(named) != len(items):
                 # the Python engine counts into the first and shows the last: refuse to guess
-                raise Unsupported(f"two {kind} arrays with one name")
-        self.meters = {m["name"]: (i, m) for i, m in enumerate(program.get("meter_arrays", []))}
-        self.vsets = {v["name"]: i for i, v in enumerate(program.get("parse_vsets", []))}
-        if len(self.meters) != len(program.get("meter_arrays", [])) or len(self.vsets) != len(
-                program.get("parse_vsets", [])):
-            raise Unsupported("two meter arrays or value sets with one name")
-        self.field_lists = {num(fl["id"]): self._list_fields(fl, "field list") for fl in program.get("field_lists", [])}
-        self.learn_lists = {num(ll["id"]): (ll["name"], self._list_fields(ll, "learn list"))
-                            for ll in program.get("learn_lists", [])}
-        ops = {p["op"] for a in self.actions.values() for p in a.get("primitives", [])}
-        for parser in program.get("parsers", []):
-            for state in parser.get("parse_states", []):
-                for op in state.get("parser_ops", []):
+                raise Unsupported(f"two {kind} with one name")
+        self.field_lists = {num(fl.id): self._list_fields(fl, "field list") for fl in program.field_lists.values()}
+        self.learn_lists = {num(ll.id): (ll.name, self._list_fields(ll, "learn list"))
+                            for ll in program.learn_lists.values()}
+        ops = {p["op"] for a in self.actions.values() for p in a.primitives}
+        for parser in program.parsers:
+            for state in parser.states:
+                for op in state.ops:
                     if op["op"] == "primitive":
                         ops |= {prim["op"] for prim in op.get("parameters", [])[:1]}
         self.ops = ops
         self.tables: dict[str, int] = {}
         self.pre: list[str] = []  # calculation helpers, generated on first use, placed first
         self.defined: set[str] = set()
-        self.uses_exit = any(p["op"] == "exit" for a in self.actions.values() for p in a.get("primitives", []))
+        self.uses_exit = "exit" in {p["op"] for a in self.actions.values() for p in a.primitives}
         for hl in layout.headers.values():
             if hl.varbit_max > 64:  # its value would not fit a slot
                 raise Unsupported(f"varbit header '{hl.name}' of up to {hl.varbit_max} bits (more than 64)")
@@ -90,18 +96,18 @@ class CGenerator:
         self._wide_fields()
         self.key_widths: dict[str, list[int]] = {}
         self.param_widths: dict[int, list[int]] = {}
-        for r in self.registers.values():
-            if r[1]["bitwidth"] > 64:
-                raise Unsupported(f"register '{r[1]['name']}' is {r[1]['bitwidth']} bits wide")
+        for r in program.registers:
+            if r.bitwidth > 64:
+                raise Unsupported(f"register '{r.name}' is {r.bitwidth} bits wide")
         for a in self.actions.values():
-            widths = [p["bitwidth"] for p in a.get("runtime_data", [])]
+            widths = list(a.param_widths)
             if sum(1 + (w > 64) for w in widths) > MAX_ARGS:
-                raise Unsupported(f"action '{a['name']}' has more than {MAX_ARGS} parameter words")
+                raise Unsupported(f"action '{a.name}' has more than {MAX_ARGS} parameter words")
             for w in widths:
                 if w > 128:
-                    raise Unsupported(f"action '{a['name']}' has a {w}-bit parameter")
+                    raise Unsupported(f"action '{a.name}' has a {w}-bit parameter")
             if any(w > 64 for w in widths):
-                self.param_widths[a["id"]] = widths
+                self.param_widths[a.id] = widths
 
     def _wide_fields(self) -> None:
         """Two hidden words (high, low) after the layout's slots for each unsigned field of 65..128
@@ -129,16 +135,13 @@ class CGenerator:
             out += [v >> 64, v & ((1 << 64) - 1)] if w > 64 else [v]
         return out
 
-    def _list_fields(self, spec: dict, what: str) -> list[tuple[int, bool]]:
+    def _list_fields(self, spec: FieldList, what: str) -> list[tuple[int, bool]]:
         """(slot, signed) of the fields of a field or learn list, as pipeline.py lists them."""
         out = []
-        for e in spec.get("elements", []):
-            if e["type"] != "field":
-                continue
-            header, name = e["value"]
+        for header, name in spec.fields:
             hl = self.layout.header(header)
             if name != "$valid$" and hl.width(name) > 64:
-                raise Unsupported(f"{what} '{spec['name']}' has a field wider than 64 bits")
+                raise Unsupported(f"{what} '{spec.name}' has a field wider than 64 bits")
             out.append((self.layout.field_slot(header, name), name != "$valid$" and hl.signed(name)))
         return out
 
@@ -161,9 +164,9 @@ class CGenerator:
     # --- the whole program ---------------------------------------------------------------
     def generate(self) -> NativeProgram:
         p = self.program
-        if len(p.get("parsers", [])) != 1 or len(p.get("deparsers", [])) != 1:
+        if len(p.parsers) != 1 or len(p.json.get("deparsers", [])) != 1:
             raise Unsupported("programs with other than one parser and one deparser")
-        pipes = {pipe["name"]: pipe for pipe in p["pipelines"]}
+        pipes = {pipe.name: pipe for pipe in p.controls}
         if set(pipes) != {"ingress", "egress"}:
             raise Unsupported(f"pipelines {sorted(pipes)} (expected ingress and egress)")
         values = list(self.layout.template())
@@ -175,20 +178,18 @@ class CGenerator:
         template = ", ".join(f"{v}u" for v in values)
         head = ['#include "state.h"', f"#define NSLOTS {self.nslots}",
                 f"static const uint64_t TEMPLATE[NSLOTS] = {{{template}}};"]
-        for a in p["actions"]:
+        for a in p.actions.values():
             self.action(a)
-        self.parser(p["parsers"][0])
+        self.parser(p.parsers[0])
         for name in ("ingress", "egress"):
             self.pipeline(pipes[name])
         self.checksums()
-        max_header = self.deparser(p["deparsers"][0])
+        max_header = self.deparser(p.json["deparsers"][0])
         traffic_manager(self, max_header)
         self.constructor()
         source = "\n".join(head + self.pre + self.lines) + "\n"
-        return NativeProgram(source, dict(self.tables),
-                             {n: i for n, (i, _r) in self.registers.items()},
-                             {n: i for n, (i, _c) in self.counters.items()},
-                             {n: i for n, (i, _m) in self.meters.items()}, dict(self.vsets),
+        return NativeProgram(source, dict(self.tables), dict(self.registers), dict(self.counters),
+                             dict(self.meters), dict(self.vsets),
                              dict(self.learn_lists), self._digest_width(), dict(self.key_widths),
                              dict(self.param_widths))
 
@@ -282,15 +283,15 @@ class CGenerator:
         self.emit("}", indent)
 
     # --- actions -------------------------------------------------------------------------
-    def action(self, action: dict) -> None:
-        prims = action.get("primitives", [])
+    def action(self, action: Action) -> None:
+        prims = list(action.primitives)
         self.e.params = None
-        if action["id"] in self.param_widths:
+        if action.id in self.param_widths:
             self.e.params, word = [], 0
-            for w in self.param_widths[action["id"]]:
+            for w in self.param_widths[action.id]:
                 self.e.params.append((word, w))
                 word += 1 + (w > 64)
-        self.emit(f"static inline void act_{num(action['id'])}(ina_ctx *c, uint64_t *P, const uint64_t *A) {{")
+        self.emit(f"static inline void act_{action.id}(ina_ctx *c, uint64_t *P, const uint64_t *A) {{")
         self.emit("(void)c; (void)P; (void)A;", 1)
         jumps = {i: jump_target(prims, i) for i, p in enumerate(prims) if p["op"] in ("_jump", "_jump_if_zero")}
         targets = set(jumps.values())
@@ -379,14 +380,14 @@ class CGenerator:
         if op in ("no_op", "log_msg"):
             return []
         if op == "register_read":
-            index, reg = self._register(params[1]["value"])
+            index = self._register(params[1]["value"])
             slot, width, signed = e.field(params[0])
             value = e.truncate("(i128)R->cells[i]", width, signed)
             return ["{", f"ina_register *R = &c->sw->registers[{index}];",
                     f"uint64_t i = ina_index(c, {e.value(params[2])}, R->size);", f"P[{slot}] = {value};", "}"]
         if op == "register_write":
-            index, reg = self._register(params[0]["value"])
-            value = e.truncate(e.wrapped(params[2]), reg["bitwidth"], False)
+            index = self._register(params[0]["value"])
+            value = e.truncate(e.wrapped(params[2]), self.program.registers[index].bitwidth, False)
             return ["{", f"ina_register *R = &c->sw->registers[{index}];",
                     f"uint64_t i = ina_index(c, {e.value(params[1])}, R->size);", f"R->cells[i] = {value};", "}"]
         if op == "count":
@@ -416,9 +417,9 @@ class CGenerator:
         if op == "generate_digest":
             return [f"P[{hidden['digest']}] = {self._list_id(params[1], self.learn_lists, 1)};"]
         if op == "execute_meter":
-            index, spec = self._meter(params[0]["value"])
-            if spec.get("is_direct"):
-                raise Unsupported(f"execute_meter on direct meter '{spec['name']}'")
+            index = self._meter(params[0]["value"])
+            if self.program.meters[index].direct:
+                raise Unsupported(f"execute_meter on direct meter '{params[0]['value']}'")
             value = f"(i128)ina_meter_index(c->sw, {index}, {e.value(params[1])}, P[{self.sm['packet_length']}])"
             return [e.store_c(params[2], value)]
         if op == "truncate":
@@ -457,12 +458,12 @@ class CGenerator:
         return [f"memmove(&P[{d.base}], &P[{s.base}], {n} * sizeof(uint64_t));",
                 f"P[{d.next_slot}] = P[{s.next_slot}];"]
 
-    def _register(self, name: str) -> tuple[int, dict]:
+    def _register(self, name: str) -> int:
         if name not in self.registers:
             raise Unsupported(f"unknown register array '{name}'")
         return self.registers[name]
 
-    def _meter(self, name: str) -> tuple[int, dict]:
+    def _meter(self, name: str) -> int:
         if name not in self.meters:
             raise Unsupported(f"unknown meter array '{name}'")
         return self.meters[name]
@@ -470,46 +471,42 @@ class CGenerator:
     def _counter(self, name: str) -> int:
         if name not in self.counters:
             raise Unsupported(f"unknown counter array '{name}'")
-        index, spec = self.counters[name]
-        if spec.get("is_direct"):
+        index = self.counters[name]
+        if self.program.counters[index].direct:
             raise Unsupported(f"count() on direct counter '{name}'")
         return index
 
     # --- calculations --------------------------------------------------------------------
     def calculation(self, name: str, with_payload: bool) -> str:
         """A C expression computing the named hash/checksum over its field list (and payload)."""
-        calc = next((c for c in self.program.get("calculations", []) if c["name"] == name), None)
-        if calc is None:
+        if name not in self.program.calculations:
             raise Unsupported(f"unknown calculation '{name}'")
+        calc = self.program.calculations[name]
         items: list[tuple[str, int]] = []
-        uses_payload = False
-        for item in calc["input"]:
-            if item["type"] == "payload":
-                uses_payload = True
-            elif item["type"] == "header":
-                hl = self.layout.header(item["value"])
-                items += [(f"P[{slot}]", width) for slot, _b, width, _g in self._fields(hl)]
-            elif item["type"] == "field" and self.e.wide(item) is not None:
-                hi, lo, width = self.e.wide(item)
-                items += [(f"P[{hi}]", width - 64), (f"P[{lo}]", 64)]
-            elif item["type"] == "field":
-                slot, width, _s = self.e.field(item)
-                items.append((f"P[{slot}]", width))
-            else:
-                value = hexint(item["value"])
-                width = item.get("bitwidth") or max(8, len(str(item["value"]).removeprefix("0x")) * 4)
-                value &= (1 << width) - 1
+        uses_payload = calc.payload
+        for item in calc.inputs:
+            field = {"type": "field", "value": item.ref}
+            if item.ref is None:
+                value, width = item.value & ((1 << item.width) - 1), item.width
                 while width > 64:  # as 64-bit pieces, the most significant first
                     items.append((f"{value >> (width - 64)}ULL", 64))
                     width -= 64
                     value &= (1 << width) - 1
                 items.append((f"{value}ULL", width))
+            elif (wide := self.e.wide(field)) is not None:
+                hi, lo, width = wide
+                items += [(f"P[{hi}]", width - 64), (f"P[{lo}]", 64)]
+            else:
+                slot, width, _s = self.e.field(field)
+                if width > 64:
+                    raise Unsupported(f"calculation '{name}' reads a {width}-bit field")
+                items.append((f"P[{slot}]", width))
         bits = sum(w for _s, w in items)
         nbytes = (bits + 7) // 8
-        fn = f"calc_{num(calc['id'])}_{int(uses_payload and with_payload)}"
+        fn = f"calc_{calc.id}_{int(uses_payload and with_payload)}"
         if fn not in self.defined:
             self.defined.add(fn)
-            algo = calc["algo"]
+            algo = calc.algo
             body = [f"static inline uint64_t {fn}(ina_ctx *c, const uint64_t *P, const uint8_t *pl, uint32_t npl) {{",
                     "    (void)c; (void)pl; (void)npl;",
                     f"    uint8_t b[{max(nbytes, 1)}] = {{0}};"]
@@ -522,8 +519,8 @@ class CGenerator:
                 if nbytes > 8 or uses_payload:
                     raise Unsupported("identity hash wider than 64 bits or over the payload")
                 body.append(f"    return (uint64_t)ina_load_be(b, {nbytes});")
-            elif algo in ALGORITHMS:
-                body.append(f"    return {ALGORITHMS[algo]}(b, {nbytes}, {payload});")
+            elif ALGORITHMS[algo].c:
+                body.append(f"    return {ALGORITHMS[algo].c}(b, {nbytes}, {payload});")
             else:
                 raise Unsupported(f"hash algorithm '{algo}'")
             body.append("}")
@@ -531,16 +528,15 @@ class CGenerator:
         return f"{fn}(c, P, c->data + c->off, c->len - c->off)"
 
     # --- parser --------------------------------------------------------------------------
-    def parser(self, parser: dict) -> None:
-        states = {s["name"]: s for s in parser["parse_states"]}
-        label = {name: f"S_{ident(name)}_{num(s['id'])}" for name, s in states.items()}
+    def parser(self, parser: Parser) -> None:
+        label = {s.name: f"S_{ident(s.name)}_{s.id}" for s in parser.states}
         self.emit("#define PARSE_ERROR(code) do { c->perr = (code); goto parse_error; } while (0)")
         self.emit("static void parse(ina_ctx *c, uint64_t *P) {")
         self.emit("if (setjmp(c->parse_abort)) goto parse_error;", 1)
-        self.emit(f"goto {label[parser['init_state']]};", 1)
-        for state in parser["parse_states"]:
-            self.emit(f"{label[state['name']]}:;")
-            for op in state.get("parser_ops", []):
+        self.emit(f"goto {label[parser.init_state]};", 1)
+        for state in parser.states:
+            self.emit(f"{label[state.name]}:;")
+            for op in state.ops:
                 self._parser_op(op)
             self._transitions(state, label)
         self.emit("parse_done: return;")
@@ -618,92 +614,78 @@ class CGenerator:
         self.extract_varbit(hl, "len", 2, "b")
         self.emit("}", 1)
 
-    def _transitions(self, state: dict, label: dict[str, str]) -> None:
-        keys = state.get("transition_key", [])
+    def _transitions(self, state: ParserState, label: dict[str, str]) -> None:
+        keys = state.keys
         if keys:
             if len(keys) == 1:
-                key = self.e.value(keys[0])
+                key = self.e.value(keys[0].expr)
             else:
-                parts, shift = [], 0
-                for k in reversed(keys):
-                    if k["type"] == "lookahead":
-                        width = k["value"][1]
-                    elif k["type"] in ("field", "stack_field"):
-                        width = self.e.field(k)[1]
-                    else:
-                        raise Unsupported(f"transition key of type '{k['type']}'")
-                    width = (width + 7) // 8 * 8
-                    parts.append(f"((u128)({self.e.value(k)} & {const((1 << width) - 1)}) << {shift})")
-                    shift += width
-                if shift > 120:
-                    raise Unsupported(f"a {shift}-bit parser transition key")
+                parts = [f"((u128)({self.e.value(k.expr)} & {const(k.mask)}) << {k.shift})" for k in reversed(keys)]
+                if keys[0].shift + keys[0].bits > 120:
+                    raise Unsupported(f"a {keys[0].shift + keys[0].bits}-bit parser transition key")
                 key = f"(i128)({' | '.join(parts)})"
             self.emit("{", 1)
             self.emit(f"i128 k = {key}; (void)k;", 2)
-        for t in state.get("transitions", []):
-            target = label[t["next_state"]] if t.get("next_state") else "parse_done"
-            kind = t["type"]
-            if kind == "default":
+        for t in state.transitions:
+            target = label[t.next_state] if t.next_state else "parse_done"
+            if t.kind == "default":
                 self.emit(f"goto {target};", 2)
                 break
-            if kind == "parse_vset":
-                if t["value"] not in self.vsets:
-                    raise Unsupported(f"unknown value set '{t['value']}'")
-                m = hexint(t["mask"]) if t.get("mask") else -1
-                self.emit(f"if (ina_vset_match(&c->sw->vsets[{self.vsets[t['value']]}], k, {const(m)})) goto {target};", 2)
+            if t.kind == "parse_vset":
+                if t.vset not in self.vsets:
+                    raise Unsupported(f"unknown value set '{t.vset}'")
+                m = -1 if t.mask is None else t.mask
+                self.emit(f"if (ina_vset_match(&c->sw->vsets[{self.vsets[t.vset]}], k, {const(m)})) goto {target};", 2)
                 continue
-            if kind != "hexstr":
-                raise Unsupported(f"parser transition of type '{kind}'")
-            value = hexint(t["value"])
-            if t.get("mask"):
-                m = hexint(t["mask"])
-                self.emit(f"if ((k & {const(m)}) == {const(value & m)}) goto {target};", 2)
+            if t.kind != "hexstr":
+                raise Unsupported(f"parser transition of type '{t.kind}'")
+            if t.mask is not None:
+                self.emit(f"if ((k & {const(t.mask)}) == {const(t.value & t.mask)}) goto {target};", 2)
             else:
-                self.emit(f"if (k == {const(value)}) goto {target};", 2)
+                self.emit(f"if (k == {const(t.value)}) goto {target};", 2)
         else:
             self.emit("goto parse_done;", 2)
         if keys:
             self.emit("}", 1)
 
     # --- pipelines -----------------------------------------------------------------------
-    def pipeline(self, pipe: dict) -> None:
-        if pipe.get("action_profiles"):
+    def pipeline(self, pipe: Control) -> None:
+        if pipe.action_profiles:
             raise Unsupported("action profiles")
-        pid = num(pipe["id"])
+        pid = pipe.id
         labels: dict[str, str] = {}
-        for t in pipe.get("tables", []):
-            labels[t["name"]] = f"T_{ident(t['name'])}_{pid}_{num(t['id'])}"
-        for cnd in pipe.get("conditionals", []):
+        for t in pipe.tables:
+            labels[t.name] = f"T_{ident(t.name)}_{pid}_{t.id}"
+        for cnd in pipe.conditionals:
             labels[cnd["name"]] = f"C_{ident(cnd['name'])}_{pid}_{num(cnd['id'])}"
 
         def goto(name: str | None) -> str:
             return f"goto {labels[name]};" if name else "return;"
 
         exit_check = f"if (P[{self.layout.hidden['exit']}]) return;" if self.uses_exit else ""
-        self.emit(f"static void pipe_{pipe['name']}(ina_ctx *c, uint64_t *P) {{")
-        self.emit(goto(pipe.get("init_table")), 1)
-        for t in pipe.get("tables", []):
-            self.table(t, labels[t["name"]], goto, exit_check)
-        for cnd in pipe.get("conditionals", []):
+        self.emit(f"static void pipe_{pipe.name}(ina_ctx *c, uint64_t *P) {{")
+        self.emit(goto(pipe.init_table), 1)
+        for t in pipe.tables:
+            self.table(t, labels[t.name], goto, exit_check)
+        for cnd in pipe.conditionals:
             self.emit(f"{labels[cnd['name']]}:")
             self.emit(f"if ({self.e.value(cnd['expression'])}) {goto(cnd.get('true_next'))}", 1)
             self.emit(goto(cnd.get("false_next")), 1)
         self.emit("}")
 
-    def table(self, t: dict, label: str, goto, exit_check: str) -> None:
-        if t.get("type", "simple") != "simple":
-            raise Unsupported(f"table '{t['name']}' of type {t['type']}")
+    def table(self, t: Table, label: str, goto, exit_check: str) -> None:
+        if t.kind != "simple":
+            raise Unsupported(f"table '{t.name}' of type {t.kind}")
         index = len(self.tables)
-        self.tables[t["name"]] = index
-        keys = t.get("key", [])
-        nxt = t.get("next_tables", {})
+        self.tables[t.name] = index
+        keys = t.keys
+        nxt = t.next_tables
         by_hit = "__HIT__" in nxt or "__MISS__" in nxt
         self.emit(f"{label}: {{")
-        default = t.get("default_entry") or {}
-        fixed = not keys and default.get("action_const") and default.get("action_entry_const") and not t.get("with_counters")
-        if fixed:
-            aid = num(default["action_id"])
-            args = [hexint(x) & ((1 << 128) - 1) for x in default.get("action_data", [])]
+        default = t.default
+        if not keys and default and default.action_const and default.entry_const and not t.with_counters:
+            aid = default.action_id
+            args = [a & ((1 << 128) - 1) for a in default.args]
             args = [a & ((1 << 64) - 1) for a in self._split_args(aid, args)]
             self.emit(f"static const uint64_t args[{max(len(args), 1)}] = {{{', '.join(f'{a}ULL' for a in args) or '0'}}};", 1)
             self.emit("INA_MARK(c, INA_PROF_CONTROL);", 1)
@@ -711,7 +693,7 @@ class CGenerator:
             self.emit("INA_MARK(c, INA_PROF_ACTIONS);", 1)
             if exit_check:
                 self.emit(exit_check, 1)
-            name = self.actions[aid]["name"]
+            name = self.actions[aid].name
             self.emit(goto(nxt.get("__MISS__") if by_hit else nxt.get(name)), 1)
             self.emit("}")
             return
@@ -720,39 +702,38 @@ class CGenerator:
         if keys:
             parts = []
             for k in keys:
-                if k["match_type"] == "valid":
-                    hl = self.layout.header(k["target"])
+                if k.match_type == "valid":
+                    hl = self.layout.header(k.target)
                     parts.append(f"P[{hl.base}]")
                     continue
-                wide = self.e.wide({"type": "field", "value": k["target"]})
+                wide = self.e.wide({"type": "field", "value": k.target})
                 if wide is not None:
-                    if k["match_type"] == "range":
-                        raise Unsupported(f"range key wider than 64 bits in table '{t['name']}'")
+                    if k.match_type == "range":
+                        raise Unsupported(f"range key wider than 64 bits in table '{t.name}'")
                     hi, lo, width = wide
-                    self.key_widths[t["name"]] = [self._key_width(x) for x in keys]
-                    m = hexint(k["mask"]) if k.get("mask") else (1 << width) - 1
+                    self.key_widths[t.name] = [x.width for x in keys]
+                    m = k.mask if k.mask is not None else (1 << width) - 1
                     parts += [f"(P[{hi}] & {m >> 64}ULL)", f"(P[{lo}] & {m & ((1 << 64) - 1)}ULL)"]
                     continue
-                slot, _w, _s = self.e.field({"type": "field", "value": k["target"]})
-                parts.append(f"(P[{slot}] & {hexint(k['mask'])}ULL)" if k.get("mask") else f"P[{slot}]")
-            exact = all(k["match_type"] in ("exact", "valid") for k in keys)
+                slot, _w, _s = self.e.field({"type": "field", "value": k.target})
+                parts.append(f"(P[{slot}] & {k.mask}ULL)" if k.mask is not None else f"P[{slot}]")
             self.emit(f"uint64_t key[{len(parts)}] = {{{', '.join(parts)}}};", 1)
-            self.emit(f"ina_entry *e = ina_{'exact' if exact else 'ternary'}_lookup(tb, key);", 1)
+            self.emit(f"ina_entry *e = ina_{'exact' if t.exact_only else 'ternary'}_lookup(tb, key);", 1)
         else:
             self.emit("ina_entry *e = NULL;", 1)
         self.emit("int act; const uint64_t *A;", 1)
-        counters = f" e->packets++; e->bytes += P[{self.sm['packet_length']}];" if t.get("with_counters") else ""
-        if t.get("direct_meters"):
-            index, spec = self._meter(t["direct_meters"])
-            if spec.get("result_target") and keys:  # as the Python engine: a hit runs the meter
+        counters = f" e->packets++; e->bytes += P[{self.sm['packet_length']}];" if t.with_counters else ""
+        if t.direct_meter:
+            spec = self.program.meters[self._meter(t.direct_meter)]
+            if spec.result_target and keys:  # as the Python engine: a hit runs the meter
                 plen = f"P[{self.sm['packet_length']}]"
-                color = f"(i128)(e->meter ? ina_meter_execute(e->meter, {int(spec.get('type') == 'bytes')}, {plen}) : 0)"
-                counters += " " + self.e.store_c({"type": "field", "value": spec["result_target"]}, color)
+                color = f"(i128)(e->meter ? ina_meter_execute(e->meter, {int(spec.bytes)}, {plen}) : 0)"
+                counters += " " + self.e.store_c({"type": "field", "value": spec.result_target}, color)
         self.emit(f"if (e) {{ act = e->action; A = e->args;{counters} }}", 1)
         self.emit("else { act = tb->def_action; A = tb->def_args; }", 1)
         self.emit("INA_MARK(c, INA_PROF_LOOKUP);", 1)
         self.emit("switch (act) {", 1)
-        for aid in map(num, t.get("action_ids", [])):
+        for aid in t.action_ids:
             self.emit(f"case {aid}: act_{aid}(c, P, A); break;", 1)
         self.emit("default: break;", 1)
         self.emit("}", 1)
@@ -763,34 +744,28 @@ class CGenerator:
             self.emit(f"if (e) {goto(nxt.get('__HIT__'))}", 1)
             self.emit(goto(nxt.get("__MISS__")), 1)
         else:
-            targets = {nxt.get(self.actions[aid]["name"]) for aid in t.get("action_ids", [])}
+            targets = {nxt.get(self.actions[aid].name) for aid in t.action_ids}
             if len(targets) == 1:
                 self.emit(goto(targets.pop()), 1)
             else:
                 self.emit("switch (act) {", 1)
-                for aid in map(num, t.get("action_ids", [])):
-                    self.emit(f"case {aid}: {goto(nxt.get(self.actions[aid]['name']))}", 1)
+                for aid in t.action_ids:
+                    self.emit(f"case {aid}: {goto(nxt.get(self.actions[aid].name))}", 1)
                 self.emit("default: return;", 1)
                 self.emit("}", 1)
         self.emit("}")
-
-    def _key_width(self, k: dict) -> int:
-        if k["match_type"] == "valid":
-            return 1
-        header, name = k["target"]
-        return self.layout.header(header).width(name)
 
     # --- checksums, deparser, traffic manager ------------------------------------------
     def checksums(self) -> None:
         for flag in ("verify", "update"):
             self.emit(f"static void {flag}_checksums(ina_ctx *c, uint64_t *P) {{")
             self.emit("(void)c; (void)P;", 1)
-            for ck in self.program.get("checksums", []):
-                if not ck.get(flag, flag == "update" if "update" not in ck else False):
+            for ck in self.program.checksums:
+                if not (ck.verify if flag == "verify" else ck.update):
                     continue
-                calc = self.calculation(ck["calculation"], with_payload=True)
-                slot, width, _s = self.e.field({"type": "field", "value": ck["target"]})
-                cond = self.e.value(ck["if_cond"]) if ck.get("if_cond") else "1"
+                calc = self.calculation(ck.calculation.name, with_payload=True)
+                slot, width, _s = self.e.field({"type": "field", "value": ck.target})
+                cond = self.e.value(ck.condition) if ck.condition else "1"
                 value = f"({calc} & {(1 << width) - 1}ULL)"
                 if flag == "verify":
                     self.emit(f"if (({cond}) && {value} != P[{slot}]) P[{self._sm_slot('checksum_error')}] = 1;", 1)
@@ -858,21 +833,17 @@ int ina_ntables = {len(self.tables)}, ina_nregisters = {len(self.registers)}, in
 ina_switch *ina_new(int drop_port) {{
     ina_switch *sw = ina_alloc(ina_ntables, ina_nregisters, ina_ncounters, drop_port);
     if (!sw) return NULL;""")
-        for pipe in self.program["pipelines"]:
-            for t in pipe.get("tables", []):
-                keys = t.get("key", [])
-                exact = int(all(k["match_type"] in ("exact", "valid") for k in keys))
-                size = int(t.get("max_size", 1024)) or 1024
-                words = len(keys) + sum(w > 64 for w in self.key_widths.get(t["name"], []))
-                self.emit(f"ina_table_init(sw, {self.tables[t['name']]}, {words}, {exact}, {size}u);", 1)
-        for index, spec in self.registers.values():
-            self.emit(f"ina_register_init(sw, {index}, {int(spec['size'])}u);", 1)
-        for index, spec in self.counters.values():
-            self.emit(f"ina_counter_init(sw, {index}, {0 if spec.get('is_direct') else int(spec['size'])}u);", 1)
+        for pipe in self.program.controls:
+            for t in pipe.tables:
+                words = len(t.keys) + sum(w > 64 for w in self.key_widths.get(t.name, []))
+                self.emit(f"ina_table_init(sw, {self.tables[t.name]}, {words}, {int(t.exact_only)}, {t.max_size}u);", 1)
+        for index, r in enumerate(self.program.registers):
+            self.emit(f"ina_register_init(sw, {index}, {int(r.size)}u);", 1)
+        for index, c in enumerate(self.program.counters):
+            self.emit(f"ina_counter_init(sw, {index}, {c.size}u);", 1)
         self.emit(f"ina_extras_init(sw, {len(self.meters)}, {len(self.vsets)});", 1)
-        for index, spec in self.meters.values():
-            size = 0 if spec.get("is_direct") else int(spec.get("size", 0))
-            self.emit(f"ina_meter_init(sw, {index}, {size}u, {int(spec.get('type') == 'bytes')});", 1)
+        for index, m in enumerate(self.program.meters):
+            self.emit(f"ina_meter_init(sw, {index}, {0 if m.direct else m.size}u, {int(m.bytes)});", 1)
         if self._digest_width():
             self.emit(f"ina_digest_init(sw, {self._digest_width()}u, {DIGEST_RING}u);", 1)
         self.emit(f"ina_scratch_init(sw, 65536u + (INA_MAX_REENTRY + 2) * {self.max_header}u);", 1)
@@ -880,13 +851,15 @@ ina_switch *ina_new(int drop_port) {{
         self.emit("}")
 
 
-def generate(program: dict, layout: Layout) -> NativeProgram:
-    """C source for a BMv2 JSON program; raises Unsupported naming the first feature it lacks.
+def generate(program: Program | dict, layout: Layout) -> NativeProgram:
+    """C source for a program (its model, or BMv2 JSON read into one); raises Unsupported naming
+    the first feature it lacks.
 
-    The Python engine has loaded the program first, but this generator reads parts of the JSON
-    it does not; a lookup that fails there is a program this engine cannot run, not a crash."""
+    This generator reads parts of the JSON the Python engine does not; a lookup that fails there
+    is a program this engine cannot run, not a crash."""
     try:
-        return CGenerator(program, layout).generate()
+        model = program if isinstance(program, Program) else read_program(program, layout)
+        return CGenerator(model, layout).generate()
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError,
             StopIteration) as err:
         raise Unsupported(f"malformed BMv2 JSON: {type(err).__name__}: {err}") from None

@@ -82,8 +82,8 @@ class NativeDataPath:
     """
 
     def __init__(self, pipeline: Pipeline, drop_port: int, profile: bool = False):
-        program = pipeline.program
-        native = generate(program, pipeline.layout)
+        model = pipeline.model
+        native = generate(model, pipeline.layout)
         self.lib = build(native.source, profile)
         _declare(self.lib)
         self.sizes = (len(native.tables), len(native.registers), len(native.counters))
@@ -97,9 +97,8 @@ class NativeDataPath:
                                     native.param_widths) for name, t in pipeline.tables.items()]
         by_table = {m.table.name: m for m in self.mirrors}
         pipeline.meters = {
-            m["name"]: NativeMeter(self, native.meters[m["name"]], m, by_table.get(m.get("binding"))
-                                   if m.get("is_direct") else None)
-            for m in program.get("meter_arrays", [])
+            m.name: NativeMeter(self, native.meters[m.name], m, by_table.get(m.binding) if m.direct else None)
+            for m in model.meters
         }
         self.vset_mirrors = [ValueSetMirror(self, i, pipeline.parse_vsets[name])
                              for name, i in native.vsets.items()]
@@ -107,16 +106,9 @@ class NativeDataPath:
         self.learn_lists = native.learn_lists
         self.digest_lock = threading.Lock()  # drains from two threads keep the digests in order
         self.digest_buf = (c_uint64 * max(self.digest_width * DRAIN, 1))()
-        specs = {r["name"]: r for r in program.get("register_arrays", [])}
-        pipeline.registers = {
-            name: NativeRegister(self, i, name, int(specs[name]["size"]), int(specs[name]["bitwidth"]))
-            for name, i in native.registers.items()
-        }
-        counters = {c["name"]: c for c in program.get("counter_arrays", [])}
-        pipeline.counters = {
-            name: NativeCounter(self, i, name, 0 if counters[name].get("is_direct") else int(counters[name]["size"]))
-            for name, i in native.counters.items()
-        }
+        pipeline.registers = {r.name: NativeRegister(self, i, r.name, int(r.size), int(r.bitwidth))
+                              for i, r in enumerate(model.registers)}
+        pipeline.counters = {c.name: NativeCounter(self, i, c.name, c.size) for i, c in enumerate(model.counters)}
 
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
         with self.lock:

@@ -12,6 +12,7 @@ from ctypes import c_uint8, c_uint64
 from typing import TYPE_CHECKING
 
 from ina.switch.externs import Meter
+from ina.switch.program import MeterArray
 from ina.switch.tables import Entry, Table
 
 if TYPE_CHECKING:
@@ -86,8 +87,8 @@ class NativeMeter(Meter):
     keys them); C holds an indirect cell per index and a direct cell on the table entry.
     """
 
-    def __init__(self, dp: NativeDataPath, index: int, spec: dict, table: TableMirror | None):
-        super().__init__(spec["name"], int(spec.get("size", 0)), spec.get("type", "packets"))
+    def __init__(self, dp: NativeDataPath, index: int, spec: MeterArray, table: TableMirror | None):
+        super().__init__(spec.name, spec.size, "bytes" if spec.bytes else "packets")
         self.dp, self.index, self.table = dp, index, table
         if table is not None:
             table.meters.append(self)
