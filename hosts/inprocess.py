@@ -1,0 +1,278 @@
+"""Worker cores against a real switch in one process, on a virtual clock, with chosen losses.
+
+Each job's workers are AllReduceCores (ina.hosts.core); the switch is a real `Switch` running
+p4src/aggregate.p4, programmed by the real controller (`Aggregation`) over an in-process P4Runtime
+server. Time is virtual: the harness runs the next event (a frame reaching the switch or a worker
+after a fixed one-way latency per hop, or a core's deadline), so a run is deterministic and every
+count exact, whatever the machine's load. Each worker datagram travels in the Ethernet/IPv4/UDP
+frame its admission entry names, out of its own switch port; each RESULT frame's UDP payload goes to
+the worker on the port it leaves by, with the frame's source address and port, if the frame is
+addressed to that worker (as its host's stack would check). Loss rules see every datagram as a
+`Datagram` and drop chosen UPDATEs and RESULT copies, or a seeded random share.
+
+Tests, benches and (later) a simulator drive it:
+
+    with InProcessSwitch(elems=8, loss=[Drop(UPDATE, job=0, rank=1, slot=2, use=1)]) as net:
+        cores = net.add_job(0, n_workers=3, window=4)
+        results = net.allreduce({0: arrays})    # {job: [sum per rank]}
+        net.stats()                            # the switch's counters, through the controller
+"""
+
+import functools
+import heapq
+import math
+import random
+import socket
+import struct
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ina.compiler import CompileResult, compile_file
+from ina.controller.aggregation import Aggregation
+from ina.controller.aggregation import Worker as WorkerEntry
+from ina.controller.client import SwitchConnection
+from ina.hosts.core import AllReduceCore
+from ina.p4src import AGGREGATE_P4
+from ina.p4src.protocol import HEADER, HEADER_LEN, INDEX_MASK, MAX_PORT, SET_SHIFT, UDP_PORT
+from ina.switch.engine import Switch
+from ina.switch.p4runtime_server import P4RuntimeService, serve
+
+SWITCH_MAC, SWITCH_IP = "02:aa:00:00:00:01", "10.0.0.254"
+UPDATE, RESULT = "update", "result"  # a Datagram's direction: worker -> switch, switch -> worker
+FRAME_HEADERS = 14 + 20 + 8  # Ethernet, IPv4 without options, UDP
+_ETH_IPV4 = b"\x08\x00"
+
+
+class Datagram(NamedTuple):
+    """What a loss rule sees of one datagram."""
+
+    direction: str  # UPDATE or RESULT
+    job: int
+    rank: int  # the sender of an UPDATE, the receiver of a RESULT copy
+    slot: int
+    pool_set: int
+    use: int  # the worker's use of the slot, counted from 0 since the harness started
+    transmission: int  # 0 for the first copy of (direction, job, rank, slot, use), then 1, 2, ...
+
+
+@dataclass(frozen=True)
+class Drop:
+    """Drops every datagram whose given fields match (None matches anything)."""
+
+    direction: str | None = None
+    job: int | None = None
+    rank: int | None = None
+    slot: int | None = None
+    pool_set: int | None = None
+    use: int | None = None
+    transmission: int | None = None
+
+    def __call__(self, d: Datagram) -> bool:
+        return all(want is None or want == got for want, got in zip(
+            (self.direction, self.job, self.rank, self.slot, self.pool_set, self.use, self.transmission), d, strict=True))
+
+
+class RandomLoss:
+    """Drops each UPDATE with probability `update` and each RESULT copy with `result`, from one seeded
+    generator: the same seed and traffic drop the same datagrams."""
+
+    def __init__(self, update: float, result: float, seed: int):
+        self.update, self.result, self.rng = update, result, random.Random(seed)
+
+    def __call__(self, d: Datagram) -> bool:
+        return self.rng.random() < (self.update if d.direction == UPDATE else self.result)
+
+
+@dataclass(eq=False)
+class Member:
+    """One worker of a job: its core, where it sits on the switch and what its frames carry."""
+
+    job_id: int
+    rank: int
+    core: AllReduceCore
+    entry: WorkerEntry  # switch port, MAC, IPv4 address, UDP port: what its admission entry names
+    frame_header: bytes  # the Ethernet/IPv4/UDP headers of its UPDATE frames
+    timer_at: float = math.inf  # the time of its earliest timer event in the queue
+
+
+@functools.cache
+def program(elems: int, pool_size: int) -> CompileResult:
+    return compile_file(AGGREGATE_P4, defines={"ELEMS": str(elems), "POOL_SIZE": str(pool_size)})
+
+
+def ipv4_checksum(header: bytes) -> int:
+    total = sum(struct.unpack(f"!{len(header) // 2}H", header))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def update_frame_header(entry: WorkerEntry, payload_len: int) -> bytes:
+    """Ethernet (to the switch's MAC), IPv4 (TTL 64, to the switch's IP) and UDP (to UDP_PORT) headers
+    of a worker's UPDATEs; UPDATEs all have one length, so every frame of a worker shares them."""
+    udp = struct.pack("!HHHH", entry.udp_port, UDP_PORT, 8 + payload_len, 0)
+    src, dst = socket.inet_aton(entry.ip), socket.inet_aton(SWITCH_IP)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp) + payload_len, 0, 0, 64, socket.IPPROTO_UDP, 0, src, dst)
+    ip = ip[:10] + struct.pack("!H", ipv4_checksum(ip)) + ip[12:]
+    mac = bytes.fromhex(SWITCH_MAC.replace(":", "")) + bytes.fromhex(entry.mac.replace(":", ""))
+    return mac + _ETH_IPV4 + ip + udp
+
+
+class InProcessSwitch:
+    """A switch, its controller and any number of jobs' worker cores on one virtual clock.
+
+    `engine` is the Switch's ("native" or "python"); `latency` the one-way delay of every hop in
+    virtual seconds; `loss` rules drop a datagram when any of them returns True (`dropped` lists
+    what they dropped). Use it as a context manager, or call close().
+    """
+
+    def __init__(self, elems: int = 8, pool_size: int = 256, engine: str = "native", latency: float = 10e-6,
+                 loss: Sequence[Callable[[Datagram], bool]] = ()):
+        self.elems, self.latency, self.loss = elems, latency, list(loss)
+        self.now = 0.0
+        self.switch = Switch(engine=engine)
+        self._lock = threading.Lock()  # the P4Runtime server's threads share the switch
+        self._server = serve(P4RuntimeService(self.switch, self._lock), "127.0.0.1:0")
+        self._conn = SwitchConnection(f"127.0.0.1:{self._server.bound_port}", election_id=1)
+        compiled = program(elems, pool_size)
+        self._conn.set_pipeline(compiled.bmv2, compiled.p4info)
+        self.controller = Aggregation(self._conn)
+        self.controller.set_switch_address(SWITCH_MAC, SWITCH_IP)
+        self.jobs: dict[int, list[Member]] = {}
+        self.dropped: list[Datagram] = []
+        self.stray: list[tuple[int, bytes]] = []  # frames out of the switch that no worker takes
+        self._by_port: dict[int, Member] = {}
+        self._queue: list[tuple] = []  # (time, sequence, handler, *args): handler(time, *args); ties in order queued
+        self._sequence = 0
+        self._current: dict[tuple[int, int, int], tuple[int, int]] = {}  # (job, rank, slot) -> (set, use)
+        self._copies: dict[tuple[str, int, int, int, int], int] = {}  # (direction, job, rank, slot, use) -> sent
+
+    def __enter__(self) -> "InProcessSwitch":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._conn.close()
+        self._server.stop(None)
+
+    def add_job(self, job_id: int, n_workers: int, window: int, num_slots: int | None = None,
+                epoch: int | None = None, timeout: float | Sequence[float] = 1e-3,
+                max_retries: int = 12) -> list[AllReduceCore]:
+        """Install a job through the controller (num_slots defaults to the window; epoch to a fresh
+        random one) and make its workers, each on a switch port of its own; `timeout` is every
+        worker's, or one per rank. Returns the cores by rank."""
+        timeouts = [timeout] * n_workers if isinstance(timeout, float | int) else list(timeout)
+        first_port = 1 + len(self._by_port)
+        if first_port + n_workers - 1 > MAX_PORT:
+            raise ValueError(f"the switch has ports 1..{MAX_PORT} for workers; {n_workers} more do not fit")
+        entries = [WorkerEntry(rank, first_port + rank, f"02:00:00:00:{job_id:02x}:{rank:02x}",
+                               f"10.1.{job_id}.{rank + 1}") for rank in range(n_workers)]
+        job = self.controller.add_job(job_id, entries, num_slots or window, epoch)
+        members = []
+        for entry, worker_timeout in zip(entries, timeouts, strict=True):
+            core = AllReduceCore(job_id, entry.rank, n_workers, job.epoch, self.elems, window, worker_timeout,
+                                 max_retries, (SWITCH_IP, UDP_PORT))
+            member = Member(job_id, entry.rank, core, entry, update_frame_header(entry, core.datagram_size))
+            members.append(member)
+            self._by_port[entry.port] = member
+        self.jobs[job_id] = members
+        return [m.core for m in members]
+
+    def stats(self) -> dict[str, dict[int, dict[str, int]]]:
+        """The switch's non-zero counters, read by the controller (Aggregation.stats)."""
+        return self.controller.stats()
+
+    def allreduce(self, arrays: dict[int, Sequence[np.ndarray]]) -> dict[int, list[np.ndarray]]:
+        """Run the all-reduce of `arrays[job][rank]` for the given jobs at once, until every core has
+        its result and no frame is in flight; returns each rank's result per job. A core's
+        WorkerError (max_retries) propagates."""
+        started = [(m, a) for job_id, job_arrays in arrays.items() for m, a in zip(self.jobs[job_id], job_arrays, strict=True)]
+        for member, array in started:
+            self._transmit(member, member.core.start(array, self.now))
+        while self._queue:
+            when, _seq, handler, *args = heapq.heappop(self._queue)
+            handler(when, *args)
+        return {job_id: [m.core.result() for m in self.jobs[job_id]] for job_id in arrays}
+
+    # --- events -----------------------------------------------------------------------------
+    def _at(self, time: float, handler: Callable, *args) -> None:
+        self._sequence += 1
+        heapq.heappush(self._queue, (time, self._sequence, handler, *args))
+
+    def _transmit(self, member: Member, datagrams: list[bytearray]) -> None:
+        """A core's datagrams onto the wire (unless lost), then its timer at its new deadline."""
+        for data in datagrams:
+            _msg, rank, job, pool, *_rest = HEADER.unpack_from(data, 0)
+            if not self._lost(UPDATE, job, rank, pool):
+                self._at(self.now + self.latency, self._at_switch, member.entry.port, member.frame_header + data)
+        deadline = member.core.deadline
+        if deadline < member.timer_at:
+            member.timer_at = deadline
+            self._at(deadline, self._timer, member)
+
+    def _timer(self, when: float, member: Member) -> None:
+        """A core's deadline, unless an earlier timer superseded this one or the core's deadline moved
+        later (then wait for that) or away (finished: the clock does not advance for it)."""
+        if member.timer_at != when:
+            return
+        member.timer_at = math.inf
+        deadline = member.core.deadline
+        if when < deadline < math.inf:
+            member.timer_at = deadline
+            self._at(deadline, self._timer, member)
+        elif when >= deadline:
+            self.now = when
+            self._transmit(member, member.core.expire(when))
+
+    def _at_switch(self, when: float, port: int, frame: bytes) -> None:
+        self.now = when
+        with self._lock:
+            out = self.switch.process(port, frame)
+        for out_port, out_frame in out:
+            member = self._by_port.get(out_port)
+            if member is None or not self._addressed_to(member.entry, out_frame):
+                self.stray.append((out_port, out_frame))
+                continue
+            payload = out_frame[FRAME_HEADERS:]
+            _msg, _rank, job, pool, *_rest = HEADER.unpack_from(payload, 0)
+            if not self._lost(RESULT, job, member.rank, pool):
+                source = (socket.inet_ntoa(out_frame[26:30]), int.from_bytes(out_frame[34:36], "big"))
+                self._at(self.now + self.latency, self._at_worker, member, payload, source)
+
+    def _at_worker(self, when: float, member: Member, payload: bytes, source: tuple[str, int]) -> None:
+        self.now = when
+        reply = member.core.receive(payload, source, self.now)
+        self._transmit(member, [] if reply is None else [reply])
+
+    @staticmethod
+    def _addressed_to(entry: WorkerEntry, frame: bytes) -> bool:
+        """What the worker's host would take: its MAC, IPv4/UDP to its address and port, no IP options."""
+        return (len(frame) >= FRAME_HEADERS + HEADER_LEN and frame[:6] == bytes.fromhex(entry.mac.replace(":", ""))
+                and frame[12:14] == _ETH_IPV4 and frame[14] == 0x45 and frame[23] == socket.IPPROTO_UDP
+                and frame[30:34] == socket.inet_aton(entry.ip)
+                and int.from_bytes(frame[36:38], "big") == entry.udp_port)
+
+    def _lost(self, direction: str, job: int, rank: int, pool: int) -> bool:
+        """Number the datagram (the worker's use of the slot, the copy of that use) and ask the rules.
+        An UPDATE in the other set than the slot's last one starts its next use (sets alternate per
+        use); a RESULT belongs to the worker's current use if its set matches, else to the one before."""
+        slot, pool_set = pool & INDEX_MASK, pool >> SET_SHIFT
+        last_set, use = self._current.get((job, rank, slot), (pool_set, 0))
+        if pool_set != last_set:
+            use += 1 if direction == UPDATE else -1
+        if direction == UPDATE:
+            self._current[job, rank, slot] = (pool_set, use)
+        key = (direction, job, rank, slot, use)
+        transmission = self._copies.get(key, 0)
+        self._copies[key] = transmission + 1
+        datagram = Datagram(direction, job, rank, slot, pool_set, use, transmission)
+        if any(rule(datagram) for rule in self.loss):
+            self.dropped.append(datagram)
+            return True
+        return False
