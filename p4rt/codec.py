@@ -13,9 +13,13 @@ def decode(data: bytes) -> int:
     return int.from_bytes(data, "big")
 
 
+class DoesNotFit(ValueError):
+    """A value outside 0..2**bitwidth-1: a ValueError callers can tell from malformed text."""
+
+
 def check_fits(value: int, bitwidth: int, what: str) -> None:
     if value < 0 or value >> bitwidth:
-        raise ValueError(f"{what}: {value} does not fit in {bitwidth} bits")
+        raise DoesNotFit(f"{what}: {value} does not fit in {bitwidth} bits")
 
 
 def decode_checked(data: bytes, bitwidth: int, what: str) -> int:

@@ -50,6 +50,11 @@ class Table:
     is_const: bool
     direct_counter_id: int
 
+    @property
+    def needs_priority(self) -> bool:
+        """P4Runtime's rule: entries of a table with a ternary, range or optional key carry a priority."""
+        return any(f.match_type in ("TERNARY", "RANGE", "OPTIONAL") for f in self.match_fields)
+
 
 @dataclass(frozen=True)
 class Extern:
