@@ -71,8 +71,8 @@ class ActionBody:
                                 "source_info": {"filename": loc.file, "line": loc.line, "column": loc.col,
                                                 "source_fragment": name}})
 
-    def temporary(self, vtype: t.P4Type, hint: str) -> Value:
-        return self.services.allocate(vtype, hint, self.owner)
+    def temporary(self, vtype: t.P4Type, hint: str, loc: Location) -> Value:
+        return self.services.allocate(vtype, hint, self.owner, loc)
 
     def packet_call(self, packet, name: str, call: n.Call) -> Any:
         raise CompileError(f"{packet.kind}.{name} can be called only in a parser or deparser", call.loc)
@@ -124,7 +124,7 @@ class ActionBody:
 
     def declare(self, ec: ExpressionCompiler, decl: n.VarDecl, scope: Scope) -> Value:
         vtype = self.services.model.resolve(decl.type, scope=scope)
-        storage = self.services.allocate(vtype, decl.name, self.owner)
+        storage = self.services.allocate(vtype, decl.name, self.owner, decl.loc)
         if decl.init is not None:
             self.assign(ec, storage, ec.value(decl.init, vtype), decl.loc)
         elif isinstance(storage, HeaderInstance):
@@ -159,7 +159,7 @@ class ActionBody:
         first = then_fn()
         if isinstance(first.type, t.InfInt):
             raise CompileError("the branches of '?:' need a width; write e.g. 8w1", loc)
-        result = self.temporary(first.type, "tmp")
+        result = self.temporary(first.type, "tmp", loc)
         self.assign(ec, result, first, loc)
         done = len(self.primitives)
         self.emit("_jump", [None], loc)  # type: ignore[list-item]
@@ -308,7 +308,7 @@ class ActionBody:
         rtype = self.services.model.resolve(proto.return_type, scope=binding.scope)
         frame = _Frame()
         if not isinstance(rtype, t.Void):
-            frame.result = self.temporary(rtype, f"{proto.name}_retval")
+            frame.result = self.temporary(rtype, f"{proto.name}_retval", proto.return_type.loc)
             frame.result_type = rtype
         self._inline(proto.name, binding.decl.body, scope, frame, loc)
         self._copy_out(copy_out, caller, loc)
@@ -353,7 +353,7 @@ class ActionBody:
                         if target.type != ptype:
                             raise CompileError(f"argument '{n.expr_text(expr)}' has type {target.type}, but "
                                                f"parameter '{param.name}' of {what} is {ptype}", expr.loc)
-                        value = self.temporary(ptype, param.name)
+                        value = self.temporary(ptype, param.name, param.loc)
                         if param.direction == "inout":
                             self.assign(caller, value, target, expr.loc)
                         copy_out.append((target, value))
@@ -361,7 +361,7 @@ class ActionBody:
                 value = caller.value(expr, ptype)
                 if not isinstance(value, Const | RuntimeData | StringValue | ListValue):
                     # copy-in: the body must see the argument as it was at the call
-                    copy = self.temporary(ptype, param.name)
+                    copy = self.temporary(ptype, param.name, param.loc)
                     self.assign(caller, copy, value, expr.loc)
                     value = copy
                 value = read_only(value)

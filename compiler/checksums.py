@@ -72,7 +72,7 @@ def declare_locals(services: Services, decl: n.ControlDecl, scope) -> None:
             scope.define(local.name, local)
         elif isinstance(local, n.VarDecl):
             vtype = services.model.resolve(local.type, scope=scope)
-            scope.define(local.name, services.allocate(vtype, local.name, decl.name))
+            scope.define(local.name, services.allocate(vtype, local.name, decl.name, local.loc))
         elif not isinstance(local, n.ActionDecl | n.TableDecl | n.FunctionDecl):
             raise CompileError(f"unsupported declaration in '{decl.name}' ({type(local).__name__})", local.loc)
 

@@ -82,7 +82,7 @@ class ControlLowering:
                 scope.define(local.name, local)
             case n.VarDecl():
                 vtype = self.services.model.resolve(local.type, scope=scope)
-                scope.define(local.name, self.services.allocate(vtype, local.name, owner))
+                scope.define(local.name, self.services.allocate(vtype, local.name, owner, local.loc))
                 if local.init is not None:
                     inits.append(n.Assign(local.loc, n.Name(local.loc, local.name), local.init))
             case n.Instantiation():
@@ -146,7 +146,7 @@ class ControlLowering:
             if isinstance(node, n.Binary) and node.op in ("&&", "||") and self._applies_table(node.right, scope):
                 # short-circuit: the right side's tables are applied only when it is evaluated
                 left = rewrite(node.left)
-                result = self._temporary_name(t.Bool(), "cond", scope, owner)
+                result = self._temporary_name(t.Bool(), "cond", scope, owner, node.loc)
                 ref = n.Name(node.loc, result)
                 test = ref if node.op == "&&" else n.Unary(node.loc, "!", ref)
                 steps = [n.Assign(node.loc, ref, left), n.If(node.loc, test, n.Assign(node.loc, ref, node.right), None)]
@@ -197,13 +197,13 @@ class ControlLowering:
             return any(self._applies_table(getattr(node, f.name), scope) for f in dataclasses.fields(node))
         return False
 
-    def _temporary_name(self, vtype: t.P4Type, hint: str, scope: Scope, owner: str) -> str:
+    def _temporary_name(self, vtype: t.P4Type, hint: str, scope: Scope, owner: str, loc: Location) -> str:
         name = self.services.unique_name(f"${hint}")
-        scope.define(name, self.services.allocate(vtype, hint, owner))
+        scope.define(name, self.services.allocate(vtype, hint, owner, loc))
         return name
 
     def _hit_flag(self, table: TableObject, loc: Location, scope: Scope, owner: str) -> tuple[Fragment, str]:
-        flag = self.services.allocate(t.Bool(), f"{table.local_name}_hit", owner)
+        flag = self.services.allocate(t.Bool(), f"{table.local_name}_hit", owner, loc)
         name = self.services.unique_name(f"$hit_{table.local_name}")
         scope.define(name, flag)
         ec = ExpressionCompiler(self.services, scope)

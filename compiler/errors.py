@@ -20,14 +20,14 @@ class Location:
         return lines[self.line - 1] if 0 < self.line <= len(lines) else None
 
 
-UNKNOWN = Location("<unknown>", 0, 0)
-
-
 class CompileError(Exception):
-    """A program the compiler rejects; str() is `file:line:col: error: message` plus the line and a caret."""
+    """A program the compiler rejects; str() is `file:line:col: error: message` plus the line and a caret.
 
-    def __init__(self, message: str, location: Location | None = None):
-        self.location = location or UNKNOWN
+    The location is required: every refusal points at the construct (or, for file-level problems
+    such as a missing preprocessor, at the file), never at an unknown place."""
+
+    def __init__(self, message: str, location: Location):
+        self.location = location
         self.file = self.location.file
         self.line = self.location.line
         self.col = self.location.col

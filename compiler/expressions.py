@@ -333,7 +333,7 @@ class ExpressionCompiler:
         left = self.value(e.left)
         if n.has_calls(e.right) and hasattr(self.effects, "assign") and not isinstance(left, Const):
             # left to right: the left operand is read before the right side's call can change it
-            snapshot = self.effects.temporary(left.type, "tmp")  # type: ignore[union-attr]
+            snapshot = self.effects.temporary(left.type, "tmp", e.loc)  # type: ignore[union-attr]
             self.effects.assign(self, snapshot, left, e.loc)  # type: ignore[union-attr]
             left = read_only(snapshot)
         return self.combine(e, left, self.value(e.right))

@@ -84,11 +84,11 @@ class Lowering:
             self._exit_flag = self.storage.add_scalar("exit_flag", t.Bool())
         return self._exit_flag
 
-    def allocate(self, vtype: t.P4Type, hint: str, owner: str) -> Value:
+    def allocate(self, vtype: t.P4Type, hint: str, owner: str, loc: Location) -> Value:
         name = f"{owner}.{hint}" if owner else hint
         if isinstance(vtype, t.Header | t.Stack | t.Union):
             name = hint
-        return self.storage.allocate(vtype, name)
+        return self.storage.allocate(vtype, name, loc)
 
     # ---- instances
     def instantiate_global(self, decl: n.Instantiation) -> Any:

@@ -138,7 +138,7 @@ class StateBody(ActionBody):
         """BMv2 reads lookahead bits only in `set` ops and select keys, so the bits are copied
         into a temporary (a scalar, or a header for header types) that expressions can use."""
         if isinstance(vtype, t.Header):
-            temp = self.services.allocate(vtype, f"lookahead_{vtype.name}", self.owner)
+            temp = self.services.allocate(vtype, f"lookahead_{vtype.name}", self.owner, loc)
             assert isinstance(temp, HeaderInstance)
             # valid first: add_header on an invalid header zeroes its fields
             self.ops.append({"op": "primitive", "parameters": [{"op": "add_header", "parameters": [
@@ -152,7 +152,7 @@ class StateBody(ActionBody):
             return temp
         if not isinstance(vtype, t.Bits | t.Bool):
             raise CompileError(f"lookahead of {vtype} is not supported; look ahead at bit<N> values or headers", loc)
-        temp = self.services.allocate(vtype, "lookahead", self.owner)
+        temp = self.services.allocate(vtype, "lookahead", self.owner, loc)
         self.ops.append({"op": "set", "parameters": [expr_json(temp), {"type": "lookahead", "value": [
             0, t.width_of(vtype)]}]})
         return read_only(temp)
@@ -219,7 +219,7 @@ class ParserLowering:
                 scope.define(local.name, local)
             case n.VarDecl():
                 vtype = self.services.model.resolve(local.type, scope=scope)
-                scope.define(local.name, self.services.allocate(vtype, local.name, owner))
+                scope.define(local.name, self.services.allocate(vtype, local.name, owner, local.loc))
             case n.ValueSetDecl():
                 scope.define(local.name, self._value_set(local, scope, owner))
             case n.Instantiation():
@@ -348,17 +348,17 @@ class ParserLowering:
             left = value.expr["left"]["value"]
             if left.get("op") == "dereference_header_stack":
                 stack = left["left"]["value"]
-                fields = self._stack_fields(stack)
+                fields = self._stack_fields(stack, key.loc)
                 return {"type": "stack_field", "value": [stack, fields[value.expr["right"]]]}, width, value.type
         if isinstance(value.type, t.Bits | t.Bool | t.Enum | t.ErrorType):
-            temp = self.services.allocate(value.type, "select_key", self.owner)
+            temp = self.services.allocate(value.type, "select_key", self.owner, key.loc)
             ec = ExpressionCompiler(self.services, self.scope, body)
             body.assign(ec, temp, value, key.loc)
             assert isinstance(temp, Field)
             return temp.json(), width, value.type
         raise CompileError(f"cannot select on a value of type {value.type}", key.loc)
 
-    def _stack_fields(self, stack_name: str) -> list[str]:
+    def _stack_fields(self, stack_name: str, loc: Location) -> list[str]:
         for value in self.scope.names.values():
             if isinstance(value, StackInstance) and value.name == stack_name:
                 return [f for f, _ in value.type.element.fields]  # type: ignore[attr-defined]
@@ -367,7 +367,7 @@ class ParserLowering:
                 for member in value.members.values():
                     if isinstance(member, StackInstance) and member.name == stack_name:
                         return [f for f, _ in member.type.element.fields]  # type: ignore[attr-defined]
-        raise CompileError(f"unknown header stack '{stack_name}'")
+        raise CompileError(f"unknown header stack '{stack_name}'", loc)
 
     def _case(self, ec: ExpressionCompiler, keyset: list[n.Expr], widths: list[int], keys, target: str | None,
               loc: Location) -> list[dict]:

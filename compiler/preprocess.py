@@ -38,7 +38,8 @@ def preprocess(
     """Expand `path` with cpp; <core.p4> and <v1model.p4> resolve to ina's own p4include."""
     cpp = shutil.which("cpp")
     if cpp is None:
-        raise CompileError("the C preprocessor `cpp` is not installed; install it (apt-get install cpp)")
+        raise CompileError("the C preprocessor `cpp` is not installed; install it (apt-get install cpp)",
+                           Location(str(path), 0, 0))
     command = [cpp, "-x", "c", "-undef", "-nostdinc", "-Wno-comment", "-w"]
     command += [f"-I{d}" for d in include_dirs] + [f"-I{P4INCLUDE}"]
     command += [f"-D{name}={value}" for name, value in defines.items()]

@@ -8,6 +8,7 @@ from ina.compiler.errors import CompileError, Location
 from ina.compiler.values import (
     Field,
     HeaderInstance,
+    ListValue,
     StackInstance,
     StructValue,
     UnionInstance,
@@ -32,6 +33,7 @@ class Storage:
         self._type_names: dict[int, str] = {}
         self._names: set[str] = {SCALARS}
         self._scalar_names: set[str] = set()
+        self._varbit_types: dict[int, t.Header] = {}
 
     @property
     def scalar_fields(self) -> list[list]:
@@ -85,29 +87,44 @@ class Storage:
         self.scalar_fields.append([name, t.width_of(vtype), signed])
         return Field(vtype, SCALARS, name)
 
-    def allocate(self, vtype: t.P4Type, name: str, loc: Location | None = None, metadata: bool = True) -> Value:
-        """Storage for a variable (or a metadata struct member) of any type."""
+    def allocate(self, vtype: t.P4Type, name: str, loc: Location, metadata: bool = True) -> Value:
+        """Storage for a variable (or a metadata struct member) of any type; `loc` is the
+        declaration a type without storage is reported at."""
+        if isinstance(vtype, t.Varbit):
+            return self._add_varbit(name, vtype, loc)
         if t.is_scalar(vtype):
-            if isinstance(vtype, t.Varbit):
-                raise CompileError("varbit variables are not supported; use varbit fields in headers", loc)
             return self.add_scalar(name, vtype)
         if isinstance(vtype, t.Header):
             return self.add_header(name.replace(".", "_"), vtype, metadata=False)
         if isinstance(vtype, t.Struct):
             members = {f: self.allocate(ft, f"{name}.{f}", loc, metadata) for f, ft in vtype.fields}
             return StructValue(vtype, members)
+        if isinstance(vtype, t.Tuple):  # as p4c's BMv2 back end: a tuple is stored as a struct of its elements
+            items = [self.allocate(et, f"{name}.f{i}", loc, metadata) for i, et in enumerate(vtype.elements)]
+            return ListValue(vtype, items)
         if isinstance(vtype, t.Stack):
-            return self.add_stack(name.replace(".", "_"), vtype)
+            return self.add_stack(name.replace(".", "_"), vtype, loc)
         if isinstance(vtype, t.Union):
             return self.add_union(name.replace(".", "_"), vtype)
         raise CompileError(f"cannot declare a variable of type {vtype}", loc)
 
-    def add_stack(self, name: str, stype: t.Stack) -> StackInstance:
+    def _add_varbit(self, name: str, vtype: t.Varbit, loc: Location) -> Field:
+        """A varbit variable lives, as p4c's BMv2 back end puts it, in a metadata header of type
+        `$varbitW` whose one field is the varbit (BMv2 has variable-length fields only in headers)."""
+        if vtype.max_width % 8:
+            raise CompileError(f"a varbit variable needs a maximum width of whole bytes (BMv2 stores it in a "
+                               f"header), not {vtype}", loc)
+        htype = self._varbit_types.setdefault(vtype.max_width, t.Header(
+            f"$varbit{vtype.max_width}", [("field", vtype)], loc=loc))
+        header = self.add_header(name.replace(".", "_"), htype, metadata=True)
+        return Field(vtype, header.name, "field")
+
+    def add_stack(self, name: str, stype: t.Stack, loc: Location) -> StackInstance:
         element = stype.element
         if isinstance(element, t.Union):
             return self._add_union_stack(name, stype, element)
         if not isinstance(element, t.Header):
-            raise CompileError(f"a header stack needs a header element type, not {element}")
+            raise CompileError(f"a header stack needs a header element type, not {element}", loc)
         elements = [self.add_header(f"{name}[{i}]", element, metadata=False) for i in range(stype.size)]
         stack_name = self.unique(name, self._names)
         self.header_stacks.append({"name": stack_name, "id": len(self.header_stacks),

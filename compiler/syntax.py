@@ -151,8 +151,8 @@ class _ToAst(Transformer):
         self._source = source
 
     def _loc(self, meta) -> Location:
-        if getattr(meta, "empty", True):
-            return Location("<unknown>", 0, 0)
+        if getattr(meta, "empty", True):  # an empty rule (an empty program): its file
+            return self._source.locate(1, 1)
         return self._source.locate(meta.line, meta.column)
 
     def _tok_loc(self, token: Token) -> Location:

@@ -132,7 +132,7 @@ class TableLowering:
                 return inner["value"], None, 1
         if isinstance(value.type, t.Bits | t.Bool | t.Enum | t.ErrorType):
             width = t.width_of(value.type)
-            temp = self.services.allocate(value.type, "key", self.table.name.rsplit(".", 1)[0])
+            temp = self.services.allocate(value.type, "key", self.table.name.rsplit(".", 1)[0], element.loc)
             self.key_assignments.append((temp, value, element.loc))
             assert isinstance(temp, Field)
             return [temp.header, temp.name], None, width

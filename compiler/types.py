@@ -13,7 +13,7 @@ MAX_WIDTH = 2048
 MAX_STACK_SIZE = 256
 
 
-def check_width(width: object, loc: Location | None, what: str = "a width") -> int:
+def check_width(width: object, loc: Location, what: str = "a width") -> int:
     """`width` if it is an integer in 1..MAX_WIDTH; else a CompileError at `loc`."""
     if not isinstance(width, int) or isinstance(width, bool) or width <= 0:
         raise CompileError(f"{what} must be a positive integer, not {width}", loc)

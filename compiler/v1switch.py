@@ -83,10 +83,10 @@ def lower_program(model: ProgramModel, source_file: str) -> LoweredProgram:
         raise CompileError("the parser's headers and metadata parameters must be structs", parser_decl.loc)
     sm = standard_metadata(lowering)
     headers = StructValue(headers_type, {f: lowering.storage.allocate(
-        ft, f, metadata=False) if not t.is_scalar(ft) else _scalar_in_headers(ft, f, parser_decl)
+        ft, f, headers_ref.loc, metadata=False) if not t.is_scalar(ft) else _scalar_in_headers(ft, f, parser_decl)
         for f, ft in headers_type.fields})
     meta_name = parser_decl.params[2].name
-    metadata = lowering.storage.allocate(metadata_type, meta_name)
+    metadata = lowering.storage.allocate(metadata_type, meta_name, meta_ref.loc)
     assert isinstance(metadata, StructValue)
     lowering.metadata_value = metadata
     values = {"headers": headers, "metadata": metadata, "standard_metadata": sm}
