@@ -84,7 +84,8 @@ def test_results_a_slot_no_longer_waits_on_are_duplicates():
     assert core.receive(answer(first[0]), SWITCH, now=0.002) is None  # slot 0 now waits on set 1
     core.receive(answer(first[1]), SWITCH, now=0.003)
     assert core.receive(answer(first[1]), SWITCH, now=0.004) is None  # slot 1 is done
-    assert (core.stats.duplicates, core.stats.forged, core.finished) == (2, 0, False)
+    assert core.receive(result(pool_set=1, index=1), SWITCH, now=0.005) is None  # a use slot 1 never sent
+    assert (core.stats.duplicates, core.stats.forged, core.finished) == (3, 0, False)
 
 
 def test_timeouts_double_per_retry_until_max_retries_fails_naming_the_slot():
@@ -101,14 +102,16 @@ def test_timeouts_double_per_retry_until_max_retries_fails_naming_the_slot():
         core.expire(core.deadline)
 
 
-def test_a_retransmitted_use_gives_no_rtt_sample():
+def test_a_retransmitted_use_gives_no_rtt_sample_and_the_next_use_starts_afresh():
     # Karn's rule: the answer to a retransmission may answer either copy, so the RTO stays 0.2 s
     # (an RTT of 0.25 s would raise it to 0.75 s and put the next timer at 1.0).
     core = make_core()
     [slot_0, _] = [bytes(p) for p in core.start(ARRAY, now=0.0)]
     core.expire(0.2)
-    core.receive(answer(slot_0), SWITCH, now=0.25)
+    chunk_2 = bytes(core.receive(answer(slot_0), SWITCH, now=0.25))
     assert core.deadline == pytest.approx(0.25 + INITIAL_RTO)
+    # The new use starts with no retries: due after one RTO, while slot 1's retry waits two.
+    assert [bytes(p) for p in core.expire(core.deadline)] == [chunk_2]
 
 
 def test_expire_resends_only_slots_still_waiting():
