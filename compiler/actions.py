@@ -225,6 +225,10 @@ class ActionBody:
             return
         if isinstance(target, SliceTarget):
             self._assign_slice(ec, target, value, loc)
+        elif isinstance(target, Field) and isinstance(target.type, t.Varbit):
+            if not isinstance(value.type, t.Varbit) or value.type.max_width > target.type.max_width:
+                raise CompileError(f"cannot assign {value.type} to {target.type}", loc)
+            self.emit("assign_VL", [param_json(target), param_json(value)], loc)  # as p4c: the value and its length
         elif isinstance(target, Field | Computed):
             if isinstance(value.type, t.Bool) and not isinstance(value, Field):
                 source = {"type": "expression", "value": as_data(value)} if not isinstance(value, Const) \
@@ -245,6 +249,10 @@ class ActionBody:
                 raise CompileError(f"cannot assign {value.type} to {target.type}", loc)
             for name, member in target.members.items():
                 self.assign(ec, member, value.members[name], loc)
+        elif isinstance(target, ListValue) and isinstance(value, ListValue):
+            value = ec.coerce(value, target.type, loc)
+            for item, source in zip(target.items, value.items, strict=True):  # type: ignore[attr-defined]
+                self.assign(ec, item, source, loc)
         else:
             raise CompileError(f"cannot assign {value.type} to {target.type}", loc)
 

@@ -106,7 +106,7 @@ class ExpressionCompiler:
             return result
         if isinstance(result, Const | RuntimeData | StringValue) or (isinstance(result, Value) and not result.writable):
             raise CompileError(f"cannot assign to '{n.expr_text(expr)}': it is read-only", expr.loc)
-        assignable = (Field, HeaderInstance, StackInstance, UnionInstance, StructValue, SliceTarget)
+        assignable = (Field, HeaderInstance, StackInstance, UnionInstance, StructValue, SliceTarget, ListValue)
         is_access = isinstance(result, Computed | HeaderExpression) and result.expr.get("op") in (
             "access_field", "dereference_header_stack")
         if not isinstance(result, assignable) and not is_access:
@@ -170,6 +170,11 @@ class ExpressionCompiler:
 
     def _Index(self, e: n.Index, expected) -> Value:
         base = self.compile(e.expr)
+        if isinstance(base, ListValue):
+            index = int(self.constant(e.index, t.Bits(32)).value)
+            if not 0 <= index < len(base.items):
+                raise CompileError(f"index {index} is out of bounds for {base.type}", e.index.loc)
+            return base.items[index]
         if not isinstance(base, StackInstance):
             raise CompileError(f"'{n.expr_text(e.expr)}' is not a header stack; only stacks can be indexed", e.loc)
         index = self.value(e.index)
@@ -324,6 +329,11 @@ class ExpressionCompiler:
             return self._retype(value, expected)
         if isinstance(expected, t.Varbit) and isinstance(value.type, t.Varbit):
             return value
+        if isinstance(value, ListValue) and isinstance(expected, t.Tuple):
+            if len(value.items) != len(expected.elements):
+                raise CompileError(f"{len(value.items)} values given for {expected}", loc)
+            items = [self.coerce(v, et, loc) for v, et in zip(value.items, expected.elements, strict=True)]
+            return ListValue(expected, items, writable=False)
         raise CompileError(f"type mismatch: expected {expected}, got {value.type}", loc)
 
     # ---- binary operators
@@ -340,7 +350,7 @@ class ExpressionCompiler:
 
     def combine(self, e: n.Binary, left: Value, right: Value) -> Value:
         """`left op right` on already evaluated operands (also used by compound assignment)."""
-        if e.op in ("==", "!=") and isinstance(left.type, t.StructLike | t.Stack):
+        if e.op in ("==", "!=") and isinstance(left.type, t.StructLike | t.Stack | t.Tuple):
             equal = self._aggregate_equal(left, right, e)
             if e.op == "==":
                 return equal
@@ -388,11 +398,13 @@ class ExpressionCompiler:
             pairs = list(zip(left.elements, right.elements, strict=True))
         elif isinstance(left, StructValue) and isinstance(right, StructValue):
             pairs = [(left.members[k], right.members[k]) for k in left.members]
+        elif isinstance(left, ListValue) and isinstance(right, ListValue):
+            pairs = list(zip(left.items, right.items, strict=True))
         else:
             raise CompileError(f"comparing {left.type} values is not supported", e.loc)
         result: Value = Const(t.Bool(), True)
         for a, b in pairs:
-            if isinstance(a.type, t.StructLike | t.Stack):
+            if isinstance(a.type, t.StructLike | t.Stack | t.Tuple):
                 same = self._aggregate_equal(a, b, e)
             else:
                 a2, b2 = self._unify(a, b, e)
@@ -518,11 +530,11 @@ class ExpressionCompiler:
 
     def _ListExpr(self, e: n.ListExpr, expected) -> Value:
         items = [self.value(i) for i in e.items]
-        return ListValue(t.Tuple(tuple(i.type for i in items)), items)
+        return ListValue(t.Tuple(tuple(i.type for i in items)), items, writable=False)
 
     def _KeyValueList(self, e: n.KeyValueList, expected) -> Value:
         items = [self.value(v) for _, v in e.items]
-        return ListValue(t.Tuple(tuple(i.type for i in items)), items, [k for k, _ in e.items])
+        return ListValue(t.Tuple(tuple(i.type for i in items)), items, [k for k, _ in e.items], writable=False)
 
     def _Call(self, e: n.Call, expected) -> Any:
         return compile_call(self, e, as_statement=False)

@@ -135,6 +135,8 @@ def read_only(value: Value) -> Value:
         copy.elements = [read_only(e) for e in copy.elements]  # type: ignore[misc]
     elif isinstance(copy, UnionInstance):
         copy.members = {k: read_only(v) for k, v in copy.members.items()}  # type: ignore[misc]
+    elif isinstance(copy, ListValue):
+        copy.items = [read_only(i) for i in copy.items]
     return copy
 
 
