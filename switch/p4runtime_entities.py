@@ -1,45 +1,45 @@
 """P4Runtime entities <-> the engine's tables, registers, counters, meters and replication engine.
 
+The wire format is ina.p4rt.entities' (encode and decode against the P4Info, shared with the
+controller); this module adds what the target decides: which update types an entity takes,
+whether an entry exists, const tables, indices in range, and the engine's match and priority forms.
 Each function either applies one update completely or raises EntityError before touching any
 state, so a failed update in a batch leaves nothing half done.
 """
 
 import grpc
 
-from ina.p4rt import codec
-from ina.p4rt.proto import p4data_pb2, p4runtime_pb2
-from ina.p4rt.schema import Schema, SchemaError
+from ina.p4rt import entities as p4e
+from ina.p4rt.entities import (
+    CloneSessionEntry,
+    CounterData,
+    CounterEntry,
+    DirectCounterEntry,
+    EntityError,
+    ExactMatch,
+    LpmMatch,
+    Match,
+    MeterConfig,
+    MeterEntry,
+    MulticastGroupEntry,
+    OptionalMatch,
+    RangeMatch,
+    RegisterEntry,
+    Replica,
+    TableAction,
+    TableEntry,
+    TernaryMatch,
+    invalid,
+    lookup,
+)
+from ina.p4rt.proto import p4runtime_pb2
+from ina.p4rt.schema import Schema, Table
 from ina.switch.engine import Switch
 from ina.switch.errors import TableError
 
 INSERT, MODIFY, DELETE = (p4runtime_pb2.Update.INSERT, p4runtime_pb2.Update.MODIFY,
                           p4runtime_pb2.Update.DELETE)
-
-
-class EntityError(Exception):
-    def __init__(self, code: grpc.StatusCode, message: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-def invalid(message: str) -> EntityError:
-    return EntityError(grpc.StatusCode.INVALID_ARGUMENT, message)
-
-
-def decode(data: bytes, bitwidth: int, what: str) -> int:
-    """A client's bytestring as an int; empty or too wide is OUT_OF_RANGE, as the spec's Bytestrings rule says."""
-    try:
-        return codec.decode_checked(data, bitwidth, what)
-    except ValueError as err:
-        raise EntityError(grpc.StatusCode.OUT_OF_RANGE, str(err)) from None
-
-
-def _lookup(fn, key):
-    try:
-        return fn(key)
-    except SchemaError as err:
-        raise EntityError(grpc.StatusCode.NOT_FOUND, str(err)) from None
+decode = p4e.decode_value  # p4runtime_server.py decodes PacketOut metadata with it, as ent.decode
 
 
 def _table_error(err: TableError) -> EntityError:
@@ -54,113 +54,87 @@ def _table_error(err: TableError) -> EntityError:
 
 
 # --- table entries -----------------------------------------------------------------------
-def _match(info, entry: p4runtime_pb2.TableEntry) -> list:
-    given = {m.field_id: m for m in entry.match}
-    if len(given) != len(entry.match):
-        raise invalid(f"table '{info.name}': a match field is given twice")
-    known = {f.id for f in info.match_fields}
-    for field_id in given:
-        if field_id not in known:
-            raise invalid(f"table '{info.name}' has no match field id {field_id}")
-    values = []
+def _engine_match(info: Table, fields: dict[str, Match]) -> list:
+    """Typed match fields -> the engine's match list, in key order; an omitted field matches anything."""
+    out: list = []
     for f in info.match_fields:
-        m = given.get(f.id)
-        what = f"match field '{f.name}' of '{info.name}'"
-        full = (1 << f.bitwidth) - 1
-        if m is None:
-            if f.match_type == "EXACT":
-                raise invalid(f"{what} is exact and must be given")
-            values.append(("range", 0, full) if f.match_type == "RANGE" else ("ternary", 0, 0))
-            continue
-        kind = m.WhichOneof("field_match_type")
-        if f.match_type == "EXACT" and kind == "exact":
-            values.append(decode(m.exact.value, f.bitwidth, what))
-        elif f.match_type == "LPM" and kind == "lpm":
-            value = decode(m.lpm.value, f.bitwidth, what)
-            plen = m.lpm.prefix_len
-            if not 0 < plen <= f.bitwidth:
-                raise invalid(f"{what}: prefix length {plen} out of range 1..{f.bitwidth}")
-            if value & ((1 << (f.bitwidth - plen)) - 1):
-                raise invalid(f"{what}: value has bits set beyond the /{plen} prefix")
-            values.append(("lpm", value, plen))
-        elif f.match_type == "TERNARY" and kind == "ternary":
-            value = decode(m.ternary.value, f.bitwidth, what)
-            mask = decode(m.ternary.mask, f.bitwidth, what)
-            if value & ~mask:
-                raise invalid(f"{what}: value has bits set outside the mask")
-            values.append(("ternary", value, mask))
-        elif f.match_type == "RANGE" and kind == "range":
-            low = decode(m.range.low, f.bitwidth, what)
-            high = decode(m.range.high, f.bitwidth, what)
-            if low > high:
-                raise invalid(f"{what}: range low {low} is above high {high}")
-            values.append(("range", low, high))
-        elif f.match_type == "OPTIONAL" and kind == "optional":
-            values.append(("optional", decode(m.optional.value, f.bitwidth, what)))
+        match fields.get(f.name):
+            case None:
+                out.append(("range", 0, (1 << f.bitwidth) - 1) if f.match_type == "RANGE" else ("ternary", 0, 0))
+            case ExactMatch(value):
+                out.append(value)
+            case LpmMatch(value, prefix_len):
+                out.append(("lpm", value, prefix_len))
+            case TernaryMatch(value, mask):
+                out.append(("ternary", value, mask))
+            case RangeMatch(low, high):
+                out.append(("range", low, high))
+            case OptionalMatch(value):
+                out.append(("optional", value))
+    return out
+
+
+def _typed_match(info: Table, engine_entry) -> dict[str, Match]:
+    """The engine's normalised match (("m", value, mask) or ("r", low, high) per key) as typed fields."""
+    out: dict[str, Match] = {}
+    for f, (kind, a, b) in zip(info.match_fields, engine_entry.match, strict=True):
+        if kind == "r":
+            out[f.name] = RangeMatch(a, b)
+        elif f.match_type == "EXACT":
+            out[f.name] = ExactMatch(a)
+        elif b == 0:
+            continue  # don't care
+        elif f.match_type == "LPM":
+            out[f.name] = LpmMatch(a, b.bit_count())
+        elif f.match_type == "OPTIONAL":
+            out[f.name] = OptionalMatch(a)
         else:
-            raise invalid(f"{what} is {f.match_type}; got a {kind} match")
-    return values
+            out[f.name] = TernaryMatch(a, b)
+    return out
 
 
-def _action(schema: Schema, info, action: p4runtime_pb2.Action, default: bool) -> tuple[str, list[int]]:
-    spec = _lookup(schema.action, action.action_id) if action.action_id else None
-    if spec is None:
-        raise invalid(f"table '{info.name}': the entry has no action")
-    if spec.id not in info.action_ids:
-        raise invalid(f"table '{info.name}' has no action '{spec.name}'")
-    if default and spec.id in info.table_only:
-        raise invalid(f"action '{spec.name}' may not be the default action of '{info.name}' (@tableonly)")
-    if not default and spec.id in info.default_only:
-        raise invalid(f"action '{spec.name}' may only be the default action of '{info.name}' (@defaultonly)")
-    given = {p.param_id: p.value for p in action.params}
-    if set(given) != {p.id for p in spec.params} or len(given) != len(action.params):
-        raise invalid(f"action '{spec.name}' takes parameters {[p.name for p in spec.params]}; got ids {sorted(given)}")
-    args = [decode(given[p.id], p.bitwidth, f"parameter '{p.name}' of '{spec.name}'") for p in spec.params]
-    return spec.name, args
-
-
-def _needs_priority(info) -> bool:
-    return any(f.match_type in ("TERNARY", "RANGE", "OPTIONAL") for f in info.match_fields)
+def _priority(info: Table, priority: int) -> int | None:
+    """A written entry's priority for the engine (None: LPM/exact, longest prefix first), checked by the spec's rule."""
+    if info.needs_priority:
+        if priority <= 0:
+            raise invalid(f"table '{info.name}' needs a priority > 0 for its ternary/range/optional keys")
+        return priority
+    if priority:
+        raise invalid(f"table '{info.name}' has no ternary/range/optional key; priority must be 0")
+    return None
 
 
 def write_table_entry(sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.TableEntry) -> None:
-    info = _lookup(schema.table, entry.table_id)
+    info = lookup(schema.table, entry.table_id)
     table = sw.tables.get(info.name)
     if table is None:
         raise EntityError(grpc.StatusCode.NOT_FOUND, f"the running pipeline has no table '{info.name}'")
     if entry.is_default_action:
         if update_type != MODIFY:
             raise invalid(f"the default entry of '{info.name}' can only be modified")
-        if entry.match:
-            raise invalid("a default entry has no match fields")
         if table.default_is_const or info.const_default_action_id:
             raise EntityError(grpc.StatusCode.PERMISSION_DENIED, f"the default action of '{info.name}' is const")
-        name, args = _action(schema, info, entry.action.action, default=True)
-        table.set_default(name, args)
+        action = TableEntry.decode(entry, schema).action
+        if action is None:
+            raise invalid(f"table '{info.name}': the entry has no action")
+        table.set_default(action.name, action.args(schema))
         return
     if info.is_const or table.is_const:
         raise EntityError(grpc.StatusCode.PERMISSION_DENIED, f"table '{info.name}' is const; its entries cannot change")
-    match = _match(info, entry)
-    if _needs_priority(info):
-        if entry.priority <= 0:
-            raise invalid(f"table '{info.name}' needs a priority > 0 for its ternary/range/optional keys")
-        priority = entry.priority
-    else:
-        if entry.priority:
-            raise invalid(f"table '{info.name}' has no ternary/range/optional key; priority must be 0")
-        priority = None
+    match = _engine_match(info, p4e.decode_match(entry.match, info))
+    priority = _priority(info, entry.priority)
     try:
         existing = table.find(match, priority)
         if update_type == INSERT:
             if existing is not None:
                 raise EntityError(grpc.StatusCode.ALREADY_EXISTS, f"table '{info.name}' already has this entry")
-            name, args = _action(schema, info, entry.action.action, default=False)
-            table.add(match, name, args, priority)
+            action = TableAction.decode(entry.action.action, schema, info, default=False)
+            table.add(match, action.name, action.args(schema), priority)
         elif update_type == MODIFY:
             if existing is None:
                 raise EntityError(grpc.StatusCode.NOT_FOUND, f"table '{info.name}' has no such entry to modify")
-            name, args = _action(schema, info, entry.action.action, default=False)
-            table.modify(existing.handle, name, args)
+            action = TableAction.decode(entry.action.action, schema, info, default=False)
+            table.modify(existing.handle, action.name, action.args(schema))
         elif update_type == DELETE:
             if existing is None:
                 raise EntityError(grpc.StatusCode.NOT_FOUND, f"table '{info.name}' has no such entry to delete")
@@ -171,198 +145,159 @@ def write_table_entry(sw: Switch, schema: Schema, update_type: int, entry: p4run
         raise _table_error(err) from None
 
 
-def _entry_to_proto(schema: Schema, info, engine_entry, default: bool = False) -> p4runtime_pb2.TableEntry:
-    out = p4runtime_pb2.TableEntry(table_id=info.id, is_default_action=default)
-    if not default:
-        for f, m in zip(info.match_fields, engine_entry.match, strict=True):
-            full = (1 << f.bitwidth) - 1
-            fm = p4runtime_pb2.FieldMatch(field_id=f.id)
-            if m[0] == "r":
-                if (m[1], m[2]) == (0, full):
-                    continue
-                fm.range.low, fm.range.high = codec.encode(m[1], f.bitwidth), codec.encode(m[2], f.bitwidth)
-            elif f.match_type == "EXACT":
-                fm.exact.value = codec.encode(m[1], f.bitwidth)
-            elif m[2] == 0:
-                continue  # don't care
-            elif f.match_type == "LPM":
-                fm.lpm.value = codec.encode(m[1], f.bitwidth)
-                fm.lpm.prefix_len = bin(m[2]).count("1")
-            elif f.match_type == "OPTIONAL":
-                fm.optional.value = codec.encode(m[1], f.bitwidth)
-            else:
-                fm.ternary.value, fm.ternary.mask = codec.encode(m[1], f.bitwidth), codec.encode(m[2], f.bitwidth)
-            out.match.append(fm)
-        if _needs_priority(info):
-            out.priority = engine_entry.priority
-    spec = schema.action(engine_entry.action.name)
-    action = out.action.action
-    action.action_id = spec.id
-    for p, value in zip(spec.params, engine_entry.args, strict=True):
-        action.params.add(param_id=p.id, value=codec.encode(value, p.bitwidth))
-    return out
+def _table_entry(schema: Schema, info: Table, engine_entry, default: bool = False) -> TableEntry:
+    """An engine entry (or default) as P4Runtime sees it: priority only where the spec has one."""
+    action = schema.action(engine_entry.action.name)
+    params = dict(zip((p.name for p in action.params), engine_entry.args, strict=True))
+    priority = engine_entry.priority if info.needs_priority and not default else 0
+    return TableEntry(info.name, {} if default else _typed_match(info, engine_entry),
+                      TableAction(action.name, params), priority, default)
 
 
 def read_table_entries(sw: Switch, schema: Schema, query: p4runtime_pb2.TableEntry):
-    infos = [_lookup(schema.table, query.table_id)] if query.table_id else schema.all("table")
+    infos = [lookup(schema.table, query.table_id)] if query.table_id else schema.all("table")
     for info in infos:
         table = sw.tables.get(info.name)
         if table is None:
             continue
         if query.is_default_action:
             if table.default is not None:
-                yield _entry_to_proto(schema, info, table.default, default=True)
+                yield _table_entry(schema, info, table.default, default=True).encode(schema)
             continue
         for engine_entry in table.entries():
-            yield _entry_to_proto(schema, info, engine_entry)
+            yield _table_entry(schema, info, engine_entry).encode(schema)
 
 
-# --- registers and counters --------------------------------------------------------------
-def _indices(size: int, query) -> range:
-    if query.HasField("index"):
-        if not 0 <= query.index.index < size:
-            raise EntityError(grpc.StatusCode.OUT_OF_RANGE, f"index {query.index.index} is out of range 0..{size - 1}")
-        return range(query.index.index, query.index.index + 1)
-    return range(size)
+# --- registers, counters and meters --------------------------------------------------------
+def _indices(size: int, index: int | None) -> range:
+    """The cells an entry selects: one (in range, else OUT_OF_RANGE) or, with no index, all."""
+    if index is None:
+        return range(size)
+    if not 0 <= index < size:
+        raise EntityError(grpc.StatusCode.OUT_OF_RANGE, f"index {index} is out of range 0..{size - 1}")
+    return range(index, index + 1)
 
 
 def write_register(sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.RegisterEntry) -> None:
-    info = _lookup(schema.register, entry.register_id)
+    cell = RegisterEntry.decode(entry, schema)
     if update_type != MODIFY:
         raise invalid("register cells can only be modified")
-    if not entry.HasField("index"):
-        raise invalid(f"writing register '{info.name}' needs an index")
-    reg = sw.registers[info.name]
-    (index,) = _indices(reg.size, entry)
-    if entry.data.WhichOneof("data") != "bitstring":
-        raise invalid(f"register '{info.name}' holds a bitstring")
-    reg.write(index, decode(entry.data.bitstring, reg.bitwidth, f"register '{info.name}'"))
+    if cell.index is None:
+        raise invalid(f"writing register '{cell.register}' needs an index")
+    reg = sw.registers[cell.register]
+    (index,) = _indices(reg.size, cell.index)
+    if cell.value is None:
+        raise invalid(f"writing register '{cell.register}' needs a value (data.bitstring)")
+    reg.write(index, cell.value)
 
 
 def read_registers(sw: Switch, schema: Schema, query: p4runtime_pb2.RegisterEntry):
-    infos = [_lookup(schema.register, query.register_id)] if query.register_id else schema.all("register")
+    infos = [lookup(schema.register, query.register_id)] if query.register_id else schema.all("register")
     for info in infos:
         reg = sw.registers[info.name]
-        for i in _indices(reg.size, query):
-            yield p4runtime_pb2.RegisterEntry(
-                register_id=info.id, index=p4runtime_pb2.Index(index=i),
-                data=p4data_pb2.P4Data(bitstring=codec.encode(reg.read(i), reg.bitwidth)))
+        for i in _indices(reg.size, p4e.index_of(query)):
+            yield RegisterEntry(info.name, i, reg.read(i)).encode(schema)
 
 
 def write_counter(sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.CounterEntry) -> None:
-    info = _lookup(schema.counter, entry.counter_id)
+    cell = CounterEntry.decode(entry, schema)
     if update_type != MODIFY:
         raise invalid("counter cells can only be modified")
-    counter = sw.counters[info.name]
-    for i in _indices(counter.size, entry):
-        counter.write(i, entry.data.packet_count, entry.data.byte_count)
+    counter = sw.counters[cell.counter]
+    data = cell.data or CounterData()
+    for i in _indices(counter.size, cell.index):
+        counter.write(i, data.packet_count, data.byte_count)
 
 
 def read_counters(sw: Switch, schema: Schema, query: p4runtime_pb2.CounterEntry):
-    infos = [_lookup(schema.counter, query.counter_id)] if query.counter_id else schema.all("counter")
+    infos = [lookup(schema.counter, query.counter_id)] if query.counter_id else schema.all("counter")
     for info in infos:
         counter = sw.counters[info.name]
-        for i in _indices(counter.size, query):
-            packets, bytes_ = counter.read(i)
-            yield p4runtime_pb2.CounterEntry(
-                counter_id=info.id, index=p4runtime_pb2.Index(index=i),
-                data=p4runtime_pb2.CounterData(byte_count=bytes_, packet_count=packets))
+        for i in _indices(counter.size, p4e.index_of(query)):
+            yield CounterEntry(info.name, i, CounterData(*counter.read(i))).encode(schema)
 
 
-def _find_entry(sw: Switch, schema: Schema, table_entry: p4runtime_pb2.TableEntry):
-    info = _lookup(schema.table, table_entry.table_id)
-    table = sw.tables[info.name]
-    priority = table_entry.priority if _needs_priority(info) else None
-    found = table.find(_match(info, table_entry), priority)
+def _find_entry(sw: Switch, schema: Schema, key: TableEntry):
+    """The engine entry a direct counter's table entry names (by its key), NOT_FOUND if none."""
+    info = schema.table(key.table)
+    priority = key.priority if info.needs_priority else None
+    found = sw.tables[info.name].find(_engine_match(info, key.match), priority)
     if found is None:
         raise EntityError(grpc.StatusCode.NOT_FOUND, f"table '{info.name}' has no such entry")
     return info, found
 
 
-def write_direct_counter(sw: Switch, schema: Schema, update_type: int, entry) -> None:
+def write_direct_counter(sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.DirectCounterEntry) -> None:
     if update_type != MODIFY:
         raise invalid("direct counters can only be modified")
-    info, found = _find_entry(sw, schema, entry.table_entry)
-    sw.tables[info.name].set_counters(found.handle, entry.data.packet_count, entry.data.byte_count)
+    cell = DirectCounterEntry.decode(entry, schema)
+    info, found = _find_entry(sw, schema, cell.table_entry)
+    data = cell.data or CounterData()
+    sw.tables[info.name].set_counters(found.handle, data.packet_count, data.byte_count)
 
 
-def read_direct_counters(sw: Switch, schema: Schema, query):
+def read_direct_counters(sw: Switch, schema: Schema, query: p4runtime_pb2.DirectCounterEntry):
     if query.table_entry.match:
-        info, found = _find_entry(sw, schema, query.table_entry)
-        entries = [(info, found)]
+        entries = [_find_entry(sw, schema, TableEntry.decode(query.table_entry, schema))]
     else:
-        infos = [_lookup(schema.table, query.table_entry.table_id)] if query.table_entry.table_id else schema.all("table")
+        infos = [lookup(schema.table, query.table_entry.table_id)] if query.table_entry.table_id else schema.all("table")
         entries = [(i, e) for i in infos if i.direct_counter_id for e in sw.tables[i.name].entries()]
     for info, found in entries:
-        packets, bytes_ = sw.tables[info.name].counters(found.handle)
-        yield p4runtime_pb2.DirectCounterEntry(
-            table_entry=_entry_to_proto(schema, info, found),
-            data=p4runtime_pb2.CounterData(byte_count=bytes_, packet_count=packets))
+        data = CounterData(*sw.tables[info.name].counters(found.handle))
+        yield DirectCounterEntry(_table_entry(schema, info, found), data).encode(schema)
 
 
 def write_meter(sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.MeterEntry) -> None:
-    info = _lookup(schema.meter, entry.meter_id)
+    cell = MeterEntry.decode(entry, schema)
     if update_type != MODIFY:
         raise invalid("meter cells can only be modified")
-    meter = sw.meters[info.name]
-    for i in _indices(info.size, entry):
-        if entry.HasField("config"):
-            c = entry.config
-            try:
-                meter.set(i, c.cir, c.cburst, c.pir, c.pburst)
-            except ValueError as err:
-                raise invalid(str(err)) from None
-        else:
+    meter = sw.meters[cell.meter]
+    for i in _indices(schema.meter(cell.meter).size, cell.index):
+        if cell.config is None:
             meter.reset(i)
+            continue
+        c = cell.config
+        try:
+            meter.set(i, c.cir, c.cburst, c.pir, c.pburst)
+        except ValueError as err:
+            raise invalid(str(err)) from None
 
 
 def read_meters(sw: Switch, schema: Schema, query: p4runtime_pb2.MeterEntry):
-    infos = [_lookup(schema.meter, query.meter_id)] if query.meter_id else schema.all("meter")
+    infos = [lookup(schema.meter, query.meter_id)] if query.meter_id else schema.all("meter")
     for info in infos:
         meter = sw.meters[info.name]
-        for i in _indices(info.size, query):
-            out = p4runtime_pb2.MeterEntry(meter_id=info.id, index=p4runtime_pb2.Index(index=i))
+        for i in _indices(info.size, p4e.index_of(query)):
             config = meter.get(i)
-            if config:
-                out.config.cir, out.config.cburst, out.config.pir, out.config.pburst = (int(x) for x in config)
-            yield out
+            yield MeterEntry(info.name, i, MeterConfig(*(int(x) for x in config)) if config else None).encode(schema)
 
 
 # --- packet replication engine -----------------------------------------------------------
+def _check_exists(update_type: int, exists: bool, what: str) -> None:
+    if update_type == INSERT and exists:
+        raise EntityError(grpc.StatusCode.ALREADY_EXISTS, f"{what} already exists")
+    if update_type == MODIFY and not exists:
+        raise EntityError(grpc.StatusCode.NOT_FOUND, f"{what} does not exist")
+
+
 def write_pre(sw: Switch, update_type: int, entry: p4runtime_pb2.PacketReplicationEngineEntry) -> None:
-    kind = entry.WhichOneof("type")
+    item = p4e.decode_pre(entry)
     try:
-        if kind == "multicast_group_entry":
-            group = entry.multicast_group_entry
-            mgid = group.multicast_group_id
-            if mgid == 0:
-                raise invalid("multicast group 0 means 'no multicast' in v1model; use ids from 1")
-            exists = mgid in sw.multicast.groups()
-            replicas = [(r.egress_port, r.instance) for r in group.replicas]
-            if update_type == INSERT:
-                if exists:
-                    raise EntityError(grpc.StatusCode.ALREADY_EXISTS, f"multicast group {mgid} already exists")
-                sw.multicast.set_group(mgid, replicas)
-            elif update_type == MODIFY:
-                if not exists:
-                    raise EntityError(grpc.StatusCode.NOT_FOUND, f"multicast group {mgid} does not exist")
-                sw.multicast.set_group(mgid, replicas)
-            else:
-                sw.multicast.delete_group(mgid)
-        elif kind == "clone_session_entry":
-            session = entry.clone_session_entry
-            exists = session.session_id in sw.clone.sessions()
-            replicas = [(r.egress_port, r.instance) for r in session.replicas]
-            if update_type == INSERT and exists:
-                raise EntityError(grpc.StatusCode.ALREADY_EXISTS, f"clone session {session.session_id} already exists")
-            if update_type == MODIFY and not exists:
-                raise EntityError(grpc.StatusCode.NOT_FOUND, f"clone session {session.session_id} does not exist")
-            if update_type == DELETE:
-                sw.clone.delete_session(session.session_id)
-            else:
-                sw.clone.set_session(session.session_id, replicas, session.packet_length_bytes)
-        else:
-            raise invalid("empty packet replication engine entry")
+        match item:
+            case MulticastGroupEntry(mgid, replicas):
+                if mgid == 0:
+                    raise invalid("multicast group 0 means 'no multicast' in v1model; use ids from 1")
+                _check_exists(update_type, mgid in sw.multicast.groups(), f"multicast group {mgid}")
+                if update_type == DELETE:
+                    sw.multicast.delete_group(mgid)
+                else:
+                    sw.multicast.set_group(mgid, list(replicas))
+            case CloneSessionEntry(session, replicas, truncate):
+                _check_exists(update_type, session in sw.clone.sessions(), f"clone session {session}")
+                if update_type == DELETE:
+                    sw.clone.delete_session(session)
+                else:
+                    sw.clone.set_session(session, list(replicas), truncate)
     except TableError as err:
         raise _table_error(err) from None
 
@@ -372,31 +307,20 @@ def read_pre(sw: Switch, query: p4runtime_pb2.PacketReplicationEngineEntry):
     if kind == "multicast_group_entry":
         wanted = query.multicast_group_entry.multicast_group_id
         for mgid, replicas in sorted(sw.multicast.groups().items()):
-            if wanted and mgid != wanted:
-                continue
-            out = p4runtime_pb2.PacketReplicationEngineEntry()
-            out.multicast_group_entry.multicast_group_id = mgid
-            for port, rid in replicas:
-                out.multicast_group_entry.replicas.add(egress_port=port, instance=rid)
-            yield out
+            if not wanted or mgid == wanted:
+                yield MulticastGroupEntry(mgid, tuple(map(Replica._make, replicas))).encode()
     elif kind == "clone_session_entry":
         wanted = query.clone_session_entry.session_id
         for session, (replicas, truncate) in sorted(sw.clone.sessions().items()):
-            if wanted and session != wanted:
-                continue
-            out = p4runtime_pb2.PacketReplicationEngineEntry()
-            out.clone_session_entry.session_id = session
-            out.clone_session_entry.packet_length_bytes = truncate
-            for port, rid in replicas:
-                out.clone_session_entry.replicas.add(egress_port=port, instance=rid)
-            yield out
+            if not wanted or session == wanted:
+                yield CloneSessionEntry(session, tuple(map(Replica._make, replicas)), truncate).encode()
 
 
 # --- digest entries ------------------------------------------------------------------------
 def write_digest(configs: dict[int, p4runtime_pb2.DigestEntry], schema: Schema, update_type: int,
                  entry: p4runtime_pb2.DigestEntry) -> None:
     """Store a digest's streaming config; `configs` (digest id -> entry) belongs to the pipeline."""
-    info = _lookup(schema.digest, entry.digest_id)
+    info = lookup(schema.digest, entry.digest_id)
     exists = info.id in configs
     if update_type == INSERT and exists:
         raise EntityError(grpc.StatusCode.ALREADY_EXISTS, f"digest '{info.name}' is already configured")
@@ -414,7 +338,7 @@ def write_digest(configs: dict[int, p4runtime_pb2.DigestEntry], schema: Schema, 
 
 def read_digests(configs: dict[int, p4runtime_pb2.DigestEntry], schema: Schema, query: p4runtime_pb2.DigestEntry):
     if query.digest_id:
-        _lookup(schema.digest, query.digest_id)
+        lookup(schema.digest, query.digest_id)
     for digest_id, entry in sorted(configs.items()):
         if not query.digest_id or digest_id == query.digest_id:
             yield entry
