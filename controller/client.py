@@ -10,14 +10,17 @@ metadata limit this client sets (a 1,536-update batch overflowed BMv2's default 
 import json
 import queue
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
 
 from ina.p4rt import codec
+from ina.p4rt import entities as p4e
 from ina.p4rt.proto import code_pb2, p4info_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
-from ina.p4rt.schema import Schema, SchemaError
+from ina.p4rt.schema import Schema
 from ina.p4rt.tls import TlsError, channel_credentials
 
 Update = p4runtime_pb2.Update
@@ -41,6 +44,9 @@ class UnsupportedError(ControllerError):
 
 @dataclass
 class TableEntry:
+    """An entry as people write it: match values as ina.p4rt.entities.TableEntry.parse takes them
+    (reads give ints and (value, prefix_len|mask) or (low, high) pairs), params by name."""
+
     table: str
     match: dict[str, object]
     action: str
@@ -66,6 +72,15 @@ def _batch_failures(err: grpc.RpcError) -> list[tuple[int, int, str]]:
         if any_detail.Unpack(e) and e.canonical_code != code_pb2.OK:
             failures.append((position, e.canonical_code, e.message))
     return failures
+
+
+@contextmanager
+def _refused() -> Iterator[None]:
+    """What the P4Info refuses (an unknown name, a value that does not fit) as a ControllerError."""
+    try:
+        yield
+    except p4e.EntityError as err:
+        raise ControllerError(str(err)) from None
 
 
 def _uint128(msg, value: int) -> None:
@@ -254,38 +269,18 @@ class SwitchConnection:
         if failures:
             raise self._failed(what, failures)
 
-    def _table_entry_proto(self, entry: TableEntry) -> p4runtime_pb2.TableEntry:
-        s = self._schema()
-        try:
-            info = s.table(entry.table)
-            out = p4runtime_pb2.TableEntry(table_id=info.id, priority=entry.priority,
-                                           is_default_action=entry.is_default)
-            fields = {f.name: f for f in info.match_fields}
-            for key, value in entry.match.items():
-                f = fields.get(key) or next((x for x in info.match_fields if x.name.endswith("." + key)), None)
-                if f is None:
-                    raise ControllerError(f"table '{info.name}' has no key '{key}' (keys: {', '.join(fields)})")
-                if value is None:
-                    continue
-                out.match.append(_field_match(f, value))
-            if entry.action:
-                action = s.action(entry.action)
-                out.action.action.action_id = action.id
-                for p in action.params:
-                    if p.name not in entry.params:
-                        raise ControllerError(f"action '{action.name}' needs parameter '{p.name}'")
-                    value = codec.parse_value(entry.params[p.name], p.bitwidth)
-                    out.action.action.params.add(param_id=p.id, value=codec.encode(value, p.bitwidth))
-                unknown = set(entry.params) - {p.name for p in action.params}
-                if unknown:
-                    raise ControllerError(f"action '{action.name}' has no parameter {', '.join(sorted(unknown))}")
-        except (SchemaError, ValueError) as err:
-            raise ControllerError(str(err)) from None
-        return out
+    def _entity(self, item: p4e.Entity) -> p4runtime_pb2.Entity:
+        with _refused():
+            return p4e.to_entity(item, self._schema())
+
+    def _update(self, kind: int, item: p4e.Entity) -> Update:
+        return Update(type=kind, entity=self._entity(item))
 
     def write_table_entries(self, entries: list[TableEntry], kind: int = Update.INSERT) -> None:
-        updates = [Update(type=kind, entity=p4runtime_pb2.Entity(table_entry=self._table_entry_proto(e)))
-                   for e in entries]
+        with _refused():
+            typed = [p4e.TableEntry.parse(self._schema(), e.table, e.match, e.action or None, e.params, e.priority,
+                                          e.is_default) for e in entries]
+        updates = [self._update(kind, e) for e in typed]
         self._write(updates, f"{Update.Type.Name(kind).lower()} table entries")
 
     def insert(self, table: str, match: dict, action: str, params: dict | None = None, priority: int = 0) -> None:
@@ -305,114 +300,62 @@ class SwitchConnection:
 
     def write_registers(self, cells: list[tuple[str, int, int]]) -> None:
         """Write (register, index, value) cells in one batch."""
-        updates = []
-        for name, index, value in cells:
-            try:
-                info = self._schema().register(name)
-            except SchemaError as err:
-                raise ControllerError(str(err)) from None
-            cell = p4runtime_pb2.RegisterEntry(register_id=info.id, index=p4runtime_pb2.Index(index=index))
-            cell.data.bitstring = codec.encode(value, info.bitwidth)
-            updates.append(Update(type=Update.MODIFY, entity=p4runtime_pb2.Entity(register_entry=cell)))
+        updates = [self._update(Update.MODIFY, p4e.RegisterEntry(name, index, value)) for name, index, value in cells]
         self._write(updates, "write registers")
 
     def set_multicast_group(self, mgid: int, replicas: list[tuple[int, int]], kind: int = Update.INSERT) -> None:
-        pre = p4runtime_pb2.PacketReplicationEngineEntry()
-        pre.multicast_group_entry.multicast_group_id = mgid
-        for port, rid in replicas:
-            pre.multicast_group_entry.replicas.add(egress_port=port, instance=rid)
-        self._write([Update(type=kind, entity=p4runtime_pb2.Entity(packet_replication_engine_entry=pre))],
-                    f"multicast group {mgid}")
+        group = p4e.MulticastGroupEntry(mgid, tuple(p4e.Replica(*r) for r in replicas))
+        self._write([self._update(kind, group)], f"multicast group {mgid}")
 
     def delete_multicast_group(self, mgid: int) -> None:
         self.set_multicast_group(mgid, [], Update.DELETE)
 
     def set_clone_session(self, session: int, replicas: list[tuple[int, int]], truncate: int = 0,
                           kind: int = Update.INSERT) -> None:
-        pre = p4runtime_pb2.PacketReplicationEngineEntry()
-        pre.clone_session_entry.session_id = session
-        pre.clone_session_entry.packet_length_bytes = truncate
-        for port, rid in replicas:
-            pre.clone_session_entry.replicas.add(egress_port=port, instance=rid)
-        self._write([Update(type=kind, entity=p4runtime_pb2.Entity(packet_replication_engine_entry=pre))],
-                    f"clone session {session}")
+        clone = p4e.CloneSessionEntry(session, tuple(p4e.Replica(*r) for r in replicas), truncate)
+        self._write([self._update(kind, clone)], f"clone session {session}")
 
     # --- reads ---------------------------------------------------------------------------
-    def _read(self, entity: p4runtime_pb2.Entity, what: str) -> list[p4runtime_pb2.Entity]:
+    def _read(self, entity: p4runtime_pb2.Entity, what: str) -> list[p4e.Entity]:
+        """The entities a query selects, decoded against the P4Info."""
         req = p4runtime_pb2.ReadRequest(device_id=self.device_id, entities=[entity])
         try:
-            return [e for resp in self.stub.Read(req, timeout=self.deadline) for e in resp.entities]
+            found = [e for resp in self.stub.Read(req, timeout=self.deadline) for e in resp.entities]
         except grpc.RpcError as err:
             self._raise_rpc(err, what)
             return []
+        try:
+            return [p4e.from_entity(e, self._schema()) for e in found]
+        except p4e.EntityError as err:
+            raise ControllerError(f"{self.address}: {what}: the switch answered with {err}") from None
 
     def read_table(self, table: str, default: bool = False) -> list[TableEntry]:
-        s = self._schema()
-        try:
-            info = s.table(table)
-        except SchemaError as err:
-            raise ControllerError(str(err)) from None
-        query = p4runtime_pb2.TableEntry(table_id=info.id, is_default_action=default)
-        out = []
-        for e in self._read(p4runtime_pb2.Entity(table_entry=query), f"read table {table}"):
-            te = e.table_entry
-            fields = {f.id: f for f in info.match_fields}
-            match: dict[str, object] = {}
-            for m in te.match:
-                f = fields[m.field_id]
-                kind = m.WhichOneof("field_match_type")
-                if kind == "exact":
-                    match[f.name] = codec.decode(m.exact.value)
-                elif kind == "lpm":
-                    match[f.name] = (codec.decode(m.lpm.value), m.lpm.prefix_len)
-                elif kind == "ternary":
-                    match[f.name] = (codec.decode(m.ternary.value), codec.decode(m.ternary.mask))
-                elif kind == "range":
-                    match[f.name] = (codec.decode(m.range.low), codec.decode(m.range.high))
-                else:
-                    match[f.name] = codec.decode(m.optional.value)
-            action = s.action(te.action.action.action_id)
-            names = {p.id: p.name for p in action.params}
-            params = {names[p.param_id]: codec.decode(p.value) for p in te.action.action.params}
-            out.append(TableEntry(info.name, match, action.name, params, te.priority, te.is_default_action))
-        return out
+        with _refused():
+            info = p4e.lookup(self._schema().table, table)
+        query = p4runtime_pb2.TableEntry(table_id=info.id, is_default_action=default)  # a wildcard: no match
+        return [TableEntry(e.table, {name: m.plain() for name, m in e.match.items()},
+                           e.action.name if e.action else "", e.action.params if e.action else {},
+                           e.priority, e.is_default)
+                for e in self._read(p4runtime_pb2.Entity(table_entry=query), f"read table {table}")]
 
     def read_register(self, name: str, index: int | None = None) -> list[int]:
+        query = self._entity(p4e.RegisterEntry(name, index))
         try:
-            info = self._schema().register(name)
-        except SchemaError as err:
-            raise ControllerError(str(err)) from None
-        query = p4runtime_pb2.RegisterEntry(register_id=info.id)
-        if index is not None:
-            query.index.index = index
-        try:
-            entities = self._read(p4runtime_pb2.Entity(register_entry=query), f"read register {name}")
+            cells = self._read(query, f"read register {name}")
         except UnsupportedError:
             raise UnsupportedError(
                 f"{self.address}: this switch does not serve RegisterEntry reads (simple_switch_grpc does not); "
                 "use ina's built-in switch, or BMv2's Thrift CLI (simple_switch_CLI register_read)") from None
-        return [codec.decode(e.register_entry.data.bitstring) for e in entities]
+        return [cell.value for cell in cells]
 
     def read_counter(self, name: str, index: int | None = None) -> list[tuple[int, int]]:
         """(packets, bytes) per index."""
-        try:
-            info = self._schema().counter(name)
-        except SchemaError as err:
-            raise ControllerError(str(err)) from None
-        query = p4runtime_pb2.CounterEntry(counter_id=info.id)
-        if index is not None:
-            query.index.index = index
-        entities = self._read(p4runtime_pb2.Entity(counter_entry=query), f"read counter {name}")
-        return [(e.counter_entry.data.packet_count, e.counter_entry.data.byte_count) for e in entities]
+        cells = self._read(self._entity(p4e.CounterEntry(name, index)), f"read counter {name}")
+        return [(c.data.packet_count, c.data.byte_count) if c.data else (0, 0) for c in cells]
 
     def read_multicast_groups(self) -> dict[int, list[tuple[int, int]]]:
-        query = p4runtime_pb2.PacketReplicationEngineEntry()
-        query.multicast_group_entry.multicast_group_id = 0
-        groups = {}
-        for e in self._read(p4runtime_pb2.Entity(packet_replication_engine_entry=query), "read multicast groups"):
-            g = e.packet_replication_engine_entry.multicast_group_entry
-            groups[g.multicast_group_id] = [(r.egress_port, r.instance) for r in g.replicas]
-        return groups
+        groups = self._read(self._entity(p4e.MulticastGroupEntry(0)), "read multicast groups")
+        return {g.group_id: list(g.replicas) for g in groups}
 
     # --- packet I/O ----------------------------------------------------------------------
     def packet_out(self, payload: bytes, **metadata: int) -> None:
@@ -441,26 +384,3 @@ class SwitchConnection:
         return PacketIn(packet.payload, {names.get(m.metadata_id, str(m.metadata_id)): codec.decode(m.value)
                                          for m in packet.metadata})
 
-
-def _field_match(f, value) -> p4runtime_pb2.FieldMatch:
-    """A FieldMatch from a friendly value: int/str, (value, plen) for LPM, (value, mask), (lo, hi)."""
-    fm = p4runtime_pb2.FieldMatch(field_id=f.id)
-    w = f.bitwidth
-    if f.match_type == "EXACT":
-        fm.exact.value = codec.encode(codec.parse_value(value, w), w)
-    elif f.match_type == "LPM":
-        if isinstance(value, str) and "/" in value:
-            text, plen = value.split("/")
-            value = (text, int(plen))
-        v, plen = value if isinstance(value, tuple) else (value, w)
-        fm.lpm.value, fm.lpm.prefix_len = codec.encode(codec.parse_value(v, w), w), plen
-    elif f.match_type == "TERNARY":
-        v, mask = value if isinstance(value, tuple) else (value, (1 << w) - 1)
-        fm.ternary.value = codec.encode(codec.parse_value(v, w), w)
-        fm.ternary.mask = codec.encode(codec.parse_value(mask, w), w)
-    elif f.match_type == "RANGE":
-        lo, hi = value
-        fm.range.low, fm.range.high = codec.encode(codec.parse_value(lo, w), w), codec.encode(codec.parse_value(hi, w), w)
-    else:
-        fm.optional.value = codec.encode(codec.parse_value(value, w), w)
-    return fm
