@@ -181,9 +181,9 @@ class AllReduceCore:
         self.stats.packets_sent += window
         return list(self._pkts)
 
-    def receive(self, data, source: tuple[str, int], now: float) -> bytearray | None:
+    def receive(self, data: bytes | bytearray | memoryview, source: tuple[str, int], now: float) -> bytearray | None:
         """A datagram arrived: take it if it is the RESULT a slot waits on, and return the slot's
-        next UPDATE, if any. The per-packet path: plain locals, no allocation but the header's."""
+        next UPDATE, if any. The per-packet path: values are copied in place, headers packed in place."""
         stats = self.stats
         stats.packets_received += 1
         if len(data) != self.datagram_size or source != self.switch:
