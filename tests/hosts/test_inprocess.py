@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from ina.hosts.cli import make_array, verify
+from ina.hosts.core import WorkerError
 from ina.hosts.inprocess import RESULT, UPDATE, Datagram, Drop, InProcessSwitch, RandomLoss
 
 ENGINES = ["native", "python"]
@@ -125,3 +126,10 @@ def test_the_same_seed_drops_the_same_datagrams():
         with two_jobs("native", [RandomLoss(update=0.02, result=0.02, seed=9)], size=400) as net:
             dropped.append(net.dropped)
     assert dropped[0] == dropped[1] and dropped[0]
+
+
+def test_a_worker_cut_off_from_the_switch_fails_after_max_retries():
+    with InProcessSwitch(elems=8, loss=[Drop(UPDATE, job=0, rank=1)]) as net:
+        net.add_job(0, 2, window=2, max_retries=2)
+        with pytest.raises(WorkerError, match=r"job 0 rank \d: no answer from the switch at 10\.0\.0\.254 after 2 "):
+            net.allreduce({0: [np.ones(16, dtype=np.int32)] * 2})
