@@ -14,6 +14,7 @@ from ina.compiler import types as t
 from ina.compiler.calls import bind_args, compile_call
 from ina.compiler.errors import CompileError, Location
 from ina.compiler.expressions import ExpressionCompiler
+from ina.compiler.loops import unroll
 from ina.compiler.members import member_of
 from ina.compiler.objects import ActionBinding, FunctionBinding, TableApply
 from ina.compiler.program import Scope
@@ -110,6 +111,12 @@ class ActionBody:
                 self._return(ec, value, stmt.loc)
             case n.Empty():
                 pass
+            case n.For() | n.ForIn():
+                self.body(unroll(self.services, stmt, scope), scope)
+            case n.Bind(name=name, value=value):
+                scope.define(name, value)
+            case n.Break() | n.Continue():
+                raise CompileError(f"{type(stmt).__name__.lower()} can be used only inside a for loop", stmt.loc)
             case n.Switch():
                 raise CompileError("switch statements are supported only in apply blocks, not in "
                                    "actions or functions", stmt.loc)

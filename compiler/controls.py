@@ -18,6 +18,7 @@ from ina.compiler.actions import ActionBody
 from ina.compiler.calls import bind_args
 from ina.compiler.errors import CompileError, Location
 from ina.compiler.expressions import ExpressionCompiler
+from ina.compiler.loops import unroll
 from ina.compiler.objects import ActionBinding, BlockInstance, FunctionBinding, TableObject
 from ina.compiler.program import Scope
 from ina.compiler.services import Services
@@ -236,7 +237,7 @@ class ControlLowering:
     def _straight(self, stmt: n.Stmt, scope: Scope) -> bool:
         """Statements that can run inside one action (no tables, branches or nested controls)."""
         match stmt:
-            case n.Assign() | n.VarDecl() | n.ConstDecl() | n.Empty():
+            case n.Assign() | n.VarDecl() | n.ConstDecl() | n.Empty() | n.Bind():
                 return True
             case n.CallStmt(call=call):
                 return self._apply_target(call, scope) is None
@@ -280,6 +281,10 @@ class ControlLowering:
                 raise CompileError("an apply block cannot return a value", stmt.loc)
             case n.Exit():
                 return self._exit(stmt, scope, owner)
+            case n.For() | n.ForIn():
+                return self.block(unroll(self.services, stmt, scope), scope, owner)
+            case n.Break() | n.Continue():
+                raise CompileError(f"{type(stmt).__name__.lower()} can be used only inside a for loop", stmt.loc)
         raise CompileError(f"unsupported statement in an apply block ({type(stmt).__name__})", stmt.loc)
 
     def _hidden(self, stmts: list[n.Stmt], scope: Scope, owner: str) -> Fragment:

@@ -542,5 +542,8 @@ class ExpressionCompiler:
     def _Lookahead(self, e: n.Lookahead, expected) -> Value:
         return lookahead(self, e)
 
+    def _Known(self, e: n.Known, expected) -> Any:
+        return e.value
+
     def _CtorCall(self, e: n.CtorCall, expected) -> Any:
         return self.services.construct(e, self.scope)

@@ -225,6 +225,21 @@ class TupleKey(Expr):
     items: list[Expr]
 
 
+@dataclass
+class Range(Expr):
+    """`lo .. hi` as the collection of a for-in loop (both ends included)."""
+
+    lo: Expr
+    hi: Expr
+
+
+@dataclass
+class Known(Expr):
+    """A value the loop unroller computed at compile time (a loop variable's value in one iteration)."""
+
+    value: Any
+
+
 # ---- statements
 
 
@@ -299,6 +314,44 @@ class Return(Stmt):
 @dataclass
 class Empty(Stmt):
     pass
+
+
+@dataclass
+class Break(Stmt):
+    pass
+
+
+@dataclass
+class Continue(Stmt):
+    pass
+
+
+@dataclass
+class For(Stmt):
+    """`for (init; cond; update) body`."""
+
+    init: list[Stmt]
+    cond: Expr
+    update: list[Stmt]
+    body: Stmt
+
+
+@dataclass
+class ForIn(Stmt):
+    """`for (T name in collection) body`: a Range, a list expression or a header stack."""
+
+    type: TypeRef
+    name: str
+    collection: Expr
+    body: Stmt
+
+
+@dataclass
+class Bind(Stmt):
+    """Written by the loop unroller: `name` denotes a compile-time value from here to the block's end."""
+
+    name: str
+    value: Any
 
 
 # ---- declarations

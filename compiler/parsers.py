@@ -71,6 +71,9 @@ class StateBody(ActionBody):
             self.ops.append({"op": "primitive", "parameters": [{"op": name, "parameters": params}]})
 
     def statement(self, stmt: n.Stmt, scope: Scope) -> None:
+        if isinstance(stmt, n.For | n.ForIn):
+            raise CompileError("for loops are not allowed in parser states (P4-16 allows them in control apply "
+                               "blocks, actions and functions); loop with transitions between states", stmt.loc)
         if isinstance(stmt, n.If):
             raise CompileError("if statements inside parser states are not supported by ina's compiler; "
                                "branch with transition select instead", stmt.loc)

@@ -492,6 +492,43 @@ class _ToAst(Transformer):
     def exit_stmt(self, meta, items):
         return n.Exit(self._loc(meta))
 
+    def break_stmt(self, meta, items):
+        return n.Break(self._loc(meta))
+
+    def continue_stmt(self, meta, items):
+        return n.Continue(self._loc(meta))
+
+    def for_stmt(self, meta, items):
+        _annots, inits, cond, updates, body = items
+        return n.For(self._loc(meta), inits or [], cond, updates or [], body)
+
+    def for_in_stmt(self, meta, items):
+        _annots, _var_annots, type_, name, _in, collection, body = items
+        return n.ForIn(self._loc(meta), type_, name, collection, body)
+
+    def for_inits(self, meta, items):
+        return list(items)
+
+    for_updates = for_inits
+
+    def for_decl(self, meta, items):
+        type_, name, init = items
+        return n.VarDecl(self._loc(meta), type_, name, init)
+
+    def for_assign(self, meta, items):
+        return n.Assign(self._loc(meta), items[0], items[1])
+
+    def for_compound(self, meta, items):
+        target, operator, value = items
+        return n.Assign(self._loc(meta), target, value, str(operator)[:-1])
+
+    def for_call(self, meta, items):
+        func, targs, args = items
+        return n.CallStmt(self._loc(meta), n.Call(self._loc(meta), func, targs or [], args))
+
+    def range_expr(self, meta, items):
+        return n.Range(self._loc(meta), items[0], items[1])
+
     def return_stmt(self, meta, items):
         return n.Return(self._loc(meta), items[0])
 
