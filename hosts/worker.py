@@ -104,8 +104,10 @@ class Worker:
     def _drive(self, core: AllReduceCore, addr: tuple[str, int]) -> None:
         """Until the core has every result: each datagram with its source and the time into the core,
         its answer out; the core's timer once its deadline passes; otherwise sleep until either."""
-        buf = bytearray(core.datagram_size + 1)  # one byte more, so a longer datagram shows as one
+        size = core.datagram_size
+        buf = bytearray(size + 1)  # one byte more, so a longer datagram shows as one
         view = memoryview(buf)
+        whole = view[:size]  # what a datagram of the expected size is: no new view per packet
         sock = self.sock
         receive, expire, sendto, recvfrom_into = core.receive, core.expire, sock.sendto, sock.recvfrom_into
         monotonic = time.monotonic
@@ -121,7 +123,7 @@ class Worker:
                     continue
             else:
                 now = monotonic()
-                pkt = receive(view[:n], source, now)
+                pkt = receive(whole if n == size else view[:n], source, now)
                 if pkt is not None:
                     try:
                         sendto(pkt, addr)
