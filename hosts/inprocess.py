@@ -91,7 +91,6 @@ class RandomLoss:
 class Member:
     """One worker of a job: its core, where it sits on the switch and what its frames carry."""
 
-    job_id: int
     rank: int
     core: AllReduceCore
     entry: WorkerEntry  # switch port, MAC, IPv4 address, UDP port: what its admission entry names
@@ -178,7 +177,7 @@ class InProcessSwitch:
         for entry, worker_timeout in zip(entries, timeouts, strict=True):
             core = AllReduceCore(job_id, entry.rank, n_workers, job.epoch, self.elems, window, worker_timeout,
                                  max_retries, (SWITCH_IP, UDP_PORT))
-            member = Member(job_id, entry.rank, core, entry, update_frame_header(entry, core.datagram_size))
+            member = Member(entry.rank, core, entry, update_frame_header(entry, core.datagram_size))
             members.append(member)
             self._by_port[entry.port] = member
         self.jobs[job_id] = members
@@ -192,9 +191,9 @@ class InProcessSwitch:
         """Run the all-reduce of `arrays[job][rank]` for the given jobs at once, until every core has
         its result and no frame is in flight; returns each rank's result per job. A core's
         WorkerError (max_retries) propagates."""
-        started = [(m, a) for job_id, job_arrays in arrays.items() for m, a in zip(self.jobs[job_id], job_arrays, strict=True)]
-        for member, array in started:
-            self._transmit(member, member.core.start(array, self.now))
+        for job_id, job_arrays in arrays.items():
+            for member, array in zip(self.jobs[job_id], job_arrays, strict=True):
+                self._transmit(member, member.core.start(array, self.now))
         while self._queue:
             when, _seq, handler, *args = heapq.heappop(self._queue)
             handler(when, *args)
