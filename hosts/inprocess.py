@@ -12,7 +12,8 @@ addressed to that worker (as its host's stack would check). Loss rules see every
 
 Tests, benches and (later) a simulator drive it:
 
-    with InProcessSwitch(elems=8, loss=[Drop(UPDATE, job=0, rank=1, slot=2, use=1)]) as net:
+    lost = Drop(UPDATE, job=0, rank=1, slot=2, use=1, transmission=0)  # its first copy only
+    with InProcessSwitch(elems=8, loss=[lost]) as net:
         cores = net.add_job(0, n_workers=3, window=4)
         results = net.allreduce({0: arrays})    # {job: [sum per rank]}
         net.stats()                            # the switch's counters, through the controller
