@@ -3,6 +3,7 @@ primitives simple_switch implements."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ina.compiler import nodes as n
@@ -26,6 +27,17 @@ HASH_ALGORITHMS = {"crc32": "crc32", "crc32_custom": "crc32_custom", "crc16": "c
                    "crc16_custom": "crc16_custom", "random": "random", "identity": "identity",
                    "csum16": "csum16", "xor16": "xor16"}
 SUPPORTED_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter"}
+ARCHITECTURE_FILES = {"core.p4", "v1model.p4"}
+
+
+def unsupported_extern(what: str, decl: n.Decl) -> str:
+    """Why an extern cannot be used: a user-declared one has no implementation in BMv2 (p4c-bm2-ss
+    refuses it alike: 'unknown extern function' / 'unknown extern instance'); an architecture one
+    is one ina's compiler lacks."""
+    if Path(decl.loc.file).name in ARCHITECTURE_FILES:
+        return f"{what} '{decl.name}' is not supported by ina's compiler"
+    return (f"unknown {what} '{decl.name}' (declared at {decl.loc.file}:{decl.loc.line}): BMv2's simple_switch "
+            "implements only the externs of v1model.p4, so a program cannot declare its own")
 
 
 
@@ -100,7 +112,7 @@ def call_extern_function(ec: Expressions, overloads: list[n.ExternFunctionDecl],
     name = overloads[0].name
     handler = _FUNCTIONS.get(name)
     if handler is None:
-        raise CompileError(f"extern function '{name}' is not supported by ina's compiler", call.loc)
+        raise CompileError(unsupported_extern("extern function", overloads[0]), call.loc)
     counts = {len(o.proto.params) for o in overloads}
     if len(call.args) not in counts:
         expected = " or ".join(str(c) for c in sorted(counts))

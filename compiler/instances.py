@@ -5,7 +5,7 @@ from __future__ import annotations
 from ina.compiler import nodes as n
 from ina.compiler import types as t
 from ina.compiler.errors import CompileError
-from ina.compiler.externs import HASH_ALGORITHMS
+from ina.compiler.externs import HASH_ALGORITHMS, unsupported_extern
 from ina.compiler.objects import ExternInstance
 from ina.compiler.services import Expressions
 
@@ -17,7 +17,7 @@ def make_extern(ec: Expressions, decl: n.Instantiation, ext: n.ExternDecl, name:
     """`ec` evaluates the constructor arguments in the scope of the instantiation."""
     kind = ext.name
     if kind not in _CTOR_ARGS:
-        raise CompileError(f"extern {kind} is not supported by ina's compiler", decl.loc)
+        raise CompileError(unsupported_extern("extern", ext), decl.loc)
     if len(decl.args) not in _CTOR_ARGS[kind]:
         expected = " or ".join(map(str, _CTOR_ARGS[kind]))
         raise CompileError(f"wrong number of arguments: {kind} takes {expected}, got {len(decl.args)}", decl.loc)
