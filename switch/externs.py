@@ -1,4 +1,5 @@
-"""Stateful externs: registers, counters and meters, stored as plain lists the generated code indexes."""
+"""Stateful externs: registers, counters and meters, stored as plain lists the generated code indexes,
+and parser value sets."""
 
 import time
 from dataclasses import dataclass
@@ -110,3 +111,56 @@ class Meter:
 
     def execute_entry(self, entry, length: int) -> int:
         return self.execute(("entry", entry.handle), length)
+
+
+class ValueSet(set):
+    """A parser value set's members (ints, 0 <= v < 2**127), changed in place by the control plane;
+    a backend whose data path keeps its own copy (native/views.py) overrides `_changed`, which
+    runs after every change."""
+
+    def _changed(self) -> None:
+        """The members changed."""
+
+    @staticmethod
+    def _check(value: object) -> int:
+        if not isinstance(value, int) or not 0 <= value < (1 << 127):
+            raise ValueError(f"value set member {value!r} is not an int in 0..2**127-1")
+        return value
+
+    def add(self, value: int) -> None:
+        super().add(self._check(value))
+        self._changed()
+
+    def update(self, *others) -> None:
+        super().update(self._check(v) for other in others for v in other)
+        self._changed()
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def _mutate(name: str):  # builds the mutators below that report their change, then is deleted
+        def method(self, *args):
+            result = getattr(set, name)(self, *args)
+            self._changed()
+            return self if name.startswith("__i") else result
+        method.__name__ = name
+        return method
+
+    discard = _mutate("discard")
+    remove = _mutate("remove")
+    pop = _mutate("pop")
+    clear = _mutate("clear")
+    difference_update = _mutate("difference_update")
+    intersection_update = _mutate("intersection_update")
+    __iand__ = _mutate("__iand__")
+    __isub__ = _mutate("__isub__")
+
+    def symmetric_difference_update(self, other) -> None:
+        super().symmetric_difference_update({self._check(v) for v in other})
+        self._changed()
+
+    def __ixor__(self, other):
+        self.symmetric_difference_update(other)
+        return self
+    del _mutate

@@ -1,16 +1,15 @@
 """A loaded BMv2 JSON program: generated code plus the tables and externs it runs against."""
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ina.switch.bmv2_schema import validate
 from ina.switch.codegen import CodeGenerator
-from ina.switch.errors import PipelineError, TableError
-from ina.switch.externs import Counter, Meter, Register
-from ina.switch.layout import Layout, build_layout
-from ina.switch.program import Program, read_program
+from ina.switch.errors import PipelineError
+from ina.switch.externs import Counter, Meter, Register, ValueSet
+from ina.switch.layout import Layout
+from ina.switch.program import Program, load_program, malformed_json
 from ina.switch.runtime import base_namespace
-from ina.switch.tables import ActionRef, KeyField, Table
+from ina.switch.tables import Table, install_program_entries, new_table
 
 
 @dataclass
@@ -28,13 +27,13 @@ class Pipeline:
     registers: dict[str, Register]
     counters: dict[str, Counter]
     meters: dict[str, Meter]
-    parse_vsets: dict[str, "ValueSet"]
+    parse_vsets: dict[str, ValueSet]
     field_lists: dict[int, list[int]]  # id -> slots to preserve
     learn_lists: dict[int, tuple[str, list[int]]]  # id -> (name, slots)
     source: str
     template: list[int]
-    slots: dict[str, int] = field(default_factory=dict)  # standard_metadata field -> slot
-    hot: "HotSlots | None" = None  # the slots the traffic manager touches for every packet
+    slots: dict[str, int]  # standard_metadata field -> slot
+    hot: "HotSlots"  # the slots the traffic manager touches for every packet
 
 
 class HotSlots:
@@ -54,79 +53,21 @@ class HotSlots:
             setattr(self, name, hidden[name])
 
 
-class ValueSet(set):
-    """A parser value set's members (ints, 0 <= v < 2**127): a set whose changes are mirrored
-    (`mirror(members)` after each one) so the native data path keeps its copy."""
-
-    mirror: Callable[["ValueSet"], None] | None = None
-
-    def _changed(self) -> None:
-        if self.mirror is not None:
-            self.mirror(self)
-
-    @staticmethod
-    def _check(value: object) -> int:
-        if not isinstance(value, int) or not 0 <= value < (1 << 127):
-            raise ValueError(f"value set member {value!r} is not an int in 0..2**127-1")
-        return value
-
-    def add(self, value: int) -> None:
-        super().add(self._check(value))
-        self._changed()
-
-    def update(self, *others) -> None:
-        super().update(self._check(v) for other in others for v in other)
-        self._changed()
-
-    def __ior__(self, other):
-        self.update(other)
-        return self
-
-    def _mutate(name: str):  # builds the mirrored mutators below, then is deleted
-        def method(self, *args):
-            result = getattr(set, name)(self, *args)
-            self._changed()
-            return self if name.startswith("__i") else result
-        method.__name__ = name
-        return method
-
-    discard = _mutate("discard")
-    remove = _mutate("remove")
-    pop = _mutate("pop")
-    clear = _mutate("clear")
-    difference_update = _mutate("difference_update")
-    intersection_update = _mutate("intersection_update")
-    __iand__ = _mutate("__iand__")
-    __isub__ = _mutate("__isub__")
-
-    def symmetric_difference_update(self, other) -> None:
-        super().symmetric_difference_update({self._check(v) for v in other})
-        self._changed()
-
-    def __ixor__(self, other):
-        self.symmetric_difference_update(other)
-        return self
-    del _mutate
-
-
 def load_pipeline(program: dict, drop_port: int = 511, log: Callable[[str], None] | None = None) -> Pipeline:
-    """Check and compile a BMv2 JSON document; raises PipelineError naming what is wrong.
-
-    The document is untrusted (P4Runtime clients send it) and turns into code, so its shape is
-    validated first, for this engine and the native one, which reads the same dict after this."""
-    validate(program)
-    try:
-        return _load(program, drop_port, log)
-    except PipelineError:
-        raise
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError,
-            StopIteration, TableError) as err:  # TableError: JSON entries the table refuses
-        raise PipelineError(f"malformed BMv2 JSON: {type(err).__name__}: {err}") from None
+    """Check and compile a BMv2 JSON document; raises PipelineError naming what is wrong."""
+    layout, model = load_program(program)
+    return build_pipeline(layout, model, drop_port, log)
 
 
-def _load(program: dict, drop_port: int, log: Callable[[str], None] | None) -> Pipeline:
-    layout = build_layout(program)
-    model = read_program(program, layout)
+def build_pipeline(layout: Layout, model: Program, drop_port: int = 511,
+                   log: Callable[[str], None] | None = None) -> Pipeline:
+    """The model's program as Python code bound to its own tables and externs; PipelineError when
+    the document is malformed in a way only the code generator sees."""
+    with malformed_json():
+        return _build(layout, model, drop_port, log)
+
+
+def _build(layout: Layout, model: Program, drop_port: int, log: Callable[[str], None] | None) -> Pipeline:
     gen = CodeGenerator(model, layout, drop_port, trace=log is not None)
     ns = gen.out.namespace
     ns.update(base_namespace())
@@ -155,7 +96,7 @@ def _load(program: dict, drop_port: int, log: Callable[[str], None] | None) -> P
     table_vars: dict[str, str] = {}
     pipes = {c.name: gen.pipeline(c, table_vars) for c in model.controls}
     verify_fn, update_fn = gen.checksums()
-    deparse_fn = gen.deparser(program["deparsers"][0])
+    deparse_fn = gen.deparser(model.json["deparsers"][0])
     source = gen.source()
     try:
         code = compile(source, "<ina-pipeline>", "exec")
@@ -164,13 +105,7 @@ def _load(program: dict, drop_port: int, log: Callable[[str], None] | None) -> P
 
     tables: dict[str, Table] = {}
     for name, var in table_vars.items():
-        spec = model.tables[name]
-        keys = [KeyField(k.name, k.match_type, k.width) for k in spec.keys]
-        refs = {}
-        for aid in spec.action_ids:
-            action = model.actions[aid]
-            refs[action.name] = ActionRef(aid, action.name, None, action.param_widths)  # type: ignore[arg-type]
-        tables[name] = ns[var] = Table(name, keys, refs, spec.max_size)
+        tables[name] = ns[var] = new_table(Table, model.tables[name], model)
     exec(code, ns)
     nodes: dict[str, str] = {}  # node name -> its function; the first of a name wins
     for c in model.controls:
@@ -186,26 +121,13 @@ def _load(program: dict, drop_port: int, log: Callable[[str], None] | None) -> P
             if target and target not in nodes:
                 raise PipelineError(f"next node '{target}' does not exist")
             ref.next_node = ns[nodes[target]] if target else None
-        if spec.default:
-            table.set_default(model.actions[spec.default.action_id].name, list(spec.default.args))
-            table.default_is_const = spec.default.action_const
-        else:
-            first = next(iter(table.actions.values()), None)
-            if first is not None:
-                table.set_default(first.name, [0] * len(first.param_widths))
-        # LPM and exact tables: the longest prefix wins; others: BMv2's priority, smaller wins
-        # (the table API's larger wins)
-        lpm_only = all(k.match_type in ("exact", "lpm", "valid") for k in table.keys)
-        for entry in spec.entries:
-            prio = None if lpm_only else -entry.priority
-            table.add(list(entry.match), model.actions[entry.action_id].name, list(entry.args), prio, const=True)
-        table.is_const = bool(spec.entries)
+        install_program_entries(table, spec, model)
     field_lists = {fl.id: [layout.field_slot(*ref) for ref in fl.fields] for fl in model.field_lists.values()}
     learn_lists = {ll.id: (ll.name, [layout.field_slot(*ref) for ref in ll.fields]) for ll in model.learn_lists.values()}
-    sm = layout.headers.get("standard_metadata")
-    slots = {name: sm.base + 1 + k for k, (name, _w, _s) in enumerate(sm.fields)} if sm else {}
+    sm = layout.header("standard_metadata")  # load_program refuses programs without it
+    slots = {name: sm.base + 1 + k for k, (name, _w, _s) in enumerate(sm.fields)}
     return Pipeline(
-        program=program,
+        program=model.json,
         model=model,
         layout=layout,
         parse=ns[parser_fn],
@@ -224,6 +146,6 @@ def _load(program: dict, drop_port: int, log: Callable[[str], None] | None) -> P
         source=source,
         template=layout.template(),
         slots=slots,
-        hot=HotSlots(slots, layout.hidden) if sm else None,
+        hot=HotSlots(slots, layout.hidden),
     )
 

@@ -7,13 +7,15 @@ are decided once for both. Expressions and primitive parameters stay JSON (`dict
 expression compiler translates them. Nothing here runs per packet.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ina.switch.errors import PipelineError
+from ina.switch.bmv2_schema import validate
+from ina.switch.errors import PipelineError, TableError
 from ina.switch.expressions import hexint
-from ina.switch.layout import Layout, num
+from ina.switch.layout import Layout, build_layout, num
 
 Ref = tuple[str, str]  # (header instance, field)
 Named = TypeVar("Named", "RegisterArray", "CounterArray", "MeterArray")
@@ -252,6 +254,32 @@ def _named(items: Iterable[Named], name: str, what: str) -> Named:
     if found is None:
         raise PipelineError(f"unknown {what} '{name}'")
     return found
+
+
+@contextmanager
+def malformed_json() -> Iterator[None]:
+    """Turns what a program's code generation or state set-up trips over into PipelineError.
+
+    The document is untrusted (P4Runtime clients send it) and the schema cannot say everything
+    (which ids refer to what); TableError: const entries the table refuses."""
+    try:
+        yield
+    except PipelineError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError,
+            StopIteration, TableError) as err:
+        raise PipelineError(f"malformed BMv2 JSON: {type(err).__name__}: {err}") from None
+
+
+def load_program(json: dict) -> tuple[Layout, Program]:
+    """Validate a v1model BMv2 JSON document, lay out its slots and read its model: what every
+    backend starts from; raises PipelineError naming what is wrong, before any code is generated."""
+    validate(json)
+    with malformed_json():
+        layout = build_layout(json)
+        if "standard_metadata" not in layout.headers:
+            raise PipelineError("the program has no standard_metadata header (not a v1model program?)")
+        return layout, read_program(json, layout)
 
 
 def read_program(json: dict, layout: Layout) -> Program:

@@ -1,6 +1,7 @@
-"""The packet replication engine: multicast groups and clone sessions, each a list of (port, rid)."""
+"""The packet replication engine: multicast groups and clone sessions, each a list of (port, rid).
 
-from collections.abc import Callable
+A backend whose data path keeps its own copy (native/views.py) overrides the `_changed` hooks.
+"""
 
 from ina.switch.errors import TableError
 
@@ -29,21 +30,20 @@ def _check_replicas(what: str, replicas: list[tuple[int, int]]) -> list[tuple[in
 class Multicast:
     def __init__(self) -> None:
         self._groups: dict[int, list[tuple[int, int]]] = {}
-        # Called with (mgid, replicas) on every change; the native data path keeps its copy so.
-        self.mirror: Callable[[int, list[tuple[int, int]]], None] | None = None
 
     def set_group(self, mgid: int, replicas: list[tuple[int, int]]) -> None:
         if not 1 <= mgid <= 0xFFFF:
             raise TableError(f"multicast group id {mgid} is out of range 1..65535")
         self._groups[mgid] = _check_replicas(f"multicast group {mgid}", replicas)
-        if self.mirror is not None:
-            self.mirror(mgid, self._groups[mgid])
+        self._changed(mgid, self._groups[mgid])
 
     def delete_group(self, mgid: int) -> None:
         if self._groups.pop(mgid, None) is None:
             raise TableError(f"multicast group {mgid} does not exist")
-        if self.mirror is not None:
-            self.mirror(mgid, [])
+        self._changed(mgid, [])
+
+    def _changed(self, mgid: int, replicas: list[tuple[int, int]]) -> None:
+        """Group `mgid` now has `replicas` (none: deleted)."""
 
     def replicas(self, mgid: int) -> list[tuple[int, int]]:
         return self._groups.get(mgid, [])
@@ -55,8 +55,6 @@ class Multicast:
 class CloneSessions:
     def __init__(self) -> None:
         self._sessions: dict[int, tuple[list[tuple[int, int]], int]] = {}
-        # Called with (session, (replicas, truncate) or None when deleted) on every change.
-        self.mirror: Callable[[int, tuple[list[tuple[int, int]], int] | None], None] | None = None
 
     def set_session(self, session: int, replicas: list[tuple[int, int]], truncate: int = 0) -> None:
         if not 0 <= session <= 0xFFFF:
@@ -64,14 +62,15 @@ class CloneSessions:
         if not 0 <= truncate < (1 << 64):
             raise TableError(f"clone session {session}: truncate length {truncate} is out of range")
         self._sessions[session] = (_check_replicas(f"clone session {session}", replicas), int(truncate))
-        if self.mirror is not None:
-            self.mirror(session, self._sessions[session])
+        self._changed(session, self._sessions[session])
 
     def delete_session(self, session: int) -> None:
         if self._sessions.pop(session, None) is None:
             raise TableError(f"clone session {session} does not exist")
-        if self.mirror is not None:
-            self.mirror(session, None)
+        self._changed(session, None)
+
+    def _changed(self, session: int, config: tuple[list[tuple[int, int]], int] | None) -> None:
+        """Session `session` is now (replicas, truncate), or None: deleted."""
 
     def get(self, session: int) -> tuple[list[tuple[int, int]], int] | None:
         return self._sessions.get(session)

@@ -3,6 +3,8 @@
 Exact-only tables keep a dict keyed by the tuple of key values, so the generated per-packet code
 does one dict lookup. Other tables keep entries sorted by priority (larger wins, ties keep
 insertion order) and compare value/mask pairs; an LPM key's prefix length is its priority.
+A backend whose data path keeps its own copy of the entries (native/views.py) subclasses Table and
+overrides the `_added`/`_modified`/`_deleted`/`_default_set` hooks and the direct counters.
 """
 
 from collections.abc import Callable
@@ -10,15 +12,18 @@ from dataclasses import dataclass, field
 from itertools import count
 
 from ina.switch.errors import TableError
+from ina.switch.program import Program
+from ina.switch.program import Table as TableSpec
 
 
 @dataclass
 class ActionRef:
-    """An action a table may run: its generated function, parameter widths and next node."""
+    """An action a table may run: its parameter widths and, on the Python backend, its generated
+    function and next node (None until the generated code exists, and on the native backend)."""
 
     id: int
     name: str
-    fn: Callable
+    fn: Callable | None
     param_widths: tuple[int, ...]
     next_node: Callable | None = None
 
@@ -30,7 +35,7 @@ class Entry:
     action: ActionRef
     args: tuple[int, ...]
     priority: int
-    fn: Callable = field(init=False)
+    fn: Callable | None = field(init=False)
     next_node: Callable | None = field(init=False)
     packets: int = 0
     bytes: int = 0
@@ -63,7 +68,6 @@ class Table:
         self.default_is_const = False
         self.is_const = False
         self._handles = count(1)
-        self.mirror = None  # the native data path's copy of this table (native/datapath.py)
 
     # --- lookup (per packet) ---------------------------------------------------------------
     def lookup(self, key: tuple) -> Entry | None:
@@ -161,8 +165,7 @@ class Table:
                     break
             self.ordered.insert(position, entry)
         self.handles[entry.handle] = entry
-        if self.mirror is not None:
-            self.mirror.added(entry)
+        self._added(entry)
         return entry.handle
 
     def find(self, match: list, priority: int | None = None) -> Entry | None:
@@ -176,14 +179,10 @@ class Table:
     def counters(self, handle: int) -> tuple[int, int]:
         """The direct counter of an entry: (packets, bytes)."""
         entry = self.entry(handle)
-        if self.mirror is not None:
-            return self.mirror.counters(entry)
         return entry.packets, entry.bytes
 
     def set_counters(self, handle: int, packets: int, bytes_: int) -> None:
         entry = self.entry(handle)
-        if self.mirror is not None:
-            self.mirror.set_counters(entry, packets, bytes_)
         entry.packets, entry.bytes = packets, bytes_
 
     def entry(self, handle: int) -> Entry:
@@ -197,8 +196,7 @@ class Table:
         ref = self.action(action)
         entry.args = self._args(ref, args)
         entry.action, entry.fn, entry.next_node = ref, ref.fn, ref.next_node
-        if self.mirror is not None:
-            self.mirror.modified(entry)
+        self._modified(entry)
 
     def delete(self, handle: int) -> None:
         entry = self.handles.pop(handle, None)
@@ -208,8 +206,7 @@ class Table:
             del self.exact[tuple(m[1] for m in entry.match)]
         else:
             self.ordered.remove(entry)
-        if self.mirror is not None:
-            self.mirror.deleted(entry)
+        self._deleted(entry)
 
     def entries(self) -> list[Entry]:
         return list(self.handles.values())
@@ -223,9 +220,51 @@ class Table:
             raise TableError(f"the default action of table '{self.name}' is const and cannot be changed")
         ref = self.action(action)
         self.default = Entry(0, (), ref, self._args(ref, args), 0)
-        if self.mirror is not None:
-            self.mirror.default_set(self.default)
+        self._default_set(self.default)
 
     def get_default(self) -> tuple[str, tuple[int, ...]]:
         assert self.default is not None
         return self.default.action.name, self.default.args
+
+    # --- storage hooks: what a backend keeping the entries elsewhere too must hear ------------
+    def _added(self, entry: Entry) -> None:
+        """`entry` is in the table, at its place in `ordered` (or in `exact`)."""
+
+    def _modified(self, entry: Entry) -> None:
+        """`entry` runs another action or other arguments."""
+
+    def _deleted(self, entry: Entry) -> None:
+        """`entry` has left the table."""
+
+    def _default_set(self, entry: Entry) -> None:
+        """`entry` is the new default."""
+
+
+def new_table(cls: Callable[..., Table], spec: TableSpec, model: Program) -> Table:
+    """An empty table of class `cls` (Table or a backend's subclass) for the model's `spec`; action
+    functions are the Python backend's to bind, before `install_program_entries`."""
+    keys = [KeyField(k.name, k.match_type, k.width) for k in spec.keys]
+    refs = {}
+    for aid in spec.action_ids:
+        action = model.actions[aid]
+        refs[action.name] = ActionRef(aid, action.name, None, action.param_widths)
+    return cls(spec.name, keys, refs, spec.max_size)
+
+
+def install_program_entries(table: Table, spec: TableSpec, model: Program) -> None:
+    """The program's default action (else the first action with zero arguments) and const entries.
+
+    BMv2's entry priority is smaller-wins, the table API's larger-wins; LPM and exact tables order
+    by prefix length instead."""
+    if spec.default:
+        table.set_default(model.actions[spec.default.action_id].name, list(spec.default.args))
+        table.default_is_const = spec.default.action_const
+    else:
+        first = next(iter(table.actions.values()), None)
+        if first is not None:
+            table.set_default(first.name, [0] * len(first.param_widths))
+    lpm_only = all(k.match_type in ("exact", "lpm", "valid") for k in table.keys)
+    for entry in spec.entries:
+        prio = None if lpm_only else -entry.priority
+        table.add(list(entry.match), model.actions[entry.action_id].name, list(entry.args), prio, const=True)
+    table.is_const = bool(spec.entries)

@@ -1,25 +1,31 @@
-"""A loaded native pipeline: the compiled C switch, packets in and out, and its state's views.
+"""The native backend: the program model compiled to C, packets in and out, and its state.
 
-The views of tables, registers, counters, meters and value sets are in views.py; multicast groups
-and clone sessions are mirrored from replication.py's objects here. Digests wait in a ring in C
-until Python reads Switch.digests (drain_digests).
+Built from the model alone (no Python pipeline): the C switch owns the state, and the objects of
+views.py are its control plane. Digests wait in a ring in C until Python reads Switch.digests
+(drain_digests).
 """
 
 import ctypes
 import threading
 from collections import deque
 from ctypes import POINTER, c_double, c_int, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
+from functools import partial
 
+from ina.switch.backend import max_port
+from ina.switch.layout import Layout
 from ina.switch.native.build import build
 from ina.switch.native.codegen import generate
 from ina.switch.native.views import (
+    NativeCloneSessions,
     NativeCounter,
     NativeMeter,
+    NativeMulticast,
     NativeRegister,
-    TableMirror,
-    ValueSetMirror,
+    NativeTable,
+    NativeValueSet,
 )
-from ina.switch.pipeline import Pipeline
+from ina.switch.program import Program, malformed_json
+from ina.switch.tables import install_program_entries, new_table
 
 PROFILE = ("parse", "control", "lookup", "actions", "deparse", "other")  # state.h's INA_PROF_*
 STATS = ("rx", "tx", "dropped", "parser_errors", "dropped_error", "dropped_oversize",
@@ -75,15 +81,20 @@ def _declare(lib: ctypes.CDLL) -> None:
         fn.restype, fn.argtypes = restype, argtypes
 
 
-class NativeDataPath:
-    """Compiles `pipeline`'s program to C and takes over its tables, registers and counters.
+class NativeBackend:
+    """The model's program compiled to C, with its tables, registers, counters, meters, value sets,
+    multicast groups and clone sessions in C.
 
-    Raises Unsupported (the program needs the Python engine) or BuildError (no working gcc).
+    Raises Unsupported (the program needs the Python engine), BuildError (no working gcc) or
+    PipelineError (a malformed program).
     """
 
-    def __init__(self, pipeline: Pipeline, drop_port: int, profile: bool = False):
-        model = pipeline.model
-        native = generate(model, pipeline.layout)
+    name = "native"
+
+    def __init__(self, layout: Layout, model: Program, drop_port: int, profile: bool = False):
+        with malformed_json():
+            native = generate(model, layout)
+        self.model, self.max_port = model, max_port(layout)
         self.lib = build(native.source, profile)
         _declare(self.lib)
         self.sizes = (len(native.tables), len(native.registers), len(native.counters))
@@ -93,22 +104,27 @@ class NativeDataPath:
             raise MemoryError("no memory for the native switch's output buffer")
         self.outputs = Out.from_address(self.out.value)
         self.lock = threading.Lock()
-        self.mirrors = [TableMirror(self, native.tables[name], t, native.key_widths.get(name),
-                                    native.param_widths) for name, t in pipeline.tables.items()]
-        by_table = {m.table.name: m for m in self.mirrors}
-        pipeline.meters = {
-            m.name: NativeMeter(self, native.meters[m.name], m, by_table.get(m.binding) if m.direct else None)
-            for m in model.meters
-        }
-        self.vset_mirrors = [ValueSetMirror(self, i, pipeline.parse_vsets[name])
-                             for name, i in native.vsets.items()]
         self.digest_width = native.digest_width
         self.learn_lists = native.learn_lists
         self.digest_lock = threading.Lock()  # drains from two threads keep the digests in order
         self.digest_buf = (c_uint64 * max(self.digest_width * DRAIN, 1))()
-        pipeline.registers = {r.name: NativeRegister(self, i, r.name, int(r.size), int(r.bitwidth))
-                              for i, r in enumerate(model.registers)}
-        pipeline.counters = {c.name: NativeCounter(self, i, c.name, c.size) for i, c in enumerate(model.counters)}
+        self.registers = {r.name: NativeRegister(self, i, r.name, int(r.size), int(r.bitwidth))
+                          for i, r in enumerate(model.registers)}
+        self.counters = {c.name: NativeCounter(self, i, c.name, c.size) for i, c in enumerate(model.counters)}
+        self.parse_vsets = {name: NativeValueSet(self, i) for name, i in native.vsets.items()}
+        self.multicast, self.clone = NativeMulticast(self), NativeCloneSessions(self)
+        self.tables = {name: new_table(partial(NativeTable, self, i, native.key_widths.get(name), native.param_widths),
+                                       model.tables[name], model)
+                       for name, i in native.tables.items()}
+        self.meters = {m.name: NativeMeter(self, native.meters[m.name], m, self.tables.get(m.binding) if m.direct else None)
+                       for m in model.meters}
+        with malformed_json():
+            for name, table in self.tables.items():
+                install_program_entries(table, model.tables[name], model)
+
+    @property
+    def program(self) -> dict:
+        return self.model.json
 
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
         with self.lock:
@@ -124,19 +140,6 @@ class NativeDataPath:
         lens = (c_uint32 * n)(*(len(d) for _p, d in packets))
         with self.lock:
             return self.lib.ina_io_replay(self.sw, n, ports, frames, lens, rounds, self.out)
-
-    def set_group(self, mgid: int, replicas: list[tuple[int, int]]) -> None:
-        ports = (c_int * max(len(replicas), 1))(*(p for p, _r in replicas))
-        rids = (c_int * max(len(replicas), 1))(*(r for _p, r in replicas))
-        self.lib.ina_ctl_group_set(self.sw, mgid, len(replicas), ports, rids)
-
-    def set_session(self, session: int, config: tuple[list[tuple[int, int]], int] | None) -> None:
-        """Mirrors clone session `session` ((replicas, truncate), or None: deleted) into C."""
-        replicas, truncate = config if config is not None else ([], 0)
-        ports = (c_int * max(len(replicas), 1))(*(p for p, _r in replicas))
-        rids = (c_int * max(len(replicas), 1))(*(r for _p, r in replicas))
-        self.lib.ina_ctl_session_set(self.sw, session, -1 if config is None else len(replicas),
-                                     ports, rids, truncate)
 
     def drain_digests(self, into: deque) -> None:
         """Moves the digests C generated, in order, to `into` as (learn list name, values)."""

@@ -1,8 +1,9 @@
-"""Python views of the native switch's C state, with the Python engine's APIs.
+"""The native backend's control-plane state: its C state behind the Python backend's APIs.
 
-Registers, counters and meter buckets live only in C, behind objects with externs.py's methods.
-Tables, value sets (and, in datapath.py, multicast groups and clone sessions) stay Python objects,
-the control plane's source of truth; the mirrors here copy every change into C.
+Registers, counters, direct counters and meter buckets live only in C, behind objects with
+externs.py's methods. Tables, value sets, multicast groups and clone sessions are the Python
+classes' subclasses: they check and keep what the control plane reads back (entries, members,
+replicas) and write each change into C, through the hooks the base classes call.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ import ctypes
 from ctypes import c_uint8, c_uint64
 from typing import TYPE_CHECKING
 
-from ina.switch.externs import Meter
+from ina.switch.externs import Meter, ValueSet
 from ina.switch.program import MeterArray
-from ina.switch.tables import Entry, Table
+from ina.switch.replication import CloneSessions, Multicast
+from ina.switch.tables import ActionRef, Entry, KeyField, Table
 
 if TYPE_CHECKING:
-    from ina.switch.native.datapath import NativeDataPath
+    from ina.switch.native.datapath import NativeBackend
 
 
 def u64s(values) -> ctypes.Array:
@@ -27,7 +29,7 @@ def u64s(values) -> ctypes.Array:
 class NativeRegister:
     """A register array in C memory, with externs.Register's methods."""
 
-    def __init__(self, dp: NativeDataPath, index: int, name: str, size: int, bitwidth: int):
+    def __init__(self, dp: NativeBackend, index: int, name: str, size: int, bitwidth: int):
         self.dp, self.index = dp, index
         self.name, self.size, self.bitwidth = name, size, bitwidth
 
@@ -59,7 +61,7 @@ class NativeRegister:
 class NativeCounter:
     """An indirect counter array in C memory, with externs.Counter's methods."""
 
-    def __init__(self, dp: NativeDataPath, index: int, name: str, size: int):
+    def __init__(self, dp: NativeBackend, index: int, name: str, size: int):
         self.dp, self.index, self.name, self.size = dp, index, name, size
 
     def _check(self, index: int) -> None:
@@ -87,7 +89,7 @@ class NativeMeter(Meter):
     keys them); C holds an indirect cell per index and a direct cell on the table entry.
     """
 
-    def __init__(self, dp: NativeDataPath, index: int, spec: MeterArray, table: TableMirror | None):
+    def __init__(self, dp: NativeBackend, index: int, spec: MeterArray, table: NativeTable | None):
         super().__init__(spec.name, spec.size, "bytes" if spec.bytes else "packets")
         self.dp, self.index, self.table = dp, index, table
         if table is not None:
@@ -113,19 +115,46 @@ class NativeMeter(Meter):
         raise NotImplementedError("the native engine runs its meters in C")
 
 
-class ValueSetMirror:
-    """Copies a parser value set's members into C after every change."""
+class NativeValueSet(ValueSet):
+    """A parser value set whose members C matches: the whole set is written after every change."""
 
-    def __init__(self, dp: NativeDataPath, index: int, members):
+    def __init__(self, dp: NativeBackend, index: int):
+        super().__init__()
         self.dp, self.index = dp, index
-        self(members)
-        members.mirror = self
 
-    def __call__(self, members) -> None:
-        values = [v & ((1 << 128) - 1) for v in members]
+    def _changed(self) -> None:
+        values = [v & ((1 << 128) - 1) for v in self]
         lo = u64s([v & ((1 << 64) - 1) for v in values])
         hi = u64s([v >> 64 for v in values])
         self.dp.lib.ina_ctl_vset_set(self.dp.sw, self.index, len(values), lo, hi)
+
+
+class NativeMulticast(Multicast):
+    """Multicast groups whose replicas C reads; each change is written into C."""
+
+    def __init__(self, dp: NativeBackend):
+        super().__init__()
+        self.dp = dp
+
+    def _changed(self, mgid: int, replicas: list[tuple[int, int]]) -> None:
+        ports = (ctypes.c_int * max(len(replicas), 1))(*(p for p, _r in replicas))
+        rids = (ctypes.c_int * max(len(replicas), 1))(*(r for _p, r in replicas))
+        self.dp.lib.ina_ctl_group_set(self.dp.sw, mgid, len(replicas), ports, rids)
+
+
+class NativeCloneSessions(CloneSessions):
+    """Clone sessions whose replicas C reads; each change is written into C."""
+
+    def __init__(self, dp: NativeBackend):
+        super().__init__()
+        self.dp = dp
+
+    def _changed(self, session: int, config: tuple[list[tuple[int, int]], int] | None) -> None:
+        replicas, truncate = config if config is not None else ([], 0)
+        ports = (ctypes.c_int * max(len(replicas), 1))(*(p for p, _r in replicas))
+        rids = (ctypes.c_int * max(len(replicas), 1))(*(r for _p, r in replicas))
+        self.dp.lib.ina_ctl_session_set(self.dp.sw, session, -1 if config is None else len(replicas),
+                                        ports, rids, truncate)
 
 
 def words(values, widths: list[int] | None) -> list[int]:
@@ -138,36 +167,33 @@ def words(values, widths: list[int] | None) -> list[int]:
     return out
 
 
-class TableMirror:
-    """Copies a Python table's entries and default into its C twin, change by change."""
+class NativeTable(Table):
+    """A table whose lookups run in C: Table checks and keeps the entries the control plane reads
+    back, and each change goes into the C table; direct counters are read from C."""
 
-    def __init__(self, dp: NativeDataPath, index: int, table: Table,
-                 key_widths: list[int] | None = None, param_widths: dict[int, list[int]] | None = None):
-        self.dp, self.index, self.table = dp, index, table
+    def __init__(self, dp: NativeBackend, index: int, key_widths: list[int] | None,
+                 param_widths: dict[int, list[int]], name: str, keys: list[KeyField],
+                 actions: dict[str, ActionRef], max_size: int):
+        super().__init__(name, keys, actions, max_size)
+        self.dp, self.index = dp, index
         self.key_widths = key_widths  # None: no key wider than 64 bits
-        self.param_widths = param_widths or {}  # action id -> widths, for actions with wide ones
+        self.param_widths = param_widths  # action id -> widths, for actions with wide ones
         self.pointers: dict[int, int] = {}  # entry handle -> C entry
         self.meters: list[NativeMeter] = []  # direct meters of this table
-        for entry in table.entries() if table.exact_only else table.ordered:  # in priority order
-            self.added(entry)
-        if table.default is not None:
-            self.default_set(table.default)
-        table.mirror = self
 
-    def added(self, entry: Entry) -> None:
-        table = self.table
-        if table.exact_only:
+    def _added(self, entry: Entry) -> None:
+        if self.exact_only:
             key, mask, ranges, position = [m[1] for m in entry.match], [], [], -1
         else:
             key = [m[1] for m in entry.match]
             mask = [m[2] for m in entry.match]
             ranges = [int(m[0] == "r") for m in entry.match]
-            position = table.ordered.index(entry)
+            position = self.ordered.index(entry)
         if self.key_widths is not None:  # no range key is wide (the generator refuses them)
             key, mask = words(key, self.key_widths), words(mask, self.key_widths if mask else None)
             ranges = words(ranges, self.key_widths) if ranges else []
         flags = (c_uint8 * max(len(ranges), 1))(*ranges)
-        args = self._args(entry)
+        args = self._words(entry)
         self.pointers[entry.handle] = self.dp.lib.ina_ctl_table_add(
             self.dp.sw, self.index, u64s(key), u64s(mask), flags, position,
             entry.action.id, len(args), u64s(args))
@@ -176,26 +202,30 @@ class TableMirror:
             if config is not None:
                 meter.set(("entry", entry.handle), *config)
 
-    def _args(self, entry: Entry) -> list[int]:
+    def _words(self, entry: Entry) -> list[int]:
         return words(entry.args, self.param_widths.get(entry.action.id))
 
-    def modified(self, entry: Entry) -> None:
-        args = self._args(entry)
+    def _modified(self, entry: Entry) -> None:
+        args = self._words(entry)
         self.dp.lib.ina_ctl_table_modify(self.dp.sw, self.pointers[entry.handle], entry.action.id,
                                          len(args), u64s(args))
 
-    def deleted(self, entry: Entry) -> None:
+    def _deleted(self, entry: Entry) -> None:
         self.dp.lib.ina_ctl_table_delete(self.dp.sw, self.index, self.pointers.pop(entry.handle))
 
-    def default_set(self, entry: Entry) -> None:
-        args = self._args(entry)
+    def _default_set(self, entry: Entry) -> None:
+        args = self._words(entry)
         self.dp.lib.ina_ctl_table_set_default(self.dp.sw, self.index, entry.action.id,
                                               len(args), u64s(args))
 
-    def counters(self, entry: Entry) -> tuple[int, int]:
+    def counters(self, handle: int) -> tuple[int, int]:
         out = (c_uint64 * 2)()
-        self.dp.lib.ina_ctl_entry_counters(self.dp.sw, self.pointers[entry.handle], out)
+        self.dp.lib.ina_ctl_entry_counters(self.dp.sw, self._pointer(handle), out)
         return out[0], out[1]
 
-    def set_counters(self, entry: Entry, packets: int, bytes_: int) -> None:
-        self.dp.lib.ina_ctl_entry_set_counters(self.dp.sw, self.pointers[entry.handle], packets, bytes_)
+    def set_counters(self, handle: int, packets: int, bytes_: int) -> None:
+        self.dp.lib.ina_ctl_entry_set_counters(self.dp.sw, self._pointer(handle), packets, bytes_)
+
+    def _pointer(self, handle: int) -> int:
+        self.entry(handle)  # TableError for a handle the table does not have
+        return self.pointers[handle]

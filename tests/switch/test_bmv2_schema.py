@@ -238,12 +238,12 @@ def test_keys_the_loaders_never_read_are_left_alone(bmv2: dict) -> None:
 
 def test_switch_load_refuses_before_generating_anything(bmv2: dict, monkeypatch) -> None:
     """The validator runs first: no code generator sees a refused document."""
-    from ina.switch import pipeline
+    from ina.switch import program
 
     def never(*_args):
         raise AssertionError("generated code for a refused program")
 
-    monkeypatch.setattr(pipeline, "build_layout", never)
+    monkeypatch.setattr(program, "build_layout", never)
     bmv2["register_arrays"][0]["bitwidth"] = "32"
     with pytest.raises(PipelineError, match=r"^register_arrays\[0\]\.bitwidth: expected an integer"):
         Switch(engine="python").load(bmv2)

@@ -20,6 +20,7 @@ from ina.compiler import compile_file
 from ina.p4rt.proto import p4runtime_pb2, p4runtime_pb2_grpc
 from ina.p4src import AGGREGATE_P4
 from ina.switch import pipeline as pipeline_module
+from ina.switch import program as program_module
 from ina.switch.engine import Switch
 from ina.switch.errors import PipelineError
 from ina.switch.layout import build_layout
@@ -294,7 +295,7 @@ def test_payloads_in_free_text_stay_data(tmp_path: Path) -> None:
 def test_without_the_validator_the_generators_still_refuse_injections(tmp_path: Path, monkeypatch) -> None:
     """With validation switched off, a payload in an int position is refused by num()/hexint and
     a payload in a name is sanitised by ident() or quoted by repr(): never code, in either engine."""
-    monkeypatch.setattr(pipeline_module, "validate", lambda program: None)
+    monkeypatch.setattr(program_module, "validate", lambda program: None)
     marker = tmp_path / "pwned"
     for label, doc in injections(marker):
         try:

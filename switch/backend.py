@@ -1,0 +1,70 @@
+"""The interface of a data-path backend: one loaded program, its packets and its state.
+
+Switch (engine.py) is a facade over one backend; python_backend.py (generated Python) and
+native/datapath.py (the program compiled to C) implement this. Each backend is built from the
+program model alone (program.load_program) and owns every piece of its control-plane state: the
+objects below are the only copy the control plane reads and writes.
+"""
+
+from collections import deque
+from typing import Protocol
+
+from ina.switch.externs import Meter, ValueSet
+from ina.switch.layout import Layout
+from ina.switch.program import Program
+from ina.switch.replication import CloneSessions, Multicast
+from ina.switch.tables import Table
+
+
+class Register(Protocol):
+    name: str
+    size: int
+    bitwidth: int
+
+    def read(self, index: int) -> int: ...
+    def write(self, index: int, value: int) -> None: ...
+    def reset(self) -> None: ...
+
+
+class Counter(Protocol):
+    name: str
+    size: int
+
+    def read(self, index: int) -> tuple[int, int]: ...
+    def write(self, index: int, packets: int, bytes_: int) -> None: ...
+    def reset(self) -> None: ...
+
+
+class Backend(Protocol):
+    name: str  # "python" or "native": Switch.engine_name
+    model: Program
+    max_port: int  # the largest ingress port the program's ingress_port holds
+    tables: dict[str, Table]
+    registers: dict[str, Register]
+    counters: dict[str, Counter]
+    meters: dict[str, Meter]
+    parse_vsets: dict[str, ValueSet]
+    multicast: Multicast
+    clone: CloneSessions
+
+    @property
+    def program(self) -> dict:
+        """The BMv2 JSON the backend runs."""
+        ...
+
+    def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
+        """Every packet one input packet sends, in order; `port` and `data` are checked already."""
+        ...
+
+    def stats(self) -> dict[str, int]:
+        """Packet counts since the backend was built: rx, tx, dropped, dropped_* (why)..."""
+        ...
+
+    def drain_digests(self, into: deque) -> None:
+        """Moves the digests generated so far, oldest first, to `into` as (learn list, values)."""
+        ...
+
+
+def max_port(layout: Layout) -> int:
+    """The largest port the program's standard_metadata.ingress_port holds (v1model: 511)."""
+    return (1 << layout.header("standard_metadata").width("ingress_port")) - 1
