@@ -6,7 +6,6 @@ packets built byte by byte, and checks the exact RESULT bytes and the counters.
 
 import functools
 import struct
-import zlib
 
 import numpy as np
 import pytest
@@ -46,13 +45,21 @@ def ipv4(src: int, dst: int, proto: int, payload_len: int, ttl: int = 64) -> byt
     return head[:10] + struct.pack("!H", csum16(head)) + head[12:]
 
 
-def agg_packet(src_mac, dst_mac, src_ip, dst_ip, sport, dport, msg, rank, job, pool_set, index,
-               exponent, values, ttl=64, udp_checksum=0x1234) -> bytes:
-    body = HEADER.pack(msg, rank, job, pool_field(pool_set, index), exponent, 0, epoch_of(job))
-    body += np.asarray(values, dtype=np.int64).astype(">u4").tobytes() if len(values) else b""
+def udp_frame(src_mac, dst_mac, src_ip, dst_ip, sport, dport, body, ttl=64, udp_checksum=0x1234) -> bytes:
     udp = struct.pack("!HHHH", sport, dport, 8 + len(body), udp_checksum) + body
     eth = dst_mac.to_bytes(6, "big") + src_mac.to_bytes(6, "big") + b"\x08\x00"
     return eth + ipv4(src_ip, dst_ip, 17, len(udp), ttl) + udp
+
+
+def agg_body(msg, rank, job, pool_set, index, exponent, values) -> bytes:
+    body = HEADER.pack(msg, rank, job, pool_field(pool_set, index), exponent, 0, epoch_of(job))
+    return body + (np.asarray(values, dtype=np.int64).astype(">u4").tobytes() if len(values) else b"")
+
+
+def agg_packet(src_mac, dst_mac, src_ip, dst_ip, sport, dport, msg, rank, job, pool_set, index,
+               exponent, values, ttl=64, udp_checksum=0x1234) -> bytes:
+    return udp_frame(src_mac, dst_mac, src_ip, dst_ip, sport, dport,
+                     agg_body(msg, rank, job, pool_set, index, exponent, values), ttl, udp_checksum)
 
 
 def update(worker, job, pool_set, index, values, exponent=0) -> tuple[int, bytes]:
@@ -237,14 +244,64 @@ def test_drop_probability_one_drops_everything_and_zero_nothing(switch):
     assert all(switch.process(1, frame) == [(2, frame)] for _ in range(200))
 
 
-def test_elems_64_reduction(switch):
+def test_elems_64_reduction():
     sw = Switch()
     sw.load(_program(64, 64))
     sw.tables["InaIngress.switch_config"].set_default("InaIngress.set_switch_addr", [SWITCH_MAC, SWITCH_IP])
     add_job(sw, 0, WORKERS[:2], base=0, num_slots=8)
-    rng = np.random.default_rng(crc := zlib.crc32(b"e64"))
-    a, b = rng.integers(-(2**30), 2**30, 64), rng.integers(-(2**30), 2**30, 64)
-    assert crc
-    sw.process(*update(WORKERS[0], 0, 1, 7, a))
+    rng = np.random.default_rng(64)
+    a, b = rng.integers(-(2**31), 2**31, 64), rng.integers(-(2**31), 2**31, 64)  # sums wrap
+    assert sw.process(*update(WORKERS[0], 0, 1, 7, a)) == []
     out = sw.process(*update(WORKERS[1], 0, 1, 7, b))
-    assert struct.unpack("!64i", out[0][1][-256:]) == tuple(int(x) for x in (a + b))
+    assert out == [result_for(w, 0, 1, 7, a + b, 0, 1) for w in WORKERS[:2]]
+    assert sw.registers["InaIngress.slot_acc_63"].read(1 * 64 + 7) == int(a[63] + b[63]) % 2**32
+
+
+def test_every_port_from_0xbee0_to_0xbeef_aggregates_and_its_neighbours_are_forwarded(switch):
+    """docs/protocol.md: the switch recognises UDP ports 0xBEE0-0xBEEF, only to its own IP."""
+    add_job(switch, 6, WORKERS[:2], base=0, num_slots=16)
+    for index, dport in enumerate(range(0xBEE0, 0xBEF0)):
+        sent = []
+        for w in WORKERS[:2]:
+            rank, port, mac, ip = w
+            values = values_of(rank, index)
+            sent.append(values)
+            out = switch.process(port, agg_packet(mac, SWITCH_MAC, ip, SWITCH_IP, UDP_PORT, dport, 1, rank, 6,
+                                                  0, index, 0, values))
+        assert out == [result_for(w, 6, 0, index, sent[0] + sent[1], 0, 1) for w in WORKERS[:2]], hex(dport)
+    assert counter(switch, "InaIngress.job_completed", 6) == 16
+    # Outside the range, or to another IP, an UPDATE is ordinary traffic: the switch's MAC is not
+    # in l2_forward, so it is flooded (not back out of its ingress port) and no slot changes.
+    _rank, port, mac, ip = WORKERS[0]
+    for dport, dst_ip in [(0xBEDF, SWITCH_IP), (0xBEF0, SWITCH_IP), (UDP_PORT, 0x0A000063)]:
+        packet = agg_packet(mac, SWITCH_MAC, ip, dst_ip, UDP_PORT, dport, 1, 0, 6, 1, 0, 0, values_of(0))
+        assert switch.process(port, packet) == [(p, packet) for p in (2, 3, 4)], hex(dport)
+    assert counter(switch, "InaIngress.job_accepted", 6) == 32
+    assert switch.registers["InaIngress.slot_bitmap"].read(1 * POOL + 0) == 0
+
+
+def test_malformed_updates_are_dropped_and_counted_per_port(switch):
+    """docs/protocol.md: an agg header without its complete value block, or a msg_type other than
+    UPDATE, is dropped and counted in port_malformed[ingress port], before admission."""
+    add_job(switch, 1, WORKERS[:2], base=0, num_slots=2)
+    sent: dict[int, list[int]] = {}
+    for w, body in [
+        (WORKERS[0], agg_body(1, 0, 1, 0, 0, 0, values_of(0))[:-1]),  # one value byte short
+        (WORKERS[0], agg_body(1, 0, 1, 0, 0, 0, [])),  # the header alone
+        (WORKERS[1], agg_body(2, 1, 1, 0, 0, 0, values_of(1))),  # a RESULT sent to the switch
+        (WORKERS[1], agg_body(0, 1, 1, 0, 0, 0, values_of(1))),
+        (WORKERS[1], agg_body(3, 1, 1, 0, 0, 0, values_of(1))),
+        (WORKERS[2], agg_body(255, 2, 1, 0, 0, 0, values_of(2))),  # not even admitted: malformed first
+    ]:
+        _rank, port, mac, ip = w
+        packet = udp_frame(mac, SWITCH_MAC, ip, SWITCH_IP, UDP_PORT, UDP_PORT, body)
+        assert switch.process(port, packet) == []
+        sent.setdefault(port, []).append(len(packet))
+    for port in (1, 2, 3, 4):
+        lengths = sent.get(port, [])
+        assert switch.counters["InaIngress.port_malformed"].read(port) == (len(lengths), sum(lengths))
+        assert counter(switch, "InaIngress.port_refused", port) == 0
+    assert counter(switch, "InaIngress.job_accepted", 1) == 0
+    assert switch.registers["InaIngress.slot_bitmap"].read(0) == 0
+    # the two short ones end the parser at the value block (PacketTooShort): still malformed
+    assert (switch.stats["rx"], switch.stats["dropped"], switch.stats["parser_errors"]) == (6, 6, 2)
