@@ -8,6 +8,10 @@ all run; otherwise each is skipped with the reason, and `-m "not netns"` selects
 """
 
 import os
+import queue
+import threading
+from collections.abc import Callable
+from typing import IO
 
 import pytest
 
@@ -42,3 +46,32 @@ def fuzz_cases(request: pytest.FixtureRequest):
     if scale is None:
         scale = float(os.environ.get("INA_FUZZ_SCALE", "1"))
     return lambda n: max(1, int(n * scale))
+
+
+@pytest.fixture
+def line_reader() -> Callable[[IO[str]], Callable[..., str]]:
+    """line_reader(stream) -> next_line(timeout=30): the stream's next line ('' at its end), or the
+    test fails naming the wait; a bare readline() on a child that never prints hangs the suite."""
+
+    def reader(stream: IO[str]) -> Callable[..., str]:
+        lines: queue.Queue[str] = queue.Queue()
+
+        def pump() -> None:
+            for line in stream:
+                lines.put(line)
+            lines.put("")
+
+        threading.Thread(target=pump, daemon=True).start()
+
+        def next_line(timeout: float = 30) -> str:
+            try:
+                line = lines.get(timeout=timeout)
+            except queue.Empty:
+                pytest.fail(f"no line from the process within {timeout} s")
+            if not line:
+                lines.put(line)  # the end stays the end
+            return line
+
+        return next_line
+
+    return reader

@@ -5,7 +5,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
 import grpc
 import pytest
@@ -38,11 +37,12 @@ def test_grpc_port_in_use_is_reported(capsys):
     assert f"cannot listen on {address}: the port is in use" in capsys.readouterr().err
 
 
-def test_sigint_stops_the_switch_cleanly():
+def test_sigint_stops_the_switch_cleanly(line_reader):
     proc = subprocess.Popen([sys.executable, "-m", "ina", "switch", "--no-p4", "--device-id", "3",
                              "--grpc-server-addr", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+    next_line = line_reader(proc.stdout)
     try:
-        ready = proc.stdout.readline()
+        ready = next_line()
         match = re.fullmatch(r"ina switch: listening on 127\.0\.0\.1:(\d+) \(P4Runtime, device 3\), ports none\n", ready)
         assert match, ready
         with grpc.insecure_channel(f"127.0.0.1:{match[1]}") as channel:
@@ -50,7 +50,7 @@ def test_sigint_stops_the_switch_cleanly():
         assert reply.p4runtime_api_version == "1.4.1"
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=10) == 0
-        assert proc.stdout.read().startswith("ina switch: stopped")
+        assert next_line().startswith("ina switch: stopped")
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -68,7 +68,7 @@ def test_bad_port_spec_is_a_usage_error():
     ("auto", "ina switch: native data path (the program runs compiled to C)"),
     ("python", "ina switch: Python data path (the Python engine was asked for)"),
 ])
-def test_switch_process_forwards_between_veths(tmp_path, engine, says):
+def test_switch_process_forwards_between_veths(tmp_path, line_reader, engine, says):
     def sh(*cmd):
         subprocess.run(cmd, check=True, capture_output=True)
 
@@ -81,12 +81,13 @@ def test_switch_process_forwards_between_veths(tmp_path, engine, says):
     proc = subprocess.Popen([sys.executable, "-m", "ina", "switch", "--no-p4", "-i", "1@srv-a", "-i", "2@srv-b",
                              "--grpc-server-addr", "127.0.0.1:50150", "--pcap", str(tmp_path), "--engine", engine],
                             stdout=subprocess.PIPE, text=True)
+    next_line = line_reader(proc.stdout)
     try:
-        assert proc.stdout.readline().startswith("ina switch: listening on 127.0.0.1:50150 (P4Runtime, device 0), ports 1@srv-a, 2@srv-b")
+        assert next_line().startswith("ina switch: listening on 127.0.0.1:50150 (P4Runtime, device 0), ports 1@srv-a, 2@srv-b")
         program = compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": "16"})
         with SwitchConnection("127.0.0.1:50150") as conn:
             conn.set_pipeline(program.bmv2, program.p4info)
-            assert proc.stdout.readline() == says + "\n"
+            assert next_line() == says + "\n"
             Aggregation(conn).install_forwarding([("02:00:00:00:00:02", 2)], [1, 2])
         rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88B5))
         rx.bind(("srv-b-in", 0))
@@ -94,16 +95,18 @@ def test_switch_process_forwards_between_veths(tmp_path, engine, says):
         tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
         tx.bind(("srv-a-in", 0))
         frame = bytes.fromhex("020000000002" "020000000001" "88b5") + b"through the switch".ljust(46, b".")
+        marker = frame[:14] + b"marker after it".ljust(46, b".")
         tx.send(frame)
         assert rx.recv(2048) == frame
-        time.sleep(0.3)
+        tx.send(marker)  # forwarded in order: a second copy of frame would arrive before it
+        assert rx.recv(2048) == marker
     finally:
         proc.terminate()
         assert proc.wait(timeout=10) == 0
         for end in ("srv-a", "srv-b"):
             subprocess.run(["ip", "link", "del", end], capture_output=True)
     for name in ("port1-srv-a-in.pcap", "port2-srv-b-out.pcap"):  # the kernel's IPv6 chatter aside
-        assert [bytes(p) for p in rdpcap(str(tmp_path / name)) if bytes(p)[12:14] == b"\x88\xb5"] == [frame]
+        assert [bytes(p) for p in rdpcap(str(tmp_path / name)) if bytes(p)[12:14] == b"\x88\xb5"] == [frame, marker]
 
 
 def test_native_engine_with_a_packet_log_is_a_usage_error(capsys):

@@ -41,7 +41,7 @@ def test_digest_list_reaches_the_primary():
 
 
 @pytest.mark.netns
-def test_switch_process_on_the_native_engine_sends_digests_without_other_traffic():
+def test_switch_process_on_the_native_engine_sends_digests_without_other_traffic(line_reader):
     """The C port loop queues digests; `ina switch` must still deliver them promptly."""
     def sh(*cmd):
         subprocess.run(cmd, check=True, capture_output=True)
@@ -52,12 +52,13 @@ def test_switch_process_on_the_native_engine_sends_digests_without_other_traffic
         sh("ip", "link", "set", dev, "up")
     proc = subprocess.Popen([sys.executable, "-m", "ina", "switch", "--no-p4", "-i", "3@dgs-a",
                              "--grpc-server-addr", "127.0.0.1:50160"], stdout=subprocess.PIPE, text=True)
+    next_line = line_reader(proc.stdout)
     try:
-        assert proc.stdout.readline().startswith("ina switch: listening on 127.0.0.1:50160")
+        assert next_line().startswith("ina switch: listening on 127.0.0.1:50160")
         program = compile_file(LEARN_P4)
         with SwitchConnection("127.0.0.1:50160") as conn:
             conn.set_pipeline(program.bmv2, program.p4info)
-            assert proc.stdout.readline().startswith("ina switch: native data path")
+            assert next_line().startswith("ina switch: native data path")
             with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as tx:
                 tx.bind(("dgs-a-in", 0))
                 tx.send(bytes.fromhex("ffffffffffff" "0000000000bb" "88b5") + b"hi".ljust(46, b"."))
