@@ -1,0 +1,108 @@
+"""Data-parallel SGD, and the single-process reference it must match.
+
+Every iteration takes one global batch (a seeded permutation per epoch, the last partial batch
+dropped) and cuts it into `n_workers` equal shards. Each worker computes the mean gradient of its
+shard, all-reduces it as flattened float32 (through the switch: block floating point), divides the
+sum by n and applies the same update, so all workers keep the same weights and, up to the
+quantization of the sum, follow the reference: one process, the whole batch, float64 gradients.
+"""
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from ina.train.data import Dataset
+from ina.train.models import Model, make_model
+
+AllReduce = Callable[[np.ndarray], np.ndarray]  # the element-wise sum over every worker's array
+
+
+@dataclass(frozen=True)
+class Config:
+    model: str = "mlp"
+    epochs: int = 20
+    batch: int = 64  # the global batch: every worker's shard together
+    lr: float = 0.1
+    hidden: int = 32
+    seed: int = 0
+
+
+@dataclass
+class EpochRecord:
+    epoch: int
+    wall_s: float  # since training began, after this epoch's evaluation
+    loss: float  # on the whole training set, after the epoch
+    test_accuracy: float
+    compute_s: float  # this epoch's gradients and updates
+    comm_s: float  # this epoch's all-reduces
+
+
+@dataclass
+class History:
+    iterations: int = 0
+    epochs: list[EpochRecord] = field(default_factory=list)
+
+    @property
+    def compute_s(self) -> float:
+        return sum(e.compute_s for e in self.epochs)
+
+    @property
+    def comm_s(self) -> float:
+        return sum(e.comm_s for e in self.epochs)
+
+    def as_dict(self) -> dict:
+        return {"iterations": self.iterations, "compute_s": self.compute_s, "comm_s": self.comm_s,
+                "epochs": [asdict(e) for e in self.epochs]}
+
+
+def global_batches(n_samples: int, batch: int, epoch: int, seed: int) -> list[np.ndarray]:
+    """Sample indices of each full global batch of `epoch`: the same on every worker."""
+    order = np.random.default_rng([seed, epoch]).permutation(n_samples)
+    return [order[i:i + batch] for i in range(0, n_samples - batch + 1, batch)]
+
+
+def shard(batch: np.ndarray, rank: int, n_workers: int) -> np.ndarray:
+    size = len(batch) // n_workers
+    return batch[rank * size:(rank + 1) * size]
+
+
+def check(config: Config, data: Dataset, n_workers: int) -> None:
+    """Refuse a batch the workers cannot share equally, or one larger than the training set."""
+    if config.batch % n_workers:
+        raise ValueError(f"batch {config.batch} does not split into {n_workers} equal shards: "
+                         f"use a multiple of {n_workers}")
+    if config.batch > len(data.y_train):
+        raise ValueError(f"batch {config.batch} is larger than {data.name}'s {len(data.y_train)} training samples")
+
+
+def train(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, allreduce: AllReduce | None = None,
+          on_epoch: Callable[[EpochRecord], None] | None = None) -> tuple[Model, History]:
+    """Train worker `rank` of `n_workers`; without `allreduce` (one worker) this is the reference."""
+    check(config, data, n_workers)
+    if allreduce is None and n_workers != 1:
+        raise ValueError("several workers need an all-reduce")
+    model = make_model(config.model, data.n_features, data.n_classes, config.seed, config.hidden)
+    history = History()
+    start = time.perf_counter()
+    for epoch in range(config.epochs):
+        compute = comm = 0.0
+        for batch in global_batches(len(data.y_train), config.batch, epoch, config.seed):
+            t0 = time.perf_counter()
+            mine = shard(batch, rank, n_workers)
+            _loss, grad = model.loss_and_grad(data.x_train[mine], data.y_train[mine])
+            t1 = time.perf_counter()
+            if allreduce is not None:
+                grad = allreduce(grad.astype(np.float32)).astype(np.float64) / n_workers
+            t2 = time.perf_counter()
+            model.params -= config.lr * grad
+            compute += (t1 - t0) + (time.perf_counter() - t2)
+            comm += t2 - t1
+            history.iterations += 1
+        record = EpochRecord(epoch + 1, time.perf_counter() - start, model.loss(data.x_train, data.y_train),
+                             model.accuracy(data.x_test, data.y_test), compute, comm)
+        history.epochs.append(record)
+        if on_epoch is not None:
+            on_epoch(record)
+    return model, history
