@@ -120,7 +120,11 @@ struct metadata_t {
     bit<32> epoch;
     bit<32> reg_index;
     bit<32> other_index;
-    bit<32> drop_threshold;
+    bit<32> drop_threshold;   // the drop simulator's loss threshold for this packet
+    bit<1>  drop_burst;       // set_burst_loss hit: the threshold comes from the port's state
+    bit<32> drop_loss_bad;
+    bit<32> drop_p_gb;
+    bit<32> drop_p_bg;
 }
 
 parser InaParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
@@ -163,6 +167,24 @@ parser InaParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
     }
 }
 
+// One packet of the drop simulator's Gilbert-Elliott (burst) mode: the packet gets the loss
+// threshold of the state it finds (`bad`), then the state moves on when `move` (a random value in
+// [0, 0xFFFFFFFE]) is below the transition threshold. Deciding before moving lets the extreme
+// thresholds (0, 0xFFFFFFFF) script every state, so tests need no luck.
+bit<32> burst_loss_step(inout bit<1> bad, in bit<32> move, in bit<32> loss_good, in bit<32> loss_bad,
+                        in bit<32> p_gb, in bit<32> p_bg) {
+    bit<32> loss = loss_good;
+    if (bad == 1) {
+        loss = loss_bad;
+        if (move < p_bg) {
+            bad = 0;
+        }
+    } else if (move < p_gb) {
+        bad = 1;
+    }
+    return loss;
+}
+
 control InaVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
     apply { }
 }
@@ -189,6 +211,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_refused;
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_malformed;
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_drop_sim_in;
+    register<bit<1>>(NUM_PORTS) drop_sim_in_bad;  // per ingress port: 1 = burst mode's bad state
 
     action drop() {
         mark_to_drop(sm);
@@ -206,9 +229,16 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
     action set_drop_rate(bit<32> threshold) {
         meta.drop_threshold = threshold;
     }
+    action set_burst_loss(bit<32> loss_good, bit<32> loss_bad, bit<32> p_gb, bit<32> p_bg) {
+        meta.drop_threshold = loss_good;
+        meta.drop_burst = 1;
+        meta.drop_loss_bad = loss_bad;
+        meta.drop_p_gb = p_gb;
+        meta.drop_p_bg = p_bg;
+    }
     table drop_sim_in {
         key = { sm.ingress_port: exact; }
-        actions = { set_drop_rate; NoAction; }
+        actions = { set_drop_rate; set_burst_loss; NoAction; }
         default_action = NoAction();
         size = NUM_PORTS;
     }
@@ -305,6 +335,15 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
     apply {
         switch_config.apply();
         drop_sim_in.apply();
+        if (meta.drop_burst == 1) {
+            bit<1> bad;
+            bit<32> move;
+            drop_sim_in_bad.read(bad, (bit<32>)sm.ingress_port);
+            random(move, 32w0, 32w0xFFFFFFFE);
+            meta.drop_threshold = burst_loss_step(bad, move, meta.drop_threshold, meta.drop_loss_bad,
+                                                  meta.drop_p_gb, meta.drop_p_bg);
+            drop_sim_in_bad.write((bit<32>)sm.ingress_port, bad);
+        }
         if (meta.drop_threshold != 0) {
             bit<32> chance;
             random(chance, 32w0, 32w0xFFFFFFFE);
@@ -430,13 +469,21 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
 control InaEgress(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_results_sent;
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_drop_sim_out;
+    register<bit<1>>(NUM_PORTS) drop_sim_out_bad;  // per egress port: 1 = burst mode's bad state
 
     action set_drop_rate(bit<32> threshold) {
         meta.drop_threshold = threshold;
     }
+    action set_burst_loss(bit<32> loss_good, bit<32> loss_bad, bit<32> p_gb, bit<32> p_bg) {
+        meta.drop_threshold = loss_good;
+        meta.drop_burst = 1;
+        meta.drop_loss_bad = loss_bad;
+        meta.drop_p_gb = p_gb;
+        meta.drop_p_bg = p_bg;
+    }
     table drop_sim_out {
         key = { sm.egress_port: exact; }
-        actions = { set_drop_rate; NoAction; }
+        actions = { set_drop_rate; set_burst_loss; NoAction; }
         default_action = NoAction();
         size = NUM_PORTS;
     }
@@ -462,8 +509,19 @@ control InaEgress(inout headers_t hdr, inout metadata_t meta, inout standard_met
             mark_to_drop(sm);
             return;
         }
+        // Ingress's drop-simulator metadata comes along: egress starts from none.
         meta.drop_threshold = 0;
+        meta.drop_burst = 0;
         drop_sim_out.apply();
+        if (meta.drop_burst == 1) {
+            bit<1> bad;
+            bit<32> move;
+            drop_sim_out_bad.read(bad, (bit<32>)sm.egress_port);
+            random(move, 32w0, 32w0xFFFFFFFE);
+            meta.drop_threshold = burst_loss_step(bad, move, meta.drop_threshold, meta.drop_loss_bad,
+                                                  meta.drop_p_gb, meta.drop_p_bg);
+            drop_sim_out_bad.write((bit<32>)sm.egress_port, bad);
+        }
         if (meta.drop_threshold != 0) {
             bit<32> chance;
             random(chance, 32w0, 32w0xFFFFFFFE);
