@@ -43,7 +43,8 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str],
         "--timeout": FLOAT(0, 60, lo_open=True), "--max-retries": INT(0), "--repeat": INT(1),
         "--loss": FLOAT(0, 1)}),
     "run": (run_parser, {}, {
-        "--topo": FREE, "--workers": INT(1, 32 * 256), "--target": CHOICE, "--size": INT(1), "--dtype": CHOICE,
+        "--topo": FREE, "--workers": INT(1, 32 * 256), "--target": CHOICE, "--p4runtime-compat": CHOICE,
+        "--size": INT(1), "--dtype": CHOICE,
         "--loss": FLOAT(0, 1), "--jobs": INT(1, 256), "--elems": ONE_OF_ELEMS, "--pool-size": INT(1, 65536),
         "--slots": INT(1, 32768), "--keep-logs": FREE}),
     "bench": (bench_parser, {"what": "compile"}, {
@@ -54,7 +55,8 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str],
     "switch": (switch_parser, {}, {
         "-i": FREE, "--device-id": INT(0, 2**64 - 1), "--grpc-server-addr": FREE, "--grpc-server-cert": FREE,
         "--grpc-server-key": FREE, "--grpc-server-cacert": FREE, "--cpu-port": INT(0, 511),
-        "--drop-port": INT(0, 511), "--pcap": FREE, "--engine": CHOICE, "--profile": FREE, "--log-file": FREE}),
+        "--drop-port": INT(0, 511), "--pcap": FREE, "--engine": CHOICE, "--profile": FREE, "--log-file": FREE,
+        "--p4runtime-compat": CHOICE}),
 }
 GARBAGE = ["", "abc", "nan", "inf", "-inf", "1e400", "1.5", "0x", "1e3", "five", "0b2", "12abc", "-",
            "1" * 5000, "\n", "🙂", "0x-1"]

@@ -5,6 +5,7 @@ import sys
 
 from ina.args import int_choice, int_range, probability
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS
+from ina.switch.p4runtime_server import COMPAT_MODES
 from ina.topologies import clean
 from ina.topologies.runner import RunError, RunOptions, run, say, summary
 from ina.topologies.topo import TopologyError
@@ -19,6 +20,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int_range(1, MAX_WORKERS * MAX_JOBS), default=4,
                    help=f"workers of the star topology (at most {MAX_WORKERS} per job)")
     p.add_argument("--target", choices=["builtin", "bmv2", "auto"], default="builtin")
+    p.add_argument("--p4runtime-compat", choices=sorted(COMPAT_MODES), default=None,
+                   help="builtin switches answer P4Runtime as this target does (tests the controller "
+                        "against simple_switch_grpc's P4Runtime surface without BMv2)")
     p.add_argument("--size", type=int_range(1), default=1 << 16, help="elements per worker")
     p.add_argument("--dtype", choices=["int32", "float32", "float64"], default="int32")
     p.add_argument("--loss", type=probability, help="packet loss probability on every link (e.g. 0.01)")
@@ -38,14 +42,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.p4runtime_compat and args.target != "builtin":
+        parser.error("--p4runtime-compat applies to --target builtin (ina's switch imitating the target)")
     if args.clean:
         removed = clean.cleanup()
         print("removed: " + (", ".join(removed) if removed else "nothing"))
         return 0
     opts = RunOptions(topo=args.topo, workers=args.workers, target=args.target, size=args.size, dtype=args.dtype,
                       loss=args.loss, loss_mode=args.loss_mode, jobs=args.jobs, elems=args.elems, pool_size=args.pool_size,
-                      slots=args.slots, run_dir=args.keep_logs, cli=args.cli, baseline=args.baseline)
+                      slots=args.slots, run_dir=args.keep_logs, cli=args.cli, baseline=args.baseline,
+                      p4runtime_compat=args.p4runtime_compat)
     try:
         result = run(opts)
     except (RunError, TopologyError) as err:

@@ -13,8 +13,10 @@ from ina.topologies.switches import P4Switch
 
 
 class Network:
-    def __init__(self, topo: dict, run_dir: str, target: str = "builtin", run_id: str = "ina"):
+    def __init__(self, topo: dict, run_dir: str, target: str = "builtin", run_id: str = "ina",
+                 p4runtime_compat: str | None = None):
         self.topo, self.run_dir, self.target, self.run_id = topo, run_dir, target, run_id
+        self.p4runtime_compat = p4runtime_compat
         self.net: Mininet | None = None
 
     def start(self) -> None:
@@ -24,7 +26,8 @@ class Network:
         for name, h in self.topo["hosts"].items():
             net.addHost(name, cls=Host, ip=f"{h['ip']}/24", mac=h["mac"])
         for name, s in self.topo["switches"].items():
-            net.addSwitch(name, cls=P4Switch, grpc_addr=s["grpc"], run_dir=self.run_dir, target=self.target)
+            net.addSwitch(name, cls=P4Switch, grpc_addr=s["grpc"], run_dir=self.run_dir, target=self.target,
+                          p4runtime_compat=self.p4runtime_compat)
         for link in self.topo["links"]:
             a, b, ports = link["a"], link["b"], link["ports"]
             params = {k: v for k, v in link["params"].items() if v not in (None, 0, "0ms")}

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ina.topologies import clean
 from ina.topologies.net import Network
+from ina.topologies.switches import bmv2_toolchain
 from ina.topologies.topo import load
 
 
@@ -38,6 +39,7 @@ class RunOptions:
     cli: bool = False
     baseline: bool = False
     seed: int = 1
+    p4runtime_compat: str | None = None  # builtin switches answer P4Runtime as this target (COMPAT_MODES)
 
 
 @dataclass
@@ -48,6 +50,7 @@ class RunResult:
     loss_mode: str | None = None  # where the loss was applied: "netem" or "switch" (None: no loss)
     switch_stats: dict = field(default_factory=dict)
     switch_cpu_s: dict = field(default_factory=dict)  # CPU seconds each switch process used while workers ran
+    toolchain: dict = field(default_factory=dict)  # --target bmv2: {binary: {"path", "version"}}
 
 
 def say(message: str) -> None:
@@ -114,8 +117,13 @@ def run(opts: RunOptions) -> RunResult:
     t0 = time.monotonic()
     bmv2, p4info = compile_program(target, opts.elems, opts.pool_size, run_dir)
     say(f"compiled p4src/aggregate.p4 (ELEMS={opts.elems}, POOL_SIZE={opts.pool_size}) in {time.monotonic() - t0:.2f} s")
-    network = Network(topo, str(run_dir), target, run_id)
+    network = Network(topo, str(run_dir), target, run_id, opts.p4runtime_compat)
     result = RunResult(str(run_dir), loss_mode=loss_mode)
+    if target == "bmv2":
+        result.toolchain = bmv2_toolchain()
+        say("BMv2: " + "; ".join(f"{name} {t['version']} ({t['path']})" for name, t in result.toolchain.items()))
+        say("BMv2 cannot show slot state: simple_switch_grpc has no P4Runtime register reads "
+            "(UNIMPLEMENTED); the run is judged by the workers' results and the switch's counters")
     try:
         network.start()
         say("switches answer on gRPC; programming them")

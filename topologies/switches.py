@@ -5,6 +5,7 @@ P4Runtime server on 127.0.0.1. `start` waits until gRPC answers; when the proces
 the error carries the tail of its log, never a bare "did not start".
 """
 
+import shutil
 import subprocess
 import sys
 import time
@@ -13,9 +14,28 @@ from pathlib import Path
 import grpc
 from mininet.node import Switch
 
+BMV2_BINARIES = ("simple_switch_grpc", "p4c-bm2-ss")  # what --target bmv2 runs, found on PATH
+
 
 class SwitchStartError(Exception):
     pass
+
+
+def bmv2_toolchain() -> dict[str, dict[str, str]]:
+    """Path and `--version` of each BMv2 binary on PATH, so a run records what it measured."""
+    found = {}
+    for name in BMV2_BINARIES:
+        path = shutil.which(name)
+        if path is None:
+            found[name] = {"path": "", "version": "not installed"}
+            continue
+        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
+        lines = (done.stdout + done.stderr).splitlines()
+        # p4c prints its own path first, then "Version X (SHA: ...)"
+        version = next((ln.removeprefix("Version ") for ln in lines if ln.startswith("Version ")),
+                       lines[0] if lines else f"exit status {done.returncode}")
+        found[name] = {"path": path, "version": version.strip()}
+    return found
 
 
 def log_tail(path: Path, lines: int = 15) -> str:
@@ -28,10 +48,12 @@ def log_tail(path: Path, lines: int = 15) -> str:
 class P4Switch(Switch):
     """A Mininet switch backed by a P4 target process with a P4Runtime server."""
 
-    def __init__(self, name, grpc_addr: str, run_dir: str, target: str = "builtin", pcap: bool = True, **kwargs):
+    def __init__(self, name, grpc_addr: str, run_dir: str, target: str = "builtin", pcap: bool = True,
+                 p4runtime_compat: str | None = None, **kwargs):
         kwargs["inNamespace"] = False
         Switch.__init__(self, name, **kwargs)
         self.grpc_addr, self.run_dir, self.target, self.pcap = grpc_addr, Path(run_dir), target, pcap
+        self.p4runtime_compat = p4runtime_compat
         self.proc: subprocess.Popen | None = None
         self.log_path = self.run_dir / f"{name}.log"
 
@@ -45,6 +67,8 @@ class P4Switch(Switch):
         cmd = [sys.executable, "-m", "ina", "switch", "--no-p4", *ports, "--grpc-server-addr", self.grpc_addr]
         if self.pcap:
             cmd += ["--pcap", str(self.run_dir / f"{self.name}-pcap")]
+        if self.p4runtime_compat:
+            cmd += ["--p4runtime-compat", self.p4runtime_compat]
         return cmd
 
     def start(self, controllers) -> None:
