@@ -6,8 +6,10 @@ a register: a job's epoch (in its table entry) makes slots another run left behi
 so the same code runs on targets without P4Runtime register writes (simple_switch_grpc).
 """
 
-from dataclasses import dataclass, field
+import argparse
+from dataclasses import astuple, dataclass, field, fields
 
+from ina.args import probability
 from ina.controller.client import ControllerError, SwitchConnection, TableEntry
 from ina.p4rt import codec
 from ina.p4src.protocol import (
@@ -27,6 +29,9 @@ JOB_COUNTERS = ("InaIngress.job_accepted", "InaIngress.job_completed", "InaEgres
                 "InaIngress.job_wrong_epoch")
 PORT_COUNTERS = ("InaIngress.port_refused", "InaIngress.port_malformed", "InaIngress.port_drop_sim_in",
                  "InaEgress.port_drop_sim_out")
+DROP_TABLES = {"ingress": ("InaIngress.drop_sim_in", "sm.ingress_port"),
+               "egress": ("InaEgress.drop_sim_out", "sm.egress_port")}
+THRESHOLD_SCALE = 0xFFFFFFFF  # the drop simulator draws in [0, 0xFFFFFFFE]: this threshold drops all
 
 
 @dataclass(frozen=True)
@@ -64,10 +69,45 @@ class SlotState:
     current: bool
 
 
+@dataclass(frozen=True)
+class BurstLoss:
+    """Bursty loss on one port and direction, the drop simulator's Gilbert-Elliott mode: a packet is
+    lost with its state's probability (loss_good, loss_bad), then the state moves good->bad with
+    probability p_gb or bad->good with p_bg (netem's gemodel p, r, 1-h, 1-k)."""
+
+    loss_good: float
+    loss_bad: float
+    p_gb: float
+    p_bg: float
+
+    @classmethod
+    def parse(cls, text: str) -> "BurstLoss":
+        """GOOD,BAD,P_GB,P_BG: the argparse type of every CLI option that takes a burst model."""
+        parts = text.split(",")
+        try:
+            if len(parts) != len(fields(cls)):
+                raise argparse.ArgumentTypeError
+            return cls(*map(probability, parts))
+        except argparse.ArgumentTypeError:
+            shown = text if len(text) <= 40 else text[:40] + "..."
+            raise argparse.ArgumentTypeError("expected GOOD,BAD,P_GB,P_BG: four numbers in [0.0, 1.0], "
+                                             f"got {shown!r}") from None
+
+    def __str__(self) -> str:
+        return ",".join(f"{x:g}" for x in astuple(self))
+
+
 def drop_threshold(probability: float) -> int:
+    """The one formula from a probability to a drop-simulator threshold (loss or transition)."""
     if not 0.0 <= probability <= 1.0:
         raise ControllerError(f"drop probability {probability} is not between 0 and 1")
-    return round(probability * 0xFFFFFFFF)
+    return round(probability * THRESHOLD_SCALE)
+
+
+def drop_probability(threshold: int) -> float:
+    """drop_threshold's inverse, to 9 digits: the threshold's step is 2.3e-10, so a probability set
+    with fewer digits reads back as written."""
+    return round(threshold / THRESHOLD_SCALE, 9)
 
 
 def allocate(jobs: list[Job], num_slots: int, pool_size: int) -> int:
@@ -115,18 +155,34 @@ class Aggregation:
         return [(codec.format_mac(e.match["hdr.ethernet.dst_addr"]), e.params["port"])
                 for e in self.conn.read_table("InaIngress.l2_forward")]
 
-    def set_drop(self, port: int, ingress: float | None = None, egress: float | None = None) -> None:
-        for table, action, p in (("InaIngress.drop_sim_in", "InaIngress.set_drop_rate", ingress),
-                                 ("InaEgress.drop_sim_out", "InaEgress.set_drop_rate", egress)):
-            if p is None:
+    def set_drop(self, port: int, ingress: float | BurstLoss | None = None,
+                 egress: float | BurstLoss | None = None) -> None:
+        """Loss on the packets `port` receives (ingress) and sends (egress): a probability (uniform
+        loss) or a BurstLoss; None leaves that direction as it is."""
+        for (table, key), spec in zip(DROP_TABLES.values(), (ingress, egress), strict=True):
+            if spec is None:
                 continue
-            key = "sm.ingress_port" if "in" in table.split(".")[1] else "sm.egress_port"
+            control = table.split(".")[0]
+            if isinstance(spec, BurstLoss):
+                action = f"{control}.set_burst_loss"
+                params = {f.name: drop_threshold(getattr(spec, f.name)) for f in fields(spec)}
+            else:
+                action, params = f"{control}.set_drop_rate", {"threshold": drop_threshold(spec)}
             current = [e for e in self.conn.read_table(table) if e.match.get(key) == port]
-            params = {"threshold": drop_threshold(p)}
             if current:
                 self.conn.modify(table, {key: port}, action, params)
             else:
                 self.conn.insert(table, {key: port}, action, params)
+
+    def drops(self) -> dict[tuple[int, str], float | BurstLoss]:
+        """What set_drop left, by (port, "ingress" | "egress"), read back from the switch's tables."""
+        found = {}
+        for direction, (table, key) in DROP_TABLES.items():
+            for e in self.conn.read_table(table):
+                values = {name: drop_probability(t) for name, t in e.params.items()}
+                burst = e.action.endswith(".set_burst_loss")
+                found[e.match[key], direction] = BurstLoss(**values) if burst else values["threshold"]
+        return dict(sorted(found.items()))
 
     # --- jobs ----------------------------------------------------------------------------
     def jobs(self) -> list[Job]:

@@ -11,12 +11,12 @@ import sys
 from dataclasses import asdict
 
 from ina.args import int_range, ipv4_address, positive_float, probability, udp_port
-from ina.controller.aggregation import Aggregation, Worker
+from ina.controller.aggregation import Aggregation, BurstLoss, Worker
 from ina.controller.client import ControllerError, SwitchConnection
 from ina.p4rt import codec
 from ina.p4src.protocol import EPOCH_MAX, MAX_JOBS, MAX_PORT, MAX_SLOTS, MAX_WORKERS, UDP_PORT
 
-READ_ONLY = {"show-pipeline", "table-dump", "show-jobs", "show-stats", "show-slot", "show-forwarding"}
+READ_ONLY = {"show-pipeline", "table-dump", "show-jobs", "show-stats", "show-slot", "show-forwarding", "show-drops"}
 
 
 def _worker(text: str) -> Worker:
@@ -82,8 +82,14 @@ def build_parser() -> argparse.ArgumentParser:
     ss.add_argument("--set", type=int_range(0, 1), default=0, dest="pool_set")
     sd = sub.add_parser("set-drop", help="emulate loss inside the switch on one port")
     sd.add_argument("port", type=int_range(0, MAX_PORT))
-    sd.add_argument("--ingress", type=probability)
-    sd.add_argument("--egress", type=probability)
+    for direction, what in (("ingress", "received on"), ("egress", "sent out of")):
+        model = sd.add_mutually_exclusive_group()
+        model.add_argument(f"--{direction}", type=probability, metavar="P",
+                           help=f"uniform loss probability of packets {what} the port")
+        model.add_argument(f"--{direction}-burst", type=BurstLoss.parse, metavar="GOOD,BAD,P_GB,P_BG",
+                           help=f"bursty (Gilbert-Elliott) loss of packets {what} the port: loss in the "
+                                "good and bad states, then the chance per packet of going good->bad, bad->good")
+    sub.add_parser("show-drops", help="the loss each port and direction emulates (set-drop)")
     sub.add_parser("show-forwarding")
     td = sub.add_parser("table-dump")
     td.add_argument("table")
@@ -129,8 +135,13 @@ def run(args) -> object:
         if args.command == "show-slot":
             return asdict(agg.slot(args.job, args.index, args.pool_set))
         if args.command == "set-drop":
-            agg.set_drop(args.port, args.ingress, args.egress)
+            agg.set_drop(args.port, args.ingress if args.ingress_burst is None else args.ingress_burst,
+                         args.egress if args.egress_burst is None else args.egress_burst)
             return {"ok": True}
+        if args.command == "show-drops":
+            return [{"port": port, "direction": direction,
+                     **({"burst": asdict(spec)} if isinstance(spec, BurstLoss) else {"loss": spec})}
+                    for (port, direction), spec in agg.drops().items()]
         if args.command == "show-forwarding":
             return [{"mac": m, "port": p} for m, p in agg.forwarding()]
     raise ControllerError(f"unknown command {args.command}")
@@ -166,6 +177,11 @@ def _human(command: str, result) -> None:
                 print(f"{group[:-1]} {index}: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
         if not result["jobs"] and not result["ports"]:
             print("no packets counted yet")
+    elif command == "show-drops":
+        _print_table([[r["port"], r["direction"], f"uniform {r['loss']:g}" if "loss" in r else
+                       "burst " + str(BurstLoss(**r["burst"]))] for r in result], ["port", "direction", "loss"])
+        if not result:
+            print("no loss emulated")
     elif command == "show-forwarding":
         _print_table([[r["mac"], r["port"]] for r in result], ["mac", "port"])
     elif command == "show-slot":
@@ -181,6 +197,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if (args.ca_cert or args.cert or args.key) and not args.ssl:
         parser.error("argument --ca-cert/--cert/--key: needs --ssl")
+    if args.command == "set-drop" and all(getattr(args, d) is None for d in
+                                          ("ingress", "ingress_burst", "egress", "egress_burst")):
+        parser.error("set-drop: give the loss of at least one direction (--ingress/--ingress-burst, "
+                     "--egress/--egress-burst)")
     if bool(args.cert) != bool(args.key):
         parser.error("argument --cert/--key: give both (the client certificate and its key) or neither")
     try:

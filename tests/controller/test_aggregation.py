@@ -8,7 +8,15 @@ import threading
 import pytest
 
 from ina.compiler import compile_file
-from ina.controller.aggregation import Aggregation, Job, Worker, allocate
+from ina.controller.aggregation import (
+    Aggregation,
+    BurstLoss,
+    Job,
+    Worker,
+    allocate,
+    drop_probability,
+    drop_threshold,
+)
 from ina.controller.cli import main as ctl_main
 from ina.controller.client import ControllerError, NotPrimaryError, SwitchConnection
 from ina.p4src import AGGREGATE_P4
@@ -237,3 +245,73 @@ def test_a_failed_add_job_leaves_nothing_behind(switch):
         agg.add_job(5, [W0, W1], num_slots=4)
     assert switch_state(sw) == before and registers(sw) == before_regs
     assert agg.jobs() == []
+
+
+def frame(src: Worker, dst: Worker) -> bytes:
+    """An ordinary (non-IP) frame from one worker's port to another's: only L2 forwarding applies."""
+    return bytes.fromhex(dst.mac.replace(":", "") + src.mac.replace(":", "") + "88b5") + b"ina drop test"
+
+
+def test_drop_threshold_is_one_formula_for_loss_and_transitions():
+    assert [drop_threshold(p) for p in (0, 0.01, 0.5, 1)] == [0, 42949673, 0x80000000, 0xFFFFFFFF]
+    assert [drop_probability(drop_threshold(p)) for p in (0.01, 0.123456789, 1)] == [0.01, 0.123456789, 1.0]
+    with pytest.raises(ControllerError, match=r"drop probability 1\.5 is not between 0 and 1"):
+        drop_threshold(1.5)
+
+
+def test_set_drop_burst_and_uniform_per_direction_program_and_read_back(switch):
+    sw, conn, _ = switch
+    agg = Aggregation(conn)
+    agg.install_forwarding([(W0.mac, 1), (W1.mac, 2)])
+    agg.set_drop(1, ingress=BurstLoss(0.0, 1.0, 1.0, 0.0), egress=0.25)
+    agg.set_drop(2, egress=BurstLoss(0.01, 0.5, 0.125, 1.0))
+    [entry_in] = sw.tables["InaIngress.drop_sim_in"].entries()
+    assert (entry_in.action.name, entry_in.args) == ("InaIngress.set_burst_loss", (0, 0xFFFFFFFF, 0xFFFFFFFF, 0))
+    assert [(e.action.name, e.args) for e in sw.tables["InaEgress.drop_sim_out"].entries()] == [
+        ("InaEgress.set_drop_rate", (0x40000000,)),
+        ("InaEgress.set_burst_loss", (42949673, 0x80000000, 0x20000000, 0xFFFFFFFF))]
+    assert agg.drops() == {(1, "egress"): 0.25, (1, "ingress"): BurstLoss(0.0, 1.0, 1.0, 0.0),
+                           (2, "egress"): BurstLoss(0.01, 0.5, 0.125, 1.0)}
+    # the first packet finds the good state (lossless) and leaves it bad, where all are lost
+    outs = [sw.process(1, frame(W0, W1)) for _ in range(4)]
+    assert outs == [[(2, frame(W0, W1))], [], [], []]
+    assert sw.counters["InaIngress.port_drop_sim_in"].read(1)[0] == 3
+    assert sw.registers["InaIngress.drop_sim_in_bad"].read(1) == 1
+    # back to uniform: the bad state stays in its register and no longer matters
+    agg.set_drop(1, ingress=0.0)
+    assert sw.process(1, frame(W0, W1)) == [(2, frame(W0, W1))]
+    assert sw.registers["InaIngress.drop_sim_in_bad"].read(1) == 1
+    assert agg.drops()[1, "ingress"] == 0.0
+    with pytest.raises(ControllerError, match=r"drop probability -0\.1 is not between 0 and 1"):
+        agg.set_drop(3, egress=BurstLoss(0.0, 1.0, -0.1, 0.5))
+
+
+def test_ctl_set_drop_and_show_drops(switch, capsys):
+    sw, conn, address = switch
+    conn.close()
+    ctl = ["--grpc-addr", address, "--election-id", "30"]
+    assert ctl_main([*ctl, "set-drop", "5", "--ingress-burst", "0,1,0.5,0.25", "--egress", "0.1"]) == 0
+    assert sw.tables["InaIngress.drop_sim_in"].entries()[0].args == (0, 0xFFFFFFFF, 0x80000000, 0x40000000)
+    capsys.readouterr()
+    assert ctl_main(["--grpc-addr", address, "--json", "show-drops"]) == 0
+    assert json.loads(capsys.readouterr().out) == [
+        {"port": 5, "direction": "egress", "loss": 0.1},
+        {"port": 5, "direction": "ingress", "burst": {"loss_good": 0.0, "loss_bad": 1.0, "p_gb": 0.5, "p_bg": 0.25}}]
+    assert ctl_main(["--grpc-addr", address, "show-drops"]) == 0
+    assert [line.split() for line in capsys.readouterr().out.splitlines()] == [
+        ["port", "direction", "loss"], ["5", "egress", "uniform", "0.1"], ["5", "ingress", "burst", "0,1,0.5,0.25"]]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--ingress-burst", "0,1,0.5"], "argument --ingress-burst: expected GOOD,BAD,P_GB,P_BG: four numbers in [0.0, 1.0]"),
+    (["--egress-burst", "0,1,0.5,nan"], "argument --egress-burst: expected GOOD,BAD,P_GB,P_BG"),
+    (["--ingress", "0.1", "--ingress-burst", "0,1,1,0"], "argument --ingress-burst: not allowed with argument --ingress"),
+    ([], "set-drop: give the loss of at least one direction"),
+])
+def test_ctl_set_drop_refuses_bad_models_in_one_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        ctl_main(["set-drop", "1", *argv])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    [line] = [line for line in err.splitlines() if "error:" in line]
+    assert message in line
