@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from engine_compare import engines, program, run_both, same_state
 
+from ina.compiler import compile_file
 from ina.p4src import AGGREGATE_P4
 from ina.switch import hashes
 from ina.switch.engine import Switch
@@ -761,3 +762,41 @@ def test_replay_keeps_every_fan_out_in_one_growing_buffer() -> None:
     native.multicast.set_group(1, [(i % 512, i // 512) for i in range(2044)])
     assert native.native.replay([(1, BROADCAST)] * 3, 2) == 6 * 2044
     assert native.stats["dropped_output_full"] == 0
+
+
+# --- assert and assume: README says a failure drops the packet (simple_switch aborts) ----------
+ASSERTS_P4 = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; }
+struct headers_t { h_t h; }
+struct metadata_t { }
+parser P(packet_in pkt, out headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control VC(inout headers_t hdr, inout metadata_t meta) { apply { } }
+control I(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {
+    counter(1, CounterType.packets) passed;
+    apply {
+        sm.egress_spec = 1;
+        assert(hdr.h.a != 1);
+        assume(hdr.h.a != 2);
+        passed.count(0);
+        hdr.h.b = 0xAB;
+    }
+}
+control E(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout metadata_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"""
+
+
+def test_assert_and_assume_failures_drop_the_packet_and_nothing_after_runs(tmp_path: Path) -> None:
+    source = tmp_path / "asserts.p4"
+    source.write_text(ASSERTS_P4)
+    py, native = engines(compile_file(source).bmv2)
+    outs = run_both(py, native, [(0, b"\x00\x00"), (0, b"\x01\x00"), (0, b"\x02\x00"), (0, b"\x00\x01")])
+    assert outs == [[(1, b"\x00\xab")], [], [], [(1, b"\x00\xab")]]
+    assert py.counters["I.passed"].read(0)[0] == 2
+    assert (py.stats["rx"], py.stats["tx"], py.stats["dropped_error"]) == (4, 2, 2)
