@@ -17,6 +17,8 @@ import pytest
 
 from ina.bench.cli import build_parser as bench_parser
 from ina.compiler.cli import build_parser as compile_parser
+from ina.controller.aggregation import BurstLoss
+from ina.controller.cli import build_parser as ctl_parser
 from ina.hosts.cli import build_parser as worker_parser
 from ina.switch.cli import build_parser as switch_parser
 from ina.switch.stf import build_parser as stf_parser
@@ -33,6 +35,16 @@ def FLOAT(lo: float, hi: float | None, lo_open: bool = False) -> tuple:
 
 ONE_OF_ELEMS = ("one_of", (8, 16, 32, 64))
 IPV4, DEFINE, CHOICE, FREE = ("ipv4",), ("define",), ("choice",), ("free",)
+BURST = ("burst",)  # GOOD,BAD,P_GB,P_BG: four probabilities
+
+
+def subcommand(build: Callable[[], argparse.ArgumentParser], name: str) -> Callable[[], argparse.ArgumentParser]:
+    """The parser of one subcommand (its errors read `ina ctl NAME: error: ...`)."""
+    def parser() -> argparse.ArgumentParser:
+        [sub] = [a for a in build()._actions if isinstance(a, argparse._SubParsersAction)]
+        return sub.choices[name]
+    return parser
+
 
 # command -> (parser, arguments every parse needs, {option: kind})
 COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str], dict[str, tuple]]] = {
@@ -45,8 +57,11 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str],
     "run": (run_parser, {}, {
         "--topo": FREE, "--workers": INT(1, 32 * 256), "--target": CHOICE, "--p4runtime-compat": CHOICE,
         "--size": INT(1), "--dtype": CHOICE,
-        "--loss": FLOAT(0, 1), "--jobs": INT(1, 256), "--elems": ONE_OF_ELEMS, "--pool-size": INT(1, 65536),
+        "--loss": FLOAT(0, 1), "--loss-burst": BURST, "--loss-link": FREE, "--loss-direction": CHOICE,
+        "--loss-mode": CHOICE, "--jobs": INT(1, 256), "--elems": ONE_OF_ELEMS, "--pool-size": INT(1, 65536),
         "--slots": INT(1, 32768), "--keep-logs": FREE}),
+    "ctl set-drop": (subcommand(ctl_parser, "set-drop"), {"port": "1"}, {
+        "--ingress": FLOAT(0, 1), "--egress": FLOAT(0, 1), "--ingress-burst": BURST, "--egress-burst": BURST}),
     "bench": (bench_parser, {"what": "compile"}, {
         "--out": FREE, "--reps": INT(1), "--seconds": FLOAT(0, None, lo_open=True), "--target": CHOICE}),
     "compile": (compile_parser, {"program": "x.p4"}, {
@@ -114,6 +129,10 @@ def _case(rng: random.Random, kind: tuple, action: argparse.Action) -> tuple[str
         text, x = _float_case(rng, lo, hi)
         ok = x is not None and math.isfinite(x) and (x > lo if lo_open else x >= lo) and (hi is None or x <= hi)
         return text, ok, x
+    if kind[0] == "burst":
+        cases = [_float_case(rng, 0.0, 1.0) for _ in range(rng.choice([4, 4, 4, 3, 5]))]
+        ok = len(cases) == 4 and all(x is not None and 0 <= x <= 1 for _t, x in cases)
+        return ",".join(t for t, _x in cases), ok, BurstLoss(*(x for _t, x in cases)) if ok else None
     if kind[0] == "ipv4":
         text, ok = _ipv4_case(rng)
         return text, ok, str(ipaddress.IPv4Address(text)) if ok else None
@@ -135,6 +154,8 @@ def _range_words(kind: tuple, action: argparse.Action) -> str:
         return str(float(kind[1]))
     if kind[0] == "choice":
         return "choose from"
+    if kind[0] == "burst":
+        return "GOOD,BAD,P_GB,P_BG: four numbers in [0.0, 1.0]"
     return "expected"
 
 

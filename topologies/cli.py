@@ -4,6 +4,7 @@ import argparse
 import sys
 
 from ina.args import int_choice, int_range, probability
+from ina.controller.aggregation import BurstLoss
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS
 from ina.switch.p4runtime_server import COMPAT_MODES
 from ina.topologies import clean
@@ -25,7 +26,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "against simple_switch_grpc's P4Runtime surface without BMv2)")
     p.add_argument("--size", type=int_range(1), default=1 << 16, help="elements per worker")
     p.add_argument("--dtype", choices=["int32", "float32", "float64"], default="int32")
-    p.add_argument("--loss", type=probability, help="packet loss probability on every link (e.g. 0.01)")
+    model = p.add_mutually_exclusive_group()
+    model.add_argument("--loss", type=probability, help="packet loss probability on every host link (e.g. 0.01)")
+    model.add_argument("--loss-burst", type=BurstLoss.parse, metavar="GOOD,BAD,P_GB,P_BG",
+                       help="bursty (Gilbert-Elliott) loss instead: loss in the good and bad states, then the "
+                            "chance per packet of going good->bad, bad->good")
+    p.add_argument("--loss-link", metavar="HOST", help="the loss on this host's link only (e.g. h2)")
+    p.add_argument("--loss-direction", choices=["up", "down", "both"], default="both",
+                   help="up: host -> switch, down: switch -> host (default: %(default)s)")
     p.add_argument("--loss-mode", choices=["auto", "netem", "switch"], default="auto",
                    help="where --loss is applied: netem on the links, the switch's drop simulator on "
                         "every host port, or auto (netem when the kernel has it)")
@@ -44,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if (args.loss_link or args.loss_direction != "both") and args.loss is None and args.loss_burst is None:
+        parser.error("--loss-link/--loss-direction: say the loss with --loss or --loss-burst")
     if args.p4runtime_compat and args.target != "builtin":
         parser.error("--p4runtime-compat applies to --target builtin (ina's switch imitating the target)")
     if args.clean:
@@ -51,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         print("removed: " + (", ".join(removed) if removed else "nothing"))
         return 0
     opts = RunOptions(topo=args.topo, workers=args.workers, target=args.target, size=args.size, dtype=args.dtype,
-                      loss=args.loss, loss_mode=args.loss_mode, jobs=args.jobs, elems=args.elems, pool_size=args.pool_size,
+                      loss=args.loss if args.loss_burst is None else args.loss_burst, loss_mode=args.loss_mode,
+                      loss_link=args.loss_link, loss_direction=args.loss_direction, jobs=args.jobs, elems=args.elems, pool_size=args.pool_size,
                       slots=args.slots, run_dir=args.keep_logs, cli=args.cli, baseline=args.baseline,
                       p4runtime_compat=args.p4runtime_compat)
     try:

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ina.controller.aggregation import BurstLoss
 from ina.topologies import clean
 from ina.topologies.net import Network
 from ina.topologies.switches import bmv2_toolchain
@@ -28,8 +29,10 @@ class RunOptions:
     target: str = "builtin"
     size: int = 1 << 16
     dtype: str = "int32"
-    loss: float | None = None
+    loss: float | BurstLoss | None = None  # uniform loss probability, or bursty (Gilbert-Elliott) loss
     loss_mode: str = "auto"  # where --loss is applied: "netem" (links), "switch" (drop simulator), "auto"
+    loss_link: str | None = None  # only this host's link (None: every host link)
+    loss_direction: str = "both"  # "up" (host -> switch), "down" (switch -> host) or "both"
     jobs: int = 1
     elems: int = 64
     pool_size: int = 8192
@@ -103,13 +106,16 @@ def run(opts: RunOptions) -> RunResult:
     leftovers = clean.cleanup()
     if leftovers:
         say(f"removed leftovers of an earlier run: {', '.join(leftovers[:6])}{' ...' if len(leftovers) > 6 else ''}")
-    link_loss = opts.loss if loss_mode == "netem" else None
-    if loss_mode == "switch":
-        why = "asked for" if opts.loss_mode == "switch" else "this kernel has no netem qdisc"
-        say(f"{why}: emulating {opts.loss:.1%} loss with the switch's drop simulator on every host "
-            "port (both directions) instead of on the links")
-    topo = load(opts.topo, opts.workers if "star" in str(opts.topo) else None, opts.jobs, link_loss, opts.slots,
+    topo = load(opts.topo, opts.workers if "star" in str(opts.topo) else None, opts.jobs, slots=opts.slots,
                 extra_host=opts.baseline)
+    lossy = loss_links(topo, opts.loss_link) if loss_mode else []
+    if loss_mode:
+        model = f"bursty loss {opts.loss} (GOOD,BAD,P_GB,P_BG)" if isinstance(opts.loss, BurstLoss) \
+            else f"{opts.loss:.1%} loss"
+        where = f"{opts.loss_link}'s link" if opts.loss_link else "every host link"
+        how = ("netem on the links" if loss_mode == "netem" else "the switch's drop simulator on the host ports"
+               + ("" if opts.loss_mode == "switch" else " (this kernel has no netem qdisc)"))
+        say(f"emulating {model} on {where}, direction {opts.loss_direction}, with {how}")
     if opts.baseline and len(topo["jobs"]) != 1:
         raise RunError("the host-only baseline serves one job; drop --jobs")
     say(f"topology {topo['name']}: {len(topo['switches'])} switch(es), {len(topo['hosts'])} hosts, "
@@ -136,7 +142,9 @@ def run(opts: RunOptions) -> RunResult:
             if path:
                 say(f"{s.name}: {path}")
         if loss_mode == "switch":
-            emulate_loss(topo, opts.loss)
+            emulate_loss(topo, lossy, opts.loss, opts.loss_direction)
+        elif loss_mode == "netem":
+            netem_loss(network, lossy, opts.loss, opts.loss_direction)
         if opts.cli:
             from mininet.cli import CLI
 
@@ -194,15 +202,46 @@ def pick_loss_mode(mode: str) -> str:
     return mode
 
 
-def emulate_loss(topo: dict, loss: float) -> None:
+def loss_links(topo: dict, host: str | None) -> list[tuple[str, str, int]]:
+    """(switch, host, switch port) of every host link that gets the loss, or of `host`'s alone."""
+    links = [(s, h, port) for s, sw in topo["switches"].items() for h, port in sw["hosts"].items()
+             if host in (None, h)]
+    if not links:
+        raise RunError(f"--loss-link {host}: no such host (hosts: {', '.join(topo['hosts'])})")
+    return links
+
+
+def emulate_loss(topo: dict, links: list[tuple[str, str, int]], loss: float | BurstLoss, direction: str) -> None:
+    """The drop simulator on each link's switch port: up is what the port receives, down what it sends."""
     from ina.controller.aggregation import Aggregation
     from ina.controller.client import SwitchConnection
 
-    for sw in topo["switches"].values():
-        with SwitchConnection(sw["grpc"], election_id=1) as conn:
+    for name in sorted({s for s, _h, _p in links}):
+        with SwitchConnection(topo["switches"][name]["grpc"], election_id=1) as conn:
             agg = Aggregation(conn)
-            for port in sw["hosts"].values():
-                agg.set_drop(port, ingress=loss, egress=loss)
+            for _s, _h, port in (link for link in links if link[0] == name):
+                agg.set_drop(port, ingress=loss if direction in ("up", "both") else None,
+                             egress=loss if direction in ("down", "both") else None)
+
+
+def netem_args(loss: float | BurstLoss) -> list[str]:
+    """netem's loss arguments: random, or gemodel p r 1-h 1-k (in percent), the same chain as the
+    drop simulator's burst mode."""
+    if isinstance(loss, BurstLoss):
+        return ["loss", "gemodel", *(f"{100 * x:g}%" for x in (loss.p_gb, loss.p_bg, loss.loss_bad, loss.loss_good))]
+    return ["loss", "random", f"{100 * loss:g}%"]
+
+
+def netem_loss(network: Network, links: list[tuple[str, str, int]], loss: float | BurstLoss, direction: str) -> None:
+    """netem on each link's interfaces, as the root qdisc: the host's sends up, the switch's down."""
+    for switch, host, _port in links:
+        host_intf, switch_intf = network.host(host).connectionsTo(network.host(switch))[0]
+        chosen = [host_intf] * (direction in ("up", "both")) + [switch_intf] * (direction in ("down", "both"))
+        for intf in chosen:
+            out = intf.node.cmd(" ".join(["tc", "qdisc", "replace", "dev", intf.name, "root", "netem",
+                                          *netem_args(loss)]))
+            if out.strip():
+                raise RunError(f"netem on {intf.name}: {out.strip()}")
 
 
 def run_workers(network: Network, topo: dict, opts: RunOptions, epochs: dict[int, int]) -> list[dict]:

@@ -1,17 +1,22 @@
-"""The drop simulator's loss models measured on the switch: many seeded packets through
-Switch.process on the Python engine (its random() is Python's `random`, so a seed fixes every
-draw), compared with the Gilbert-Elliott formulas within bounds computed for the sample size."""
+"""The drop simulator's loss models: measured on the switch (many seeded packets through
+Switch.process on the Python engine, whose random() is Python's `random`, so a seed fixes every
+draw) against the Gilbert-Elliott formulas within bounds computed for the sample size; and where
+`ina run` puts them (the switch's ports and directions, netem's arguments)."""
 
 import functools
 import math
 import random
+import threading
 
 import pytest
 
 from ina.compiler import compile_file
-from ina.controller.aggregation import BurstLoss, drop_threshold
+from ina.controller.aggregation import Aggregation, BurstLoss, drop_threshold
+from ina.controller.client import SwitchConnection
 from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch
+from ina.switch.p4runtime_server import P4RuntimeService, serve
+from ina.topologies.runner import RunError, emulate_loss, loss_links, netem_args
 
 PACKETS = 20_000
 Z = 5.0  # bounds are Z standard errors: a correct model fails one seed in millions
@@ -69,3 +74,32 @@ def test_gilbert_bursts_last_one_over_p_bg_packets(direction):
     lam = 1 - m.p_gb - m.p_bg
     share_bound = Z * math.sqrt(bad * (1 - bad) * (1 + 2 * lam / (1 - lam)) / PACKETS)
     assert abs(sum(lost) / PACKETS - bad) <= share_bound, (sum(lost) / PACKETS, bad, share_bound)
+
+
+def test_netem_gets_the_same_chain_as_gemodel_and_uniform_loss_as_random():
+    # netem's gemodel takes p (good->bad), r (bad->good), 1-h (loss when bad), 1-k (loss when good)
+    assert netem_args(BurstLoss(0.01, 0.5, 0.02, 0.25)) == ["loss", "gemodel", "2%", "25%", "50%", "1%"]
+    assert netem_args(0.05) == ["loss", "random", "5%"]
+
+
+@pytest.mark.parametrize(("link", "direction", "expected"), [
+    (None, "both", {(1, "ingress"): 0.1, (1, "egress"): 0.1, (2, "ingress"): 0.1, (2, "egress"): 0.1}),
+    ("h2", "up", {(2, "ingress"): 0.1}),
+    ("h1", "down", {(1, "egress"): 0.1}),
+])
+def test_ina_run_puts_switch_loss_on_the_chosen_link_and_direction(link, direction, expected):
+    sw = Switch()
+    srv = serve(P4RuntimeService(sw, threading.Lock()), "127.0.0.1:0")
+    try:
+        address = f"127.0.0.1:{srv.bound_port}"
+        with SwitchConnection(address, election_id=1) as conn:
+            compiled = compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": "16"})
+            conn.set_pipeline(compiled.bmv2, compiled.p4info)
+        topo = {"hosts": {"h1": {}, "h2": {}}, "switches": {"s1": {"grpc": address, "hosts": {"h1": 1, "h2": 2}}}}
+        emulate_loss(topo, loss_links(topo, link), 0.1, direction)
+        with SwitchConnection(address, election_id=None) as conn:
+            assert Aggregation(conn).drops() == expected
+        with pytest.raises(RunError, match=r"--loss-link h9: no such host \(hosts: h1, h2\)"):
+            loss_links(topo, "h9")
+    finally:
+        srv.stop(None)
