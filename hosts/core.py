@@ -6,9 +6,32 @@ runs over a UDP socket (ina.hosts.worker), on a harness's virtual clock with cho
 
 The array is cut into chunks of E values. Slot k of the job (k < window) carries chunks k, k+W,
 k+2W, ...; each reuse of a slot flips its set, which is how the switch knows an old round is over.
-A slot's packet is retransmitted after a timeout that follows the measured round-trip time
-(RFC 6298's estimator, never below `timeout`), doubling per retry, until its result arrives;
-results for a set the slot is no longer waiting on are duplicates.
+Loss recovery (docs/protocol.md, "Worker obligations"):
+- Time-based loss detection as in RACK (RFC 8985): a slot whose packet was sent before the most
+  recently answered one, and is still unanswered `rack_rtt + reo_wnd` after it was sent, is presumed
+  lost and resent at once, without waiting for a timer. rack_rtt is the RTT of that latest answer;
+  the reordering window reo_wnd starts at min_rtt / 4 and widens by that much per spurious
+  retransmission (never beyond srtt).
+- Only the worker whose UPDATE was lost can complete the slot, and no worker can tell whether its
+  own UPDATE, another's, or its own RESULT copy was lost. So the workers take turns: in slot k,
+  worker r waits ((r + k) mod n) further allowances (rack_rtt + reo_wnd) before resending. The
+  first one's resend completes the slot if the loss was its own, and the switch's multicast then
+  reaches the others before their turn; a lost RESULT copy costs only its receiver a resend (the
+  switch answers it from the completed set). A worker that resent waits a whole round (n
+  allowances) before its next RACK resend of the slot. A lost UPDATE costs (n - 1) / 2 wasted resends on
+  average instead of n - 1; the turn rotates with the slot so no rank always waits longest.
+- The retransmission timeout (RTO) is the last resort, for losses with no later answer to reveal
+  them (the last slots, a stall): RFC 6298's estimator, at least max(MIN_RTO, RTO_MIN_RTTS x
+  min_rtt) and at most MAX_RTO; `timeout` is the RTO until the first RTT sample. The RTO doubles
+  per timed-out retry of the same packet (the backoff is shared by all slots: the RTO of the path,
+  not of a packet) until a fresh RTT sample (Karn's rule: none from a retransmitted use).
+- Spurious retransmissions: an answer sooner than min_rtt after a slot's resend cannot answer the
+  resend, so the original got through. The core counts it (`Stats.spurious`), takes the original's
+  RTT as a sample (Eifel: the path got slower), undoes the RTO backoff and widens reo_wnd.
+- Pacing: at most PACE_BURST resends leave at once; the rest follow PACE_BURST per
+  srtt * PACE_BURST / window, so after a stall the window is resent over one RTT, not in one burst,
+  and late answers that arrive meanwhile spare their slots the resend.
+Results for a set the slot is no longer waiting on are duplicates.
 
 A RESULT counts only if it comes from the switch's address and port and carries this job and the
 job's epoch (the per-run token the controller installed); anything else is counted as forged and
@@ -20,6 +43,7 @@ the next one's. int32 needs none of that and is summed exactly (with int32 wrapa
 """
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,9 +64,11 @@ from ina.p4src.protocol import (
 )
 
 MAX_DATAGRAM_ELEMS = (65507 - HEADER_LEN) // 4  # values that fit one UDP datagram over IPv4
-INITIAL_RTO = 0.2  # until RTT samples arrive: a first window can queue long
+MIN_RTO = 300e-6  # the RTO's floor in seconds, whatever the measured RTT: scheduling noise on a host
+RTO_MIN_RTTS = 2  # ... and in minimum RTTs: a timeout never fires within the fastest answer seen
 MAX_RTO = 2.0
-MAX_BACKOFF = 6  # the timeout doubles per retry up to 2**6 times the RTO
+MAX_BACKOFF = 6  # the RTO doubles per timed-out retry up to 2**6 times
+PACE_BURST = 4  # resends that leave at once; more are spread over one srtt per window
 
 _pack_header, _unpack_header = HEADER.pack_into, HEADER.unpack_from
 
@@ -55,8 +81,9 @@ class WorkerError(Exception):
 class Stats:
     packets_sent: int = 0
     packets_received: int = 0
-    retransmissions: int = 0
-    timeouts: int = 0
+    retransmissions: int = 0  # every resend: timeouts + those RACK's time-based detection sent
+    timeouts: int = 0  # resends because the RTO passed
+    spurious: int = 0  # resends whose original was answered after all (answer within min_rtt)
     duplicates: int = 0
     forged: int = 0  # datagrams that were not this job's RESULTs from the switch
     elapsed: float = 0.0
@@ -93,7 +120,8 @@ class AllReduceCore:
       expire(now) -> list                call it whenever now >= `deadline`: retransmissions
     State: `deadline` (inf when nothing waits), `finished`, `result()`, `stats`.
     A datagram is the core's own buffer for its slot, not a copy: send it before the next event.
-    Bad arguments raise ValueError naming the argument and its range.
+    `timeout` is the RTO until the first RTT sample; then the RTO follows the measured RTT (the
+    module's docstring). Bad arguments raise ValueError naming the argument and its range.
     """
 
     def __init__(self, job_id: int, rank: int, n_workers: int, epoch: int, elems: int, window: int,
@@ -110,7 +138,16 @@ class AllReduceCore:
         self._uses = [0] * window  # uses of each slot since the job was set up (set = uses % 2)
         self._srtt: float | None = None
         self._rttvar = 0.0
-        self._rto = max(timeout, INITIAL_RTO)
+        self._min_rtt = math.inf
+        self._floor = MIN_RTO  # max(MIN_RTO, RTO_MIN_RTTS * min_rtt)
+        self._rto = timeout
+        self._backoff = 0
+        self._timer = timeout  # the RTO times 2 ** backoff: how long a slot waits for its timer
+        self._reo_mult = 1
+        self._reo_wnd = 0.0  # reo_mult * min_rtt / 4; stops widening at srtt
+        self._allowance = math.inf  # rack_rtt + reo_wnd: how long an answer may take (RACK)
+        self._sequence = 0  # transmissions so far: orders them, ties in time included
+        self._rack_seq = 0  # the latest transmission that was answered (RACK.xmit_ts as an order)
 
     def _check_arguments(self) -> None:
         check("job_id", self.job_id, 0 <= self.job_id < MAX_JOBS, f"0..{MAX_JOBS - 1}")
@@ -163,12 +200,16 @@ class AllReduceCore:
         self._chunk_of = [-1] * window  # chunk in flight per slot (-1: exponent-only bootstrap)
         self._done = [False] * window
         self._retries = [0] * window
-        self._sent_at = [now] * window
+        self._sent_at = [now] * window  # the latest transmission of each slot's current use
         self._first_sent = [now] * window  # when the current use was first sent (RTT samples)
+        first = self._sequence + 1
+        self._seq_of = list(range(first, first + window))  # each slot's latest transmission, in order
+        self._sequence += window
+        self._unanswered = OrderedDict.fromkeys(range(window))  # waiting slots, oldest transmission first
         self._remaining = n_chunks
         self._started = now
         self.finished = False
-        self.deadline = now + self._rto
+        self.deadline = now + self._timer
         plen, payload_view, uses = 4 * elems, self._payload, self._uses
         for k, pkt in enumerate(self._pkts):
             pool = (uses[k] & 1) << SET_SHIFT | k
@@ -199,17 +240,18 @@ class AllReduceCore:
         if done[index] or pool >> SET_SHIFT != uses[index] & 1:
             stats.duplicates += 1
             return None
-        first_sent = self._first_sent
-        if self._retries[index] == 0:  # RFC 6298, with Karn's rule: no samples from retransmissions
-            rtt = now - first_sent[index]
-            srtt = self._srtt
-            if srtt is None:
-                srtt, rttvar = rtt, rtt / 2
-            else:
-                rttvar = 0.75 * self._rttvar + 0.25 * abs(srtt - rtt)
-                srtt = 0.875 * srtt + 0.125 * rtt
-            self._srtt, self._rttvar = srtt, rttvar
-            self._rto = min(MAX_RTO, max(self.timeout, srtt + 4 * rttvar))
+        first_sent, sent_at, seq_of, unanswered = self._first_sent, self._sent_at, self._seq_of, self._unanswered
+        elapsed = now - sent_at[index]
+        if self._retries[index] == 0:  # Karn's rule: an RTT sample only from a use sent once
+            self._sample(elapsed)
+        elif elapsed < self._min_rtt < math.inf:  # too soon to answer the resend: the original got through
+            self._spurious(now - first_sent[index])
+            elapsed = -1.0  # not this transmission's answer: no RACK update
+        rack_seq = self._rack_seq
+        if elapsed >= 0 and seq_of[index] > rack_seq:
+            rack_seq = self._rack_seq = seq_of[index]
+            self._allowance = elapsed + self._reo_wnd
+        del unanswered[index]
         chunk = self._chunk_of[index]
         plen = self.datagram_size - HEADER_LEN
         if chunk >= 0:
@@ -218,50 +260,98 @@ class AllReduceCore:
         uses[index] += 1
         following = chunk + window if chunk >= 0 else index
         n_chunks = self._n_chunks
-        if following >= n_chunks:
+        pkt = None
+        if following < n_chunks:
+            pkt = self._pkts[index]
+            if self._is_float:
+                own_exp = self._own_exp
+                announce = own_exp[min(following + window, n_chunks)]
+                scale = self._scales[following] = self._scale_of[exponent]
+                if exponent == own_exp[following]:
+                    pkt[HEADER_LEN:] = self._payload[following * plen : (following + 1) * plen]
+                else:
+                    pkt[HEADER_LEN:] = quantize(self._chunks[following], scale).astype(">i4").tobytes()
+            else:
+                announce = 0
+                pkt[HEADER_LEN:] = self._payload[following * plen : (following + 1) * plen]
+            pool = (uses[index] & 1) << SET_SHIFT | index
+            _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, pool, announce, 0, self.epoch)
+            self._chunk_of[index], self._retries[index] = following, 0
+            sent_at[index] = first_sent[index] = now
+            seq_of[index] = self._sequence = self._sequence + 1
+            unanswered[index] = None
+            stats.packets_sent += 1
+        else:
             done[index] = True
             if not self._remaining:
                 self.finished, self.deadline = True, math.inf
                 stats.elapsed += now - self._started
                 stats.elements += n_chunks * self.elems
-            return None
-        pkt = self._pkts[index]
-        if self._is_float:
-            own_exp = self._own_exp
-            announce = own_exp[min(following + window, n_chunks)]
-            scale = self._scales[following] = self._scale_of[exponent]
-            if exponent == own_exp[following]:
-                pkt[HEADER_LEN:] = self._payload[following * plen : (following + 1) * plen]
-            else:
-                pkt[HEADER_LEN:] = quantize(self._chunks[following], scale).astype(">i4").tobytes()
-        else:
-            announce = 0
-            pkt[HEADER_LEN:] = self._payload[following * plen : (following + 1) * plen]
-        pool = (uses[index] & 1) << SET_SHIFT | index
-        _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, pool, announce, 0, self.epoch)
-        self._chunk_of[index], self._retries[index] = following, 0
-        self._sent_at[index] = first_sent[index] = now
-        stats.packets_sent += 1
-        due = now + self._rto
+                return None
+        # The oldest waiting slot is the first due: by RTO, or, if sent before the latest answered
+        # transmission, by RACK once one allowance passes (expire then tells whose turn it is).
+        oldest = next(iter(unanswered))
+        due = sent_at[oldest] + self._timer
+        if seq_of[oldest] < rack_seq and self._allowance < self._timer:
+            due = sent_at[oldest] + self._allowance
         if due < self.deadline:
             self.deadline = due
         return pkt
 
+    def _sample(self, rtt: float) -> None:
+        """An RTT sample: RFC 6298's estimator and the RTO (its floor from the fastest answer seen);
+        a fresh sample ends the backoff."""
+        srtt = self._srtt
+        if srtt is None:
+            srtt, rttvar = rtt, rtt / 2
+        else:
+            rttvar = 0.75 * self._rttvar + 0.25 * abs(srtt - rtt)
+            srtt = 0.875 * srtt + 0.125 * rtt
+        if rtt < self._min_rtt:
+            self._min_rtt = rtt
+            self._floor = max(MIN_RTO, RTO_MIN_RTTS * rtt)
+            self._reo_wnd = self._reo_mult * rtt / 4
+        rto = srtt + 4 * rttvar
+        if rto < self._floor:
+            rto = self._floor
+        self._srtt, self._rttvar, self._backoff = srtt, rttvar, 0
+        self._rto = self._timer = rto if rto < MAX_RTO else MAX_RTO
+
+    def _spurious(self, rtt: float) -> None:
+        """The answer to a slot's original, after it was resent: the resend was not needed. Take the
+        original's RTT (the path was slower than the timer allowed), which also undoes the backoff,
+        and widen the reordering window (at most srtt) so the next delay is not called a loss."""
+        self.stats.spurious += 1
+        if self._reo_wnd < self._srtt:
+            self._reo_mult += 1
+            self._reo_wnd = self._reo_mult * self._min_rtt / 4
+        self._sample(rtt)
+
     def expire(self, now: float) -> list[bytearray]:
-        """Resend every slot whose timeout (the RTO, doubling per retry) has passed, and set the
-        next deadline: when the next slot is due, but not before a quarter RTO from now, so a window
-        of slightly staggered timers costs one scan, not one per slot."""
-        rto, retries, sent_at, stats = self._rto, self._retries, self._sent_at, self.stats
-        out, next_due = [], math.inf
-        for index, pkt in enumerate(self._pkts):
-            if self._done[index]:
-                continue
-            due = sent_at[index] + rto * (1 << min(retries[index], MAX_BACKOFF))
-            if now < due:
-                next_due = min(next_due, due)
-                continue
+        """Resend the slots that are due, oldest transmission first: presumed lost by RACK (sent
+        before the latest answered one, unanswered after their turn's allowances) or past the RTO.
+        At most PACE_BURST leave per call; if more are due, the next deadline is one pacing gap
+        away. Sets the deadline to the next slot's due time."""
+        rto = self._timer
+        retries, sent_at, seq_of, stats = self._retries, self._sent_at, self._seq_of, self.stats
+        rack_seq, allowance, rank, n_workers = self._rack_seq, self._allowance, self.rank, self.n_workers
+        out: list[bytearray] = []
+        next_due = math.inf
+        for index in list(self._unanswered):
+            sent = sent_at[index]
+            timed_out = now >= sent + rto
+            if not timed_out:
+                due = sent + rto
+                if seq_of[index] < rack_seq:  # its turn; once resent, a whole round of turns
+                    turns = n_workers if retries[index] else 1 + (rank + index) % n_workers
+                    due = min(due, sent + turns * allowance)
+                if now < due:
+                    next_due = min(next_due, due)
+                    continue
+            if len(out) == PACE_BURST:
+                next_due = min(next_due, now + (self._srtt or self._rto) * PACE_BURST / self._window)
+                break
             retries[index] += 1
-            stats.timeouts += 1
             if retries[index] > self.max_retries:
                 raise WorkerError(
                     f"job {self.job_id} rank {self.rank}: no answer from the switch at {self.switch[0]} after "
@@ -269,12 +359,21 @@ class AllReduceCore:
                     "refusing this worker (admission, or an epoch other than the job's), or dropping slots "
                     f"beyond the job's range (window {self.window}); `ina ctl show-jobs` lists each job's "
                     "slots and epoch, `ina ctl stats` the switch's refused/wrong_epoch/out_of_range counts")
+            if timed_out:
+                stats.timeouts += 1
+                if retries[index] > self._backoff:  # a slot's n-th timeout: the RTO doubles n times
+                    self._backoff = min(retries[index], MAX_BACKOFF)
+                    self._timer = self._rto * (1 << self._backoff)
             stats.retransmissions += 1
             stats.packets_sent += 1
             sent_at[index] = now
-            out.append(pkt)
-            next_due = min(next_due, now + rto * (1 << min(retries[index], MAX_BACKOFF)))
-        self.deadline = max(next_due, now + rto / 4) if next_due < math.inf else math.inf
+            self._sequence += 1
+            seq_of[index] = self._sequence
+            self._unanswered.move_to_end(index)
+            out.append(self._pkts[index])
+        if out:  # the resent slots' timers, with the backoff they may have raised
+            next_due = min(next_due, now + self._timer)
+        self.deadline = next_due
         return out
 
     def result(self) -> np.ndarray:

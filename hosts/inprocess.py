@@ -127,7 +127,8 @@ class InProcessSwitch:
 
     `engine` is the Switch's ("native" or "python"); `latency` the one-way delay of every hop in
     virtual seconds; `loss` rules drop a datagram when any of them returns True (`dropped` lists
-    what they dropped). Use it as a context manager, or call close().
+    what they dropped; `sent` every datagram with the virtual time it left, so tests can tell when
+    a loss was repaired and how resends were spaced). Use it as a context manager, or call close().
     """
 
     def __init__(self, elems: int = 8, pool_size: int = 256, engine: str = "native", latency: float = 10e-6,
@@ -144,6 +145,7 @@ class InProcessSwitch:
         self.controller.set_switch_address(SWITCH_MAC, SWITCH_IP)
         self.jobs: dict[int, list[Member]] = {}
         self.dropped: list[Datagram] = []
+        self.sent: list[tuple[float, Datagram]] = []
         self.stray: list[tuple[int, bytes]] = []  # frames out of the switch that no worker takes
         self._by_port: dict[int, Member] = {}
         self._queue: list[tuple] = []  # (time, sequence, handler, *args): handler(time, *args); ties in order queued
@@ -211,7 +213,7 @@ class InProcessSwitch:
             _msg, rank, job, pool, *_rest = HEADER.unpack_from(data, 0)
             if not self._lost(UPDATE, job, rank, pool):
                 self._at(self.now + self.latency, self._at_switch, member.entry.port, member.frame_header + data)
-        deadline = member.core.deadline
+        deadline = max(member.core.deadline, self.now)  # an overdue deadline: expire at once
         if deadline < member.timer_at:
             member.timer_at = deadline
             self._at(deadline, self._timer, member)
@@ -272,6 +274,7 @@ class InProcessSwitch:
         transmission = self._copies.get(key, 0)
         self._copies[key] = transmission + 1
         datagram = Datagram(direction, job, rank, slot, pool_set, use, transmission)
+        self.sent.append((self.now, datagram))
         if any(rule(datagram) for rule in self.loss):
             self.dropped.append(datagram)
             return True

@@ -103,7 +103,9 @@ class Worker:
 
     def _drive(self, core: AllReduceCore, addr: tuple[str, int]) -> None:
         """Until the core has every result: each datagram with its source and the time into the core,
-        its answer out; the core's timer once its deadline passes; otherwise sleep until either."""
+        its answer out; once the socket is empty, the core's timer if its deadline passed, else sleep until
+        either. Draining first matters after a stall (this process descheduled): the answers that
+        queued meanwhile are taken before the core decides what is lost."""
         size = core.datagram_size
         buf = bytearray(size + 1)  # one byte more, so a longer datagram shows as one
         view = memoryview(buf)
@@ -129,8 +131,7 @@ class Worker:
                         sendto(pkt, addr)
                     except BlockingIOError:
                         self._send(pkt, addr)
-                if now < core.deadline:
-                    continue
+                continue  # answers queued during a stall reach the core before its timers run
             for pkt in expire(now):
                 self._send(pkt, addr)
 

@@ -4,7 +4,7 @@ datagrams and deadlines out. No socket, no switch, no clock: every time here is 
 import numpy as np
 import pytest
 
-from ina.hosts.core import INITIAL_RTO, AllReduceCore, WorkerError
+from ina.hosts.core import PACE_BURST, AllReduceCore, WorkerError
 from ina.p4src.protocol import HEADER, MSG_RESULT, MSG_UPDATE, pool_field
 
 SWITCH = ("10.0.0.254", 0xBEE0)
@@ -32,12 +32,12 @@ def test_events_in_datagrams_out_with_sets_alternating_per_use():
         "0101000300000000" "5eed0003" "00000001" "fffffffe",  # slot 0, set 0: chunk 0
         "0101000300010000" "5eed0003" "00000003" "7fffffff",  # slot 1, set 0: chunk 1
     ]
-    assert core.deadline == INITIAL_RTO  # no RTT sample yet
+    assert core.deadline == 0.01  # no RTT sample yet: the RTO is `timeout`
     sent = [bytes(p) for p in first]
     reply = core.receive(answer(sent[0]), SWITCH, now=0.001)
     assert reply is first[0]  # the slot's own buffer, rewritten in place: no copy per packet
     assert reply.hex() == "0101000380000000" "5eed0003" "fffffffb" "00000000"  # slot 0, set 1: chunk 2, padded
-    assert core.deadline == pytest.approx(0.011)  # RTT 1 ms: the RTO falls to its floor, `timeout`
+    assert core.deadline == pytest.approx(0.003)  # RTT 1 ms: slot 1, sent at 0, times out at 0 + 1 + 4 * 0.5 ms
     chunk_2 = bytes(reply)
     assert core.receive(answer(sent[1]), SWITCH, now=0.002) is None  # slot 1 has nothing more to carry
     assert not core.finished
@@ -52,11 +52,15 @@ def test_events_in_datagrams_out_with_sets_alternating_per_use():
 
 
 def test_the_rto_follows_the_rtt_above_its_floor():
-    core = make_core()
+    core = make_core(timeout=0.2)
     [slot_0, _] = core.start(ARRAY, now=0.0)
     core.receive(answer(bytes(slot_0)), SWITCH, now=0.04)
-    # RFC 6298's first sample: srtt = 0.04, rttvar = 0.02, RTO = srtt + 4 rttvar = 0.12
-    assert core.deadline == pytest.approx(0.04 + 0.12)
+    # RFC 6298's first sample: srtt = 0.04, rttvar = 0.02, RTO = srtt + 4 rttvar = 0.12; slot 1 was sent at 0
+    assert core.deadline == pytest.approx(0.12)
+    core = make_core(timeout=0.2)
+    [slot_0, _] = core.start(ARRAY, now=0.0)
+    core.receive(answer(bytes(slot_0)), SWITCH, now=20e-6)
+    assert core.deadline == pytest.approx(300e-6)  # 20 + 4 * 10 us is below the floor of 300 us
 
 
 @pytest.mark.parametrize(("why", "data", "source"), [
@@ -73,7 +77,7 @@ def test_forged_datagrams_are_counted_and_change_nothing(why, data, source):
     core = make_core()
     first = [bytes(p) for p in core.start(ARRAY, now=0.0)]
     assert core.receive(data, source, now=0.001) is None, why
-    assert (core.stats.forged, core.stats.duplicates, core.deadline) == (1, 0, INITIAL_RTO)
+    assert (core.stats.forged, core.stats.duplicates, core.deadline) == (1, 0, 0.01)
     assert core.receive(answer(first[0]), SWITCH, now=0.002) is not None  # the real one still counts
 
 
@@ -91,34 +95,80 @@ def test_results_a_slot_no_longer_waits_on_are_duplicates():
 def test_timeouts_double_per_retry_until_max_retries_fails_naming_the_slot():
     core = make_core(max_retries=2)
     first = [bytes(p) for p in core.start(ARRAY, now=0.0)]
-    assert core.expire(0.1) == [] and core.deadline == INITIAL_RTO  # early: nothing is due
-    assert [bytes(p) for p in core.expire(0.2)] == first  # the same datagrams again
-    assert core.deadline == pytest.approx(0.2 + 2 * INITIAL_RTO)
+    assert core.expire(0.005) == [] and core.deadline == 0.01  # early: nothing is due
+    assert [bytes(p) for p in core.expire(0.01)] == first  # the same datagrams again
+    assert core.deadline == pytest.approx(0.01 + 2 * 0.01)
     assert [bytes(p) for p in core.expire(core.deadline)] == first
-    assert core.deadline == pytest.approx(0.6 + 4 * INITIAL_RTO)
+    assert core.deadline == pytest.approx(0.03 + 4 * 0.01)
     assert (core.stats.retransmissions, core.stats.timeouts, core.stats.packets_sent) == (4, 4, 6)
     with pytest.raises(WorkerError, match=r"^job 3 rank 1: no answer from the switch at 10\.0\.0\.254 after 2 "
                                           r"retransmissions of slot 0\. .*\(window 2\)"):
         core.expire(core.deadline)
 
 
-def test_a_retransmitted_use_gives_no_rtt_sample_and_the_next_use_starts_afresh():
-    # Karn's rule: the answer to a retransmission may answer either copy, so the RTO stays 0.2 s
-    # (an RTT of 0.25 s would raise it to 0.75 s and put the next timer at 1.0).
+def test_a_retransmitted_use_gives_no_rtt_sample_and_the_backoff_stays_until_one_comes():
+    # Karn's rule: the answer to a retransmission may answer either copy, so no RTT sample, and the
+    # backed-off RTO (0.02) times the next use too (RFC 6298 5.5-5.7).
     core = make_core()
-    [slot_0, _] = [bytes(p) for p in core.start(ARRAY, now=0.0)]
-    core.expire(0.2)
-    chunk_2 = bytes(core.receive(answer(slot_0), SWITCH, now=0.25))
-    assert core.deadline == pytest.approx(0.25 + INITIAL_RTO)
-    # The new use starts with no retries: due after one RTO, while slot 1's retry waits two.
-    assert [bytes(p) for p in core.expire(core.deadline)] == [chunk_2]
+    [slot_0, slot_1] = [bytes(p) for p in core.start(ARRAY, now=0.0)]
+    core.expire(0.01)
+    chunk_2 = bytes(core.receive(answer(slot_0), SWITCH, now=0.015))
+    assert core.deadline == pytest.approx(0.03)  # slot 1, resent at 0.01
+    assert [bytes(p) for p in core.expire(0.03)] == [slot_1]  # its second timeout: the RTO doubles again
+    assert core.expire(0.035) == [] and core.deadline == pytest.approx(0.055)
+    assert [bytes(p) for p in core.expire(0.055)] == [chunk_2]
+
+
+def rack_core(rank: int = 1, window: int = 4, size: int = 16) -> tuple[AllReduceCore, list[bytes]]:
+    """A worker of 2 with E = 2: `size` values, so size / 2 chunks over `window` slots."""
+    core = AllReduceCore(3, rank, 2, EPOCH, elems=2, window=window, timeout=0.01, max_retries=12, switch=SWITCH)
+    return core, [bytes(p) for p in core.start(np.arange(size, dtype=np.int32), now=0.0)]
+
+
+def test_a_slot_sent_before_an_answered_one_is_resent_after_rtt_plus_reordering_window_in_turn():
+    # Slot 3 answered after 1 ms: min_rtt 1 ms, reo_wnd = min_rtt / 4, allowance 1.25 ms. Rank 1
+    # of 2 goes first in odd slots (1 allowance), second in even ones (2 allowances); the RTO
+    # (1 + 4 * 0.5 = 3 ms) is not needed.
+    core, first = rack_core()
+    core.receive(answer(first[3]), SWITCH, now=0.001)
+    assert core.deadline == pytest.approx(0.00125)
+    assert core.expire(0.0012) == []
+    assert [bytes(p) for p in core.expire(0.00125)] == [first[1]]
+    assert core.deadline == pytest.approx(0.0025)
+    assert [bytes(p) for p in core.expire(0.0025)] == [first[0], first[2]]
+    s = core.stats
+    assert (s.retransmissions, s.timeouts, s.spurious) == (3, 0, 0)
+    # The resend's answer after a full RTT is not spurious.
+    assert core.receive(answer(first[1]), SWITCH, now=0.0023) is not None
+    assert core.stats.spurious == 0
+
+
+def test_a_stall_is_resent_paced_and_a_spurious_resend_undoes_the_backoff():
+    # Window 8, RTT 1 ms (RTO 3 ms), then no answer: slots 1..7 time out together at 3 ms, but only
+    # PACE_BURST (the oldest) leave; the RTO doubles, so the others wait for it (or for RACK, once
+    # the resends are answered) instead of following in a burst.
+    core, first = rack_core(rank=0, window=8, size=32)
+    core.receive(answer(first[0]), SWITCH, now=0.001)
+    assert core.deadline == pytest.approx(0.003)
+    assert [bytes(p) for p in core.expire(0.003)] == first[1 : 1 + PACE_BURST]
+    assert core.deadline == pytest.approx(0.0035)  # one pacing gap: srtt * PACE_BURST / window
+    assert core.expire(0.0035) == []
+    assert core.deadline == pytest.approx(0.006)  # slots 5..7, sent at 0, with the doubled RTO
+    # Slot 1's original answer, 0.6 ms after its resend (sooner than min_rtt): the resend was
+    # spurious. Its RTT (3.6 ms) is a sample: srtt 1.325 ms, rttvar 1.025 ms, RTO 5.425 ms, and
+    # the backoff is undone: slots 5..7 are due at 5.425 ms, not 2 * 5.425.
+    core.receive(answer(first[1]), SWITCH, now=0.0036)
+    assert core.stats.spurious == 1
+    assert core.deadline == pytest.approx(0.005425)
+    assert [bytes(p) for p in core.expire(0.005425)] == first[1 + PACE_BURST :]
+    assert (core.stats.timeouts, core.stats.retransmissions) == (7, 7)
 
 
 def test_expire_resends_only_slots_still_waiting():
     core = make_core()
     first = [bytes(p) for p in core.start(ARRAY, now=0.0)]
     core.receive(answer(first[1]), SWITCH, now=0.001)  # slot 1 done (nothing more to carry)
-    assert [bytes(p) for p in core.expire(0.2)] == [first[0]]
+    assert [bytes(p) for p in core.expire(0.01)] == [first[0]]
     assert core.stats.retransmissions == 1
 
 
