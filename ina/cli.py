@@ -14,6 +14,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "worker": ("ina.hosts.cli", "run one all-reduce worker"),
     "run": ("ina.topologies.cli", "bring up a Mininet network and run an all-reduce demo"),
     "bench": ("ina.bench.cli", "measure the switch, the compiler and all-reduce goodput"),
+    "train": ("ina.train.cli", "train a model data-parallel with gradients summed by the switch"),
 }
 
 

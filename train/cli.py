@@ -1,0 +1,73 @@
+"""`ina train`: data-parallel SGD in Mininet with every gradient all-reduced through the switch (or
+the host parameter server), compared with a single-process reference of the same model, epochs and
+global batch. Writes train.json and train.png to the run directory."""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from ina.args import float_range, int_choice, int_range
+from ina.p4src.protocol import ELEMS_CHOICES, MAX_SLOTS, MAX_WORKERS
+from ina.train import report
+from ina.train.data import load
+from ina.train.options import add_training_arguments, config_from
+from ina.train.progress import EpochProgress
+from ina.train.runner import AGGREGATIONS, TrainError, TrainOptions, run
+from ina.train.sgd import check, train
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ina train", description=__doc__)
+    add_training_arguments(p)
+    p.add_argument("--workers", type=int_range(1, MAX_WORKERS), default=4, help="worker hosts")
+    p.add_argument("--aggregation", choices=AGGREGATIONS, default="switch",
+                   help="switch: in-network; ps: the host parameter server on one more host")
+    p.add_argument("--target-accuracy", type=float_range(0.0, 1.0, lo_open=True),
+                   help="test accuracy to time (default: the reference's final accuracy less 1 point)")
+    p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=64, help="elements per packet")
+    p.add_argument("--window", type=int_range(1, MAX_SLOTS), default=64, help="the job's slots")
+    p.add_argument("--timeout", type=float_range(0.0, 60.0, lo_open=True), default=0.05,
+                   help="a worker's first retransmission timer, seconds")
+    p.add_argument("--max-retries", type=int_range(0), default=6,
+                   help="a worker that gets no answer after this many retransmissions fails the run")
+    p.add_argument("--time-limit", type=float_range(0.0, lo_open=True), default=600.0, help="seconds")
+    p.add_argument("--out", help="run directory (default: runs/train-<time>)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = build_parser()
+    args = p.parse_args(argv)
+    config = config_from(args)
+    data = load(args.dataset, config.seed)
+    try:
+        check(config, data, args.workers)
+    except ValueError as err:
+        p.error(f"argument --batch: {err}")
+    opts = TrainOptions(config, args.dataset, args.workers, args.aggregation, args.elems, window=args.window,
+                        timeout=args.timeout, max_retries=args.max_retries, time_limit=args.time_limit,
+                        run_dir=args.out or f"runs/train-{time.strftime('%Y%m%d-%H%M%S')}")
+    _, reference = train(config, data)
+    target = args.target_accuracy or reference.epochs[-1].test_accuracy - 0.01
+    print(f"[ina train] reference (one process): test accuracy {reference.epochs[-1].test_accuracy:.2%} "
+          f"after {config.epochs} epochs", flush=True)
+    progress = EpochProgress(config.epochs)
+    try:
+        finals = run(opts, lambda r: progress.update(r["epoch"], r["loss"], r["test_accuracy"], r["wall_s"]))
+    except TrainError as err:
+        print(f"ina train: {err}", file=sys.stderr)
+        return 1
+    finally:
+        progress.close()
+    if len(finals) != args.workers:
+        print(f"ina train: {args.workers - len(finals)} worker(s) ended without a report", file=sys.stderr)
+        return 1
+    summary = report.summarise(opts, reference, finals, target)
+    out = Path(opts.run_dir)
+    (out / "train.json").write_text(json.dumps(summary, indent=2))
+    report.plot(summary, out / "train.png")
+    print(report.text(summary))
+    print(f"[ina train] wrote {out / 'train.json'} and {out / 'train.png'}")
+    return 0 if summary["weights_identical"] else 1

@@ -1,0 +1,144 @@
+"""Data-parallel training in Mininet: a star of N worker hosts around one switch, one training
+process per host, gradients all-reduced through the switch (or a parameter server on one more host).
+
+The network is built and programmed the way `ina run` does it (topologies.runner, controller's
+program_topology); only the processes on the hosts differ. Whatever happens, every process this
+module started is killed and the network torn down before it returns or raises.
+"""
+
+import json
+import os
+import selectors
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ina.controller.topology_setup import program_topology
+from ina.topologies import clean
+from ina.topologies.net import Network
+from ina.topologies.runner import compile_program
+from ina.topologies.topo import load
+from ina.train.options import training_argv
+from ina.train.sgd import Config
+
+AGGREGATIONS = ("switch", "ps")
+
+
+def say(message: str) -> None:
+    print(f"[ina train] {message}", flush=True)
+
+
+class TrainError(Exception):
+    """A run that could not finish; the message names the host, switch or job and the log to read."""
+
+
+@dataclass
+class TrainOptions:
+    config: Config
+    dataset: str = "digits"
+    workers: int = 4
+    aggregation: str = "switch"  # "switch": in-network; "ps": the host parameter server baseline
+    elems: int = 64
+    pool_size: int = 1024
+    window: int = 64  # slots of the job, and each worker's window
+    timeout: float = 0.05  # a worker's first retransmission timer
+    max_retries: int = 6  # a worker gives up (exit 1) after this many retransmissions of one packet
+    time_limit: float = 600.0  # the whole run, workers started to last report
+    run_dir: str = "runs/train"
+
+
+def run(opts: TrainOptions, on_epoch: Callable[[dict], None]) -> list[dict]:
+    """Train in Mininet; rank 0's epoch records go to `on_epoch` as they arrive. Returns every
+    worker's last report (history and weight digest), by rank."""
+    if os.geteuid() != 0:
+        raise TrainError("ina train needs root: Mininet creates network namespaces, veth pairs and raw "
+                         "sockets (try: sudo ina train ...)")
+    run_dir = Path(opts.run_dir).resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    leftovers = clean.cleanup()
+    if leftovers:
+        say(f"removed leftovers of an earlier run: {', '.join(leftovers[:6])}")
+    topo = load("star", opts.workers, 1, None, opts.window, extra_host=opts.aggregation == "ps")
+    bmv2, p4info = compile_program("builtin", opts.elems, opts.pool_size, run_dir)
+    network = Network(topo, str(run_dir), "builtin", f"train-{os.getpid()}")
+    procs: list[subprocess.Popen] = []
+    try:
+        network.start()
+        installed = program_topology(topo, bmv2, p4info)
+        job = installed["s1"][0]
+        switch = topo["switches"]["s1"]
+        target, aggregator = switch["ip"], f"switch s1 ({switch['ip']})"
+        if opts.aggregation == "ps":
+            ps_host = topo["extra_host"]
+            target, aggregator = topo["hosts"][ps_host]["ip"], f"the parameter server on {ps_host}"
+            procs.append(network.host(ps_host).popen(
+                [sys.executable, "-m", "ina", "worker", "--baseline-server", "--job", str(job.job_id),
+                 "--workers", str(opts.workers), "--elems", str(opts.elems), "--local-ip", target,
+                 "--epoch", str(job.epoch)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        say(f"training {opts.config.model} on {opts.dataset}: {opts.workers} workers through {aggregator}, "
+            f"job {job.job_id}; logs in {run_dir}")
+        workers = []
+        for rank, host in enumerate(topo["jobs"][0]["workers"]):
+            cmd = [sys.executable, "-m", "ina.train.worker_main", "--job", str(job.job_id), "--rank", str(rank),
+                   "--workers", str(opts.workers), "--epoch", str(job.epoch), "--switch", target,
+                   "--aggregator", aggregator, "--elems", str(opts.elems), "--window", str(opts.window),
+                   "--timeout", str(opts.timeout), "--max-retries", str(opts.max_retries),
+                   *training_argv(opts.config, opts.dataset)]
+            log = run_dir / f"train-{host}.log"
+            with open(log, "w") as err:
+                proc = network.host(host).popen(cmd, stdout=subprocess.PIPE, stderr=err)
+            procs.append(proc)
+            workers.append((rank, host, proc, log))
+        return collect(workers, network, job.job_id, opts.time_limit, on_epoch)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        network.stop()
+        say("network torn down")
+
+
+def collect(workers: list, network: Network, job_id: int, time_limit: float,
+            on_epoch: Callable[[dict], None]) -> list[dict]:
+    """Read every worker's JSON lines until all have exited. A worker that exits with an error, a
+    switch that dies or the time limit ends the run at once with a TrainError saying which."""
+    selector = selectors.DefaultSelector()
+    pending = {}
+    for rank, host, proc, log in workers:
+        selector.register(proc.stdout, selectors.EVENT_READ, (rank, host, proc, log))
+        pending[proc.stdout] = b""
+    finals: dict[int, dict] = {}
+    deadline = time.monotonic() + time_limit
+    while pending:
+        for key, _ in selector.select(timeout=0.5):
+            rank, host, proc, log = key.data
+            chunk = os.read(key.fileobj.fileno(), 1 << 16)
+            if not chunk:
+                selector.unregister(key.fileobj)
+                del pending[key.fileobj]
+                if proc.wait() != 0:
+                    raise TrainError(f"worker {rank} on {host} failed in job {job_id}: {log_tail(log)}")
+                continue
+            *lines, pending[key.fileobj] = (pending[key.fileobj] + chunk).split(b"\n")
+            for line in lines:
+                record = json.loads(line)
+                if "history" in record:
+                    finals[rank] = record
+                elif rank == 0:
+                    on_epoch(record)
+        for s in network.switches():
+            if not s.alive():
+                raise TrainError(f"switch {s.name} died during job {job_id}; its log: {s.log_path}")
+        if time.monotonic() > deadline:
+            raise TrainError(f"job {job_id} did not finish within {time_limit:.0f} s; logs: "
+                             f"{', '.join(str(w[3]) for w in workers)}")
+    return [finals[rank] for rank in sorted(finals)]
+
+
+def log_tail(path: Path, lines: int = 3) -> str:
+    text = path.read_text(errors="replace").strip().splitlines()
+    return "\n".join(text[-lines:]) or f"(no output; see {path})"

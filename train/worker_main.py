@@ -1,0 +1,69 @@
+"""One training worker on one host: `python -m ina.train.worker_main`, started by `ina train`.
+
+It trains its shard of every global batch, all-reduces each gradient through `Worker` (to the
+switch, or to the parameter server that speaks the switch's protocol), and prints one JSON line per
+epoch, then a last one with its history and a digest of its final weights, so the parent can follow
+progress and check that every worker ended with the same model. When the all-reduce cannot finish
+(after --max-retries retransmissions, a bounded wait) it exits 1 naming the aggregator and the job.
+"""
+
+import argparse
+import hashlib
+import json
+import sys
+from dataclasses import asdict
+
+from ina.args import float_range, int_choice, int_range, ipv4_address
+from ina.hosts.worker import Worker, WorkerError
+from ina.p4src.protocol import ELEMS_CHOICES, EPOCH_MAX, MAX_JOBS, MAX_SLOTS, MAX_WORKERS
+from ina.train.data import load
+from ina.train.options import add_training_arguments, config_from
+from ina.train.sgd import train
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m ina.train.worker_main",
+                                description="Train one data-parallel worker through an ina switch.")
+    p.add_argument("--job", type=int_range(0, MAX_JOBS - 1), required=True)
+    p.add_argument("--rank", type=int_range(0, MAX_WORKERS - 1), required=True)
+    p.add_argument("--workers", type=int_range(1, MAX_WORKERS), required=True)
+    p.add_argument("--epoch", type=int_range(1, EPOCH_MAX), required=True, help="the job's epoch")
+    p.add_argument("--switch", type=ipv4_address, required=True, help="the aggregator's IP")
+    p.add_argument("--aggregator", default="the switch", help="what --switch is, for messages")
+    p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=64)
+    p.add_argument("--window", type=int_range(1, MAX_SLOTS), default=64)
+    p.add_argument("--timeout", type=float_range(0.0, 60.0, lo_open=True), default=0.05)
+    p.add_argument("--max-retries", type=int_range(0), default=6)
+    add_training_arguments(p)
+    return p
+
+def emit(record: dict) -> None:
+    print(json.dumps(record), flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    config = config_from(args)
+    data = load(args.dataset, config.seed)
+    try:
+        worker = Worker(args.job, args.rank, args.workers, args.switch, elems=args.elems, window=args.window,
+                        timeout=args.timeout, max_retries=args.max_retries, epoch=args.epoch)
+    except (WorkerError, ValueError) as err:
+        print(f"ina train: worker {args.rank} of job {args.job}: {err}", file=sys.stderr)
+        return 1
+    try:
+        model, history = train(config, data, args.rank, args.workers, worker.allreduce,
+                               lambda record: emit({"rank": args.rank, **asdict(record)}))
+    except WorkerError as err:
+        print(f"ina train: worker {args.rank} of job {args.job} lost {args.aggregator} ({args.switch}): {err}",
+              file=sys.stderr)
+        return 1
+    finally:
+        worker.close()
+    emit({"rank": args.rank, "history": history.as_dict(),
+          "weights_sha256": hashlib.sha256(model.params.tobytes()).hexdigest()})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
