@@ -24,7 +24,8 @@ Loss recovery (docs/protocol.md, "Worker obligations"):
   them (the last slots, a stall): RFC 6298's estimator, at least max(MIN_RTO, RTO_MIN_RTTS x
   min_rtt) and at most MAX_RTO; `timeout` is the RTO until the first RTT sample. The RTO doubles
   per timed-out retry of the same packet (the backoff is shared by all slots: the RTO of the path,
-  not of a packet) until a fresh RTT sample (Karn's rule: none from a retransmitted use).
+  not of a packet) until a fresh RTT sample (Karn's rule: none from a retransmitted use). Only
+  timeouts count towards `max_retries`: a RACK resend needs later answers, so the switch is there.
 - Spurious retransmissions: an answer sooner than min_rtt after a slot's resend cannot answer the
   resend, so the original got through. The core counts it (`Stats.spurious`), takes the original's
   RTT as a sample (Eifel: the path got slower), undoes the RTO backoff and widens reo_wnd.
@@ -199,7 +200,8 @@ class AllReduceCore:
         self._pkts = [bytearray(self.datagram_size) for _ in range(window)]
         self._chunk_of = [-1] * window  # chunk in flight per slot (-1: exponent-only bootstrap)
         self._done = [False] * window
-        self._retries = [0] * window
+        self._retries = [0] * window  # resends of each slot's current use (Karn's rule, turns)
+        self._timeouts = [0] * window  # ... of which timed out: max_retries bounds these
         self._sent_at = [now] * window  # the latest transmission of each slot's current use
         self._first_sent = [now] * window  # when the current use was first sent (RTT samples)
         first = self._sequence + 1
@@ -276,7 +278,7 @@ class AllReduceCore:
                 pkt[HEADER_LEN:] = self._payload[following * plen : (following + 1) * plen]
             pool = (uses[index] & 1) << SET_SHIFT | index
             _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, pool, announce, 0, self.epoch)
-            self._chunk_of[index], self._retries[index] = following, 0
+            self._chunk_of[index], self._retries[index], self._timeouts[index] = following, 0, 0
             sent_at[index] = first_sent[index] = now
             seq_of[index] = self._sequence = self._sequence + 1
             unanswered[index] = None
@@ -352,7 +354,9 @@ class AllReduceCore:
                 next_due = min(next_due, now + (self._srtt or self._rto) * PACE_BURST / self._window)
                 break
             retries[index] += 1
-            if retries[index] > self.max_retries:
+            if timed_out:
+                self._timeouts[index] += 1
+            if self._timeouts[index] > self.max_retries:
                 raise WorkerError(
                     f"job {self.job_id} rank {self.rank}: no answer from the switch at {self.switch[0]} after "
                     f"{self.max_retries} retransmissions of slot {index}. The switch may be unreachable, "
@@ -361,8 +365,8 @@ class AllReduceCore:
                     "slots and epoch, `ina ctl stats` the switch's refused/wrong_epoch/out_of_range counts")
             if timed_out:
                 stats.timeouts += 1
-                if retries[index] > self._backoff:  # a slot's n-th timeout: the RTO doubles n times
-                    self._backoff = min(retries[index], MAX_BACKOFF)
+                if self._timeouts[index] > self._backoff:  # a slot's n-th timeout: the RTO doubles n times
+                    self._backoff = min(self._timeouts[index], MAX_BACKOFF)
                     self._timer = self._rto * (1 << self._backoff)
             stats.retransmissions += 1
             stats.packets_sent += 1

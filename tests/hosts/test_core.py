@@ -188,3 +188,13 @@ def test_no_result_before_the_all_reduce_finished_and_unsupported_dtypes_are_ref
         core.result()
     with pytest.raises(WorkerError, match="dtype int64 is not supported"):
         core.start(np.ones(4, dtype=np.int64), now=0.0)
+
+
+def test_only_timeouts_count_towards_max_retries():
+    # A RACK resend needs a later answer, so the switch is reachable: it never gives up the run.
+    core = AllReduceCore(3, 1, 2, EPOCH, elems=2, window=4, timeout=0.01, max_retries=0, switch=SWITCH)
+    first = [bytes(p) for p in core.start(np.arange(16, dtype=np.int32), now=0.0)]
+    core.receive(answer(first[3]), SWITCH, now=0.001)
+    assert [bytes(p) for p in core.expire(0.00125)] == [first[1]]
+    with pytest.raises(WorkerError, match="after 0 retransmissions of slot 0"):
+        core.expire(0.003)  # slot 0's RTO
