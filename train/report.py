@@ -74,7 +74,7 @@ def text(summary: dict) -> str:
     return "\n".join([
         f"test accuracy      {summary['test_accuracy']:.2%} (reference {summary['reference_test_accuracy']:.2%}, "
         f"{summary['accuracy_gap_points']:+.2f} points)",
-        f"time to {summary['target_accuracy']:.1%}     {seconds(summary['time_to_target_s'])} "
+        f"{'time to ' + format(summary['target_accuracy'], '.1%'):<19}{seconds(summary['time_to_target_s'])} "
         f"(reference, one process: {seconds(summary['reference_time_to_target_s'])})",
         f"per iteration      {ms['compute']:.2f} ms compute + {ms['comm']:.2f} ms communication "
         f"({summary['iterations']} iterations)",
