@@ -1,6 +1,5 @@
 """`ina run --target bmv2` on the real simple_switch_grpc and p4c-bm2-ss, when they are installed
-(INA_BMV2_BIN_DIR holds simple_switch_grpc, INA_P4C is p4c-bm2-ss; default: /tmp/anchors, where
-../shared/p4-toolchain/install.sh puts them)."""
+(tests/toolchain.py)."""
 
 import json
 import os
@@ -9,18 +8,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from toolchain import P4C, SIMPLE_SWITCH_GRPC_BIN, missing
 
 REPO = Path(__file__).resolve().parents[2]
-BIN_DIR = Path(os.environ.get("INA_BMV2_BIN_DIR", "/tmp/anchors/grpc-install/bin"))
-P4C = Path(os.environ.get("INA_P4C", "/tmp/anchors/p4c/build/p4c-bm2-ss"))
 
 
 def test_run_on_real_bmv2_is_verified_and_names_its_binaries(tmp_path):
-    switch = BIN_DIR / "simple_switch_grpc"
-    if not (switch.exists() and P4C.exists()):
-        pytest.skip(f"real BMv2 absent: no {switch} or {P4C} (set INA_BMV2_BIN_DIR and INA_P4C, or run "
-                    "../shared/p4-toolchain/install.sh)")
-    env = {**os.environ, "PATH": f"{BIN_DIR}:{P4C.parent}:{os.environ['PATH']}"}
+    switch = SIMPLE_SWITCH_GRPC_BIN
+    reason = missing(switch, P4C)
+    if reason:
+        pytest.skip(reason)
+    env = {**os.environ, "PATH": f"{switch.parent}:{P4C.parent}:{os.environ['PATH']}"}
     done = subprocess.run([sys.executable, "-m", "ina", "run", "--target", "bmv2", "--workers", "2", "--size", "2048",
                            "--elems", "16", "--pool-size", "256", "--slots", "32", "--keep-logs", str(tmp_path)],
                           capture_output=True, text=True, cwd=REPO, env=env, timeout=300)

@@ -1,8 +1,8 @@
 """`--p4runtime-compat simple_switch_grpc`: ina's server answers as BMv2 1.15 with PI does.
 
 Every expectation here was read off the real simple_switch_grpc over loopback; when it is installed
-(INA_BMV2_BIN_DIR and INA_P4C, else /tmp/anchors' paths) the same tests run against it too, so a rule
-that drifts from the real switch fails here.
+(tests/toolchain.py) the same tests run against it too, so a rule that drifts from the real switch
+fails here.
 """
 
 import functools
@@ -19,6 +19,7 @@ from pathlib import Path
 import grpc
 import pytest
 from google.protobuf import text_format
+from toolchain import P4C, SIMPLE_SWITCH_GRPC_BIN, missing
 
 from ina.compiler import compile_file
 from ina.p4rt.proto import code_pb2, p4info_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
@@ -28,8 +29,6 @@ from ina.switch.engine import Switch
 from ina.switch.p4runtime_server import SIMPLE_SWITCH_GRPC, P4RuntimeService, serve
 
 DEFINES = {"ELEMS": "8", "POOL_SIZE": "16"}
-BMV2 = Path(os.environ.get("INA_BMV2_BIN_DIR", "/tmp/anchors/grpc-install/bin")) / "simple_switch_grpc"
-P4C = Path(os.environ.get("INA_P4C", "/tmp/anchors/p4c/build/p4c-bm2-ss"))
 Req = p4runtime_pb2.SetForwardingPipelineConfigRequest
 
 
@@ -62,10 +61,11 @@ def target(request):
         srv = serve(P4RuntimeService(Switch(), threading.Lock(), compat=SIMPLE_SWITCH_GRPC), "127.0.0.1:0")
         address, stop = f"127.0.0.1:{srv.bound_port}", lambda: srv.stop(None)
     else:
-        if not (BMV2.exists() and P4C.exists()):
-            pytest.skip(f"real simple_switch_grpc or p4c-bm2-ss absent ({BMV2}, {P4C}); set INA_BMV2_BIN_DIR, INA_P4C")
+        reason = missing(SIMPLE_SWITCH_GRPC_BIN, P4C)
+        if reason:
+            pytest.skip(reason)
         address = f"127.0.0.1:{_free_port()}"
-        proc = subprocess.Popen([str(BMV2), "--no-p4", "--", f"--grpc-server-addr={address}"],
+        proc = subprocess.Popen([str(SIMPLE_SWITCH_GRPC_BIN), "--no-p4", "--", f"--grpc-server-addr={address}"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
         def stop() -> None:
