@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+PORT = 29500  # each rank listens here on its own host (torch.distributed's customary port)
 DTYPES = (np.dtype(np.float32), np.dtype(np.int32))
 HELLO = struct.Struct("!I")  # the connecting (left) neighbour's rank
 

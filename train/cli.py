@@ -1,5 +1,5 @@
 """`ina train`: data-parallel SGD in Mininet with every gradient all-reduced through the switch (or
-the host parameter server), compared with a single-process reference of the same model, epochs and
+the host parameter server, or a ring between the hosts), compared with a single-process reference of the same model, epochs and
 global batch. Writes train.json and train.png to the run directory."""
 
 import argparse
@@ -23,7 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_training_arguments(p)
     p.add_argument("--workers", type=int_range(1, MAX_WORKERS), default=4, help="worker hosts")
     p.add_argument("--aggregation", choices=AGGREGATIONS, default="switch",
-                   help="switch: in-network; ps: the host parameter server on one more host")
+                   help="switch: in-network; ps: the host parameter server on one more host; "
+                        "ring: ring all-reduce over TCP between the workers (what NCCL and Gloo do)")
     p.add_argument("--target-accuracy", type=float_range(0.0, 1.0, lo_open=True),
                    help="test accuracy to time (default: the reference's final accuracy less 1 point)")
     p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=64, help="elements per packet")

@@ -1,5 +1,6 @@
 """Data-parallel training in Mininet: a star of N worker hosts around one switch, one training
-process per host, gradients all-reduced through the switch (or a parameter server on one more host).
+process per host, gradients all-reduced through the switch (or a parameter server on one more host,
+or a ring all-reduce over TCP between the worker hosts, through the switch's L2 forwarding).
 
 The network is built and programmed the way `ina run` does it (topologies.runner, controller's
 program_topology); only the processes on the hosts differ. Whatever happens, every process this
@@ -24,7 +25,7 @@ from ina.topologies.topo import load
 from ina.train.options import training_argv
 from ina.train.sgd import Config
 
-AGGREGATIONS = ("switch", "ps")
+AGGREGATIONS = ("switch", "ps", "ring")
 
 
 def say(message: str) -> None:
@@ -40,7 +41,7 @@ class TrainOptions:
     config: Config
     dataset: str = "digits"
     workers: int = 4
-    aggregation: str = "switch"  # "switch": in-network; "ps": the host parameter server baseline
+    aggregation: str = "switch"  # "switch": in-network; "ps": the host parameter server; "ring": TCP ring
     elems: int = 64
     pool_size: int = 1024
     window: int = 64  # slots of the job, and each worker's window
@@ -78,12 +79,17 @@ def run(opts: TrainOptions, on_epoch: Callable[[dict], None]) -> list[dict]:
                 [sys.executable, "-m", "ina", "worker", "--baseline-server", "--job", str(job.job_id),
                  "--workers", str(opts.workers), "--elems", str(opts.elems), "--local-ip", target,
                  "--epoch", str(job.epoch)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        hosts = topo["jobs"][0]["workers"]
+        where = ["--switch", target]
+        if opts.aggregation == "ring":
+            where = ["--ring", ",".join(topo["hosts"][h]["ip"] for h in hosts)]
+            aggregator = "a ring over TCP between the workers"
         say(f"training {opts.config.model} on {opts.dataset}: {opts.workers} workers through {aggregator}, "
             f"job {job.job_id}; logs in {run_dir}")
         workers = []
-        for rank, host in enumerate(topo["jobs"][0]["workers"]):
+        for rank, host in enumerate(hosts):
             cmd = [sys.executable, "-m", "ina.train.worker_main", "--job", str(job.job_id), "--rank", str(rank),
-                   "--workers", str(opts.workers), "--epoch", str(job.epoch), "--switch", target,
+                   "--workers", str(opts.workers), "--epoch", str(job.epoch), *where,
                    "--aggregator", aggregator, "--elems", str(opts.elems), "--window", str(opts.window),
                    "--timeout", str(opts.timeout), "--max-retries", str(opts.max_retries),
                    *training_argv(opts.config, opts.dataset)]

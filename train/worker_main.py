@@ -1,10 +1,12 @@
 """One training worker on one host: `python -m ina.train.worker_main`, started by `ina train`.
 
 It trains its shard of every global batch, all-reduces each gradient through `Worker` (to the
-switch, or to the parameter server that speaks the switch's protocol), and prints one JSON line per
+switch, or to the parameter server that speaks the switch's protocol) or, with --ring, through a
+ring all-reduce over TCP between the worker hosts, and prints one JSON line per
 epoch, then a last one with its history and a digest of its final weights, so the parent can follow
 progress and check that every worker ended with the same model. When the all-reduce cannot finish
-(after --max-retries retransmissions, a bounded wait) it exits 1 naming the aggregator and the job.
+(after --max-retries retransmissions, a bounded wait; the ring: --ring-timeout) it exits 1 naming
+the aggregator (or the ring neighbour) and the job.
 """
 
 import argparse
@@ -14,6 +16,8 @@ import sys
 from dataclasses import asdict
 
 from ina.args import float_range, int_choice, int_range, ipv4_address
+from ina.hosts.ring import PORT as RING_PORT
+from ina.hosts.ring import Ring, RingError
 from ina.hosts.worker import Worker, WorkerError
 from ina.p4src.protocol import ELEMS_CHOICES, EPOCH_MAX, MAX_JOBS, MAX_SLOTS, MAX_WORKERS
 from ina.train.data import load
@@ -28,7 +32,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rank", type=int_range(0, MAX_WORKERS - 1), required=True)
     p.add_argument("--workers", type=int_range(1, MAX_WORKERS), required=True)
     p.add_argument("--epoch", type=int_range(1, EPOCH_MAX), required=True, help="the job's epoch")
-    p.add_argument("--switch", type=ipv4_address, required=True, help="the aggregator's IP")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--switch", type=ipv4_address, help="the aggregator's IP")
+    where.add_argument("--ring", type=ipv4_list, help="every worker's IP by rank: ring all-reduce over TCP")
+    p.add_argument("--ring-timeout", type=float_range(0.0, 600.0, lo_open=True), default=10.0,
+                   help="seconds a ring neighbour may take to connect or answer")
     p.add_argument("--aggregator", default="the switch", help="what --switch is, for messages")
     p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=64)
     p.add_argument("--window", type=int_range(1, MAX_SLOTS), default=64)
@@ -36,6 +44,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-retries", type=int_range(0), default=6)
     add_training_arguments(p)
     return p
+
+def ipv4_list(text: str) -> list[str]:
+    return [ipv4_address(ip) for ip in text.split(",")]
+
+
+def connect(args: argparse.Namespace) -> Worker | Ring:
+    """The all-reduce this worker uses: the ring between the workers, or `Worker` to the aggregator."""
+    if args.ring:
+        if len(args.ring) != args.workers:
+            raise ValueError(f"--ring names {len(args.ring)} workers, --workers is {args.workers}")
+        return Ring(args.rank, [(ip, RING_PORT) for ip in args.ring], timeout=args.ring_timeout)
+    return Worker(args.job, args.rank, args.workers, args.switch, elems=args.elems, window=args.window,
+                  timeout=args.timeout, max_retries=args.max_retries, epoch=args.epoch)
+
 
 def emit(record: dict) -> None:
     print(json.dumps(record), flush=True)
@@ -46,9 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     config = config_from(args)
     data = load(args.dataset, config.seed)
     try:
-        worker = Worker(args.job, args.rank, args.workers, args.switch, elems=args.elems, window=args.window,
-                        timeout=args.timeout, max_retries=args.max_retries, epoch=args.epoch)
-    except (WorkerError, ValueError) as err:
+        worker = connect(args)
+    except (WorkerError, RingError, ValueError) as err:
         print(f"ina train: worker {args.rank} of job {args.job}: {err}", file=sys.stderr)
         return 1
     try:
@@ -57,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     except WorkerError as err:
         print(f"ina train: worker {args.rank} of job {args.job} lost {args.aggregator} ({args.switch}): {err}",
               file=sys.stderr)
+        return 1
+    except RingError as err:
+        print(f"ina train: worker {args.rank} of job {args.job}: {err}", file=sys.stderr)
         return 1
     finally:
         worker.close()

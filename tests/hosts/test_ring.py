@@ -3,12 +3,14 @@ close to the float64 sum and identical on every rank, 1-5 ranks, sizes that do n
 (smaller than the ring, too), and a neighbour that is missing or dies named in the error."""
 
 import socket
+import subprocess
+import sys
 import threading
 
 import numpy as np
 import pytest
 
-from ina.hosts.ring import Ring, RingError
+from ina.hosts.ring import PORT, Ring, RingError
 
 
 def free_ports(n: int) -> list[tuple[str, int]]:
@@ -103,3 +105,14 @@ def test_neighbour_that_dies_mid_allreduce_is_named():
     assert str(results[2]) == f"ring rank 2: rank 1 at 127.0.0.1:{peers[1][1]} closed the connection"
     assert isinstance(results[0], RingError)
     assert "rank 1" in str(results[0]) or "rank 2" in str(results[0])
+
+
+def test_training_worker_on_a_ring_fails_naming_the_missing_neighbour():
+    """`ina train --aggregation ring`'s worker process: rank 1 (127.0.0.2) never listens."""
+    done = subprocess.run([sys.executable, "-m", "ina.train.worker_main", "--job", "3", "--rank", "0",
+                           "--workers", "2", "--epoch", "9", "--ring", "127.0.0.1,127.0.0.2",
+                           "--ring-timeout", "0.5", "--epochs", "1"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"ina train: worker 0 of job 3: ring rank 0: cannot reach rank 1 at "
+                                  f"127.0.0.2:{PORT} within 0.5 s")
+    assert done.stdout == ""
