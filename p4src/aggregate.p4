@@ -31,6 +31,7 @@ const bit<16> ETHERTYPE_ARP = 0x0806;
 const bit<8> IP_PROTO_ICMP = 1;
 const bit<8> IP_PROTO_UDP = 17;
 const bit<16> INA_UDP_PORT = 0xBEE0;
+const bit<16> INA_UDP_PORT_MASK = 0xFFF0;
 const bit<8> MSG_UPDATE = 1;
 const bit<8> MSG_RESULT = 2;
 const bit<16> FLOOD_GROUP = 1;
@@ -156,7 +157,7 @@ parser InaParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
     state parse_udp {
         pkt.extract(hdr.udp);
         transition select(hdr.udp.dst_port) {
-            0xBEE0 &&& 0xFFF0: parse_agg;
+            INA_UDP_PORT &&& INA_UDP_PORT_MASK: parse_agg;
             default: accept;
         }
     }
@@ -362,8 +363,10 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
             answer_ping();
             return;
         }
-        if (for_me && hdr.agg.isValid() && hdr.ipv4.dst_addr == meta.switch_ip) {
-            if (!hdr.data.isValid() || hdr.agg.msg_type != MSG_UPDATE) {
+        if (for_me && hdr.udp.isValid() && hdr.ipv4.dst_addr == meta.switch_ip
+                && (hdr.udp.dst_port & INA_UDP_PORT_MASK) == INA_UDP_PORT) {
+            // Ours, so never flooded: a header cut short is as malformed as a missing value block.
+            if (!hdr.agg.isValid() || !hdr.data.isValid() || hdr.agg.msg_type != MSG_UPDATE) {
                 port_malformed.count((bit<32>)sm.ingress_port);
                 drop();
                 return;
