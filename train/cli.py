@@ -1,6 +1,7 @@
 """`ina train`: data-parallel SGD in Mininet with every gradient all-reduced through the switch (or
 the host parameter server, or a ring between the hosts), compared with a single-process reference of the same model, epochs and
-global batch. Writes train.json and train.png to the run directory."""
+global batch. With --replay it replays a real model's iterations instead (DDP buckets all-reduced
+for real, compute emulated). Writes train.json and train.png to the run directory."""
 
 import argparse
 import json
@@ -10,9 +11,9 @@ from pathlib import Path
 
 from ina.args import float_range, int_choice, int_range
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_SLOTS, MAX_WORKERS
-from ina.train import report
+from ina.train import replay_report, report
 from ina.train.data import load
-from ina.train.options import add_training_arguments, config_from
+from ina.train.options import add_replay_arguments, add_training_arguments, config_from, replay_from
 from ina.train.progress import EpochProgress
 from ina.train.runner import AGGREGATIONS, TrainError, TrainOptions, run
 from ina.train.sgd import check, train
@@ -21,6 +22,9 @@ from ina.train.sgd import check, train
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ina train", description=__doc__)
     add_training_arguments(p)
+    add_replay_arguments(p)
+    p.add_argument("--bw", type=float_range(0.0, lo_open=True),
+                   help="limit every link to this many Mbit/s (TCLink), so the network is the bottleneck")
     p.add_argument("--workers", type=int_range(1, MAX_WORKERS), default=4, help="worker hosts")
     p.add_argument("--aggregation", choices=AGGREGATIONS, default="switch",
                    help="switch: in-network; ps: the host parameter server on one more host; "
@@ -42,14 +46,17 @@ def main(argv: list[str] | None = None) -> int:
     p = build_parser()
     args = p.parse_args(argv)
     config = config_from(args)
+    opts = TrainOptions(config, args.dataset, args.workers, args.aggregation, args.elems, window=args.window,
+                        timeout=args.timeout, max_retries=args.max_retries, time_limit=args.time_limit,
+                        run_dir=args.out or f"runs/train-{time.strftime('%Y%m%d-%H%M%S')}",
+                        replay=replay_from(args) if args.replay else None, bw=args.bw)
+    if opts.replay:
+        return replay(opts)
     data = load(args.dataset, config.seed)
     try:
         check(config, data, args.workers)
     except ValueError as err:
         p.error(f"argument --batch: {err}")
-    opts = TrainOptions(config, args.dataset, args.workers, args.aggregation, args.elems, window=args.window,
-                        timeout=args.timeout, max_retries=args.max_retries, time_limit=args.time_limit,
-                        run_dir=args.out or f"runs/train-{time.strftime('%Y%m%d-%H%M%S')}")
     _, reference = train(config, data)
     target = args.target_accuracy or reference.epochs[-1].test_accuracy - 0.01
     print(f"[ina train] reference (one process): test accuracy {reference.epochs[-1].test_accuracy:.2%} "
@@ -72,3 +79,26 @@ def main(argv: list[str] | None = None) -> int:
     print(report.text(summary))
     print(f"[ina train] wrote {out / 'train.json'} and {out / 'train.png'}")
     return 0 if summary["weights_identical"] else 1
+
+
+def replay(opts: TrainOptions) -> int:
+    """Replay the workload in Mininet, one line per iteration of rank 0; JSON, PNG and a summary."""
+    def line(r: dict) -> None:
+        print(f"[ina train] iteration {r['iteration']}/{opts.replay.iterations}: {1000 * r['compute_s']:.2f} ms "
+              f"compute + {1000 * r['comm_s']:.2f} ms communication", flush=True)
+
+    try:
+        finals = run(opts, line)
+    except TrainError as err:
+        print(f"ina train: {err}", file=sys.stderr)
+        return 1
+    if len(finals) != opts.workers:
+        print(f"ina train: {opts.workers - len(finals)} worker(s) ended without a report", file=sys.stderr)
+        return 1
+    summary = replay_report.summarise(opts, finals)
+    out = Path(opts.run_dir)
+    (out / "train.json").write_text(json.dumps(summary, indent=2))
+    replay_report.plot(summary, out / "train.png")
+    print(replay_report.text(summary))
+    print(f"[ina train] wrote {out / 'train.json'} and {out / 'train.png'}")
+    return 0 if summary["sums_identical"] else 1

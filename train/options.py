@@ -1,11 +1,14 @@
-"""The training options `ina train` takes and hands on to every worker process, in one place."""
+"""The training (and workload replay) options `ina train` takes and hands on to every worker
+process, in one place."""
 
 import argparse
 
 from ina.args import float_range, int_range
 from ina.train.data import LOADERS
 from ina.train.models import MODELS
+from ina.train.replay import ReplayConfig
 from ina.train.sgd import Config
+from ina.train.workloads import WORKLOADS
 
 
 def add_training_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,3 +34,25 @@ def training_argv(config: Config, dataset: str) -> list[str]:
     return ["--model", config.model, "--dataset", dataset, "--epochs", str(config.epochs),
             "--batch", str(config.batch), "--lr", repr(config.lr), "--hidden", str(config.hidden),
             "--seed", str(config.seed)]
+
+
+def add_replay_arguments(p: argparse.ArgumentParser) -> None:
+    defaults = ReplayConfig()
+    p.add_argument("--replay", choices=WORKLOADS,
+                   help="replay a real model's iterations instead of training: its DDP buckets all-reduced "
+                        "for real, its compute time emulated")
+    p.add_argument("--scale", type=float_range(0.0, 1.0, lo_open=True), default=defaults.scale,
+                   help="fraction of the replayed model's gradient elements and compute time")
+    p.add_argument("--bucket-cap-mb", type=float_range(0.0, lo_open=True), default=defaults.bucket_cap_mb,
+                   help="DDP's bucket_cap_mb, applied to the full-size model before scaling")
+    p.add_argument("--iterations", type=int_range(1), default=defaults.iterations, help="replayed iterations")
+
+
+def replay_from(args: argparse.Namespace) -> ReplayConfig:
+    return ReplayConfig(args.replay, args.scale, args.bucket_cap_mb, args.iterations, args.seed)
+
+
+def replay_argv(config: ReplayConfig) -> list[str]:
+    """The arguments that make a worker process replay exactly `config`."""
+    return ["--replay", config.workload, "--scale", repr(config.scale), "--bucket-cap-mb",
+            repr(config.bucket_cap_mb), "--iterations", str(config.iterations), "--seed", str(config.seed)]

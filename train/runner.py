@@ -22,7 +22,8 @@ from ina.topologies import clean
 from ina.topologies.net import Network
 from ina.topologies.runner import compile_program
 from ina.topologies.topo import load
-from ina.train.options import training_argv
+from ina.train.options import replay_argv, training_argv
+from ina.train.replay import ReplayConfig
 from ina.train.sgd import Config
 
 AGGREGATIONS = ("switch", "ps", "ring")
@@ -49,6 +50,8 @@ class TrainOptions:
     max_retries: int = 6  # a worker gives up (exit 1) after this many retransmissions of one packet
     time_limit: float = 600.0  # the whole run, workers started to last report
     run_dir: str = "runs/train"
+    replay: ReplayConfig | None = None  # replay a real model's iterations instead of training `config`
+    bw: float | None = None  # Mbit/s of every link (TCLink), so the network is the bottleneck
 
 
 def run(opts: TrainOptions, on_epoch: Callable[[dict], None]) -> list[dict]:
@@ -63,6 +66,8 @@ def run(opts: TrainOptions, on_epoch: Callable[[dict], None]) -> list[dict]:
     if leftovers:
         say(f"removed leftovers of an earlier run: {', '.join(leftovers[:6])}")
     topo = load("star", opts.workers, 1, None, opts.window, extra_host=opts.aggregation == "ps")
+    for link in topo["links"]:
+        link["params"]["bw"] = opts.bw
     bmv2, p4info = compile_program("builtin", opts.elems, opts.pool_size, run_dir)
     network = Network(topo, str(run_dir), "builtin", f"train-{os.getpid()}")
     procs: list[subprocess.Popen] = []
@@ -84,15 +89,17 @@ def run(opts: TrainOptions, on_epoch: Callable[[dict], None]) -> list[dict]:
         if opts.aggregation == "ring":
             where = ["--ring", ",".join(topo["hosts"][h]["ip"] for h in hosts)]
             aggregator = "a ring over TCP between the workers"
-        say(f"training {opts.config.model} on {opts.dataset}: {opts.workers} workers through {aggregator}, "
-            f"job {job.job_id}; logs in {run_dir}")
+        what = (f"replaying {opts.replay.workload} (scale {opts.replay.scale:g})" if opts.replay
+                else f"training {opts.config.model} on {opts.dataset}")
+        links = f" over {opts.bw:g} Mbit/s links" if opts.bw else ""
+        say(f"{what}: {opts.workers} workers through {aggregator}{links}, job {job.job_id}; logs in {run_dir}")
         workers = []
         for rank, host in enumerate(hosts):
             cmd = [sys.executable, "-m", "ina.train.worker_main", "--job", str(job.job_id), "--rank", str(rank),
                    "--workers", str(opts.workers), "--epoch", str(job.epoch), *where,
                    "--aggregator", aggregator, "--elems", str(opts.elems), "--window", str(opts.window),
                    "--timeout", str(opts.timeout), "--max-retries", str(opts.max_retries),
-                   *training_argv(opts.config, opts.dataset)]
+                   *(replay_argv(opts.replay) if opts.replay else training_argv(opts.config, opts.dataset))]
             log = run_dir / f"train-{host}.log"
             with open(log, "w") as err:
                 proc = network.host(host).popen(cmd, stdout=subprocess.PIPE, stderr=err)

@@ -4,7 +4,8 @@ It trains its shard of every global batch, all-reduces each gradient through `Wo
 switch, or to the parameter server that speaks the switch's protocol) or, with --ring, through a
 ring all-reduce over TCP between the worker hosts, and prints one JSON line per
 epoch, then a last one with its history and a digest of its final weights, so the parent can follow
-progress and check that every worker ended with the same model. When the all-reduce cannot finish
+progress and check that every worker ended with the same model. With --replay it replays a real
+model's iterations instead (train/replay.py): one line per iteration, the digest of the last sums. When the all-reduce cannot finish
 (after --max-retries retransmissions, a bounded wait; the ring: --ring-timeout) it exits 1 naming
 the aggregator (or the ring neighbour) and the job.
 """
@@ -21,7 +22,8 @@ from ina.hosts.ring import Ring, RingError
 from ina.hosts.worker import Worker, WorkerError
 from ina.p4src.protocol import ELEMS_CHOICES, EPOCH_MAX, MAX_JOBS, MAX_SLOTS, MAX_WORKERS
 from ina.train.data import load
-from ina.train.options import add_training_arguments, config_from
+from ina.train.options import add_replay_arguments, add_training_arguments, config_from, replay_from
+from ina.train.replay import replay
 from ina.train.sgd import train
 
 
@@ -43,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float_range(0.0, 60.0, lo_open=True), default=0.05)
     p.add_argument("--max-retries", type=int_range(0), default=6)
     add_training_arguments(p)
+    add_replay_arguments(p)
     return p
 
 def ipv4_list(text: str) -> list[str]:
@@ -66,15 +69,22 @@ def emit(record: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     config = config_from(args)
-    data = load(args.dataset, config.seed)
+    data = None if args.replay else load(args.dataset, config.seed)
     try:
         worker = connect(args)
     except (WorkerError, RingError, ValueError) as err:
         print(f"ina train: worker {args.rank} of job {args.job}: {err}", file=sys.stderr)
         return 1
+
+    def report(record: object) -> None:
+        emit({"rank": args.rank, **asdict(record)})
+
     try:
-        model, history = train(config, data, args.rank, args.workers, worker.allreduce,
-                               lambda record: emit({"rank": args.rank, **asdict(record)}))
+        if args.replay:
+            history, digest = replay(replay_from(args), args.rank, worker.allreduce, report)
+        else:
+            model, history = train(config, data, args.rank, args.workers, worker.allreduce, report)
+            digest = hashlib.sha256(model.params.tobytes()).hexdigest()
     except WorkerError as err:
         print(f"ina train: worker {args.rank} of job {args.job} lost {args.aggregator} ({args.switch}): {err}",
               file=sys.stderr)
@@ -84,8 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         worker.close()
-    emit({"rank": args.rank, "history": history.as_dict(),
-          "weights_sha256": hashlib.sha256(model.params.tobytes()).hexdigest()})
+    emit({"rank": args.rank, "history": history.as_dict(), "weights_sha256": digest})
     return 0
 
 

@@ -1,0 +1,66 @@
+"""Workload replay: the architectures add up to the public parameter counts, DDP's bucketing rule on
+a hand-made list, scaling keeps the bucket count, and a replay's records on a fake all-reduce."""
+
+import numpy as np
+import pytest
+
+from ina.train.replay import ReplayConfig, replay
+from ina.train.workloads import MIB, WORKLOADS, ddp_buckets, scaled_buckets, workload
+
+PUBLIC = {"resnet50": 25.6e6, "vgg16": 138e6, "bert_base": 110e6, "gpt2_small": 124e6}
+
+
+@pytest.mark.parametrize("name", WORKLOADS)
+def test_parameter_counts_are_the_public_totals(name):
+    assert abs(workload(name).parameters - PUBLIC[name]) <= 0.01 * PUBLIC[name]
+
+
+def test_exact_counts_of_the_reference_implementations():
+    """torchvision's resnet50 and vgg16, Hugging Face's bert-base-uncased and gpt2."""
+    assert [workload(n).parameters for n in WORKLOADS] == [25_557_032, 138_357_544, 109_482_240, 124_439_808]
+
+
+def test_buckets_follow_ddps_rule():
+    """Reverse order; a bucket closes once it reaches its limit (1 MiB first, then the cap), even if
+    its last tensor overshoots; the remainder is the last bucket."""
+    quarter = MIB // 4 // 4  # elements in a quarter MiB of float32
+    sizes = [quarter, 8 * quarter, quarter, 2 * quarter, 3 * quarter, quarter]
+    assert ddp_buckets(sizes, cap_mb=2.0, first_mb=1.0) == [[5, 4], [3, 2, 1], [0]]
+    assert ddp_buckets(sizes, cap_mb=1.0, first_mb=1.0) == [[5, 4], [3, 2, 1], [0]]
+    assert ddp_buckets(sizes, cap_mb=0.5, first_mb=0.25) == [[5], [4], [3], [2, 1], [0]]
+    assert ddp_buckets(sizes, cap_mb=100.0, first_mb=100.0) == [[5, 4, 3, 2, 1, 0]]
+
+
+def test_default_cap_is_25_mib_and_settable():
+    w = workload("resnet50")
+    sizes = [n for _, n in w.layers]
+    default = ddp_buckets(sizes)
+    assert sorted(i for b in default for i in b) == list(range(len(sizes)))
+    full = [4 * sum(sizes[i] for i in b) for b in default]
+    assert all(size >= 25 * MIB for size in full[1:-1]) and full[0] >= MIB
+    assert all(4 * sum(sizes[i] for i in b[:-1]) < 25 * MIB for b in default[1:])
+    assert len(ddp_buckets(sizes, cap_mb=5.0)) > len(default)
+
+
+def test_scaling_shrinks_each_bucket_and_keeps_their_number():
+    w = workload("resnet50")
+    full = scaled_buckets(w, 1.0)
+    small = scaled_buckets(w, 0.01)
+    assert sum(full) == w.parameters and len(small) == len(full)
+    assert small == [int(np.ceil(0.01 * n)) for n in full]
+    assert min(scaled_buckets(w, 1e-9)) == 1
+
+
+def test_replay_all_reduces_every_bucket_each_iteration():
+    calls = []
+
+    def fake(array: np.ndarray) -> np.ndarray:
+        calls.append(array.size)
+        return array * 2
+
+    config = ReplayConfig("bert_base", scale=0.001, iterations=3)
+    history, digest = replay(config, 1, fake)
+    buckets = scaled_buckets(workload("bert_base"), 0.001)
+    assert history.buckets == buckets and calls == buckets * 3
+    assert [r.iteration for r in history.iterations] == [1, 2, 3]
+    assert replay(config, 1, fake)[1] == digest != replay(config, 2, fake)[1]

@@ -1,0 +1,74 @@
+"""Workload replay on one worker: a real model's iteration with the compute emulated and the
+communication real (every DDP bucket of its gradients all-reduced through the chosen aggregation).
+
+Compute is emulated by sleeping, not spinning: a GPU's forward and backward pass leaves the host's
+CPU free, and on a machine whose few cores also run the switch and the other workers a spinning
+worker would steal the CPU their communication needs. The buckets are all-reduced one after
+another after the compute (DDP overlaps them with the backward pass), so an iteration's time here is
+compute + communication, an upper bound of DDP's.
+"""
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from ina.train.sgd import AllReduce
+from ina.train.workloads import BUCKET_CAP_MB, scaled_buckets, workload
+
+
+@dataclass(frozen=True)
+class ReplayConfig:
+    workload: str = "resnet50"
+    scale: float = 0.01  # of every bucket's elements and of the compute time
+    bucket_cap_mb: float = BUCKET_CAP_MB
+    iterations: int = 20
+    seed: int = 0
+
+
+@dataclass
+class IterationRecord:
+    iteration: int
+    wall_s: float  # since the replay began
+    compute_s: float
+    comm_s: float
+
+
+@dataclass
+class ReplayHistory:
+    buckets: list[int]  # elements all-reduced per bucket, in order
+    iterations: list[IterationRecord] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"buckets": self.buckets, "iterations": len(self.iterations),
+                "compute_s": sum(r.compute_s for r in self.iterations),
+                "comm_s": sum(r.comm_s for r in self.iterations),
+                "per_iteration": [asdict(r) for r in self.iterations]}
+
+
+def replay(config: ReplayConfig, rank: int, allreduce: AllReduce,
+           on_iteration: Callable[[IterationRecord], None] | None = None) -> tuple[ReplayHistory, str]:
+    """Run the iterations; returns the history and a SHA-256 of the last iteration's sums, which
+    every worker must share."""
+    w = workload(config.workload)
+    history = ReplayHistory(scaled_buckets(w, config.scale, config.bucket_cap_mb))
+    rng = np.random.default_rng([config.seed, rank])
+    grads = [rng.standard_normal(n, dtype=np.float32) for n in history.buckets]
+    compute_s = w.compute_s * config.scale
+    digest = hashlib.sha256()
+    start = time.perf_counter()
+    for i in range(config.iterations):
+        t0 = time.perf_counter()
+        time.sleep(compute_s)
+        t1 = time.perf_counter()
+        sums = [allreduce(g) for g in grads]
+        t2 = time.perf_counter()
+        record = IterationRecord(i + 1, t2 - start, t1 - t0, t2 - t1)
+        history.iterations.append(record)
+        if on_iteration is not None:
+            on_iteration(record)
+    for s in sums:
+        digest.update(s.tobytes())
+    return history, digest.hexdigest()
