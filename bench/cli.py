@@ -1,4 +1,5 @@
-"""`ina bench`: compile time, switch packets/s (in process and over veth), all-reduce goodput.
+"""`ina bench`: compile time, switch packets/s (in process and over veth), all-reduce goodput,
+communication time of a replayed model's training iterations (train: switch, ring, parameter server).
 
 Each benchmark repeats, reports median and spread, writes JSON (with the machine and git revision)
 and PNG plots into --out, and a markdown summary (summary.md). Timing never decides pass or fail.
@@ -213,7 +214,7 @@ def markdown(out: Path, sections: dict[str, list[dict]]) -> Path:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ina bench", description=__doc__)
-    p.add_argument("what", choices=["compile", "switch", "allreduce", "profile", "all"])
+    p.add_argument("what", choices=["compile", "switch", "allreduce", "profile", "train", "all"])
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="a short sweep (the default; make bench)")
     mode.add_argument("--full", action="store_true", help="every sweep of docs/performance.md")
@@ -242,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:
         p.error(f"argument --out: cannot create {out}: {err.strerror}")
     sections = {}
-    needs_root = args.what in ("allreduce", "all") or (args.what in ("switch", "profile") and not args.no_veth)
+    needs_root = args.what in ("allreduce", "train", "all") or (args.what in ("switch", "profile") and not args.no_veth)
     if needs_root and os.geteuid() != 0:
         print("ina bench: veth and Mininet measurements need root (or use: ina bench switch --no-veth)")
         return 1
@@ -254,6 +255,10 @@ def main(argv: list[str] | None = None) -> int:
         sections["allreduce"] = bench_allreduce(out, args.reps, FULL_SWEEPS if args.full else QUICK_SWEEPS,
                                                 {"size": 1 << 18} if args.full else None,
                                                 ("builtin", "bmv2") if with_bmv2 else ("builtin",))
+    if args.what in ("train", "all"):
+        from ina.bench.train import bench_train
+
+        sections["train"] = bench_train(out, iterations=20 if args.full else 10)
     if args.what in ("profile", "all"):
         print(bench_profile(out, args.seconds, veth=not args.no_veth))
     print(markdown(out, sections).read_text())

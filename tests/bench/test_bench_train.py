@@ -1,0 +1,25 @@
+"""`ina bench train` on a tiny configuration in Mininet (2 workers, ResNet-50 x 0.001, 2 iterations,
+100 Mbit/s links): one row per aggregation with every worker's sums identical, the switch's ratios
+to the ring and the parameter server, train.json and train.png."""
+
+import json
+
+import pytest
+
+from ina.bench.train import bench_train
+
+
+@pytest.mark.netns
+def test_bench_train_compares_switch_ring_and_parameter_server(tmp_path):
+    rows = bench_train(tmp_path, workers=2, scale=0.001, iterations=2, links=(100.0,))
+    data = json.loads((tmp_path / "train.json").read_text())
+    assert data["benchmark"] == "train" and data["results"] == rows
+    assert [(r["links"], r["aggregation"]) for r in rows] == [("100 Mbit/s links", a) for a in ("switch", "ps", "ring")]
+    for r in rows:
+        assert r["sums_identical"] and r["workers"] == 2 and r["workload"] == "resnet50"
+        assert r["comm_ms"]["reps"] == 2 and r["compute_ms"]["reps"] == 2
+        assert r["bytes_per_iteration"] == rows[0]["bytes_per_iteration"] > 0
+    switch = rows[0]
+    assert switch["x_ring"] == round(switch["comm_ms"]["median"] / rows[2]["comm_ms"]["median"], 3)
+    assert switch["x_ps"] == round(switch["comm_ms"]["median"] / rows[1]["comm_ms"]["median"], 3)
+    assert (tmp_path / "train.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
