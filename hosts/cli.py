@@ -64,9 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window", type=int_range(1, MAX_SLOTS), default=256,
                    help="slots in flight (at most the job's slots)")
     p.add_argument("--timeout", type=float_range(0.0, MAX_TIMEOUT_S, lo_open=True), default=0.01,
-                   help="seconds before the first retransmission")
+                   help="the retransmission timeout until the first RTT sample; afterwards it follows the measured RTT")
     p.add_argument("--max-retries", type=int_range(0), default=12,
-                   help="give up after this many retransmissions of one packet")
+                   help="give up after this many timeouts of one packet; fast resends do not count")
     p.add_argument("--repeat", type=int_range(1), default=1)
     p.add_argument("--verify", action="store_true")
     p.add_argument("--json", action="store_true")
