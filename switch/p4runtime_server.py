@@ -193,13 +193,6 @@ class _LiveElection(_Arbiter):
                 return election_id is None
             return (election_id or 0) == primary.election_id
 
-    def close(self, stream: _Stream) -> None:
-        with self.lock:
-            was_primary = self._primary() is stream
-            self.streams.remove(stream)
-            if was_primary:
-                self._notify(self._arbitrated())
-
     def update(self, stream: _Stream, arb: p4runtime_pb2.MasterArbitrationUpdate) -> _StreamEnd | None:
         first = not stream.arbitrated
         if arb.device_id != self.device_id:
