@@ -115,43 +115,44 @@ def test_cli_exit_status_and_summary(tmp_path):
     assert (tmp_path / "s1.log").exists() and (tmp_path / "result.json").exists()
 
 
-def test_refused_worker_fails_cleanly(tmp_path):
+@pytest.fixture
+def star(tmp_path):
+    """A 2-worker star with its job 0 installed by the controller: (network, topology, job)."""
     topo = load("star", workers=2)
     bmv2, p4info = compile_program("builtin", 16, 256, tmp_path)
-    net = Network(topo, str(tmp_path), run_id="test-refused")
-    try:
-        net.start()
-        program_topology(topo, bmv2, p4info)
-        done = net.host("h1").popen([sys.executable, "-m", "ina", "worker", "--job", "5", "--rank", "0",
-                                     "--workers", "2", "--switch", "10.0.0.254", "--size", "256", "--elems", "16",
-                                     "--max-retries", "3", "--epoch", "1"], stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True)
-        _out, err = done.communicate(timeout=60)
-        assert done.returncode == 1
-        assert "no answer from the switch at 10.0.0.254" in err and "Traceback" not in err
-    finally:
-        net.stop()
-
-
-def test_a_worker_with_another_runs_epoch_is_refused_and_counted(tmp_path):
-    topo = load("star", workers=2)
-    bmv2, p4info = compile_program("builtin", 16, 256, tmp_path)
-    net = Network(topo, str(tmp_path), run_id="test-epoch")
+    net = Network(topo, str(tmp_path), run_id="test-star")
     try:
         net.start()
         [job] = program_topology(topo, bmv2, p4info)["s1"]
-        wrong = job.epoch % 0xFFFFFFFF + 1
-        # One chunk, window 1: the packet and its 3 retransmissions, then the worker gives up.
-        done = net.host("h1").popen([sys.executable, "-m", "ina", "worker", "--job", "0", "--rank", "0",
-                                     "--workers", "2", "--switch", "10.0.0.254", "--size", "16", "--elems", "16",
-                                     "--window", "1", "--max-retries", "3", "--epoch", str(wrong)],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        _out, err = done.communicate(timeout=60)
-        assert done.returncode == 1 and "an epoch other than the job's" in err
-        with SwitchConnection(topo["switches"]["s1"]["grpc"], election_id=None) as conn:
-            assert Aggregation(conn).stats()["jobs"][0] == {"wrong_epoch": 4}
+        yield net, topo, job
     finally:
         net.stop()
+
+
+def worker_on_h1(net: Network, *args: str) -> tuple[int, str]:
+    """Run `ina worker` on h1 against the switch; (exit status, stderr)."""
+    done = net.host("h1").popen([sys.executable, "-m", "ina", "worker", "--rank", "0", "--workers", "2",
+                                 "--switch", "10.0.0.254", "--elems", "16", "--max-retries", "3", *args],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _out, err = done.communicate(timeout=60)
+    return done.returncode, err
+
+
+def test_refused_worker_fails_cleanly(star):
+    net, _topo, _job = star
+    status, err = worker_on_h1(net, "--job", "5", "--size", "256", "--epoch", "1")
+    assert status == 1
+    assert "no answer from the switch at 10.0.0.254" in err and "Traceback" not in err
+
+
+def test_a_worker_with_another_runs_epoch_is_refused_and_counted(star):
+    net, topo, job = star
+    wrong = job.epoch % 0xFFFFFFFF + 1
+    # One chunk, window 1: the packet and its 3 retransmissions, then the worker gives up.
+    status, err = worker_on_h1(net, "--job", "0", "--size", "16", "--window", "1", "--epoch", str(wrong))
+    assert status == 1 and "an epoch other than the job's" in err
+    with SwitchConnection(topo["switches"]["s1"]["grpc"], election_id=None) as conn:
+        assert Aggregation(conn).stats()["jobs"][0] == {"wrong_epoch": 4}
 
 
 def test_make_run_exits_zero():
