@@ -21,8 +21,11 @@ Loss recovery (docs/protocol.md, "Worker obligations"):
   allowances) before its next RACK resend of the slot. A lost UPDATE costs (n - 1) / 2 wasted resends on
   average instead of n - 1; the turn rotates with the slot so no rank always waits longest.
 - The retransmission timeout (RTO) is the last resort, for losses with no later answer to reveal
-  them (the last slots, a stall): RFC 6298's estimator, at least max(MIN_RTO, RTO_MIN_RTTS x
-  min_rtt) and at most MAX_RTO; `timeout` is the RTO until the first RTT sample. The RTO doubles
+  them (the last slots, a stall), and never fires before a slot's turn: a slot RACK covers waits for
+  its turn alone. (Otherwise, with an RTT of milliseconds, the RTO's floor of 2 min_rtt came before
+  the second turn, 2.5 RTTs: both workers resent, as timeouts that doubled every slot's RTO.)
+  RFC 6298's estimator, at least max(MIN_RTO, RTO_MIN_RTTS x min_rtt) and at most MAX_RTO;
+  `timeout` is the RTO until the first RTT sample. The RTO doubles
   per timed-out retry of the same packet (the backoff is shared by all slots: the RTO of the path,
   not of a packet) until a fresh RTT sample (Karn's rule: none from a retransmitted use). Only
   timeouts count towards `max_retries`: a RACK resend needs later answers, so the switch is there.
@@ -340,16 +343,17 @@ class AllReduceCore:
         out: list[bytearray] = []
         next_due = math.inf
         for index in list(self._unanswered):
-            sent = sent_at[index]
-            timed_out = now >= sent + rto
-            if not timed_out:
-                due = sent + rto
-                if seq_of[index] < rack_seq:  # its turn; once resent, a whole round of turns
-                    turns = n_workers if retries[index] else 1 + (rank + index) % n_workers
-                    due = min(due, sent + turns * allowance)
-                if now < due:
-                    next_due = min(next_due, due)
-                    continue
+            # Its turn (once resent, a whole round of turns): RACK's if a later transmission was
+            # answered, else the RTO's, which never fires before the turn either.
+            turns = n_workers if retries[index] else 1 + (rank + index) % n_workers
+            due = sent_at[index] + turns * allowance
+            timed_out = seq_of[index] > rack_seq
+            if timed_out and (due < sent_at[index] + rto or not rack_seq):
+                due = sent_at[index] + rto
+            if now < due:
+                if due < next_due:
+                    next_due = due
+                continue
             if len(out) == PACE_BURST:
                 next_due = min(next_due, now + (self._srtt or self._rto) * PACE_BURST / self._window)
                 break

@@ -196,5 +196,6 @@ def test_only_timeouts_count_towards_max_retries():
     first = [bytes(p) for p in core.start(np.arange(16, dtype=np.int32), now=0.0)]
     core.receive(answer(first[3]), SWITCH, now=0.001)
     assert [bytes(p) for p in core.expire(0.00125)] == [first[1]]
-    with pytest.raises(WorkerError, match="after 0 retransmissions of slot 0"):
-        core.expire(0.003)  # slot 0's RTO
+    assert [bytes(p) for p in core.expire(0.003)] == [first[0], first[2]]  # their turns, not their RTO (3 ms)
+    with pytest.raises(WorkerError, match="after 0 retransmissions of slot 3"):
+        core.expire(0.004)  # slot 3's next use (sent at 1 ms) at its RTO (3 ms): no later answer reveals it

@@ -106,6 +106,23 @@ def test_a_lost_update_whose_sender_waits_longest_costs_one_resend_per_worker_in
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_the_second_turn_is_not_preempted_by_the_rto_when_the_rtt_is_milliseconds(engine):
+    # 1 ms per hop: RTT 2 ms (real runs' queueing makes it milliseconds), so the RTO sits at its floor,
+    # 2 min_rtt = 4 ms, below the second turn (2 x (RTT + reo_wnd) = 5 ms). Rank 0's UPDATE in slot 1
+    # of use 6: rank 1 resends first (a duplicate), rank 0 second, by RACK: no timeout (which would
+    # double the RTO for every slot) and no resend at both workers at once.
+    lost = Drop(UPDATE, job=0, rank=0, slot=1, use=6, transmission=0)
+    with InProcessSwitch(elems=8, engine=engine, latency=1e-3, loss=[lost]) as net:
+        net.add_job(0, 2, window=4, timeout=0.05)
+        arrays = [make_array(1, rank, 256, "int32") for rank in range(2)]
+        results = net.allreduce({0: arrays})
+        assert all(np.array_equal(got, np.sum(arrays, axis=0, dtype=np.int32)) for got in results[0])
+        assert retransmissions(net) == {0: [1, 1]}
+        assert [m.core.stats.timeouts for m in net.jobs[0]] == [0, 0]
+        assert resend_delay(net, net.dropped[0]) == pytest.approx(2 * (2e-3 + 0.5e-3), abs=1e-6)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_a_burst_of_lost_updates_is_resent_in_turn_without_a_timeout(engine):
     rules = [Drop(UPDATE, job=0, rank=1, slot=slot, use=1, transmission=0) for slot in (0, 1, 2)]
     with two_jobs(engine, rules) as net:
