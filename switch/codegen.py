@@ -202,7 +202,9 @@ class CodeGenerator:
             return lines + self._copy_stack(params[0]["value"], params[1]["value"])
         if op == "assign_VL":
             slot, _w, _s = e.field_ref(params[0])
-            return [*lines, f"P[{slot}] = {e.value(params[1])}"]
+            lengths = self.layout.varbit_length_slots(params[0], params[1])
+            length = [f"P[{lengths[0]}] = P[{lengths[1]}]"] if lengths else []
+            return [*lines, f"P[{slot}] = {e.value(params[1])}", *length]
         if op == "add_header":
             return lines + self._set_valid(params[0])
         if op == "remove_header":

@@ -98,6 +98,14 @@ class Layout:
     def field_slot(self, header: str, field_name: str) -> int:
         return self.header(header).slot(field_name)
 
+    def varbit_length_slots(self, dst: dict, src: dict) -> tuple[int, int] | None:
+        """The (destination, source) length slots an assign_VL copies with the value, as BMv2 copies
+        a varbit's length; None unless both operands are varbit fields of plain headers."""
+        if dst["type"] != "field" or src["type"] != "field":
+            return None
+        to, fro = self.header(dst["value"][0]), self.header(src["value"][0])
+        return (to.vl_slot, fro.vl_slot) if to.varbit_max and fro.varbit_max else None
+
     def template(self) -> list[int]:
         """The state of a fresh packet: metadata valid, everything else zero and invalid."""
         slots = [0] * self.size

@@ -336,7 +336,7 @@ class CGenerator:
                 return lines
             return [e.store(target, params[1])]
         if op == "assign_VL":
-            # as the Python engine: the value only (not the length), untruncated; exact here for
+            # as the Python engine: the value with its header's varbit length, untruncated; exact here for
             # an unsigned source of at most 64 bits
             slot, _w, signed = e.field(params[0])
             if params[1]["type"] != "field":
@@ -344,7 +344,8 @@ class CGenerator:
             src, _sw, src_signed = e.field(params[1])
             if signed or src_signed:
                 raise Unsupported("assign_VL of a signed field")
-            return [f"P[{slot}] = P[{src}];"]
+            lengths = self.layout.varbit_length_slots(params[0], params[1])
+            return [f"P[{slot}] = P[{src}];", *([f"P[{lengths[0]}] = P[{lengths[1]}];"] if lengths else [])]
         if op == "assign_union":
             return self._copy_union(params[0], params[1])
         if op in ("assign_header_stack", "assign_union_stack"):

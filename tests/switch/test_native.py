@@ -576,7 +576,8 @@ def test_varbit_fields_match_python() -> None:
 
 def test_varbit_variants_of_the_json_match_python() -> None:
     """extract of a varbit header without a length (0, as on the Python engine), assign_VL (the
-    value only), a negative length (a run-time error) and a varbit wider than 64 bits (refused)."""
+    value and its length, as BMv2: tests/p4/varbit_assign.stf), a negative length (a run-time
+    error) and a varbit wider than 64 bits (refused)."""
     bmv2 = program(VARBIT)
     states = {s["name"]: s for s in bmv2["parsers"][0]["parse_states"]}
     second = states["stack"]["parser_ops"][1]
@@ -596,7 +597,7 @@ def test_varbit_variants_of_the_json_match_python() -> None:
                                                   "2818aabbccdd", "0801112233445566")]
     outs = run_both(py, native, packets + varbit_packets(random.Random(29)))
     assert outs[0] == [] and outs[1] == []  # lengths -16 and -8: dropped as errors
-    assert outs[3] == [(1, bytes.fromhex("1810 aa00 00 0000 cc"))]  # o1.data = the new o2's 0
+    assert outs[3] == [(1, bytes.fromhex("1810 aa00 00 00 cc"))]  # o1.data = the new o2's 0, 8 bits long
     assert outs[5] == [(1, bytes.fromhex("0801 1122 33 0001 445566"))]  # st[1]: length 0
     assert native.stats["dropped_error"] >= 2
     next(h for h in bmv2["header_types"] if h["name"] == "opts_t")["max_length"] = 10
