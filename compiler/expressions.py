@@ -264,6 +264,9 @@ class ExpressionCompiler:
                     return Field(target, value.header, value.name, writable=False)
                 return Computed(target, op("b2d", None, expr_json(value)))
             if isinstance(source, t.Enum) and source.base is not None:
+                if target != source.base:  # P4-16 8.3; p4c refuses the rest too
+                    raise CompileError(f"cannot cast {source} to {target}: a serializable enum casts only to "
+                                       f"its underlying type {source.base} (cast that to {target})", loc)
                 value = self._retype(value, source.base)
                 source = source.base
             if isinstance(source, t.InfInt | t.Bits):

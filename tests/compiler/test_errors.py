@@ -240,3 +240,12 @@ def test_header_stack_above_p4cs_maximum_is_a_located_error(compile_text):
     source = program().replace("struct headers { h_t h; }", "struct headers { h_t h; h_t[100000000] s; }")
     error = error_of(compile_text, source)
     assert (error.line, error.message) == (4, "a header stack has 1..256 elements, not 100000000")
+
+
+def test_serializable_enum_casts_only_to_its_underlying_type(compile_text):
+    source = "enum bit<8> Kind { Data = 1 }\n" + program("hdr.h.b = (bit<16>) Kind.Data;")
+    error = error_of(compile_text, source)
+    assert (error.line, error.col) == (BODY_LINE + 1, 19)
+    assert error.message == ("cannot cast Kind to bit<16>: a serializable enum casts only to its "
+                             "underlying type bit<8> (cast that to bit<16>)")
+    assert compile_text("enum bit<8> Kind { Data = 1 }\n" + program("hdr.h.b = (bit<16>) (bit<8>) Kind.Data;")).bmv2

@@ -38,7 +38,7 @@ control Ingress(inout headers hdr, inout metadata meta, inout standard_metadata_
             meta.color = Color.Blue;
         }
         if (meta.color == Color.Blue) {
-            hdr.h.value = (bit<16>) hdr.h.kind + 16w0x100;
+            hdr.h.value = (bit<16>) (bit<8>) hdr.h.kind + 16w0x100;
         }
         hdr.h.delta = hdr.h.delta - 8s3;
         meta.flag = (bit<1>) (hdr.h.value > 10);
