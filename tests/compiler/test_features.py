@@ -22,7 +22,7 @@ def expr(op: str, left, right) -> dict:
 
 # ---- enums, errors, casts
 def test_errors_and_verify(compile_p4):
-    bmv2 = compile_p4("enums_errors").bmv2
+    bmv2 = compile_p4("enum_and_error_types").bmv2
     assert bmv2["errors"][:3] == [["NoError", 0], ["PacketTooShort", 1], ["NoMatch", 2]]
     assert ["BadVersion", 7] in bmv2["errors"]
     start = state(bmv2, "start")
@@ -33,7 +33,7 @@ def test_errors_and_verify(compile_p4):
 
 
 def test_enums(compile_p4):
-    bmv2 = compile_p4("enums_errors").bmv2
+    bmv2 = compile_p4("enum_and_error_types").bmv2
     assert {"name": "Color", "entries": [["Red", 0], ["Green", 1], ["Blue", 2]]} in bmv2["enums"]
     h_t = next(t for t in bmv2["header_types"] if t["name"] == "h_t")
     assert h_t["fields"] == [["kind", 8, False], ["version", 8, False], ["value", 16, False], ["delta", 8, True]]
@@ -44,7 +44,7 @@ def test_enums(compile_p4):
 
 
 def test_signed_arithmetic_uses_two_comp_mod(compile_p4):
-    bmv2 = compile_p4("enums_errors").bmv2
+    bmv2 = compile_p4("enum_and_error_types").bmv2
     prims = [p for a in bmv2["actions"] for p in ops(a)]
     delta = next(p for p in prims if p[1][0] == field("h", "delta"))
     assert delta[1][1]["value"] == expr("two_comp_mod", expr("-", field("h", "delta"), hexv("0x03")), hexv("0x08"))
@@ -195,10 +195,10 @@ def test_defaultonly_scope(compile_p4):
 # ---- control flow
 def test_switch_on_action_run(compile_p4):
     bmv2 = compile_p4("control_flow").bmv2
-    choose = table(bmv2, "Ingress.choose")
+    choose = table(bmv2, "MainIngress.choose")
     nxt = choose["next_tables"]
-    assert nxt["Ingress.to_port_one"] == nxt["Ingress.bump"] != nxt["Ingress.set_port"]
-    assert nxt["NoAction"] not in (nxt["Ingress.bump"], nxt["Ingress.set_port"])
+    assert nxt["MainIngress.to_port_one"] == nxt["MainIngress.bump"] != nxt["MainIngress.set_port"]
+    assert nxt["NoAction"] not in (nxt["MainIngress.bump"], nxt["MainIngress.set_port"])
     assert ops(action(bmv2, table(bmv2, nxt["NoAction"])["actions"][0]))[0][1][1] == hexv("0x0003")
 
 
@@ -210,13 +210,13 @@ def test_exit_ends_the_pipeline(compile_p4):
 
 
 def test_if_inside_action_uses_jumps(compile_p4):
-    bump = ops(action(compile_p4("control_flow").bmv2, "Ingress.bump"))
+    bump = ops(action(compile_p4("control_flow").bmv2, "MainIngress.bump"))
     assert [p[0] for p in bump[:4]] == ["_jump_if_zero", "assign", "_jump", "assign"]
     assert bump[0][1][1] == hexv("0x00000003") and bump[2][1][0] == hexv("0x00000004")
 
 
 def test_slice_assignment(compile_p4):
-    bump = ops(action(compile_p4("control_flow").bmv2, "Ingress.bump"))
+    bump = ops(action(compile_p4("control_flow").bmv2, "MainIngress.bump"))
     assert bump[5] == ("assign", [field("h", "d"), {"type": "expression", "value": expr(
         "|", expr("&", field("h", "d"), hexv("0x00ffffff")), hexv("0xab000000"))}])
 
@@ -232,9 +232,9 @@ def test_saturating_and_concat(compile_p4):
 
 def test_nested_control_inlined_with_return(compile_p4):
     bmv2 = compile_p4("control_flow").bmv2
-    stamper = table(bmv2, "Ingress.stamp_in.stamper")
-    stamp = action(bmv2, "Ingress.stamp_in.stamp")
-    assert ops(stamp)[1] == ("register_write", [{"type": "register_array", "value": "Ingress.stamp_in.last"},
+    stamper = table(bmv2, "MainIngress.stamp_in.stamper")
+    stamp = action(bmv2, "MainIngress.stamp_in.stamp")
+    assert ops(stamp)[1] == ("register_write", [{"type": "register_array", "value": "MainIngress.stamp_in.last"},
                                                 hexv("0x00000000"), hexv("0x2a")])
     guard = next(c for c in bmv2["pipelines"][0]["conditionals"] if c["false_next"] == stamper["name"])
     assert guard["true_next"] is None
@@ -243,7 +243,7 @@ def test_nested_control_inlined_with_return(compile_p4):
 def test_function_inlined_with_return_value(compile_p4):
     bmv2 = compile_p4("control_flow").bmv2
     prims = [p for a in bmv2["actions"] for p in ops(a)]
-    assert ("assign", [field("h", "b"), field("scalars", "Ingress.max8_retval")]) in prims
+    assert ("assign", [field("h", "b"), field("scalars", "MainIngress.max8_retval")]) in prims
 
 
 # ---- sub-parsers and lookahead of headers

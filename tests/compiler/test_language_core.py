@@ -82,9 +82,9 @@ def test_checksums(compile_p4):
 def test_registers_counters_random(compile_p4):
     bmv2 = compile_p4("register_accumulate").bmv2
     registers = {r["name"]: r for r in bmv2["register_arrays"]}
-    assert registers["Ingress.acc_0"]["size"] == 16 and registers["Ingress.acc_0"]["bitwidth"] == 32
-    assert registers["Ingress.counts"]["bitwidth"] == 8
-    assert bmv2["counter_arrays"][0]["name"] == "Ingress.seen"
+    assert registers["MainIngress.acc_0"]["size"] == 16 and registers["MainIngress.acc_0"]["bitwidth"] == 32
+    assert registers["MainIngress.counts"]["bitwidth"] == 8
+    assert bmv2["counter_arrays"][0]["name"] == "MainIngress.seen"
     ops = [p["op"] for a in bmv2["actions"] for p in a["primitives"]]
     assert ops.count("register_read") == 9 and ops.count("register_write") == 9
     assert "modify_field_rng_uniform" in ops and "count" in ops
@@ -92,7 +92,7 @@ def test_registers_counters_random(compile_p4):
 
 def test_hit_miss_and_const_entries(compile_p4):
     bmv2 = compile_p4("register_accumulate").bmv2
-    forward = table(bmv2, "Ingress.forward")
+    forward = table(bmv2, "MainIngress.forward")
     assert forward["next_tables"]["__HIT__"] is None
     assert forward["next_tables"]["__MISS__"].startswith("tbl_drop")
     assert forward["match_type"] == "ternary"
@@ -101,7 +101,7 @@ def test_hit_miss_and_const_entries(compile_p4):
         [{"match_type": "exact", "key": "0x000000000001"}, {"match_type": "ternary", "key": "0x0002", "mask": "0x01ff"}],
     ]
     assert [e["priority"] for e in forward["entries"]] == [1, 2]
-    multicast = action(bmv2, "Ingress.multicast")
+    multicast = action(bmv2, "MainIngress.multicast")
     assert forward["entries"][0]["action_entry"] == {"action_id": multicast["id"], "action_data": ["0x0001"]}
 
 

@@ -33,9 +33,9 @@ def test_table_match_fields_actions_and_params(compile_p4):
 def test_registers_and_const_table(compile_p4):
     info = compile_p4("register_accumulate").p4info
     registers = {r.preamble.name: r for r in info.registers}
-    assert registers["Ingress.acc_3"].size == 16
-    assert registers["Ingress.acc_3"].type_spec.bitstring.bit.bitwidth == 32
-    assert registers["Ingress.acc_3"].preamble.id >> 24 == 0x16
+    assert registers["MainIngress.acc_3"].size == 16
+    assert registers["MainIngress.acc_3"].type_spec.bitstring.bit.bitwidth == 32
+    assert registers["MainIngress.acc_3"].preamble.id >> 24 == 0x16
     forward = info.tables[0]
     assert forward.is_const_table
     assert [m.match_type for m in forward.match_fields] == [p4info_pb2.MatchField.EXACT,

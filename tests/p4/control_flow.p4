@@ -32,7 +32,7 @@ control Stamp(inout h_t h, in bit<8> value) {
     }
 }
 
-control Ingress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+control MainIngress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     Stamp() stamp_in;
 
     action set_port(bit<9> port) { sm.egress_spec = port; }
@@ -72,8 +72,8 @@ control Ingress(inout headers hdr, inout metadata meta, inout standard_metadata_
     }
 }
 
-control Egress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control MainEgress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
 control NoCompute(inout headers hdr, inout metadata meta) { apply { } }
 control Deparse(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
 
-V1Switch(P(), NoVerify(), Ingress(), Egress(), NoCompute(), Deparse()) main;
+V1Switch(P(), NoVerify(), MainIngress(), MainEgress(), NoCompute(), Deparse()) main;

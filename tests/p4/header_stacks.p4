@@ -34,7 +34,7 @@ parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_met
 
 control NoVerify(inout headers hdr, inout metadata meta) { apply { } }
 
-control Ingress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+control MainIngress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     action pop_one() { hdr.labels.pop_front(1); }
     action push_one() {
         hdr.labels.push_front(1);
@@ -59,10 +59,10 @@ control Ingress(inout headers hdr, inout metadata meta, inout standard_metadata_
     }
 }
 
-control Egress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control MainEgress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
 control NoCompute(inout headers hdr, inout metadata meta) { apply { } }
 control Deparse(packet_out pkt, in headers hdr) {
     apply { pkt.emit(hdr.ethernet); pkt.emit(hdr.labels); pkt.emit(hdr.ip); }
 }
 
-V1Switch(P(), NoVerify(), Ingress(), Egress(), NoCompute(), Deparse()) main;
+V1Switch(P(), NoVerify(), MainIngress(), MainEgress(), NoCompute(), Deparse()) main;

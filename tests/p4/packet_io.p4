@@ -26,7 +26,7 @@ parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_met
 }
 
 control NoVerify(inout headers hdr, inout metadata meta) { apply { } }
-control Ingress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+control MainIngress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     apply {
         if (hdr.packet_out.isValid()) {
             sm.egress_spec = hdr.packet_out.egress_port;
@@ -39,10 +39,10 @@ control Ingress(inout headers hdr, inout metadata meta, inout standard_metadata_
         }
     }
 }
-control Egress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control MainEgress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
 control NoCompute(inout headers hdr, inout metadata meta) { apply { } }
 control Deparse(packet_out pkt, in headers hdr) {
     apply { pkt.emit(hdr.packet_in); pkt.emit(hdr.ethernet); }
 }
 
-V1Switch(P(), NoVerify(), Ingress(), Egress(), NoCompute(), Deparse()) main;
+V1Switch(P(), NoVerify(), MainIngress(), MainEgress(), NoCompute(), Deparse()) main;

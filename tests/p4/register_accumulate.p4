@@ -35,7 +35,7 @@ parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_met
 
 control NoVerify(inout headers hdr, inout metadata meta) { apply { } }
 
-control Ingress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+control MainIngress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     REG(0) REG(1) REG(2) REG(3) REG(4) REG(5) REG(6) REG(7)
     register<bit<8>>(POOL_SIZE) counts;
     counter(POOL_SIZE, CounterType.packets) seen;
@@ -76,7 +76,7 @@ control Ingress(inout headers hdr, inout metadata meta, inout standard_metadata_
     }
 }
 
-control Egress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+control MainEgress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     apply {
         if (sm.egress_rid != 0) {
             hdr.ethernet.src = 48w0x020000000001;
@@ -90,4 +90,4 @@ control Deparse(packet_out pkt, in headers hdr) {
     apply { pkt.emit(hdr); }
 }
 
-V1Switch(P(), NoVerify(), Ingress(), Egress(), NoCompute(), Deparse()) main;
+V1Switch(P(), NoVerify(), MainIngress(), MainEgress(), NoCompute(), Deparse()) main;

@@ -45,11 +45,11 @@ parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_met
 }
 
 control NoVerify(inout headers hdr, inout metadata meta) { apply { } }
-control Ingress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+control MainIngress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     apply { sm.egress_spec = (bit<9>) meta.seen; }
 }
-control Egress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control MainEgress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
 control NoCompute(inout headers hdr, inout metadata meta) { apply { } }
 control Deparse(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
 
-V1Switch(P(), NoVerify(), Ingress(), Egress(), NoCompute(), Deparse()) main;
+V1Switch(P(), NoVerify(), MainIngress(), MainEgress(), NoCompute(), Deparse()) main;

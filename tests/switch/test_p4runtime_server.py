@@ -444,12 +444,12 @@ def test_const_table_refuses_writes_but_reads_its_entries():
         req.config.p4_device_config = json.dumps(accumulate.bmv2).encode()
         c.stub.SetForwardingPipelineConfig(req)
         s = Schema(accumulate.p4info)
-        table = s.table("Ingress.forward")
+        table = s.table("MainIngress.forward")
         before = c.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=table.id)))
         assert before  # the const entries are readable
         entry = p4runtime_pb2.TableEntry(table_id=table.id)
         entry.match.add(field_id=1).exact.value = codec.encode(0x0A0B0C0D0E0F, 48)
-        entry.action.action.action_id = s.action("Ingress.drop").id
+        entry.action.action.action_id = s.action("MainIngress.drop").id
         with pytest.raises(grpc.RpcError) as err:
             c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", entry),
                     update(p4runtime_pb2.Update.DELETE, "table_entry", before[0].table_entry))

@@ -33,7 +33,7 @@ CASES = [
     (TESTS / "dataplane" / "two_jobs_interleaved.stf", AGGREGATE_P4, AGG_DEFINES, "InaIngress.job_completed"),
     (TESTS / "dataplane" / "broadcast_flooded.stf", AGGREGATE_P4, AGG_DEFINES, None),
     *[(TESTS / "p4" / f"{name}.stf", TESTS / "p4" / f"{name}.p4", {}, counter) for name, counter in [
-        ("basic_forward", None), ("header_stacks", None), ("register_accumulate", "Ingress.seen"),
+        ("basic_forward", None), ("header_stacks", None), ("register_accumulate", "MainIngress.seen"),
         ("packet_io", None)]],
 ]
 

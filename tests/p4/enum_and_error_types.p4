@@ -24,7 +24,7 @@ parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_met
 
 control NoVerify(inout headers hdr, inout metadata meta) { apply { } }
 
-control Ingress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+control MainIngress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     apply {
         sm.egress_spec = 1;
         if (sm.parser_error == error.BadVersion) {
@@ -46,8 +46,8 @@ control Ingress(inout headers hdr, inout metadata meta, inout standard_metadata_
     }
 }
 
-control Egress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control MainEgress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
 control NoCompute(inout headers hdr, inout metadata meta) { apply { } }
 control Deparse(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
 
-V1Switch(P(), NoVerify(), Ingress(), Egress(), NoCompute(), Deparse()) main;
+V1Switch(P(), NoVerify(), MainIngress(), MainEgress(), NoCompute(), Deparse()) main;
