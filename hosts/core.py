@@ -142,6 +142,10 @@ class AllReduceCore:
         self._uses = [0] * window  # uses of each slot since the job was set up (set = uses % 2)
         self._srtt: float | None = None
         self._rttvar = 0.0
+        # RFC 6298 assumes a sample per RTT; a window of answers gives `window`. The deviation grows
+        # with the RFC's gain but shrinks `window` times slower, so a scheduling spike is remembered
+        # for about an RTT, not forgotten after a few answers.
+        self._shrink = 0.25 / window
         self._min_rtt = math.inf
         self._floor = MIN_RTO  # max(MIN_RTO, RTO_MIN_RTTS * min_rtt)
         self._rto = timeout
@@ -310,7 +314,8 @@ class AllReduceCore:
         if srtt is None:
             srtt, rttvar = rtt, rtt / 2
         else:
-            rttvar = 0.75 * self._rttvar + 0.25 * abs(srtt - rtt)
+            err, rttvar = abs(srtt - rtt), self._rttvar
+            rttvar += (err - rttvar) * (0.25 if err > rttvar else self._shrink)
             srtt = 0.875 * srtt + 0.125 * rtt
         if rtt < self._min_rtt:
             self._min_rtt = rtt

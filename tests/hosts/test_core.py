@@ -63,6 +63,19 @@ def test_the_rto_follows_the_rtt_above_its_floor():
     assert core.deadline == pytest.approx(300e-6)  # 20 + 4 * 10 us is below the floor of 300 us
 
 
+def test_the_rtt_deviation_shrinks_per_window_of_answers_not_per_answer():
+    # A window of 64 answers 1 ms after their UPDATEs: RFC 6298's per-sample gain assumes one sample
+    # per RTT, and would shrink the first sample's deviation (0.5 ms) to nothing within this one RTT,
+    # the RTO to its floor of 2 min_rtt = 2 ms, so the next uses would time out 2 ms after they left
+    # (a worker descheduled that long got a spurious resend on lossless runs). Shrinking 64 times
+    # slower keeps 4 rttvar at about 1.6 ms: nothing is due 2.3 ms after.
+    core = AllReduceCore(3, 0, 2, EPOCH, elems=2, window=64, timeout=0.01, max_retries=12, switch=SWITCH)
+    first = [bytes(p) for p in core.start(np.arange(256, dtype=np.int32), now=0.0)]
+    for slot, update in enumerate(first):
+        core.receive(answer(update), SWITCH, now=1e-3 + slot * 1e-6)
+    assert core.expire(1e-3 + 2.3e-3) == []
+
+
 @pytest.mark.parametrize(("why", "data", "source"), [
     ("another address", answer(result()), ("10.0.0.9", 0xBEE0)),
     ("another port", answer(result()), ("10.0.0.254", 0xBEE1)),
