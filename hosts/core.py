@@ -24,11 +24,12 @@ Loss recovery (docs/protocol.md, "Worker obligations"):
   them (the last slots, a stall), and never fires before a slot's turn: a slot RACK covers waits for
   its turn alone. (Otherwise, with an RTT of milliseconds, the RTO's floor of 2 min_rtt came before
   the second turn, 2.5 RTTs: both workers resent, as timeouts that doubled every slot's RTO.)
-  RFC 6298's estimator, at least max(MIN_RTO, RTO_MIN_RTTS x min_rtt) and at most MAX_RTO;
-  `timeout` is the RTO until the first RTT sample. The RTO doubles
-  per timed-out retry of the same packet (the backoff is shared by all slots: the RTO of the path,
-  not of a packet) until a fresh RTT sample (Karn's rule: none from a retransmitted use). Only
-  timeouts count towards `max_retries`: a RACK resend needs later answers, so the switch is there.
+  RFC 6298's estimator (its deviation shrinking `window` times slower than it grows: the RFC
+  assumes a sample per RTT, a window gives `window`), at least max(MIN_RTO, RTO_MIN_RTTS x min_rtt)
+  and at most MAX_RTO; `timeout` is the RTO until the first RTT sample. The RTO doubles per
+  timed-out retry of the same packet (the backoff is shared by all slots: the RTO of the path, not
+  of a packet) until a fresh RTT sample (Karn's rule: none from a retransmitted use). Only timeouts
+  count towards `max_retries`: a RACK resend needs later answers, so the switch is there.
 - Spurious retransmissions: an answer sooner than min_rtt after a slot's resend cannot answer the
   resend, so the original got through. The core counts it (`Stats.spurious`), takes the original's
   RTT as a sample (Eifel: the path got slower), undoes the RTO backoff and widens reo_wnd.
