@@ -37,10 +37,21 @@ class Network:
             for intf in host.intfList():
                 host.cmd(f"ethtool -K {intf.name} tx off rx off tso off gso off >/dev/null 2>&1")
             host.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1")
+            self._static_neighbours(host)
         clean.record(self.run_id, [], list(self.topo["hosts"]))
         for switch in net.switches:
             switch.start([])
         clean.record(self.run_id, [s.proc.pid for s in net.switches if s.proc], list(self.topo["hosts"]))
+
+    def _static_neighbours(self, host) -> None:
+        """Every other host's and every switch's address, resolved up front: with loss emulated,
+        a lost ARP request would stall a worker for the kernel's 1 s retry, an artifact of the
+        emulation rather than of the protocol under study."""
+        others = [*(h for name, h in self.topo["hosts"].items() if name != host.name),
+                  *self.topo["switches"].values()]
+        intf = host.defaultIntf().name
+        for node in others:
+            host.cmd(f"ip neigh replace {node['ip']} lladdr {node['mac']} dev {intf} nud permanent")
 
     def host(self, name: str):
         return self.net.get(name)

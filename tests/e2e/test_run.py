@@ -155,6 +155,16 @@ def test_a_worker_with_another_runs_epoch_is_refused_and_counted(star):
         assert Aggregation(conn).stats()["jobs"][0] == {"wrong_epoch": 4}
 
 
+def test_hosts_know_every_address_up_front(star):
+    # With loss emulated, a lost ARP request would stall a worker for the kernel's 1 s retry.
+    net, topo, _job = star
+    for name in topo["hosts"]:
+        table = net.host(name).cmd("ip neigh show nud permanent")
+        others = [h for h in topo["hosts"] if h != name]
+        for node in [*(topo["hosts"][h] for h in others), *topo["switches"].values()]:
+            assert f"{node['ip']} dev {name}-eth0 lladdr {node['mac']} PERMANENT" in table, table
+
+
 def test_make_run_exits_zero():
     """The README's first command, as a user types it (set-up is already done, so it is quick)."""
     done = subprocess.run(["make", "run", "WORKERS=2"], capture_output=True, text=True, cwd=REPO, timeout=600)
