@@ -31,12 +31,13 @@ def aggregation_switch(elems: int, workers: int, engine: str = "auto",
         sw.tables["InaIngress.admission"].add([rank + 1, mac, ip, 0, rank], "InaIngress.admit", [])
         sw.tables["InaEgress.result_rewrite"].add([worker_rid(0, rank)], "InaEgress.to_worker", [mac, ip, UDP_PORT])
         replicas.append((rank + 1, worker_rid(0, rank)))
-    sw.tables["InaIngress.jobs"].add([0], "InaIngress.set_job", [0, 1024, workers, job_group(0), EPOCH])
+    sync = [workers, 0, 0]  # quorum all, no timeout, no staleness (docs/protocol.md)
+    sw.tables["InaIngress.jobs"].add([0], "InaIngress.set_job", [0, 1024, workers, job_group(0), EPOCH, *sync])
     sw.multicast.set_group(job_group(0), replicas)
     packets = []
     for slot in range(1024):
         for rank in range(workers):
-            body = HEADER.pack(MSG_UPDATE, rank, 0, slot, 0, 0, EPOCH) + struct.pack(f"!{elems}i", *range(elems))
+            body = HEADER.pack(MSG_UPDATE, rank, 0, slot, 0, 0, EPOCH, 0, 0) + struct.pack(f"!{elems}i", *range(elems))
             udp = struct.pack("!HHHH", UDP_PORT, UDP_PORT, 8 + len(body), 0) + body
             ip = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, 0x0A000001 + rank, SWITCH_IP)
             eth = SWITCH_MAC.to_bytes(6, "big") + (0x020000000001 + rank).to_bytes(6, "big") + b"\x08\x00"

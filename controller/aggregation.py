@@ -7,7 +7,7 @@ so the same code runs on targets without P4Runtime register writes (simple_switc
 """
 
 import argparse
-from dataclasses import astuple, dataclass, field, fields
+from dataclasses import astuple, dataclass, field, fields, replace
 
 from ina.args import probability
 from ina.controller.client import ControllerError, SwitchConnection, TableEntry
@@ -17,7 +17,9 @@ from ina.p4src.protocol import (
     FLOOD_GROUP,
     MAX_JOBS,
     MAX_WORKERS,
+    SYNC,
     UDP_PORT,
+    Policy,
     job_group,
     new_epoch,
     register_index,
@@ -26,7 +28,8 @@ from ina.p4src.protocol import (
 
 JOB_COUNTERS = ("InaIngress.job_accepted", "InaIngress.job_completed", "InaEgress.job_results_sent",
                 "InaIngress.job_retrans_answered", "InaIngress.job_duplicates", "InaIngress.job_out_of_range",
-                "InaIngress.job_wrong_epoch")
+                "InaIngress.job_wrong_epoch", "InaIngress.job_late", "InaIngress.job_stale",
+                "InaIngress.job_timeouts")
 PORT_COUNTERS = ("InaIngress.port_refused", "InaIngress.port_malformed", "InaIngress.port_drop_sim_in",
                  "InaEgress.port_drop_sim_out")
 DROP_TABLES = {"ingress": ("InaIngress.drop_sim_in", "sm.ingress_port"),
@@ -50,6 +53,7 @@ class Job:
     num_slots: int
     epoch: int  # the per-run token workers put in every UPDATE; the switch checks and echoes it
     workers: list[Worker] = field(default_factory=list)
+    policy: Policy = SYNC
 
     @property
     def mgid(self) -> int:
@@ -188,8 +192,10 @@ class Aggregation:
     def jobs(self) -> list[Job]:
         jobs = {}
         for e in self.conn.read_table("InaIngress.jobs"):
-            job_id = e.match["hdr.agg.job_id"]
-            jobs[job_id] = Job(job_id, e.params["base"], e.params["num_slots"], e.params["epoch"])
+            job_id, p = e.match["hdr.agg.job_id"], e.params
+            quorum = None if p["quorum"] == p["num_workers"] else p["quorum"]
+            jobs[job_id] = Job(job_id, p["base"], p["num_slots"], p["epoch"],
+                               policy=Policy(quorum, p["timeout"], p["staleness"]))
         rewrites = {e.match["sm.egress_rid"]: e.params
                     for e in self.conn.read_table("InaEgress.result_rewrite")}
         for e in self.conn.read_table("InaIngress.admission"):
@@ -206,9 +212,10 @@ class Aggregation:
             job.workers.sort(key=lambda w: w.rank)
         return sorted(jobs.values(), key=lambda j: j.job_id)
 
-    def add_job(self, job_id: int, workers: list[Worker], num_slots: int, epoch: int | None = None) -> Job:
-        """Install a job with `epoch` (default: a fresh random one); on any failure nothing of it
-        stays on the switch."""
+    def add_job(self, job_id: int, workers: list[Worker], num_slots: int, epoch: int | None = None,
+                policy: Policy = SYNC) -> Job:
+        """Install a job with `epoch` (default: a fresh random one) and completion `policy`; on any
+        failure nothing of it stays on the switch."""
         epoch = new_epoch() if epoch is None else epoch
         if not 1 <= epoch <= EPOCH_MAX:
             raise ControllerError(f"epoch {epoch} is out of range 1..{EPOCH_MAX}")
@@ -219,11 +226,12 @@ class Aggregation:
         ranks = sorted(w.rank for w in workers)
         if ranks != list(range(len(workers))):
             raise ControllerError(f"worker ranks must be 0..{len(workers) - 1}, each once; got {ranks}")
+        self._check_policy(policy, len(workers), num_slots)
         existing = self.jobs()
         if any(j.job_id == job_id for j in existing):
             raise ControllerError(f"job {job_id} already exists (remove it first: ina ctl remove-job {job_id})")
         base = allocate(existing, num_slots, self.pool_size)
-        job = Job(job_id, base, num_slots, epoch, sorted(workers, key=lambda w: w.rank))
+        job = Job(job_id, base, num_slots, epoch, sorted(workers, key=lambda w: w.rank), policy)
         # One write per entry, recorded once it succeeded: a batch that fails part-way would leave
         # its good updates applied with nothing to say which, and undo must remove only our own.
         done: list = []
@@ -283,10 +291,32 @@ class Aggregation:
                          self._job_params(job))
         return job
 
+    def set_policy(self, job_id: int, policy: Policy) -> Job:
+        """Change a live job's completion policy (docs/protocol.md: a lowered quorum completes a
+        collecting slot on its next packet). Returns the job as now set."""
+        job = self.job(job_id)
+        self._check_policy(policy, len(job.workers), job.num_slots)
+        job = replace(job, policy=policy)
+        self.conn.modify("InaIngress.jobs", {"hdr.agg.job_id": job_id}, "InaIngress.set_job",
+                         self._job_params(job))
+        return job
+
+    @staticmethod
+    def _check_policy(policy: Policy, workers: int, num_slots: int) -> None:
+        try:
+            policy.check(workers)
+        except ValueError as err:
+            raise ControllerError(f"policy {policy}: {err}") from None
+        if num_slots < policy.staleness + 1:
+            raise ControllerError(f"policy {policy}: staleness {policy.staleness} needs at least "
+                                  f"{policy.staleness + 1} slots (one group per round in flight); got {num_slots}")
+
     @staticmethod
     def _job_params(job: Job) -> dict[str, int]:
-        return {"base": job.base, "num_slots": job.num_slots, "num_workers": len(job.workers),
-                "mgid": job.mgid, "epoch": job.epoch}
+        n = len(job.workers)
+        return {"base": job.base, "num_slots": job.num_slots, "num_workers": n, "mgid": job.mgid,
+                "epoch": job.epoch, "quorum": job.policy.needed(n), "timeout": job.policy.timeout_us,
+                "staleness": job.policy.staleness}
 
     # --- state ---------------------------------------------------------------------------
     def slot(self, job_id: int, index: int, pool_set: int) -> SlotState:

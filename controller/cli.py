@@ -14,7 +14,16 @@ from ina.args import int_range, ipv4_address, positive_float, probability, udp_p
 from ina.controller.aggregation import Aggregation, BurstLoss, Worker
 from ina.controller.client import ControllerError, SwitchConnection
 from ina.p4rt import codec
-from ina.p4src.protocol import EPOCH_MAX, MAX_JOBS, MAX_PORT, MAX_SLOTS, MAX_WORKERS, UDP_PORT
+from ina.p4src.protocol import (
+    EPOCH_MAX,
+    MAX_JOBS,
+    MAX_PORT,
+    MAX_SLOTS,
+    MAX_WORKERS,
+    SYNC,
+    UDP_PORT,
+    Policy,
+)
 
 READ_ONLY = {"show-pipeline", "table-dump", "show-jobs", "show-stats", "show-slot", "show-forwarding", "show-drops"}
 
@@ -32,6 +41,13 @@ def _worker(text: str) -> Worker:
         raise argparse.ArgumentTypeError(f"worker {text}: {err}") from None
     return Worker(int_range(0, MAX_WORKERS - 1)(parts[0]), int_range(0, MAX_PORT)(parts[1]), mac,
                   ipv4_address(parts[8]), udp_port(parts[9]) if len(parts) == 10 else UDP_PORT)
+
+
+def _policy(text: str) -> Policy:
+    try:
+        return Policy.parse(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _address(text: str) -> str:
@@ -69,6 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
     aj.add_argument("--worker", type=_worker, action="append", required=True, metavar="RANK:PORT:MAC:IP")
     aj.add_argument("--slots", type=int_range(1, MAX_SLOTS), default=256)
     aj.add_argument("--epoch", type=int_range(1, EPOCH_MAX), help="the run's token (default: a random one)")
+    aj.add_argument("--policy", type=_policy, default=SYNC, metavar="POLICY",
+                    help="completion policy: sync (default), or quorum:K, timeout:T[us|ms|s], stale:S "
+                         "joined by commas (docs/protocol.md)")
+    pj = sub.add_parser("set-policy", help="change a live job's completion policy")
+    pj.add_argument("job", type=int_range(0, MAX_JOBS - 1))
+    pj.add_argument("policy", type=_policy, metavar="POLICY", help="as add-job --policy")
     rj = sub.add_parser("remove-job")
     rj.add_argument("job", type=int_range(0, MAX_JOBS - 1))
     xj = sub.add_parser("reset-job", help="a new run of a job: a new epoch, so every slot is empty for it")
@@ -122,14 +144,16 @@ def run(args) -> object:
             agg.set_switch_address(args.mac, args.ip)
             return {"ok": True}
         if args.command == "add-job":
-            return asdict(agg.add_job(args.job, args.worker, args.slots, args.epoch))
+            return _job_dict(agg.add_job(args.job, args.worker, args.slots, args.epoch, args.policy))
+        if args.command == "set-policy":
+            return _job_dict(agg.set_policy(args.job, args.policy))
         if args.command == "reset-job":
-            return asdict(agg.reset_job(args.job, args.epoch))
+            return _job_dict(agg.reset_job(args.job, args.epoch))
         if args.command == "remove-job":
             agg.remove_job(args.job)
             return {"ok": True}
         if args.command == "show-jobs":
-            return [asdict(j) for j in agg.jobs()]
+            return [_job_dict(j) for j in agg.jobs()]
         if args.command == "show-stats":
             return agg.stats()
         if args.command == "show-slot":
@@ -145,6 +169,10 @@ def run(args) -> object:
         if args.command == "show-forwarding":
             return [{"mac": m, "port": p} for m, p in agg.forwarding()]
     raise ControllerError(f"unknown command {args.command}")
+
+
+def _job_dict(job) -> dict:
+    return {**asdict(job), "policy": str(job.policy)}
 
 
 def _shell(args) -> int:
@@ -164,12 +192,12 @@ def _shell(args) -> int:
 
 
 def _human(command: str, result) -> None:
-    if command in ("show-jobs", "add-job", "reset-job"):
+    if command in ("show-jobs", "add-job", "reset-job", "set-policy"):
         jobs = result if command == "show-jobs" else [result]
-        rows = [[j["job_id"], j["base"], j["num_slots"], f"{j['epoch']:#010x}", len(j["workers"]),
+        rows = [[j["job_id"], j["base"], j["num_slots"], f"{j['epoch']:#010x}", j["policy"], len(j["workers"]),
                  " ".join(f"{w['rank']}@{w['port']}/{w['ip']}" for w in j["workers"])] for j in jobs]
-        _print_table(rows, ["job", "base", "slots", "epoch", "workers", "rank@port/ip"])
-        if command != "show-jobs":
+        _print_table(rows, ["job", "base", "slots", "epoch", "policy", "workers", "rank@port/ip"])
+        if command in ("add-job", "reset-job"):
             print(f"start its workers with --epoch {jobs[0]['epoch']:#010x}")
     elif command == "show-stats":
         for group in ("jobs", "ports"):

@@ -34,6 +34,7 @@ const bit<16> INA_UDP_PORT = 0xBEE0;
 const bit<16> INA_UDP_PORT_MASK = 0xFFF0;
 const bit<8> MSG_UPDATE = 1;
 const bit<8> MSG_RESULT = 2;
+const bit<8> MSG_STATUS = 3;
 const bit<16> FLOOD_GROUP = 1;
 
 header ethernet_t {
@@ -82,7 +83,7 @@ header udp_t {
     bit<16> checksum;
 }
 
-// The aggregation header (12 bytes), see docs/protocol.md.
+// The aggregation header (20 bytes), see docs/protocol.md.
 header agg_t {
     bit<8>  msg_type;
     bit<8>  rank;
@@ -90,8 +91,10 @@ header agg_t {
     bit<1>  pool_set;
     bit<15> pool_index;
     bit<8>  exponent;
-    bit<8>  flags;
+    bit<8>  count;     // RESULT and STATUS: contributions summed; UPDATE: 0
     bit<32> epoch;
+    bit<32> round;     // the sender's use number of this slot (round & 1 == pool_set)
+    bit<32> bitmap;    // RESULT and STATUS: the ranks summed; UPDATE: 0
 }
 
 #define DECLARE_VALUE(i) bit<32> d##i;
@@ -116,11 +119,13 @@ struct metadata_t {
     bit<1>  job_known;
     bit<16> base;
     bit<16> num_slots;
-    bit<8>  num_workers;
     bit<16> mgid;
     bit<32> epoch;
+    bit<8>  quorum;
+    bit<32> timeout;
+    bit<8>  num_workers;
+    bit<8>  staleness;
     bit<32> reg_index;
-    bit<32> other_index;
     bit<32> drop_threshold;   // the drop simulator's loss threshold for this packet
     bit<1>  drop_burst;       // set_burst_loss hit: the threshold comes from the port's state
     bit<32> drop_loss_bad;
@@ -201,6 +206,9 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
     register<bit<8>>(SLOT_REGISTER_SIZE) slot_count;
     register<bit<8>>(SLOT_REGISTER_SIZE) slot_exponent;
     register<bit<32>>(SLOT_REGISTER_SIZE) slot_epoch;
+    register<bit<32>>(SLOT_REGISTER_SIZE) slot_round;
+    register<bit<1>>(SLOT_REGISTER_SIZE) slot_done;
+    register<bit<48>>(SLOT_REGISTER_SIZE) slot_started;
     FOR_EACH_ELEM(DECLARE_ACCUMULATOR)
 
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_accepted;
@@ -209,6 +217,9 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_duplicates;
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_out_of_range;
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_wrong_epoch;
+    counter(MAX_JOBS, CounterType.packets_and_bytes) job_late;
+    counter(MAX_JOBS, CounterType.packets_and_bytes) job_stale;
+    counter(MAX_JOBS, CounterType.packets_and_bytes) job_timeouts;
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_refused;
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_malformed;
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_drop_sim_in;
@@ -263,13 +274,20 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
         size = 8192;
     }
 
-    action set_job(bit<16> base, bit<16> num_slots, bit<8> num_workers, bit<16> mgid, bit<32> epoch) {
+    // The job's completion policy is (quorum, timeout). Staleness is how many rounds its workers
+    // may be apart: their slot layout bounds it (docs/protocol.md) and the switch, which never
+    // mixes rounds whatever it is, only carries it for the control plane.
+    action set_job(bit<16> base, bit<16> num_slots, bit<8> num_workers, bit<16> mgid, bit<32> epoch,
+                   bit<8> quorum, bit<32> timeout, bit<8> staleness) {
         meta.job_known = 1;
         meta.base = base;
         meta.num_slots = num_slots;
-        meta.num_workers = num_workers;
         meta.mgid = mgid;
         meta.epoch = epoch;
+        meta.quorum = quorum;
+        meta.timeout = timeout;
+        meta.num_workers = num_workers;
+        meta.staleness = staleness;
     }
     action unknown_job() {
         meta.job_known = 0;
@@ -311,6 +329,27 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
         hdr.ethernet.dst_addr = hdr.ethernet.src_addr;
         hdr.ethernet.src_addr = meta.switch_mac;
         sm.egress_spec = sm.ingress_port;
+    }
+
+    // An aggregation answer to the sender alone (a RESULT or a STATUS; count, bitmap and exponent
+    // are already the slot's).
+    action answer_worker(bit<8> msg_type) {
+        hdr.agg.msg_type = msg_type;
+        hdr.ipv4.dst_addr = hdr.ipv4.src_addr;
+        hdr.ipv4.src_addr = meta.switch_ip;
+        hdr.ipv4.ttl = 64;
+        hdr.udp.dst_port = hdr.udp.src_port;
+        hdr.udp.src_port = INA_UDP_PORT;
+        hdr.udp.checksum = 0;
+        reply_to_sender();
+    }
+
+    // The slot's RESULT to every worker of the job (count, bitmap and exponent already the slot's).
+    action multicast_result() {
+        hdr.agg.msg_type = MSG_RESULT;
+        hdr.ipv4.ttl = 64;
+        hdr.udp.checksum = 0;
+        sm.mcast_grp = meta.mgid;
     }
 
     action answer_arp() {
@@ -373,7 +412,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
             }
             admission.apply();
             jobs.apply();
-            if (meta.admitted == 0 || meta.job_known == 0) {
+            if (meta.admitted == 0 || meta.job_known == 0 || hdr.agg.rank >= meta.num_workers) {
                 port_refused.count((bit<32>)sm.ingress_port);
                 drop();
                 return;
@@ -392,80 +431,104 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
             }
             bit<32> slot = (bit<32>)(meta.base + (bit<16>)hdr.agg.pool_index);
             meta.reg_index = (bit<32>)hdr.agg.pool_set * POOL_SIZE + slot;
-            meta.other_index = (bit<32>)(hdr.agg.pool_set ^ 1) * POOL_SIZE + slot;
             bit<32> worker_bit = 32w1 << hdr.agg.rank;
-
-            // Using this set releases the worker's claim on the other set of the same slot.
-            bit<32> other_bitmap;
-            slot_bitmap.read(other_bitmap, meta.other_index);
-            slot_bitmap.write(meta.other_index, other_bitmap & ~worker_bit);
 
             bit<32> bitmap;
             bit<8> count;
             bit<8> exponent;
             bit<32> epoch;
+            bit<32> round;
+            bit<1> done;
+            bit<48> started;
             slot_bitmap.read(bitmap, meta.reg_index);
             slot_count.read(count, meta.reg_index);
             slot_exponent.read(exponent, meta.reg_index);
             slot_epoch.read(epoch, meta.reg_index);
-            if (epoch != meta.epoch) {
-                // Left by another run (or never used): the slot/set is empty for this one.
+            slot_round.read(round, meta.reg_index);
+            slot_done.read(done, meta.reg_index);
+            slot_started.read(started, meta.reg_index);
+            bool empty = epoch != meta.epoch;  // left by another run, or never used
+            bool stale = false;
+            if (!empty && round != hdr.agg.round) {
+                // Rounds are never mixed in one sum. A later round may start only on a completed
+                // slot/set; an earlier one, or a later one over an incomplete use, is refused.
+                bit<32> ahead = hdr.agg.round - round;
+                stale = done == 0 || ahead >= 32w0x80000000;
+                empty = !stale;
+            }
+            if (empty) {
                 bitmap = 0;
                 count = 0;
                 exponent = 0;
+                done = 0;
             }
+            bool retransmission = (bitmap & worker_bit) != 0;
+            bool contribution = !stale && !retransmission && done == 0;
+            if (contribution) {
+                job_accepted.count(job);
+                if (count == 0) {
+                    write_first();
+                    count = 1;
+                    exponent = hdr.agg.exponent;
+                    started = sm.ingress_global_timestamp;
+                    slot_epoch.write(meta.reg_index, meta.epoch);
+                    slot_round.write(meta.reg_index, hdr.agg.round);
+                    slot_started.write(meta.reg_index, started);
+                    slot_done.write(meta.reg_index, 0);
+                } else {
+                    add_values();  // leaves the new sums in the packet
+                    count = count + 1;
+                    if (hdr.agg.exponent > exponent) {
+                        exponent = hdr.agg.exponent;
+                    }
+                }
+                bitmap = bitmap | worker_bit;
+                slot_bitmap.write(meta.reg_index, bitmap);
+                slot_count.write(meta.reg_index, count);
+                slot_exponent.write(meta.reg_index, exponent);
+            }
+            bit<48> age = sm.ingress_global_timestamp - started;
+            bool expired = meta.timeout != 0 && age >= (bit<48>)meta.timeout;
+            hdr.agg.count = count;
+            hdr.agg.bitmap = bitmap;
+            hdr.agg.exponent = exponent;
 
-            if ((bitmap & worker_bit) != 0) {
-                // A retransmission: the worker's bit is already set in this slot/set.
-                if (count == meta.num_workers) {
-                    read_result();
-                    hdr.agg.msg_type = MSG_RESULT;
-                    hdr.agg.exponent = exponent;
-                    hdr.ipv4.dst_addr = hdr.ipv4.src_addr;
-                    hdr.ipv4.src_addr = meta.switch_ip;
-                    hdr.ipv4.ttl = 64;
-                    hdr.udp.dst_port = hdr.udp.src_port;
-                    hdr.udp.src_port = INA_UDP_PORT;
-                    hdr.udp.checksum = 0;
-                    reply_to_sender();
+            if (stale) {
+                // Told the slot/set's round: its sender learns that use is gone, or not done yet.
+                job_stale.count(job);
+                hdr.agg.round = round;
+                answer_worker(MSG_STATUS);
+            } else if (done == 1) {
+                // Completed: a retransmission, or a late contribution (never added), gets the RESULT.
+                if (retransmission) {
                     job_retrans_answered.count(job);
                 } else {
-                    job_duplicates.count(job);
-                    drop();
+                    job_late.count(job);
                 }
-                return;
-            }
-
-            job_accepted.count(job);
-            if (bitmap == 0) {
-                write_first();
-                count = 1;
-                exponent = hdr.agg.exponent;
-                slot_epoch.write(meta.reg_index, meta.epoch);
-            } else {
-                add_values();
-                count = count + 1;
-                if (hdr.agg.exponent > exponent) {
-                    exponent = hdr.agg.exponent;
+                read_result();
+                answer_worker(MSG_RESULT);
+            } else if (count >= meta.quorum || expired) {
+                // Complete: by quorum, or with what it has once the deadline passed (checked on
+                // this slot's packets; a retransmission after a lowered quorum completes it too).
+                if (count < meta.quorum) {
+                    job_timeouts.count(job);
                 }
-            }
-            slot_bitmap.write(meta.reg_index, bitmap | worker_bit);
-            slot_count.write(meta.reg_index, count);
-            slot_exponent.write(meta.reg_index, exponent);
-
-            if (count == meta.num_workers) {
                 job_completed.count(job);
-                hdr.agg.msg_type = MSG_RESULT;
-                hdr.agg.exponent = exponent;
-                hdr.ipv4.ttl = 64;
-                hdr.udp.checksum = 0;
-                sm.mcast_grp = meta.mgid;
+                slot_done.write(meta.reg_index, 1);
+                if (retransmission) {
+                    read_result();
+                }
+                multicast_result();
+            } else if (retransmission) {
+                // Counted already and still waiting for others: say so, so the sender stops resending.
+                job_duplicates.count(job);
+                answer_worker(MSG_STATUS);
             } else {
-                drop();
+                drop();  // the contribution is stored
             }
-            return;
+        } else {
+            l2_forward.apply();
         }
-        l2_forward.apply();
     }
 }
 

@@ -4,15 +4,18 @@ p4src/aggregate.p4 is the switch's side of it and docs/protocol.md the prose; th
 (ina.hosts), the controller (ina.controller), the benchmarks and the tests import from here.
 """
 
+import re
 import secrets
 import struct
+from dataclasses import dataclass
 
 UDP_PORT = 0xBEE0  # workers send to it; RESULTs come from it
 UDP_PORT_MASK = 0xFFF0  # the switch recognises UDP_PORT..UDP_PORT + 15
-MSG_UPDATE, MSG_RESULT = 1, 2
+MSG_UPDATE, MSG_RESULT, MSG_STATUS = 1, 2, 3
 
-# msg_type:8 rank:8 job_id:16 set:1 index:15 exponent:8 flags:8 epoch:32, then E x int32 big-endian
-HEADER = struct.Struct("!BBHHBBI")
+# msg_type:8 rank:8 job_id:16 set:1 index:15 exponent:8 count:8 epoch:32 round:32 bitmap:32,
+# then E x int32 big-endian
+HEADER = struct.Struct("!BBHHBBIII")
 HEADER_LEN = HEADER.size
 SET_SHIFT = 15
 INDEX_MASK = (1 << SET_SHIFT) - 1
@@ -22,6 +25,9 @@ MAX_JOBS = 256  # the job counters' size (p4src's MAX_JOBS)
 MAX_SLOTS = INDEX_MASK + 1  # the slot index is 15 bits
 ELEMS_CHOICES = (8, 16, 32, 64)  # values per packet, a compile-time constant of aggregate.p4
 EPOCH_MAX = (1 << 32) - 1  # epochs are 1..EPOCH_MAX; 0 is what a never-used slot holds
+ROUND_MASK = (1 << 32) - 1  # rounds wrap; the switch compares them modulo 2^32
+MAX_TIMEOUT_US = (1 << 32) - 1  # set_job's timeout is bit<32> microseconds
+MAX_STALENESS = 255  # set_job's staleness is bit<8>
 FLOOD_GROUP = 1  # the multicast group of every host port (rid 0)
 MAX_PORT = 511  # switch ports are v1model's 9 bits
 
@@ -50,3 +56,69 @@ def new_epoch() -> int:
     """A fresh job epoch: random, so a slot a previous run left behind (or a forger who never saw
     this run's packets) matches it with probability 2^-32, and never 0."""
     return secrets.randbelow(EPOCH_MAX) + 1
+
+
+def slot_round(use: int) -> int:
+    """The header's round of a worker's `use`-th use (0, 1, 2, ...) of a slot: its set is round & 1."""
+    return use & ROUND_MASK
+
+
+def round_newer(a: int, b: int) -> bool:
+    """Whether round `a` is later than `b`, as the switch decides it (modulo 2^32)."""
+    return 0 < (a - b) & ROUND_MASK < 1 << 31
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A job's completion policy (docs/protocol.md, "Completion policies").
+
+    quorum: contributions that complete a slot (None: all the job's workers, i.e. sync);
+    timeout_us: a slot completes with what it has once this long has passed since its first
+    contribution, checked on the slot's later packets (0: never); staleness: how many rounds
+    (all-reduce calls) workers may be apart, which their slot layout bounds (0: sync)."""
+
+    quorum: int | None = None
+    timeout_us: int = 0
+    staleness: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> "Policy":
+        """`sync`, or comma-separated `quorum:K`, `timeout:T` (T in us, or with a unit: 500us,
+        2ms, 1s) and `stale:S`, e.g. `quorum:3,timeout:5ms`. Raises ValueError naming the part."""
+        quorum, timeout_us, staleness = None, 0, 0
+        if text.strip() != "sync":
+            for part in filter(None, (p.strip() for p in text.split(","))):
+                name, _, value = part.partition(":")
+                if name == "quorum" and value.isdigit():
+                    quorum = int(value)
+                elif name == "timeout" and (m := re.fullmatch(r"(\d+)(us|ms|s)?", value)):
+                    timeout_us = int(m[1]) * {"us": 1, "ms": 1000, "s": 1_000_000}[m[2] or "us"]
+                elif name == "stale" and value.isdigit():
+                    staleness = int(value)
+                else:
+                    raise ValueError(f"bad policy part {part!r}: use sync, quorum:K, timeout:T[us|ms|s] or stale:S")
+        policy = cls(quorum, timeout_us, staleness)
+        policy.check()
+        return policy
+
+    def check(self, workers: int = MAX_WORKERS) -> None:
+        """Raise ValueError naming the field out of its range (for a job of `workers` workers)."""
+        if self.quorum is not None and not 1 <= self.quorum <= workers:
+            raise ValueError(f"quorum {self.quorum} is out of range 1..{workers}")
+        if not 0 <= self.timeout_us <= MAX_TIMEOUT_US:
+            raise ValueError(f"timeout {self.timeout_us} us is out of range 0..{MAX_TIMEOUT_US}")
+        if not 0 <= self.staleness <= MAX_STALENESS:
+            raise ValueError(f"staleness {self.staleness} is out of range 0..{MAX_STALENESS}")
+
+    def needed(self, workers: int) -> int:
+        """Contributions that complete a slot of a job with `workers` workers."""
+        return workers if self.quorum is None else self.quorum
+
+    def __str__(self) -> str:
+        parts = [f"quorum:{self.quorum}"] if self.quorum is not None else []
+        parts += [f"timeout:{self.timeout_us}us"] if self.timeout_us else []
+        parts += [f"stale:{self.staleness}"] if self.staleness else []
+        return ",".join(parts) or "sync"
+
+
+SYNC = Policy()  # every worker contributes to every slot: SwitchML's behaviour, the default

@@ -20,7 +20,7 @@ from ina.controller.aggregation import (
 from ina.controller.cli import main as ctl_main
 from ina.controller.client import ControllerError, NotPrimaryError, SwitchConnection
 from ina.p4src import AGGREGATE_P4
-from ina.p4src.protocol import FLOOD_GROUP, HEADER, MSG_UPDATE, UDP_PORT
+from ina.p4src.protocol import FLOOD_GROUP, HEADER, MSG_UPDATE, UDP_PORT, Policy
 from ina.switch.engine import Switch
 from ina.switch.p4runtime_server import P4RuntimeService, serve
 
@@ -47,7 +47,7 @@ def switch():
 
 
 def update_packet(w: Worker, job: int, index: int, values: list[int], epoch: int) -> bytes:
-    body = HEADER.pack(MSG_UPDATE, w.rank, job, index, 0, 0, epoch) + struct.pack(f"!{len(values)}i", *values)
+    body = HEADER.pack(MSG_UPDATE, w.rank, job, index, 0, 0, epoch, 0, 0) + struct.pack(f"!{len(values)}i", *values)
     udp = struct.pack("!HHHH", UDP_PORT, UDP_PORT, 8 + len(body), 0) + body
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
                      bytes(map(int, w.ip.split("."))), bytes(map(int, SWITCH_IP.split("."))))
@@ -233,6 +233,73 @@ def test_reset_starts_a_new_run_of_the_same_job(switch):
     assert fresh.epoch not in (0, 0x12)  # random
     with pytest.raises(ControllerError, match=r"epoch 0 is out of range 1\.\.4294967295"):
         agg.reset_job(3, epoch=0)
+
+
+W2 = Worker(2, 3, "02:00:00:00:00:03", "10.0.0.3")
+
+
+def test_a_job_policy_is_installed_read_back_and_changed_live(switch):
+    sw, conn, _ = switch
+    agg = Aggregation(conn)
+    agg.set_switch_address(SWITCH_MAC, SWITCH_IP)
+    policy = Policy(quorum=2, timeout_us=5000, staleness=1)
+    agg.add_job(3, [W0, W1, W2], num_slots=4, epoch=0x77, policy=policy)
+    [entry] = conn.read_table("InaIngress.jobs")
+    assert (entry.params["num_workers"], entry.params["quorum"], entry.params["timeout"],
+            entry.params["staleness"]) == (3, 2, 5000, 1)
+    assert agg.job(3).policy == policy
+    assert sw.process(W0.port, update_packet(W0, 3, 0, [1] * 8, 0x77)) == []
+    assert len(sw.process(W2.port, update_packet(W2, 3, 0, [2] * 8, 0x77))) == 3  # 2 of 3 complete it
+    agg.set_policy(3, Policy())
+    [entry] = conn.read_table("InaIngress.jobs")
+    assert (entry.params["quorum"], entry.params["timeout"], entry.params["staleness"]) == (3, 0, 0)
+    assert agg.job(3).policy == Policy() and str(agg.job(3).policy) == "sync"
+    assert sw.process(W0.port, update_packet(W0, 3, 1, [1] * 8, 0x77)) == []
+    assert sw.process(W2.port, update_packet(W2, 3, 1, [2] * 8, 0x77)) == []  # now all 3 are needed
+
+
+@pytest.mark.parametrize(("policy", "slots", "message"), [
+    (Policy(quorum=4), 4, r"quorum 4 is out of range 1\.\.3"),
+    (Policy(quorum=0), 4, r"quorum 0 is out of range 1\.\.3"),
+    (Policy(staleness=4), 4, "staleness 4 needs at least 5 slots"),
+    (Policy(timeout_us=1 << 32), 4, r"timeout 4294967296 us is out of range"),
+])
+def test_a_bad_policy_is_refused_and_installs_nothing(switch, policy, slots, message):
+    sw, conn, _ = switch
+    agg = Aggregation(conn)
+    before = switch_state(sw)
+    with pytest.raises(ControllerError, match=message):
+        agg.add_job(3, [W0, W1, W2], num_slots=slots, policy=policy)
+    assert switch_state(sw) == before and agg.jobs() == []
+    agg.add_job(3, [W0, W1, W2], num_slots=slots)
+    with pytest.raises(ControllerError, match=message):
+        agg.set_policy(3, policy)
+    assert agg.job(3).policy == Policy()
+
+
+def test_ctl_policy_on_add_job_set_policy_and_show_jobs(switch, capsys):
+    _sw, conn, address = switch
+    conn.close()
+    ctl = ["--grpc-addr", address, "--election-id", "20"]
+    workers = [f"--worker={w.rank}:{w.port}:{w.mac}:{w.ip}" for w in (W0, W1, W2)]
+    assert ctl_main([*ctl, "add-job", "4", *workers, "--slots", "4", "--policy", "quorum:2,timeout:2ms"]) == 0
+    assert "quorum:2,timeout:2000us" in capsys.readouterr().out
+    assert ctl_main([*ctl, "set-policy", "4", "stale:3"]) == 0
+    capsys.readouterr()
+    assert ctl_main([*ctl, "--json", "show-jobs"]) == 0
+    [job] = json.loads(capsys.readouterr().out)
+    assert job["policy"] == "stale:3"
+    assert ctl_main([*ctl, "show-jobs"]) == 0
+    assert "stale:3" in capsys.readouterr().out
+    for bad, message in ((["add-job", "5", *workers, "--policy", "quorum:x"], "bad policy part 'quorum:x'"),
+                         (["set-policy", "4", "fast"], "bad policy part 'fast'"),
+                         (["set-policy", "4", "quorum:40"], r"quorum 40 is out of range 1..32")):
+        with pytest.raises(SystemExit) as exit_:
+            ctl_main([*ctl, *bad])
+        assert exit_.value.code == 2
+        assert message in capsys.readouterr().err
+    assert ctl_main([*ctl, "set-policy", "4", "quorum:4"]) == 1
+    assert "quorum 4 is out of range 1..3" in capsys.readouterr().err
 
 
 def test_a_failed_add_job_leaves_nothing_behind(switch):

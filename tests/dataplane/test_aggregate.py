@@ -12,7 +12,16 @@ import pytest
 
 from ina.compiler import compile_file
 from ina.p4src import AGGREGATE_P4
-from ina.p4src.protocol import HEADER, UDP_PORT, job_group, pool_field, worker_rid
+from ina.p4src.protocol import (
+    HEADER,
+    MSG_RESULT,
+    MSG_STATUS,
+    MSG_UPDATE,
+    UDP_PORT,
+    job_group,
+    pool_field,
+    worker_rid,
+)
 from ina.switch.engine import Switch
 
 ELEMS, POOL = 8, 16
@@ -51,42 +60,59 @@ def udp_frame(src_mac, dst_mac, src_ip, dst_ip, sport, dport, body, ttl=64, udp_
     return eth + ipv4(src_ip, dst_ip, 17, len(udp), ttl) + udp
 
 
-def agg_body(msg, rank, job, pool_set, index, exponent, values) -> bytes:
-    body = HEADER.pack(msg, rank, job, pool_field(pool_set, index), exponent, 0, epoch_of(job))
+def agg_body(msg, rank, job, pool_set, index, exponent, values, round_=None, count=0, bitmap=0) -> bytes:
+    """round_ defaults to the set: a slot's first use of that set."""
+    round_ = pool_set if round_ is None else round_
+    body = HEADER.pack(msg, rank, job, pool_field(pool_set, index), exponent, count, epoch_of(job), round_, bitmap)
     return body + (np.asarray(values, dtype=np.int64).astype(">u4").tobytes() if len(values) else b"")
 
 
 def agg_packet(src_mac, dst_mac, src_ip, dst_ip, sport, dport, msg, rank, job, pool_set, index,
-               exponent, values, ttl=64, udp_checksum=0x1234) -> bytes:
+               exponent, values, ttl=64, udp_checksum=0x1234, round_=None, count=0, bitmap=0) -> bytes:
     return udp_frame(src_mac, dst_mac, src_ip, dst_ip, sport, dport,
-                     agg_body(msg, rank, job, pool_set, index, exponent, values), ttl, udp_checksum)
+                     agg_body(msg, rank, job, pool_set, index, exponent, values, round_, count, bitmap),
+                     ttl, udp_checksum)
 
 
-def update(worker, job, pool_set, index, values, exponent=0) -> tuple[int, bytes]:
+def update(worker, job, pool_set, index, values, exponent=0, round_=None) -> tuple[int, bytes]:
     rank, port, mac, ip = worker
-    return port, agg_packet(mac, SWITCH_MAC, ip, SWITCH_IP, UDP_PORT, UDP_PORT, 1, rank, job,
-                            pool_set, index, exponent, values, ttl=64)
+    return port, agg_packet(mac, SWITCH_MAC, ip, SWITCH_IP, UDP_PORT, UDP_PORT, MSG_UPDATE, rank, job,
+                            pool_set, index, exponent, values, ttl=64, round_=round_)
 
 
-def result_for(worker, job, pool_set, index, sums, exponent, rank) -> tuple[int, bytes]:
+def answer_for(worker, job, pool_set, index, values, exponent, rank, bitmap, msg=MSG_RESULT,
+               round_=None) -> tuple[int, bytes]:
+    """A RESULT (values = the sums) or STATUS (values = the request's) for `worker`, holding the
+    contributions of the ranks in `bitmap`."""
     _rank, port, mac, ip = worker
-    wrapped = [(int(s) + 2**31) % 2**32 - 2**31 for s in sums]
-    return port, agg_packet(SWITCH_MAC, mac, SWITCH_IP, ip, UDP_PORT, UDP_PORT, 2, rank, job,
-                            pool_set, index, exponent, wrapped, udp_checksum=0)
+    wrapped = [(int(s) + 2**31) % 2**32 - 2**31 for s in values]
+    return port, agg_packet(SWITCH_MAC, mac, SWITCH_IP, ip, UDP_PORT, UDP_PORT, msg, rank, job,
+                            pool_set, index, exponent, wrapped, udp_checksum=0, round_=round_,
+                            count=bitmap.bit_count(), bitmap=bitmap)
 
 
-def add_job(sw: Switch, job: int, workers, base: int, num_slots: int) -> None:
+def result_for(worker, job, pool_set, index, sums, exponent, rank, bitmap=None, round_=None) -> tuple[int, bytes]:
+    """The RESULT `worker` gets; bitmap defaults to every rank of WORKERS up to the completing one."""
+    bitmap = (1 << (rank + 1)) - 1 if bitmap is None else bitmap
+    return answer_for(worker, job, pool_set, index, sums, exponent, rank, bitmap, round_=round_)
+
+
+def add_job(sw: Switch, job: int, workers, base: int, num_slots: int, quorum: int | None = None,
+            timeout_us: int = 0, staleness: int = 0) -> None:
     mgid = job_group(job)
     for rank, port, mac, ip in workers:
         sw.tables["InaIngress.admission"].add([port, mac, ip, job, rank], "InaIngress.admit", [])
         sw.tables["InaEgress.result_rewrite"].add([worker_rid(job, rank)], "InaEgress.to_worker", [mac, ip, UDP_PORT])
-    sw.tables["InaIngress.jobs"].add([job], "InaIngress.set_job", [base, num_slots, len(workers), mgid, epoch_of(job)])
+    n = len(workers)
+    sw.tables["InaIngress.jobs"].add([job], "InaIngress.set_job", [base, num_slots, n, mgid, epoch_of(job),
+                                                                   n if quorum is None else quorum, timeout_us,
+                                                                   staleness])
     sw.multicast.set_group(mgid, [(port, worker_rid(job, rank)) for rank, port, _m, _i in workers])
 
 
-@pytest.fixture
-def switch():
-    sw = Switch()
+@pytest.fixture(params=["python", "native"])
+def switch(request):
+    sw = Switch(engine=request.param)
     sw.load(_program(ELEMS, POOL))
     sw.tables["InaIngress.switch_config"].set_default("InaIngress.set_switch_addr", [SWITCH_MAC, SWITCH_IP])
     sw.multicast.set_group(1, [(1, 0), (2, 0), (3, 0), (4, 0)])
@@ -123,20 +149,21 @@ def test_retransmission_after_completion_answers_only_that_worker(switch):
     switch.process(*update(WORKERS[0], 1, 0, 0, a))
     switch.process(*update(WORKERS[1], 1, 0, 0, b))
     out = switch.process(*update(WORKERS[0], 1, 0, 0, a))
-    assert out == [result_for(WORKERS[0], 1, 0, 0, a + b, 0, 0)]
+    assert out == [result_for(WORKERS[0], 1, 0, 0, a + b, 0, 0, bitmap=0b11)]
     assert counter(switch, "InaIngress.job_retrans_answered", 1) == 1
 
 
-def test_retransmission_to_incomplete_slot_is_dropped(switch):
+def test_retransmission_to_incomplete_slot_gets_a_status_and_is_not_added(switch):
     add_job(switch, 1, WORKERS[:3], base=0, num_slots=4)
     a = values_of(0)
-    switch.process(*update(WORKERS[0], 1, 0, 0, a))
-    assert switch.process(*update(WORKERS[0], 1, 0, 0, a)) == []
+    switch.process(*update(WORKERS[0], 1, 0, 0, a, exponent=6))
+    status = answer_for(WORKERS[0], 1, 0, 0, a, 6, 0, 0b001, msg=MSG_STATUS)
+    assert switch.process(*update(WORKERS[0], 1, 0, 0, a, exponent=6)) == [status]
     assert counter(switch, "InaIngress.job_duplicates", 1) == 1
     b, c = values_of(1), values_of(2)
     switch.process(*update(WORKERS[1], 1, 0, 0, b))
     out = switch.process(*update(WORKERS[2], 1, 0, 0, c))
-    assert out[0] == result_for(WORKERS[0], 1, 0, 0, a + b + c, 0, 2)  # the duplicate was not added
+    assert out[0] == result_for(WORKERS[0], 1, 0, 0, a + b + c, 6, 2)  # the duplicate was not added
 
 
 def test_both_sets_in_flight_and_slot_reuse(switch):
@@ -145,19 +172,18 @@ def test_both_sets_in_flight_and_slot_reuse(switch):
     switch.process(*update(WORKERS[0], 2, 0, 1, a0))
     out0 = switch.process(*update(WORKERS[1], 2, 0, 1, b0))
     assert out0[1] == result_for(WORKERS[1], 2, 0, 1, a0 + b0, 0, 1)
-    # Worker 0 moves on to set 1 while worker 1 still waits for set 0: both sets are in use.
+    # Worker 0 moves on to set 1 (round 1) while worker 1 still waits for set 0: both sets are in use.
     assert switch.process(*update(WORKERS[0], 2, 1, 1, a1)) == []
     assert switch.process(*update(WORKERS[1], 2, 0, 1, b0)) == [
         result_for(WORKERS[1], 2, 0, 1, a0 + b0, 0, 1)]
     out1 = switch.process(*update(WORKERS[1], 2, 1, 1, b1))
     assert out1[0] == result_for(WORKERS[0], 2, 1, 1, a1 + b1, 0, 1)
-    assert switch.registers["InaIngress.slot_bitmap"].read(0 * POOL + 4 + 1) == 0  # released
-    # Reuse set 0 of the same slot: both workers moved on, so the old sums are gone.
-    switch.process(*update(WORKERS[0], 2, 0, 1, a2))
-    out2 = switch.process(*update(WORKERS[1], 2, 0, 1, b2))
-    assert out2[0] == result_for(WORKERS[0], 2, 0, 1, a2 + b2, 0, 1)
-    assert switch.registers["InaIngress.slot_bitmap"].read(0 * POOL + 4 + 1) == 0b11
-    assert switch.registers["InaIngress.slot_bitmap"].read(1 * POOL + 4 + 1) == 0
+    # Round 2 reuses set 0: its round 0 is done, so the old sums are gone.
+    switch.process(*update(WORKERS[0], 2, 0, 1, a2, round_=2))
+    out2 = switch.process(*update(WORKERS[1], 2, 0, 1, b2, round_=2))
+    assert out2[0] == result_for(WORKERS[0], 2, 0, 1, a2 + b2, 0, 1, round_=2)
+    assert switch.registers["InaIngress.slot_round"].read(0 * POOL + 4 + 1) == 2
+    assert switch.registers["InaIngress.slot_round"].read(1 * POOL + 4 + 1) == 1
 
 
 def test_retransmission_from_previous_set_still_answered(switch):
@@ -181,14 +207,24 @@ def test_int32_sums_wrap_around(switch):
 
 def test_two_jobs_interleaved_do_not_interfere(switch):
     add_job(switch, 7, WORKERS[:2], base=0, num_slots=4)
-    add_job(switch, 8, WORKERS[1:3], base=4, num_slots=4)
-    x0, x1, y1, y2 = values_of(0, 7), values_of(1, 7), values_of(1, 8), values_of(2, 8)
+    others = [(rank, port, mac, ip) for rank, (_r, port, mac, ip) in enumerate(WORKERS[1:3])]  # ranks 0, 1
+    add_job(switch, 8, others, base=4, num_slots=4)
+    x0, x1, y0, y1 = values_of(0, 7), values_of(1, 7), values_of(0, 8), values_of(1, 8)
     switch.process(*update(WORKERS[0], 7, 0, 0, x0))
-    switch.process(*update(WORKERS[1], 8, 0, 0, y1))
+    switch.process(*update(others[0], 8, 0, 0, y0))
     out_x = switch.process(*update(WORKERS[1], 7, 0, 0, x1))
-    out_y = switch.process(*update(WORKERS[2], 8, 0, 0, y2))
+    out_y = switch.process(*update(others[1], 8, 0, 0, y1))
     assert out_x[0] == result_for(WORKERS[0], 7, 0, 0, x0 + x1, 0, 1)
-    assert out_y[1] == result_for(WORKERS[2], 8, 0, 0, y1 + y2, 0, 2)
+    assert out_y[1] == result_for(others[1], 8, 0, 0, y0 + y1, 0, 1)
+
+
+def test_rank_beyond_the_jobs_workers_is_refused_even_if_admitted(switch):
+    add_job(switch, 1, WORKERS[:2], base=0, num_slots=2)
+    rank, port, mac, ip = 2, *WORKERS[2][1:]
+    switch.tables["InaIngress.admission"].add([port, mac, ip, 1, rank], "InaIngress.admit", [])
+    assert switch.process(*update(WORKERS[2], 1, 0, 0, values_of(2))) == []
+    assert counter(switch, "InaIngress.port_refused", port) == 1
+    assert counter(switch, "InaIngress.job_accepted", 1) == 0
 
 
 def test_unknown_worker_wrong_job_and_out_of_range_are_refused(switch):
@@ -305,3 +341,92 @@ def test_malformed_updates_are_dropped_and_counted_per_port(switch):
     assert switch.registers["InaIngress.slot_bitmap"].read(0) == 0
     # the two short ones end the parser at the value block (PacketTooShort): still malformed
     assert (switch.stats["rx"], switch.stats["dropped"], switch.stats["parser_errors"]) == (6, 6, 2)
+
+
+# --- completion policies (docs/protocol.md, "Completion policies") ---------------------------
+
+FOUR = [*WORKERS, (3, 4, 0x020000000004, 0x0A000004)]
+
+
+def test_quorum_completes_with_k_and_answers_the_late_contribution_without_adding_it(switch):
+    add_job(switch, 2, FOUR, base=0, num_slots=2, quorum=3)
+    vals = [values_of(r, 2) for r in range(4)]
+    for r in (3, 0):
+        assert switch.process(*update(FOUR[r], 2, 0, 1, vals[r], exponent=r)) == []
+    out = switch.process(*update(FOUR[2], 2, 0, 1, vals[2], exponent=2))
+    counted = 0b1101
+    total = vals[0] + vals[2] + vals[3]
+    assert out == [answer_for(w, 2, 0, 1, total, 3, 2, counted) for w in FOUR]
+    late = switch.process(*update(FOUR[1], 2, 0, 1, vals[1], exponent=9))
+    assert late == [answer_for(FOUR[1], 2, 0, 1, total, 3, 1, counted)]  # not added, exponent not raised
+    assert counter(switch, "InaIngress.job_late", 2) == 1
+    assert counter(switch, "InaIngress.job_completed", 2) == 1
+    assert switch.registers["InaIngress.slot_count"].read(1) == 3
+    # a counted worker's retransmission gets the same RESULT
+    assert switch.process(*update(FOUR[3], 2, 0, 1, vals[3], exponent=3)) == [
+        answer_for(FOUR[3], 2, 0, 1, total, 3, 3, counted)]
+    assert counter(switch, "InaIngress.job_retrans_answered", 2) == 1
+
+
+def test_a_later_round_starts_only_on_a_done_use_and_an_earlier_one_is_refused(switch):
+    add_job(switch, 3, WORKERS[:3], base=0, num_slots=1, quorum=2)
+    a, b, c = (values_of(r, 3) for r in range(3))
+    switch.process(*update(WORKERS[0], 3, 0, 0, a, round_=4))
+    # round 6 over the collecting round 4: refused, told round 4 (count 1, rank 0), nothing changes
+    assert switch.process(*update(WORKERS[1], 3, 0, 0, b, round_=6)) == [
+        answer_for(WORKERS[1], 3, 0, 0, b, 0, 1, 0b001, msg=MSG_STATUS, round_=4)]
+    assert counter(switch, "InaIngress.job_stale", 3) == 1
+    out = switch.process(*update(WORKERS[1], 3, 0, 0, b, round_=4))
+    assert out[0] == answer_for(WORKERS[0], 3, 0, 0, a + b, 0, 1, 0b011, round_=4)
+    # round 4 is done: round 6 starts fresh; then round 4 from rank 2 is older: refused, told round 6
+    assert switch.process(*update(WORKERS[1], 3, 0, 0, c, round_=6)) == []
+    assert switch.process(*update(WORKERS[2], 3, 0, 0, c, round_=4)) == [
+        answer_for(WORKERS[2], 3, 0, 0, c, 0, 2, 0b010, msg=MSG_STATUS, round_=6)]
+    assert counter(switch, "InaIngress.job_stale", 3) == 2
+    assert counter(switch, "InaIngress.job_accepted", 3) == 3
+    # rounds compare modulo 2^32: 1 is later than 0xFFFFFFFF
+    add_job(switch, 4, WORKERS[:2], base=1, num_slots=1)
+    switch.process(*update(WORKERS[0], 4, 1, 0, a, round_=0xFFFFFFFF))
+    switch.process(*update(WORKERS[1], 4, 1, 0, b, round_=0xFFFFFFFF))
+    assert switch.process(*update(WORKERS[0], 4, 1, 0, c, round_=1)) == []
+    assert switch.registers["InaIngress.slot_round"].read(POOL + 1) == 1
+
+
+def test_timeout_completes_a_slot_with_what_it_has_on_its_next_packet(switch):
+    add_job(switch, 5, WORKERS[:3], base=0, num_slots=1, timeout_us=1)
+    a, b = values_of(0, 5), values_of(1, 5)
+    assert switch.process(*update(WORKERS[0], 5, 0, 0, a)) == []  # the first starts the clock
+    out = switch.process(*update(WORKERS[1], 5, 0, 0, b))  # more than 1 us later: completes
+    assert out == [answer_for(w, 5, 0, 0, a + b, 0, 1, 0b011) for w in WORKERS[:3]]
+    assert counter(switch, "InaIngress.job_timeouts", 5) == 1
+    c = values_of(2, 5)
+    assert switch.process(*update(WORKERS[2], 5, 0, 0, c)) == [answer_for(WORKERS[2], 5, 0, 0, a + b, 0, 2, 0b011)]
+    assert counter(switch, "InaIngress.job_late", 5) == 1
+
+
+def test_timeout_fires_on_a_retransmission_and_not_before_the_deadline(switch):
+    add_job(switch, 6, WORKERS[:3], base=0, num_slots=1, timeout_us=0xFFFFFFFF)  # 71 minutes
+    a = values_of(0, 6)
+    switch.process(*update(WORKERS[0], 6, 0, 0, a))
+    assert switch.process(*update(WORKERS[0], 6, 0, 0, a)) == [answer_for(WORKERS[0], 6, 0, 0, a, 0, 0, 0b001,
+                                                                          msg=MSG_STATUS)]
+    handle = switch.tables["InaIngress.jobs"].entries()[0].handle
+    n, mgid = 3, job_group(6)
+    switch.tables["InaIngress.jobs"].modify(handle, "InaIngress.set_job", [0, 1, n, mgid, epoch_of(6), n, 1, 0])
+    assert switch.process(*update(WORKERS[0], 6, 0, 0, a)) == [answer_for(w, 6, 0, 0, a, 0, 0, 0b001)
+                                                                for w in WORKERS[:3]]
+    assert counter(switch, "InaIngress.job_timeouts", 6) == 1
+    assert counter(switch, "InaIngress.job_duplicates", 6) == 1
+
+
+def test_a_lowered_quorum_completes_a_collecting_slot_on_its_next_packet(switch):
+    add_job(switch, 7, FOUR, base=0, num_slots=1)
+    vals = [values_of(r, 7) for r in range(4)]
+    for r in range(3):
+        switch.process(*update(FOUR[r], 7, 0, 0, vals[r]))
+    handle = switch.tables["InaIngress.jobs"].entries()[0].handle
+    switch.tables["InaIngress.jobs"].modify(handle, "InaIngress.set_job", [0, 1, 4, job_group(7), epoch_of(7), 3, 0, 0])
+    out = switch.process(*update(FOUR[1], 7, 0, 0, vals[1]))
+    assert out == [answer_for(w, 7, 0, 0, vals[0] + vals[1] + vals[2], 0, 1, 0b0111) for w in FOUR]
+    assert counter(switch, "InaIngress.job_timeouts", 7) == 0
+    assert counter(switch, "InaIngress.job_completed", 7) == 1
