@@ -10,7 +10,7 @@ import json
 import sys
 from dataclasses import asdict
 
-from ina.args import int_range, ipv4_address, positive_float, probability, udp_port
+from ina.args import int_range, ipv4_address, parsed_by, positive_float, probability, udp_port
 from ina.controller.aggregation import Aggregation, BurstLoss, Worker
 from ina.controller.client import ControllerError, SwitchConnection
 from ina.p4rt import codec
@@ -41,13 +41,6 @@ def _worker(text: str) -> Worker:
         raise argparse.ArgumentTypeError(f"worker {text}: {err}") from None
     return Worker(int_range(0, MAX_WORKERS - 1)(parts[0]), int_range(0, MAX_PORT)(parts[1]), mac,
                   ipv4_address(parts[8]), udp_port(parts[9]) if len(parts) == 10 else UDP_PORT)
-
-
-def _policy(text: str) -> Policy:
-    try:
-        return Policy.parse(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _address(text: str) -> str:
@@ -85,12 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
     aj.add_argument("--worker", type=_worker, action="append", required=True, metavar="RANK:PORT:MAC:IP")
     aj.add_argument("--slots", type=int_range(1, MAX_SLOTS), default=256)
     aj.add_argument("--epoch", type=int_range(1, EPOCH_MAX), help="the run's token (default: a random one)")
-    aj.add_argument("--policy", type=_policy, default=SYNC, metavar="POLICY",
+    aj.add_argument("--policy", type=parsed_by(Policy.parse), default=SYNC, metavar="POLICY",
                     help="completion policy: sync (default), or quorum:K, timeout:T[us|ms|s], stale:S "
                          "joined by commas (docs/protocol.md)")
     pj = sub.add_parser("set-policy", help="change a live job's completion policy")
     pj.add_argument("job", type=int_range(0, MAX_JOBS - 1))
-    pj.add_argument("policy", type=_policy, metavar="POLICY", help="as add-job --policy")
+    pj.add_argument("policy", type=parsed_by(Policy.parse), metavar="POLICY", help="as add-job --policy")
     rj = sub.add_parser("remove-job")
     rj.add_argument("job", type=int_range(0, MAX_JOBS - 1))
     xj = sub.add_parser("reset-job", help="a new run of a job: a new epoch, so every slot is empty for it")

@@ -10,6 +10,7 @@ Hosts behind another switch are reached through the port of the link towards it 
 
 from ina.controller.aggregation import Aggregation, Job, Worker
 from ina.controller.client import ControllerError, SwitchConnection
+from ina.p4src.protocol import Policy
 
 
 def program_switch(agg: Aggregation, name: str, topo: dict) -> list[Job]:
@@ -31,7 +32,8 @@ def program_switch(agg: Aggregation, name: str, topo: dict) -> list[Job]:
         for spec in topo.get("jobs", []):
             workers = [Worker(rank, ports[h], topo["hosts"][h]["mac"], topo["hosts"][h]["ip"])
                        for rank, h in enumerate(spec["workers"])]
-            jobs.append(agg.add_job(spec["id"], workers, spec.get("slots", 256)))
+            jobs.append(agg.add_job(spec["id"], workers, spec.get("slots", 256),
+                                    policy=Policy.parse(spec.get("policy", "sync"))))
     return jobs
 
 

@@ -98,3 +98,17 @@ def macro_define(text: str) -> tuple[str, str]:
     if not _MACRO_NAME.match(name):
         raise _bad("NAME or NAME=VALUE with NAME a C identifier", text)
     return name, value if eq else "1"
+
+
+def parsed_by(parse: Callable[[str], object]) -> Callable[[str], object]:
+    """An argparse type from a domain parser (Policy.parse, DelayDistribution.parse, ...) whose
+    ValueError already names the problem: argparse then prefixes the argument's name."""
+
+    def convert(text: str) -> object:
+        try:
+            return parse(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    convert.__name__ = getattr(parse, "__name__", "value")
+    return convert

@@ -3,9 +3,10 @@
 import argparse
 import sys
 
-from ina.args import int_choice, int_range, probability
+from ina.args import float_range, int_choice, int_range, parsed_by, probability
 from ina.controller.aggregation import BurstLoss
-from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS
+from ina.hosts.compute import DelayDistribution, parse_straggler
+from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, Policy
 from ina.switch.p4runtime_server import COMPAT_MODES
 from ina.topologies import clean
 from ina.topologies.runner import RunError, RunOptions, run, say, summary
@@ -42,6 +43,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pool-size", type=int_range(1, MAX_POOL_SIZE), default=8192)
     p.add_argument("--slots", type=int_range(1, MAX_SLOTS), default=128,
                    help="slots per job = the workers' window; larger windows only queue in a software switch")
+    p.add_argument("--policy", type=parsed_by(Policy.parse), metavar="POLICY",
+                   help="every job's completion policy: sync, or quorum:K, timeout:T[us|ms|s], stale:S "
+                        "joined by commas (docs/protocol.md; default: the topology's, else sync)")
+    p.add_argument("--repeat", type=int_range(1, 100000), default=1, help="all-reduces per worker (iterations)")
+    p.add_argument("--compute-ms", type=float_range(0.0, 3.6e6), default=0.0,
+                   help="emulated compute (a sleep) before each all-reduce, in ms")
+    p.add_argument("--straggler", type=parsed_by(parse_straggler), action="append", default=[], metavar="HOST:Fx",
+                   help="slow this host's compute by factor F (e.g. h3:3x); repeatable")
+    p.add_argument("--straggler-dist", type=parsed_by(DelayDistribution.parse), metavar="DIST",
+                   help="extra compute per iteration on every host, drawn with the run's seed: exp:MEAN, "
+                        "uniform:MAX or pareto:MIN,ALPHA (e.g. exp:20ms)")
     p.add_argument("--keep-logs", metavar="DIR", help="run directory (default runs/<timestamp>)")
     p.add_argument("--cli", action="store_true", help="open the Mininet CLI instead of running workers")
     p.add_argument("--baseline", action="store_true", help="aggregate on a host (parameter server) instead of the switch")
@@ -64,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
                       loss=args.loss if args.loss_burst is None else args.loss_burst, loss_mode=args.loss_mode,
                       loss_link=args.loss_link, loss_direction=args.loss_direction, jobs=args.jobs, elems=args.elems, pool_size=args.pool_size,
                       slots=args.slots, run_dir=args.keep_logs, cli=args.cli, baseline=args.baseline,
-                      p4runtime_compat=args.p4runtime_compat)
+                      p4runtime_compat=args.p4runtime_compat, policy=args.policy and str(args.policy),
+                      repeat=args.repeat, compute_ms=args.compute_ms, stragglers=dict(args.straggler),
+                      straggler_dist=args.straggler_dist and str(args.straggler_dist))
     try:
         result = run(opts)
     except (RunError, TopologyError) as err:

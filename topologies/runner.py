@@ -43,6 +43,11 @@ class RunOptions:
     baseline: bool = False
     seed: int = 1
     p4runtime_compat: str | None = None  # builtin switches answer P4Runtime as this target (COMPAT_MODES)
+    policy: str | None = None  # every job's completion policy (Policy text); None: the topology's
+    repeat: int = 1  # all-reduces per worker, each after its emulated compute
+    compute_ms: float = 0.0  # emulated compute before each all-reduce
+    stragglers: dict[str, float] = field(default_factory=dict)  # host -> compute slowdown factor
+    straggler_dist: str | None = None  # extra compute per iteration on every host (DelayDistribution)
 
 
 @dataclass
@@ -108,6 +113,12 @@ def run(opts: RunOptions) -> RunResult:
         say(f"removed leftovers of an earlier run: {', '.join(leftovers[:6])}{' ...' if len(leftovers) > 6 else ''}")
     topo = load(opts.topo, opts.workers if "star" in str(opts.topo) else None, opts.jobs, slots=opts.slots,
                 extra_host=opts.baseline)
+    unknown = sorted(set(opts.stragglers) - {h for job in topo["jobs"] for h in job["workers"]})
+    if unknown:
+        raise RunError(f"--straggler {unknown[0]}: not a worker of this topology")
+    if opts.policy:
+        for job in topo["jobs"]:
+            job["policy"] = opts.policy
     lossy = loss_links(topo, opts.loss_link) if loss_mode else []
     if loss_mode:
         model = f"bursty loss {opts.loss} (GOOD,BAD,P_GB,P_BG)" if isinstance(opts.loss, BurstLoss) \
@@ -267,7 +278,12 @@ def run_workers(network: Network, topo: dict, opts: RunOptions, epochs: dict[int
                    "--workers", str(len(job["workers"])), "--switch", target_ip,
                    "--size", str(opts.size), "--dtype", opts.dtype, "--elems", str(opts.elems),
                    "--window", str(min(job["slots"], 256)), "--timeout", str(opts.timeout),
-                   "--seed", str(opts.seed + job["id"]), "--epoch", str(epochs[job["id"]]), "--verify", "--json"]
+                   "--seed", str(opts.seed + job["id"]), "--epoch", str(epochs[job["id"]]), "--verify", "--json",
+                   "--repeat", str(opts.repeat)]
+            if opts.compute_ms or opts.stragglers or opts.straggler_dist:
+                cmd += ["--compute-ms", str(opts.compute_ms), "--slowdown", str(opts.stragglers.get(host, 1.0))]
+            if opts.straggler_dist:
+                cmd += ["--delay-dist", opts.straggler_dist]
             procs.append((job["id"], host, network.host(host).popen(cmd, stdout=subprocess.PIPE,
                                                                      stderr=subprocess.PIPE, text=True)))
     say(f"running {len(procs)} workers: all-reduce of {opts.size} {opts.dtype} elements each")

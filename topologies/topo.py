@@ -2,13 +2,15 @@
 
 The dict is what the network (net.py) builds and what the controller's topology setup programs:
     {"name", "switches": {s: {"aggregator", "mac", "ip", "grpc", "hosts": {h: port}, "links": {s2: port}}},
-     "hosts": {h: {"mac", "ip"}}, "links": [(a, b, params)], "jobs": [{"id", "workers", "slots"}]}
+     "hosts": {h: {"mac", "ip"}}, "links": [(a, b, params)], "jobs": [{"id", "workers", "slots", "policy"}]}
 Nothing runs here: addresses and port numbers are assigned, nothing is started.
 """
 
 from pathlib import Path
 
 import yaml
+
+from ina.p4src.protocol import Policy
 
 TOPOLOGY_DIR = Path(__file__).resolve().parent
 GRPC_BASE = 9559
@@ -98,8 +100,13 @@ def build(spec: dict, loss: float | None = None, slots: int | None = None) -> di
         unknown = [w for w in job["workers"] if w not in topo["hosts"]]
         if unknown:
             raise TopologyError(f"job {job['id']}: unknown workers {unknown}")
+        policy = str(job.get("policy", "sync"))
+        try:
+            Policy.parse(policy)
+        except ValueError as err:
+            raise TopologyError(f"job {job['id']}: {err}") from None
         topo["jobs"].append({"id": job["id"], "workers": list(job["workers"]),
-                             "slots": slots or job.get("slots", 256)})
+                             "slots": slots or job.get("slots", 256), "policy": policy})
     aggregators = [s for s, v in topo["switches"].items() if v["aggregator"]]
     if topo["jobs"] and len(aggregators) != 1:
         raise TopologyError(f"exactly one switch must aggregate (aggregator: true); found {len(aggregators)}")

@@ -14,6 +14,13 @@ CASES = [
     (["--size", "0"], "argument --size: expected an integer >= 1, got '0'"),
     (["--loss", "nan"], "argument --loss: expected a number in [0.0, 1.0], got 'nan'"),
     (["--loss", "-0.5"], "argument --loss: expected a number in [0.0, 1.0], got '-0.5'"),
+    (["--policy", "quorum:0"], "argument --policy: quorum 0 is out of range 1..32"),
+    (["--policy", "all"], "argument --policy: bad policy part 'all': use sync, quorum:K, timeout:T[us|ms|s] or stale:S"),
+    (["--straggler", "h3:-2x"], "argument --straggler: bad straggler 'h3:-2x': use HOST:FACTORx, e.g. h3:3x"),
+    (["--straggler-dist", "exp"], "argument --straggler-dist: bad distribution 'exp': use exp:MEAN, uniform:MAX or "
+                                  "pareto:MIN,ALPHA"),
+    (["--repeat", "0"], "argument --repeat: expected an integer in 1..100000, got '0'"),
+    (["--compute-ms", "inf"], "argument --compute-ms: expected a number in [0.0, 3600000.0], got 'inf'"),
 ]
 
 
@@ -34,6 +41,21 @@ def test_bad_argument_is_one_line_usage_error(nothing_runs, capsys, argv, messag
         cli.main(argv)
     assert exit_.value.code == 2
     assert capsys.readouterr().err.rstrip("\n").splitlines()[-1] == f"ina run: error: {message}"
+
+
+def test_straggler_options_reach_the_run_options(monkeypatch):
+    seen = {}
+
+    def record(opts):
+        seen["opts"] = opts
+        raise KeyboardInterrupt  # stop before anything starts; main says "interrupted"
+
+    monkeypatch.setattr(cli, "run", record)
+    assert cli.main(["--policy", "quorum:3,timeout:5ms", "--straggler", "h3:3x", "--straggler", "h1:1.5x",
+                     "--straggler-dist", "pareto:2ms,1.5", "--repeat", "20", "--compute-ms", "50"]) == 130
+    opts = seen["opts"]
+    assert (opts.policy, opts.stragglers, opts.straggler_dist, opts.repeat, opts.compute_ms) == (
+        "quorum:3,timeout:5000us", {"h3": 3.0, "h1": 1.5}, "pareto:2ms,1.5", 20, 50.0)
 
 
 def test_defaults_are_within_the_limits():

@@ -1,0 +1,88 @@
+"""Emulated compute between all-reduces, and the straggler injector that slows it.
+
+A data-parallel iteration is compute, then an all-reduce. Studies of stragglers need that compute
+uneven on purpose: one host slower by a factor (`--straggler h3:3x`), or every host's time drawn per
+iteration from a distribution with a seed (`--straggler-dist exp:20ms`). Compute is emulated with a
+sleep (the host's CPU stays free for the network, as a GPU's would); communication stays real.
+"""
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+UNITS_S = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
+DISTRIBUTIONS = ("exp", "uniform", "pareto")
+
+
+def parse_duration(text: str) -> float:
+    """'250us', '20ms', '1.5s' or a bare number of ms -> seconds. Raises ValueError naming the text."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(us|ms|s)?", text.strip())
+    if not m:
+        raise ValueError(f"{text!r} is not a duration (e.g. 20ms, 500us, 1.5s)")
+    return float(m[1]) * UNITS_S[m[2] or "ms"]
+
+
+@dataclass(frozen=True)
+class DelayDistribution:
+    """Extra compute time per iteration: exp:MEAN (exponential), uniform:MAX (0..MAX), or
+    pareto:MIN,ALPHA (heavy-tailed: MIN times a Pareto(ALPHA) draw, the shape stragglers take in
+    measured clusters)."""
+
+    kind: str
+    scale_s: float
+    alpha: float = 0.0
+
+    @classmethod
+    def parse(cls, text: str) -> "DelayDistribution":
+        kind, _, args = text.partition(":")
+        parts = args.split(",")
+        if kind not in DISTRIBUTIONS or not args:
+            raise ValueError(f"bad distribution {text!r}: use exp:MEAN, uniform:MAX or pareto:MIN,ALPHA")
+        if kind == "pareto":
+            if len(parts) != 2:
+                raise ValueError(f"bad distribution {text!r}: pareto needs MIN,ALPHA (e.g. pareto:5ms,1.5)")
+            alpha = float(parts[1]) if re.fullmatch(r"\d+(\.\d+)?", parts[1]) else 0.0
+            if alpha <= 0:
+                raise ValueError(f"bad distribution {text!r}: ALPHA must be a number above 0")
+            return cls(kind, parse_duration(parts[0]), alpha)
+        if len(parts) != 1:
+            raise ValueError(f"bad distribution {text!r}: {kind} takes one duration")
+        return cls(kind, parse_duration(parts[0]))
+
+    def draw(self, rng: np.random.Generator) -> float:
+        if self.kind == "exp":
+            return float(rng.exponential(self.scale_s))
+        if self.kind == "uniform":
+            return float(rng.uniform(0.0, self.scale_s))
+        return float(self.scale_s * (rng.pareto(self.alpha) + 1.0))
+
+    def __str__(self) -> str:
+        ms = f"{self.scale_s * 1e3:g}ms"
+        return f"{self.kind}:{ms}" + (f",{self.alpha:g}" if self.kind == "pareto" else "")
+
+
+@dataclass(frozen=True)
+class ComputeModel:
+    """One host's compute per iteration: base_s x slowdown, plus a draw from `extra` if given.
+    The draws come from a generator seeded with (seed, rank), so a rerun sleeps the same."""
+
+    base_s: float = 0.0
+    slowdown: float = 1.0
+    extra: DelayDistribution | None = None
+    seed: int = 0
+    rank: int = 0
+
+    def durations(self, iterations: int) -> list[float]:
+        rng = np.random.default_rng([self.seed, self.rank])
+        base = self.base_s * self.slowdown
+        return [base + (self.extra.draw(rng) if self.extra else 0.0) for _ in range(iterations)]
+
+
+def parse_straggler(text: str) -> tuple[str, float]:
+    """'h3:3x' -> ('h3', 3.0): that host's compute is slowed by the factor (above 0)."""
+    host, _, factor = text.partition(":")
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)x?", factor)
+    if not host or not m or float(m[1]) <= 0:
+        raise ValueError(f"bad straggler {text!r}: use HOST:FACTORx, e.g. h3:3x")
+    return host, float(m[1])
