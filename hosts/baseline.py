@@ -1,9 +1,11 @@
 """Host-only baseline: a parameter server that sums the workers' packets in software.
 
-It speaks the same protocol as the switch (docs/protocol.md), so the same Worker runs against it
-by pointing `switch_ip` at the server's host: the benchmarks compare in-network aggregation with
-aggregation on a host over the same topology. It serves one job with a fixed set of workers, and
-like the switch takes only UPDATEs that carry the job's epoch and echoes it in every RESULT.
+It speaks the same protocol as the switch (docs/protocol.md) under the sync policy, so the same
+Worker runs against it by pointing `switch_ip` at the server's host: the benchmarks compare
+in-network aggregation with aggregation on a host over the same topology. It serves one job with a
+fixed set of workers, and like the switch takes only UPDATEs that carry the job's epoch, never
+mixes rounds in a sum, answers a retransmission with the RESULT (done) or a STATUS (counted,
+waiting for others), and refuses a round it cannot start with a STATUS naming the round it holds.
 """
 
 import socket
@@ -12,11 +14,23 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ina.hosts import packets
-from ina.p4src.protocol import HEADER, HEADER_LEN, MSG_RESULT, MSG_UPDATE, UDP_PORT, pool_field
+from ina.p4src.protocol import (
+    HEADER,
+    HEADER_LEN,
+    MSG_RESULT,
+    MSG_STATUS,
+    MSG_UPDATE,
+    UDP_PORT,
+    pool_field,
+    round_newer,
+)
 
 
 @dataclass
 class _Cell:
+    """One slot/set: the round it holds and that round's sum so far."""
+
+    round: int
     bitmap: int = 0
     count: int = 0
     exponent: int = 0
@@ -35,11 +49,13 @@ class ParameterServer:
         self.cells: dict[tuple[int, int], _Cell] = {}
         self.workers: dict[int, tuple[str, int]] = {}
         self.stats = {"received": 0, "results_sent": 0, "retransmissions_answered": 0, "duplicates": 0,
-                      "refused": 0}
+                      "stale": 0, "refused": 0}
 
-    def _result(self, cell: _Cell, pool_set: int, index: int) -> bytes:
-        wrapped = ((cell.sums + 2**31) % 2**32 - 2**31).astype(">i4")
-        header = HEADER.pack(MSG_RESULT, 0, self.job_id, pool_field(pool_set, index), cell.exponent, 0, self.epoch)
+    def _answer(self, msg: int, cell: _Cell, rank: int, index: int) -> bytes:
+        """A RESULT (the sums) or a STATUS (no sum: the values are zeros) of `cell`."""
+        wrapped = ((cell.sums + 2**31) % 2**32 - 2**31).astype(">i4") if msg == MSG_RESULT else np.zeros(self.elems, ">i4")
+        header = HEADER.pack(msg, rank, self.job_id, pool_field(cell.round & 1, index), cell.exponent, cell.count,
+                             self.epoch, cell.round, cell.bitmap)
         return header + wrapped.tobytes()
 
     def handle(self, data: bytes, sender: tuple[str, int]) -> None:
@@ -48,34 +64,38 @@ class ParameterServer:
             return
         if self.loss and self.rng.random() < self.loss:
             return  # emulated loss on the way in
-        msg, rank, job, pool_set, index, exponent, epoch = packets.parse_header(data)
-        if msg != MSG_UPDATE or job != self.job_id or rank >= self.n_workers or epoch != self.epoch:
+        h = packets.parse_header(data)
+        if h.msg_type != MSG_UPDATE or h.job != self.job_id or h.rank >= self.n_workers or h.epoch != self.epoch:
             self.stats["refused"] += 1
             return
         self.stats["received"] += 1
-        self.workers[rank] = sender
-        bit = 1 << rank
-        other = self.cells.get((index, 1 - pool_set))
-        if other is not None:
-            other.bitmap &= ~bit
-        cell = self.cells.setdefault((index, pool_set), _Cell())
+        self.workers[h.rank] = sender
+        bit, done = 1 << h.rank, self.n_workers
+        cell = self.cells.get((h.index, h.pool_set))
+        if cell is None or (cell.round != h.round and cell.count == done and round_newer(h.round, cell.round)):
+            cell = self.cells[h.index, h.pool_set] = _Cell(h.round)  # the set's next use
+        elif cell.round != h.round:  # an earlier round, or a later one over a use not done
+            self.stats["stale"] += 1
+            self.sock.sendto(self._answer(MSG_STATUS, cell, h.rank, h.index), sender)
+            return
         if cell.bitmap & bit:
-            if cell.count == self.n_workers:
-                self.sock.sendto(self._result(cell, pool_set, index), sender)
+            if cell.count == done:
+                self.sock.sendto(self._answer(MSG_RESULT, cell, h.rank, h.index), sender)
                 self.stats["retransmissions_answered"] += 1
             else:
+                self.sock.sendto(self._answer(MSG_STATUS, cell, h.rank, h.index), sender)
                 self.stats["duplicates"] += 1
             return
         values = packets.values_of(data, self.elems)
         if cell.bitmap == 0:
-            cell.sums, cell.count, cell.exponent = values.copy(), 1, exponent
+            cell.sums, cell.count, cell.exponent = values.copy(), 1, h.exponent
         else:
             cell.sums += values
             cell.count += 1
-            cell.exponent = max(cell.exponent, exponent)
+            cell.exponent = max(cell.exponent, h.exponent)
         cell.bitmap |= bit
-        if cell.count == self.n_workers:
-            result = self._result(cell, pool_set, index)
+        if cell.count == done:
+            result = self._answer(MSG_RESULT, cell, h.rank, h.index)
             for r in range(self.n_workers):
                 if r in self.workers:
                     self.sock.sendto(result, self.workers[r])

@@ -5,7 +5,16 @@ runs over a UDP socket (ina.hosts.worker), on a harness's virtual clock with cho
 (ina.hosts.inprocess), or in a simulator. docs/protocol.md ("Worker obligations") is the contract.
 
 The array is cut into chunks of E values. Slot k of the job (k < window) carries chunks k, k+W,
-k+2W, ...; each reuse of a slot flips its set, which is how the switch knows an old round is over.
+k+2W, ...; each use of a slot has the next round (the slot's use number since the epoch began,
+carried on across all-reduces, as the switch keeps the slot's state) and set = round & 1. A RESULT
+counts only for the round its slot is on, whether or not this worker's contribution was sent or
+counted: under a quorum or timeout policy (docs/protocol.md, "Completion policies") a sum may hold
+only some ranks, and `contributors()` says, per chunk, how many and which (the RESULT's count and
+bitmap). The switch's STATUS answers without a sum: for the slot's round with this worker's bit
+set, it is counted and waits for others, so the slot's fast resends stop (its RTO stays, for a
+lost RESULT); for a later round of the same set, the use was done without this worker's RESULT
+and replaced: its chunk has no sum (count 0), and the slot moves on to the use before that later
+round, whose RESULT the switch still answers (a late contribution is never added).
 Loss recovery (docs/protocol.md, "Worker obligations"):
 - Time-based loss detection as in RACK (RFC 8985): a slot whose packet was sent before the most
   recently answered one, and is still unanswered `rack_rtt + reo_wnd` after it was sent, is presumed
@@ -36,15 +45,19 @@ Loss recovery (docs/protocol.md, "Worker obligations"):
 - Pacing: at most PACE_BURST resends leave at once; the rest follow PACE_BURST per
   srtt * PACE_BURST / window, so after a stall the window is resent over one RTT, not in one burst,
   and late answers that arrive meanwhile spare their slots the resend.
-Results for a set the slot is no longer waiting on are duplicates.
+Results and STATUS answers for a round the slot is not on are duplicates.
 
 A RESULT counts only if it comes from the switch's address and port and carries this job and the
 job's epoch (the per-run token the controller installed); anything else is counted as forged and
 ignored, so another host cannot inject values into the sum.
 
-For floats the exponent of a chunk travels one use of the slot ahead: use 0 of every slot is an
-all-zero packet announcing the exponent of the slot's first chunk, and each chunk's packet announces
-the next one's. int32 needs none of that and is summed exactly (with int32 wraparound).
+For floats the exponent of a chunk travels one use of the slot ahead: the first use of every slot
+in an all-reduce is an all-zero packet announcing the exponent of the slot's first chunk, and each
+chunk's packet announces the next one's. A worker whose announcement was not counted (a quorum
+completed without it) may hold a chunk beyond the agreed 2^e_max: it clips it to that bound, so
+the sum cannot overflow. After a use that was gone, the next chunk's scale is unknown (it came
+with the missed RESULT), so that chunk has no sum either; its RESULT brings the exponent of the
+one after. int32 needs none of that and is summed exactly (with int32 wraparound).
 """
 
 import math
@@ -53,7 +66,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ina.hosts.quantize import chunk_exponents, quantize, scale_for
+from ina.hosts.quantize import INT32_MAX, chunk_exponents, quantize, scale_for
 from ina.p4src.protocol import (
     ELEMS_CHOICES,
     EPOCH_MAX,
@@ -64,8 +77,11 @@ from ina.p4src.protocol import (
     MAX_SLOTS,
     MAX_WORKERS,
     MSG_RESULT,
+    MSG_STATUS,
     MSG_UPDATE,
+    ROUND_MASK,
     SET_SHIFT,
+    round_newer,
 )
 
 MAX_DATAGRAM_ELEMS = (65507 - HEADER_LEN) // 4  # values that fit one UDP datagram over IPv4
@@ -89,6 +105,7 @@ class Stats:
     retransmissions: int = 0  # every resend: timeouts + those RACK's time-based detection sent
     timeouts: int = 0  # resends because the RTO passed
     spurious: int = 0  # resends whose original was answered after all (answer within min_rtt)
+    statuses: int = 0  # STATUS answers saying a slot's use counted this worker and waits for others
     duplicates: int = 0
     forged: int = 0  # datagrams that were not this job's RESULTs from the switch
     elapsed: float = 0.0
@@ -98,6 +115,28 @@ class Stats:
     def goodput(self) -> float:
         """Aggregated elements per second."""
         return self.elements / self.elapsed if self.elapsed else 0.0
+
+
+@dataclass(frozen=True)
+class Contributors:
+    """Whose contributions each chunk's sum holds, after an all-reduce: under a quorum or timeout
+    policy a sum may lack ranks, and the caller decides how to scale it (average over the count).
+    Chunk c is the flat elements c * elems .. (c + 1) * elems - 1 of the array."""
+
+    elems: int
+    counts: np.ndarray  # uint8 per chunk: contributions in its sum; 0 = missing (the result holds 0)
+    bitmaps: np.ndarray  # uint32 per chunk: bit r set = rank r's contribution is in the sum
+
+    @property
+    def missing(self) -> np.ndarray:
+        """The chunks with no sum: their use was done and replaced before this worker had its
+        RESULT (or, for floats, came right after such a use, so their scale is unknown)."""
+        return np.flatnonzero(self.counts == 0)
+
+    def element_counts(self, shape: tuple[int, ...]) -> np.ndarray:
+        """The count of every element of an array of `shape` (the all-reduced one's): divide the sum
+        by it to average over the contributions each element holds."""
+        return np.repeat(self.counts, self.elems)[: math.prod(shape)].reshape(shape)
 
 
 def check(name: str, value, valid: bool, expected: str) -> None:
@@ -116,14 +155,14 @@ def _check_finite(flat: np.ndarray) -> None:
 
 
 class AllReduceCore:
-    """One worker's protocol state across all-reduces (slot uses, RTT estimate, stats).
+    """One worker's protocol state across all-reduces (slot rounds, RTT estimate, stats).
 
     Events (each returns the datagrams to send to `switch`, in order):
       start(array, now) -> list          begin the all-reduce of `array`
       receive(data, source, now) -> datagram or None
                                          a datagram `data` (bytes-like) arrived from `source`
       expire(now) -> list                call it whenever now >= `deadline`: retransmissions
-    State: `deadline` (inf when nothing waits), `finished`, `result()`, `stats`.
+    State: `deadline` (inf when nothing waits), `finished`, `result()`, `contributors()`, `stats`.
     A datagram is the core's own buffer for its slot, not a copy: send it before the next event.
     `timeout` is the RTO until the first RTT sample; then the RTO follows the measured RTT (the
     module's docstring). Bad arguments raise ValueError naming the argument and its range.
@@ -140,7 +179,8 @@ class AllReduceCore:
         self.deadline = math.inf
         self.finished = False  # True once the all-reduce `start` began has its every result
         self._pkts: list[bytearray] = []
-        self._uses = [0] * window  # uses of each slot since the job was set up (set = uses % 2)
+        self._round = [0] * window  # each slot's current round: its use number since the epoch began
+        self._clip = INT32_MAX // n_workers  # the largest quantized magnitude n contributions can sum
         self._srtt: float | None = None
         self._rttvar = 0.0
         # RFC 6298 assumes a sample per RTT; a window of answers gives `window`. The deviation grows
@@ -205,9 +245,15 @@ class AllReduceCore:
         self._got = bytearray(n_chunks * 4 * elems)
         self._got_view = memoryview(self._got)
         self._scales = [1.0] * n_chunks
+        self._counts = [0] * n_chunks  # per chunk, its RESULT's count and bitmap (0: no sum yet)
+        self._bitmaps = [0] * n_chunks
         self._pkts = [bytearray(self.datagram_size) for _ in range(window)]
-        self._chunk_of = [-1] * window  # chunk in flight per slot (-1: exponent-only bootstrap)
+        # The chunk each slot's current use carries; a float slot's first use carries none (the
+        # exponent only) and counts as chunk index - window, so the next is always chunk + window.
+        self._chunk_of = [k - window if self._is_float else k for k in range(window)]
         self._done = [False] * window
+        self._blind = [False] * window  # the current use's scale came with a RESULT never had: no sum
+        self._status = [0] * window  # a STATUS's bitmap: the switch counted the current use (0: not known)
         self._retries = [0] * window  # resends of each slot's current use (Karn's rule, turns)
         self._timeouts = [0] * window  # ... of which timed out: max_retries bounds these
         self._sent_at = [now] * window  # the latest transmission of each slot's current use
@@ -220,93 +266,145 @@ class AllReduceCore:
         self._started = now
         self.finished = False
         self.deadline = now + self._timer
-        plen, payload_view, uses = 4 * elems, self._payload, self._uses
+        plen, payload_view, rounds = 4 * elems, self._payload, self._round
+        self._last_round = [(rounds[k] + len(range(k, n_chunks, window)) - (not self._is_float)) & ROUND_MASK
+                            for k in range(window)]  # each slot's final use in this all-reduce
         for k, pkt in enumerate(self._pkts):
-            pool = (uses[k] & 1) << SET_SHIFT | k
+            pool = (rounds[k] & 1) << SET_SHIFT | k
             if self._is_float:
-                _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, pool, self._own_exp[k], 0, self.epoch)
+                _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, pool, self._own_exp[k], 0, self.epoch,
+                             rounds[k], 0)
             else:
-                self._chunk_of[k] = k
-                _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, pool, 0, 0, self.epoch)
+                _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, pool, 0, 0, self.epoch, rounds[k], 0)
                 pkt[HEADER_LEN:] = payload_view[k * plen : (k + 1) * plen]
         self.stats.packets_sent += window
         return list(self._pkts)
 
     def receive(self, data: bytes | bytearray | memoryview, source: tuple[str, int], now: float) -> bytearray | None:
-        """A datagram arrived: take it if it is the RESULT a slot waits on, and return the slot's
-        next UPDATE, if any. The per-packet path: values are copied in place, headers packed in place."""
+        """A datagram arrived: take it if it is the RESULT (or STATUS) of the round a slot is on, and
+        return the slot's next UPDATE, if any. The per-packet path: values are copied in place,
+        headers packed in place."""
         stats = self.stats
         stats.packets_received += 1
         if len(data) != self.datagram_size or source != self.switch:
             stats.forged += 1
             return None
-        msg, _rank, job, pool, exponent, _flags, epoch = _unpack_header(data, 0)
+        msg, _rank, job, pool, exponent, count, epoch, round_, bitmap = _unpack_header(data, 0)
         index = pool & INDEX_MASK
-        window = self._window
-        if msg != MSG_RESULT or job != self.job_id or epoch != self.epoch or index >= window:
+        if msg not in (MSG_RESULT, MSG_STATUS) or job != self.job_id or epoch != self.epoch or index >= self._window:
             stats.forged += 1
             return None
-        uses, done = self._uses, self._done
-        if done[index] or pool >> SET_SHIFT != uses[index] & 1:
+        rounds = self._round
+        if round_ != rounds[index] or self._done[index]:
+            if (msg == MSG_STATUS and not self._done[index] and not (round_ - rounds[index]) & 1
+                    and round_newer(round_, rounds[index])):
+                return self._gone(index, round_, now)
             stats.duplicates += 1
             return None
-        first_sent, sent_at, seq_of, unanswered = self._first_sent, self._sent_at, self._seq_of, self._unanswered
+        if msg == MSG_STATUS:
+            if bitmap >> self.rank & 1:  # counted: the slot waits for others
+                self._status[index] = bitmap
+                stats.statuses += 1
+            else:
+                stats.duplicates += 1
+            return None
+        first_sent, sent_at, seq_of = self._first_sent, self._sent_at, self._seq_of
         elapsed = now - sent_at[index]
         if self._retries[index] == 0:  # Karn's rule: an RTT sample only from a use sent once
             self._sample(elapsed)
         elif elapsed < self._min_rtt < math.inf:  # too soon to answer the resend: the original got through
             self._spurious(now - first_sent[index])
             elapsed = -1.0  # not this transmission's answer: no RACK update
-        rack_seq = self._rack_seq
-        if elapsed >= 0 and seq_of[index] > rack_seq:
-            rack_seq = self._rack_seq = seq_of[index]
+        if elapsed >= 0 and seq_of[index] > self._rack_seq:
+            self._rack_seq = seq_of[index]
             self._allowance = elapsed + self._reo_wnd
-        del unanswered[index]
+        del self._unanswered[index]
         chunk = self._chunk_of[index]
-        plen = self.datagram_size - HEADER_LEN
         if chunk >= 0:
-            self._got_view[chunk * plen : (chunk + 1) * plen] = data[HEADER_LEN:]
+            if not self._blind[index]:
+                plen = self.datagram_size - HEADER_LEN
+                self._got_view[chunk * plen : (chunk + 1) * plen] = data[HEADER_LEN:]
+                self._counts[chunk], self._bitmaps[chunk] = count, bitmap
             self._remaining -= 1
-        uses[index] += 1
-        following = chunk + window if chunk >= 0 else index
-        n_chunks = self._n_chunks
-        pkt = None
-        if following < n_chunks:
-            pkt = self._pkts[index]
-            if self._is_float:
-                own_exp = self._own_exp
-                announce = own_exp[min(following + window, n_chunks)]
-                scale = self._scales[following] = self._scale_of[exponent]
-                if exponent == own_exp[following]:
-                    pkt[HEADER_LEN:] = self._payload[following * plen : (following + 1) * plen]
-                else:
-                    pkt[HEADER_LEN:] = quantize(self._chunks[following], scale).astype(">i4").tobytes()
-            else:
-                announce = 0
-                pkt[HEADER_LEN:] = self._payload[following * plen : (following + 1) * plen]
-            pool = (uses[index] & 1) << SET_SHIFT | index
-            _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, pool, announce, 0, self.epoch)
-            self._chunk_of[index], self._retries[index], self._timeouts[index] = following, 0, 0
-            sent_at[index] = first_sent[index] = now
-            seq_of[index] = self._sequence = self._sequence + 1
-            unanswered[index] = None
-            stats.packets_sent += 1
+        if round_ == self._last_round[index]:
+            return self._slot_done(index, now)
+        rounds[index] = (round_ + 1) & ROUND_MASK
+        return self._next_use(index, chunk + self._window, exponent, now)
+
+    def _next_use(self, index: int, chunk: int, exponent: int | None, now: float) -> bytearray:
+        """The slot's next use, carrying `chunk`, scaled for the switch's maximum `exponent` (None: not
+        known, the chunk gets no sum); announces the exponent of the chunk a window later."""
+        pkt, plen, n_chunks = self._pkts[index], self.datagram_size - HEADER_LEN, self._n_chunks
+        announce = 0
+        if not self._is_float or exponent is None:
+            pkt[HEADER_LEN:] = self._payload[chunk * plen : (chunk + 1) * plen]
+        elif exponent == self._own_exp[chunk]:
+            self._scales[chunk] = self._scale_of[exponent]
+            pkt[HEADER_LEN:] = self._payload[chunk * plen : (chunk + 1) * plen]
+        else:  # clipped: a maximum below its own exponent means its announcement was not counted
+            scale = self._scales[chunk] = self._scale_of[exponent]
+            values = np.clip(quantize(self._chunks[chunk], scale), -self._clip, self._clip)
+            pkt[HEADER_LEN:] = values.astype(">i4").tobytes()
+        if self._is_float:
+            announce = self._own_exp[min(chunk + self._window, n_chunks)]
+        self._blind[index] = exponent is None and self._is_float
+        round_ = self._round[index]
+        _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, (round_ & 1) << SET_SHIFT | index, announce, 0,
+                     self.epoch, round_, 0)
+        self._chunk_of[index], self._retries[index], self._timeouts[index], self._status[index] = chunk, 0, 0, 0
+        self._sent_at[index] = self._first_sent[index] = now
+        self._seq_of[index] = self._sequence = self._sequence + 1
+        self._unanswered[index] = None
+        self.stats.packets_sent += 1
+        self._rearm()
+        return pkt
+
+    def _gone(self, index: int, newer: int, now: float) -> bytearray | None:
+        """A STATUS saying the slot's set holds the later round `newer`: the uses from the current
+        one up to newer - 2 were done and replaced without this worker's RESULT, so their chunks have
+        no sum. The slot moves on to use newer - 1, which is done too (whoever started `newer` had
+        its RESULT), so the switch answers it with that RESULT, or with another STATUS if it has
+        been replaced meanwhile: every STATUS moves the slot on, so this ends."""
+        del self._unanswered[index]
+        skipped = (newer - 1 - self._round[index]) & ROUND_MASK
+        chunk, window, n_chunks = self._chunk_of[index], self._window, self._n_chunks
+        self._remaining -= len(range(chunk, min(chunk + skipped * window, n_chunks), window)) - (chunk < 0)
+        following = chunk + skipped * window
+        if following >= n_chunks:
+            return self._slot_done(index, now)
+        self._round[index] = (newer - 1) & ROUND_MASK
+        return self._next_use(index, following, None, now)
+
+    def _slot_done(self, index: int, now: float) -> None:
+        """The slot has carried its last chunk of this all-reduce: the next one starts at the use after."""
+        self._round[index] = (self._last_round[index] + 1) & ROUND_MASK
+        self._done[index] = True
+        self._unanswered.pop(index, None)
+        if not self._remaining:
+            self.finished, self.deadline = True, math.inf
+            self.stats.elapsed += now - self._started
+            self.stats.elements += self._n_chunks * self.elems
         else:
-            done[index] = True
-            if not self._remaining:
-                self.finished, self.deadline = True, math.inf
-                stats.elapsed += now - self._started
-                stats.elements += n_chunks * self.elems
-                return None
-        # The oldest waiting slot is the first due: by RTO, or, if sent before the latest answered
-        # transmission, by RACK once one allowance passes (expire then tells whose turn it is).
-        oldest = next(iter(unanswered))
-        due = sent_at[oldest] + self._timer
-        if seq_of[oldest] < rack_seq and self._allowance < self._timer:
-            due = sent_at[oldest] + self._allowance
+            self._rearm()
+        return None
+
+    def _rearm(self) -> None:
+        """Bring the deadline forward to when the first waiting slot may be due: the oldest
+        transmission by its RTO; the oldest not counted by a STATUS, if sent before the latest
+        answered one, by RACK once one allowance passes (expire then tells whose turn it is)."""
+        sent_at, timer = self._sent_at, self._timer
+        unanswered = iter(self._unanswered)
+        oldest = next(unanswered, None)
+        if oldest is None:
+            return
+        due = sent_at[oldest] + timer
+        if self._allowance < timer:
+            status = self._status
+            rack = oldest if not status[oldest] else next((k for k in unanswered if not status[k]), None)
+            if rack is not None and self._seq_of[rack] < self._rack_seq:
+                due = min(due, sent_at[rack] + self._allowance)
         if due < self.deadline:
             self.deadline = due
-        return pkt
 
     def _sample(self, rtt: float) -> None:
         """An RTT sample: RFC 6298's estimator and the RTO (its floor from the fastest answer seen);
@@ -346,6 +444,7 @@ class AllReduceCore:
         rto = self._timer
         retries, sent_at, seq_of, stats = self._retries, self._sent_at, self._seq_of, self.stats
         rack_seq, allowance, rank, n_workers = self._rack_seq, self._allowance, self.rank, self.n_workers
+        status = self._status
         out: list[bytearray] = []
         next_due = math.inf
         for index in list(self._unanswered):
@@ -353,8 +452,14 @@ class AllReduceCore:
             # answered, else the RTO's, which never fires before the turn either.
             turns = n_workers if retries[index] else 1 + (rank + index) % n_workers
             due = sent_at[index] + turns * allowance
-            timed_out = seq_of[index] > rack_seq
-            if timed_out and (due < sent_at[index] + rto or not rack_seq):
+            timed_out = seq_of[index] > rack_seq or status[index] != 0
+            if status[index]:
+                # Counted (a STATUS): no RACK resend, as only a lost RESULT needs this worker's. Its
+                # timer lets the others' turns pass first (a round of them) and doubles per timeout
+                # of this use only: the switch answered, so the path's RTO stays.
+                wait = max(rto, n_workers * allowance) if rack_seq else rto
+                due = sent_at[index] + wait * (1 << min(self._timeouts[index], MAX_BACKOFF))
+            elif timed_out and (due < sent_at[index] + rto or not rack_seq):
                 due = sent_at[index] + rto
             if now < due:
                 if due < next_due:
@@ -366,6 +471,13 @@ class AllReduceCore:
             retries[index] += 1
             if timed_out:
                 self._timeouts[index] += 1
+            if self._timeouts[index] > self.max_retries and status[index]:
+                waiting = [r for r in range(n_workers) if not status[index] >> r & 1]
+                raise WorkerError(
+                    f"job {self.job_id} rank {self.rank}: slot {index} was still waiting for rank(s) {waiting} "
+                    f"after {self.max_retries} retransmissions (the switch counted this worker's UPDATE). Are "
+                    "they running, with this job's epoch? A quorum or timeout policy (`ina ctl add-job "
+                    "--policy`) completes a slot without them")
             if self._timeouts[index] > self.max_retries:
                 raise WorkerError(
                     f"job {self.job_id} rank {self.rank}: no answer from the switch at {self.switch[0]} after "
@@ -375,7 +487,7 @@ class AllReduceCore:
                     "slots and epoch, `ina ctl stats` the switch's refused/wrong_epoch/out_of_range counts")
             if timed_out:
                 stats.timeouts += 1
-                if self._timeouts[index] > self._backoff:  # a slot's n-th timeout: the RTO doubles n times
+                if self._timeouts[index] > self._backoff and not status[index]:  # n-th timeout: RTO x 2^n
                     self._backoff = min(self._timeouts[index], MAX_BACKOFF)
                     self._timer = self._rto * (1 << self._backoff)
             stats.retransmissions += 1
@@ -390,8 +502,16 @@ class AllReduceCore:
         self.deadline = next_due
         return out
 
+    def contributors(self) -> Contributors:
+        """Whose contributions each chunk's sum in `result()` holds (counts and bitmaps per chunk)."""
+        if not self.finished:
+            raise WorkerError("the all-reduce has not finished")
+        return Contributors(self.elems, np.array(self._counts, dtype=np.uint8),
+                            np.array(self._bitmaps, dtype=np.uint32))
+
     def result(self) -> np.ndarray:
-        """The finished all-reduce's sum, in the shape and dtype `start` was given."""
+        """The finished all-reduce's sum of the counted contributions (`contributors()` says whose), in
+        the shape and dtype `start` was given; 0 where a chunk has no sum."""
         if not self.finished:
             raise WorkerError("the all-reduce has not finished")
         got = np.frombuffer(self._got, dtype=">i4").reshape(self._n_chunks, self.elems)

@@ -5,16 +5,17 @@ p4src/aggregate.p4, programmed by the real controller (`Aggregation`) over an in
 server. Time is virtual: the harness runs the next event (a frame reaching the switch or a worker
 after a fixed one-way latency per hop, or a core's deadline), so a run is deterministic and every
 count exact, whatever the machine's load. Each worker datagram travels in the Ethernet/IPv4/UDP
-frame its admission entry names, out of its own switch port; each RESULT frame's UDP payload goes to
-the worker on the port it leaves by, with the frame's source address and port, if the frame is
-addressed to that worker (as its host's stack would check). Loss rules see every datagram as a
-`Datagram` and drop chosen UPDATEs and RESULT copies, or a seeded random share.
+frame its admission entry names, out of its own switch port (a rank may be given an extra delay);
+each RESULT or STATUS frame's UDP payload goes to the worker on the port it leaves by, with the
+frame's source address and port, if the frame is addressed to that worker (as its host's stack
+would check). Loss rules see every datagram as a `Datagram` and drop chosen UPDATEs, RESULT copies
+and STATUS answers, or a seeded random share.
 
 Tests, benches and (later) a simulator drive it:
 
     lost = Drop(UPDATE, job=0, rank=1, slot=2, use=1, transmission=0)  # its first copy only
     with InProcessSwitch(elems=8, loss=[lost]) as net:
-        cores = net.add_job(0, n_workers=3, window=4)
+        cores = net.add_job(0, n_workers=3, window=4, policy=Policy(quorum=2))
         results = net.allreduce({0: arrays})    # {job: [sum per rank]}
         net.stats()                            # the switch's counters, through the controller
 """
@@ -38,12 +39,22 @@ from ina.controller.aggregation import Worker as WorkerEntry
 from ina.controller.client import SwitchConnection
 from ina.hosts.core import AllReduceCore
 from ina.p4src import AGGREGATE_P4
-from ina.p4src.protocol import HEADER, HEADER_LEN, INDEX_MASK, MAX_PORT, SET_SHIFT, UDP_PORT
+from ina.p4src.protocol import (
+    HEADER,
+    HEADER_LEN,
+    INDEX_MASK,
+    MAX_PORT,
+    MSG_RESULT,
+    SET_SHIFT,
+    SYNC,
+    UDP_PORT,
+    Policy,
+)
 from ina.switch.engine import Switch
 from ina.switch.p4runtime_server import P4RuntimeService, serve
 
 SWITCH_MAC, SWITCH_IP = "02:aa:00:00:00:01", "10.0.0.254"
-UPDATE, RESULT = "update", "result"  # a Datagram's direction: worker -> switch, switch -> worker
+UPDATE, RESULT, STATUS = "update", "result", "status"  # a Datagram's kind: worker -> switch, switch -> worker
 FRAME_HEADERS = 14 + 20 + 8  # Ethernet, IPv4 without options, UDP
 _ETH_IPV4 = b"\x08\x00"
 
@@ -51,12 +62,12 @@ _ETH_IPV4 = b"\x08\x00"
 class Datagram(NamedTuple):
     """What a loss rule sees of one datagram."""
 
-    direction: str  # UPDATE or RESULT
+    direction: str  # UPDATE, RESULT or STATUS
     job: int
-    rank: int  # the sender of an UPDATE, the receiver of a RESULT copy
+    rank: int  # the sender of an UPDATE, the receiver of a RESULT copy or STATUS
     slot: int
     pool_set: int
-    use: int  # the worker's use of the slot, counted from 0 since the harness started
+    use: int  # the header's round: the use of the slot since the job's epoch began (a STATUS: the switch's)
     transmission: int  # 0 for the first copy of (direction, job, rank, slot, use), then 1, 2, ...
 
 
@@ -96,6 +107,7 @@ class Member:
     core: AllReduceCore
     entry: WorkerEntry  # switch port, MAC, IPv4 address, UDP port: what its admission entry names
     frame_header: bytes  # the Ethernet/IPv4/UDP headers of its UPDATE frames
+    delay: float = 0.0  # added to its UPDATEs' way to the switch
     timer_at: float = math.inf  # the time of its earliest timer event in the queue
 
 
@@ -150,7 +162,6 @@ class InProcessSwitch:
         self._by_port: dict[int, Member] = {}
         self._queue: list[tuple] = []  # (time, sequence, handler, *args): handler(time, *args); ties in order queued
         self._sequence = 0
-        self._current: dict[tuple[int, int, int], tuple[int, int]] = {}  # (job, rank, slot) -> (set, use)
         self._copies: dict[tuple[str, int, int, int, int], int] = {}  # (direction, job, rank, slot, use) -> sent
 
     def __enter__(self) -> "InProcessSwitch":
@@ -165,22 +176,25 @@ class InProcessSwitch:
 
     def add_job(self, job_id: int, n_workers: int, window: int, num_slots: int | None = None,
                 epoch: int | None = None, timeout: float | Sequence[float] = 1e-3,
-                max_retries: int = 12) -> list[AllReduceCore]:
-        """Install a job through the controller (num_slots defaults to the window; epoch to a fresh
-        random one) and make its workers, each on a switch port of its own; `timeout` is every
-        worker's, or one per rank. Returns the cores by rank."""
+                max_retries: int = 12, policy: Policy = SYNC,
+                delays: dict[int, float] | None = None) -> list[AllReduceCore]:
+        """Install a job with its completion `policy` through the controller (num_slots defaults to
+        the window; epoch to a fresh random one) and make its workers, each on a switch port of its
+        own; `timeout` is every worker's, or one per rank; `delays` adds virtual seconds to chosen
+        ranks' UPDATEs (a straggler). Returns the cores by rank."""
         timeouts = [timeout] * n_workers if isinstance(timeout, float | int) else list(timeout)
         first_port = 1 + len(self._by_port)
         if first_port + n_workers - 1 > MAX_PORT:
             raise ValueError(f"the switch has ports 1..{MAX_PORT} for workers; {n_workers} more do not fit")
         entries = [WorkerEntry(rank, first_port + rank, f"02:00:00:00:{job_id:02x}:{rank:02x}",
                                f"10.1.{job_id}.{rank + 1}") for rank in range(n_workers)]
-        job = self.controller.add_job(job_id, entries, num_slots or window, epoch)
+        job = self.controller.add_job(job_id, entries, num_slots or window, epoch, policy)
         members = []
         for entry, worker_timeout in zip(entries, timeouts, strict=True):
             core = AllReduceCore(job_id, entry.rank, n_workers, job.epoch, self.elems, window, worker_timeout,
                                  max_retries, (SWITCH_IP, UDP_PORT))
-            member = Member(entry.rank, core, entry, update_frame_header(entry, core.datagram_size))
+            member = Member(entry.rank, core, entry, update_frame_header(entry, core.datagram_size),
+                            (delays or {}).get(entry.rank, 0.0))
             members.append(member)
             self._by_port[entry.port] = member
         self.jobs[job_id] = members
@@ -210,9 +224,10 @@ class InProcessSwitch:
     def _transmit(self, member: Member, datagrams: list[bytearray]) -> None:
         """A core's datagrams onto the wire (unless lost), then its timer at its new deadline."""
         for data in datagrams:
-            _msg, rank, job, pool, *_rest = HEADER.unpack_from(data, 0)
-            if not self._lost(UPDATE, job, rank, pool):
-                self._at(self.now + self.latency, self._at_switch, member.entry.port, member.frame_header + data)
+            _msg, rank, job, pool, _exponent, _count, _epoch, round_, _bitmap = HEADER.unpack_from(data, 0)
+            if not self._lost(UPDATE, job, rank, pool, round_):
+                self._at(self.now + self.latency + member.delay, self._at_switch, member.entry.port,
+                         member.frame_header + data)
         deadline = max(member.core.deadline, self.now)  # an overdue deadline: expire at once
         if deadline < member.timer_at:
             member.timer_at = deadline
@@ -242,8 +257,8 @@ class InProcessSwitch:
                 self.stray.append((out_port, out_frame))
                 continue
             payload = out_frame[FRAME_HEADERS:]
-            _msg, _rank, job, pool, *_rest = HEADER.unpack_from(payload, 0)
-            if not self._lost(RESULT, job, member.rank, pool):
+            msg, _rank, job, pool, _exponent, _count, _epoch, round_, _bitmap = HEADER.unpack_from(payload, 0)
+            if not self._lost(RESULT if msg == MSG_RESULT else STATUS, job, member.rank, pool, round_):
                 source = (socket.inet_ntoa(out_frame[26:30]), int.from_bytes(out_frame[34:36], "big"))
                 self._at(self.now + self.latency, self._at_worker, member, payload, source)
 
@@ -260,20 +275,13 @@ class InProcessSwitch:
                 and frame[30:34] == socket.inet_aton(entry.ip)
                 and int.from_bytes(frame[36:38], "big") == entry.udp_port)
 
-    def _lost(self, direction: str, job: int, rank: int, pool: int) -> bool:
-        """Number the datagram (the worker's use of the slot, the copy of that use) and ask the rules.
-        An UPDATE in the other set than the slot's last one starts its next use (sets alternate per
-        use); a RESULT belongs to the worker's current use if its set matches, else to the one before."""
+    def _lost(self, direction: str, job: int, rank: int, pool: int, round_: int) -> bool:
+        """Number the datagram (its round, the copy of that round) and ask the rules."""
         slot, pool_set = pool & INDEX_MASK, pool >> SET_SHIFT
-        last_set, use = self._current.get((job, rank, slot), (pool_set, 0))
-        if pool_set != last_set:
-            use += 1 if direction == UPDATE else -1
-        if direction == UPDATE:
-            self._current[job, rank, slot] = (pool_set, use)
-        key = (direction, job, rank, slot, use)
+        key = (direction, job, rank, slot, round_)
         transmission = self._copies.get(key, 0)
         self._copies[key] = transmission + 1
-        datagram = Datagram(direction, job, rank, slot, pool_set, use, transmission)
+        datagram = Datagram(direction, job, rank, slot, pool_set, round_, transmission)
         self.sent.append((self.now, datagram))
         if any(rule(datagram) for rule in self.loss):
             self.dropped.append(datagram)

@@ -17,20 +17,24 @@ class Header(NamedTuple):
     pool_set: int
     index: int
     exponent: int
+    count: int  # RESULT and STATUS: contributions in the sum
     epoch: int
+    round: int  # the use of the slot (round & 1 == pool_set)
+    bitmap: int  # RESULT and STATUS: the ranks in the sum
 
 
-def pack_update(buf: bytearray, rank: int, job: int, pool_set: int, index: int, exponent: int,
-                epoch: int, values: np.ndarray) -> None:
-    """Fill `buf` (HEADER_LEN + 4 * E bytes) with one UPDATE; `values` are int32 in host order."""
-    HEADER.pack_into(buf, 0, MSG_UPDATE, rank, job, pool_field(pool_set, index), exponent, 0, epoch)
+def pack_update(buf: bytearray, rank: int, job: int, index: int, exponent: int, epoch: int, round_: int,
+                values: np.ndarray) -> None:
+    """Fill `buf` (HEADER_LEN + 4 * E bytes) with one UPDATE of `round_` (its set is round_ & 1);
+    `values` are int32 in host order."""
+    HEADER.pack_into(buf, 0, MSG_UPDATE, rank, job, pool_field(round_ & 1, index), exponent, 0, epoch, round_, 0)
     buf[HEADER_LEN:] = values.astype(">i4", copy=False).tobytes()
 
 
 def parse_header(buf) -> Header:
-    """The header fields of a received packet (the reserved flags byte is not kept)."""
-    msg, rank, job, pool, exponent, _flags, epoch = HEADER.unpack_from(buf, 0)
-    return Header(msg, rank, job, pool >> SET_SHIFT, pool & INDEX_MASK, exponent, epoch)
+    """The header fields of a received packet."""
+    msg, rank, job, pool, exponent, count, epoch, round_, bitmap = HEADER.unpack_from(buf, 0)
+    return Header(msg, rank, job, pool >> SET_SHIFT, pool & INDEX_MASK, exponent, count, epoch, round_, bitmap)
 
 
 def values_of(buf, elems: int) -> np.ndarray:

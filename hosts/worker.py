@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from ina.hosts.core import AllReduceCore, Stats, WorkerError, check
+from ina.hosts.core import AllReduceCore, Contributors, Stats, WorkerError, check
 from ina.p4src.protocol import UDP_PORT
 
 SO_RCVBUFFORCE = 33  # Linux
@@ -67,6 +67,7 @@ class Worker:
                                    self.max_retries, (self.switch_ip, switch_port))
         check("udp_port", port, 0 <= port <= 0xFFFF, "0..65535")
         self.stats: Stats = self._core.stats
+        self.contributors: Contributors | None = None  # the last all-reduce's, per chunk (see allreduce)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:  # a window of results arrives in a burst; beyond rmem_max only root may ask (SO_RCVBUFFORCE)
             self.sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
@@ -90,7 +91,10 @@ class Worker:
         return self._executor.submit(self.allreduce, array)
 
     def allreduce(self, array: np.ndarray) -> np.ndarray:
-        """The element-wise sum of every worker's `array` (same shape and dtype on every worker)."""
+        """The element-wise sum of every worker's `array` (same shape and dtype on every worker).
+
+        Under a quorum or timeout policy a chunk's sum may hold only some workers' arrays (or none,
+        0): `self.contributors` then says, per chunk, how many and which (average over the count)."""
         core, sock, addr = self._core, self.sock, (self.switch_ip, self.switch_port)
         sock.setblocking(False)  # drain every queued datagram without a poll() per packet
         try:
@@ -99,6 +103,7 @@ class Worker:
             self._drive(core, addr)
         finally:
             sock.settimeout(self.timeout / 4)
+        self.contributors = core.contributors()
         return core.result()
 
     def _drive(self, core: AllReduceCore, addr: tuple[str, int]) -> None:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from ina.hosts.core import PACE_BURST, AllReduceCore, WorkerError
-from ina.p4src.protocol import HEADER, MSG_RESULT, MSG_UPDATE, pool_field
+from ina.p4src.protocol import HEADER, HEADER_LEN, MSG_RESULT, MSG_STATUS, MSG_UPDATE, pool_field
 
 SWITCH = ("10.0.0.254", 0xBEE0)
 EPOCH = 0x5EED0003
@@ -16,27 +16,35 @@ def make_core(max_retries: int = 12, timeout: float = 0.01) -> AllReduceCore:
     return AllReduceCore(3, 1, 2, EPOCH, elems=2, window=2, timeout=timeout, max_retries=max_retries, switch=SWITCH)
 
 
-def answer(update: bytes, exponent: int | None = None) -> bytes:
-    """The switch's RESULT for an UPDATE, as if it were the only contribution."""
-    return bytes([MSG_RESULT]) + update[1:6] + bytes([update[6] if exponent is None else exponent]) + update[7:]
+def answer(update: bytes, exponent: int | None = None, msg: int = MSG_RESULT, round_: int | None = None,
+           bitmap: int = 0b10) -> bytes:
+    """The switch's answer to an UPDATE (its values; by default a RESULT of its round holding rank 1's
+    contribution alone, with its exponent)."""
+    fields = list(HEADER.unpack_from(update))
+    fields[0], fields[5], fields[8] = msg, bitmap.bit_count(), bitmap
+    if exponent is not None:
+        fields[4] = exponent
+    if round_ is not None:
+        fields[3], fields[7] = pool_field(round_ & 1, fields[3] & 0x7FFF), round_
+    return HEADER.pack(*fields) + update[HEADER_LEN:]
 
 
 def result(job: int = 3, pool_set: int = 0, index: int = 0, epoch: int = EPOCH, msg: int = MSG_RESULT) -> bytes:
-    return HEADER.pack(msg, 0, job, pool_field(pool_set, index), 0, 0, epoch) + bytes(8)
+    return HEADER.pack(msg, 0, job, pool_field(pool_set, index), 0, 1, epoch, pool_set, 0b10) + bytes(8)
 
 
 def test_events_in_datagrams_out_with_sets_alternating_per_use():
     core = make_core()
     first = core.start(ARRAY, now=0.0)
     assert [p.hex() for p in first] == [
-        "0101000300000000" "5eed0003" "00000001" "fffffffe",  # slot 0, set 0: chunk 0
-        "0101000300010000" "5eed0003" "00000003" "7fffffff",  # slot 1, set 0: chunk 1
+        "0101000300000000" "5eed0003" "00000000" "00000000" "00000001" "fffffffe",  # slot 0, set 0: chunk 0
+        "0101000300010000" "5eed0003" "00000000" "00000000" "00000003" "7fffffff",  # slot 1, set 0: chunk 1
     ]
     assert core.deadline == 0.01  # no RTT sample yet: the RTO is `timeout`
     sent = [bytes(p) for p in first]
     reply = core.receive(answer(sent[0]), SWITCH, now=0.001)
     assert reply is first[0]  # the slot's own buffer, rewritten in place: no copy per packet
-    assert reply.hex() == "0101000380000000" "5eed0003" "fffffffb" "00000000"  # slot 0, set 1: chunk 2, padded
+    assert reply.hex() == "0101000380000000" "5eed0003" "00000001" "00000000" "fffffffb" "00000000"  # slot 0, set 1: chunk 2, padded
     assert core.deadline == pytest.approx(0.003)  # RTT 1 ms: slot 1, sent at 0, times out at 0 + 1 + 4 * 0.5 ms
     chunk_2 = bytes(reply)
     assert core.receive(answer(sent[1]), SWITCH, now=0.002) is None  # slot 1 has nothing more to carry
@@ -48,7 +56,7 @@ def test_events_in_datagrams_out_with_sets_alternating_per_use():
     assert (s.packets_sent, s.packets_received, s.retransmissions, s.duplicates, s.forged) == (3, 3, 0, 0, 0)
     assert (s.elements, s.elapsed) == (6, 0.003)  # elapsed on the clock the events carry
     [again, *_] = core.start(ARRAY[:2], now=1.0)
-    assert again.hex().startswith("0101000300000000")  # slot 0's third use: set 0 again
+    assert again.hex().startswith("0101000300000000" "5eed0003" "00000002")  # slot 0's third use: round 2, set 0
 
 
 def test_the_rto_follows_the_rtt_above_its_floor():
@@ -188,9 +196,9 @@ def test_expire_resends_only_slots_still_waiting():
 def test_a_float_use_zero_announces_the_exponent_and_the_switch_maximum_rescales():
     core = AllReduceCore(3, 1, 2, EPOCH, elems=2, window=1, timeout=0.01, max_retries=1, switch=SWITCH)
     [bootstrap] = core.start(np.array([0.5, -0.25], dtype=np.float32), now=0.0)
-    assert bootstrap.hex() == "0101000300008000" "5eed0003" "00000000" "00000000"  # announces 128
+    assert bootstrap.hex() == "0101000300008000" "5eed0003" "00000000" "00000000" "00000000" "00000000"  # announces 128
     update = core.receive(answer(bytes(bootstrap), exponent=129), SWITCH, now=0.001)
-    assert update.hex() == "0101000380000000" "5eed0003" "10000000" "f8000000"  # scaled for 2**1, not 2**0
+    assert update.hex() == "0101000380000000" "5eed0003" "00000001" "00000000" "10000000" "f8000000"  # scaled for 2**1, not 2**0
     core.receive(answer(bytes(update)), SWITCH, now=0.002)
     assert np.array_equal(core.result(), np.array([0.5, -0.25], dtype=np.float32))
 
@@ -212,3 +220,76 @@ def test_only_timeouts_count_towards_max_retries():
     assert [bytes(p) for p in core.expire(0.003)] == [first[0], first[2]]  # their turns, not their RTO (3 ms)
     with pytest.raises(WorkerError, match="after 0 retransmissions of slot 3"):
         core.expire(0.004)  # slot 3's next use (sent at 1 ms) at its RTO (3 ms): no later answer reveals it
+
+
+def test_a_status_of_the_slots_round_with_this_workers_bit_stops_its_fast_resends_not_its_timer():
+    # Slot 1's RACK resend (rank 1 goes first in odd slots) is answered with a STATUS: counted,
+    # waiting for rank 0. No more RACK resends of it; its timer, at least a round of turns (2 x 1.25
+    # ms) and the RTO, then resends it in case the RESULT was lost.
+    core, first = rack_core()
+    last = bytes(core.receive(answer(first[3]), SWITCH, now=0.001))
+    [resent] = [bytes(p) for p in core.expire(0.00125)]
+    assert resent == first[1]
+    assert core.receive(answer(resent, msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.0013) is None
+    assert core.stats.statuses == 1
+    assert core.receive(answer(last), SWITCH, now=0.002) is None  # slot 3 is done
+    assert [bytes(p) for p in core.expire(0.0025)] == [first[0], first[2]]  # slot 1 is not among them
+    assert core.expire(0.0038) == []  # a RACK round of turns after its resend (3.75 ms): not for slot 1
+    assert core.deadline == pytest.approx(0.00125 + core._rto)  # its timer: max(RTO, 2 turns) after the resend
+    assert [bytes(p) for p in core.expire(core.deadline)] == [first[1]]
+    assert core.stats.timeouts == 1
+
+
+def test_a_status_without_this_workers_bit_or_of_another_round_changes_nothing():
+    core, first = rack_core()
+    for other in (answer(first[1], msg=MSG_STATUS, bitmap=0b01),  # not counted: keep resending
+                  answer(first[1], msg=MSG_STATUS, round_=0xFFFFFFFE)):  # an earlier round
+        assert core.receive(other, SWITCH, now=0.0005) is None
+    assert (core.stats.duplicates, core.stats.statuses) == (2, 0)
+    core.receive(answer(first[3]), SWITCH, now=0.001)
+    assert [bytes(p) for p in core.expire(0.00125)] == [first[1]]
+
+
+def test_a_result_of_a_later_round_on_the_same_set_is_never_taken_for_the_slots_round():
+    core, first = rack_core(window=4, size=16)  # 8 chunks: each slot has rounds 0 and 1
+    later = answer(first[0], round_=2)
+    assert core.receive(later, SWITCH, now=0.001) is None and core.stats.duplicates == 1
+    nxt = core.receive(answer(first[0]), SWITCH, now=0.002)  # round 0's own RESULT
+    assert HEADER.unpack_from(nxt)[7] == 1
+    assert core.receive(answer(bytes(nxt), round_=3), SWITCH, now=0.003) is None
+    assert core.stats.duplicates == 2
+
+
+def test_a_status_of_a_later_round_marks_the_chunks_gone_and_moves_to_the_round_before_it():
+    # Slot 0 carries chunks 0, 4, 8 (rounds 0, 1, 2) of 10. Its set 0 holds round 4: rounds 0 to 2
+    # were done and replaced without this worker's RESULT, which ends slot 0's part of this
+    # all-reduce (chunks 0, 4 and 8 have no sum); round 3 is where the next all-reduce starts.
+    core = AllReduceCore(3, 1, 2, EPOCH, elems=2, window=4, timeout=0.01, max_retries=12, switch=SWITCH)
+    array = np.arange(20, dtype=np.int32)
+    first = [bytes(p) for p in core.start(array, now=0.0)]
+    assert core.receive(answer(first[0], msg=MSG_STATUS, round_=4), SWITCH, now=0.001) is None
+    # Slot 1 (chunks 1, 5, 9): set 0 holds round 2, so round 0 is gone and round 1 goes out.
+    after = core.receive(answer(first[1], msg=MSG_STATUS, round_=2), SWITCH, now=0.001)
+    assert HEADER.unpack_from(after)[7] == 1 and after[HEADER_LEN:] == array[10:12].astype(">i4").tobytes()
+    for data in (bytes(after), first[2], first[3]):
+        while (data := core.receive(answer(data, bitmap=0b11), SWITCH, now=0.002)) is not None:
+            data = bytes(data)
+    assert core.finished
+    contributors = core.contributors()
+    assert list(contributors.missing) == [0, 1, 4, 8]
+    assert list(contributors.counts) == [0, 0, 2, 2, 0, 2, 2, 2, 0, 2]
+    assert list(contributors.bitmaps[2:4]) == [3, 3]
+    got = core.result()
+    assert not got[[0, 1, 2, 3, 8, 9, 16, 17]].any() and np.array_equal(got[4:8], array[4:8])
+    assert contributors.element_counts(got.shape)[:6].tolist() == [0, 0, 0, 0, 2, 2]
+    [again, *_] = core.start(array, now=1.0)
+    assert HEADER.unpack_from(again)[7] == 3  # slot 0 starts after the rounds it was told of
+
+
+def test_a_float_chunk_beyond_the_agreed_exponent_is_clipped_so_n_contributions_cannot_overflow():
+    # The switch's maximum for chunk 0 is 2^0 (another worker's announcement alone was counted),
+    # but this worker's chunk reaches 3.0: it is clipped to the largest value n = 2 sum safely.
+    core = AllReduceCore(3, 1, 2, EPOCH, elems=2, window=1, timeout=0.01, max_retries=1, switch=SWITCH)
+    [bootstrap] = core.start(np.array([3.0, -0.25], dtype=np.float32), now=0.0)
+    update = core.receive(answer(bytes(bootstrap), exponent=128, bitmap=0b01), SWITCH, now=0.001)
+    assert np.frombuffer(update[HEADER_LEN:], ">i4").tolist() == [(2**31 - 1) // 2, -(2**31 - 1) // 8]

@@ -6,20 +6,22 @@ from scapy.layers.l2 import Ether
 
 from ina.hosts import packets
 from ina.hosts.scapy_layer import InaAgg
-from ina.p4src.protocol import HEADER_LEN, MSG_RESULT, UDP_PORT
+from ina.p4src.protocol import HEADER_LEN, MSG_RESULT, MSG_STATUS, UDP_PORT
 
 
 def test_scapy_decodes_what_the_worker_packs():
     buf = bytearray(HEADER_LEN + 8)
-    packets.pack_update(buf, 3, 0x0102, 1, 5, 130, 0x5EED0003, np.array([-1, 2]))
+    packets.pack_update(buf, 3, 0x0102, 5, 130, 0x5EED0003, 7, np.array([-1, 2]))
     frame = Ether() / IP(dst="10.0.0.254") / UDP(sport=UDP_PORT, dport=UDP_PORT) / bytes(buf)
     agg = Ether(bytes(frame))[InaAgg]
-    assert (agg.msg_type, agg.rank, agg.job_id, agg.pool_set, agg.pool_index, agg.exponent, agg.flags,
-            agg.epoch, agg.values) == (1, 3, 0x0102, 1, 5, 130, 0, 0x5EED0003, [-1, 2])
+    assert (agg.msg_type, agg.rank, agg.job_id, agg.pool_set, agg.pool_index, agg.exponent, agg.count,
+            agg.epoch, agg.round, agg.bitmap, agg.values) == (1, 3, 0x0102, 1, 5, 130, 0, 0x5EED0003, 7, 0, [-1, 2])
+    assert agg.sprintf("%msg_type%") == "UPDATE"
 
 
 def test_scapy_crafts_what_the_worker_parses():
-    agg = InaAgg(msg_type=MSG_RESULT, rank=2, job_id=7, pool_set=0, pool_index=0x7FFF, exponent=9,
-                 epoch=0xFFFFFFFF, values=[7, -7])
-    assert packets.parse_header(bytes(agg)) == (MSG_RESULT, 2, 7, 0, 0x7FFF, 9, 0xFFFFFFFF)
+    agg = InaAgg(msg_type=MSG_RESULT, rank=2, job_id=7, pool_set=0, pool_index=0x7FFF, exponent=9, count=3,
+                 epoch=0xFFFFFFFF, round=0xFFFFFFFE, bitmap=0x80000003, values=[7, -7])
+    assert packets.parse_header(bytes(agg)) == (MSG_RESULT, 2, 7, 0, 0x7FFF, 9, 3, 0xFFFFFFFF, 0xFFFFFFFE, 0x80000003)
     assert list(packets.values_of(bytes(agg), 2)) == [7, -7]
+    assert InaAgg(msg_type=MSG_STATUS).sprintf("%msg_type%") == "STATUS"

@@ -84,9 +84,9 @@ def test_unreachable_switch_fails_with_a_clear_error():
 
 def test_update_packet_bytes():
     buf = bytearray(HEADER_LEN + 8)
-    packets.pack_update(buf, 3, 0x0102, 1, 5, 130, 0x5EED0003, np.array([-1, 2], dtype=np.int64))
-    assert bytes(buf).hex() == "0103010280058200" "5eed0003" "ffffffff" "00000002"
-    assert packets.parse_header(buf) == (1, 3, 0x0102, 1, 5, 130, 0x5EED0003)
+    packets.pack_update(buf, 3, 0x0102, 5, 130, 0x5EED0003, 1, np.array([-1, 2], dtype=np.int64))
+    assert bytes(buf).hex() == "0103010280058200" "5eed0003" "00000001" "00000000" "ffffffff" "00000002"
+    assert packets.parse_header(buf) == (1, 3, 0x0102, 1, 5, 130, 0, 0x5EED0003, 1, 0)
 
 
 def test_quantization_scale_cannot_overflow():
@@ -110,7 +110,7 @@ class Reflector:
         data = bytes(data)
         self.sent.append(data)
         exponent = self.exponents.get(data[6], data[6])
-        result = bytes([MSG_RESULT]) + data[1:6] + bytes([exponent]) + data[7:]
+        result = bytes([MSG_RESULT]) + data[1:6] + bytes([exponent, 1]) + data[8:16] + bytes([0, 0, 0, 2]) + data[20:]
         self.queue += [(result, addr), (result, addr)]
         return len(data)
 
@@ -136,15 +136,15 @@ def test_int32_packets_on_the_wire_alternate_sets_and_count_duplicates():
     array = np.array([1, -2, 3, 2**31 - 1, -5], dtype=np.int32)
     assert np.array_equal(w.allreduce(array), array)
     assert [p.hex() for p in w.sock.sent] == [
-        "0101000300000000" "5eed0003" "00000001" "fffffffe",  # slot 0, set 0: chunk 0
-        "0101000300010000" "5eed0003" "00000003" "7fffffff",  # slot 1, set 0: chunk 1
-        "0101000380000000" "5eed0003" "fffffffb" "00000000",  # slot 0, set 1: chunk 2, zero-padded
+        "0101000300000000" "5eed0003" "00000000" "00000000" "00000001" "fffffffe",  # slot 0, set 0: chunk 0
+        "0101000300010000" "5eed0003" "00000000" "00000000" "00000003" "7fffffff",  # slot 1, set 0: chunk 1
+        "0101000380000000" "5eed0003" "00000001" "00000000" "fffffffb" "00000000",  # slot 0, set 1: chunk 2, zero-padded
     ]
     s = w.stats
     assert (s.packets_sent, s.packets_received, s.duplicates, s.retransmissions) == (3, 5, 2, 0)
     w.sock.sent.clear()
     w.allreduce(array[:2])  # the next all-reduce continues each slot's set alternation
-    assert [p.hex() for p in w.sock.sent] == ["0101000300000000" "5eed0003" "00000001" "fffffffe"]
+    assert [p.hex() for p in w.sock.sent] == ["0101000300000000" "5eed0003" "00000002" "00000000" "00000001" "fffffffe"]
     w.close()
 
 
@@ -155,16 +155,16 @@ def test_float_packets_quantize_with_the_exponent_the_switch_returns():
     array = np.array([0.5, -0.25, 3.0, 0.0], dtype=np.float32)
     result = w.allreduce(array)
     assert [p.hex() for p in w.sock.sent] == [
-        "0101000300008000" "5eed0003" "00000000" "00000000",  # use 0: all zeros, announces chunk 0's exponent
-        "0101000380008200" "5eed0003" "20000000" "f0000000",  # chunk 0 at scale (2**31-1)/2, announces 130
-        "0101000300000000" "5eed0003" "18000000" "00000000",  # chunk 1 at scale (2**31-1)/16, nothing after
+        "0101000300008000" "5eed0003" "00000000" "00000000" "00000000" "00000000",  # use 0: all zeros, announces chunk 0's exponent
+        "0101000380008200" "5eed0003" "00000001" "00000000" "20000000" "f0000000",  # chunk 0 at scale (2**31-1)/2, announces 130
+        "0101000300000000" "5eed0003" "00000002" "00000000" "18000000" "00000000",  # chunk 1 at scale (2**31-1)/16, nothing after
     ]
     assert result.dtype == np.float32 and np.array_equal(result, array)
     w.close()
 
 
 def forged_result(job: int, pool_set: int, index: int, epoch: int, elems: int = 16) -> bytes:
-    return HEADER.pack(MSG_RESULT, 0, job, pool_field(pool_set, index), 0, 0, epoch) + bytes(range(4 * elems))
+    return HEADER.pack(MSG_RESULT, 0, job, pool_field(pool_set, index), 0, 2, epoch, pool_set, 3) + bytes(range(4 * elems))
 
 
 def udp_from(src: tuple[str, int], dst: tuple[str, int], payload: bytes) -> None:
@@ -243,7 +243,7 @@ def test_nan_and_infinity_are_refused_before_anything_is_sent(bad, dtype):
     ("job_id", 256, "job_id = 256: expected 0..255"), ("job_id", -1, "job_id = -1"),
     ("rank", 2, r"rank = 2: expected 0..1"), ("n_workers", 0, "n_workers = 0: expected 1..32"),
     ("n_workers", 33, "n_workers = 33"), ("epoch", 0, "epoch = 0: expected 1..4294967295"),
-    ("epoch", 1 << 32, "epoch = 4294967296"), ("elems", 0, "elems = 0: expected 1..16373"),
+    ("epoch", 1 << 32, "epoch = 4294967296"), ("elems", 0, "elems = 0: expected 1..16371"),
     ("window", 0, "window = 0: expected 1..32768"), ("window", -4, "window = -4"),
     ("window", 32769, "window = 32769"), ("timeout", -1.0, "timeout = -1.0: expected a finite"),
     ("timeout", float("nan"), "timeout = nan"), ("timeout", 0.0, "timeout = 0.0"),
