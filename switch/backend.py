@@ -60,6 +60,11 @@ class Backend(Protocol):
         """Packet counts since the backend was built: rx, tx, dropped, dropped_* (why)..."""
         ...
 
+    def set_clock(self, us: int | None) -> None:
+        """Timestamps (ingress/egress_global_timestamp) read `us` from now on, or the real clock
+        (microseconds since the backend was built) again with None."""
+        ...
+
     def drain_digests(self, into: deque) -> None:
         """Moves the digests generated so far, oldest first, to `into` as (learn list, values)."""
         ...

@@ -60,6 +60,7 @@ class Switch:
         self._digests: deque[tuple[str, list[int]]] = deque(maxlen=65536)
         self._stats: Tally[str] = Tally()  # counts of no program, and of the backends replaced
         self.on_load: Callable[[], None] | None = None  # told when a new program is installed
+        self._clock_us: int | None = None  # set_clock's value, kept for the next program
 
     @property
     def native(self) -> NativeBackend | None:
@@ -94,6 +95,7 @@ class Switch:
         if self.pipeline is not None:
             self._stats.update(self.pipeline.stats())
         self.pipeline, self.max_port = backend, backend.max_port
+        backend.set_clock(self._clock_us)
         self._digests.clear()
         if self.on_load is not None:
             self.on_load()
@@ -153,6 +155,17 @@ class Switch:
                 for c in self.pipeline.model.counters if c.direct}
 
     # --- packets -------------------------------------------------------------------------
+    def set_clock(self, us: int | None) -> None:
+        """Set the switch's clock to `us` microseconds (what packets read as their global
+        timestamps) until the next call; None returns to the real clock. A virtual-clock harness
+        (hosts/inprocess.py, `ina stf`) drives it so timestamps, and every decision taken on them
+        (e.g. a job's timeout), are the same on both engines and on every run."""
+        if us is not None and not 0 <= us < 1 << 48:
+            raise ValueError(f"clock {us} us is out of range 0..2^48-1 (v1model timestamps are 48 bits)")
+        self._clock_us = us
+        if self.pipeline is not None:
+            self.pipeline.set_clock(us)
+
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
         """Run one packet through the switch; returns (port, bytes) for every packet sent.
 

@@ -51,6 +51,7 @@ class PythonBackend:
         self._digests: deque[tuple[str, list[int]]] = deque(maxlen=65536)
         self._stats: Tally[str] = Tally()
         self._start = monotonic()
+        self._set_us: int | None = None
 
     @property
     def program(self) -> dict:
@@ -63,6 +64,12 @@ class PythonBackend:
         digests = self._digests
         while digests:
             into.append(digests.popleft())
+
+    def set_clock(self, us: int | None) -> None:
+        self._set_us = us
+
+    def _now_us(self) -> int:
+        return self._set_us if self._set_us is not None else int((monotonic() - self._start) * 1e6)
 
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
         self._stats["rx"] += 1
@@ -91,7 +98,7 @@ class PythonBackend:
         P[h.ingress_port] = port
         P[h.packet_length] = len(data)
         P[h.instance_type] = itype
-        P[h.ingress_global_timestamp] = int((monotonic() - self._start) * 1e6)
+        P[h.ingress_global_timestamp] = self._now_us()
         for slot, value in preserved:
             P[slot] = value
         if self.log:
@@ -138,7 +145,7 @@ class PythonBackend:
         P[h.egress_spec] = 0
         P[h.exit] = 0
         P[h.clone_session] = 0
-        P[h.egress_global_timestamp] = int((monotonic() - self._start) * 1e6)
+        P[h.egress_global_timestamp] = self._now_us()
         if self.log:
             self._trace(f"egress: port {P[h.egress_port]}, rid {P[h.egress_rid]}")
         pl.egress(P)

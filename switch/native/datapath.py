@@ -63,6 +63,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "ina_ctl_counter_reset": (None, [c_void_p, c_int]),
         "ina_ctl_group_set": (None, [c_void_p, c_int, c_int, POINTER(c_int), POINTER(c_int)]),
         "ina_ctl_stats": (None, [c_void_p, U64]),
+        "ina_ctl_set_clock": (None, [c_void_p, ctypes.c_int64]),
         "ina_ctl_session_set": (None, [c_void_p, c_int, c_int, POINTER(c_int), POINTER(c_int), c_uint64]),
         "ina_ctl_meter_set": (None, [c_void_p, c_int, c_uint64, c_int] + [c_double] * 4),
         "ina_ctl_entry_meter_set": (None, [c_void_p, c_void_p, c_int] + [c_double] * 4),
@@ -165,6 +166,9 @@ class NativeBackend:
         out = (c_uint64 * (len(PROFILE) + 1))()
         self.lib.ina_ctl_profile(self.sw, out)
         return dict(zip(PROFILE, out[: len(PROFILE)], strict=True)), out[len(PROFILE)]
+
+    def set_clock(self, us: int | None) -> None:
+        self.lib.ina_ctl_set_clock(self.sw, -1 if us is None else us)
 
     def stats(self) -> dict[str, int]:
         out = (c_uint64 * len(STATS))()

@@ -15,7 +15,11 @@ static uint64_t monotonic_ns(void) {
 void ina_lock(ina_switch *sw) { pthread_mutex_lock(&sw->lock); }
 void ina_unlock(ina_switch *sw) { pthread_mutex_unlock(&sw->lock); }
 
-uint64_t ina_now_us(const ina_switch *sw) { return (monotonic_ns() - sw->start_ns) / 1000; }
+uint64_t ina_now_us(const ina_switch *sw) {
+    return sw->set_us >= 0 ? (uint64_t)sw->set_us : (monotonic_ns() - sw->start_ns) / 1000;
+}
+
+void ina_ctl_set_clock(ina_switch *sw, int64_t us) { sw->set_us = us; }
 
 void ina_fail(ina_ctx *c) { longjmp(*c->abort, 1); }
 
@@ -49,6 +53,7 @@ ina_switch *ina_alloc(int ntables, int nregisters, int ncounters, int drop_port)
     pthread_mutex_init(&sw->lock, NULL);
     sw->drop_port = drop_port;
     sw->start_ns = monotonic_ns();
+    sw->set_us = -1;
     uint64_t seed = sw->start_ns ^ (uint64_t)(uintptr_t)sw;
     for (int i = 0; i < 4; i++) {  /* splitmix64 */
         seed += 0x9E3779B97F4A7C15ull;

@@ -112,6 +112,7 @@ struct ina_switch {
     uint64_t stats[INA_ST_COUNT];
     int drop_port;
     uint64_t start_ns;
+    int64_t set_us;               /* the clock set from outside (virtual time), or -1: the real one */
     uint64_t rng[4];
     ina_table *tables;
     ina_register *registers;

@@ -393,15 +393,40 @@ def test_a_later_round_starts_only_on_a_done_use_and_an_earlier_one_is_refused(s
 
 
 def test_timeout_completes_a_slot_with_what_it_has_on_its_next_packet(switch):
-    add_job(switch, 5, WORKERS[:3], base=0, num_slots=1, timeout_us=1)
-    a, b = values_of(0, 5), values_of(1, 5)
+    add_job(switch, 5, WORKERS[:3], base=0, num_slots=1, timeout_us=500)
+    a, b, c = values_of(0, 5), values_of(1, 5), values_of(2, 5)
+    switch.set_clock(1000)
     assert switch.process(*update(WORKERS[0], 5, 0, 0, a)) == []  # the first starts the clock
-    out = switch.process(*update(WORKERS[1], 5, 0, 0, b))  # more than 1 us later: completes
-    assert out == [answer_for(w, 5, 0, 0, a + b, 0, 1, 0b011) for w in WORKERS[:3]]
+    assert switch.registers["InaIngress.slot_started"].read(0) == 1000
+    switch.set_clock(1499)  # 499 us later: before the deadline, stored
+    assert switch.process(*update(WORKERS[1], 5, 0, 0, b)) == []
+    switch.set_clock(1500)  # the deadline: rank 0's retransmission completes it with 2 of 3
+    assert switch.process(*update(WORKERS[0], 5, 0, 0, a)) == [
+        answer_for(w, 5, 0, 0, a + b, 0, 0, 0b011) for w in WORKERS[:3]]
     assert counter(switch, "InaIngress.job_timeouts", 5) == 1
-    c = values_of(2, 5)
     assert switch.process(*update(WORKERS[2], 5, 0, 0, c)) == [answer_for(WORKERS[2], 5, 0, 0, a + b, 0, 2, 0b011)]
     assert counter(switch, "InaIngress.job_late", 5) == 1
+
+
+def test_a_contribution_after_the_deadline_completes_with_itself_counted(switch):
+    add_job(switch, 5, WORKERS[:3], base=0, num_slots=1, timeout_us=500)
+    a, b = values_of(0, 5), values_of(1, 5)
+    switch.set_clock(0)
+    switch.process(*update(WORKERS[0], 5, 0, 0, a))
+    switch.set_clock(600)
+    assert switch.process(*update(WORKERS[1], 5, 0, 0, b)) == [
+        answer_for(w, 5, 0, 0, a + b, 0, 1, 0b011) for w in WORKERS[:3]]
+
+
+def test_the_clock_is_the_switchs_to_set_and_survives_a_reload(switch):
+    switch.set_clock(123)
+    switch.load(_program(ELEMS, POOL))
+    switch.tables["InaIngress.switch_config"].set_default("InaIngress.set_switch_addr", [SWITCH_MAC, SWITCH_IP])
+    add_job(switch, 1, WORKERS[:2], base=0, num_slots=1)
+    switch.process(*update(WORKERS[0], 1, 0, 0, values_of(0)))
+    assert switch.registers["InaIngress.slot_started"].read(0) == 123
+    with pytest.raises(ValueError, match=r"clock 281474976710656 us is out of range 0\.\.2\^48-1"):
+        switch.set_clock(1 << 48)
 
 
 def test_timeout_fires_on_a_retransmission_and_not_before_the_deadline(switch):

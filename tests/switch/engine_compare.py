@@ -45,9 +45,12 @@ def same_state(py: Switch, native: Switch) -> None:
 
 
 def run_both(py: Switch, native: Switch, packets: list[tuple[int, bytes]]) -> list:
-    """Every packet through both engines; returns the Python engine's outputs."""
+    """Every packet through both engines, on the same virtual clock (100 us apart); returns the
+    Python engine's outputs."""
     outs = []
-    for port, data in packets:
+    for i, (port, data) in enumerate(packets):
+        py.set_clock(100 * i)
+        native.set_clock(100 * i)
         expected = py.process(port, data)
         assert native.process(port, data) == expected, f"input {data.hex()} on port {port}"
         outs.append(expected)
