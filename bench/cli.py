@@ -214,7 +214,7 @@ def markdown(out: Path, sections: dict[str, list[dict]]) -> Path:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ina bench", description=__doc__)
-    p.add_argument("what", choices=["compile", "switch", "allreduce", "profile", "train", "all"])
+    p.add_argument("what", choices=["compile", "switch", "allreduce", "profile", "train", "stragglers", "all"])
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="a short sweep (the default; make bench)")
     mode.add_argument("--full", action="store_true", help="every sweep of docs/performance.md")
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:
         p.error(f"argument --out: cannot create {out}: {err.strerror}")
     sections = {}
-    needs_root = args.what in ("allreduce", "train", "all") or (args.what in ("switch", "profile") and not args.no_veth)
+    needs_root = args.what in ("allreduce", "train", "stragglers", "all") or (args.what in ("switch", "profile") and not args.no_veth)
     if needs_root and os.geteuid() != 0:
         print("ina bench: veth and Mininet measurements need root (or use: ina bench switch --no-veth)")
         return 1
@@ -259,6 +259,10 @@ def main(argv: list[str] | None = None) -> int:
         from ina.bench.train import bench_train
 
         sections["train"] = bench_train(out, iterations=20 if args.full else 10)
+    if args.what in ("stragglers", "all"):
+        from ina.bench.stragglers import bench_stragglers
+
+        sections["stragglers"] = bench_stragglers(out, iterations=40 if args.full else 20)
     if args.what in ("profile", "all"):
         print(bench_profile(out, args.seconds, veth=not args.no_veth))
     print(markdown(out, sections).read_text())

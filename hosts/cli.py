@@ -6,7 +6,18 @@ import sys
 
 import numpy as np
 
-from ina.args import float_range, int_choice, int_range, ipv4_address, probability, udp_port
+from ina.args import (
+    float_range,
+    int_choice,
+    int_range,
+    ipv4_address,
+    parsed_by,
+    probability,
+    udp_port,
+)
+from ina.hosts.compute import ComputeModel, DelayDistribution
+from ina.hosts.core import Contributors
+from ina.hosts.iterations import run_iterations
 from ina.hosts.quantize import chunk_exponents, error_bound
 from ina.hosts.worker import Worker, WorkerError
 from ina.p4src.protocol import ELEMS_CHOICES, EPOCH_MAX, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, UDP_PORT
@@ -20,16 +31,21 @@ def make_array(seed: int, rank: int, size: int, dtype: str) -> np.ndarray:
     return rng.standard_normal(size).astype(dtype)
 
 
-def expected_sum(seed: int, n: int, size: int, dtype: str) -> np.ndarray:
+def expected_sum(seed: int, n: int, size: int, dtype: str, counted: Contributors | None = None) -> np.ndarray:
+    """The sum of every rank's array, or, per chunk, of the ranks `counted` says the sum holds."""
     total = np.zeros(size, dtype=np.int64 if dtype == "int32" else np.float64)
+    bitmaps = None if counted is None else np.repeat(counted.bitmaps, counted.elems)[:size]
     for rank in range(n):
-        total += make_array(seed, rank, size, dtype)
+        array = make_array(seed, rank, size, dtype)
+        total += array if bitmaps is None else np.where(bitmaps >> rank & 1 == 1, array, 0)
     return total
 
 
-def verify(result: np.ndarray, seed: int, n: int, size: int, dtype: str, elems: int) -> tuple[bool, float]:
-    """Bit-exact for int32 (with wraparound); within the block-floating-point bound for floats."""
-    exact = expected_sum(seed, n, size, dtype)
+def verify(result: np.ndarray, seed: int, n: int, size: int, dtype: str, elems: int,
+           counted: Contributors | None = None) -> tuple[bool, float]:
+    """Bit-exact for int32 (with wraparound); within the block-floating-point bound for floats.
+    Under a quorum or timeout policy the expected sum is, per chunk, that of the ranks counted."""
+    exact = expected_sum(seed, n, size, dtype, counted)
     if dtype == "int32":
         wrapped = ((exact + 2**31) % 2**32 - 2**31).astype(np.int32)
         return bool(np.array_equal(result, wrapped)), 0.0
@@ -67,7 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the retransmission timeout until the first RTT sample; afterwards it follows the measured RTT")
     p.add_argument("--max-retries", type=int_range(0), default=12,
                    help="give up after this many timeouts of one packet; fast resends do not count")
-    p.add_argument("--repeat", type=int_range(1), default=1)
+    p.add_argument("--repeat", type=int_range(1), default=1, help="all-reduces (iterations), each after its compute")
+    p.add_argument("--compute-ms", type=float_range(0.0, 3.6e6), default=0.0,
+                   help="emulated compute (a sleep) before each all-reduce, in ms")
+    p.add_argument("--slowdown", type=float_range(0.0, 1e6, lo_open=True), default=1.0,
+                   help="multiply --compute-ms (a straggler: e.g. 3)")
+    p.add_argument("--delay-dist", type=parsed_by(DelayDistribution.parse), metavar="DIST",
+                   help="extra compute per iteration drawn with --seed and the rank: exp:MEAN, uniform:MAX, "
+                        "pareto:MIN,ALPHA")
     p.add_argument("--verify", action="store_true")
     p.add_argument("--json", action="store_true")
     p.add_argument("--baseline-server", action="store_true", help="serve as the host-only parameter server")
@@ -99,21 +122,27 @@ def main(argv: list[str] | None = None) -> int:
         worker = Worker(args.job, args.rank, args.workers, args.switch, args.local_ip, args.udp_port,
                         args.elems, args.window, args.timeout, args.max_retries, epoch=args.epoch)
         array = make_array(args.seed, args.rank, args.size, args.dtype)
-        for _ in range(args.repeat):
-            result = worker.allreduce(array)
+        compute = ComputeModel(args.compute_ms / 1e3, args.slowdown, args.delay_dist, args.seed, args.rank)
+        result, iterations = run_iterations(worker.allreduce, array, args.repeat, compute)
     except WorkerError as err:
         print(f"ina worker: {err}", file=sys.stderr)
         return 1
     except MemoryError:
         print(f"ina worker: --size {args.size} needs more memory than this machine has", file=sys.stderr)
         return 1
-    ok, max_error = verify(result, args.seed, args.workers, args.size, args.dtype, args.elems) if args.verify else (True, 0.0)
+    counted = worker.contributors
+    ok, max_error = (verify(result, args.seed, args.workers, args.size, args.dtype, args.elems, counted)
+                     if args.verify else (True, 0.0))
     s = worker.stats
     report = {"job": args.job, "rank": args.rank, "elements": s.elements, "elapsed_s": round(s.elapsed, 6),
               "goodput_elements_per_s": round(s.goodput), "goodput_gbps": round(s.goodput * 32 / 1e9, 6),
               "packets_sent": s.packets_sent, "packets_received": s.packets_received,
               "retransmissions": s.retransmissions, "duplicates": s.duplicates,
-              "verified": ok if args.verify else None, "max_abs_error": max_error}
+              "verified": ok if args.verify else None, "max_abs_error": max_error,
+              "partial_chunks": int(np.count_nonzero(counted.counts < args.workers)),
+              "missing_chunks": len(counted.missing),
+              "iterations": [{"compute_s": round(i.compute_s, 6), "allreduce_s": round(i.allreduce_s, 6)}
+                             for i in iterations]}
     if args.json:
         print(json.dumps(report))
     else:
