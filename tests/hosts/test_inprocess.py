@@ -10,6 +10,7 @@ import pytest
 from ina.hosts.cli import make_array, verify
 from ina.hosts.core import PACE_BURST, WorkerError
 from ina.hosts.inprocess import RESULT, UPDATE, Datagram, Drop, InProcessSwitch, RandomLoss
+from ina.p4src.protocol import Policy
 
 ENGINES = ["native", "python"]
 INT32_MAX = 2**31 - 1
@@ -96,11 +97,13 @@ def test_a_lost_update_is_resent_by_its_sender_after_one_rtt_and_reordering_wind
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_lost_update_whose_sender_waits_longest_costs_one_resend_per_worker_in_turn(engine):
-    # Rank 0's UPDATE in slot 2: rank 1 goes first (25 us: a duplicate of an incomplete slot), rank
-    # 2 second (50 us: another), rank 0 third (75 us): its resend completes the slot.
+    # Rank 0's UPDATE in slot 2: rank 1 goes first (25 us: a duplicate of an incomplete slot, answered
+    # with a STATUS), rank 2 second (50 us: another), rank 0 third (75 us): its resend completes the
+    # slot. The STATUS stops the others' fast resends, so neither resends a second time.
     lost = Drop(UPDATE, job=0, rank=0, slot=2, use=1, transmission=0)
     with two_jobs(engine, [lost]) as net:
         assert retransmissions(net) == {0: [1, 1, 1], 1: [0, 0]}
+        assert [m.core.stats.statuses for m in net.jobs[0]] == [0, 1, 1]
         assert resend_delay(net, net.dropped[0]) == pytest.approx(75e-6)
         assert net.stats()["jobs"][0] == {"accepted": 39, "completed": 13, "results_sent": 39, "duplicates": 2}
 
@@ -202,3 +205,150 @@ def test_a_worker_cut_off_from_the_switch_fails_after_max_retries():
         net.add_job(0, 2, window=2, max_retries=2)
         with pytest.raises(WorkerError, match=r"job 0 rank \d: no answer from the switch at 10\.0\.0\.254 after 2 "):
             net.allreduce({0: [np.ones(16, dtype=np.int32)] * 2})
+
+
+def check_sums(net: InProcessSwitch, job: int, arrays: list[np.ndarray], results: list[np.ndarray]) -> list:
+    """Every rank's sum of each chunk is exactly (int32 wraparound) the numpy sum of the ranks its
+    bitmap names, the count is their number, and a chunk with no sum is 0. Returns each rank's
+    Contributors."""
+    elems = net.elems
+    per_rank = []
+    for member, got in zip(net.jobs[job], results, strict=True):
+        contributors = member.core.contributors()
+        for chunk, (count, bitmap) in enumerate(zip(contributors.counts, contributors.bitmaps, strict=True)):
+            ranks = [r for r in range(len(arrays)) if int(bitmap) >> r & 1]
+            part = slice(chunk * elems, (chunk + 1) * elems)
+            expected = np.sum([arrays[r][part] for r in ranks] or [np.zeros(elems, np.int32)], axis=0, dtype=np.int32)
+            assert count == len(ranks) and np.array_equal(got[part], expected), (member.rank, chunk)
+        per_rank.append(contributors)
+    return per_rank
+
+
+def int_arrays(n: int, size: int) -> list[np.ndarray]:
+    return [make_array(11, rank, size, "int32") for rank in range(n)]
+
+
+@pytest.mark.parametrize(("n", "lost", "resends", "statuses"), [
+    # Slot 2's turns: rank r waits 1 + (r + 2) mod n allowances. Its own resend, if first, completes
+    # the slot; every other worker whose turn comes first resends once, is told it is counted
+    # (STATUS) and waits for its timer, which the loser's resend beats.
+    (2, 0, [1, 0], [0, 0]),
+    (2, 1, [1, 1], [1, 0]),
+    (4, 1, [1, 1, 1, 1], [1, 0, 1, 1]),
+    (4, 2, [0, 0, 1, 0], [0, 0, 0, 0]),
+])
+def test_a_single_lost_update_costs_one_resend_per_worker_whose_turn_comes_before_its_sender(n, lost, resends,
+                                                                                               statuses):
+    with InProcessSwitch(elems=8, loss=[Drop(UPDATE, job=0, rank=lost, slot=2, use=1, transmission=0)]) as net:
+        net.add_job(0, n, window=4)
+        arrays = int_arrays(n, 100)
+        results = net.allreduce({0: arrays})[0]
+        assert all(c.counts.tolist() == [n] * 13 for c in check_sums(net, 0, arrays, results))
+        assert retransmissions(net) == {0: resends}
+        assert [m.core.stats.statuses for m in net.jobs[0]] == statuses
+        assert [m.core.stats.timeouts for m in net.jobs[0]] == [0] * n
+        assert net.stats()["jobs"][0].get("duplicates", 0) == sum(statuses)
+
+
+@pytest.mark.parametrize(("n", "rank", "use", "resends"), [
+    # The last use of slot 2 (round 3): only the loser waits; the switch answers its resend with the
+    # RESULT from the completed slot.
+    (2, 1, 3, [0, 1]),
+    (4, 1, 3, [0, 1, 0, 0]),
+    # Mid-run (round 1): the others' next use (round 2) waits on the loser too; those whose turn
+    # comes before its recovery (rank 1 goes last in slot 2 of 4: ranks 2, 3 and 0 first) resend it
+    # once and are told they are counted; rank 2 goes first and is answered before anyone's turn.
+    (2, 1, 1, [1, 1]),
+    (4, 1, 1, [1, 1, 1, 1]),
+    (4, 2, 1, [0, 0, 1, 0]),
+])
+def test_a_single_lost_result_copy_costs_its_receiver_one_resend_and_the_others_their_turns(n, rank, use, resends):
+    with InProcessSwitch(elems=8, loss=[Drop(RESULT, job=0, rank=rank, slot=2, use=use, transmission=0)]) as net:
+        net.add_job(0, n, window=4)
+        arrays = int_arrays(n, 128)
+        results = net.allreduce({0: arrays})[0]
+        check_sums(net, 0, arrays, results)
+        assert retransmissions(net) == {0: resends}
+        assert net.stats()["jobs"][0]["retrans_answered"] == 1
+        assert sum(m.core.stats.statuses for m in net.jobs[0]) == sum(resends) - 1
+        assert [m.core.stats.timeouts for m in net.jobs[0]] == [0] * n
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_quorum_3_of_4_completes_without_a_worker_whose_updates_are_all_lost(engine):
+    # Rank 3 reaches the switch never; the others complete every slot with 3 and their sums are
+    # exactly theirs. Rank 3 takes the multicast RESULTs of its rounds all the same and finishes.
+    with InProcessSwitch(elems=8, engine=engine, loss=[Drop(UPDATE, job=0, rank=3)]) as net:
+        net.add_job(0, 4, window=4, policy=Policy(quorum=3))
+        arrays = int_arrays(4, 100)
+        results = net.allreduce({0: arrays})[0]
+        for contributors in check_sums(net, 0, arrays, results):
+            assert contributors.counts.tolist() == [3] * 13 and set(contributors.bitmaps.tolist()) == {0b0111}
+        assert all(np.array_equal(got, results[0]) for got in results)
+        assert retransmissions(net) == {0: [0, 0, 0, 0]}
+        assert net.stats()["jobs"][0] == {"accepted": 39, "completed": 13, "results_sent": 52}
+
+
+def test_quorum_3_of_4_with_a_straggler_answers_its_late_contributions_with_the_result():
+    # Rank 3's UPDATEs take 35 us more than the others' (RTT 20 us) and its multicast copies are all
+    # lost: it learns each sum from the switch's answer to its late contribution (never added), or,
+    # once the others are two uses of a slot ahead, from a STATUS that the use is gone.
+    loss = [Drop(RESULT, job=0, rank=3, transmission=0)]
+    with InProcessSwitch(elems=8, loss=loss) as net:
+        net.add_job(0, 4, window=4, policy=Policy(quorum=3), delays={3: 35e-6})
+        arrays = int_arrays(4, 400)
+        results = net.allreduce({0: arrays})[0]
+        per_rank = check_sums(net, 0, arrays, results)
+        for contributors in per_rank[:3]:
+            assert contributors.missing.size == 0 and set(contributors.counts.tolist()) == {3}
+        late = per_rank[3]
+        assert 0 < late.missing.size < 50 and not (late.bitmaps[late.counts > 0] & 0b1000).any()
+        assert all(np.array_equal(results[3][c * 8 : c * 8 + 8], results[0][c * 8 : c * 8 + 8])
+                   for c in range(50) if late.counts[c])
+        counters = net.stats()["jobs"][0]
+        assert counters["late"] == 50 - late.missing.size and counters["stale"] > 0
+        assert (counters["accepted"], counters["completed"]) == (150, 50)
+
+
+def test_a_result_of_a_later_round_on_the_same_set_is_not_taken_for_the_round_a_slot_is_on():
+    # Rank 3 is 100 us late and loses round 0's multicast in slot 0: while it waits on round 0, the
+    # RESULTs of rounds 1 and 2 (set 0 again) reach it. Taking round 2's for round 0 would give chunk
+    # 0 the sum of chunk 8; it is ignored, and chunk 0 has no sum once the switch says round 0 is gone.
+    loss = [Drop(RESULT, job=0, rank=3, slot=0, use=0, transmission=0)]
+    with InProcessSwitch(elems=8, loss=loss) as net:
+        net.add_job(0, 4, window=4, policy=Policy(quorum=3), delays={3: 100e-6})
+        arrays = int_arrays(4, 100)
+        results = net.allreduce({0: arrays})[0]
+        late = check_sums(net, 0, arrays, results)[3]
+        assert 0 in late.missing and not results[3][:8].any()
+        assert net.jobs[0][3].core.stats.duplicates >= 2
+
+
+def test_a_timeout_completes_each_slot_with_the_workers_that_sent():
+    # Timeout 1 us: every slot is past its deadline by its next packet. Rank 2 never reaches the
+    # switch; ranks 0 and 1 complete every slot with the two of them (on the second contribution,
+    # or on a resend if both came within the switch's microsecond), and rank 2 takes the RESULTs.
+    with InProcessSwitch(elems=8, loss=[Drop(UPDATE, job=0, rank=2)]) as net:
+        net.add_job(0, 3, window=4, policy=Policy(timeout_us=1))
+        arrays = int_arrays(3, 100)
+        results = net.allreduce({0: arrays})[0]
+        for contributors in check_sums(net, 0, arrays, results):
+            assert contributors.counts.tolist() == [2] * 13 and set(contributors.bitmaps.tolist()) == {0b011}
+        counters = net.stats()["jobs"][0]
+        assert counters["completed"] == counters["timeouts"] == 13
+
+
+@pytest.mark.parametrize("policy", [Policy(), Policy(quorum=3), Policy(quorum=2, timeout_us=200),
+                                    Policy(timeout_us=50)], ids=str)
+def test_under_one_percent_loss_every_sum_is_exactly_the_contributions_its_bitmap_names(policy):
+    with InProcessSwitch(elems=8, loss=[RandomLoss(0.01, 0.01, seed=21)]) as net:
+        net.add_job(0, 4, window=16, policy=policy)
+        arrays = int_arrays(4, 4000)
+        results = net.allreduce({0: arrays})[0]
+        per_rank = check_sums(net, 0, arrays, results)
+        assert net.dropped
+        if policy == Policy():
+            assert all(c.counts.tolist() == [4] * 500 for c in per_rank)
+        # A second all-reduce on the same slots: their rounds carry on.
+        again = net.allreduce({0: [a[:800] for a in arrays]})[0]
+        check_sums(net, 0, [a[:800] for a in arrays], again)
