@@ -9,8 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from ina.args import float_range, int_choice, int_range
-from ina.p4src.protocol import ELEMS_CHOICES, MAX_SLOTS, MAX_WORKERS
+from ina.args import float_range, int_choice, int_range, parsed_by
+from ina.hosts.compute import DelayDistribution, parse_straggler
+from ina.p4src.protocol import ELEMS_CHOICES, MAX_SLOTS, MAX_WORKERS, SYNC, Policy
 from ina.train import replay_report, report
 from ina.train.data import load
 from ina.train.options import add_replay_arguments, add_training_arguments, config_from, replay_from
@@ -39,6 +40,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a worker that gets no answer after this many retransmissions fails the run")
     p.add_argument("--time-limit", type=float_range(0.0, lo_open=True), default=600.0, help="seconds")
     p.add_argument("--out", help="run directory (default: runs/train-<time>)")
+    p.add_argument("--policy", type=parsed_by(Policy.parse), default=SYNC, metavar="POLICY",
+                   help="the job's completion policy: sync (default), quorum:K, timeout:T[us|ms|s] "
+                        "(docs/protocol.md); each gradient is averaged over the workers its sum holds")
+    p.add_argument("--compute-ms", type=float_range(0.0, 3.6e6), default=0.0,
+                   help="emulated compute (a sleep) added to every iteration, in ms")
+    p.add_argument("--straggler", type=parsed_by(parse_straggler), action="append", default=[], metavar="HOST:Fx",
+                   help="slow this host's --compute-ms by factor F (e.g. h4:3x); repeatable")
+    p.add_argument("--straggler-dist", type=parsed_by(DelayDistribution.parse), metavar="DIST",
+                   help="extra compute per iteration on every host, seeded: exp:MEAN, uniform:MAX, pareto:MIN,ALPHA")
     return p
 
 
@@ -49,7 +59,13 @@ def main(argv: list[str] | None = None) -> int:
     opts = TrainOptions(config, args.dataset, args.workers, args.aggregation, args.elems, window=args.window,
                         timeout=args.timeout, max_retries=args.max_retries, time_limit=args.time_limit,
                         run_dir=args.out or f"runs/train-{time.strftime('%Y%m%d-%H%M%S')}",
-                        replay=replay_from(args) if args.replay else None, bw=args.bw)
+                        replay=replay_from(args) if args.replay else None, bw=args.bw,
+                        policy=str(args.policy), compute_ms=args.compute_ms, stragglers=dict(args.straggler),
+                        straggler_dist=args.straggler_dist and str(args.straggler_dist))
+    if args.policy.staleness:
+        p.error("argument --policy: stale:S is not yet supported by ina train (workers do not pipeline all-reduces)")
+    if args.policy != SYNC and args.aggregation != "switch":
+        p.error(f"argument --policy: policies are the switch's; --aggregation {args.aggregation} is always sync")
     if opts.replay:
         return replay(opts)
     data = load(args.dataset, config.seed)

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ina.controller.topology_setup import program_topology
@@ -52,6 +52,10 @@ class TrainOptions:
     run_dir: str = "runs/train"
     replay: ReplayConfig | None = None  # replay a real model's iterations instead of training `config`
     bw: float | None = None  # Mbit/s of every link (TCLink), so the network is the bottleneck
+    policy: str = "sync"  # the job's completion policy (ina.p4src.protocol.Policy text)
+    compute_ms: float = 0.0  # emulated compute added to every training iteration
+    stragglers: dict[str, float] = field(default_factory=dict)  # host -> compute slowdown factor
+    straggler_dist: str | None = None  # extra compute per iteration on every host (DelayDistribution)
 
 
 def run(opts: TrainOptions, on_epoch: Callable[[dict], None]) -> list[dict]:
@@ -68,6 +72,10 @@ def run(opts: TrainOptions, on_epoch: Callable[[dict], None]) -> list[dict]:
     topo = load("star", opts.workers, 1, None, opts.window, extra_host=opts.aggregation == "ps")
     for link in topo["links"]:
         link["params"]["bw"] = opts.bw
+    topo["jobs"][0]["policy"] = opts.policy
+    unknown = sorted(set(opts.stragglers) - set(topo["jobs"][0]["workers"]))
+    if unknown:
+        raise TrainError(f"--straggler {unknown[0]}: not a worker host (h1..h{opts.workers})")
     bmv2, p4info = compile_program("builtin", opts.elems, opts.pool_size, run_dir)
     network = Network(topo, str(run_dir), "builtin", f"train-{os.getpid()}")
     procs: list[subprocess.Popen] = []
@@ -99,7 +107,9 @@ def run(opts: TrainOptions, on_epoch: Callable[[dict], None]) -> list[dict]:
                    "--workers", str(opts.workers), "--epoch", str(job.epoch), *where,
                    "--aggregator", aggregator, "--elems", str(opts.elems), "--window", str(opts.window),
                    "--timeout", str(opts.timeout), "--max-retries", str(opts.max_retries),
-                   *(replay_argv(opts.replay) if opts.replay else training_argv(opts.config, opts.dataset))]
+                   *(replay_argv(opts.replay) if opts.replay else training_argv(opts.config, opts.dataset)),
+                   "--compute-ms", str(opts.compute_ms), "--slowdown", str(opts.stragglers.get(host, 1.0)),
+                   *(["--delay-dist", opts.straggler_dist] if opts.straggler_dist else [])]
             log = run_dir / f"train-{host}.log"
             with open(log, "w") as err:
                 proc = network.host(host).popen(cmd, stdout=subprocess.PIPE, stderr=err)

@@ -3,8 +3,10 @@
 Every iteration takes one global batch (a seeded permutation per epoch, the last partial batch
 dropped) and cuts it into `n_workers` equal shards. Each worker computes the mean gradient of its
 shard, all-reduces it as flattened float32 (through the switch: block floating point), divides the
-sum by n and applies the same update, so all workers keep the same weights and, up to the
-quantization of the sum, follow the reference: one process, the whole batch, float64 gradients.
+sum by the number of gradients it holds (n, or fewer under a quorum or timeout policy, per chunk)
+and applies the same update, so all workers keep the same weights and, up to the quantization of
+the sum, follow the reference: one process, the whole batch, float64 gradients. An emulated compute
+time per iteration (a sleep, `compute`) lets a straggler be slower than the others.
 """
 
 import time
@@ -13,10 +15,12 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from ina.hosts.compute import ComputeModel
 from ina.train.data import Dataset
 from ina.train.models import Model, make_model
 
 AllReduce = Callable[[np.ndarray], np.ndarray]  # the element-wise sum over every worker's array
+Counts = Callable[[tuple[int, ...]], np.ndarray]  # per element: how many gradients the last sum holds
 
 
 @dataclass(frozen=True)
@@ -77,14 +81,24 @@ def check(config: Config, data: Dataset, n_workers: int) -> None:
         raise ValueError(f"batch {config.batch} is larger than {data.name}'s {len(data.y_train)} training samples")
 
 
+def average(total: np.ndarray, counts: np.ndarray | int) -> np.ndarray:
+    """The mean gradient from a sum of `counts` gradients per element; 0 where the sum holds none."""
+    return np.divide(total, counts, out=np.zeros_like(total), where=np.asarray(counts) > 0)
+
+
 def train(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, allreduce: AllReduce | None = None,
-          on_epoch: Callable[[EpochRecord], None] | None = None) -> tuple[Model, History]:
-    """Train worker `rank` of `n_workers`; without `allreduce` (one worker) this is the reference."""
+          on_epoch: Callable[[EpochRecord], None] | None = None, counts: Counts | None = None,
+          compute: ComputeModel | None = None) -> tuple[Model, History]:
+    """Train worker `rank` of `n_workers`; without `allreduce` (one worker) this is the reference.
+    `counts` says how many gradients each element of the last sum holds (default: all n);
+    `compute` adds its emulated compute time to every iteration."""
     check(config, data, n_workers)
     if allreduce is None and n_workers != 1:
         raise ValueError("several workers need an all-reduce")
     model = make_model(config.model, data.n_features, data.n_classes, config.seed, config.hidden)
     history = History()
+    per_epoch = len(data.y_train) // config.batch
+    sleeps = iter(compute.durations(config.epochs * per_epoch) if compute else [])
     start = time.perf_counter()
     for epoch in range(config.epochs):
         compute = comm = 0.0
@@ -92,9 +106,13 @@ def train(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, allr
             t0 = time.perf_counter()
             mine = shard(batch, rank, n_workers)
             _loss, grad = model.loss_and_grad(data.x_train[mine], data.y_train[mine])
+            emulated = next(sleeps, 0.0)
+            if emulated:
+                time.sleep(emulated)
             t1 = time.perf_counter()
             if allreduce is not None:
-                grad = allreduce(grad.astype(np.float32)).astype(np.float64) / n_workers
+                total = allreduce(grad.astype(np.float32)).astype(np.float64)
+                grad = average(total, counts(total.shape) if counts else n_workers)
             t2 = time.perf_counter()
             model.params -= config.lr * grad
             compute += (t1 - t0) + (time.perf_counter() - t2)

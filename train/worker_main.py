@@ -17,12 +17,19 @@ import sys
 from dataclasses import asdict
 
 from ina.args import float_range, int_choice, int_range, ipv4_address
+from ina.hosts.compute import ComputeModel
 from ina.hosts.ring import PORT as RING_PORT
 from ina.hosts.ring import Ring, RingError
 from ina.hosts.worker import Worker, WorkerError
 from ina.p4src.protocol import ELEMS_CHOICES, EPOCH_MAX, MAX_JOBS, MAX_SLOTS, MAX_WORKERS
 from ina.train.data import load
-from ina.train.options import add_replay_arguments, add_training_arguments, config_from, replay_from
+from ina.train.options import (
+    add_compute_arguments,
+    add_replay_arguments,
+    add_training_arguments,
+    config_from,
+    replay_from,
+)
 from ina.train.replay import replay
 from ina.train.sgd import train
 
@@ -46,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-retries", type=int_range(0), default=6)
     add_training_arguments(p)
     add_replay_arguments(p)
+    add_compute_arguments(p)
     return p
 
 def ipv4_list(text: str) -> list[str]:
@@ -60,6 +68,14 @@ def connect(args: argparse.Namespace) -> Worker | Ring:
         return Ring(args.rank, [(ip, RING_PORT) for ip in args.ring], timeout=args.ring_timeout)
     return Worker(args.job, args.rank, args.workers, args.switch, elems=args.elems, window=args.window,
                   timeout=args.timeout, max_retries=args.max_retries, epoch=args.epoch)
+
+
+def counts_of(worker: Worker | Ring):
+    """How many gradients each element of the worker's last sum holds: the switch's RESULTs say so
+    per chunk (fewer than n under a quorum or timeout); a ring always sums all n (None)."""
+    if not isinstance(worker, Worker):
+        return None
+    return lambda shape: worker.contributors.element_counts(shape)
 
 
 def emit(record: dict) -> None:
@@ -83,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.replay:
             history, digest = replay(replay_from(args), args.rank, worker.allreduce, report)
         else:
-            model, history = train(config, data, args.rank, args.workers, worker.allreduce, report)
+            compute = ComputeModel(args.compute_ms / 1e3, args.slowdown, args.delay_dist, config.seed, args.rank)
+            model, history = train(config, data, args.rank, args.workers, worker.allreduce, report,
+                                   counts=counts_of(worker), compute=compute)
             digest = hashlib.sha256(model.params.tobytes()).hexdigest()
     except WorkerError as err:
         print(f"ina train: worker {args.rank} of job {args.job} lost {args.aggregator} ({args.switch}): {err}",
