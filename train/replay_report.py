@@ -39,7 +39,8 @@ def links(opts: TrainOptions, finals: list[dict], measured: dict, comm_s: float)
     """Bytes per iteration on a worker's link (mean of the directions and workers) and on the
     busiest link's busier direction, measured and in theory; the theory's time at the link rate;
     how busy the busiest link was while communicating (bytes over the median communication time);
-    drops in any queue; the workers' retransmissions (switch and server); the switch's CPU per communication second; packets per second a worker sent."""
+    drops in any queue; the workers' retransmissions (switch and server); the switch's CPU per
+    second of communication; the packets per second a worker sent."""
     its = opts.replay.iterations
     buckets = finals[0]["history"]["buckets"]
     worker_links = [measured["links"][h] for h in measured["workers"]]

@@ -75,10 +75,10 @@ def train_rank(rank: int, store: str, switch_port: int, epoch: int, out: multipr
     worker = Worker(JOB, rank, WORLD, "127.0.0.1", f"127.0.0.{rank + 2}", 0, switch_port=switch_port, epoch=epoch)
     ddp.register_comm_hook(worker, switch_allreduce_hook)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.5)
-    data = torch.Generator().manual_seed(100 + rank)  # each rank its own shard
+    data = torch.Generator().manual_seed(100 + rank)  # each rank its own shard, the same every step
+    x, y = torch.randn(16, 8, generator=data), torch.randint(0, 3, (16,), generator=data)
     steps = []
     for _ in range(STEPS):
-        x, y = torch.randn(16, 8, generator=data), torch.randint(0, 3, (16,), generator=data)
         reference.load_state_dict(model.state_dict())
         local = torch.autograd.grad(torch.nn.functional.cross_entropy(reference(x), y), reference.parameters())
         expected = torch.cat([g.flatten() for g in local])
@@ -124,6 +124,6 @@ def test_ddp_gradients_through_the_switch_equal_the_float_allreduce(tmp_path):
         assert len(steps) == STEPS
         assert all(s["within"] for s in steps), steps
         assert any(s["gap"] > 0 for s in steps)  # quantised by the switch, not a float sum
-        assert steps[-1]["loss"] < steps[0]["loss"] * 1.5  # training runs, nothing blew up
+        assert steps[-1]["loss"] < steps[0]["loss"]  # the averaged gradients train the model
     assert np.array_equal(results[0][1], results[1][1])  # every rank applied the same averages
     assert stats["jobs"][JOB]["completed"] >= STEPS  # every step's buckets went through the switch
