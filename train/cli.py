@@ -103,15 +103,16 @@ def replay(opts: TrainOptions) -> int:
         print(f"[ina train] iteration {r['iteration']}/{opts.replay.iterations}: {1000 * r['compute_s']:.2f} ms "
               f"compute + {1000 * r['comm_s']:.2f} ms communication", flush=True)
 
+    measured: list[dict] = []
     try:
-        finals = run(opts, line)
+        finals = run(opts, line, measured.append)
     except TrainError as err:
         print(f"ina train: {err}", file=sys.stderr)
         return 1
     if len(finals) != opts.workers:
         print(f"ina train: {opts.workers - len(finals)} worker(s) ended without a report", file=sys.stderr)
         return 1
-    summary = replay_report.summarise(opts, finals)
+    summary = replay_report.summarise(opts, finals, measured[0])
     out = Path(opts.run_dir)
     (out / "train.json").write_text(json.dumps(summary, indent=2))
     replay_report.plot(summary, out / "train.png")

@@ -1,16 +1,19 @@
 """What a workload replay reports: time per iteration split into compute and communication
 (averaged over the workers, and its median, which a slow first iteration does not move), the
-buckets all-reduced, whether every worker got the same sums; JSON, PNG and a text summary."""
+buckets all-reduced, whether every worker got the same sums, what the links carried against
+theory (traffic.py); JSON, PNG and a text summary."""
 
 import statistics
 from dataclasses import asdict
 from pathlib import Path
 
+from ina.train import traffic
 from ina.train.runner import TrainOptions
 from ina.train.workloads import BYTES_PER_ELEMENT, workload
 
 
-def summarise(opts: TrainOptions, finals: list[dict]) -> dict:
+def summarise(opts: TrainOptions, finals: list[dict], measured: dict | None = None) -> dict:
+    """`measured` is what runner.run gave its on_traffic."""
     histories = [f["history"] for f in finals]
     w = workload(opts.replay.workload)
     per_iteration = [{phase: 1000 * statistics.fmean(h["per_iteration"][i][f"{phase}_s"] for h in histories)
@@ -26,7 +29,38 @@ def summarise(opts: TrainOptions, finals: list[dict]) -> dict:
                                 for phase in ("compute", "comm")},
         "per_iteration_ms": per_iteration,
         "sums_identical": len({f["weights_sha256"] for f in finals}) == 1,
+        "traffic": measured and links(opts, finals, measured,
+                                      statistics.median(it["comm"] for it in per_iteration) / 1000),
         "ranks": histories,
+    }
+
+
+def links(opts: TrainOptions, finals: list[dict], measured: dict, comm_s: float) -> dict:
+    """Bytes per iteration on a worker's link (mean of the directions and workers) and on the
+    busiest link's busier direction, measured and in theory; the theory's time at the link rate;
+    how busy the busiest link was while communicating (bytes over the median communication time);
+    drops in any queue; the workers' retransmissions (switch and server); the switch's CPU per
+    second of communication; the packets per second a worker sent."""
+    its = opts.replay.iterations
+    buckets = finals[0]["history"]["buckets"]
+    worker_links = [measured["links"][h] for h in measured["workers"]]
+    directions = [ways[way] for ways in measured["links"].values() for way in ("up", "down")]
+    busiest = max(d["bytes"] for d in directions) / its
+    theory = traffic.expected_bytes(opts.aggregation, buckets, opts.workers, opts.elems, opts.window)
+    rate = opts.bw * 1e6 / 8 if opts.bw else None
+    return {
+        "worker_link_bytes": statistics.fmean(w[way]["bytes"] for w in worker_links for way in ("up", "down")) / its,
+        "busiest_link_bytes": busiest,
+        "theory": theory,
+        "theory_comm_ms": 1000 * theory["busiest_link"] / rate if rate else None,
+        "busiest_link_utilisation": busiest / comm_s / rate if rate else None,
+        "drops": sum(d["drops"] for d in directions),
+        "retransmissions": sum(f["stats"]["retransmissions"] for f in finals) if finals[0]["stats"] else None,
+        "worker_stats": [f["stats"] for f in finals],
+        "switch_cpu_per_comm_s": measured["switch_cpu_s"] / its / comm_s,
+        "worker_packets_per_s": statistics.fmean(w["up"]["packets"] for w in worker_links) / its / comm_s,
+        "machine_busy": measured["machine_busy_s"] / measured["machine_s"],
+        "measured": measured,
     }
 
 
@@ -59,4 +93,19 @@ def text(summary: dict) -> str:
         f"per iteration      {ms['compute']:.2f} ms compute + {ms['comm']:.2f} ms communication "
         f"(median of {summary['iterations']} iterations)",
         f"sums               {'identical on every worker' if summary['sums_identical'] else 'DIFFER between workers'}",
+        *([traffic_text(summary["traffic"])] if summary["traffic"] else []),
     ])
+
+
+def traffic_text(t: dict) -> str:
+    lines = [f"worker link        {t['worker_link_bytes'] / 1e6:.3f} MB each way per iteration "
+             f"(theory {t['theory']['worker_link'] / 1e6:.3f}); busiest link {t['busiest_link_bytes'] / 1e6:.3f} MB "
+             f"(theory {t['theory']['busiest_link'] / 1e6:.3f}), {t['drops']} drops in the queues"
+             + (f", {t['retransmissions']} retransmissions" if t["retransmissions"] is not None else "")]
+    if t["theory_comm_ms"] is not None:
+        lines.append(f"link rate          theory {t['theory_comm_ms']:.0f} ms communication per iteration; "
+                     f"busiest link {t['busiest_link_utilisation']:.0%} busy while communicating")
+    lines.append(f"CPU                switch {t['switch_cpu_per_comm_s']:.0%} of a core while communicating, "
+                 f"machine {t['machine_busy']:.0%} busy (run incl. start-up); "
+                 f"{t['worker_packets_per_s']:,.0f} packets/s sent per worker")
+    return "\n".join(lines)

@@ -22,6 +22,7 @@ from ina.topologies import clean
 from ina.topologies.net import Network
 from ina.topologies.runner import compile_program
 from ina.topologies.topo import load
+from ina.train import traffic
 from ina.train.options import replay_argv, training_argv
 from ina.train.replay import ReplayConfig
 from ina.train.sgd import Config
@@ -58,9 +59,11 @@ class TrainOptions:
     straggler_dist: str | None = None  # extra compute per iteration on every host (DelayDistribution)
 
 
-def run(opts: TrainOptions, on_epoch: Callable[[dict], None]) -> list[dict]:
-    """Train in Mininet; rank 0's epoch records go to `on_epoch` as they arrive. Returns every
-    worker's last report (history and weight digest), by rank."""
+def run(opts: TrainOptions, on_epoch: Callable[[dict], None],
+        on_traffic: Callable[[dict], None] | None = None) -> list[dict]:
+    """Train in Mininet; rank 0's epoch records go to `on_epoch` as they arrive, and what the
+    links and CPUs did from the workers' start to their end to `on_traffic` (traffic.py). Returns
+    every worker's last report (history and weight digest), by rank."""
     if os.geteuid() != 0:
         raise TrainError("ina train needs root: Mininet creates network namespaces, veth pairs and raw "
                          "sockets (try: sudo ina train ...)")
@@ -102,6 +105,7 @@ def run(opts: TrainOptions, on_epoch: Callable[[dict], None]) -> list[dict]:
         links = f" over {opts.bw:g} Mbit/s links" if opts.bw else ""
         say(f"{what}: {opts.workers} workers through {aggregator}{links}, job {job.job_id}; logs in {run_dir}")
         workers = []
+        before = traffic.snapshot(network)
         for rank, host in enumerate(hosts):
             cmd = [sys.executable, "-m", "ina.train.worker_main", "--job", str(job.job_id), "--rank", str(rank),
                    "--workers", str(opts.workers), "--epoch", str(job.epoch), *where,
@@ -115,7 +119,10 @@ def run(opts: TrainOptions, on_epoch: Callable[[dict], None]) -> list[dict]:
                 proc = network.host(host).popen(cmd, stdout=subprocess.PIPE, stderr=err)
             procs.append(proc)
             workers.append((rank, host, proc, log))
-        return collect(workers, network, job.job_id, opts.time_limit, on_epoch)
+        finals = collect(workers, network, job.job_id, opts.time_limit, on_epoch)
+        if on_traffic is not None:
+            on_traffic({**traffic.difference(before, traffic.snapshot(network)), "workers": hosts})
+        return finals
     finally:
         for proc in procs:
             if proc.poll() is None:

@@ -112,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         worker.close()
-    emit({"rank": args.rank, "history": history.as_dict(), "weights_sha256": digest})
+    stats = asdict(worker.stats) if isinstance(worker, Worker) else None  # the switch's or server's protocol
+    emit({"rank": args.rank, "history": history.as_dict(), "weights_sha256": digest, "stats": stats})
     return 0
 
 
