@@ -11,8 +11,10 @@ counts only for the round its slot is on, whether or not this worker's contribut
 counted: under a quorum or timeout policy (docs/protocol.md, "Completion policies") a sum may hold
 only some ranks, and `contributors()` says, per chunk, how many and which (the RESULT's count and
 bitmap). The switch's STATUS answers without a sum: for the slot's round with this worker's bit
-set, it is counted and waits for others, so the slot's fast resends stop (its RTO stays, for a
-lost RESULT); for a later round of the same set, the use was done without this worker's RESULT
+set, it is counted and waits for others, whose turns come first: its next resend (needed only if
+its RESULT copy is lost) waits two rounds of turns and at least the RTO, and the answer's time is
+not taken as a sign of a spurious resend (it measures the others' recovery, not the path); for a
+later round of the same set, the use was done without this worker's RESULT
 and replaced: its chunk has no sum (count 0), and the slot moves on to the use before that later
 round, whose RESULT the switch still answers (a late contribution is never added).
 Loss recovery (docs/protocol.md, "Worker obligations"):
@@ -312,7 +314,9 @@ class AllReduceCore:
         elapsed = now - sent_at[index]
         if self._retries[index] == 0:  # Karn's rule: an RTT sample only from a use sent once
             self._sample(elapsed)
-        elif elapsed < self._min_rtt < math.inf:  # too soon to answer the resend: the original got through
+        elif elapsed < self._min_rtt < math.inf and not self._status[index]:
+            # Too soon to answer the resend: the original got through. (Not after a STATUS: the
+            # slot waited for others, whose resend completed it, and its time says nothing of the path.)
             self._spurious(now - first_sent[index])
             elapsed = -1.0  # not this transmission's answer: no RACK update
         if elapsed >= 0 and seq_of[index] > self._rack_seq:
@@ -449,18 +453,18 @@ class AllReduceCore:
         next_due = math.inf
         for index in list(self._unanswered):
             # Its turn (once resent, a whole round of turns): RACK's if a later transmission was
-            # answered, else the RTO's, which never fires before the turn either.
+            # answered, else the RTO's, which never fires before the turn either. A use the switch
+            # counted (a STATUS) needs this worker's resend only if its RESULT was lost: it waits two
+            # rounds of turns (the others' turns come late by the skew of their RTTs) and the RTO.
             turns = n_workers if retries[index] else 1 + (rank + index) % n_workers
-            due = sent_at[index] + turns * allowance
-            timed_out = seq_of[index] > rack_seq or status[index] != 0
             if status[index]:
-                # Counted (a STATUS): no RACK resend, as only a lost RESULT needs this worker's. Its
-                # timer lets the others' turns pass first (a round of them) and doubles per timeout
-                # of this use only: the switch answered, so the path's RTO stays.
-                wait = max(rto, n_workers * allowance) if rack_seq else rto
-                due = sent_at[index] + wait * (1 << min(self._timeouts[index], MAX_BACKOFF))
-            elif timed_out and (due < sent_at[index] + rto or not rack_seq):
+                turns = 2 * n_workers
+            due = sent_at[index] + turns * allowance
+            timed_out = seq_of[index] > rack_seq
+            if timed_out and (due < sent_at[index] + rto or not rack_seq):
                 due = sent_at[index] + rto
+            elif status[index] and due < sent_at[index] + self._rto:
+                due = sent_at[index] + self._rto
             if now < due:
                 if due < next_due:
                     next_due = due
@@ -487,7 +491,7 @@ class AllReduceCore:
                     "slots and epoch, `ina ctl stats` the switch's refused/wrong_epoch/out_of_range counts")
             if timed_out:
                 stats.timeouts += 1
-                if self._timeouts[index] > self._backoff and not status[index]:  # n-th timeout: RTO x 2^n
+                if self._timeouts[index] > self._backoff:  # a slot's n-th timeout: the RTO doubles n times
                     self._backoff = min(self._timeouts[index], MAX_BACKOFF)
                     self._timer = self._rto * (1 << self._backoff)
             stats.retransmissions += 1

@@ -225,8 +225,8 @@ def test_only_timeouts_count_towards_max_retries():
 def test_a_status_of_the_slots_round_with_this_workers_bit_stops_its_fast_resends_not_its_timer():
     # Slot 1's RACK resend (rank 1 goes first in odd slots) is answered with a STATUS: counted,
     # waiting for rank 0. Later transmissions are answered, which would make RACK resend it again
-    # a round of turns (2 x 1.25 ms) after the first resend; it waits for its timer instead (at
-    # least that round and the RTO), then resends it in case the RESULT was lost.
+    # a round of turns (2 x 1.25 ms) after the first resend; it waits two rounds (and at least the
+    # RTO) instead, then resends it in case the RESULT was lost.
     core, first = rack_core()
     slot_3 = bytes(core.receive(answer(first[3]), SWITCH, now=0.001))
     [resent] = [bytes(p) for p in core.expire(0.00125)]
@@ -234,13 +234,14 @@ def test_a_status_of_the_slots_round_with_this_workers_bit_stops_its_fast_resend
     assert core.receive(answer(resent, msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.0013) is None
     assert core.stats.statuses == 1
     slot_0 = bytes(core.receive(answer(first[0]), SWITCH, now=0.0014))
-    core.receive(answer(first[2]), SWITCH, now=0.0014)
+    slot_2 = bytes(core.receive(answer(first[2]), SWITCH, now=0.0014))
     assert core.receive(answer(slot_3), SWITCH, now=0.002) is None
     assert core.receive(answer(slot_0), SWITCH, now=0.0024) is None  # answered after slot 1's resend left
+    assert core.receive(answer(slot_2), SWITCH, now=0.0024) is None
     assert core.expire(0.0038) == []
-    assert core.deadline == pytest.approx(0.00125 + max(core._rto, 2 * 0.00125))
+    assert core.deadline == pytest.approx(0.00125 + 4 * 0.00125)  # slot 1 alone waits: two rounds of turns
     assert [bytes(p) for p in core.expire(core.deadline)] == [first[1]]
-    assert (core.stats.retransmissions, core.stats.timeouts) == (2, 1)
+    assert (core.stats.retransmissions, core.stats.timeouts) == (2, 0)
 
 
 def test_a_status_without_this_workers_bit_or_of_another_round_changes_nothing():

@@ -203,7 +203,8 @@ def test_the_same_seed_drops_the_same_datagrams():
 def test_a_worker_cut_off_from_the_switch_fails_after_max_retries():
     with InProcessSwitch(elems=8, loss=[Drop(UPDATE, job=0, rank=1)]) as net:
         net.add_job(0, 2, window=2, max_retries=2)
-        with pytest.raises(WorkerError, match=r"job 0 rank \d: no answer from the switch at 10\.0\.0\.254 after 2 "):
+        # Rank 0 is counted in every slot (STATUS), so it says whom the slot waits for.
+        with pytest.raises(WorkerError, match=r"job 0 rank 0: slot \d was still waiting for rank\(s\) \[1\] after 2 "):
             net.allreduce({0: [np.ones(16, dtype=np.int32)] * 2})
 
 
@@ -324,18 +325,27 @@ def test_a_result_of_a_later_round_on_the_same_set_is_not_taken_for_the_round_a_
         assert net.jobs[0][3].core.stats.duplicates >= 2
 
 
-def test_a_timeout_completes_each_slot_with_the_workers_that_sent():
-    # Timeout 1 us: every slot is past its deadline by its next packet. Rank 2 never reaches the
-    # switch; ranks 0 and 1 complete every slot with the two of them (on the second contribution,
-    # or on a resend if both came within the switch's microsecond), and rank 2 takes the RESULTs.
+@pytest.mark.parametrize(("timeout_us", "resends", "statuses"), [
+    # Past 50 us, the first resend of each slot (the RTO, 1 ms: no use is answered without one, so
+    # there is never an RTT sample) completes it; the other worker's resend gets the RESULT.
+    (50, [13, 13, 13], [0, 0, 0]),
+    # Before the deadline (5 ms) the switch answers a resend with a STATUS; the RTO doubles per
+    # timeout (no RTT sample comes) until a resend passes the deadline and completes the slot.
+    (5000, [21, 21, 21], [8, 8, 0]),
+])
+def test_a_timeout_completes_each_slot_with_the_workers_that_sent(timeout_us, resends, statuses):
+    # Rank 2 never reaches the switch; ranks 0 and 1 complete every slot with the two of them once
+    # the deadline passed (the switch's clock is the harness's), and rank 2 takes the RESULTs.
     with InProcessSwitch(elems=8, loss=[Drop(UPDATE, job=0, rank=2)]) as net:
-        net.add_job(0, 3, window=4, policy=Policy(timeout_us=1))
+        net.add_job(0, 3, window=4, policy=Policy(timeout_us=timeout_us))
         arrays = int_arrays(3, 100)
         results = net.allreduce({0: arrays})[0]
         for contributors in check_sums(net, 0, arrays, results):
             assert contributors.counts.tolist() == [2] * 13 and set(contributors.bitmaps.tolist()) == {0b011}
+        assert retransmissions(net) == {0: resends}
+        assert [m.core.stats.statuses for m in net.jobs[0]] == statuses
         counters = net.stats()["jobs"][0]
-        assert counters["completed"] == counters["timeouts"] == 13
+        assert (counters["completed"], counters["timeouts"], counters["retrans_answered"]) == (13, 13, 13)
 
 
 @pytest.mark.parametrize("policy", [Policy(), Policy(quorum=3), Policy(quorum=2, timeout_us=200),
