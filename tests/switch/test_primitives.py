@@ -4,7 +4,7 @@ through, and the compiler emits nothing outside it."""
 from pathlib import Path
 
 import pytest
-from engine_compare import program
+from engine_compare import engines, program, run_both
 
 from ina.p4src import AGGREGATE_P4
 from ina.switch import primitives
@@ -58,3 +58,17 @@ def test_each_generator_emits_what_the_registry_entry_returns(monkeypatch, engin
     else:
         source = generate(model, layout).source
     assert "counted here" in source
+
+
+def test_a_register_write_wider_than_its_cells_is_cut_to_them_on_both_engines() -> None:
+    """BMv2 JSON from another compiler may write a wider value: each emitter cuts it (the
+    compiler's own casts would hide a missing cut)."""
+    bmv2 = program(TESTS / "p4" / "register_accumulate.p4")
+    write = next(p for a in bmv2["actions"] for p in a["primitives"]
+                 if p["op"] == "register_write" and p["parameters"][0]["value"].endswith("counts"))
+    write["parameters"][2] = {"type": "field", "value": ["values", "v0"]}  # 32 bits into bit<8> cells
+    py, native = engines(bmv2)
+    frame = bytes.fromhex("00000000000900000000000a88b50003" "00000fff" + "00000000" * 7)
+    run_both(py, native, [(4, frame)])
+    name = next(n for n in py.registers if n.endswith("counts"))
+    assert py.registers[name].read(3) == native.registers[name].read(3) == 0xFF
