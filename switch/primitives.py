@@ -179,12 +179,23 @@ def c_clone(g: CGenerator, op: str, p: list[dict]) -> list[str]:
             f"P[{hidden['clone_fields']}] = {fields};", "}"]
 
 
-def py_resubmit(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
-    return [f"P[{g.layout.hidden[op]}] = {g.expr.value(p[0]) if p else '0'} + 1"]
+def _request(op: str, p: list[dict]) -> tuple[str, dict | None]:
+    """The hidden value a resubmit, recirculate or digest request sets (layout.HIDDEN: list id + 1)
+    and the parameter naming its field or learn list (None: no list)."""
+    if op == "generate_digest":
+        return "digest", p[1]
+    return op, p[0] if p else None
 
 
-def c_resubmit(g: CGenerator, op: str, p: list[dict]) -> list[str]:
-    return [f"P[{g.layout.hidden[op]}] = {g.list_id(p[0] if p else None, g.field_lists, 1)};"]
+def py_request(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    hidden, lst = _request(op, p)
+    return [f"P[{g.layout.hidden[hidden]}] = {'0' if lst is None else g.expr.value(lst)} + 1"]
+
+
+def c_request(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    hidden, lst = _request(op, p)
+    lists = g.learn_lists if hidden == "digest" else g.field_lists
+    return [f"P[{g.layout.hidden[hidden]}] = {g.list_id(lst, lists, 1)};"]
 
 
 def py_truncate(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
@@ -194,14 +205,6 @@ def py_truncate(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
 def c_truncate(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     return ["{", f"i128 keep = {g.e.value(p[0])};", "if (keep < 0) ina_fail(c);",
             f"P[{g.layout.hidden['truncate']}] = (uint64_t)keep;", "}"]
-
-
-def py_digest(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
-    return [f"P[{g.layout.hidden['digest']}] = {g.expr.value(p[1])} + 1"]
-
-
-def c_digest(g: CGenerator, op: str, p: list[dict]) -> list[str]:
-    return [f"P[{g.layout.hidden['digest']}] = {g.list_id(p[1], g.learn_lists, 1)};"]
 
 
 # --- externs: registers, counters, meters, random numbers, hashes ------------------------
@@ -327,10 +330,8 @@ PRIMITIVES: dict[str, Primitive] = {
     "drop": Primitive(py_drop, c_drop),
     "exit": Primitive(py_exit, c_exit),
     **dict.fromkeys(CLONES, Primitive(py_clone, c_clone)),
-    "resubmit": Primitive(py_resubmit, c_resubmit),
-    "recirculate": Primitive(py_resubmit, c_resubmit),
+    **dict.fromkeys(("resubmit", "recirculate", "generate_digest"), Primitive(py_request, c_request)),
     "truncate": Primitive(py_truncate, c_truncate),
-    "generate_digest": Primitive(py_digest, c_digest),
     "register_read": Primitive(py_register_read, c_register_read),
     "register_write": Primitive(py_register_write, c_register_write),
     "count": Primitive(py_count, c_count),
