@@ -31,7 +31,6 @@ INDEX_TYPE = t.Bits(32)
 HASH_ALGORITHMS = {"crc32": "crc32", "crc32_custom": "crc32_custom", "crc16": "crc16",
                    "crc16_custom": "crc16_custom", "random": "random", "identity": "identity",
                    "csum16": "csum16", "xor16": "xor16"}
-SUPPORTED_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter"}
 ARCHITECTURE_FILES = {"core.p4", "v1model.p4"}
 
 
