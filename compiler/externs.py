@@ -1,6 +1,6 @@
 """v1model externs: instances (register, counter, meter, ...) and extern functions, lowered to the
-primitives simple_switch implements: one entry per extern method (`_METHODS`) and per extern
-function (`_FUNCTIONS`), as p4c registers an extern converter; ina's switch runs the primitives
+primitives simple_switch implements: one entry per extern (`EXTERNS`: constructor arity and
+methods) and per extern function (`_FUNCTIONS`), as p4c registers an extern converter; ina's switch runs the primitives
 its registry (switch/primitives.py) lists, and tests/switch/test_primitives.py checks these emit
 no other."""
 
@@ -73,7 +73,7 @@ def _count_args(call: n.Call, count: int, what: str) -> None:
 
 
 def call_extern_method(ec: Expressions, inst: ExternInstance, method: str, call: n.Call) -> Any:
-    handler = _METHODS.get((inst.kind, method))
+    handler = EXTERNS[inst.kind].methods.get(method)
     if handler is None:
         raise CompileError(f"'{method}' of extern {inst.kind} is not supported by ina's compiler", call.loc)
     what = f"{inst.name.split('.')[-1]}.{method}"
@@ -126,13 +126,23 @@ class Method:
     lower: Callable[[Expressions, ExternInstance, n.Call, str], None]
 
 
-_METHODS = {
-    ("register", "read"): Method(2, _register_read),
-    ("register", "write"): Method(2, _register_write),
-    ("counter", "count"): Method(1, _count),
-    ("direct_counter", "count"): Method(0, _direct_count),
-    ("meter", "execute_meter"): Method(2, _execute_meter),
-    ("direct_meter", "read"): Method(1, _direct_meter_read),
+@dataclass(frozen=True)
+class Extern:
+    """A v1model extern ina's compiler instantiates (instances.py): the argument counts its
+    constructors take, and its methods."""
+
+    ctor_args: tuple[int, ...]
+    methods: dict[str, Method]
+
+
+EXTERNS = {
+    "register": Extern((1,), {"read": Method(2, _register_read), "write": Method(2, _register_write)}),
+    "counter": Extern((2,), {"count": Method(1, _count)}),
+    "direct_counter": Extern((1,), {"count": Method(0, _direct_count)}),
+    "meter": Extern((2,), {"execute_meter": Method(2, _execute_meter)}),
+    "direct_meter": Extern((1,), {"read": Method(1, _direct_meter_read)}),
+    "action_profile": Extern((1,), {}),  # a table property: no methods
+    "action_selector": Extern((3,), {}),
 }
 
 
