@@ -1,8 +1,13 @@
 """v1model externs: instances (register, counter, meter, ...) and extern functions, lowered to the
-primitives simple_switch implements."""
+primitives simple_switch implements: one entry per extern (`EXTERNS`: constructor arity and
+methods) and per extern function (`_FUNCTIONS`), as p4c registers an extern converter; ina's switch runs the primitives
+its registry (switch/primitives.py) lists, and tests/switch/test_primitives.py checks these emit
+no other."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +31,6 @@ INDEX_TYPE = t.Bits(32)
 HASH_ALGORITHMS = {"crc32": "crc32", "crc32_custom": "crc32_custom", "crc16": "crc16",
                    "crc16_custom": "crc16_custom", "random": "random", "identity": "identity",
                    "csum16": "csum16", "xor16": "xor16"}
-SUPPORTED_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter"}
 ARCHITECTURE_FILES = {"core.p4", "v1model.p4"}
 
 
@@ -69,43 +73,77 @@ def _count_args(call: n.Call, count: int, what: str) -> None:
 
 
 def call_extern_method(ec: Expressions, inst: ExternInstance, method: str, call: n.Call) -> Any:
-    kind = inst.kind
+    handler = EXTERNS[inst.kind].methods.get(method)
+    if handler is None:
+        raise CompileError(f"'{method}' of extern {inst.kind} is not supported by ina's compiler", call.loc)
     what = f"{inst.name.split('.')[-1]}.{method}"
-    ref = {"type": f"{'register' if kind == 'register' else kind.split('_')[-1]}_array", "value": inst.name}
-    if kind == "register" and method == "read":
-        _count_args(call, 2, what)
-        target = _out_field(ec, call.args[0], inst.extra["value_type"], what)
-        _emit(ec, call, "register_read", [param_json(target), ref, param_json(_index(ec, call.args[1]))])
-        return None
-    if kind == "register" and method == "write":
-        _count_args(call, 2, what)
-        index = _index(ec, call.args[0])
-        value = ec.value(call.args[1].value, inst.extra["value_type"])
-        _emit(ec, call, "register_write", [ref, param_json(index), param_json(value)])
-        return None
-    if kind == "counter" and method == "count":
-        _count_args(call, 1, what)
-        _emit(ec, call, "count", [{"type": "counter_array", "value": inst.name},
-                                  param_json(_index(ec, call.args[0]))])
-        return None
-    if kind == "direct_counter" and method == "count":
-        _count_args(call, 0, what)
-        return None  # BMv2 counts direct counters when their table hits
-    if kind == "meter" and method == "execute_meter":
-        _count_args(call, 2, what)
-        index = _index(ec, call.args[0])
-        target = _out_field(ec, call.args[1], None, what)
-        _emit(ec, call, "execute_meter", [{"type": "meter_array", "value": inst.name},
-                                          param_json(index), param_json(target)])
-        return None
-    if kind == "direct_meter" and method == "read":
-        _count_args(call, 1, what)
-        target = _out_field(ec, call.args[0], None, what)
-        if not isinstance(target, Field):
-            raise CompileError("direct_meter.read needs a field or variable to write the color to", call.loc)
-        inst.extra["result_target"] = [target.header, target.name]
-        return None
-    raise CompileError(f"'{method}' of extern {kind} is not supported by ina's compiler", call.loc)
+    _count_args(call, handler.args, what)
+    return handler.lower(ec, inst, call, what)
+
+
+def _array(inst: ExternInstance) -> dict:
+    """The BMv2 parameter naming an instance's array: register_array, counter_array, meter_array."""
+    return {"type": f"{inst.kind}_array", "value": inst.name}
+
+
+def _register_read(ec: Expressions, inst: ExternInstance, call: n.Call, what: str) -> None:
+    target = _out_field(ec, call.args[0], inst.extra["value_type"], what)
+    _emit(ec, call, "register_read", [param_json(target), _array(inst), param_json(_index(ec, call.args[1]))])
+
+
+def _register_write(ec: Expressions, inst: ExternInstance, call: n.Call, what: str) -> None:
+    index = _index(ec, call.args[0])
+    value = ec.value(call.args[1].value, inst.extra["value_type"])
+    _emit(ec, call, "register_write", [_array(inst), param_json(index), param_json(value)])
+
+
+def _count(ec: Expressions, inst: ExternInstance, call: n.Call, what: str) -> None:
+    _emit(ec, call, "count", [_array(inst), param_json(_index(ec, call.args[0]))])
+
+
+def _direct_count(ec: Expressions, inst: ExternInstance, call: n.Call, what: str) -> None:
+    """Nothing: BMv2 counts direct counters when their table hits."""
+
+
+def _execute_meter(ec: Expressions, inst: ExternInstance, call: n.Call, what: str) -> None:
+    index = _index(ec, call.args[0])
+    target = _out_field(ec, call.args[1], None, what)
+    _emit(ec, call, "execute_meter", [_array(inst), param_json(index), param_json(target)])
+
+
+def _direct_meter_read(ec: Expressions, inst: ExternInstance, call: n.Call, what: str) -> None:
+    target = _out_field(ec, call.args[0], None, what)
+    if not isinstance(target, Field):
+        raise CompileError("direct_meter.read needs a field or variable to write the color to", call.loc)
+    inst.extra["result_target"] = [target.header, target.name]
+
+
+@dataclass(frozen=True)
+class Method:
+    """How one method of a v1model extern lowers: its argument count and the lowering."""
+
+    args: int
+    lower: Callable[[Expressions, ExternInstance, n.Call, str], None]
+
+
+@dataclass(frozen=True)
+class Extern:
+    """A v1model extern ina's compiler instantiates (instances.py): the argument counts its
+    constructors take, and its methods."""
+
+    ctor_args: tuple[int, ...]
+    methods: dict[str, Method]
+
+
+EXTERNS = {
+    "register": Extern((1,), {"read": Method(2, _register_read), "write": Method(2, _register_write)}),
+    "counter": Extern((2,), {"count": Method(1, _count)}),
+    "direct_counter": Extern((1,), {"count": Method(0, _direct_count)}),
+    "meter": Extern((2,), {"execute_meter": Method(2, _execute_meter)}),
+    "direct_meter": Extern((1,), {"read": Method(1, _direct_meter_read)}),
+    "action_profile": Extern((1,), {}),  # a table property: no methods
+    "action_selector": Extern((3,), {}),
+}
 
 
 def call_extern_function(ec: Expressions, overloads: list[n.ExternFunctionDecl], call: n.Call) -> Any:

@@ -5,21 +5,18 @@ from __future__ import annotations
 from ina.compiler import nodes as n
 from ina.compiler import types as t
 from ina.compiler.errors import CompileError
-from ina.compiler.externs import HASH_ALGORITHMS, unsupported_extern
+from ina.compiler.externs import EXTERNS, HASH_ALGORITHMS, unsupported_extern
 from ina.compiler.objects import ExternInstance
 from ina.compiler.services import Expressions
-
-_CTOR_ARGS = {"register": (1,), "counter": (2,), "direct_counter": (1,), "meter": (2,), "direct_meter": (1,),
-              "action_profile": (1,), "action_selector": (3,)}
 
 
 def make_extern(ec: Expressions, decl: n.Instantiation, ext: n.ExternDecl, name: str) -> ExternInstance:
     """`ec` evaluates the constructor arguments in the scope of the instantiation."""
     kind = ext.name
-    if kind not in _CTOR_ARGS:
+    if kind not in EXTERNS:
         raise CompileError(unsupported_extern("extern", ext), decl.loc)
-    if len(decl.args) not in _CTOR_ARGS[kind]:
-        expected = " or ".join(map(str, _CTOR_ARGS[kind]))
+    if len(decl.args) not in EXTERNS[kind].ctor_args:
+        expected = " or ".join(map(str, EXTERNS[kind].ctor_args))
         raise CompileError(f"wrong number of arguments: {kind} takes {expected}, got {len(decl.args)}", decl.loc)
     type_args = tuple(ec.model.resolve(a, scope=ec.scope) for a in decl.type_args)
     instance = ExternInstance(kind, name, type_args, [], decl.annotations, decl)

@@ -177,6 +177,7 @@ class AllReduceCore:
         self.switch = switch  # (IPv4 address, UDP port): the only source a RESULT is taken from
         self._check_arguments()
         self.datagram_size = HEADER_LEN + 4 * elems
+        self._plen = 4 * elems  # payload bytes per datagram
         self.stats = Stats()
         self.deadline = math.inf
         self.finished = False  # True once the all-reduce `start` began has its every result
@@ -326,8 +327,8 @@ class AllReduceCore:
         chunk = self._chunk_of[index]
         if chunk >= 0:
             if not self._blind[index]:
-                plen = self.datagram_size - HEADER_LEN
-                self._got_view[chunk * plen : (chunk + 1) * plen] = data[HEADER_LEN:]
+                plen = self._plen
+                self._got_view[chunk * plen : chunk * plen + plen] = data[HEADER_LEN:]
                 self._counts[chunk], self._bitmaps[chunk] = count, bitmap
             self._remaining -= 1
         if round_ == self._last_round[index]:
@@ -338,20 +339,21 @@ class AllReduceCore:
     def _next_use(self, index: int, chunk: int, exponent: int | None, now: float) -> bytearray:
         """The slot's next use, carrying `chunk`, scaled for the switch's maximum `exponent` (None: not
         known, the chunk gets no sum); announces the exponent of the chunk a window later."""
-        pkt, plen, n_chunks = self._pkts[index], self.datagram_size - HEADER_LEN, self._n_chunks
+        pkt, plen = self._pkts[index], self._plen
         announce = 0
-        if not self._is_float or exponent is None:
-            pkt[HEADER_LEN:] = self._payload[chunk * plen : (chunk + 1) * plen]
-        elif exponent == self._own_exp[chunk]:
-            self._scales[chunk] = self._scale_of[exponent]
-            pkt[HEADER_LEN:] = self._payload[chunk * plen : (chunk + 1) * plen]
-        else:  # clipped: a maximum below its own exponent means its announcement was not counted
-            scale = self._scales[chunk] = self._scale_of[exponent]
-            values = np.clip(quantize(self._chunks[chunk], scale), -self._clip, self._clip)
-            pkt[HEADER_LEN:] = values.astype(">i4").tobytes()
-        if self._is_float:
-            announce = self._own_exp[min(chunk + self._window, n_chunks)]
-        self._blind[index] = exponent is None and self._is_float
+        if not self._is_float:
+            pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
+        else:
+            own_exp = self._own_exp
+            announce = own_exp[min(chunk + self._window, self._n_chunks)]
+            self._blind[index] = exponent is None
+            if exponent is not None:
+                self._scales[chunk] = self._scale_of[exponent]
+            if exponent is None or exponent == own_exp[chunk]:
+                pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
+            else:  # clipped: a maximum below its own exponent means its announcement was not counted
+                values = quantize(self._chunks[chunk], self._scales[chunk])
+                pkt[HEADER_LEN:] = np.clip(values, -self._clip, self._clip).astype(">i4").tobytes()
         round_ = self._round[index]
         _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, (round_ & 1) << SET_SHIFT | index, announce, 0,
                      self.epoch, round_, 0)
@@ -396,16 +398,17 @@ class AllReduceCore:
         """Bring the deadline forward to when the first waiting slot may be due: the oldest
         transmission by its RTO; the oldest not counted by a STATUS, if sent before the latest
         answered one, by RACK once one allowance passes (expire then tells whose turn it is)."""
-        sent_at, timer = self._sent_at, self._timer
-        unanswered = iter(self._unanswered)
-        oldest = next(unanswered, None)
-        if oldest is None:
+        unanswered = self._unanswered
+        if not unanswered:
             return
+        oldest = rack = next(iter(unanswered))
+        sent_at, timer = self._sent_at, self._timer
         due = sent_at[oldest] + timer
         if self._allowance < timer:
             status = self._status
-            rack = oldest if not status[oldest] else next((k for k in unanswered if not status[k]), None)
-            if rack is not None and self._seq_of[rack] < self._rack_seq:
+            if status[oldest]:
+                rack = next((k for k in unanswered if not status[k]), oldest)
+            if self._seq_of[rack] < self._rack_seq and not status[rack]:
                 due = min(due, sent_at[rack] + self._allowance)
         if due < self.deadline:
             self.deadline = due

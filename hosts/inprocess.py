@@ -3,8 +3,9 @@
 Each job's workers are AllReduceCores (ina.hosts.core); the switch is a real `Switch` running
 p4src/aggregate.p4, programmed by the real controller (`Aggregation`) over an in-process P4Runtime
 server. Time is virtual: the harness runs the next event (a frame reaching the switch or a worker
-after a fixed one-way latency per hop, or a core's deadline), so a run is deterministic and every
-count exact, whatever the machine's load. Each worker datagram travels in the Ethernet/IPv4/UDP
+after a fixed one-way latency per hop, or a core's deadline), and the switch's clock reads it
+(Switch.set_clock: a job's timeout passes in virtual microseconds), so a run is deterministic and
+every count exact, whatever the machine's load. Each worker datagram travels in the Ethernet/IPv4/UDP
 frame its admission entry names, out of its own switch port (a rank may be given an extra delay);
 each RESULT or STATUS frame's UDP payload goes to the worker on the port it leaves by, with the
 frame's source address and port, if the frame is addressed to that worker (as its host's stack
@@ -250,6 +251,7 @@ class InProcessSwitch:
     def _at_switch(self, when: float, port: int, frame: bytes) -> None:
         self.now = when
         with self._lock:
+            self.switch.set_clock(round(when * 1e6))
             out = self.switch.process(port, frame)
         for out_port, out_frame in out:
             member = self._by_port.get(out_port)

@@ -6,11 +6,15 @@ program model alone (program.load_program) and owns every piece of its control-p
 objects below are the only copy the control plane reads and writes.
 """
 
+import threading
+from collections import Counter as Tally
 from collections import deque
+from collections.abc import Callable
 from typing import Protocol
 
 from ina.switch.externs import Meter, ValueSet
 from ina.switch.layout import Layout
+from ina.switch.ports import Ports
 from ina.switch.program import Program
 from ina.switch.replication import CloneSessions, Multicast
 from ina.switch.tables import Table
@@ -33,6 +37,20 @@ class Counter(Protocol):
     def read(self, index: int) -> tuple[int, int]: ...
     def write(self, index: int, packets: int, bytes_: int) -> None: ...
     def reset(self) -> None: ...
+
+
+Packets = list[tuple[int, bytes]]
+
+
+class Host(Protocol):
+    """The switch process around a port loop (the P4Runtime service): it takes the packets sent
+    to the CPU port, and sends the control plane's packets through `transmit`."""
+
+    transmit: Callable[[Packets], None]
+
+    def deliver(self, packets: Packets) -> None:
+        """Packets the switch sends to the CPU port; called with none, it passes on digests."""
+        ...
 
 
 class Backend(Protocol):
@@ -67,6 +85,18 @@ class Backend(Protocol):
 
     def drain_digests(self, into: deque) -> None:
         """Moves the digests generated so far, oldest first, to `into` as (learn list, values)."""
+        ...
+
+    def serve(self, ports: Ports, process: Callable[[int, bytes], Packets], host: Host,
+              lock: threading.Lock, wake: threading.Event, cpu_port: int | None, ticks: Tally) -> None:
+        """Forward frames between `ports` until `wake` is set (a new program, or the end), the
+        sockets left open. `process` is Switch.process (its checks before this backend's); packets
+        for `cpu_port` go to `host`; `lock` is held while frames run, so the control plane's
+        changes fall between them; `ticks` gains the loop's time per I/O step, if it counts them."""
+        ...
+
+    def profile(self) -> tuple[dict[str, int], int]:
+        """(time per pipeline stage, packets) since the last call, where the backend counts them."""
         ...
 
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from ina.args import int_range
 from ina.switch.engine import ENGINES, Switch
 from ina.switch.errors import PipelineError
-from ina.switch.native.portloop import NativePorts
 from ina.switch.p4runtime_server import COMPAT_MODES, SPEC, P4RuntimeService, serve
 from ina.switch.ports import PortError, Ports
 from ina.switch.replication import MAX_PORT
@@ -63,38 +62,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def serve_ports(switch: Switch, io: Ports, service, lock: threading.Lock, stop: threading.Event,
-                wake: threading.Event, io_ticks: Tally | None = None) -> None:
-    """Run the port loop of whichever data path the loaded program uses, until `stop`.
+                wake: threading.Event, io_ticks: Tally) -> None:
+    """Run the port loop of the loaded program's data path, until `stop`.
 
-    A new program (`wake`) ends the current loop and starts the right one: the native engine's C
-    loop, or the Python loop (no program yet, or one the native engine cannot run). The sockets
+    A new program (`wake`) ends the current loop and starts its own (Switch.serve). The sockets
     stay open across the change, so no frame is read twice or lost to a closed socket.
     """
     while not stop.is_set():
         wake.clear()
-        native = switch.native
-        if native is None:
-            if switch.pipeline is not None:
-                print(f"ina switch: Python data path ({switch.engine_note})", flush=True)
-            io.run(switch.process, service.deliver, lock, wake)
-            continue
-        print(f"ina switch: native data path ({switch.engine_note})", flush=True)
-        loop = NativePorts.borrow(native.lib, io, switch.cpu_port)
-        service.transmit = loop.send  # PacketOut results go through C too, keeping pcaps in order
-        try:
-            # digests wait in C until something reads sw.digests: deliver them every 50 ms
-            digests = bool(switch.pipeline.program.get("learn_lists"))
-            loop.run(native.sw, service.deliver, wake, tick=(lambda: service.deliver([])) if digests else None)
-        finally:
-            service.transmit = io.send
-            if io_ticks is not None:
-                io_ticks.update(loop.profile())
-            loop.close()
+        if switch.pipeline is not None:
+            print(f"ina switch: {switch.engine_name} data path ({switch.engine_note})", flush=True)
+        switch.serve(io, service, lock, wake, io_ticks)
 
 
 def write_profile(path: str, switch: Switch, io_ticks: Tally) -> None:
     """The native engine's ticks per stage and per I/O step, for ina bench profile."""
-    stages, packets = switch.native.profile() if switch.native else ({}, 0)
+    stages, packets = switch.pipeline.profile() if switch.pipeline else ({}, 0)
     Path(path).write_text(json.dumps({"packets": packets, "stages": stages, "io": dict(io_ticks),
                                       "engine": switch.engine_name}, indent=2))
 

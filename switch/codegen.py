@@ -12,10 +12,22 @@ import struct
 from dataclasses import dataclass, field
 
 from ina.switch.errors import PipelineError
-from ina.switch.expressions import ExpressionCompiler, hexint, num, unwrap
+from ina.switch.expressions import ExpressionCompiler
 from ina.switch.hashes import ALGORITHMS
 from ina.switch.layout import HeaderLayout, Layout
-from ina.switch.program import Action, Calculation, Control, Parser, ParserState, Program, Table
+from ina.switch.primitives import PRIMITIVES
+from ina.switch.program import (
+    JUMPS,
+    Action,
+    Calculation,
+    Control,
+    Deparser,
+    Parser,
+    ParserState,
+    Program,
+    Table,
+    Transition,
+)
 
 INLINE_BUDGET = 48  # nodes one generated pipeline function may run before returning the next
 STRUCT_CODES = {(8, False): "B", (16, False): "H", (32, False): "I", (64, False): "Q",
@@ -61,13 +73,9 @@ def ident(text: str) -> str:
     return "".join(c if c.isascii() and c.isalnum() else "_" for c in text)
 
 
-def jump_target(prims: list[dict], i: int) -> int:
-    """The primitive index the jump at `i` goes to: forward only (P4 actions have no loops, and a
-    target outside the action would spin the program counter forever)."""
-    target = hexint(prims[i]["parameters"][-1]["value"])
-    if not i < target <= len(prims):
-        raise PipelineError(f"primitive {i} jumps to {target}, not forward within its action")
-    return target
+def node_function(key: str) -> str:
+    """The generated function of a pipeline node, from its key in Control.nodes."""
+    return f"node_{key}"
 
 
 class CodeGenerator:
@@ -176,140 +184,53 @@ class CodeGenerator:
         return self._codec(self.layout.header(name))
 
     # --- primitives ----------------------------------------------------------------------
-    def primitive(self, prim: dict, indent: int) -> list[str]:
-        """Python statements for one action primitive."""
-        op, params = prim["op"], prim.get("parameters", [])
-        e = self.expr
-        lines: list[str] = []
-        if self.trace and op not in ("_jump", "_jump_if_zero"):
-            lines.append(f"_log('    primitive ' + {op!r})")
-        if op in ("assign", "modify_field"):
-            target = params[0]
-            if target["type"] in ("header", "regular") or (
-                target["type"] == "expression" and unwrap(target["value"])["op"] in ("dereference_header_stack", "access_union_header")
-            ):
-                return lines + self._copy_header(target, params[1])
-            if target["type"] == "header_union":
-                return lines + self._copy_union(target["value"], params[1]["value"])
-            if target["type"] == "header_stack":
-                return lines + self._copy_stack(target["value"], params[1]["value"])
-            return [*lines, e.store(target, e.value(params[1]), params[1])]
-        if op in ("assign_header", "copy_header"):
-            return lines + self._copy_header(params[0], params[1])
-        if op == "assign_union":
-            return lines + self._copy_union(params[0]["value"], params[1]["value"])
-        if op in ("assign_header_stack", "assign_union_stack"):
-            return lines + self._copy_stack(params[0]["value"], params[1]["value"])
-        if op == "assign_VL":
-            slot, _w, _s = e.field_ref(params[0])
-            lengths = self.layout.varbit_length_slots(params[0], params[1])
-            length = [f"P[{lengths[0]}] = P[{lengths[1]}]"] if lengths else []
-            return [*lines, f"P[{slot}] = {e.value(params[1])}", *length]
-        if op == "add_header":
-            return lines + self._set_valid(params[0])
-        if op == "remove_header":
-            return [*lines, f"P[{e.header_base(params[0])}] = 0"]
-        if op in ("push", "push_front"):
-            return [*lines, f"_push(P, {self._stack_args(params[0]['value'])}, {e.value(params[1])})"]
-        if op in ("pop", "pop_front"):
-            return [*lines, f"_pop(P, {self._stack_args(params[0]['value'])}, {e.value(params[1])})"]
-        if op in ("mark_to_drop", "drop"):
-            return [*lines, f"P[{self.sm_slot('egress_spec')}] = {self.drop_port}", f"P[{self.sm_slot('mcast_grp')}] = 0"]
-        if op == "exit":
-            return [*lines, f"P[{self.layout.hidden['exit']}] = 1"]
-        if op == "no_op":
-            return [*lines, "pass"]
-        if op == "register_read":
-            var, bitwidth = self._register(params[1]["value"])
-            slot, width, signed = e.field_ref(params[0])
-            value = f"{var}[{e.value(params[2])}]"
-            if width < bitwidth or signed:
-                value = e.truncate(value, width, signed)
-            return [*lines, f"P[{slot}] = {value}"]
-        if op == "register_write":
-            var, bitwidth = self._register(params[0]["value"])
-            value = e.truncate(e.value(params[2]), bitwidth, False, params[2])
-            return [*lines, f"{var}[{e.value(params[1])}] = {value}"]
-        if op == "count":
-            var = self._counter(params[0]["value"])
-            return [*lines, f"i = {e.value(params[1])}", f"{var}[0][i] += 1", f"{var}[1][i] += P[{self.sm_slot('packet_length')}]"]
-        if op == "execute_meter":
-            meter = self._meter(params[0]["value"])
-            return [*lines, e.store(params[2], f"{meter}.execute({e.value(params[1])}, P[{self.sm_slot('packet_length')}])")]
-        if op == "modify_field_rng_uniform":
-            return [*lines, e.store(params[0], f"_randint({e.value(params[1])}, {e.value(params[2])})")]
-        if op == "modify_field_with_hash_based_offset":
-            calc = self.calculation(params[2]["value"])
-            size = e.value(params[3])
-            return [*lines, e.store(params[0], f"{e.value(params[1])} + _mod({calc}(P, b''), {size})")]
-        if op in ("clone_ingress_pkt_to_egress", "clone_egress_pkt_to_egress"):
-            field_list = e.value(params[1]) if len(params) > 1 else "0"
-            return [*lines, f"P[{self.layout.hidden['clone_session']}] = {e.value(params[0])} + 1", f"P[{self.layout.hidden['clone_fields']}] = {field_list}"]
-        if op in ("resubmit", "recirculate"):
-            field_list = e.value(params[0]) if params else "0"
-            return [*lines, f"P[{self.layout.hidden[op]}] = {field_list} + 1"]
-        if op == "truncate":
-            return [*lines, f"P[{self.layout.hidden['truncate']}] = {e.value(params[0])}"]
-        if op == "generate_digest":
-            return [*lines, f"P[{self.layout.hidden['digest']}] = {e.value(params[1])} + 1"]
-        if op == "log_msg":
-            if not self.trace:
-                return [*lines, "pass"]
-            values = params[1]["value"] if len(params) > 1 else []
-            args = ", ".join(e.value(v) for v in values)
-            return [*lines, f"_log_msg({e.value(params[0])}, ({args}{',' if values else ''}))"]
-        if op in ("assert", "assume"):
-            return [*lines, f"if not ({e.value(params[0])}): _assert_failed({op!r})"]
-        raise PipelineError(f"unsupported primitive '{op}'")
+    def primitive(self, prim: dict) -> list[str]:
+        """Python statements for one action primitive (its entry in primitives.py)."""
+        op = prim["op"]
+        entry = PRIMITIVES.get(op)
+        if entry is None:
+            raise PipelineError(f"unsupported primitive '{op}'")
+        lines = entry.python(self, op, prim.get("parameters", []))
+        if self.trace and op not in JUMPS:
+            return [f"_log('    primitive ' + {op!r})", *lines]
+        return lines
 
-    def _copy_header(self, dst: dict, src: dict) -> list[str]:
+    def copy_header(self, dst: dict, src: dict) -> list[str]:
         size = self.expr.header_width_fields(dst).size
         d, s = self.expr.header_base(dst), self.expr.header_base(src)
         return [f"d = {d}", f"s = {s}", f"P[d:d + {size}] = P[s:s + {size}]"]
 
-    def _copy_union(self, dst: str, src: str) -> list[str]:
+    def copy_union(self, dst: str, src: str) -> list[str]:
         lines = []
         for dm, sm in zip(self.layout.unions[dst], self.layout.unions[src], strict=True):
-            lines += self._copy_header({"type": "header", "value": dm}, {"type": "header", "value": sm})
+            lines += self.copy_header({"type": "header", "value": dm}, {"type": "header", "value": sm})
         return lines
 
-    def _copy_stack(self, dst: str, src: str) -> list[str]:
+    def copy_stack(self, dst: str, src: str) -> list[str]:
         if dst in self.layout.union_stacks:
             lines = []
             for du, su in zip(self.layout.union_stacks[dst], self.layout.union_stacks[src], strict=True):
-                lines += self._copy_union(du, su)
+                lines += self.copy_union(du, su)
             return lines
         d, s = self.layout.stacks[dst], self.layout.stacks[src]
         n = d.stride * len(d.elements)
         return [f"P[{d.base}:{d.base + n}] = P[{s.base}:{s.base + n}]", f"P[{d.next_slot}] = P[{s.next_slot}]"]
 
-    def _stack_args(self, name: str) -> str:
+    def stack_args(self, name: str) -> str:
         stack = self.layout.stacks.get(name)
         if stack is None:
             raise PipelineError(f"push/pop on header union stack '{name}' is not supported")
         return f"{stack.base}, {stack.stride}, {len(stack.elements)}, {stack.next_slot}"
 
-    def _set_valid(self, target: dict) -> list[str]:
-        hl = self.expr.header_width_fields(target)
-        base = self.expr.header_base(target)
-        n = hl.size - 1
-        lines = [f"b = {base}", f"if not P[b]: P[b + 1:b + {1 + n}] = ZEROS[:{n}]", "P[b] = 1"]
-        if target["type"] == "header" and target["value"] in self.layout.union_of:
-            union = self.layout.union_of[target["value"]]
-            for member in self.layout.unions[union]:
-                if member != target["value"]:
-                    lines.append(f"P[{self.layout.header(member).base}] = 0")
-        return lines
-
-    def _register(self, name: str) -> tuple[str, int]:
+    def register(self, name: str) -> tuple[str, int]:
         """(namespace variable, bitwidth) of a register array's cells."""
         reg = self.program.register(name)
         return f"REG_{reg.id}", reg.bitwidth
 
-    def _counter(self, name: str) -> str:
+    def counter(self, name: str) -> str:
         return f"CNT_{self.program.counter(name).id}"
 
-    def _meter(self, name: str) -> str:
+    def meter(self, name: str) -> str:
         return f"MTR_{self.program.meter(name).id}"
 
     # --- calculations (hashes and checksums) -------------------------------------------
@@ -349,8 +270,8 @@ class CodeGenerator:
         if not prims:
             o.emit("pass", 1)
             return fn
-        if not any(p["op"] in ("_jump", "_jump_if_zero") for p in prims):
-            body = [line for prim in prims for line in self.primitive(prim, 1)]
+        if not action.jumps:
+            body = [line for prim in prims for line in self.primitive(prim)]
             for line in cache_slots(body):
                 o.emit(line, 1)
             return fn
@@ -359,14 +280,9 @@ class CodeGenerator:
         o.emit("while True:", 1)
         for i, prim in enumerate(prims):
             o.emit(f"if pc == {i}:", 2)
-            if prim["op"] == "_jump":
-                o.emit(f"pc = {jump_target(prims, i)}; continue", 3)
-            elif prim["op"] == "_jump_if_zero":
-                cond = self.expr.value(prim["parameters"][0])
-                o.emit(f"pc = {jump_target(prims, i)} if not ({cond}) else {i + 1}; continue", 3)
-            else:
-                for line in self.primitive(prim, 3):
-                    o.emit(line, 3)
+            for line in self.primitive(prim):
+                o.emit(line, 3)
+            if prim["op"] != "_jump":  # a jump sets pc and continues; a taken _jump_if_zero too
                 o.emit(f"pc = {i + 1}", 3)
         o.emit(f"if pc >= {len(prims)}: return", 2)
         return fn
@@ -452,7 +368,7 @@ class CodeGenerator:
             return [f"off += ({e.value(params[0])}) // 8",
                     f"if off > len(data): raise ParserErr({short})"]
         if kind == "primitive":
-            return self.primitive(params[0], 1) if params else []
+            return self.primitive(params[0]) if params else []
         raise PipelineError(f"unsupported parser operation '{kind}'")
 
     def _transitions(self, state: ParserState, names: dict[str, str]) -> None:
@@ -466,31 +382,23 @@ class CodeGenerator:
             o.emit(f"k = {' | '.join(parts)}", 1)
         for t in state.transitions:
             target = names[t.next_state] if t.next_state else "None"
-            if t.kind == "default":
-                o.emit(f"return {target}, off", 1)
-                return
-            if t.kind == "hexstr":
-                if t.mask is not None:
-                    o.emit(f"if k & {t.mask} == {t.value & t.mask}: return {target}, off", 1)
-                else:
-                    o.emit(f"if k == {t.value}: return {target}, off", 1)
-            elif t.kind == "parse_vset":
-                mask = -1 if t.mask is None else t.mask
-                o.emit(f"if _vset_match(VSETS[{t.vset!r}], k, {mask}): return {target}, off", 1)
-            else:
-                raise PipelineError(f"unsupported transition type '{t.kind}'")
-        o.emit("return None, off", 1)
+            o.emit(f"{self._select_case(t)}return {target}, off", 1)
+
+    @staticmethod
+    def _select_case(t: Transition) -> str:
+        """`if ...: ` testing the select key `k` against one case; nothing for the default."""
+        if t.kind == "default":
+            return ""
+        if t.kind == "parse_vset":
+            return f"if _vset_match(VSETS[{t.vset!r}], k, {-1 if t.mask is None else t.mask}): "
+        return f"if k == {t.value}: " if t.mask is None else f"if k & {t.mask} == {t.value}: "
 
     # --- pipelines -----------------------------------------------------------------------
     def pipeline(self, pipe: Control, tables: dict[str, str]) -> str:
         """Generate the pipeline's nodes; `tables` receives table name -> its namespace variable."""
         o = self.out
         pid = pipe.id
-        node_names: dict[str, str] = {}
-        for t in pipe.tables:
-            node_names[t.name] = f"tbl_{pid}_{t.id}"
-        for c in pipe.conditionals:
-            node_names[c["name"]] = f"cond_{pid}_{num(c['id'])}"
+        node_names = {name: node_function(key) for name, key in pipe.nodes.items()}
         if pipe.action_profiles:
             raise PipelineError("action profiles and selectors are not supported by ina's switch yet")
 
@@ -501,10 +409,7 @@ class CodeGenerator:
         by_name = {t.name: t for t in pipe.tables}
         merge = not self.trace
         fixed = {name: step for name, t in by_name.items() if merge and (step := self._fixed_step(t))}
-        conds = {
-            c["name"]: (self.expr.value(c["expression"]), c.get("true_next"), c.get("false_next"))
-            for c in pipe.conditionals
-        }
+        conds = {c.name: (self.expr.value(c.expression), c.true_next, c.false_next) for c in pipe.conditionals}
 
         def lookup(t: Table, indent: int) -> None:
             """Emit a table's lookup and action call; leaves `hit` and the entry `e` set."""
@@ -526,7 +431,7 @@ class CodeGenerator:
                 if t.with_counters:
                     o.emit(f"else: e.packets += 1; e.bytes += P[{self.sm_slot('packet_length')}]", indent)
                 if t.direct_meter:
-                    meter = self._meter(t.direct_meter)
+                    meter = self.meter(t.direct_meter)
                     target = self.program.meter(t.direct_meter).result_target
                     if target:
                         field_obj = {"type": "field", "value": target}
@@ -593,14 +498,13 @@ class CodeGenerator:
             else:
                 o.emit("return e.next_node", 1)
         for c in pipe.conditionals:
-            fn = node_names[c["name"]]
-            o.emit(f"def {fn}(P):")
+            o.emit(f"def {node_names[c.name]}(P):")
             if merge:
-                inline(c["name"], 1, [INLINE_BUDGET])
+                inline(c.name, 1, [INLINE_BUDGET])
                 continue
-            cond, true_next, false_next = conds[c["name"]]
+            cond, true_next, false_next = conds[c.name]
             o.emit(f"r = bool({cond})", 1)
-            o.emit(f"_log('condition ' + {c['name']!r} + ' is ' + str(r))", 1)
+            o.emit(f"_log('condition ' + {c.name!r} + ' is ' + str(r))", 1)
             o.emit(f"return {ref(true_next)} if r else {ref(false_next)}", 1)
         entry = f"pipe_{pid}"
         o.emit(f"def {entry}(P):")
@@ -647,12 +551,12 @@ class CodeGenerator:
                     o.emit(f"P[{slot}] = {value}", 2)
         return verify, update
 
-    def deparser(self, deparser: dict) -> str:
+    def deparser(self, deparser: Deparser) -> str:
         o = self.out
-        fn = f"deparse_{num(deparser['id'])}"
+        fn = f"deparse_{deparser.id}"
         o.emit(f"def {fn}(P):")
         o.emit("out = []", 1)
-        for name in deparser.get("order", []):
+        for name in deparser.order:
             if name in self.layout.stacks:
                 stack = self.layout.stacks[name]
                 hl = self.layout.header(stack.elements[0])

@@ -6,16 +6,18 @@ the backend, checks what callers pass before either sees it, and keeps what outl
 the digests not yet read and the statistics.
 """
 
+import threading
 from collections import Counter as Tally
 from collections import deque
 from collections.abc import Callable
 
-from ina.switch.backend import Backend
+from ina.switch.backend import Backend, Host
 from ina.switch.errors import PipelineError
 from ina.switch.layout import Layout
 from ina.switch.native.build import BuildError
 from ina.switch.native.datapath import NativeBackend
 from ina.switch.native.expressions import Unsupported
+from ina.switch.ports import Ports
 from ina.switch.program import Program, load_program
 from ina.switch.python_backend import PythonBackend
 from ina.switch.replication import MAX_PORT, CloneSessions, Multicast
@@ -186,3 +188,12 @@ class Switch:
             self._stats["dropped_no_pipeline"] += 1
             return []
         return self.pipeline.process(port, data)
+
+    def serve(self, ports: Ports, host: Host, lock: threading.Lock, wake: threading.Event,
+              ticks: Tally) -> None:
+        """Forward frames between `ports` with the loaded program's data path until `wake` is set
+        (backend.py `Backend.serve`); with no program yet, Python's loop drops and counts them."""
+        if self.pipeline is None:
+            ports.run(self.process, host.deliver, lock, wake)
+        else:
+            self.pipeline.serve(ports, self.process, host, lock, wake, self.cpu_port, ticks)

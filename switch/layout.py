@@ -4,7 +4,8 @@ The engine keeps a packet's whole state (the PHV) in one Python list, so generat
 writes `P[17]` instead of walking dictionaries. A header instance occupies a contiguous run:
 `base` holds its validity, `base + 1 + k` its k-th field, and for a header with a varbit field one
 more slot after the fields holds the varbit's current length in bits. Stack elements share a layout,
-so a run-time index turns into `stack_base + index * stride`.
+so a run-time index turns into `stack_base + index * stride`. program.py's `build_layout` assigns
+the slots, reading the JSON where the rest of the program model is read.
 """
 
 from dataclasses import dataclass, field
@@ -113,65 +114,3 @@ class Layout:
             if h.metadata:
                 slots[h.base] = 1
         return slots
-
-
-def build_layout(program: dict) -> Layout:
-    """Assign slots to every header instance of a BMv2 JSON program."""
-    types = {t["name"]: t for t in program.get("header_types", [])}
-    layout = Layout()
-    stack_members: dict[str, list[str]] = {}
-    for stack in program.get("header_stacks", []):
-        stack_members[stack["name"]] = [_header_name(program, i) for i in stack["header_ids"]]
-    next_slot = 0
-    for header in program.get("headers", []):
-        name = header["name"]
-        htype = types.get(header["header_type"])
-        if htype is None:
-            raise PipelineError(f"header '{name}' uses unknown header type '{header['header_type']}'")
-        fields = []
-        varbit_max = 0
-        for spec in htype["fields"]:
-            fname, width = spec[0], spec[1]
-            signed = bool(spec[2]) if len(spec) > 2 else False
-            if width == "*":
-                varbit_max = num(htype.get("max_length", 0)) * 8 - sum(
-                    f[1] for f in htype["fields"] if f[1] != "*"
-                )
-                fields.append((fname, -1, False))
-            else:
-                fields.append((fname, num(width), signed))
-        hl = HeaderLayout(name, next_slot, tuple(fields), max(varbit_max, 0), bool(header["metadata"]),
-                          htype["name"])
-        layout.headers[name] = hl
-        layout.by_id[header["id"]] = name
-        next_slot += hl.size
-    for stack_name, members in stack_members.items():
-        first = layout.headers[members[0]]
-        stride = first.size
-        contiguous = all(
-            layout.headers[m].base == first.base + i * stride for i, m in enumerate(members)
-        )
-        if not contiguous:
-            raise PipelineError(f"header stack '{stack_name}': elements are not declared in order")
-        layout.stacks[stack_name] = StackLayout(stack_name, tuple(members), first.base, stride, next_slot)
-        next_slot += 1
-    for union in program.get("header_unions", []):
-        members = tuple(_header_name(program, i) for i in union["header_ids"])
-        layout.unions[union["name"]] = members
-        for m in members:
-            layout.union_of[m] = union["name"]
-    union_names = {u["id"]: u["name"] for u in program.get("header_unions", [])}
-    for ustack in program.get("header_union_stacks", []):
-        layout.union_stacks[ustack["name"]] = tuple(union_names[i] for i in ustack["header_union_ids"])
-    for hidden in HIDDEN:
-        layout.hidden[hidden] = next_slot
-        next_slot += 1
-    layout.size = next_slot
-    return layout
-
-
-def _header_name(program: dict, header_id: int) -> str:
-    for header in program["headers"]:
-        if header["id"] == header_id:
-            return header["name"]
-    raise PipelineError(f"no header with id {header_id}")

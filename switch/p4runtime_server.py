@@ -35,6 +35,7 @@ from ina.switch import p4runtime_entities as ent
 from ina.switch.engine import Switch
 from ina.switch.errors import PipelineError
 from ina.switch.pipeline import load_pipeline
+from ina.switch.program import Program
 
 API_VERSION = "1.4.1"
 READ_CHUNK = 4096  # entities per ReadResponse
@@ -522,10 +523,10 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"p4_device_config is not BMv2 JSON: {str(err)[:200]}")
         try:
-            load_pipeline(program, self.sw.drop_port)
+            model = load_pipeline(program, self.sw.drop_port).model
         except PipelineError as err:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the switch cannot run this BMv2 JSON: {err}")
-        missing = _p4info_names_missing_from(config.p4info, program)
+        missing = _p4info_names_missing_from(config.p4info, model)
         if missing:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                           f"the P4Info names {', '.join(missing[:5])} that the BMv2 JSON lacks; "
@@ -671,13 +672,13 @@ def _refuse(refusals: tuple[Refusal, ...], kind: str | None, entity: p4runtime_p
             raise ent.EntityError(refusal.code, refusal.message)
 
 
-def _p4info_names_missing_from(p4info, program: dict) -> list[str]:
+def _p4info_names_missing_from(p4info, model: Program) -> list[str]:
     """P4Info entities the server maps to the JSON by fully qualified name that the JSON lacks."""
     in_json = {
-        "table": {t["name"] for p in program["pipelines"] for t in p.get("tables", [])},
-        "register": {r["name"] for r in program.get("register_arrays", [])},
-        "counter": {c["name"] for c in program.get("counter_arrays", [])},
-        "meter": {m["name"] for m in program.get("meter_arrays", [])},
+        "table": set(model.tables),
+        "register": {r.name for r in model.registers},
+        "counter": {c.name for c in model.counters},
+        "meter": {m.name for m in model.meters},
     }
     named = [("table", p4info.tables), ("register", p4info.registers), ("counter", p4info.counters),
              ("counter", p4info.direct_counters), ("meter", p4info.meters)]

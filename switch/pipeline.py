@@ -3,7 +3,7 @@
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ina.switch.codegen import CodeGenerator
+from ina.switch.codegen import CodeGenerator, node_function
 from ina.switch.errors import PipelineError
 from ina.switch.externs import Counter, Meter, Register, ValueSet
 from ina.switch.layout import Layout
@@ -96,7 +96,7 @@ def _build(layout: Layout, model: Program, drop_port: int, log: Callable[[str], 
     table_vars: dict[str, str] = {}
     pipes = {c.name: gen.pipeline(c, table_vars) for c in model.controls}
     verify_fn, update_fn = gen.checksums()
-    deparse_fn = gen.deparser(model.json["deparsers"][0])
+    deparse_fn = gen.deparser(model.deparsers[0])
     source = gen.source()
     try:
         code = compile(source, "<ina-pipeline>", "exec")
@@ -109,10 +109,7 @@ def _build(layout: Layout, model: Program, drop_port: int, log: Callable[[str], 
     exec(code, ns)
     nodes: dict[str, str] = {}  # node name -> its function; the first of a name wins
     for c in model.controls:
-        for t in c.tables:
-            nodes.setdefault(t.name, f"tbl_{c.id}_{t.id}")
-        for cond in c.conditionals:
-            nodes.setdefault(cond["name"], f"cond_{c.id}_{cond['id']}")
+        nodes = {name: node_function(key) for name, key in c.nodes.items()} | nodes
     for name in table_vars:
         spec, table = model.tables[name], tables[name]
         for ref in table.actions.values():

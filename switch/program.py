@@ -15,9 +15,10 @@ from typing import TypeVar
 from ina.switch.bmv2_schema import validate
 from ina.switch.errors import PipelineError, TableError
 from ina.switch.expressions import hexint
-from ina.switch.layout import Layout, build_layout, num
+from ina.switch.layout import HIDDEN, HeaderLayout, Layout, StackLayout, num
 
 Ref = tuple[str, str]  # (header instance, field)
+JUMPS = ("_jump", "_jump_if_zero")  # the primitives that move an action's program counter
 Named = TypeVar("Named", "RegisterArray", "CounterArray", "MeterArray")
 
 
@@ -33,6 +34,7 @@ class Action:
     name: str
     params: tuple[ActionParam, ...]
     primitives: tuple[dict, ...]  # BMv2 primitive objects, for the engines' emitters
+    jumps: dict[int, int]  # index of each jump primitive -> the index it goes to
 
     @property
     def param_widths(self) -> tuple[int, ...]:
@@ -88,6 +90,15 @@ class Table:
 
 
 @dataclass(frozen=True)
+class Conditional:
+    name: str
+    id: int
+    expression: dict  # BMv2 expression, for the engines' expression compilers
+    true_next: str | None
+    false_next: str | None
+
+
+@dataclass(frozen=True)
 class Control:
     """An ingress or egress pipeline: its tables and conditionals, the nodes of one graph."""
 
@@ -95,8 +106,15 @@ class Control:
     id: int
     init_table: str | None
     tables: tuple[Table, ...]
-    conditionals: tuple[dict, ...]  # BMv2 conditional objects (an expression, two next nodes)
+    conditionals: tuple[Conditional, ...]
     action_profiles: tuple[dict, ...]
+
+    @property
+    def nodes(self) -> dict[str, str]:
+        """Each node's name -> an identifier no other node of the program has (t<control>_<table>,
+        c<control>_<conditional>), which the engines' generated names are made of."""
+        ids = {t.name: f"t{self.id}_{t.id}" for t in self.tables}
+        return ids | {c.name: f"c{self.id}_{c.id}" for c in self.conditionals}
 
 
 @dataclass(frozen=True)
@@ -187,9 +205,12 @@ class TransitionKey:
 
 @dataclass(frozen=True)
 class Transition:
+    """One case of a select: the key masked by `mask` (all of it when None) equals `value`, or
+    is in value set `vset`; a default always matches."""
+
     kind: str  # hexstr | parse_vset | default
     next_state: str | None  # None: accept
-    value: int = 0  # hexstr: the value to match
+    value: int = 0  # hexstr: the value to match, masked already
     mask: int | None = None
     vset: str = ""  # parse_vset: the value set's name
 
@@ -200,7 +221,7 @@ class ParserState:
     id: int
     ops: tuple[dict, ...]
     keys: tuple[TransitionKey, ...]
-    transitions: tuple[Transition, ...]
+    transitions: tuple[Transition, ...]  # tried in order; the last (only the last) is a default
 
 
 @dataclass(frozen=True)
@@ -209,6 +230,12 @@ class Parser:
     id: int
     init_state: str
     states: tuple[ParserState, ...]
+
+
+@dataclass(frozen=True)
+class Deparser:
+    id: int
+    order: tuple[str, ...]  # headers, stacks and unions, emitted in this order when valid
 
 
 @dataclass(frozen=True)
@@ -228,6 +255,7 @@ class Program:
     meters: tuple[MeterArray, ...]
     value_sets: tuple[str, ...]
     parsers: tuple[Parser, ...]
+    deparsers: tuple[Deparser, ...]
     errors: dict[str, int]
 
     def register(self, name: str) -> RegisterArray:
@@ -246,6 +274,11 @@ class Program:
 
     def action_named(self, name: str) -> Action:
         return next(a for a in self.actions.values() if a.name == name)
+
+
+def jump_target(params: list[dict]) -> int:
+    """The primitive index a `_jump` or `_jump_if_zero` goes to: its last parameter."""
+    return hexint(params[-1]["value"])
 
 
 def _named(items: Iterable[Named], name: str, what: str) -> Named:
@@ -282,6 +315,68 @@ def load_program(json: dict) -> tuple[Layout, Program]:
         return layout, read_program(json, layout)
 
 
+def build_layout(program: dict) -> Layout:
+    """Assign slots to every header instance of a BMv2 JSON program (layout.py says how)."""
+    types = {t["name"]: t for t in program.get("header_types", [])}
+    layout = Layout()
+    stack_members: dict[str, list[str]] = {}
+    for stack in program.get("header_stacks", []):
+        stack_members[stack["name"]] = [_header_name(program, i) for i in stack["header_ids"]]
+    next_slot = 0
+    for header in program.get("headers", []):
+        name = header["name"]
+        htype = types.get(header["header_type"])
+        if htype is None:
+            raise PipelineError(f"header '{name}' uses unknown header type '{header['header_type']}'")
+        fields = []
+        varbit_max = 0
+        for spec in htype["fields"]:
+            fname, width = spec[0], spec[1]
+            signed = bool(spec[2]) if len(spec) > 2 else False
+            if width == "*":
+                varbit_max = num(htype.get("max_length", 0)) * 8 - sum(
+                    f[1] for f in htype["fields"] if f[1] != "*"
+                )
+                fields.append((fname, -1, False))
+            else:
+                fields.append((fname, num(width), signed))
+        hl = HeaderLayout(name, next_slot, tuple(fields), max(varbit_max, 0), bool(header["metadata"]),
+                          htype["name"])
+        layout.headers[name] = hl
+        layout.by_id[header["id"]] = name
+        next_slot += hl.size
+    for stack_name, members in stack_members.items():
+        first = layout.headers[members[0]]
+        stride = first.size
+        contiguous = all(
+            layout.headers[m].base == first.base + i * stride for i, m in enumerate(members)
+        )
+        if not contiguous:
+            raise PipelineError(f"header stack '{stack_name}': elements are not declared in order")
+        layout.stacks[stack_name] = StackLayout(stack_name, tuple(members), first.base, stride, next_slot)
+        next_slot += 1
+    for union in program.get("header_unions", []):
+        members = tuple(_header_name(program, i) for i in union["header_ids"])
+        layout.unions[union["name"]] = members
+        for m in members:
+            layout.union_of[m] = union["name"]
+    union_names = {u["id"]: u["name"] for u in program.get("header_unions", [])}
+    for ustack in program.get("header_union_stacks", []):
+        layout.union_stacks[ustack["name"]] = tuple(union_names[i] for i in ustack["header_union_ids"])
+    for hidden in HIDDEN:
+        layout.hidden[hidden] = next_slot
+        next_slot += 1
+    layout.size = next_slot
+    return layout
+
+
+def _header_name(program: dict, header_id: int) -> str:
+    for header in program["headers"]:
+        if header["id"] == header_id:
+            return header["name"]
+    raise PipelineError(f"no header with id {header_id}")
+
+
 def read_program(json: dict, layout: Layout) -> Program:
     """The model of a validated BMv2 JSON document whose slots `layout` assigned; PipelineError
     (or, for a document that skipped validation, KeyError and the like) names what is wrong."""
@@ -290,7 +385,9 @@ def read_program(json: dict, layout: Layout) -> Program:
     calculations = {c["name"]: reader.calculation(c) for c in json.get("calculations", [])}
     controls = tuple(Control(p["name"], num(p["id"]), p.get("init_table"),
                              tuple(reader.table(t, actions) for t in p.get("tables", [])),
-                             tuple(p.get("conditionals", [])), tuple(p.get("action_profiles", [])))
+                             tuple(Conditional(c["name"], num(c["id"]), c["expression"], c.get("true_next"),
+                                               c.get("false_next")) for c in p.get("conditionals", [])),
+                             tuple(p.get("action_profiles", [])))
                      for p in json.get("pipelines", []))
     return Program(
         json=json,
@@ -307,6 +404,7 @@ def read_program(json: dict, layout: Layout) -> Program:
         meters=tuple(reader.meter(m) for m in json.get("meter_arrays", [])),
         value_sets=tuple(v["name"] for v in json.get("parse_vsets", [])),
         parsers=tuple(reader.parser(p) for p in json.get("parsers", [])),
+        deparsers=tuple(Deparser(num(d["id"]), tuple(d.get("order", []))) for d in json.get("deparsers", [])),
         errors={name: num(code) for name, code in json.get("errors", [])},
     )
 
@@ -323,7 +421,13 @@ class _Reader:
 
     def action(self, a: dict) -> Action:
         params = tuple(ActionParam(p["name"], p["bitwidth"]) for p in a.get("runtime_data", []))
-        return Action(num(a["id"]), a["name"], params, tuple(a.get("primitives", [])))
+        prims = tuple(a.get("primitives", []))
+        jumps = {i: jump_target(p["parameters"]) for i, p in enumerate(prims) if p["op"] in JUMPS}
+        for i, target in jumps.items():
+            if not i < target <= len(prims):  # P4 actions have no loops; outside, the pc would spin
+                raise PipelineError(f"primitive {i} of action '{a['name']}' jumps to {target}, "
+                                    "not forward within its action")
+        return Action(num(a["id"]), a["name"], params, prims, jumps)
 
     def table(self, t: dict, actions: dict[int, Action]) -> Table:
         keys = tuple(self.key(k) for k in t.get("key", []))
@@ -418,9 +522,19 @@ class _Reader:
     def parser(self, p: dict) -> Parser:
         states = tuple(ParserState(s["name"], num(s["id"]), tuple(s.get("parser_ops", [])),
                                    self.transition_keys(s.get("transition_key", [])),
-                                   tuple(self.transition(t) for t in s.get("transitions", [])))
+                                   self.transitions(s.get("transitions", [])))
                        for s in p["parse_states"])
         return Parser(p["name"], num(p["id"]), p["init_state"], states)
+
+    def transitions(self, cases: list[dict]) -> tuple[Transition, ...]:
+        """The cases up to the first default, which ends them (a select that matches nothing
+        accepts, as p4c's BMv2 backend does: a default to accept when the JSON has none)."""
+        out: list[Transition] = []
+        for case in cases:
+            out.append(self.transition(case))
+            if out[-1].kind == "default":
+                return tuple(out)
+        return (*out, Transition("default", None))
 
     def transition_keys(self, keys: list[dict]) -> tuple[TransitionKey, ...]:
         if len(keys) == 1:
@@ -450,7 +564,8 @@ class _Reader:
         kind, target = t["type"], t.get("next_state") or None
         mask = hexint(t["mask"]) if t.get("mask") else None
         if kind == "hexstr":
-            return Transition(kind, target, hexint(t["value"]), mask)
+            value = hexint(t["value"])
+            return Transition(kind, target, value if mask is None else value & mask, mask)
         if kind == "parse_vset":
             return Transition(kind, target, mask=mask, vset=t["value"])
         return Transition(kind, target)

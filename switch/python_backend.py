@@ -7,14 +7,16 @@ recirculate, else deparse and transmit. The per-packet work itself is the genera
 module only moves packets between its stages. The only backend that traces packets (`log`).
 """
 
+import threading
 from collections import Counter as Tally
 from collections import deque
 from collections.abc import Callable
 from time import monotonic
 
-from ina.switch.backend import max_port
+from ina.switch.backend import Host, Packets, max_port
 from ina.switch.layout import Layout
 from ina.switch.pipeline import Pipeline, build_pipeline
+from ina.switch.ports import Ports
 from ina.switch.program import Program
 from ina.switch.replication import MAX_OUTPUT_BYTES, MAX_OUTPUT_PACKETS, CloneSessions, Multicast
 from ina.switch.runtime import AssertionFailed
@@ -70,6 +72,15 @@ class PythonBackend:
 
     def _now_us(self) -> int:
         return self._set_us if self._set_us is not None else int((monotonic() - self._start) * 1e6)
+
+    def serve(self, ports: Ports, process: Callable[[int, bytes], Packets], host: Host,
+              lock: threading.Lock, wake: threading.Event, cpu_port: int | None, ticks: Tally) -> None:
+        """Ports' Python loop: every frame through `process`, under `lock`."""
+        ports.run(process, host.deliver, lock, wake)
+
+    def profile(self) -> tuple[dict[str, int], int]:
+        """Nothing: only the native engine counts time per stage."""
+        return {}, 0
 
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
         self._stats["rx"] += 1

@@ -282,8 +282,7 @@ class StfRunner:
             if index[1:] not in self.entries:
                 raise StfError(f"no table entry named '{index[1:]}' (name one with: add ... ACTION(...) = NAME)")
             table, handle = self.entries[index[1:]]
-            direct = {c["name"]: c["binding"] for c in self.switch.pipeline.program.get("counter_arrays", [])
-                      if c.get("is_direct")}
+            direct = {c.name: c.binding for c in self.switch.pipeline.model.counters if c.direct}
             counter = _suffix_match(name, direct, "direct counter")
             if direct[counter] != table:
                 raise StfError(f"direct counter '{counter}' belongs to table '{direct[counter]}', "
@@ -339,12 +338,11 @@ class StfRunner:
         """Install the action as the default or as an entry; returns the entry's handle."""
         action = _suffix_match(name, table.actions, f"action of table '{table.name}'")
         action_id = table.action(action).id  # copies of one action share its name: take this table's
-        spec = next(a for a in self.switch.pipeline.program["actions"] if a["id"] == action_id)
         values = []
-        for param in spec.get("runtime_data", []):
-            if param["name"] not in args:
-                raise StfError(f"action '{action}' needs parameter '{param['name']}'")
-            values.append(args[param["name"]] & ((1 << param["bitwidth"]) - 1))
+        for param in self.switch.pipeline.model.actions[action_id].params:
+            if param.name not in args:
+                raise StfError(f"action '{action}' needs parameter '{param.name}'")
+            values.append(args[param.name] & ((1 << param.width) - 1))
         if default:
             table.set_default(action, values)
             return None

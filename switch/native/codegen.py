@@ -9,20 +9,23 @@ supported subset raises Unsupported with the reason, and the switch runs the Pyt
 
 from dataclasses import dataclass, field
 
-from ina.switch.codegen import ident, jump_target
+from ina.switch.codegen import ident
 from ina.switch.expressions import hexint, num
 from ina.switch.hashes import ALGORITHMS
 from ina.switch.layout import HeaderLayout, Layout
-from ina.switch.native.expressions import CExpressions, Unsupported, const, unwrap
-from ina.switch.native.traffic import CLONES, traffic_manager
+from ina.switch.native.expressions import CExpressions, Unsupported, const
+from ina.switch.native.traffic import traffic_manager
+from ina.switch.primitives import PRIMITIVES
 from ina.switch.program import (
     Action,
     Control,
+    Deparser,
     FieldList,
     Parser,
     ParserState,
     Program,
     Table,
+    Transition,
     read_program,
 )
 
@@ -145,7 +148,7 @@ class CGenerator:
             out.append((self.layout.field_slot(header, name), name != "$valid$" and hl.signed(name)))
         return out
 
-    def _list_id(self, param: dict | None, known, offset: int) -> str:
+    def list_id(self, param: dict | None, known, offset: int) -> str:
         """The C value the Python engine stores for a constant list id (+ offset), with ids of no
         list mapped to one sentinel (both preserve nothing); 0 stays 0 (no request)."""
         if param is None:
@@ -164,7 +167,7 @@ class CGenerator:
     # --- the whole program ---------------------------------------------------------------
     def generate(self) -> NativeProgram:
         p = self.program
-        if len(p.parsers) != 1 or len(p.json.get("deparsers", [])) != 1:
+        if len(p.parsers) != 1 or len(p.deparsers) != 1:
             raise Unsupported("programs with other than one parser and one deparser")
         pipes = {pipe.name: pipe for pipe in p.controls}
         if set(pipes) != {"ingress", "egress"}:
@@ -184,7 +187,7 @@ class CGenerator:
         for name in ("ingress", "egress"):
             self.pipeline(pipes[name])
         self.checksums()
-        max_header = self.deparser(p.json["deparsers"][0])
+        max_header = self.deparser(p.deparsers[0])
         traffic_manager(self, max_header)
         self.constructor()
         source = "\n".join(head + self.pre + self.lines) + "\n"
@@ -293,144 +296,39 @@ class CGenerator:
                 word += 1 + (w > 64)
         self.emit(f"static inline void act_{action.id}(ina_ctx *c, uint64_t *P, const uint64_t *A) {{")
         self.emit("(void)c; (void)P; (void)A;", 1)
-        jumps = {i: jump_target(prims, i) for i, p in enumerate(prims) if p["op"] in ("_jump", "_jump_if_zero")}
-        targets = set(jumps.values())
+        targets = set(action.jumps.values())
         for i, prim in enumerate(prims):
             if i in targets:  # only jump targets get labels (-Wall warns of unused ones)
                 self.emit(f"J{i}:;", 0)
-            if prim["op"] == "_jump":
-                self.emit(f"goto J{jumps[i]};", 1)
-            elif prim["op"] == "_jump_if_zero":
-                cond = self.e.value(prim["parameters"][0])
-                self.emit(f"if (!({cond})) goto J{jumps[i]};", 1)
-            else:
-                for line in self.primitive(prim):
-                    self.emit(line, 1)
+            for line in self.primitive(prim):
+                self.emit(line, 1)
         if len(prims) in targets:
             self.emit(f"J{len(prims)}:;", 0)
         self.emit("}")
         self.e.params = None
 
     def primitive(self, prim: dict) -> list[str]:
-        op, params = prim["op"], prim.get("parameters", [])
-        e = self.e
-        if op in ("assign", "modify_field", "assign_header", "copy_header"):
-            target = params[0]
-            if target["type"] == "header_stack" and op in ("assign", "modify_field"):
-                return self._copy_stack(target["value"], params[1]["value"])
-            if target["type"] == "header_union" and op in ("assign", "modify_field"):
-                return self._copy_union(target, params[1])
-            header_expr = target["type"] == "expression" and unwrap(target["value"]).get("op") in (
-                "dereference_header_stack", "access_union_header")
-            if target["type"] in ("header", "regular") or header_expr or op in ("assign_header", "copy_header"):
-                (dst, hl), (src, shl) = e.header_base(target), e.header_base(params[1])
-                lines = ["{", f"size_t d = {dst};", f"size_t s = {src};",
-                         f"memmove(&P[d], &P[s], {hl.size} * sizeof(uint64_t));", "}"]
-                if hl.name in self.wide_of or shl.name in self.wide_of:
-                    if (hl.name not in self.wide_of or shl.name not in self.wide_of
-                            or [f[1:] for f in hl.fields] != [f[1:] for f in shl.fields]):
-                        raise Unsupported("a copy between headers of different shapes with wide fields")
-                    for (_s, dh, dl), (_t, sh, sl) in zip(self.wide_of[hl.name], self.wide_of[shl.name],
-                                                          strict=True):
-                        lines.append(f"P[{dh}] = P[{sh}]; P[{dl}] = P[{sl}];")
-                return lines
-            return [e.store(target, params[1])]
-        if op == "assign_VL":
-            # as the Python engine: the value with its header's varbit length, untruncated; exact here for
-            # an unsigned source of at most 64 bits
-            slot, _w, signed = e.field(params[0])
-            if params[1]["type"] != "field":
-                raise Unsupported(f"assign_VL from a '{params[1]['type']}'")
-            src, _sw, src_signed = e.field(params[1])
-            if signed or src_signed:
-                raise Unsupported("assign_VL of a signed field")
-            lengths = self.layout.varbit_length_slots(params[0], params[1])
-            return [f"P[{slot}] = P[{src}];", *([f"P[{lengths[0]}] = P[{lengths[1]}];"] if lengths else [])]
-        if op == "assign_union":
-            return self._copy_union(params[0], params[1])
-        if op in ("assign_header_stack", "assign_union_stack"):
-            return self._copy_stack(params[0]["value"], params[1]["value"])
-        if op == "add_header":
-            base, hl = e.header_base(params[0])
-            n = hl.size - 1
-            zero = f"memset(&P[b + 1], 0, {n} * sizeof(uint64_t));"
-            if hl.name in self.wide_of:
-                words = "".join(f" P[{h}] = 0; P[{lo}] = 0;" for _s, h, lo in self.wide_of[hl.name])
-                zero = "{ " + zero + words + " }"
-            lines = ["{", f"size_t b = {base};", f"if (!P[b]) {zero}", "P[b] = 1;", "}"]
-            target = params[0]
-            # as the Python engine: a union member named directly invalidates the other members
-            if target["type"] == "header" and target["value"] in self.layout.union_of:
-                for member in self.layout.unions[self.layout.union_of[target["value"]]]:
-                    if member != target["value"]:
-                        lines.append(f"P[{self.layout.header(member).base}] = 0;")
-            return lines
-        if op == "remove_header":
-            return [f"P[{e.header_base(params[0])[0]}] = 0;"]
-        if op in ("push", "push_front", "pop", "pop_front"):
-            st = e.stack(params[0]["value"])
-            if params[1]["type"] != "hexstr" or hexint(params[1]["value"]) < 0:
-                raise Unsupported(f"{op} by a count that is not a non-negative constant")
-            count = min(hexint(params[1]["value"]), len(st.elements))
-            fn = "ina_push" if op.startswith("push") else "ina_pop"
-            return [f"{fn}(P, {st.base}, {st.stride}, {len(st.elements)}, {st.next_slot}, {count});"]
-        if op in ("mark_to_drop", "drop"):
-            return [f"P[{self.sm['egress_spec']}] = (uint64_t)c->sw->drop_port;", f"P[{self.sm['mcast_grp']}] = 0;"]
-        if op == "exit":
-            return [f"P[{self.layout.hidden['exit']}] = 1;"]
-        if op in ("no_op", "log_msg"):
-            return []
-        if op == "register_read":
-            index = self._register(params[1]["value"])
-            slot, width, signed = e.field(params[0])
-            value = e.truncate("(i128)R->cells[i]", width, signed)
-            return ["{", f"ina_register *R = &c->sw->registers[{index}];",
-                    f"uint64_t i = ina_index(c, {e.value(params[2])}, R->size);", f"P[{slot}] = {value};", "}"]
-        if op == "register_write":
-            index = self._register(params[0]["value"])
-            value = e.truncate(e.wrapped(params[2]), self.program.registers[index].bitwidth, False)
-            return ["{", f"ina_register *R = &c->sw->registers[{index}];",
-                    f"uint64_t i = ina_index(c, {e.value(params[1])}, R->size);", f"R->cells[i] = {value};", "}"]
-        if op == "count":
-            index = self._counter(params[0]["value"])
-            return ["{", f"ina_counter *K = &c->sw->counters[{index}];",
-                    f"uint64_t i = ina_index(c, {e.value(params[1])}, K->size);",
-                    f"K->packets[i]++; K->bytes[i] += P[{self.sm['packet_length']}];", "}"]
-        if op == "modify_field_rng_uniform":
-            lo, hi = e.value(params[1]), e.value(params[2])
-            # random.randint refuses lo > hi (ValueError: the packet is dropped)
-            return ["{", f"i128 lo = {lo}, hi = {hi};", "if (lo > hi) ina_fail(c);",
-                    e.store_c(params[0], "lo + (i128)ina_random(c->sw, 0, (uint64_t)(hi - lo))"), "}"]
-        if op == "modify_field_with_hash_based_offset":
-            calc = self.calculation(params[2]["value"], with_payload=False)
-            base, size = e.wrapped(params[1]), e.value(params[3])
-            return ["{", f"i128 size = {size};", f"i128 h = (i128){calc};",
-                    e.store_c(params[0], f"{base} + (size ? ina_mod(c, h, size) : h)"), "}"]
-        hidden = self.layout.hidden
-        if op in CLONES:
-            session = e.value(params[0])
-            fields = self._list_id(params[1] if len(params) > 1 else None, self.field_lists, 0)
-            return ["{", f"i128 s = {session};",
-                    f"P[{hidden['clone_session']}] = s >= 0 && s <= 0xFFFF ? (uint64_t)s + 1 : s == -1 ? 0 : 0x10001;",
-                    f"P[{hidden['clone_fields']}] = {fields};", "}"]
-        if op in ("resubmit", "recirculate"):
-            return [f"P[{hidden[op]}] = {self._list_id(params[0] if params else None, self.field_lists, 1)};"]
-        if op == "generate_digest":
-            return [f"P[{hidden['digest']}] = {self._list_id(params[1], self.learn_lists, 1)};"]
-        if op == "execute_meter":
-            index = self._meter(params[0]["value"])
-            if self.program.meters[index].direct:
-                raise Unsupported(f"execute_meter on direct meter '{params[0]['value']}'")
-            value = f"(i128)ina_meter_index(c->sw, {index}, {e.value(params[1])}, P[{self.sm['packet_length']}])"
-            return [e.store_c(params[2], value)]
-        if op == "truncate":
-            return ["{", f"i128 keep = {e.value(params[0])};", "if (keep < 0) ina_fail(c);",
-                    f"P[{self.layout.hidden['truncate']}] = (uint64_t)keep;", "}"]
-        if op in ("assert", "assume"):
-            return [f"if (!({e.value(params[0])})) ina_fail(c);"]
-        raise Unsupported(f"primitive '{op}'")
+        """C statements for one action primitive (its entry in primitives.py)."""
+        op = prim["op"]
+        entry = PRIMITIVES.get(op)
+        if entry is None:
+            raise Unsupported(f"primitive '{op}'")
+        return entry.c(self, op, prim.get("parameters", []))
 
-    def _copy_union(self, dst: dict, src: dict) -> list[str]:
+    def copy_header(self, dst: dict, src: dict) -> list[str]:
+        """Header `src` copied onto header `dst`, wide fields' hidden words included."""
+        (d, hl), (s, shl) = self.e.header_base(dst), self.e.header_base(src)
+        lines = ["{", f"size_t d = {d};", f"size_t s = {s};",
+                 f"memmove(&P[d], &P[s], {hl.size} * sizeof(uint64_t));", "}"]
+        if hl.name in self.wide_of or shl.name in self.wide_of:
+            if (hl.name not in self.wide_of or shl.name not in self.wide_of
+                    or [f[1:] for f in hl.fields] != [f[1:] for f in shl.fields]):
+                raise Unsupported("a copy between headers of different shapes with wide fields")
+            for (_s, dh, dl), (_t, sh, sl) in zip(self.wide_of[hl.name], self.wide_of[shl.name], strict=True):
+                lines.append(f"P[{dh}] = P[{sh}]; P[{dl}] = P[{sl}];")
+        return lines
+
+    def copy_union(self, dst: dict, src: dict) -> list[str]:
         """Each member header of union `src` copied onto the same member of `dst`."""
         return self._copy_unions(self.e.union(dst), self.e.union(src))
 
@@ -445,7 +343,7 @@ class CGenerator:
             lines.append(f"memmove(&P[{d.base}], &P[{s.base}], {d.size} * sizeof(uint64_t));")
         return lines
 
-    def _copy_stack(self, dst: str, src: str) -> list[str]:
+    def copy_stack(self, dst: str, src: str) -> list[str]:
         stacks = self.layout.union_stacks
         if dst in stacks:
             if src not in stacks or len(stacks[dst]) != len(stacks[src]):
@@ -459,17 +357,17 @@ class CGenerator:
         return [f"memmove(&P[{d.base}], &P[{s.base}], {n} * sizeof(uint64_t));",
                 f"P[{d.next_slot}] = P[{s.next_slot}];"]
 
-    def _register(self, name: str) -> int:
+    def register_index(self, name: str) -> int:
         if name not in self.registers:
             raise Unsupported(f"unknown register array '{name}'")
         return self.registers[name]
 
-    def _meter(self, name: str) -> int:
+    def meter_index(self, name: str) -> int:
         if name not in self.meters:
             raise Unsupported(f"unknown meter array '{name}'")
         return self.meters[name]
 
-    def _counter(self, name: str) -> int:
+    def counter_index(self, name: str) -> int:
         if name not in self.counters:
             raise Unsupported(f"unknown counter array '{name}'")
         index = self.counters[name]
@@ -629,36 +527,26 @@ class CGenerator:
             self.emit(f"i128 k = {key}; (void)k;", 2)
         for t in state.transitions:
             target = label[t.next_state] if t.next_state else "parse_done"
-            if t.kind == "default":
-                self.emit(f"goto {target};", 2)
-                break
-            if t.kind == "parse_vset":
-                if t.vset not in self.vsets:
-                    raise Unsupported(f"unknown value set '{t.vset}'")
-                m = -1 if t.mask is None else t.mask
-                self.emit(f"if (ina_vset_match(&c->sw->vsets[{self.vsets[t.vset]}], k, {const(m)})) goto {target};", 2)
-                continue
-            if t.kind != "hexstr":
-                raise Unsupported(f"parser transition of type '{t.kind}'")
-            if t.mask is not None:
-                self.emit(f"if ((k & {const(t.mask)}) == {const(t.value & t.mask)}) goto {target};", 2)
-            else:
-                self.emit(f"if (k == {const(t.value)}) goto {target};", 2)
-        else:
-            self.emit("goto parse_done;", 2)
+            self.emit(f"{self._select_case(t)}goto {target};", 2)
         if keys:
             self.emit("}", 1)
+
+    def _select_case(self, t: Transition) -> str:
+        """`if (...) ` testing the select key `k` against one case; nothing for the default."""
+        if t.kind == "default":
+            return ""
+        if t.kind == "parse_vset":
+            if t.vset not in self.vsets:
+                raise Unsupported(f"unknown value set '{t.vset}'")
+            mask = const(-1 if t.mask is None else t.mask)
+            return f"if (ina_vset_match(&c->sw->vsets[{self.vsets[t.vset]}], k, {mask})) "
+        return f"if (k == {const(t.value)}) " if t.mask is None else f"if ((k & {const(t.mask)}) == {const(t.value)}) "
 
     # --- pipelines -----------------------------------------------------------------------
     def pipeline(self, pipe: Control) -> None:
         if pipe.action_profiles:
             raise Unsupported("action profiles")
-        pid = pipe.id
-        labels: dict[str, str] = {}
-        for t in pipe.tables:
-            labels[t.name] = f"T_{ident(t.name)}_{pid}_{t.id}"
-        for cnd in pipe.conditionals:
-            labels[cnd["name"]] = f"C_{ident(cnd['name'])}_{pid}_{num(cnd['id'])}"
+        labels = {name: f"{key}_{ident(name)}" for name, key in pipe.nodes.items()}
 
         def goto(name: str | None) -> str:
             return f"goto {labels[name]};" if name else "return;"
@@ -669,9 +557,9 @@ class CGenerator:
         for t in pipe.tables:
             self.table(t, labels[t.name], goto, exit_check)
         for cnd in pipe.conditionals:
-            self.emit(f"{labels[cnd['name']]}:")
-            self.emit(f"if ({self.e.value(cnd['expression'])}) {goto(cnd.get('true_next'))}", 1)
-            self.emit(goto(cnd.get("false_next")), 1)
+            self.emit(f"{labels[cnd.name]}:")
+            self.emit(f"if ({self.e.value(cnd.expression)}) {goto(cnd.true_next)}", 1)
+            self.emit(goto(cnd.false_next), 1)
         self.emit("}")
 
     def table(self, t: Table, label: str, goto, exit_check: str) -> None:
@@ -725,7 +613,7 @@ class CGenerator:
         self.emit("int act; const uint64_t *A;", 1)
         counters = f" e->packets++; e->bytes += P[{self.sm['packet_length']}];" if t.with_counters else ""
         if t.direct_meter:
-            spec = self.program.meters[self._meter(t.direct_meter)]
+            spec = self.program.meters[self.meter_index(t.direct_meter)]
             if spec.result_target and keys:  # as the Python engine: a hit runs the meter
                 plen = f"P[{self.sm['packet_length']}]"
                 color = f"(i128)(e->meter ? ina_meter_execute(e->meter, {int(spec.bytes)}, {plen}) : 0)"
@@ -777,13 +665,13 @@ class CGenerator:
     def _sm_slot(self, name: str) -> int:
         return self.layout.header("standard_metadata").slot(name)
 
-    def deparser(self, deparser: dict) -> int:
+    def deparser(self, deparser: Deparser) -> int:
         """Emits deparse(); returns the most bytes it can write."""
         self.emit("static uint32_t deparse(const uint64_t *P, uint8_t *d) {")
         self.emit("uint32_t n = 0;", 1)
         total = 0
         order = []
-        for name in deparser.get("order", []):
+        for name in deparser.order:
             if name in self.layout.stacks:
                 order += self.layout.stacks[name].elements
             elif name in self.layout.unions:  # its members, each if valid, in declaration order

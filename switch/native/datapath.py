@@ -7,14 +7,17 @@ views.py are its control plane. Digests wait in a ring in C until Python reads S
 
 import ctypes
 import threading
+from collections import Counter as Tally
 from collections import deque
+from collections.abc import Callable
 from ctypes import POINTER, c_double, c_int, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
 from functools import partial
 
-from ina.switch.backend import max_port
+from ina.switch.backend import Host, Packets, max_port
 from ina.switch.layout import Layout
 from ina.switch.native.build import build
 from ina.switch.native.codegen import generate
+from ina.switch.native.portloop import NativePorts
 from ina.switch.native.views import (
     NativeCloneSessions,
     NativeCounter,
@@ -24,6 +27,7 @@ from ina.switch.native.views import (
     NativeTable,
     NativeValueSet,
 )
+from ina.switch.ports import Ports
 from ina.switch.program import Program, malformed_json
 from ina.switch.tables import install_program_entries, new_table
 
@@ -160,6 +164,22 @@ class NativeBackend:
                                     for v, (_slot, signed) in zip(values, fields, strict=False)]))
             if n < DRAIN:
                 return
+
+    def serve(self, ports: Ports, process: Callable[[int, bytes], Packets], host: Host,
+              lock: threading.Lock, wake: threading.Event, cpu_port: int | None, ticks: Tally) -> None:
+        """io.c's loop on the sockets of `ports`: frames stay in C but the CPU port's, which go to
+        `host`; the host's own packets go through C too, keeping pcaps in order. C runs every
+        frame itself (no `process`), and its lock is this backend's, not `lock`."""
+        loop = NativePorts.borrow(self.lib, ports, cpu_port)
+        host.transmit = loop.send
+        try:
+            # digests wait in C until something reads Switch.digests: deliver them every 50 ms
+            tick = (lambda: host.deliver([])) if self.model.learn_lists else None
+            loop.run(self.sw, host.deliver, wake, tick=tick)
+        finally:
+            host.transmit = ports.send
+            ticks.update(loop.profile())
+            loop.close()
 
     def profile(self) -> tuple[dict[str, int], int]:
         """(ticks per stage, packets) since the last call; all zero unless built with profile."""

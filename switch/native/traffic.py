@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ina.switch.primitives import CLONES
 from ina.switch.replication import MAX_OUTPUT_BYTES, MAX_OUTPUT_PACKETS
 
 if TYPE_CHECKING:
     from ina.switch.native.codegen import CGenerator
-
-CLONES = ("clone_ingress_pkt_to_egress", "clone_egress_pkt_to_egress")
-
 
 def traffic_manager(gen: CGenerator, max_header: int) -> None:
     """simple_switch's order, as engine.py: after ingress, I2E clone, digest, resubmit, then

@@ -14,7 +14,7 @@ from ina.hosts.baseline import ParameterServer
 from ina.hosts.cli import make_array, verify
 from ina.hosts.quantize import chunk_exponents, error_bound, quantize, scale_for
 from ina.hosts.worker import Worker, WorkerError
-from ina.p4src.protocol import HEADER, HEADER_LEN, MSG_RESULT, MSG_UPDATE, pool_field
+from ina.p4src.protocol import HEADER, HEADER_LEN, MSG_RESULT, MSG_STATUS, MSG_UPDATE, pool_field
 
 PS_IP = "127.0.0.1"
 EPOCH = 0x5EED0001
@@ -142,6 +142,8 @@ def test_int32_packets_on_the_wire_alternate_sets_and_count_duplicates():
     ]
     s = w.stats
     assert (s.packets_sent, s.packets_received, s.duplicates, s.retransmissions) == (3, 5, 2, 0)
+    # Each RESULT said it holds rank 1's contribution alone: the sum returned is that one.
+    assert (w.contributors.counts.tolist(), w.contributors.bitmaps.tolist()) == ([1, 1, 1], [2, 2, 2])
     w.sock.sent.clear()
     w.allreduce(array[:2])  # the next all-reduce continues each slot's set alternation
     assert [p.hex() for p in w.sock.sent] == ["0101000300000000" "5eed0003" "00000002" "00000000" "00000001" "fffffffe"]
@@ -266,3 +268,25 @@ def test_a_worker_needs_the_jobs_epoch(monkeypatch):
     w = Worker(3, 0, 2, PS_IP, "127.0.0.24", 0)
     assert w.epoch == 16
     w.close()
+
+
+def test_the_parameter_server_answers_a_retransmission_with_a_status_then_everyone_with_the_result():
+    ps = ParameterServer(0, 2, EPOCH, elems=2, bind_ip=PS_IP, port=0)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind((PS_IP, 0))
+        sock.settimeout(1.0)
+        me = sock.getsockname()
+        updates = []
+        for rank in (0, 1):
+            buf = bytearray(HEADER_LEN + 8)
+            packets.pack_update(buf, rank, 0, 3, 0, EPOCH, 5, np.array([rank + 1, -1]))
+            updates.append(bytes(buf))
+        ps.handle(updates[0], me)
+        ps.handle(updates[0], me)  # a retransmission into a use still collecting
+        status = sock.recv(64)
+        assert packets.parse_header(status)[:9] == (MSG_STATUS, 0, 0, 1, 3, 0, 1, EPOCH, 5)
+        ps.handle(updates[1], me)
+        results = [sock.recv(64) for _ in range(2)]  # one copy per worker (both at this socket)
+        assert all(packets.parse_header(r)[5:] == (0, 2, EPOCH, 5, 0b11) for r in results)
+        assert all(packets.values_of(r, 2).tolist() == [3, -2] for r in results)
+    ps.close()

@@ -66,7 +66,7 @@ def test_bad_port_spec_is_a_usage_error():
 @pytest.mark.netns
 @pytest.mark.parametrize(("engine", "says"), [
     ("auto", "ina switch: native data path (the program runs compiled to C)"),
-    ("python", "ina switch: Python data path (the Python engine was asked for)"),
+    ("python", "ina switch: python data path (the Python engine was asked for)"),
 ])
 def test_switch_process_forwards_between_veths(tmp_path, line_reader, engine, says):
     def sh(*cmd):

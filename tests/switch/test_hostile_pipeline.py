@@ -23,7 +23,6 @@ from ina.switch import pipeline as pipeline_module
 from ina.switch import program as program_module
 from ina.switch.engine import Switch
 from ina.switch.errors import PipelineError
-from ina.switch.layout import build_layout
 from ina.switch.native.codegen import generate
 from ina.switch.native.expressions import Unsupported
 from ina.switch.p4runtime_server import P4RuntimeService, serve
@@ -303,7 +302,7 @@ def test_without_the_validator_the_generators_still_refuse_injections(tmp_path: 
         except PipelineError:
             loaded = None
         try:  # the C generator on its own, even where the Python engine refused the program
-            source = generate(doc, loaded.layout if loaded else build_layout(doc)).source
+            source = generate(doc, loaded.layout if loaded else program_module.build_layout(doc)).source
         except (PipelineError, Unsupported, KeyError, IndexError, TypeError, ValueError):
             source = ""
         assert "system(" not in source and "__import__(" not in source, label  # ident() leaves letters

@@ -11,9 +11,8 @@ from ina.compiler import compile_file
 from ina.p4src import AGGREGATE_P4
 from ina.switch.errors import PipelineError
 from ina.switch.hashes import ALGORITHMS
-from ina.switch.layout import build_layout
 from ina.switch.pipeline import load_pipeline
-from ina.switch.program import Program, read_program
+from ina.switch.program import Program, build_layout, read_program
 
 NATIVE = Path(__file__).parents[2] / "switch" / "native"
 

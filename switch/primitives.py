@@ -1,0 +1,345 @@
+"""Every BMv2 primitive the switch runs: one entry each, its Python emitter beside its C emitter.
+
+As p4c registers one converter per extern, a primitive is one `Primitive` in `PRIMITIVES`; both
+generators (codegen.py, native/codegen.py) dispatch through this table alone, so the engines cannot
+know different sets (tests/switch/test_primitives.py checks the names, and that the compiler emits
+none outside it). An emitter takes its generator, the op (several names share one emitter) and the
+JSON parameters, and returns lines: Python statements, or C statements; a C emitter raises
+Unsupported for a form the native engine lacks (the switch then runs the Python engine).
+The state a primitive reaches (registers, counters, meters) is the program model's (program.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ina.switch.expressions import hexint, unwrap
+from ina.switch.native.expressions import Unsupported
+from ina.switch.program import jump_target
+
+if TYPE_CHECKING:
+    from ina.switch.codegen import CodeGenerator
+    from ina.switch.native.codegen import CGenerator
+
+CLONES = ("clone_ingress_pkt_to_egress", "clone_egress_pkt_to_egress")
+
+
+@dataclass(frozen=True)
+class Primitive:
+    python: Callable[[CodeGenerator, str, list[dict]], list[str]]
+    c: Callable[[CGenerator, str, list[dict]], list[str]]
+
+
+HEADER_EXPRESSIONS = ("dereference_header_stack", "access_union_header")  # a whole header's operators
+
+
+# --- control flow inside an action: the model has checked each target (Action.jumps) --------
+def py_jump(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    if op == "_jump":
+        return [f"pc = {jump_target(p)}; continue"]
+    return [f"if not ({g.expr.value(p[0])}): pc = {jump_target(p)}; continue"]
+
+
+def c_jump(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    if op == "_jump":
+        return [f"goto J{jump_target(p)};"]
+    return [f"if (!({g.e.value(p[0])})) goto J{jump_target(p)};"]
+
+
+# --- assignments: a field, or a whole header, union or stack -----------------------------
+def py_assign(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    if op in ("assign_header", "copy_header"):
+        return g.copy_header(p[0], p[1])
+    if op == "assign_union":
+        return g.copy_union(p[0]["value"], p[1]["value"])
+    if op in ("assign_header_stack", "assign_union_stack"):
+        return g.copy_stack(p[0]["value"], p[1]["value"])
+    target = p[0]  # assign, modify_field
+    if target["type"] in ("header", "regular") or (
+            target["type"] == "expression" and unwrap(target["value"])["op"] in HEADER_EXPRESSIONS):
+        return g.copy_header(target, p[1])
+    if target["type"] == "header_union":
+        return g.copy_union(target["value"], p[1]["value"])
+    if target["type"] == "header_stack":
+        return g.copy_stack(target["value"], p[1]["value"])
+    return [g.expr.store(target, g.expr.value(p[1]), p[1])]
+
+
+def c_assign(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    target = p[0]
+    if op in ("assign_header_stack", "assign_union_stack") or (
+            target["type"] == "header_stack" and op in ("assign", "modify_field")):
+        return g.copy_stack(target["value"], p[1]["value"])
+    if op == "assign_union" or (target["type"] == "header_union" and op in ("assign", "modify_field")):
+        return g.copy_union(target, p[1])
+    if op in ("assign_header", "copy_header") or target["type"] in ("header", "regular") or (
+            target["type"] == "expression" and unwrap(target["value"]).get("op") in HEADER_EXPRESSIONS):
+        return g.copy_header(target, p[1])
+    return [g.e.store(target, p[1])]
+
+
+def py_assign_vl(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    slot, _w, _s = g.expr.field_ref(p[0])
+    lengths = g.layout.varbit_length_slots(p[0], p[1])
+    return [f"P[{slot}] = {g.expr.value(p[1])}", *([f"P[{lengths[0]}] = P[{lengths[1]}]"] if lengths else [])]
+
+
+def c_assign_vl(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    # as the Python engine: the value with its header's varbit length, untruncated; exact here for an
+    # unsigned source of at most 64 bits
+    slot, _w, signed = g.e.field(p[0])
+    if p[1]["type"] != "field":
+        raise Unsupported(f"assign_VL from a '{p[1]['type']}'")
+    src, _sw, src_signed = g.e.field(p[1])
+    if signed or src_signed:
+        raise Unsupported("assign_VL of a signed field")
+    lengths = g.layout.varbit_length_slots(p[0], p[1])
+    return [f"P[{slot}] = P[{src}];", *([f"P[{lengths[0]}] = P[{lengths[1]}];"] if lengths else [])]
+
+
+# --- header validity and stacks ----------------------------------------------------------
+def _union_siblings(g: CodeGenerator | CGenerator, target: dict) -> list[int]:
+    """The validity slots a header named directly invalidates: the other members of its union."""
+    if target["type"] != "header" or target["value"] not in g.layout.union_of:
+        return []
+    members = g.layout.unions[g.layout.union_of[target["value"]]]
+    return [g.layout.header(m).base for m in members if m != target["value"]]
+
+
+def py_add_header(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    n = g.expr.header_width_fields(p[0]).size - 1
+    lines = [f"b = {g.expr.header_base(p[0])}", f"if not P[b]: P[b + 1:b + {1 + n}] = ZEROS[:{n}]", "P[b] = 1"]
+    return lines + [f"P[{base}] = 0" for base in _union_siblings(g, p[0])]
+
+
+def c_add_header(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    base, hl = g.e.header_base(p[0])
+    n = hl.size - 1
+    zero = f"memset(&P[b + 1], 0, {n} * sizeof(uint64_t));"
+    if hl.name in g.wide_of:
+        words = "".join(f" P[{h}] = 0; P[{lo}] = 0;" for _s, h, lo in g.wide_of[hl.name])
+        zero = "{ " + zero + words + " }"
+    lines = ["{", f"size_t b = {base};", f"if (!P[b]) {zero}", "P[b] = 1;", "}"]
+    return lines + [f"P[{b}] = 0;" for b in _union_siblings(g, p[0])]
+
+
+def py_remove_header(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    return [f"P[{g.expr.header_base(p[0])}] = 0"]
+
+
+def c_remove_header(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    return [f"P[{g.e.header_base(p[0])[0]}] = 0;"]
+
+
+def py_push_pop(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    fn = "_push" if op.startswith("push") else "_pop"
+    return [f"{fn}(P, {g.stack_args(p[0]['value'])}, {g.expr.value(p[1])})"]
+
+
+def c_push_pop(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    st = g.e.stack(p[0]["value"])
+    if p[1]["type"] != "hexstr" or hexint(p[1]["value"]) < 0:
+        raise Unsupported(f"{op} by a count that is not a non-negative constant")
+    count = min(hexint(p[1]["value"]), len(st.elements))
+    fn = "ina_push" if op.startswith("push") else "ina_pop"
+    return [f"{fn}(P, {st.base}, {st.stride}, {len(st.elements)}, {st.next_slot}, {count});"]
+
+
+# --- the packet's fate -------------------------------------------------------------------
+def py_drop(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    return [f"P[{g.sm_slot('egress_spec')}] = {g.drop_port}", f"P[{g.sm_slot('mcast_grp')}] = 0"]
+
+
+def c_drop(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    return [f"P[{g.sm['egress_spec']}] = (uint64_t)c->sw->drop_port;", f"P[{g.sm['mcast_grp']}] = 0;"]
+
+
+def py_exit(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    return [f"P[{g.layout.hidden['exit']}] = 1"]
+
+
+def c_exit(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    return [f"P[{g.layout.hidden['exit']}] = 1;"]
+
+
+def py_clone(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    fields = g.expr.value(p[1]) if len(p) > 1 else "0"
+    hidden = g.layout.hidden
+    return [f"P[{hidden['clone_session']}] = {g.expr.value(p[0])} + 1", f"P[{hidden['clone_fields']}] = {fields}"]
+
+
+def c_clone(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    session = g.e.value(p[0])
+    fields = g.list_id(p[1] if len(p) > 1 else None, g.field_lists, 0)
+    hidden = g.layout.hidden
+    return ["{", f"i128 s = {session};",
+            f"P[{hidden['clone_session']}] = s >= 0 && s <= 0xFFFF ? (uint64_t)s + 1 : s == -1 ? 0 : 0x10001;",
+            f"P[{hidden['clone_fields']}] = {fields};", "}"]
+
+
+def _request(op: str, p: list[dict]) -> tuple[str, dict | None]:
+    """The hidden value a resubmit, recirculate or digest request sets (layout.HIDDEN: list id + 1)
+    and the parameter naming its field or learn list (None: no list)."""
+    if op == "generate_digest":
+        return "digest", p[1]
+    return op, p[0] if p else None
+
+
+def py_request(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    hidden, lst = _request(op, p)
+    return [f"P[{g.layout.hidden[hidden]}] = {'0' if lst is None else g.expr.value(lst)} + 1"]
+
+
+def c_request(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    hidden, lst = _request(op, p)
+    lists = g.learn_lists if hidden == "digest" else g.field_lists
+    return [f"P[{g.layout.hidden[hidden]}] = {g.list_id(lst, lists, 1)};"]
+
+
+def py_truncate(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    return [f"P[{g.layout.hidden['truncate']}] = {g.expr.value(p[0])}"]
+
+
+def c_truncate(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    return ["{", f"i128 keep = {g.e.value(p[0])};", "if (keep < 0) ina_fail(c);",
+            f"P[{g.layout.hidden['truncate']}] = (uint64_t)keep;", "}"]
+
+
+# --- externs: registers, counters, meters, random numbers, hashes ------------------------
+def py_register_read(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    var, bitwidth = g.register(p[1]["value"])
+    slot, width, signed = g.expr.field_ref(p[0])
+    value = f"{var}[{g.expr.value(p[2])}]"
+    if width < bitwidth or signed:
+        value = g.expr.truncate(value, width, signed)
+    return [f"P[{slot}] = {value}"]
+
+
+def c_register_read(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    index = g.register_index(p[1]["value"])
+    slot, width, signed = g.e.field(p[0])
+    value = g.e.truncate("(i128)R->cells[i]", width, signed)
+    return ["{", f"ina_register *R = &c->sw->registers[{index}];",
+            f"uint64_t i = ina_index(c, {g.e.value(p[2])}, R->size);", f"P[{slot}] = {value};", "}"]
+
+
+def py_register_write(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    var, bitwidth = g.register(p[0]["value"])
+    value = g.expr.truncate(g.expr.value(p[2]), bitwidth, False, p[2])
+    return [f"{var}[{g.expr.value(p[1])}] = {value}"]
+
+
+def c_register_write(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    index = g.register_index(p[0]["value"])
+    value = g.e.truncate(g.e.wrapped(p[2]), g.program.registers[index].bitwidth, False)
+    return ["{", f"ina_register *R = &c->sw->registers[{index}];",
+            f"uint64_t i = ina_index(c, {g.e.value(p[1])}, R->size);", f"R->cells[i] = {value};", "}"]
+
+
+def py_count(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    var = g.counter(p[0]["value"])
+    return [f"i = {g.expr.value(p[1])}", f"{var}[0][i] += 1", f"{var}[1][i] += P[{g.sm_slot('packet_length')}]"]
+
+
+def c_count(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    index = g.counter_index(p[0]["value"])
+    return ["{", f"ina_counter *K = &c->sw->counters[{index}];",
+            f"uint64_t i = ina_index(c, {g.e.value(p[1])}, K->size);",
+            f"K->packets[i]++; K->bytes[i] += P[{g.sm['packet_length']}];", "}"]
+
+
+def py_meter(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    meter = g.meter(p[0]["value"])
+    return [g.expr.store(p[2], f"{meter}.execute({g.expr.value(p[1])}, P[{g.sm_slot('packet_length')}])")]
+
+
+def c_meter(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    index = g.meter_index(p[0]["value"])
+    if g.program.meters[index].direct:
+        raise Unsupported(f"execute_meter on direct meter '{p[0]['value']}'")
+    value = f"(i128)ina_meter_index(c->sw, {index}, {g.e.value(p[1])}, P[{g.sm['packet_length']}])"
+    return [g.e.store_c(p[2], value)]
+
+
+def py_random(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    return [g.expr.store(p[0], f"_randint({g.expr.value(p[1])}, {g.expr.value(p[2])})")]
+
+
+def c_random(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    # random.randint refuses lo > hi (ValueError: the packet is dropped)
+    return ["{", f"i128 lo = {g.e.value(p[1])}, hi = {g.e.value(p[2])};", "if (lo > hi) ina_fail(c);",
+            g.e.store_c(p[0], "lo + (i128)ina_random(c->sw, 0, (uint64_t)(hi - lo))"), "}"]
+
+
+def py_hash(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    calc = g.calculation(p[2]["value"])
+    size = g.expr.value(p[3])
+    return [g.expr.store(p[0], f"{g.expr.value(p[1])} + _mod({calc}(P, b''), {size})")]
+
+
+def c_hash(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    calc = g.calculation(p[2]["value"], with_payload=False)
+    base, size = g.e.wrapped(p[1]), g.e.value(p[3])
+    return ["{", f"i128 size = {size};", f"i128 h = (i128){calc};",
+            g.e.store_c(p[0], f"{base} + (size ? ina_mod(c, h, size) : h)"), "}"]
+
+
+# --- checks and logs ---------------------------------------------------------------------
+def py_no_op(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    return ["pass"]
+
+
+def c_nothing(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    return []
+
+
+def py_log_msg(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    if not g.trace:  # only the packet log shows messages
+        return ["pass"]
+    values = p[1]["value"] if len(p) > 1 else []
+    args = ", ".join(g.expr.value(v) for v in values)
+    return [f"_log_msg({g.expr.value(p[0])}, ({args}{',' if values else ''}))"]
+
+
+def py_assert(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+    return [f"if not ({g.expr.value(p[0])}): _assert_failed({op!r})"]
+
+
+def c_assert(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+    return [f"if (!({g.e.value(p[0])})) ina_fail(c);"]
+
+
+_ASSIGN = Primitive(py_assign, c_assign)
+PRIMITIVES: dict[str, Primitive] = {
+    "_jump": Primitive(py_jump, c_jump),
+    "_jump_if_zero": Primitive(py_jump, c_jump),
+    "assign": _ASSIGN,
+    "modify_field": _ASSIGN,
+    "assign_header": _ASSIGN,
+    "copy_header": _ASSIGN,
+    "assign_union": _ASSIGN,
+    "assign_header_stack": _ASSIGN,
+    "assign_union_stack": _ASSIGN,
+    "assign_VL": Primitive(py_assign_vl, c_assign_vl),
+    "add_header": Primitive(py_add_header, c_add_header),
+    "remove_header": Primitive(py_remove_header, c_remove_header),
+    **dict.fromkeys(("push", "push_front", "pop", "pop_front"), Primitive(py_push_pop, c_push_pop)),
+    "mark_to_drop": Primitive(py_drop, c_drop),
+    "drop": Primitive(py_drop, c_drop),
+    "exit": Primitive(py_exit, c_exit),
+    **dict.fromkeys(CLONES, Primitive(py_clone, c_clone)),
+    **dict.fromkeys(("resubmit", "recirculate", "generate_digest"), Primitive(py_request, c_request)),
+    "truncate": Primitive(py_truncate, c_truncate),
+    "register_read": Primitive(py_register_read, c_register_read),
+    "register_write": Primitive(py_register_write, c_register_write),
+    "count": Primitive(py_count, c_count),
+    "execute_meter": Primitive(py_meter, c_meter),
+    "modify_field_rng_uniform": Primitive(py_random, c_random),
+    "modify_field_with_hash_based_offset": Primitive(py_hash, c_hash),
+    "no_op": Primitive(py_no_op, c_nothing),
+    "log_msg": Primitive(py_log_msg, c_nothing),
+    "assert": Primitive(py_assert, c_assert),
+    "assume": Primitive(py_assert, c_assert),
+}
