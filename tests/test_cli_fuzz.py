@@ -20,6 +20,8 @@ from ina.compiler.cli import build_parser as compile_parser
 from ina.controller.aggregation import BurstLoss
 from ina.controller.cli import build_parser as ctl_parser
 from ina.hosts.cli import build_parser as worker_parser
+from ina.hosts.compute import DelayDistribution, parse_straggler
+from ina.p4src.protocol import Policy
 from ina.switch.cli import build_parser as switch_parser
 from ina.switch.stf import build_parser as stf_parser
 from ina.topologies.cli import build_parser as run_parser
@@ -33,6 +35,17 @@ def FLOAT(lo: float, hi: float | None, lo_open: bool = False) -> tuple:
     return ("float", lo, hi, lo_open)
 
 
+def PARSED(parse: Callable[[str], object], samples: tuple[str, ...]) -> tuple:
+    """An option whose type is a domain parser (ina.args.parsed_by): valid iff `parse` accepts the
+    text, and the error line carries the parser's own message."""
+    return ("parsed", parse, samples)
+
+
+POLICY = PARSED(Policy.parse, ("sync", "quorum:3", "quorum:0", "quorum:33", "timeout:5ms", "timeout:5xs", "stale:2",
+                               "stale:999", "quorum:3,timeout:1s", "quorum:", ",", "sync,quorum:2"))
+STRAGGLER = PARSED(parse_straggler, ("h3:3x", "h3", "h3:0x", "h1:1.5", ":2x", "h2:-1x"))
+DISTRIBUTION = PARSED(DelayDistribution.parse, ("exp:5ms", "exp", "pareto:5ms,1.5", "pareto:5ms", "uniform:2s",
+                                               "gauss:1ms", "pareto:1ms,0", "exp:1ms,2"))
 ONE_OF_ELEMS = ("one_of", (8, 16, 32, 64))
 IPV4, DEFINE, CHOICE, FREE = ("ipv4",), ("define",), ("choice",), ("free",)
 BURST = ("burst",)  # GOOD,BAD,P_GB,P_BG: four probabilities
@@ -53,13 +66,15 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str],
         "--switch": IPV4, "--local-ip": IPV4, "--udp-port": INT(1, 65535), "--size": INT(1),
         "--dtype": CHOICE, "--seed": INT(0), "--elems": ONE_OF_ELEMS, "--window": INT(1, 32768),
         "--timeout": FLOAT(0, 60, lo_open=True), "--max-retries": INT(0), "--repeat": INT(1),
-        "--loss": FLOAT(0, 1)}),
+        "--loss": FLOAT(0, 1), "--compute-ms": FLOAT(0, 3.6e6), "--slowdown": FLOAT(0, 1e6, lo_open=True),
+        "--delay-dist": DISTRIBUTION}),
     "run": (run_parser, {}, {
         "--topo": FREE, "--workers": INT(1, 32 * 256), "--target": CHOICE, "--p4runtime-compat": CHOICE,
         "--size": INT(1), "--dtype": CHOICE,
         "--loss": FLOAT(0, 1), "--loss-burst": BURST, "--loss-link": FREE, "--loss-direction": CHOICE,
         "--loss-mode": CHOICE, "--jobs": INT(1, 256), "--elems": ONE_OF_ELEMS, "--pool-size": INT(1, 65536),
-        "--slots": INT(1, 32768), "--keep-logs": FREE}),
+        "--slots": INT(1, 32768), "--keep-logs": FREE, "--policy": POLICY, "--repeat": INT(1, 100000),
+        "--compute-ms": FLOAT(0, 3.6e6), "--straggler": STRAGGLER, "--straggler-dist": DISTRIBUTION}),
     "ctl set-drop": (subcommand(ctl_parser, "set-drop"), {"port": "1"}, {
         "--ingress": FLOAT(0, 1), "--egress": FLOAT(0, 1), "--ingress-burst": BURST, "--egress-burst": BURST}),
     "bench": (bench_parser, {"what": "compile"}, {
@@ -140,12 +155,24 @@ def _case(rng: random.Random, kind: tuple, action: argparse.Action) -> tuple[str
         text, ok = _define_case(rng)
         name, eq, value = text.partition("=")
         return text, ok, [(name, value if eq else "1")]
+    if kind[0] == "parsed":
+        text = rng.choice([*kind[2], *GARBAGE])
+        try:
+            value = kind[1](text)
+        except ValueError:
+            return text, False, None
+        return text, True, [value] if action.default == [] else value
     text = rng.choice([*action.choices, *GARBAGE])
     return text, text in action.choices, text
 
 
-def _range_words(kind: tuple, action: argparse.Action) -> str:
-    """What the error line must say about the valid values."""
+def _range_words(kind: tuple, action: argparse.Action, text: str) -> str:
+    """What the error line must say about the valid values (for a domain parser: its message)."""
+    if kind[0] == "parsed":
+        try:
+            kind[1](text)
+        except ValueError as err:
+            return str(err)
     if kind[0] == "int":
         return f"{kind[1]}..{kind[2]}" if kind[2] is not None else f">= {kind[1]}"
     if kind[0] == "one_of":
@@ -191,7 +218,7 @@ def test_cli_options_refuse_out_of_range_values_in_one_line(capsys, fuzz_cases):
             assert len(lines) == 1 and err.rstrip("\n").endswith(lines[0]), (case, argv, err)
             assert lines[0].startswith(f"ina {name}: error: argument {'/'.join(action.option_strings)}"), (argv, err)
             if "expected one argument" not in lines[0]:  # argparse's own refusal of a value like '-'
-                assert _range_words(table[option], action) in lines[0], (argv, lines[0])
+                assert _range_words(table[option], action, text) in lines[0], (argv, lines[0])
             continue
         assert valid, (case, name, argv, "was accepted")
         assert getattr(args, action.dest) == value, (case, argv, getattr(args, action.dest))
