@@ -47,7 +47,12 @@ Loss recovery (docs/protocol.md, "Worker obligations"):
 - Pacing: at most PACE_BURST resends leave at once; the rest follow PACE_BURST per
   srtt * PACE_BURST / window, so after a stall the window is resent over one RTT, not in one burst,
   and late answers that arrive meanwhile spare their slots the resend.
-Results and STATUS answers for a round the slot is not on are duplicates.
+A RESULT of a later use of a slot (at most HOLD_ROUNDS uses ahead; also of the next all-reduce's,
+or before the first) is held and taken when the slot gets there, with no UPDATE sent for that use:
+under a quorum or timeout policy the others run ahead of a straggler, the switch replaces a use
+once it is done, and the multicast copy is the straggler's only way to that use's sum. Held
+RESULTs carry their exponent too, so the chunk a window later is scaled as everyone's. Other
+RESULTs and STATUS answers for a round the slot is not on are duplicates.
 
 A RESULT counts only if it comes from the switch's address and port and carries this job and the
 job's epoch (the per-run token the controller installed); anything else is counted as forged and
@@ -92,6 +97,7 @@ RTO_MIN_RTTS = 2  # ... and in minimum RTTs: a timeout never fires within the fa
 MAX_RTO = 2.0
 MAX_BACKOFF = 6  # the RTO doubles per timed-out retry up to 2**6 times
 PACE_BURST = 4  # resends that leave at once; more are spread over one srtt per window
+HOLD_ROUNDS = 16  # a slot keeps the RESULTs of its next HOLD_ROUNDS uses that arrive early (`_hold`)
 
 _pack_header, _unpack_header = HEADER.pack_into, HEADER.unpack_from
 
@@ -109,6 +115,7 @@ class Stats:
     spurious: int = 0  # resends whose original was answered after all (answer within min_rtt)
     statuses: int = 0  # STATUS answers saying a slot's use counted this worker and waits for others
     duplicates: int = 0
+    held: int = 0  # RESULTs of a later use of a slot, kept until the slot gets there (others ran ahead)
     forged: int = 0  # datagrams that were not this job's RESULTs from the switch
     elapsed: float = 0.0
     elements: int = 0
@@ -182,6 +189,8 @@ class AllReduceCore:
         self.deadline = math.inf
         self.finished = False  # True once the all-reduce `start` began has its every result
         self._pkts: list[bytearray] = []
+        self._window, self._done = 0, []  # no all-reduce yet: every slot is done
+        self._held: list[dict[int, bytes]] = [{} for _ in range(window)]  # per slot: round -> its RESULT
         self._round = [0] * window  # each slot's current round: its use number since the epoch began
         self._clip = INT32_MAX // n_workers  # the largest quantized magnitude n contributions can sum
         self._srtt: float | None = None
@@ -251,9 +260,7 @@ class AllReduceCore:
         self._counts = [0] * n_chunks  # per chunk, its RESULT's count and bitmap (0: no sum yet)
         self._bitmaps = [0] * n_chunks
         self._pkts = [bytearray(self.datagram_size) for _ in range(window)]
-        # The chunk each slot's current use carries; a float slot's first use carries none (the
-        # exponent only) and counts as chunk index - window, so the next is always chunk + window.
-        self._chunk_of = [k - window if self._is_float else k for k in range(window)]
+        self._chunk_of = [0] * window  # the chunk each slot's current use carries (< 0: a float slot's first use)
         self._done = [False] * window
         self._blind = [False] * window  # the current use's scale came with a RESULT never had: no sum
         self._status = [0] * window  # a STATUS's bitmap: the switch counted the current use (0: not known)
@@ -261,27 +268,19 @@ class AllReduceCore:
         self._timeouts = [0] * window  # ... of which timed out: max_retries bounds these
         self._sent_at = [now] * window  # the latest transmission of each slot's current use
         self._first_sent = [now] * window  # when the current use was first sent (RTT samples)
-        first = self._sequence + 1
-        self._seq_of = list(range(first, first + window))  # each slot's latest transmission, in order
-        self._sequence += window
-        self._unanswered = OrderedDict.fromkeys(range(window))  # waiting slots, oldest transmission first
+        self._seq_of = [0] * window  # each slot's latest transmission, in order
+        self._unanswered = OrderedDict()  # waiting slots, oldest transmission first
         self._remaining = n_chunks
         self._started = now
         self.finished = False
-        self.deadline = now + self._timer
-        plen, payload_view, rounds = 4 * elems, self._payload, self._round
+        self.deadline = math.inf
+        rounds = self._round
         self._last_round = [(rounds[k] + len(range(k, n_chunks, window)) - (not self._is_float)) & ROUND_MASK
                             for k in range(window)]  # each slot's final use in this all-reduce
-        for k, pkt in enumerate(self._pkts):
-            pool = (rounds[k] & 1) << SET_SHIFT | k
-            if self._is_float:
-                _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, pool, self._own_exp[k], 0, self.epoch,
-                             rounds[k], 0)
-            else:
-                _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, pool, 0, 0, self.epoch, rounds[k], 0)
-                pkt[HEADER_LEN:] = payload_view[k * plen : (k + 1) * plen]
-        self.stats.packets_sent += window
-        return list(self._pkts)
+        # A float slot's first use carries no chunk (the exponent only) and counts as chunk
+        # index - window, so the next is always chunk + window. A use whose RESULT is held is not sent.
+        first = [self._next_use(k, k - window if self._is_float else k, None, now) for k in range(window)]
+        return [pkt for pkt in first if pkt is not None]
 
     def receive(self, data: bytes | bytearray | memoryview, source: tuple[str, int], now: float) -> bytearray | None:
         """A datagram arrived: take it if it is the RESULT (or STATUS) of the round a slot is on, and
@@ -294,13 +293,15 @@ class AllReduceCore:
             return None
         msg, _rank, job, pool, exponent, count, epoch, round_, bitmap = _unpack_header(data, 0)
         index = pool & INDEX_MASK
-        if msg not in (MSG_RESULT, MSG_STATUS) or job != self.job_id or epoch != self.epoch or index >= self._window:
+        if msg not in (MSG_RESULT, MSG_STATUS) or job != self.job_id or epoch != self.epoch or index >= self.window:
             stats.forged += 1
             return None
         rounds = self._round
-        if round_ != rounds[index] or self._done[index]:
-            if (msg == MSG_STATUS and not self._done[index] and not (round_ - rounds[index]) & 1
-                    and round_newer(round_, rounds[index])):
+        if index >= self._window or round_ != rounds[index] or self._done[index]:
+            if msg == MSG_RESULT and self._hold(index, round_, data):
+                return None
+            if (msg == MSG_STATUS and index < self._window and not self._done[index]
+                    and not (round_ - rounds[index]) & 1 and round_newer(round_, rounds[index])):
                 return self._gone(index, round_, now)
             stats.duplicates += 1
             return None
@@ -324,6 +325,27 @@ class AllReduceCore:
             self._rack_seq = seq_of[index]
             self._allowance = elapsed + self._reo_wnd
         del self._unanswered[index]
+        return self._take(index, round_, exponent, count, bitmap, data, now)
+
+    def _hold(self, index: int, round_: int, data: bytes | bytearray | memoryview) -> bool:
+        """Keep the RESULT of a later use of slot `index` (at most HOLD_ROUNDS uses ahead), to take
+        when the slot gets there: under a quorum or timeout the others run ahead, and the switch
+        replaces a use once it is done, so its multicast RESULT is this worker's only copy. Held
+        uses the slot has left behind (a gone use skipped them) are dropped first."""
+        current = self._round[index]
+        if index >= self.window or (round_ - current) & ROUND_MASK >= HOLD_ROUNDS:
+            return False
+        held = self._held[index]
+        for old in [r for r in held if (r - current) & ROUND_MASK >= HOLD_ROUNDS]:
+            del held[old]
+        held[round_] = bytes(data)
+        self.stats.held += 1
+        return True
+
+    def _take(self, index: int, round_: int, exponent: int, count: int, bitmap: int,
+              data: bytes | bytearray | memoryview, now: float) -> bytearray | None:
+        """The RESULT `data` of the use `round_` slot `index` is on: its chunk's sum, then the slot's
+        next use (None: held too, and taken, or the slot is done)."""
         chunk = self._chunk_of[index]
         if chunk >= 0:
             if not self._blind[index]:
@@ -333,31 +355,40 @@ class AllReduceCore:
             self._remaining -= 1
         if round_ == self._last_round[index]:
             return self._slot_done(index, now)
-        rounds[index] = (round_ + 1) & ROUND_MASK
+        self._round[index] = (round_ + 1) & ROUND_MASK
         return self._next_use(index, chunk + self._window, exponent, now)
 
-    def _next_use(self, index: int, chunk: int, exponent: int | None, now: float) -> bytearray:
-        """The slot's next use, carrying `chunk`, scaled for the switch's maximum `exponent` (None: not
-        known, the chunk gets no sum); announces the exponent of the chunk a window later."""
+    def _next_use(self, index: int, chunk: int, exponent: int | None, now: float) -> bytearray | None:
+        """The slot's next use, carrying `chunk` (< 0: a float slot's first use, the exponent alone),
+        scaled for the switch's maximum `exponent` (None: not known, the chunk gets no sum); announces
+        the exponent of the chunk a window later. Taken at once if its RESULT is held (None)."""
         pkt, plen = self._pkts[index], self._plen
+        round_ = self._round[index]
+        self._chunk_of[index] = chunk
         announce = 0
+        if self._is_float:
+            self._blind[index] = exponent is None
+            if exponent is not None:
+                self._scales[chunk] = self._scale_of[exponent]
+        held = self._held[index].pop(round_, None)
+        if held is not None:
+            _msg, _rank, _job, _pool, exponent, count, _epoch, _round, bitmap = _unpack_header(held, 0)
+            return self._take(index, round_, exponent, count, bitmap, held, now)
         if not self._is_float:
             pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
         else:
             own_exp = self._own_exp
             announce = own_exp[min(chunk + self._window, self._n_chunks)]
-            self._blind[index] = exponent is None
-            if exponent is not None:
-                self._scales[chunk] = self._scale_of[exponent]
-            if exponent is None or exponent == own_exp[chunk]:
+            if chunk < 0:
+                pass  # values all zero: the buffer is new in `start`
+            elif exponent is None or exponent == own_exp[chunk]:
                 pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
             else:  # clipped: a maximum below its own exponent means its announcement was not counted
                 values = quantize(self._chunks[chunk], self._scales[chunk])
                 pkt[HEADER_LEN:] = np.clip(values, -self._clip, self._clip).astype(">i4").tobytes()
-        round_ = self._round[index]
         _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, (round_ & 1) << SET_SHIFT | index, announce, 0,
                      self.epoch, round_, 0)
-        self._chunk_of[index], self._retries[index], self._timeouts[index], self._status[index] = chunk, 0, 0, 0
+        self._retries[index], self._timeouts[index], self._status[index] = 0, 0, 0
         self._sent_at[index] = self._first_sent[index] = now
         self._seq_of[index] = self._sequence = self._sequence + 1
         self._unanswered[index] = None

@@ -210,12 +210,24 @@ class InProcessSwitch:
         its result and no frame is in flight; returns each rank's result per job. A core's
         WorkerError (max_retries) propagates."""
         for job_id, job_arrays in arrays.items():
-            for member, array in zip(self.jobs[job_id], job_arrays, strict=True):
-                self._transmit(member, member.core.start(array, self.now))
-        while self._queue:
+            for rank, array in enumerate(job_arrays):
+                self.start(job_id, rank, array)
+        self.run()
+        return {job_id: [m.core.result() for m in self.jobs[job_id]] for job_id in arrays}
+
+    def start(self, job_id: int, rank: int, array: np.ndarray) -> AllReduceCore:
+        """Begin one rank's all-reduce of `array` now, on its own: ranks need not run their calls
+        together (a straggler a call or two behind the others). `run` runs it; the core (returned)
+        says when it finished and what it got."""
+        member = self.jobs[job_id][rank]
+        self._transmit(member, member.core.start(array, self.now))
+        return member.core
+
+    def run(self, until: Callable[[], bool] | None = None) -> None:
+        """Run events until `until()` holds (checked after each) or none is left."""
+        while self._queue and not (until and until()):
             when, _seq, handler, *args = heapq.heappop(self._queue)
             handler(when, *args)
-        return {job_id: [m.core.result() for m in self.jobs[job_id]] for job_id in arrays}
 
     # --- events -----------------------------------------------------------------------------
     def _at(self, time: float, handler: Callable, *args) -> None:

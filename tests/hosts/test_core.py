@@ -109,8 +109,8 @@ def test_results_a_slot_no_longer_waits_on_are_duplicates():
     assert core.receive(answer(first[0]), SWITCH, now=0.002) is None  # slot 0 now waits on set 1
     core.receive(answer(first[1]), SWITCH, now=0.003)
     assert core.receive(answer(first[1]), SWITCH, now=0.004) is None  # slot 1 is done
-    assert core.receive(result(pool_set=1, index=1), SWITCH, now=0.005) is None  # a use slot 1 never sent
-    assert (core.stats.duplicates, core.stats.forged, core.finished) == (3, 0, False)
+    assert core.receive(result(pool_set=1, index=1), SWITCH, now=0.005) is None  # slot 1's next use: held
+    assert (core.stats.duplicates, core.stats.held, core.stats.forged, core.finished) == (2, 1, 0, False)
 
 
 def test_timeouts_double_per_retry_until_max_retries_fails_naming_the_slot():
@@ -254,14 +254,23 @@ def test_a_status_without_this_workers_bit_or_of_another_round_changes_nothing()
     assert [bytes(p) for p in core.expire(0.00125)] == [first[1]]
 
 
-def test_a_result_of_a_later_round_on_the_same_set_is_never_taken_for_the_slots_round():
-    core, first = rack_core(window=4, size=16)  # 8 chunks: each slot has rounds 0 and 1
-    later = answer(first[0], round_=2)
-    assert core.receive(later, SWITCH, now=0.001) is None and core.stats.duplicates == 1
+def test_a_result_of_a_later_round_is_held_never_taken_for_the_slots_round_and_taken_when_it_gets_there():
+    # Slot 0 carries chunks 0 and 4 (rounds 0, 1) of 8; round 2 is the next all-reduce's first use.
+    core, first = rack_core(window=4, size=16)
+    later = answer(first[0], round_=2, bitmap=0b01)  # rank 0 ran ahead: its sum alone, of values 0, 1
+    assert core.receive(later, SWITCH, now=0.001) is None and core.stats.held == 1
     nxt = core.receive(answer(first[0]), SWITCH, now=0.002)  # round 0's own RESULT
     assert HEADER.unpack_from(nxt)[7] == 1
-    assert core.receive(answer(bytes(nxt), round_=3), SWITCH, now=0.003) is None
-    assert core.stats.duplicates == 2
+    beyond = answer(bytes(nxt), round_=1 + 16)  # HOLD_ROUNDS uses ahead: too far to keep
+    assert core.receive(beyond, SWITCH, now=0.003) is None and core.stats.duplicates == 1
+    for data in (bytes(nxt), *first[1:]):
+        while (data := core.receive(answer(data), SWITCH, now=0.004)) is not None:
+            data = bytes(data)
+    assert core.finished and core.result()[:2].tolist() == [0, 1]
+    sent = core.start(np.full(2, 7, dtype=np.int32), now=1.0)  # one chunk, on slot 0 at round 2: held
+    assert sent == [] and core.finished
+    assert core.result().tolist() == [0, 1] and core.contributors().bitmaps.tolist() == [0b01]
+    assert core.stats.packets_sent == 8  # 8 chunks; the held use was never sent
 
 
 def test_a_status_of_a_later_round_marks_the_chunks_gone_and_moves_to_the_round_before_it():

@@ -362,3 +362,38 @@ def test_under_one_percent_loss_every_sum_is_exactly_the_contributions_its_bitma
         # A second all-reduce on the same slots: their rounds carry on.
         again = net.allreduce({0: [a[:800] for a in arrays]})[0]
         check_sums(net, 0, [a[:800] for a in arrays], again)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_a_worker_two_calls_behind_under_a_quorum_takes_every_sum_the_others_had(dtype):
+    # Ranks 0-2 complete calls 0 and 1 under quorum 3 of 4 before rank 3 starts call 0, and call 2
+    # while rank 3 catches up: every RESULT reaching rank 3 is of a use its slot is not on yet (the
+    # switch replaced those uses long ago). It holds them and takes each when its slot gets there:
+    # no chunk is missing, its sums are the others' to the bit, and it sends nothing.
+    with InProcessSwitch(elems=8) as net:
+        cores = net.add_job(0, 4, window=4, policy=Policy(quorum=3))
+        calls = [[make_array(20 + call, rank, 100, dtype) for rank in range(4)] for call in range(3)]
+        got: dict[int, list] = {rank: [] for rank in range(4)}
+
+        def run(call: int, ranks: range) -> None:
+            for rank in ranks:
+                net.start(0, rank, calls[call][rank])
+            net.run(until=lambda: all(cores[r].finished for r in ranks))
+            for rank in ranks:
+                got[rank].append((cores[rank].result(), cores[rank].contributors()))
+
+        run(0, range(3))
+        run(1, range(3))
+        run(0, range(3, 4))
+        run(2, range(3))
+        run(1, range(3, 4))
+        net.run()
+        run(2, range(3, 4))
+        for call in range(3):
+            first, _ = got[0][call]
+            for result, contributors in (got[rank][call] for rank in range(4)):
+                assert np.array_equal(result, first), call
+                assert contributors.counts.tolist() == [3] * 13 and set(contributors.bitmaps.tolist()) == {0b0111}
+            if dtype == "int32":
+                assert np.array_equal(first, np.sum(calls[call][:3], axis=0, dtype=np.int32))
+        assert cores[3].stats.packets_sent == 0 and cores[3].stats.held == net.stats()["jobs"][0]["completed"]
