@@ -263,6 +263,10 @@ def main(argv: list[str] | None = None) -> int:
         from ina.bench.stragglers import bench_stragglers
 
         sections["stragglers"] = bench_stragglers(out, iterations=40 if args.full else 20)
+        if args.full:
+            from ina.bench.stragglers import bench_policy_training
+
+            sections["policies"] = bench_policy_training(out)
     if args.what in ("profile", "all"):
         print(bench_profile(out, args.seconds, veth=not args.no_veth))
     print(markdown(out, sections).read_text())
