@@ -11,11 +11,10 @@ from ina.args import (
     int_choice,
     int_range,
     ipv4_address,
-    parsed_by,
     probability,
     udp_port,
 )
-from ina.hosts.compute import ComputeModel, DelayDistribution
+from ina.hosts.compute import ComputeModel, add_compute_arguments
 from ina.hosts.core import Contributors
 from ina.hosts.iterations import run_iterations
 from ina.hosts.quantize import chunk_exponents, error_bound
@@ -84,13 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-retries", type=int_range(0), default=12,
                    help="give up after this many timeouts of one packet; fast resends do not count")
     p.add_argument("--repeat", type=int_range(1), default=1, help="all-reduces (iterations), each after its compute")
-    p.add_argument("--compute-ms", type=float_range(0.0, 3.6e6), default=0.0,
-                   help="emulated compute (a sleep) before each all-reduce, in ms")
-    p.add_argument("--slowdown", type=float_range(0.0, 1e6, lo_open=True), default=1.0,
-                   help="multiply --compute-ms (a straggler: e.g. 3)")
-    p.add_argument("--delay-dist", type=parsed_by(DelayDistribution.parse), metavar="DIST",
-                   help="extra compute per iteration drawn with --seed and the rank: exp:MEAN, uniform:MAX, "
-                        "pareto:MIN,ALPHA")
+    add_compute_arguments(p)
     p.add_argument("--verify", action="store_true")
     p.add_argument("--json", action="store_true")
     p.add_argument("--baseline-server", action="store_true", help="serve as the host-only parameter server")

@@ -6,10 +6,13 @@ iteration from a distribution with a seed (`--straggler-dist exp:20ms`). Compute
 sleep (the host's CPU stays free for the network, as a GPU's would); communication stays real.
 """
 
+import argparse
 import re
 from dataclasses import dataclass
 
 import numpy as np
+
+from ina.args import float_range, parsed_by
 
 UNITS_S = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
 DISTRIBUTIONS = ("exp", "uniform", "pareto")
@@ -77,6 +80,18 @@ class ComputeModel:
         rng = np.random.default_rng([self.seed, self.rank])
         base = self.base_s * self.slowdown
         return [base + (self.extra.draw(rng) if self.extra else 0.0) for _ in range(iterations)]
+
+
+def add_compute_arguments(p: argparse.ArgumentParser) -> None:
+    """What a worker process (ina worker, a training worker) takes to emulate its compute: the
+    straggler injector's per-host part, which `ina run` and `ina train` fill in per host."""
+    p.add_argument("--compute-ms", type=float_range(0.0, 3.6e6), default=0.0,
+                   help="emulated compute (a sleep) before each all-reduce, in ms")
+    p.add_argument("--slowdown", type=float_range(0.0, 1e6, lo_open=True), default=1.0,
+                   help="multiply --compute-ms (a straggler: e.g. 3)")
+    p.add_argument("--delay-dist", type=parsed_by(DelayDistribution.parse), metavar="DIST",
+                   help="extra compute per iteration, drawn with --seed and the rank: exp:MEAN, uniform:MAX, "
+                        "pareto:MIN,ALPHA")
 
 
 def parse_straggler(text: str) -> tuple[str, float]:

@@ -3,8 +3,7 @@ process, in one place."""
 
 import argparse
 
-from ina.args import float_range, int_range, parsed_by
-from ina.hosts.compute import DelayDistribution
+from ina.args import float_range, int_range
 from ina.train.data import LOADERS
 from ina.train.models import MODELS
 from ina.train.replay import ReplayConfig
@@ -24,17 +23,6 @@ def add_training_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hidden", type=int_range(1), default=defaults.hidden, help="hidden units of the MLP")
     p.add_argument("--seed", type=int_range(0), default=defaults.seed,
                    help="initial weights, test split and batch order")
-
-
-def add_compute_arguments(p: argparse.ArgumentParser) -> None:
-    """What every worker process takes to emulate its compute (the straggler injector's per-host part)."""
-    p.add_argument("--compute-ms", type=float_range(0.0, 3.6e6), default=0.0,
-                   help="emulated compute (a sleep) added to every training iteration, in ms")
-    p.add_argument("--slowdown", type=float_range(0.0, 1e6, lo_open=True), default=1.0,
-                   help="multiply --compute-ms (a straggler)")
-    p.add_argument("--delay-dist", type=parsed_by(DelayDistribution.parse), metavar="DIST",
-                   help="extra compute per iteration, drawn with --seed and the rank: exp:MEAN, uniform:MAX, "
-                        "pareto:MIN,ALPHA")
 
 
 def config_from(args: argparse.Namespace) -> Config:

@@ -17,14 +17,13 @@ import sys
 from dataclasses import asdict
 
 from ina.args import float_range, int_choice, int_range, ipv4_address
-from ina.hosts.compute import ComputeModel
+from ina.hosts.compute import ComputeModel, add_compute_arguments
 from ina.hosts.ring import PORT as RING_PORT
 from ina.hosts.ring import Ring, RingError
 from ina.hosts.worker import Worker, WorkerError
 from ina.p4src.protocol import ELEMS_CHOICES, EPOCH_MAX, MAX_JOBS, MAX_SLOTS, MAX_WORKERS
 from ina.train.data import load
 from ina.train.options import (
-    add_compute_arguments,
     add_replay_arguments,
     add_training_arguments,
     config_from,

@@ -6,8 +6,8 @@ import threading
 
 import numpy as np
 import pytest
+from test_sgd import train_through_switch
 
-from ina.hosts.inprocess import InProcessSwitch
 from ina.p4src.protocol import Policy
 from ina.train.data import load
 from ina.train.sgd import Config, average, train
@@ -28,35 +28,10 @@ def test_average_divides_by_each_elements_count_and_zeroes_the_missing():
 
 
 def train_with_quorum(config, data, straggler_delay: float):
-    """4 ranks in lockstep threads, quorum 3 of 4; rank 3's UPDATEs reach the switch `straggler_delay`
+    """4 ranks in lockstep, quorum 3 of 4; rank 3's UPDATEs reach the switch `straggler_delay`
     (virtual) seconds late, so every slot completes with ranks 0-2 and rank 3 is answered late."""
-    with InProcessSwitch(elems=64, pool_size=256) as net:
-        cores = net.add_job(0, N, window=64, policy=Policy(quorum=3), delays={3: straggler_delay})
-        handed: list = [None] * N
-        summed: list = [None] * N
-        bitmaps: set = set()
-
-        def reduce_all():
-            summed[:] = net.allreduce({0: handed})[0]
-            bitmaps.update(int(b) for core in cores for b in core.contributors().bitmaps)
-
-        barrier = threading.Barrier(N, action=reduce_all)
-        out: list = [None] * N
-
-        def run(rank):
-            def allreduce(grad):
-                handed[rank] = grad
-                barrier.wait()
-                return summed[rank]
-            out[rank] = train(config, data, rank, N, allreduce,
-                              counts=lambda shape: cores[rank].contributors().element_counts(shape))
-
-        threads = [threading.Thread(target=run, args=(r,)) for r in range(N)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    assert all(o is not None for o in out), "a worker's training failed"
+    bitmaps: set = set()
+    out = train_through_switch(config, data, N, Policy(quorum=3), {3: straggler_delay}, bitmaps)
     return out, bitmaps
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from ina.hosts.inprocess import InProcessSwitch
+from ina.p4src.protocol import SYNC
 from ina.train.data import load
 from ina.train.sgd import Config, global_batches, shard, train
 
@@ -18,16 +19,19 @@ def digits():
     return load("digits", seed=0)
 
 
-def train_through_switch(config, data, n_workers):
+def train_through_switch(config, data, n_workers, policy=SYNC, delays=None, bitmaps=None):
     """Every rank in its own thread; one all-reduce per iteration through the harness once all ranks
-    have handed in their gradient (a barrier), so the workers run in lockstep as over a network."""
+    have handed in their gradient (a barrier), so the workers run in lockstep as over a network.
+    Each rank averages over the counts its RESULTs carry; `bitmaps` (a set) collects theirs."""
     with InProcessSwitch(elems=64, pool_size=256) as net:
-        net.add_job(0, n_workers, window=64)
+        cores = net.add_job(0, n_workers, window=64, policy=policy, delays=delays)
         handed: list = [None] * n_workers
         summed: list = [None] * n_workers
 
         def reduce_all():
             summed[:] = net.allreduce({0: handed})[0]
+            if bitmaps is not None:
+                bitmaps.update(int(b) for core in cores for b in core.contributors().bitmaps)
 
         barrier = threading.Barrier(n_workers, action=reduce_all)
         out: list = [None] * n_workers
@@ -37,7 +41,8 @@ def train_through_switch(config, data, n_workers):
                 handed[rank] = grad
                 barrier.wait()
                 return summed[rank]
-            out[rank] = train(config, data, rank, n_workers, allreduce)
+            out[rank] = train(config, data, rank, n_workers, allreduce,
+                              counts=lambda shape: cores[rank].contributors().element_counts(shape))
 
         threads = [threading.Thread(target=run, args=(r,)) for r in range(n_workers)]
         for t in threads:
