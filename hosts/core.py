@@ -47,8 +47,8 @@ Loss recovery (docs/protocol.md, "Worker obligations"):
 - Pacing: at most PACE_BURST resends leave at once; the rest follow PACE_BURST per
   srtt * PACE_BURST / window, so after a stall the window is resent over one RTT, not in one burst,
   and late answers that arrive meanwhile spare their slots the resend.
-A RESULT of a later use of a slot (at most HOLD_ROUNDS uses ahead; also of the next all-reduce's,
-or before the first) is held and taken when the slot gets there, with no UPDATE sent for that use:
+A RESULT of a later use of a slot (at most `hold_rounds` uses ahead, HOLD_BYTES in all; also of
+the next all-reduces', or before the first) is held and taken when the slot gets there, with no UPDATE sent for that use:
 under a quorum or timeout policy the others run ahead of a straggler, the switch replaces a use
 once it is done, and the multicast copy is the straggler's only way to that use's sum. Held
 RESULTs carry their exponent too, so the chunk a window later is scaled as everyone's. Other
@@ -97,7 +97,7 @@ RTO_MIN_RTTS = 2  # ... and in minimum RTTs: a timeout never fires within the fa
 MAX_RTO = 2.0
 MAX_BACKOFF = 6  # the RTO doubles per timed-out retry up to 2**6 times
 PACE_BURST = 4  # resends that leave at once; more are spread over one srtt per window
-HOLD_ROUNDS = 16  # a slot keeps the RESULTs of its next HOLD_ROUNDS uses that arrive early (`_hold`)
+HOLD_BYTES = 64 << 20  # RESULTs of later uses a worker keeps at most (`_hold`): a bound in memory, not calls
 
 _pack_header, _unpack_header = HEADER.pack_into, HEADER.unpack_from
 
@@ -178,19 +178,24 @@ class AllReduceCore:
     """
 
     def __init__(self, job_id: int, rank: int, n_workers: int, epoch: int, elems: int, window: int,
-                 timeout: float, max_retries: int, switch: tuple[str, int]):
+                 timeout: float, max_retries: int, switch: tuple[str, int], base: int = 0,
+                 stats: Stats | None = None):
         self.job_id, self.rank, self.n_workers, self.epoch = job_id, rank, n_workers, epoch
         self.elems, self.window, self.timeout, self.max_retries = elems, window, timeout, max_retries
         self.switch = switch  # (IPv4 address, UDP port): the only source a RESULT is taken from
+        self.base = base  # the job's slot of this core's slot 0: under staleness, its group's first
         self._check_arguments()
         self.datagram_size = HEADER_LEN + 4 * elems
         self._plen = 4 * elems  # payload bytes per datagram
-        self.stats = Stats()
+        self.stats = stats or Stats()  # a worker's cores (one per staleness group) may share theirs
         self.deadline = math.inf
         self.finished = False  # True once the all-reduce `start` began has its every result
         self._pkts: list[bytearray] = []
         self._window, self._done = 0, []  # no all-reduce yet: every slot is done
         self._held: list[dict[int, bytes]] = [{} for _ in range(window)]  # per slot: round -> its RESULT
+        # A straggler under a quorum falls behind for as long as it is slower (a 3x one, hundreds of
+        # calls in a training run): what bounds it is memory, so the uses a slot may hold follow.
+        self.hold_rounds = max(2, HOLD_BYTES // (window * self.datagram_size))
         self._round = [0] * window  # each slot's current round: its use number since the epoch began
         self._clip = INT32_MAX // n_workers  # the largest quantized magnitude n contributions can sum
         self._srtt: float | None = None
@@ -218,6 +223,7 @@ class AllReduceCore:
         check("elems", self.elems, 1 <= self.elems <= MAX_DATAGRAM_ELEMS,
               f"1..{MAX_DATAGRAM_ELEMS} (the switch runs one of {ELEMS_CHOICES})")
         check("window", self.window, 1 <= self.window <= MAX_SLOTS, f"1..{MAX_SLOTS}")
+        check("base", self.base, 0 <= self.base <= MAX_SLOTS - self.window, f"0..{MAX_SLOTS} - window")
         check("timeout", self.timeout, math.isfinite(self.timeout) and self.timeout > 0,
               "a finite number of seconds > 0")
         check("max_retries", self.max_retries, self.max_retries >= 0, "0 or more")
@@ -292,8 +298,9 @@ class AllReduceCore:
             stats.forged += 1
             return None
         msg, _rank, job, pool, exponent, count, epoch, round_, bitmap = _unpack_header(data, 0)
-        index = pool & INDEX_MASK
-        if msg not in (MSG_RESULT, MSG_STATUS) or job != self.job_id or epoch != self.epoch or index >= self.window:
+        index = (pool & INDEX_MASK) - self.base
+        if (msg not in (MSG_RESULT, MSG_STATUS) or job != self.job_id or epoch != self.epoch
+                or not 0 <= index < self.window):
             stats.forged += 1
             return None
         rounds = self._round
@@ -328,15 +335,15 @@ class AllReduceCore:
         return self._take(index, round_, exponent, count, bitmap, data, now)
 
     def _hold(self, index: int, round_: int, data: bytes | bytearray | memoryview) -> bool:
-        """Keep the RESULT of a later use of slot `index` (at most HOLD_ROUNDS uses ahead), to take
+        """Keep the RESULT of a later use of slot `index` (at most `hold_rounds` uses ahead), to take
         when the slot gets there: under a quorum or timeout the others run ahead, and the switch
         replaces a use once it is done, so its multicast RESULT is this worker's only copy. Held
         uses the slot has left behind (a gone use skipped them) are dropped first."""
         current = self._round[index]
-        if index >= self.window or (round_ - current) & ROUND_MASK >= HOLD_ROUNDS:
+        if (round_ - current) & ROUND_MASK >= self.hold_rounds:
             return False
         held = self._held[index]
-        for old in [r for r in held if (r - current) & ROUND_MASK >= HOLD_ROUNDS]:
+        for old in [r for r in held if (r - current) & ROUND_MASK >= self.hold_rounds]:
             del held[old]
         held[round_] = bytes(data)
         self.stats.held += 1
@@ -386,7 +393,7 @@ class AllReduceCore:
             else:  # clipped: a maximum below its own exponent means its announcement was not counted
                 values = quantize(self._chunks[chunk], self._scales[chunk])
                 pkt[HEADER_LEN:] = np.clip(values, -self._clip, self._clip).astype(">i4").tobytes()
-        _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, (round_ & 1) << SET_SHIFT | index, announce, 0,
+        _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, (round_ & 1) << SET_SHIFT | self.base + index, announce, 0,
                      self.epoch, round_, 0)
         self._retries[index], self._timeouts[index], self._status[index] = 0, 0, 0
         self._sent_at[index] = self._first_sent[index] = now

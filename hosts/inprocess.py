@@ -29,7 +29,7 @@ import socket
 import struct
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -102,14 +102,22 @@ class RandomLoss:
 
 @dataclass(eq=False)
 class Member:
-    """One worker of a job: its core, where it sits on the switch and what its frames carry."""
+    """One worker of a job: its cores (one per staleness group of `group` slots), where it sits on
+    the switch and what its frames carry."""
 
     rank: int
-    core: AllReduceCore
+    cores: list[AllReduceCore]
+    group: int
     entry: WorkerEntry  # switch port, MAC, IPv4 address, UDP port: what its admission entry names
     frame_header: bytes  # the Ethernet/IPv4/UDP headers of its UPDATE frames
     delay: float = 0.0  # added to its UPDATEs' way to the switch
-    timer_at: float = math.inf  # the time of its earliest timer event in the queue
+    calls: int = 0  # all-reduces started: call t runs on core t mod len(cores), as a Worker does
+    timer_at: list[float] = field(default_factory=list)  # per core, its earliest timer event in the queue
+
+    @property
+    def core(self) -> AllReduceCore:
+        """The first group's core: a job without staleness has no other."""
+        return self.cores[0]
 
 
 @functools.cache
@@ -182,7 +190,8 @@ class InProcessSwitch:
         """Install a job with its completion `policy` through the controller (num_slots defaults to
         the window; epoch to a fresh random one) and make its workers, each on a switch port of its
         own; `timeout` is every worker's, or one per rank; `delays` adds virtual seconds to chosen
-        ranks' UPDATEs (a straggler). Returns the cores by rank."""
+        ranks' UPDATEs (a straggler). Under the policy's staleness S each worker has S + 1 cores, on
+        groups of window // (S + 1) slots, as a Worker does. Returns the (first) cores by rank."""
         timeouts = [timeout] * n_workers if isinstance(timeout, float | int) else list(timeout)
         first_port = 1 + len(self._by_port)
         if first_port + n_workers - 1 > MAX_PORT:
@@ -191,11 +200,13 @@ class InProcessSwitch:
                                f"10.1.{job_id}.{rank + 1}") for rank in range(n_workers)]
         job = self.controller.add_job(job_id, entries, num_slots or window, epoch, policy)
         members = []
+        groups = policy.staleness + 1
+        group = window // groups
         for entry, worker_timeout in zip(entries, timeouts, strict=True):
-            core = AllReduceCore(job_id, entry.rank, n_workers, job.epoch, self.elems, window, worker_timeout,
-                                 max_retries, (SWITCH_IP, UDP_PORT))
-            member = Member(entry.rank, core, entry, update_frame_header(entry, core.datagram_size),
-                            (delays or {}).get(entry.rank, 0.0))
+            cores = [AllReduceCore(job_id, entry.rank, n_workers, job.epoch, self.elems, group, worker_timeout,
+                                   max_retries, (SWITCH_IP, UDP_PORT), base=g * group) for g in range(groups)]
+            member = Member(entry.rank, cores, group, entry, update_frame_header(entry, cores[0].datagram_size),
+                            (delays or {}).get(entry.rank, 0.0), timer_at=[math.inf] * groups)
             members.append(member)
             self._by_port[entry.port] = member
         self.jobs[job_id] = members
@@ -209,19 +220,21 @@ class InProcessSwitch:
         """Run the all-reduce of `arrays[job][rank]` for the given jobs at once, until every core has
         its result and no frame is in flight; returns each rank's result per job. A core's
         WorkerError (max_retries) propagates."""
-        for job_id, job_arrays in arrays.items():
-            for rank, array in enumerate(job_arrays):
-                self.start(job_id, rank, array)
+        cores = {job_id: [self.start(job_id, rank, array) for rank, array in enumerate(job_arrays)]
+                 for job_id, job_arrays in arrays.items()}
         self.run()
-        return {job_id: [m.core.result() for m in self.jobs[job_id]] for job_id in arrays}
+        return {job_id: [core.result() for core in job_cores] for job_id, job_cores in cores.items()}
 
     def start(self, job_id: int, rank: int, array: np.ndarray) -> AllReduceCore:
         """Begin one rank's all-reduce of `array` now, on its own: ranks need not run their calls
-        together (a straggler a call or two behind the others). `run` runs it; the core (returned)
-        says when it finished and what it got."""
+        together (a straggler a call or two behind the others), and under staleness a rank's calls
+        overlap (each on the next group's core, whose previous call must have finished). `run` runs
+        it; the core (returned) says when it finished and what it got."""
         member = self.jobs[job_id][rank]
-        self._transmit(member, member.core.start(array, self.now))
-        return member.core
+        core = member.cores[member.calls % len(member.cores)]
+        member.calls += 1
+        self._transmit(member, core, core.start(array, self.now))
+        return core
 
     def run(self, until: Callable[[], bool] | None = None) -> None:
         """Run events until `until()` holds (checked after each) or none is left."""
@@ -234,31 +247,33 @@ class InProcessSwitch:
         self._sequence += 1
         heapq.heappush(self._queue, (time, self._sequence, handler, *args))
 
-    def _transmit(self, member: Member, datagrams: list[bytearray]) -> None:
+    def _transmit(self, member: Member, core: AllReduceCore, datagrams: list[bytearray]) -> None:
         """A core's datagrams onto the wire (unless lost), then its timer at its new deadline."""
         for data in datagrams:
             _msg, rank, job, pool, _exponent, _count, _epoch, round_, _bitmap = HEADER.unpack_from(data, 0)
             if not self._lost(UPDATE, job, rank, pool, round_):
                 self._at(self.now + self.latency + member.delay, self._at_switch, member.entry.port,
                          member.frame_header + data)
-        deadline = max(member.core.deadline, self.now)  # an overdue deadline: expire at once
-        if deadline < member.timer_at:
-            member.timer_at = deadline
-            self._at(deadline, self._timer, member)
+        group = member.cores.index(core)
+        deadline = max(core.deadline, self.now)  # an overdue deadline: expire at once
+        if deadline < member.timer_at[group]:
+            member.timer_at[group] = deadline
+            self._at(deadline, self._timer, member, group)
 
-    def _timer(self, when: float, member: Member) -> None:
+    def _timer(self, when: float, member: Member, group: int) -> None:
         """A core's deadline, unless an earlier timer superseded this one or the core's deadline moved
         later (then wait for that) or away (finished: the clock does not advance for it)."""
-        if member.timer_at != when:
+        if member.timer_at[group] != when:
             return
-        member.timer_at = math.inf
-        deadline = member.core.deadline
+        member.timer_at[group] = math.inf
+        core = member.cores[group]
+        deadline = core.deadline
         if when < deadline < math.inf:
-            member.timer_at = deadline
-            self._at(deadline, self._timer, member)
+            member.timer_at[group] = deadline
+            self._at(deadline, self._timer, member, group)
         elif when >= deadline:
             self.now = when
-            self._transmit(member, member.core.expire(when))
+            self._transmit(member, core, core.expire(when))
 
     def _at_switch(self, when: float, port: int, frame: bytes) -> None:
         self.now = when
@@ -278,8 +293,10 @@ class InProcessSwitch:
 
     def _at_worker(self, when: float, member: Member, payload: bytes, source: tuple[str, int]) -> None:
         self.now = when
-        reply = member.core.receive(payload, source, self.now)
-        self._transmit(member, [] if reply is None else [reply])
+        slot = int.from_bytes(payload[4:6], "big") & INDEX_MASK
+        core = member.cores[min(slot // member.group, len(member.cores) - 1)]  # beyond: its core calls it forged
+        reply = core.receive(payload, source, self.now)
+        self._transmit(member, core, [] if reply is None else [reply])
 
     @staticmethod
     def _addressed_to(entry: WorkerEntry, frame: bytes) -> bool:

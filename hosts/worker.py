@@ -1,22 +1,34 @@
 """A worker: reliable, windowed all-reduce through the switch over a plain UDP socket.
 
 The protocol (slots and sets, exponents, retransmission timers, which RESULTs count) is
-ina.hosts.core's sans-I/O AllReduceCore; this module is its driver: it sends the datagrams the core
-returns to the switch, hands it every datagram the socket receives with its source and the
-monotonic clock, and calls the core's timer when its deadline passes.
+ina.hosts.core's sans-I/O AllReduceCore; this module is its driver: one I/O thread sends the
+datagrams the cores return to the switch, hands each datagram the socket receives to the core of its
+slot with its source and the monotonic clock, and calls a core's timer when its deadline passes.
+
+The thread reads the socket whenever it is open, between all-reduces too: a straggler under a
+quorum gets the others' RESULTs of calls it has not started, which its core holds (core.py), and a
+socket left unread meanwhile would overflow and lose them.
+
+Under bounded staleness S (docs/protocol.md, "Completion policies") the job's slots are cut into
+S + 1 groups, one core each (its `base` the group's first slot); call t runs on group t mod (S + 1),
+so up to S + 1 calls are in flight (`allreduce_async`), and a call waits for its group's previous
+one. The switch refuses a round over a use not done, which bounds how far workers drift apart.
 """
 
+import collections
 import concurrent.futures
 import contextlib
 import os
 import select
 import socket
+import threading
 import time
+from typing import NamedTuple
 
 import numpy as np
 
 from ina.hosts.core import AllReduceCore, Contributors, Stats, WorkerError, check
-from ina.p4src.protocol import UDP_PORT
+from ina.p4src.protocol import HEADER_LEN, INDEX_MASK, UDP_PORT
 
 SO_RCVBUFFORCE = 33  # Linux
 
@@ -41,13 +53,20 @@ def _ipv4(name: str, text: str) -> str:
         raise ValueError(f"{name} = {text!r}: expected an IPv4 address") from None
 
 
+class Reduced(NamedTuple):
+    """One all-reduce's outcome: the sum, and whose contributions each chunk of it holds."""
+
+    total: np.ndarray
+    contributors: Contributors
+
+
 class Worker:
     """One worker of a job. Bad arguments raise ValueError naming the argument and its range."""
 
     def __init__(self, job_id: int, rank: int, n_workers: int, switch_ip: str | None = None,
                  local_ip: str | None = None, udp_port: int | None = None, elems: int | None = None,
                  window: int | None = None, timeout: float | None = None, max_retries: int | None = None,
-                 switch_port: int = UDP_PORT, epoch: int | None = None):
+                 switch_port: int = UDP_PORT, epoch: int | None = None, staleness: int = 0):
         self.job_id, self.rank, self.n_workers = job_id, rank, n_workers
         self.switch_port = switch_port
         switch_ip = _config("switch_ip", switch_ip, None)
@@ -62,11 +81,16 @@ class Worker:
         self.window = _config("window", window, 256, int)
         self.timeout = _config("timeout", timeout, 0.01, float)
         self.max_retries = _config("max_retries", max_retries, 12, int)
+        self.staleness = staleness
+        check("staleness", staleness, 0 <= staleness < max(self.window, 1), f"0..{self.window - 1} (window - 1)")
         port = _config("udp_port", udp_port, UDP_PORT, int)
-        self._core = AllReduceCore(job_id, rank, n_workers, self.epoch, self.elems, self.window, self.timeout,
-                                   self.max_retries, (self.switch_ip, switch_port))
+        self.stats = Stats()  # every group's, summed (elapsed: of calls that may overlap)
+        group = self.window // (staleness + 1)
+        self._group = group
+        self._cores = [AllReduceCore(job_id, rank, n_workers, self.epoch, self.elems, group, self.timeout,
+                                     self.max_retries, (self.switch_ip, switch_port), base=g * group,
+                                     stats=self.stats) for g in range(staleness + 1)]
         check("udp_port", port, 0 <= port <= 0xFFFF, "0..65535")
-        self.stats: Stats = self._core.stats
         self.contributors: Contributors | None = None  # the last all-reduce's, per chunk (see allreduce)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:  # a window of results arrives in a burst; beyond rmem_max only root may ask (SO_RCVBUFFORCE)
@@ -78,67 +102,120 @@ class Worker:
         except OSError as err:
             self.sock.close()
             raise WorkerError(f"cannot bind UDP port {port}: {err.strerror}") from None
-        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self.sock.setblocking(False)  # drain every queued datagram without a poll() per packet
+        self._calls = 0  # all-reduces asked for: call t runs on group t mod (staleness + 1)
+        self._waiting: collections.deque = collections.deque()  # (core, array, future) not started yet
+        self._lock = threading.Lock()
+        self._wake_r, self._wake_w = os.pipe()  # a new call or close() wakes the I/O thread
+        self._closing = False
+        self._thread: threading.Thread | None = None  # the I/O thread, from the first call on
 
     def close(self) -> None:
+        self._closing = True
+        os.write(self._wake_w, b"x")
+        if self._thread is not None:
+            self._thread.join()
         self.sock.close()
-        if self._executor:
-            self._executor.shutdown()
+        os.close(self._wake_r)
+        os.close(self._wake_w)
 
     def allreduce_async(self, array: np.ndarray) -> concurrent.futures.Future:
-        if self._executor is None:
-            self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        return self._executor.submit(self.allreduce, array)
+        """Start the all-reduce of `array` as soon as its group's previous call finished; the future
+        gives a `Reduced` (sum and contributors), or raises WorkerError. Up to staleness + 1 run at
+        once; every worker must ask for its calls in the same order."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        with self._lock:
+            if self._closing:
+                raise WorkerError("the worker is closed")
+            self._waiting.append((self._cores[self._calls % len(self._cores)], np.array(array), future))
+            self._calls += 1
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=f"ina-worker-{self.rank}", daemon=True)
+                self._thread.start()
+        os.write(self._wake_w, b"x")
+        return future
 
     def allreduce(self, array: np.ndarray) -> np.ndarray:
         """The element-wise sum of every worker's `array` (same shape and dtype on every worker).
 
         Under a quorum or timeout policy a chunk's sum may hold only some workers' arrays (or none,
         0): `self.contributors` then says, per chunk, how many and which (average over the count)."""
-        core, sock, addr = self._core, self.sock, (self.switch_ip, self.switch_port)
-        sock.setblocking(False)  # drain every queued datagram without a poll() per packet
-        try:
-            for pkt in core.start(array, time.monotonic()):
-                self._send(pkt, addr)
-            self._drive(core, addr)
-        finally:
-            sock.settimeout(self.timeout / 4)
-        self.contributors = core.contributors()
-        return core.result()
+        reduced = self.allreduce_async(array).result()
+        self.contributors = reduced.contributors
+        return reduced.total
 
-    def _drive(self, core: AllReduceCore, addr: tuple[str, int]) -> None:
-        """Until the core has every result: each datagram with its source and the time into the core,
-        its answer out; once the socket is empty, the core's timer if its deadline passed, else sleep until
-        either. Draining first matters after a stall (this process descheduled): the answers that
-        queued meanwhile are taken before the core decides what is lost."""
-        size = core.datagram_size
+    def _run(self) -> None:
+        """The I/O thread: until close(), each datagram with its source and the time into the core of
+        its slot, its answer out; once the socket is empty, start the calls whose group is free and
+        run the cores' timers whose deadline passed, else sleep until a deadline, a datagram or a
+        wake-up. Draining first matters after a stall (this process descheduled): the answers that
+        queued meanwhile are taken before a core decides what is lost. A core's WorkerError fails its
+        call and every call after it."""
+        cores, group, addr = self._cores, self._group, (self.switch_ip, self.switch_port)
+        size = cores[0].datagram_size
         buf = bytearray(size + 1)  # one byte more, so a longer datagram shows as one
         view = memoryview(buf)
         whole = view[:size]  # what a datagram of the expected size is: no new view per packet
         sock = self.sock
-        receive, expire, sendto, recvfrom_into = core.receive, core.expire, sock.sendto, sock.recvfrom_into
-        monotonic = time.monotonic
+        sendto, recvfrom_into, monotonic = sock.sendto, sock.recvfrom_into, time.monotonic
+        running: dict[int, concurrent.futures.Future] = {}  # group -> the future of its call in flight
         poller = select.poll()
         poller.register(sock, select.POLLIN)
-        while not core.finished:
-            try:
-                n, source = recvfrom_into(buf)
-            except BlockingIOError:
+        poller.register(self._wake_r, select.POLLIN)
+        try:
+            while not self._closing:
+                try:
+                    n, source = recvfrom_into(buf)
+                except BlockingIOError:
+                    pass
+                else:
+                    now = monotonic()
+                    slot = int.from_bytes(buf[4:6], "big") & INDEX_MASK if n >= HEADER_LEN else 0
+                    core = cores[min(slot // group, len(cores) - 1)]  # beyond the groups: its core calls it forged
+                    pkt = core.receive(whole if n == size else view[:n], source, now)
+                    if pkt is not None:
+                        try:
+                            sendto(pkt, addr)
+                        except BlockingIOError:
+                            self._send(pkt, addr)
+                    self._finish(core, running, now)
+                    continue  # answers queued during a stall reach the cores before their timers run
                 now = monotonic()
-                if now < core.deadline:
-                    poller.poll((core.deadline - now) * 1000)
-                    continue
-            else:
-                now = monotonic()
-                pkt = receive(whole if n == size else view[:n], source, now)
-                if pkt is not None:
-                    try:
-                        sendto(pkt, addr)
-                    except BlockingIOError:
-                        self._send(pkt, addr)
-                continue  # answers queued during a stall reach the core before its timers run
-            for pkt in expire(now):
+                self._start_waiting(running, addr, now)
+                deadline = min(core.deadline for core in cores)
+                for core in cores:
+                    if core.deadline <= now:
+                        for pkt in core.expire(now):
+                            self._send(pkt, addr)
+                        deadline = min(deadline, core.deadline)
+                if deadline > now:
+                    for fd, _ in poller.poll(None if deadline == float("inf") else (deadline - now) * 1000):
+                        if fd == self._wake_r:
+                            os.read(fd, 4096)
+        except WorkerError as err:
+            with self._lock:
+                self._closing = True
+                failed = [*running.values(), *(future for _, _, future in self._waiting)]
+            for future in failed:
+                future.set_exception(err)
+
+    def _start_waiting(self, running: dict, addr: tuple[str, int], now: float) -> None:
+        """Start, in call order, the waiting calls whose group has no call in flight."""
+        while True:
+            with self._lock:
+                if not self._waiting or self._cores.index(self._waiting[0][0]) in running:
+                    return
+                core, array, future = self._waiting.popleft()
+            running[self._cores.index(core)] = future
+            for pkt in core.start(array, now):
                 self._send(pkt, addr)
+            self._finish(core, running, now)
+
+    def _finish(self, core: AllReduceCore, running: dict, now: float) -> None:
+        """Hand a finished call's sum to its future."""
+        group = self._cores.index(core)
+        if core.finished and group in running:
+            running.pop(group).set_result(Reduced(core.result(), core.contributors()))
 
     def _send(self, pkt: bytearray, addr: tuple[str, int]) -> None:
         """Send once the socket is writable; a buffer full (or ARP pending) for timeout/4 is a loss
