@@ -1,7 +1,7 @@
 """Resends per lost packet of the workers' loss recovery, in the in-process harness (the real switch
 and controller, worker cores on a virtual clock, seeded loss both ways: hosts/inprocess.py).
 
-    python -m ina.bench.loss_inprocess [--workers 2 4] [--loss 0 0.01 0.05 0.1] [--seeds 3]
+    python -m ina.bench.loss_inprocess [--workers 2 4] [--loss 0 0.01 0.05 0.1] [--seeds 3] [--policy ack]
 
 A run is deterministic for its seed, with no queueing and one fixed latency per hop, so it shows
 what the protocol costs per loss, apart from a real host's scheduling (docs/performance.md's loss
@@ -13,22 +13,25 @@ import json
 
 import numpy as np
 
-from ina.args import int_range, probability
+from ina.args import int_range, parsed_by, probability
 from ina.hosts.cli import make_array
 from ina.hosts.inprocess import InProcessSwitch, RandomLoss
+from ina.p4src.protocol import SYNC, Policy
 
 
-def measure(workers: int, loss: float, seed: int, size: int, elems: int, window: int, latency: float) -> dict:
-    """One sync all-reduce of `size` int32 per worker with `loss` on every UPDATE and RESULT copy."""
+def measure(workers: int, loss: float, seed: int, size: int, elems: int, window: int, latency: float,
+            policy: Policy = SYNC) -> dict:
+    """One all-reduce of `size` int32 per worker under `policy` (all-n: its sums must be exact) with
+    `loss` on every UPDATE and RESULT copy (and STATUS, under ack)."""
     with InProcessSwitch(elems=elems, pool_size=max(256, window), latency=latency,
                          loss=[RandomLoss(loss, loss, seed)] if loss else []) as net:
-        net.add_job(0, workers, window=window, timeout=0.05)
+        net.add_job(0, workers, window=window, timeout=0.05, policy=policy)
         arrays = [make_array(seed, rank, size, "int32") for rank in range(workers)]
         results = net.allreduce({0: arrays})[0]
         exact = all(np.array_equal(got, np.sum(arrays, axis=0, dtype=np.int32)) for got in results)
         stats = [m.core.stats for m in net.jobs[0]]
     lost, resends = len(net.dropped), sum(s.retransmissions for s in stats)
-    return {"workers": workers, "loss": loss, "seed": seed, "exact": exact, "lost": lost, "resends": resends,
+    return {"workers": workers, "loss": loss, "seed": seed, "policy": str(policy), "exact": exact, "lost": lost, "resends": resends,
             "resends_per_lost": round(resends / lost, 3) if lost else None,
             "timeouts": sum(s.timeouts for s in stats), "statuses": sum(s.statuses for s in stats),
             "virtual_ms": round(max(s.elapsed for s in stats) * 1e3, 3)}
@@ -43,12 +46,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--elems", type=int_range(1), default=64)
     p.add_argument("--window", type=int_range(1), default=128)
     p.add_argument("--latency", type=float, default=0.5e-3, help="one-way seconds per hop (RTT = 2 x latency)")
+    p.add_argument("--policy", type=parsed_by(Policy.parse), default=SYNC,
+                   help="the job's policy: sync, or ack (a STATUS for every stored contribution)")
     args = p.parse_args(argv)
     for workers in args.workers:
         for loss in args.loss:
             for seed in range(1, args.seeds + 1):
-                print(json.dumps(measure(workers, loss, seed, args.size, args.elems, args.window, args.latency)),
-                      flush=True)
+                print(json.dumps(measure(workers, loss, seed, args.size, args.elems, args.window, args.latency,
+                                         args.policy)), flush=True)
     return 0
 
 
