@@ -279,7 +279,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
     // may be apart: their slot layout bounds it (docs/protocol.md) and the switch, which never
     // mixes rounds whatever it is, only carries it for the control plane. With ack = 1 every
     // contribution that does not complete its slot is answered with a STATUS, so a worker knows
-    // its UPDATE arrived and, when an UPDATE is lost, only its sender resends.
+    // its UPDATE arrived and only the one whose UPDATE was lost resends.
     action set_job(bit<16> base, bit<16> num_slots, bit<8> num_workers, bit<16> mgid, bit<32> epoch,
                    bit<8> quorum, bit<32> timeout, bit<8> staleness, bit<1> ack) {
         meta.job_known = 1;
