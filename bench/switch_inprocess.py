@@ -31,7 +31,7 @@ def aggregation_switch(elems: int, workers: int, engine: str = "auto",
         sw.tables["InaIngress.admission"].add([rank + 1, mac, ip, 0, rank], "InaIngress.admit", [])
         sw.tables["InaEgress.result_rewrite"].add([worker_rid(0, rank)], "InaEgress.to_worker", [mac, ip, UDP_PORT])
         replicas.append((rank + 1, worker_rid(0, rank)))
-    sync = [workers, 0, 0, 0]  # quorum all, no timeout, no staleness, no acks (docs/protocol.md)
+    sync = [workers, 0, 0]  # quorum all, no timeout, no staleness (docs/protocol.md)
     sw.tables["InaIngress.jobs"].add([0], "InaIngress.set_job", [0, 1024, workers, job_group(0), EPOCH, *sync])
     sw.multicast.set_group(job_group(0), replicas)
     packets = []

@@ -195,7 +195,7 @@ class Aggregation:
             job_id, p = e.match["hdr.agg.job_id"], e.params
             quorum = None if p["quorum"] == p["num_workers"] else p["quorum"]
             jobs[job_id] = Job(job_id, p["base"], p["num_slots"], p["epoch"],
-                               policy=Policy(quorum, p["timeout"], p["staleness"], bool(p["ack"])))
+                               policy=Policy(quorum, p["timeout"], p["staleness"]))
         rewrites = {e.match["sm.egress_rid"]: e.params
                     for e in self.conn.read_table("InaEgress.result_rewrite")}
         for e in self.conn.read_table("InaIngress.admission"):
@@ -316,7 +316,7 @@ class Aggregation:
         n = len(job.workers)
         return {"base": job.base, "num_slots": job.num_slots, "num_workers": n, "mgid": job.mgid,
                 "epoch": job.epoch, "quorum": job.policy.needed(n), "timeout": job.policy.timeout_us,
-                "staleness": job.policy.staleness, "ack": int(job.policy.ack)}
+                "staleness": job.policy.staleness}
 
     # --- state ---------------------------------------------------------------------------
     def slot(self, job_id: int, index: int, pool_set: int) -> SlotState:

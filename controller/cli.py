@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     aj.add_argument("--slots", type=int_range(1, MAX_SLOTS), default=256)
     aj.add_argument("--epoch", type=int_range(1, EPOCH_MAX), help="the run's token (default: a random one)")
     aj.add_argument("--policy", type=parsed_by(Policy.parse), default=SYNC, metavar="POLICY",
-                    help="completion policy: sync (default), or quorum:K, timeout:T[us|ms|s], stale:S, ack "
+                    help="completion policy: sync (default), or quorum:K, timeout:T[us|ms|s], stale:S "
                          "joined by commas (docs/protocol.md)")
     pj = sub.add_parser("set-policy", help="change a live job's completion policy")
     pj.add_argument("job", type=int_range(0, MAX_JOBS - 1))

@@ -125,7 +125,6 @@ struct metadata_t {
     bit<32> timeout;
     bit<8>  num_workers;
     bit<8>  staleness;
-    bit<1>  ack;
     bit<32> reg_index;
     bit<32> drop_threshold;   // the drop simulator's loss threshold for this packet
     bit<1>  drop_burst;       // set_burst_loss hit: the threshold comes from the port's state
@@ -277,11 +276,9 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
 
     // The job's completion policy is (quorum, timeout). Staleness is how many rounds its workers
     // may be apart: their slot layout bounds it (docs/protocol.md) and the switch, which never
-    // mixes rounds whatever it is, only carries it for the control plane. With ack = 1 every
-    // contribution that does not complete its slot is answered with a STATUS, so a worker knows
-    // its UPDATE arrived and only the one whose UPDATE was lost resends.
+    // mixes rounds whatever it is, only carries it for the control plane.
     action set_job(bit<16> base, bit<16> num_slots, bit<8> num_workers, bit<16> mgid, bit<32> epoch,
-                   bit<8> quorum, bit<32> timeout, bit<8> staleness, bit<1> ack) {
+                   bit<8> quorum, bit<32> timeout, bit<8> staleness) {
         meta.job_known = 1;
         meta.base = base;
         meta.num_slots = num_slots;
@@ -291,7 +288,6 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
         meta.timeout = timeout;
         meta.num_workers = num_workers;
         meta.staleness = staleness;
-        meta.ack = ack;
     }
     action unknown_job() {
         meta.job_known = 0;
@@ -527,8 +523,6 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                 // Counted already and still waiting for others: say so, so the sender stops resending.
                 job_duplicates.count(job);
                 answer_worker(MSG_STATUS);
-            } else if (meta.ack == 1) {
-                answer_worker(MSG_STATUS);  // stored: the acknowledgement the job asked for
             } else {
                 drop();  // the contribution is stored
             }

@@ -75,20 +75,17 @@ class Policy:
     quorum: contributions that complete a slot (None: all the job's workers, i.e. sync);
     timeout_us: a slot completes with what it has once this long has passed since its first
     contribution, checked on the slot's later packets (0: never); staleness: how many rounds
-    (all-reduce calls) workers may be apart, which their slot layout bounds (0: sync); ack: every
-    contribution that does not complete its slot is acknowledged with a STATUS, so under loss only
-    the worker whose UPDATE was lost resends (more packets to the workers, fewer resends)."""
+    (all-reduce calls) workers may be apart, which their slot layout bounds (0: sync)."""
 
     quorum: int | None = None
     timeout_us: int = 0
     staleness: int = 0
-    ack: bool = False
 
     @classmethod
     def parse(cls, text: str) -> "Policy":
         """`sync`, or comma-separated `quorum:K`, `timeout:T` (T in us, or with a unit: 500us,
-        2ms, 1s), `stale:S` and `ack`, e.g. `quorum:3,timeout:5ms`. Raises ValueError naming the part."""
-        quorum, timeout_us, staleness, ack = None, 0, 0, False
+        2ms, 1s) and `stale:S`, e.g. `quorum:3,timeout:5ms`. Raises ValueError naming the part."""
+        quorum, timeout_us, staleness = None, 0, 0
         if text.strip() != "sync":
             for part in filter(None, (p.strip() for p in text.split(","))):
                 name, _, value = part.partition(":")
@@ -98,12 +95,9 @@ class Policy:
                     timeout_us = int(m[1]) * {"us": 1, "ms": 1000, "s": 1_000_000}[m[2] or "us"]
                 elif name == "stale" and value.isdigit():
                     staleness = int(value)
-                elif part == "ack":
-                    ack = True
                 else:
-                    raise ValueError(f"bad policy part {part!r}: use sync, quorum:K, timeout:T[us|ms|s], stale:S "
-                                     "or ack")
-        policy = cls(quorum, timeout_us, staleness, ack)
+                    raise ValueError(f"bad policy part {part!r}: use sync, quorum:K, timeout:T[us|ms|s] or stale:S")
+        policy = cls(quorum, timeout_us, staleness)
         policy.check()
         return policy
 
@@ -124,7 +118,6 @@ class Policy:
         parts = [f"quorum:{self.quorum}"] if self.quorum is not None else []
         parts += [f"timeout:{self.timeout_us}us"] if self.timeout_us else []
         parts += [f"stale:{self.staleness}"] if self.staleness else []
-        parts += ["ack"] if self.ack else []
         return ",".join(parts) or "sync"
 
 

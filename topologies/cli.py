@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--slots", type=int_range(1, MAX_SLOTS), default=128,
                    help="slots per job = the workers' window; larger windows only queue in a software switch")
     p.add_argument("--policy", type=parsed_by(Policy.parse), metavar="POLICY",
-                   help="every job's completion policy: sync, or quorum:K, timeout:T[us|ms|s], stale:S, ack "
+                   help="every job's completion policy: sync, or quorum:K, timeout:T[us|ms|s], stale:S "
                         "joined by commas (docs/protocol.md; default: the topology's, else sync)")
     p.add_argument("--repeat", type=int_range(1, 100000), default=1, help="all-reduces per worker (iterations)")
     p.add_argument("--compute-ms", type=float_range(0.0, 3.6e6), default=0.0,

@@ -98,7 +98,7 @@ def result_for(worker, job, pool_set, index, sums, exponent, rank, bitmap=None, 
 
 
 def add_job(sw: Switch, job: int, workers, base: int, num_slots: int, quorum: int | None = None,
-            timeout_us: int = 0, staleness: int = 0, ack: int = 0) -> None:
+            timeout_us: int = 0, staleness: int = 0) -> None:
     mgid = job_group(job)
     for rank, port, mac, ip in workers:
         sw.tables["InaIngress.admission"].add([port, mac, ip, job, rank], "InaIngress.admit", [])
@@ -106,7 +106,7 @@ def add_job(sw: Switch, job: int, workers, base: int, num_slots: int, quorum: in
     n = len(workers)
     sw.tables["InaIngress.jobs"].add([job], "InaIngress.set_job", [base, num_slots, n, mgid, epoch_of(job),
                                                                    n if quorum is None else quorum, timeout_us,
-                                                                   staleness, ack])
+                                                                   staleness])
     sw.multicast.set_group(mgid, [(port, worker_rid(job, rank)) for rank, port, _m, _i in workers])
 
 
@@ -437,7 +437,7 @@ def test_timeout_fires_on_a_retransmission_and_not_before_the_deadline(switch):
                                                                           msg=MSG_STATUS)]
     handle = switch.tables["InaIngress.jobs"].entries()[0].handle
     n, mgid = 3, job_group(6)
-    switch.tables["InaIngress.jobs"].modify(handle, "InaIngress.set_job", [0, 1, n, mgid, epoch_of(6), n, 1, 0, 0])
+    switch.tables["InaIngress.jobs"].modify(handle, "InaIngress.set_job", [0, 1, n, mgid, epoch_of(6), n, 1, 0])
     assert switch.process(*update(WORKERS[0], 6, 0, 0, a)) == [answer_for(w, 6, 0, 0, a, 0, 0, 0b001)
                                                                 for w in WORKERS[:3]]
     assert counter(switch, "InaIngress.job_timeouts", 6) == 1
@@ -450,21 +450,8 @@ def test_a_lowered_quorum_completes_a_collecting_slot_on_its_next_packet(switch)
     for r in range(3):
         switch.process(*update(FOUR[r], 7, 0, 0, vals[r]))
     handle = switch.tables["InaIngress.jobs"].entries()[0].handle
-    switch.tables["InaIngress.jobs"].modify(handle, "InaIngress.set_job", [0, 1, 4, job_group(7), epoch_of(7), 3, 0, 0, 0])
+    switch.tables["InaIngress.jobs"].modify(handle, "InaIngress.set_job", [0, 1, 4, job_group(7), epoch_of(7), 3, 0, 0])
     out = switch.process(*update(FOUR[1], 7, 0, 0, vals[1]))
     assert out == [answer_for(w, 7, 0, 0, vals[0] + vals[1] + vals[2], 0, 1, 0b0111) for w in FOUR]
     assert counter(switch, "InaIngress.job_timeouts", 7) == 0
     assert counter(switch, "InaIngress.job_completed", 7) == 1
-
-
-def test_ack_answers_every_stored_contribution_with_a_status(switch):
-    add_job(switch, 8, WORKERS[:3], base=0, num_slots=1, ack=1)
-    a, b, c = (values_of(r, 8) for r in range(3))
-    assert switch.process(*update(WORKERS[0], 8, 0, 0, a, exponent=4)) == [
-        answer_for(WORKERS[0], 8, 0, 0, a, 4, 0, 0b001, msg=MSG_STATUS)]
-    assert switch.process(*update(WORKERS[1], 8, 0, 0, b, exponent=2)) == [
-        answer_for(WORKERS[1], 8, 0, 0, a + b, 4, 1, 0b011, msg=MSG_STATUS)]  # the values: the running sum
-    assert switch.process(*update(WORKERS[2], 8, 0, 0, c)) == [
-        answer_for(w, 8, 0, 0, a + b + c, 4, 2, 0b111) for w in WORKERS[:3]]  # the last one: the RESULT
-    assert counter(switch, "InaIngress.job_accepted", 8) == 3
-    assert counter(switch, "InaIngress.job_duplicates", 8) == 0

@@ -29,7 +29,7 @@ def test_action_params_in_declaration_order():
     assert action.id >> 24 == 0x01
     assert [(p.id, p.name, p.bitwidth) for p in action.params] == [
         (1, "base", 16), (2, "num_slots", 16), (3, "num_workers", 8), (4, "mgid", 16), (5, "epoch", 32),
-        (6, "quorum", 8), (7, "timeout", 32), (8, "staleness", 8), (9, "ack", 1)]
+        (6, "quorum", 8), (7, "timeout", 32), (8, "staleness", 8)]
 
 
 def test_registers_and_counters():

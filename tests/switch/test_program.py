@@ -38,7 +38,7 @@ def test_tables_carry_key_widths_and_actions_by_the_contract_names() -> None:
     set_job = next(m.actions[a] for a in jobs.action_ids if m.actions[a].name == "InaIngress.set_job")
     assert [(p.name, p.width) for p in set_job.params] == [
         ("base", 16), ("num_slots", 16), ("num_workers", 8), ("mgid", 16), ("epoch", 32), ("quorum", 8),
-        ("timeout", 32), ("staleness", 8), ("ack", 1)]
+        ("timeout", 32), ("staleness", 8)]
     assert m.actions[jobs.default.action_id].name == "InaIngress.unknown_job"
     assert {c.name for c in m.controls} == {"ingress", "egress"}
     assert set(m.tables) == {t.name for c in m.controls for t in c.tables}

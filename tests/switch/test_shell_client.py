@@ -34,14 +34,13 @@ def test_p4runtime_shell_pushes_pipeline_and_round_trips_an_entry(tmp_path):
         entry.action["quorum"] = "2"
         entry.action["timeout"] = "500"
         entry.action["staleness"] = "1"
-        entry.action["ack"] = "1"
         entry.insert()
         [read] = list(sh.TableEntry("InaIngress.jobs").read())
         assert read.match["hdr.agg.job_id"].exact.value == b"\x05"
         assert [p.value for p in read.action.msg().params] == [b"\x04", b"\x08", b"\x02", b"\x01\x05", b"\x5e\xed\x00\x05",
-                                                                 b"\x02", b"\x01\xf4", b"\x01", b"\x01"]
+                                                                 b"\x02", b"\x01\xf4", b"\x01"]
         handle = next(iter(sw.tables["InaIngress.jobs"].entries()))
-        assert handle.args == (4, 8, 2, 0x105, 0x5EED0005, 2, 500, 1, 1)
+        assert handle.args == (4, 8, 2, 0x105, 0x5EED0005, 2, 500, 1)
     finally:
         sh.teardown()
         global_options.reset()  # p4runtime-shell keeps options process-wide; leave them as found

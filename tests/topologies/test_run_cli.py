@@ -15,8 +15,7 @@ CASES = [
     (["--loss", "nan"], "argument --loss: expected a number in [0.0, 1.0], got 'nan'"),
     (["--loss", "-0.5"], "argument --loss: expected a number in [0.0, 1.0], got '-0.5'"),
     (["--policy", "quorum:0"], "argument --policy: quorum 0 is out of range 1..32"),
-    (["--policy", "all"], "argument --policy: bad policy part 'all': use sync, quorum:K, timeout:T[us|ms|s], stale:S "
-                              "or ack"),
+    (["--policy", "all"], "argument --policy: bad policy part 'all': use sync, quorum:K, timeout:T[us|ms|s] or stale:S"),
     (["--straggler", "h3:-2x"], "argument --straggler: bad straggler 'h3:-2x': use HOST:FACTORx, e.g. h3:3x"),
     (["--straggler-dist", "exp"], "argument --straggler-dist: bad distribution 'exp': use exp:MEAN, uniform:MAX or "
                                   "pareto:MIN,ALPHA"),
