@@ -1,7 +1,7 @@
 """Resends per lost packet of the workers' loss recovery, in the in-process harness (the real switch
 and controller, worker cores on a virtual clock, seeded loss both ways: hosts/inprocess.py).
 
-    python -m ina.bench.loss_inprocess [--workers 2 4] [--loss 0 0.01 0.05 0.1] [--seeds 3] [--policy ack]
+    python -m ina.bench.loss_inprocess [--workers 2 4] [--loss 0 0.01 0.05 0.1] [--seeds 3] [--policy timeout:5ms]
 
 A run is deterministic for its seed, with no queueing and one fixed latency per hop, so it shows
 what the protocol costs per loss, apart from a real host's scheduling (docs/performance.md's loss
@@ -21,8 +21,8 @@ from ina.p4src.protocol import SYNC, Policy
 
 def measure(workers: int, loss: float, seed: int, size: int, elems: int, window: int, latency: float,
             policy: Policy = SYNC) -> dict:
-    """One all-reduce of `size` int32 per worker under `policy` (all-n: its sums must be exact) with
-    `loss` on every UPDATE and RESULT copy (and STATUS, under ack)."""
+    """One all-reduce of `size` int32 per worker under `policy` with `loss` on every UPDATE and
+    RESULT copy; `exact` compares with the sum of every worker's array (so a partial sum is not)."""
     with InProcessSwitch(elems=elems, pool_size=max(256, window), latency=latency,
                          loss=[RandomLoss(loss, loss, seed)] if loss else []) as net:
         net.add_job(0, workers, window=window, timeout=0.05, policy=policy)
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--window", type=int_range(1), default=128)
     p.add_argument("--latency", type=float, default=0.5e-3, help="one-way seconds per hop (RTT = 2 x latency)")
     p.add_argument("--policy", type=parsed_by(Policy.parse), default=SYNC,
-                   help="the job's policy: sync, or ack (a STATUS for every stored contribution)")
+                   help="the job's completion policy (docs/protocol.md), e.g. timeout:5ms")
     args = p.parse_args(argv)
     for workers in args.workers:
         for loss in args.loss:
