@@ -41,8 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-limit", type=float_range(0.0, lo_open=True), default=600.0, help="seconds")
     p.add_argument("--out", help="run directory (default: runs/train-<time>)")
     p.add_argument("--policy", type=parsed_by(Policy.parse), default=SYNC, metavar="POLICY",
-                   help="the job's completion policy: sync (default), quorum:K, timeout:T[us|ms|s] "
-                        "(docs/protocol.md); each gradient is averaged over the workers its sum holds")
+                   help="the job's completion policy: sync (default), quorum:K, timeout:T[us|ms|s], "
+                        "stale:S (docs/protocol.md); each gradient is averaged over the workers its sum holds; "
+                        "under stale:S each update is applied at most S iterations late")
     p.add_argument("--compute-ms", type=float_range(0.0, 3.6e6), default=0.0,
                    help="emulated compute (a sleep) added to every iteration, in ms")
     p.add_argument("--straggler", type=parsed_by(parse_straggler), action="append", default=[], metavar="HOST:Fx",
@@ -62,8 +63,9 @@ def main(argv: list[str] | None = None) -> int:
                         replay=replay_from(args) if args.replay else None, bw=args.bw,
                         policy=str(args.policy), compute_ms=args.compute_ms, stragglers=dict(args.straggler),
                         straggler_dist=args.straggler_dist and str(args.straggler_dist))
-    if args.policy.staleness:
-        p.error("argument --policy: stale:S is not yet supported by ina train (workers do not pipeline all-reduces)")
+    if args.policy.staleness and args.window <= args.policy.staleness:
+        p.error(f"argument --policy: stale:{args.policy.staleness} splits the job's slots into "
+                f"{args.policy.staleness + 1} groups; --window {args.window} has too few")
     if args.policy != SYNC and args.aggregation != "switch":
         p.error(f"argument --policy: policies are the switch's; --aggregation {args.aggregation} is always sync")
     if opts.replay:

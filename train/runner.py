@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ina.controller.topology_setup import program_topology
+from ina.p4src.protocol import Policy
 from ina.topologies import clean
 from ina.topologies.net import Network
 from ina.topologies.runner import compile_program
@@ -111,6 +112,7 @@ def run(opts: TrainOptions, on_epoch: Callable[[dict], None],
                    "--workers", str(opts.workers), "--epoch", str(job.epoch), *where,
                    "--aggregator", aggregator, "--elems", str(opts.elems), "--window", str(opts.window),
                    "--timeout", str(opts.timeout), "--max-retries", str(opts.max_retries),
+                   "--staleness", str(Policy.parse(opts.policy).staleness),
                    *(replay_argv(opts.replay) if opts.replay else training_argv(opts.config, opts.dataset)),
                    "--compute-ms", str(opts.compute_ms), "--slowdown", str(opts.stragglers.get(host, 1.0)),
                    *(["--delay-dist", opts.straggler_dist] if opts.straggler_dist else [])]

@@ -7,8 +7,17 @@ sum by the number of gradients it holds (n, or fewer under a quorum or timeout p
 and applies the same update, so all workers keep the same weights and, up to the quantization of
 the sum, follow the reference: one process, the whole batch, float64 gradients. An emulated compute
 time per iteration (a sleep, `compute`) lets a straggler be slower than the others.
+
+Under bounded staleness S (SSP; the switch's `stale:S` policy) the all-reduces are pipelined
+(`allreduce_async`): iteration t's update is applied when its all-reduce finishes, in iteration
+order, and at most S iterations late: before computing iteration t a worker waits for the
+all-reduce of t - S - 1. Every worker applies the same sums in the same order, so the weights
+they end with (all updates applied) are the same; in between, gradients are computed on weights
+that lack up to S updates.
 """
 
+import collections
+import concurrent.futures
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -16,11 +25,13 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ina.hosts.compute import ComputeModel
+from ina.hosts.worker import Reduced
 from ina.train.data import Dataset
 from ina.train.models import Model, make_model
 
 AllReduce = Callable[[np.ndarray], np.ndarray]  # the element-wise sum over every worker's array
 Counts = Callable[[tuple[int, ...]], np.ndarray]  # per element: how many gradients the last sum holds
+AsyncAllReduce = Callable[[np.ndarray], concurrent.futures.Future]  # a future of the sum's `Reduced`
 
 
 @dataclass(frozen=True)
@@ -88,17 +99,25 @@ def average(total: np.ndarray, counts: np.ndarray | int) -> np.ndarray:
 
 def train(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, allreduce: AllReduce | None = None,
           on_epoch: Callable[[EpochRecord], None] | None = None, counts: Counts | None = None,
-          compute: ComputeModel | None = None) -> tuple[Model, History]:
-    """Train worker `rank` of `n_workers`; without `allreduce` (one worker) this is the reference.
-    `counts` says how many gradients each element of the last sum holds (default: all n);
-    `compute` adds its emulated compute time to every iteration."""
+          compute: ComputeModel | None = None, allreduce_async: AsyncAllReduce | None = None,
+          staleness: int = 0) -> tuple[Model, History]:
+    """Train worker `rank` of `n_workers`; without an all-reduce (one worker) this is the reference.
+    `counts` says how many gradients each element of `allreduce`'s last sum holds (default: all n);
+    `allreduce_async` instead pipelines the all-reduces, each update applied at most `staleness`
+    iterations late; `compute` adds its emulated compute time to every iteration."""
     check(config, data, n_workers)
-    if allreduce is None and n_workers != 1:
+    if allreduce is None and allreduce_async is None and n_workers != 1:
         raise ValueError("several workers need an all-reduce")
     model = make_model(config.model, data.n_features, data.n_classes, config.seed, config.hidden)
     history = History()
     per_epoch = len(data.y_train) // config.batch
     sleeps = iter(compute.durations(config.epochs * per_epoch) if compute else [])
+    pending: collections.deque = collections.deque()  # the all-reduces whose updates are not applied yet
+
+    def apply(reduced: Reduced) -> None:
+        total = reduced.total.astype(np.float64)
+        model.params -= config.lr * average(total, reduced.contributors.element_counts(total.shape))
+
     start = time.perf_counter()
     for epoch in range(config.epochs):
         compute = comm = 0.0
@@ -110,14 +129,24 @@ def train(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, allr
             if emulated:
                 time.sleep(emulated)
             t1 = time.perf_counter()
-            if allreduce is not None:
+            if allreduce_async is not None:
+                pending.append(allreduce_async(grad.astype(np.float32)))
+                while pending and (len(pending) > staleness or pending[0].done()):
+                    apply(pending.popleft().result())
+            elif allreduce is not None:
                 total = allreduce(grad.astype(np.float32)).astype(np.float64)
-                grad = average(total, counts(total.shape) if counts else n_workers)
+                model.params -= config.lr * average(total, counts(total.shape) if counts else n_workers)
+            else:
+                model.params -= config.lr * grad
             t2 = time.perf_counter()
-            model.params -= config.lr * grad
-            compute += (t1 - t0) + (time.perf_counter() - t2)
+            compute += t1 - t0
             comm += t2 - t1
             history.iterations += 1
+        if epoch == config.epochs - 1:  # the last updates, so the model trained is every worker's
+            t1 = time.perf_counter()
+            while pending:
+                apply(pending.popleft().result())
+            comm += time.perf_counter() - t1
         record = EpochRecord(epoch + 1, time.perf_counter() - start, model.loss(data.x_train, data.y_train),
                              model.accuracy(data.x_test, data.y_test), compute, comm)
         history.epochs.append(record)

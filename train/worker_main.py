@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window", type=int_range(1, MAX_SLOTS), default=64)
     p.add_argument("--timeout", type=float_range(0.0, 60.0, lo_open=True), default=0.05)
     p.add_argument("--max-retries", type=int_range(0), default=6)
+    p.add_argument("--staleness", type=int_range(0, MAX_SLOTS - 1), default=0,
+                   help="the job's stale:S: pipeline up to S + 1 all-reduces, each update at most S iterations late")
     add_training_arguments(p)
     add_replay_arguments(p)
     add_compute_arguments(p)
@@ -66,7 +68,7 @@ def connect(args: argparse.Namespace) -> Worker | Ring:
             raise ValueError(f"--ring names {len(args.ring)} workers, --workers is {args.workers}")
         return Ring(args.rank, [(ip, RING_PORT) for ip in args.ring], timeout=args.ring_timeout)
     return Worker(args.job, args.rank, args.workers, args.switch, elems=args.elems, window=args.window,
-                  timeout=args.timeout, max_retries=args.max_retries, epoch=args.epoch)
+                  timeout=args.timeout, max_retries=args.max_retries, epoch=args.epoch, staleness=args.staleness)
 
 
 def counts_of(worker: Worker | Ring):
@@ -99,8 +101,9 @@ def main(argv: list[str] | None = None) -> int:
             history, digest = replay(replay_from(args), args.rank, worker.allreduce, report)
         else:
             compute = ComputeModel(args.compute_ms / 1e3, args.slowdown, args.delay_dist, config.seed, args.rank)
+            pipelined = {"allreduce_async": worker.allreduce_async, "staleness": args.staleness} if args.staleness else {}
             model, history = train(config, data, args.rank, args.workers, worker.allreduce, report,
-                                   counts=counts_of(worker), compute=compute)
+                                   counts=counts_of(worker), compute=compute, **pipelined)
             digest = hashlib.sha256(model.params.tobytes()).hexdigest()
     except WorkerError as err:
         print(f"ina train: worker {args.rank} of job {args.job} lost {args.aggregator} ({args.switch}): {err}",
