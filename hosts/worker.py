@@ -149,8 +149,8 @@ class Worker:
         its slot, its answer out; once the socket is empty, start the calls whose group is free and
         run the cores' timers whose deadline passed, else sleep until a deadline, a datagram or a
         wake-up. Draining first matters after a stall (this process descheduled): the answers that
-        queued meanwhile are taken before a core decides what is lost. A core's WorkerError fails its
-        call and every call after it."""
+        queued meanwhile are taken before a core decides what is lost. A core's WorkerError (or any
+        error: no caller may wait on a dead thread) fails its call and every call after it."""
         cores, group, addr = self._cores, self._group, (self.switch_ip, self.switch_port)
         size = cores[0].datagram_size
         buf = bytearray(size + 1)  # one byte more, so a longer datagram shows as one
@@ -192,7 +192,7 @@ class Worker:
                     for fd, _ in poller.poll(None if deadline == float("inf") else (deadline - now) * 1000):
                         if fd == self._wake_r:
                             os.read(fd, 4096)
-        except WorkerError as err:
+        except Exception as err:
             with self._lock:
                 self._closing = True
                 failed = [*running.values(), *(future for _, _, future in self._waiting)]
@@ -206,8 +206,13 @@ class Worker:
                 if not self._waiting or self._cores.index(self._waiting[0][0]) in running:
                     return
                 core, array, future = self._waiting.popleft()
+            try:
+                sent = core.start(array, now)
+            except WorkerError as err:  # refused before anything changed (dtype, NaN): this call only
+                future.set_exception(err)
+                continue
             running[self._cores.index(core)] = future
-            for pkt in core.start(array, now):
+            for pkt in sent:
                 self._send(pkt, addr)
             self._finish(core, running, now)
 
