@@ -292,3 +292,36 @@ def test_the_parameter_server_answers_a_retransmission_with_a_status_then_everyo
         assert all(packets.parse_header(r)[5:] == (0, 2, EPOCH, 5, 0b11) for r in results)
         assert all(packets.values_of(r, 2).tolist() == [3, -2] for r in results)
     ps.close()
+
+
+def test_between_calls_the_worker_reads_its_socket_and_holds_the_next_calls_results():
+    # The others ran ahead (a quorum without this worker): the RESULTs of its next call arrive while
+    # it computes. Its I/O thread reads them at once (left queued, a long run of them would overflow
+    # the socket) and the next call takes them without sending an UPDATE.
+    switch = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    switch.bind(("127.0.0.1", 0))
+    switch.settimeout(5)
+    w = Worker(3, 1, 2, "127.0.0.1", "127.0.0.1", 0, 2, 2, timeout=0.5, switch_port=switch.getsockname()[1],
+               epoch=0x5EED0003)
+    try:
+        future = w.allreduce_async(np.array([1, 2, 3, 4], dtype=np.int32))  # chunks 0, 1 on slots 0, 1: round 0
+        for _ in range(2):
+            update, addr = switch.recvfrom(100)
+            fields = list(HEADER.unpack_from(update))
+            fields[0], fields[5], fields[8] = MSG_RESULT, 1, 0b10
+            switch.sendto(HEADER.pack(*fields) + update[HEADER_LEN:], addr)
+        assert future.result(timeout=5).total.tolist() == [1, 2, 3, 4]
+        for slot in range(2):  # round 1 of each slot: rank 0's sums alone
+            values = struct.pack(">2i", 10 * slot, 10 * slot + 1)
+            switch.sendto(HEADER.pack(MSG_RESULT, 0, 3, pool_field(1, slot), 0, 1, 0x5EED0003, 1, 0b01) + values, addr)
+        for _ in range(500):
+            if w.stats.held == 2:
+                break
+            threading.Event().wait(0.01)
+        assert w.stats.held == 2  # read before the call that needs them began
+        reduced = w.allreduce_async(np.array([5, 6, 7, 8], dtype=np.int32)).result(timeout=5)
+        assert reduced.total.tolist() == [0, 1, 10, 11] and reduced.contributors.bitmaps.tolist() == [1, 1]
+        assert w.stats.packets_sent == 2
+    finally:
+        w.close()
+        switch.close()
