@@ -261,7 +261,7 @@ def test_a_result_of_a_later_round_is_held_never_taken_for_the_slots_round_and_t
     assert core.receive(later, SWITCH, now=0.001) is None and core.stats.held == 1
     nxt = core.receive(answer(first[0]), SWITCH, now=0.002)  # round 0's own RESULT
     assert HEADER.unpack_from(nxt)[7] == 1
-    beyond = answer(bytes(nxt), round_=1 + 16)  # HOLD_ROUNDS uses ahead: too far to keep
+    beyond = answer(bytes(nxt), round_=1 + core.hold_rounds)  # too far ahead to keep
     assert core.receive(beyond, SWITCH, now=0.003) is None and core.stats.duplicates == 1
     for data in (bytes(nxt), *first[1:]):
         while (data := core.receive(answer(data), SWITCH, now=0.004)) is not None:
