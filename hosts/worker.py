@@ -178,7 +178,7 @@ class Worker:
                             sendto(pkt, addr)
                         except BlockingIOError:
                             self._send(pkt, addr)
-                    self._finish(core, running, now)
+                    self._finish(core, running)
                     continue  # answers queued during a stall reach the cores before their timers run
                 now = monotonic()
                 self._start_waiting(running, addr, now)
@@ -214,13 +214,12 @@ class Worker:
             running[self._cores.index(core)] = future
             for pkt in sent:
                 self._send(pkt, addr)
-            self._finish(core, running, now)
+            self._finish(core, running)
 
-    def _finish(self, core: AllReduceCore, running: dict, now: float) -> None:
+    def _finish(self, core: AllReduceCore, running: dict) -> None:
         """Hand a finished call's sum to its future."""
-        group = self._cores.index(core)
-        if core.finished and group in running:
-            running.pop(group).set_result(Reduced(core.result(), core.contributors()))
+        if core.finished and (future := running.pop(self._cores.index(core), None)) is not None:
+            future.set_result(Reduced(core.result(), core.contributors()))
 
     def _send(self, pkt: bytearray, addr: tuple[str, int]) -> None:
         """Send once the socket is writable; a buffer full (or ARP pending) for timeout/4 is a loss
