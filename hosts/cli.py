@@ -17,9 +17,17 @@ from ina.args import (
 from ina.hosts.compute import ComputeModel, add_compute_arguments
 from ina.hosts.core import Contributors
 from ina.hosts.iterations import run_iterations
-from ina.hosts.quantize import chunk_exponents, error_bound
+from ina.hosts.quantize import BIAS, chunk_exponents, error_bound
 from ina.hosts.worker import Worker, WorkerError
-from ina.p4src.protocol import ELEMS_CHOICES, EPOCH_MAX, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, UDP_PORT
+from ina.p4src.protocol import (
+    ELEMS_CHOICES,
+    EPOCH_MAX,
+    MAX_JOBS,
+    MAX_SLOTS,
+    MAX_STALENESS,
+    MAX_WORKERS,
+    UDP_PORT,
+)
 
 
 def make_array(seed: int, rank: int, size: int, dtype: str) -> np.ndarray:
@@ -43,7 +51,9 @@ def expected_sum(seed: int, n: int, size: int, dtype: str, counted: Contributors
 def verify(result: np.ndarray, seed: int, n: int, size: int, dtype: str, elems: int,
            counted: Contributors | None = None) -> tuple[bool, float]:
     """Bit-exact for int32 (with wraparound); within the block-floating-point bound for floats.
-    Under a quorum or timeout policy the expected sum is, per chunk, that of the ranks counted."""
+    Under a quorum or timeout policy the expected sum is, per chunk, that of the ranks counted, and a
+    float contribution may be clipped to the exponent the previous use agreed on (docs/protocol.md):
+    at most to the smallest of the ranks' own exponents, which bounds what clipping can take."""
     exact = expected_sum(seed, n, size, dtype, counted)
     if dtype == "int32":
         wrapped = ((exact + 2**31) % 2**32 - 2**31).astype(np.int32)
@@ -53,6 +63,13 @@ def verify(result: np.ndarray, seed: int, n: int, size: int, dtype: str, elems: 
     chunks = np.pad(np.abs(arrays).max(axis=0), (0, pad)).reshape(-1, elems)
     bounds = np.array([error_bound(int(e), n) for e in chunk_exponents(chunks)])
     allowed = np.repeat(bounds, elems)[:size] + np.abs(exact) * float(np.finfo(dtype).eps) * 2
+    if counted is not None and np.any(counted.counts < n):
+        own = chunk_exponents(np.pad(np.abs(arrays), ((0, 0), (0, pad))).reshape(n, -1, elems).reshape(-1, elems))
+        floor = np.where(own > 0, 2.0 ** (own - BIAS), 0.0).reshape(n, -1).min(axis=0)  # per chunk
+        bitmaps = np.repeat(counted.bitmaps, elems)[:size]
+        ranks = (bitmaps[None, :] >> np.arange(n)[:, None] & 1).astype(bool)
+        excess = np.maximum(np.abs(arrays) - np.repeat(floor, elems)[None, :size], 0.0)
+        allowed += np.where(ranks, excess, 0.0).sum(axis=0)
     error = np.abs(result.astype(np.float64) - exact)
     return bool(np.all(error <= allowed)), float(error.max(initial=0.0))
 
@@ -84,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="give up after this many timeouts of one packet; fast resends do not count")
     p.add_argument("--repeat", type=int_range(1), default=1, help="all-reduces (iterations), each after its compute")
     add_compute_arguments(p)
+    p.add_argument("--staleness", type=int_range(0, MAX_STALENESS), default=0,
+                   help="the job's bounded staleness (policy stale:S): up to S + 1 all-reduces in flight")
     p.add_argument("--verify", action="store_true")
     p.add_argument("--json", action="store_true")
     p.add_argument("--baseline-server", action="store_true", help="serve as the host-only parameter server")
@@ -111,19 +130,23 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--rank and --switch are required for a worker")
     if args.rank >= args.workers:
         p.error(f"argument --rank: expected an integer in 0..{args.workers - 1} (below --workers), got {args.rank}")
+    if args.staleness >= args.window:
+        p.error(f"argument --staleness: expected an integer in 0..{args.window - 1} (below --window: every one of "
+                f"the S + 1 groups needs a slot), got {args.staleness}")
     try:
         worker = Worker(args.job, args.rank, args.workers, args.switch, args.local_ip, args.udp_port,
-                        args.elems, args.window, args.timeout, args.max_retries, epoch=args.epoch)
+                        args.elems, args.window, args.timeout, args.max_retries, epoch=args.epoch,
+                        staleness=args.staleness)
         array = make_array(args.seed, args.rank, args.size, args.dtype)
         compute = ComputeModel(args.compute_ms / 1e3, args.slowdown, args.delay_dist, args.seed, args.rank)
-        result, iterations = run_iterations(worker.allreduce, array, args.repeat, compute)
+        (result, counted), iterations = run_iterations(worker.allreduce_async, array, args.repeat, compute,
+                                                       args.staleness)
     except WorkerError as err:
         print(f"ina worker: {err}", file=sys.stderr)
         return 1
     except MemoryError:
         print(f"ina worker: --size {args.size} needs more memory than this machine has", file=sys.stderr)
         return 1
-    counted = worker.contributors
     ok, max_error = (verify(result, args.seed, args.workers, args.size, args.dtype, args.elems, counted)
                      if args.verify else (True, 0.0))
     s = worker.stats

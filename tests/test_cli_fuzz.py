@@ -67,7 +67,7 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str],
         "--dtype": CHOICE, "--seed": INT(0), "--elems": ONE_OF_ELEMS, "--window": INT(1, 32768),
         "--timeout": FLOAT(0, 60, lo_open=True), "--max-retries": INT(0), "--repeat": INT(1),
         "--loss": FLOAT(0, 1), "--compute-ms": FLOAT(0, 3.6e6), "--slowdown": FLOAT(0, 1e6, lo_open=True),
-        "--delay-dist": DISTRIBUTION}),
+        "--delay-dist": DISTRIBUTION, "--staleness": INT(0, 255)}),
     "run": (run_parser, {}, {
         "--topo": FREE, "--workers": INT(1, 32 * 256), "--target": CHOICE, "--p4runtime-compat": CHOICE,
         "--size": INT(1), "--dtype": CHOICE,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ina.controller.aggregation import BurstLoss
+from ina.p4src.protocol import Policy
 from ina.topologies import clean
 from ina.topologies.net import Network
 from ina.topologies.switches import bmv2_toolchain
@@ -279,7 +280,7 @@ def run_workers(network: Network, topo: dict, opts: RunOptions, epochs: dict[int
                    "--size", str(opts.size), "--dtype", opts.dtype, "--elems", str(opts.elems),
                    "--window", str(min(job["slots"], 256)), "--timeout", str(opts.timeout),
                    "--seed", str(opts.seed + job["id"]), "--epoch", str(epochs[job["id"]]), "--verify", "--json",
-                   "--repeat", str(opts.repeat)]
+                   "--repeat", str(opts.repeat), "--staleness", str(Policy.parse(job["policy"]).staleness)]
             if opts.compute_ms or opts.stragglers or opts.straggler_dist:
                 cmd += ["--compute-ms", str(opts.compute_ms), "--slowdown", str(opts.stragglers.get(host, 1.0))]
             if opts.straggler_dist:

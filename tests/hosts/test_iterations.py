@@ -1,4 +1,7 @@
-"""The iteration loop splits compute from all-reduce exactly, on a virtual clock."""
+"""The iteration loop splits compute from all-reduce exactly, on a virtual clock, and keeps at most
+staleness + 1 all-reduces in flight."""
+
+from concurrent.futures import Future
 
 import numpy as np
 import pytest
@@ -18,26 +21,59 @@ class VirtualClock:
         return self.now
 
 
+class Pipeline:
+    """All-reduces that finish in call order, each taking `cost` virtual seconds of the waiter's
+    time when it is waited for: records how many were in flight at each start."""
+
+    def __init__(self, clock: VirtualClock, cost: float):
+        self.clock, self.cost, self.in_flight, self.starts = clock, cost, 0, []
+
+    def __call__(self, array: np.ndarray) -> Future:
+        self.in_flight += 1
+        self.starts.append((self.clock.now, self.in_flight))
+        return _Waited(self, array * 2)
+
+
+class _Waited(Future):
+    def __init__(self, pipeline: Pipeline, value):
+        super().__init__()
+        self.pipeline, self.value = pipeline, value
+
+    def result(self, timeout=None):
+        if not self.done():
+            self.pipeline.clock.now += self.pipeline.cost
+            self.pipeline.in_flight -= 1
+            self.set_result((self.value, "contributors"))
+        return super().result(timeout)
+
+
 def test_each_iteration_is_the_models_compute_then_the_allreduce():
     clock = VirtualClock()
-    calls = []
-
-    def allreduce(array):
-        calls.append(clock.now)
-        clock.now += 0.004  # the all-reduce takes 4 ms of virtual time
-        return array * 2
-
+    allreduce = Pipeline(clock, 0.004)
     model = ComputeModel(0.01, 3.0, DelayDistribution.parse("uniform:2ms"), seed=5, rank=1)
-    result, timings = run_iterations(allreduce, np.arange(4), 6, model, sleep=clock.sleep, clock=clock)
+    (total, contributors), timings = run_iterations(allreduce, np.arange(4), 6, model, sleep=clock.sleep,
+                                                    clock=clock)
     expected = model.durations(6)
     assert [t.compute_s for t in timings] == pytest.approx(expected)
     assert [t.allreduce_s for t in timings] == pytest.approx([0.004] * 6)
-    assert calls == pytest.approx(np.cumsum(expected) + 0.004 * np.arange(6))
-    assert result.tolist() == [0, 2, 4, 6]
+    assert [start for start, _n in allreduce.starts] == pytest.approx(np.cumsum(expected) + 0.004 * np.arange(6))
+    assert {n for _start, n in allreduce.starts} == {1}
+    assert total.tolist() == [0, 2, 4, 6] and contributors == "contributors"
+
+
+def test_staleness_keeps_s_plus_one_in_flight_and_waits_for_the_one_s_back():
+    clock = VirtualClock()
+    allreduce = Pipeline(clock, 0.004)
+    _last, timings = run_iterations(allreduce, np.zeros(2), 6, ComputeModel(0.01), staleness=2,
+                                    sleep=clock.sleep, clock=clock)
+    assert [n for _start, n in allreduce.starts] == [1, 2, 3, 3, 3, 3]
+    assert [t.allreduce_s for t in timings] == pytest.approx([0, 0, 0.004, 0.004, 0.004, 0.004])
+    assert allreduce.in_flight == 0  # the last ones drained before returning
 
 
 def test_no_compute_means_no_sleep():
     clock = VirtualClock()
     slept = []
-    _result, timings = run_iterations(lambda a: a, np.zeros(2), 3, ComputeModel(), sleep=slept.append, clock=clock)
+    _last, timings = run_iterations(Pipeline(clock, 0.0), np.zeros(2), 3, ComputeModel(), sleep=slept.append,
+                                    clock=clock)
     assert slept == [] and [t.compute_s for t in timings] == [0.0] * 3

@@ -26,3 +26,14 @@ def test_float_partial_sums_stay_within_the_bound_of_their_ranks():
     ok, error = verify(model.astype(np.float32), seed, n, size, "float32", elems, counted)
     assert ok and error < 1e-5
     assert not verify(sum(arrays).astype(np.float32), seed, n, size, "float32", elems, counted)[0]
+
+
+def test_a_counted_float_clipped_to_the_smallest_exponent_still_verifies_and_more_does_not():
+    seed, n, size, elems = 7, 3, 8, 8
+    counted = Contributors(elems, np.array([2], np.uint8), np.array([0b011], np.uint32))
+    arrays = [make_array(seed, r, size, "float32").astype(np.float64) for r in range(n)]
+    floor = min(2.0 ** np.frexp(np.abs(a).max())[1] for a in arrays)
+    clipped = sum(np.clip(arrays[r], -floor, floor) for r in (0, 1))
+    assert verify(clipped.astype(np.float32), seed, n, size, "float32", elems, counted)[0]
+    worse = clipped - np.sign(clipped) * 0.5 * floor
+    assert not verify(worse.astype(np.float32), seed, n, size, "float32", elems, counted)[0]
