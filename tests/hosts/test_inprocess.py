@@ -349,7 +349,7 @@ def test_a_timeout_completes_each_slot_with_the_workers_that_sent(timeout_us, re
 
 
 @pytest.mark.parametrize("policy", [Policy(), Policy(quorum=3), Policy(quorum=2, timeout_us=200),
-                                    Policy(timeout_us=50)], ids=str)
+                                    Policy(timeout_us=50), Policy(staleness=2)], ids=str)
 def test_under_one_percent_loss_every_sum_is_exactly_the_contributions_its_bitmap_names(policy):
     with InProcessSwitch(elems=8, loss=[RandomLoss(0.01, 0.01, seed=21)]) as net:
         net.add_job(0, 4, window=16, policy=policy)
