@@ -25,6 +25,7 @@ from ina.p4src.protocol import Policy
 from ina.switch.cli import build_parser as switch_parser
 from ina.switch.stf import build_parser as stf_parser
 from ina.topologies.cli import build_parser as run_parser
+from ina.topologies.cli import parse_link_delay
 
 
 def INT(lo: int, hi: int | None = None) -> tuple:
@@ -74,7 +75,8 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str],
         "--loss": FLOAT(0, 1), "--loss-burst": BURST, "--loss-link": FREE, "--loss-direction": CHOICE,
         "--loss-mode": CHOICE, "--jobs": INT(1, 256), "--elems": ONE_OF_ELEMS, "--pool-size": INT(1, 65536),
         "--slots": INT(1, 32768), "--keep-logs": FREE, "--policy": POLICY, "--repeat": INT(1, 100000),
-        "--compute-ms": FLOAT(0, 3.6e6), "--straggler": STRAGGLER, "--straggler-dist": DISTRIBUTION}),
+        "--compute-ms": FLOAT(0, 3.6e6), "--straggler": STRAGGLER, "--straggler-dist": DISTRIBUTION,
+        "--link-delay": PARSED(parse_link_delay, ("h3:5ms", "h3", ":5ms", "h1:2", "h2:1.5s", "h2:5xs"))}),
     "ctl set-drop": (subcommand(ctl_parser, "set-drop"), {"port": "1"}, {
         "--ingress": FLOAT(0, 1), "--egress": FLOAT(0, 1), "--ingress-burst": BURST, "--egress-burst": BURST}),
     "bench": (bench_parser, {"what": "compile"}, {

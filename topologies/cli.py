@@ -5,7 +5,7 @@ import sys
 
 from ina.args import float_range, int_choice, int_range, parsed_by, probability
 from ina.controller.aggregation import BurstLoss
-from ina.hosts.compute import DelayDistribution, parse_straggler
+from ina.hosts.compute import DelayDistribution, parse_duration, parse_straggler
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, Policy
 from ina.switch.p4runtime_server import COMPAT_MODES
 from ina.topologies import clean
@@ -13,6 +13,15 @@ from ina.topologies.runner import RunError, RunOptions, run, say, summary
 from ina.topologies.topo import TopologyError
 
 MAX_POOL_SIZE = 1 << 16  # a job's base slot and slot count are bit<16> in aggregate.p4's set_job
+
+
+def parse_link_delay(text: str) -> tuple[str, str]:
+    """'h3:5ms' -> ('h3', '5ms'): netem's delay syntax, checked here so a typo fails before Mininet."""
+    host, _, delay = text.partition(":")
+    parse_duration(delay)  # raises ValueError naming the delay
+    if not host:
+        raise ValueError(f"bad link delay {text!r}: use HOST:DELAY, e.g. h3:5ms")
+    return host, delay if delay[-1:].isalpha() else f"{delay}ms"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--straggler-dist", type=parsed_by(DelayDistribution.parse), metavar="DIST",
                    help="extra compute per iteration on every host, drawn with the run's seed: exp:MEAN, "
                         "uniform:MAX or pareto:MIN,ALPHA (e.g. exp:20ms)")
+    p.add_argument("--link-delay", type=parsed_by(parse_link_delay), action="append", default=[],
+                   metavar="HOST:DELAY", help="one-way delay of this host's link (e.g. h3:5ms; netem); repeatable")
     p.add_argument("--keep-logs", metavar="DIR", help="run directory (default runs/<timestamp>)")
     p.add_argument("--cli", action="store_true", help="open the Mininet CLI instead of running workers")
     p.add_argument("--baseline", action="store_true", help="aggregate on a host (parameter server) instead of the switch")
@@ -78,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
                       slots=args.slots, run_dir=args.keep_logs, cli=args.cli, baseline=args.baseline,
                       p4runtime_compat=args.p4runtime_compat, policy=args.policy and str(args.policy),
                       repeat=args.repeat, compute_ms=args.compute_ms, stragglers=dict(args.straggler),
-                      straggler_dist=args.straggler_dist and str(args.straggler_dist))
+                      straggler_dist=args.straggler_dist and str(args.straggler_dist),
+                      link_delays=dict(args.link_delay))
     try:
         result = run(opts)
     except (RunError, TopologyError) as err:

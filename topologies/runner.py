@@ -49,6 +49,7 @@ class RunOptions:
     compute_ms: float = 0.0  # emulated compute before each all-reduce
     stragglers: dict[str, float] = field(default_factory=dict)  # host -> compute slowdown factor
     straggler_dist: str | None = None  # extra compute per iteration on every host (DelayDistribution)
+    link_delays: dict[str, str] = field(default_factory=dict)  # host -> its link's one-way delay (netem)
 
 
 @dataclass
@@ -120,6 +121,7 @@ def run(opts: RunOptions) -> RunResult:
     if opts.policy:
         for job in topo["jobs"]:
             job["policy"] = opts.policy
+    delay_links(topo, opts.link_delays)
     lossy = loss_links(topo, opts.loss_link) if loss_mode else []
     if loss_mode:
         model = f"bursty loss {opts.loss} (GOOD,BAD,P_GB,P_BG)" if isinstance(opts.loss, BurstLoss) \
@@ -212,6 +214,26 @@ def pick_loss_mode(mode: str) -> str:
         raise RunError("--loss-mode netem: this kernel has no netem qdisc (`tc qdisc add ... netem` "
                        "fails); use --loss-mode switch for the switch's drop simulator")
     return mode
+
+
+NETEM_PARAMS = ("delay", "jitter", "loss")  # TCLink parameters that Mininet applies with netem
+
+
+def delay_links(topo: dict, delays: dict[str, str]) -> None:
+    """Give each named host's link its one-way delay (TCLink's netem `delay`); refuse, naming the
+    link, any delay, jitter or loss a link asks for when this kernel has no netem."""
+    for host, delay in delays.items():
+        links = [link for link in topo["links"] if host in (link["a"], link["b"])]
+        if not links:
+            raise RunError(f"--link-delay {host}: no such host (hosts: {', '.join(topo['hosts'])})")
+        for link in links:
+            link["params"]["delay"] = delay
+    asking = [(link, p) for link in topo["links"] for p in NETEM_PARAMS if link["params"].get(p)]
+    if asking and not netem_available():
+        link, param = asking[0]
+        raise RunError(f"link {link['a']}-{link['b']} asks for {param} {link['params'][param]}, which Mininet "
+                       "applies with the netem qdisc, and this kernel has none: a slower host can be emulated "
+                       "with --straggler HOST:Fx, loss with --loss-mode switch")
 
 
 def loss_links(topo: dict, host: str | None) -> list[tuple[str, str, int]]:

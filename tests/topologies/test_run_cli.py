@@ -21,6 +21,8 @@ CASES = [
                                   "pareto:MIN,ALPHA"),
     (["--repeat", "0"], "argument --repeat: expected an integer in 1..100000, got '0'"),
     (["--compute-ms", "inf"], "argument --compute-ms: expected a number in [0.0, 3600000.0], got 'inf'"),
+    (["--link-delay", "h3"], "argument --link-delay: '' is not a duration (e.g. 20ms, 500us, 1.5s)"),
+    (["--link-delay", ":5ms"], "argument --link-delay: bad link delay ':5ms': use HOST:DELAY, e.g. h3:5ms"),
 ]
 
 
@@ -52,10 +54,11 @@ def test_straggler_options_reach_the_run_options(monkeypatch):
 
     monkeypatch.setattr(cli, "run", record)
     assert cli.main(["--policy", "quorum:3,timeout:5ms", "--straggler", "h3:3x", "--straggler", "h1:1.5x",
-                     "--straggler-dist", "pareto:2ms,1.5", "--repeat", "20", "--compute-ms", "50"]) == 130
+                     "--straggler-dist", "pareto:2ms,1.5", "--repeat", "20", "--compute-ms", "50",
+                     "--link-delay", "h2:5ms", "--link-delay", "h3:2"]) == 130
     opts = seen["opts"]
-    assert (opts.policy, opts.stragglers, opts.straggler_dist, opts.repeat, opts.compute_ms) == (
-        "quorum:3,timeout:5000us", {"h3": 3.0, "h1": 1.5}, "pareto:2ms,1.5", 20, 50.0)
+    assert (opts.policy, opts.stragglers, opts.straggler_dist, opts.repeat, opts.compute_ms, opts.link_delays) == (
+        "quorum:3,timeout:5000us", {"h3": 3.0, "h1": 1.5}, "pareto:2ms,1.5", 20, 50.0, {"h2": "5ms", "h3": "2ms"})
 
 
 def test_defaults_are_within_the_limits():

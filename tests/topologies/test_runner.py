@@ -20,3 +20,22 @@ def test_a_verified_run_has_no_drop_notes():
     result.workers = [{"host": "h1", "verified": True}]
     result.switch_stats = {"s1": {"jobs": {0: {"out_of_range": 1}}, "ports": {}}}
     assert drop_notes(result) == []
+
+
+def test_link_delay_goes_on_the_hosts_link_and_without_netem_the_run_is_refused_naming_it():
+    import pytest
+
+    from ina.topologies import runner
+    from ina.topologies.topo import load
+
+    topo = load("star", workers=3)
+    if runner.netem_available():
+        runner.delay_links(topo, {"h2": "5ms"})
+    else:
+        with pytest.raises(runner.RunError, match=r"link h2-s1 asks for delay 5ms, which Mininet applies with "
+                                                  r"the netem qdisc, and this kernel has none"):
+            runner.delay_links(topo, {"h2": "5ms"})
+    assert [link["params"].get("delay") for link in topo["links"]] == [None, "5ms", None]
+    with pytest.raises(runner.RunError, match=r"--link-delay h9: no such host \(hosts: h1, h2, h3\)"):
+        runner.delay_links(topo, {"h9": "1ms"})
+    runner.delay_links(load("star", workers=2), {})  # nothing asked: no netem needed
