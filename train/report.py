@@ -78,5 +78,7 @@ def text(summary: dict) -> str:
         f"(reference, one process: {seconds(summary['reference_time_to_target_s'])})",
         f"per iteration      {ms['compute']:.2f} ms compute + {ms['comm']:.2f} ms communication "
         f"({summary['iterations']} iterations)",
-        f"weights            {'identical on every worker' if summary['weights_identical'] else 'DIFFER between workers'}",
+        f"weights            {'identical on every worker' if summary['weights_identical'] else 'DIFFER between workers'}"
+        + "".join(f"; rank {rank} updated {h['missing_elements']} elements with no sum (a RESULT it could not fetch "
+                  "again)" for rank, h in enumerate(summary["ranks"]) if h.get("missing_elements")),
     ])

@@ -25,7 +25,6 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ina.hosts.compute import ComputeModel
-from ina.hosts.worker import Reduced
 from ina.train.data import Dataset
 from ina.train.models import Model, make_model
 
@@ -58,6 +57,7 @@ class EpochRecord:
 class History:
     iterations: int = 0
     epochs: list[EpochRecord] = field(default_factory=list)
+    missing_elements: int = 0  # gradient elements whose sum this worker never got (updated with 0)
 
     @property
     def compute_s(self) -> float:
@@ -69,7 +69,7 @@ class History:
 
     def as_dict(self) -> dict:
         return {"iterations": self.iterations, "compute_s": self.compute_s, "comm_s": self.comm_s,
-                "epochs": [asdict(e) for e in self.epochs]}
+                "missing_elements": self.missing_elements, "epochs": [asdict(e) for e in self.epochs]}
 
 
 def global_batches(n_samples: int, batch: int, epoch: int, seed: int) -> list[np.ndarray]:
@@ -114,9 +114,10 @@ def train(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, allr
     sleeps = iter(compute.durations(config.epochs * per_epoch) if compute else [])
     pending: collections.deque = collections.deque()  # the all-reduces whose updates are not applied yet
 
-    def apply(reduced: Reduced) -> None:
-        total = reduced.total.astype(np.float64)
-        model.params -= config.lr * average(total, reduced.contributors.element_counts(total.shape))
+    def apply(total: np.ndarray, counted: np.ndarray | int) -> None:
+        """One update from a sum of `counted` gradients per element (a missing sum updates nothing)."""
+        history.missing_elements += int(np.count_nonzero(np.asarray(counted) == 0))
+        model.params -= config.lr * average(total.astype(np.float64), counted)
 
     start = time.perf_counter()
     for epoch in range(config.epochs):
@@ -132,10 +133,11 @@ def train(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, allr
             if allreduce_async is not None:
                 pending.append(allreduce_async(grad.astype(np.float32)))
                 while pending and (len(pending) > staleness or pending[0].done()):
-                    apply(pending.popleft().result())
+                    reduced = pending.popleft().result()
+                    apply(reduced.total, reduced.contributors.element_counts(reduced.total.shape))
             elif allreduce is not None:
-                total = allreduce(grad.astype(np.float32)).astype(np.float64)
-                model.params -= config.lr * average(total, counts(total.shape) if counts else n_workers)
+                total = allreduce(grad.astype(np.float32))
+                apply(total, counts(total.shape) if counts else n_workers)
             else:
                 model.params -= config.lr * grad
             t2 = time.perf_counter()
@@ -145,7 +147,8 @@ def train(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, allr
         if epoch == config.epochs - 1:  # the last updates, so the model trained is every worker's
             t1 = time.perf_counter()
             while pending:
-                apply(pending.popleft().result())
+                reduced = pending.popleft().result()
+                apply(reduced.total, reduced.contributors.element_counts(reduced.total.shape))
             comm += time.perf_counter() - t1
         record = EpochRecord(epoch + 1, time.perf_counter() - start, model.loss(data.x_train, data.y_train),
                              model.accuracy(data.x_test, data.y_test), compute, comm)

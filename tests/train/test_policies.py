@@ -88,3 +88,19 @@ def test_emulated_compute_is_slept_every_iteration_and_counted_as_compute(digits
     _, history = train(config, digits, compute=model)
     assert history.iterations == len(digits.y_train) // 256
     assert history.compute_s >= 0.004 * history.iterations  # a sleep never returns early
+
+
+def test_elements_without_a_sum_are_counted_and_not_updated(digits):
+    config = Config(model="softmax", epochs=1, batch=256, seed=3)
+
+    def counts(shape):
+        c = np.full(shape, 2)
+        c[:5] = 0  # five elements' sums never came
+        return c
+
+    model, history = train(config, digits, 0, 2, lambda g: 2 * g, counts=counts)
+    assert history.missing_elements == 5 * history.iterations
+    initial = train(Config(model="softmax", epochs=1, batch=256, seed=3, lr=0.0), digits)[0].params
+    assert np.array_equal(model.params[:5], initial[:5])  # never moved
+    assert not np.array_equal(model.params[5:], initial[5:])
+    assert history.as_dict()["missing_elements"] == 5 * history.iterations
