@@ -111,14 +111,14 @@ def run(opts: TrainOptions, on_epoch: Callable[[dict], None],
             cmd = [sys.executable, "-m", "ina.train.worker_main", "--job", str(job.job_id), "--rank", str(rank),
                    "--workers", str(opts.workers), "--epoch", str(job.epoch), *where,
                    "--aggregator", aggregator, "--elems", str(opts.elems), "--window", str(opts.window),
-                   "--timeout", str(opts.timeout), "--max-retries", str(opts.max_retries),
+                   "--timeout", str(opts.timeout), "--max-retries", str(opts.max_retries), "--start-barrier",
                    "--staleness", str(Policy.parse(opts.policy).staleness),
                    *(replay_argv(opts.replay) if opts.replay else training_argv(opts.config, opts.dataset)),
                    "--compute-ms", str(opts.compute_ms), "--slowdown", str(opts.stragglers.get(host, 1.0)),
                    *(["--delay-dist", opts.straggler_dist] if opts.straggler_dist else [])]
             log = run_dir / f"train-{host}.log"
             with open(log, "w") as err:
-                proc = network.host(host).popen(cmd, stdout=subprocess.PIPE, stderr=err)
+                proc = network.host(host).popen(cmd, stdout=subprocess.PIPE, stdin=subprocess.PIPE, stderr=err)
             procs.append(proc)
             workers.append((rank, host, proc, log))
         finals = collect(workers, network, job.job_id, opts.time_limit, on_epoch)
@@ -136,10 +136,12 @@ def run(opts: TrainOptions, on_epoch: Callable[[dict], None],
 
 def collect(workers: list, network: Network, job_id: int, time_limit: float,
             on_epoch: Callable[[dict], None]) -> list[dict]:
-    """Read every worker's JSON lines until all have exited. A worker that exits with an error, a
-    switch that dies or the time limit ends the run at once with a TrainError saying which."""
+    """Read every worker's JSON lines until all have exited, releasing them together once every one
+    said it is ready (bound to its port). A worker that exits with an error, a switch that dies or
+    the time limit ends the run at once with a TrainError saying which."""
     selector = selectors.DefaultSelector()
     pending = {}
+    ready: set[int] = set()
     for rank, host, proc, log in workers:
         selector.register(proc.stdout, selectors.EVENT_READ, (rank, host, proc, log))
         pending[proc.stdout] = b""
@@ -158,7 +160,11 @@ def collect(workers: list, network: Network, job_id: int, time_limit: float,
             *lines, pending[key.fileobj] = (pending[key.fileobj] + chunk).split(b"\n")
             for line in lines:
                 record = json.loads(line)
-                if "history" in record:
+                if record.get("ready"):
+                    ready.add(rank)
+                    if len(ready) == len(workers):
+                        release(workers)
+                elif "history" in record:
                     finals[rank] = record
                 elif rank == 0:
                     on_epoch(record)
@@ -169,6 +175,13 @@ def collect(workers: list, network: Network, job_id: int, time_limit: float,
             raise TrainError(f"job {job_id} did not finish within {time_limit:.0f} s; logs: "
                              f"{', '.join(str(w[3]) for w in workers)}")
     return [finals[rank] for rank in sorted(finals)]
+
+
+def release(workers: list) -> None:
+    """Let every worker's first all-reduce start (one line on each one's stdin)."""
+    for _rank, _host, proc, _log in workers:
+        proc.stdin.write(b"go\n")
+        proc.stdin.close()
 
 
 def log_tail(path: Path, lines: int = 3) -> str:
