@@ -103,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_compute_arguments(p)
     p.add_argument("--staleness", type=int_range(0, MAX_STALENESS), default=0,
                    help="the job's bounded staleness (policy stale:S): up to S + 1 all-reduces in flight")
+    p.add_argument("--start-barrier", action="store_true",
+                   help="once bound, print a ready line and wait for a line on stdin before the first all-reduce")
     p.add_argument("--verify", action="store_true")
     p.add_argument("--json", action="store_true")
     p.add_argument("--baseline-server", action="store_true", help="serve as the host-only parameter server")
@@ -138,6 +140,11 @@ def main(argv: list[str] | None = None) -> int:
                         args.elems, args.window, args.timeout, args.max_retries, epoch=args.epoch,
                         staleness=args.staleness)
         array = make_array(args.seed, args.rank, args.size, args.dtype)
+        if args.start_barrier:
+            # Under a quorum the others may finish the first calls without a worker that starts
+            # late, and RESULTs multicast before its socket was bound are gone: start together.
+            print(json.dumps({"rank": args.rank, "ready": True}), flush=True)
+            sys.stdin.readline()
         compute = ComputeModel(args.compute_ms / 1e3, args.slowdown, args.delay_dist, args.seed, args.rank)
         (result, counted), iterations = run_iterations(worker.allreduce_async, array, args.repeat, compute,
                                                        args.staleness)

@@ -2,6 +2,7 @@
 summarise, and always tear down.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -307,8 +308,15 @@ def run_workers(network: Network, topo: dict, opts: RunOptions, epochs: dict[int
                 cmd += ["--compute-ms", str(opts.compute_ms), "--slowdown", str(opts.stragglers.get(host, 1.0))]
             if opts.straggler_dist:
                 cmd += ["--delay-dist", opts.straggler_dist]
-            procs.append((job["id"], host, network.host(host).popen(cmd, stdout=subprocess.PIPE,
-                                                                     stderr=subprocess.PIPE, text=True)))
+            procs.append((job["id"], host, network.host(host).popen([*cmd, "--start-barrier"], stdin=subprocess.PIPE,
+                                                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                                                     text=True)))
+    for _job, _host, proc in procs:  # every worker bound (or failed: its line is empty) ...
+        proc.stdout.readline()
+    for _job, _host, proc in procs:  # ... then all start together (communicate closes stdin)
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
     say(f"running {len(procs)} workers: all-reduce of {opts.size} {opts.dtype} elements each")
     results = []
     deadline = time.monotonic() + 300

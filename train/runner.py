@@ -7,6 +7,7 @@ program_topology); only the processes on the hosts differ. Whatever happens, eve
 module started is killed and the network torn down before it returns or raises.
 """
 
+import contextlib
 import json
 import os
 import selectors
@@ -180,8 +181,9 @@ def collect(workers: list, network: Network, job_id: int, time_limit: float,
 def release(workers: list) -> None:
     """Let every worker's first all-reduce start (one line on each one's stdin)."""
     for _rank, _host, proc, _log in workers:
-        proc.stdin.write(b"go\n")
-        proc.stdin.close()
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(b"go\n")
+            proc.stdin.close()
 
 
 def log_tail(path: Path, lines: int = 3) -> str:
