@@ -5,10 +5,10 @@ close to the float64 sum and identical on every rank, 1-5 ranks, sizes that do n
 import socket
 import subprocess
 import sys
-import threading
 
 import numpy as np
 import pytest
+from ranks import run_ranks
 
 from ina.hosts.ring import PORT, Ring, RingError
 
@@ -23,7 +23,7 @@ def free_ports(n: int) -> list[tuple[str, int]]:
     return peers
 
 
-def run_ranks(peers: list[tuple[str, int]], ranks: list[int], work, timeout: float = 10.0) -> dict:
+def run_rings(peers: list[tuple[str, int]], ranks: list[int], work, timeout: float = 10.0) -> dict:
     """Run `work(ring)` for each of `ranks` on its own thread; each rank's result or exception."""
     results: dict = {}
 
@@ -38,11 +38,7 @@ def run_ranks(peers: list[tuple[str, int]], ranks: list[int], work, timeout: flo
             if ring is not None:
                 ring.close()
 
-    threads = [threading.Thread(target=one, args=(r,)) for r in ranks]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
+    run_ranks(one, ranks, timeout=30)
     return results
 
 
@@ -52,7 +48,7 @@ def test_int32_sum_is_exact_and_float32_close(n, size):
     rng = np.random.default_rng([n, size])
     ints = rng.integers(-2**31, 2**31, size=(n, size), dtype=np.int64).astype(np.int32)
     floats = rng.standard_normal((n, size)).astype(np.float32)
-    results = run_ranks(free_ports(n), list(range(n)),
+    results = run_rings(free_ports(n), list(range(n)),
                         lambda ring: (ring.allreduce(ints[ring.rank]), ring.allreduce(floats[ring.rank])))
     expected = ints.sum(axis=0, dtype=np.int32)
     for rank in range(n):
@@ -66,7 +62,7 @@ def test_int32_sum_is_exact_and_float32_close(n, size):
 def test_shape_is_kept_and_input_untouched():
     arrays = [np.arange(12, dtype=np.int32).reshape(3, 4) * (r + 1) for r in range(3)]
     copies = [a.copy() for a in arrays]
-    results = run_ranks(free_ports(3), [0, 1, 2], lambda ring: ring.allreduce(arrays[ring.rank]))
+    results = run_rings(free_ports(3), [0, 1, 2], lambda ring: ring.allreduce(arrays[ring.rank]))
     for rank in range(3):
         assert results[rank].shape == (3, 4)
         assert np.array_equal(results[rank], np.arange(12, dtype=np.int32).reshape(3, 4) * 6)
@@ -83,7 +79,7 @@ def test_other_dtypes_are_refused():
 def test_missing_neighbour_is_named():
     """Rank 2 never starts: rank 1 cannot reach it, rank 0 never hears from it."""
     peers = free_ports(3)
-    results = run_ranks(peers, [0, 1], lambda ring: None, timeout=0.5)
+    results = run_rings(peers, [0, 1], lambda ring: None, timeout=0.5)
     assert isinstance(results[1], RingError)
     assert str(results[1]).startswith(f"ring rank 1: cannot reach rank 2 at 127.0.0.1:{peers[2][1]} within 0.5 s")
     assert isinstance(results[0], RingError)
@@ -100,7 +96,7 @@ def test_neighbour_that_dies_mid_allreduce_is_named():
             return None
         return ring.allreduce(np.ones(100, dtype=np.float32))
 
-    results = run_ranks(peers, [0, 1, 2], work, timeout=2.0)
+    results = run_rings(peers, [0, 1, 2], work, timeout=2.0)
     assert isinstance(results[2], RingError)
     assert str(results[2]) == f"ring rank 2: rank 1 at 127.0.0.1:{peers[1][1]} closed the connection"
     assert isinstance(results[0], RingError)

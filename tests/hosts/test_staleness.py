@@ -5,6 +5,7 @@ in the harness and through a real socket to the parameter server."""
 import threading
 
 import numpy as np
+from ranks import run_ranks
 
 from ina.hosts.baseline import ParameterServer
 from ina.hosts.cli import make_array
@@ -53,11 +54,7 @@ def test_a_worker_pipelines_its_calls_on_one_socket_and_every_sum_is_exact():
         finally:
             w.close()
 
-    threads = [threading.Thread(target=work, args=(r,)) for r in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_ranks(work, n)
     ps.close()
     for rank in range(n):
         for t, reduced in enumerate(results[rank]):

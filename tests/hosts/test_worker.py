@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 import pytest
+from ranks import run_ranks
 
 from ina.hosts import packets
 from ina.hosts.baseline import ParameterServer
@@ -41,11 +42,7 @@ def run_job(n: int, arrays, loss: float = 0.0, elems: int = 16, window: int = 8,
         finally:
             w.close()
 
-    threads = [threading.Thread(target=work, args=(r,)) for r in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_ranks(work, n)
     ps.close()
     assert not errors
     if stats is not None:

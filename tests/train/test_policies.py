@@ -6,6 +6,7 @@ import threading
 
 import numpy as np
 import pytest
+from ranks import run_ranks
 from test_sgd import train_through_switch
 
 from ina.p4src.protocol import Policy
@@ -53,13 +54,10 @@ def three_shard_reference(config, data):
 
     barrier = threading.Barrier(N, action=sum_three)
     out: list = [None] * N
-    threads = [threading.Thread(target=lambda r=r: out.__setitem__(r, train(config, data, r, N, collect(r),
-                                                                              counts=lambda shape: 3)))
-               for r in range(N)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    def run(rank):
+        out[rank] = train(config, data, rank, N, collect(rank), counts=lambda shape: 3)
+
+    run_ranks(run, N)
     return out[0]
 
 

@@ -5,6 +5,7 @@ import threading
 
 import numpy as np
 import pytest
+from ranks import run_ranks
 
 from ina.hosts.inprocess import InProcessSwitch
 from ina.p4src.protocol import SYNC
@@ -44,11 +45,7 @@ def train_through_switch(config, data, n_workers, policy=SYNC, delays=None, bitm
             out[rank] = train(config, data, rank, n_workers, allreduce,
                               counts=lambda shape: cores[rank].contributors().element_counts(shape))
 
-        threads = [threading.Thread(target=run, args=(r,)) for r in range(n_workers)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        run_ranks(run, n_workers)
     assert all(o is not None for o in out), "a worker's training failed"
     return out
 

@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 import pytest
+from ranks import run_ranks
 
 from ina.hosts.inprocess import InProcessSwitch
 from ina.hosts.worker import Reduced
@@ -64,11 +65,7 @@ def train_stale(config, data, staleness: int) -> list:
                 return LateFuture(net, lock, started[-1], rank)
             out[rank] = train(config, data, rank, N, allreduce_async=allreduce_async, staleness=staleness)
 
-        threads = [threading.Thread(target=run, args=(r,)) for r in range(N)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        run_ranks(run, N)
     assert all(o is not None for o in out), "a worker's training failed"
     return out
 
