@@ -14,7 +14,7 @@ from ina.args import (
     probability,
     udp_port,
 )
-from ina.hosts.compute import ComputeModel, add_compute_arguments
+from ina.hosts.compute import ComputeModel, add_compute_arguments, start_together
 from ina.hosts.core import Contributors
 from ina.hosts.iterations import run_iterations
 from ina.hosts.quantize import BIAS, chunk_exponents, error_bound
@@ -41,7 +41,7 @@ def make_array(seed: int, rank: int, size: int, dtype: str) -> np.ndarray:
 def expected_sum(seed: int, n: int, size: int, dtype: str, counted: Contributors | None = None) -> np.ndarray:
     """The sum of every rank's array, or, per chunk, of the ranks `counted` says the sum holds."""
     total = np.zeros(size, dtype=np.int64 if dtype == "int32" else np.float64)
-    bitmaps = None if counted is None else np.repeat(counted.bitmaps, counted.elems)[:size]
+    bitmaps = None if counted is None else counted.element_bitmaps((size,))
     for rank in range(n):
         array = make_array(seed, rank, size, dtype)
         total += array if bitmaps is None else np.where(bitmaps >> rank & 1 == 1, array, 0)
@@ -66,8 +66,7 @@ def verify(result: np.ndarray, seed: int, n: int, size: int, dtype: str, elems: 
     if counted is not None and np.any(counted.counts < n):
         own = chunk_exponents(np.pad(np.abs(arrays), ((0, 0), (0, pad))).reshape(n, -1, elems).reshape(-1, elems))
         floor = np.where(own > 0, 2.0 ** (own - BIAS), 0.0).reshape(n, -1).min(axis=0)  # per chunk
-        bitmaps = np.repeat(counted.bitmaps, elems)[:size]
-        ranks = (bitmaps[None, :] >> np.arange(n)[:, None] & 1).astype(bool)
+        ranks = (counted.element_bitmaps((size,))[None, :] >> np.arange(n)[:, None] & 1).astype(bool)
         excess = np.maximum(np.abs(arrays) - np.repeat(floor, elems)[None, :size], 0.0)
         allowed += np.where(ranks, excess, 0.0).sum(axis=0)
     error = np.abs(result.astype(np.float64) - exact)
@@ -103,8 +102,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_compute_arguments(p)
     p.add_argument("--staleness", type=int_range(0, MAX_STALENESS), default=0,
                    help="the job's bounded staleness (policy stale:S): up to S + 1 all-reduces in flight")
-    p.add_argument("--start-barrier", action="store_true",
-                   help="once bound, print a ready line and wait for a line on stdin before the first all-reduce")
     p.add_argument("--verify", action="store_true")
     p.add_argument("--json", action="store_true")
     p.add_argument("--baseline-server", action="store_true", help="serve as the host-only parameter server")
@@ -141,10 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                         staleness=args.staleness)
         array = make_array(args.seed, args.rank, args.size, args.dtype)
         if args.start_barrier:
-            # Under a quorum the others may finish the first calls without a worker that starts
-            # late, and RESULTs multicast before its socket was bound are gone: start together.
-            print(json.dumps({"rank": args.rank, "ready": True}), flush=True)
-            sys.stdin.readline()
+            start_together(args.rank)
         compute = ComputeModel(args.compute_ms / 1e3, args.slowdown, args.delay_dist, args.seed, args.rank)
         (result, counted), iterations = run_iterations(worker.allreduce_async, array, args.repeat, compute,
                                                        args.staleness)

@@ -7,7 +7,9 @@ sleep (the host's CPU stays free for the network, as a GPU's would); communicati
 """
 
 import argparse
+import json
 import re
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,8 +85,9 @@ class ComputeModel:
 
 
 def add_compute_arguments(p: argparse.ArgumentParser) -> None:
-    """What a worker process (ina worker, a training worker) takes to emulate its compute: the
-    straggler injector's per-host part, which `ina run` and `ina train` fill in per host."""
+    """What a worker process (ina worker, a training worker) takes to emulate its compute and to
+    start with the others: the straggler injector's per-host part, which `ina run` and `ina train`
+    fill in per host."""
     p.add_argument("--compute-ms", type=float_range(0.0, 3.6e6), default=0.0,
                    help="emulated compute (a sleep) before each all-reduce, in ms")
     p.add_argument("--slowdown", type=float_range(0.0, 1e6, lo_open=True), default=1.0,
@@ -92,6 +95,23 @@ def add_compute_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--delay-dist", type=parsed_by(DelayDistribution.parse), metavar="DIST",
                    help="extra compute per iteration, drawn with --seed and the rank: exp:MEAN, uniform:MAX, "
                         "pareto:MIN,ALPHA")
+    p.add_argument("--start-barrier", action="store_true",
+                   help="once bound, print a ready line and wait for a line on stdin before the first all-reduce")
+
+
+def start_together(rank: int) -> None:
+    """Say this worker is bound (a JSON line on stdout) and wait until its runner releases every
+    worker at once (a line on stdin). Under a quorum the others may finish the first all-reduces
+    without a worker that starts late, and RESULTs multicast before its socket was bound are gone."""
+    print(json.dumps({"rank": rank, "ready": True}), flush=True)
+    sys.stdin.readline()
+
+
+def check_stragglers(stragglers: dict[str, float], workers: list[str]) -> None:
+    """Raise ValueError naming a --straggler host that is not one of the job's `workers`."""
+    unknown = sorted(set(stragglers) - set(workers))
+    if unknown:
+        raise ValueError(f"--straggler {unknown[0]}: not a worker host (workers: {', '.join(workers)})")
 
 
 def parse_straggler(text: str) -> tuple[str, float]:

@@ -147,6 +147,10 @@ class Contributors:
         by it to average over the contributions each element holds."""
         return np.repeat(self.counts, self.elems)[: math.prod(shape)].reshape(shape)
 
+    def element_bitmaps(self, shape: tuple[int, ...]) -> np.ndarray:
+        """The bitmap of every element of an array of `shape`: bit r set = rank r is in its sum."""
+        return np.repeat(self.bitmaps, self.elems)[: math.prod(shape)].reshape(shape)
+
 
 def check(name: str, value, valid: bool, expected: str) -> None:
     if not valid:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ina.controller.aggregation import BurstLoss
+from ina.hosts.compute import check_stragglers
 from ina.p4src.protocol import Policy
 from ina.topologies import clean
 from ina.topologies.net import Network
@@ -116,9 +117,10 @@ def run(opts: RunOptions) -> RunResult:
         say(f"removed leftovers of an earlier run: {', '.join(leftovers[:6])}{' ...' if len(leftovers) > 6 else ''}")
     topo = load(opts.topo, opts.workers if "star" in str(opts.topo) else None, opts.jobs, slots=opts.slots,
                 extra_host=opts.baseline)
-    unknown = sorted(set(opts.stragglers) - {h for job in topo["jobs"] for h in job["workers"]})
-    if unknown:
-        raise RunError(f"--straggler {unknown[0]}: not a worker of this topology")
+    try:
+        check_stragglers(opts.stragglers, [h for job in topo["jobs"] for h in job["workers"]])
+    except ValueError as err:
+        raise RunError(str(err)) from None
     if opts.policy:
         for job in topo["jobs"]:
             job["policy"] = opts.policy

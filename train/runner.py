@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ina.controller.topology_setup import program_topology
+from ina.hosts.compute import check_stragglers
 from ina.p4src.protocol import Policy
 from ina.topologies import clean
 from ina.topologies.net import Network
@@ -78,9 +79,10 @@ def run(opts: TrainOptions, on_epoch: Callable[[dict], None],
     for link in topo["links"]:
         link["params"]["bw"] = opts.bw
     topo["jobs"][0]["policy"] = opts.policy
-    unknown = sorted(set(opts.stragglers) - set(topo["jobs"][0]["workers"]))
-    if unknown:
-        raise TrainError(f"--straggler {unknown[0]}: not a worker host (h1..h{opts.workers})")
+    try:
+        check_stragglers(opts.stragglers, topo["jobs"][0]["workers"])
+    except ValueError as err:
+        raise TrainError(str(err)) from None
     bmv2, p4info = compile_program("builtin", opts.elems, opts.pool_size, run_dir)
     network = Network(topo, str(run_dir), "builtin", f"train-{os.getpid()}")
     procs: list[subprocess.Popen] = []

@@ -119,6 +119,10 @@ def train(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, allr
         history.missing_elements += int(np.count_nonzero(np.asarray(counted) == 0))
         model.params -= config.lr * average(total.astype(np.float64), counted)
 
+    def apply_oldest() -> None:
+        reduced = pending.popleft().result()
+        apply(reduced.total, reduced.contributors.element_counts(reduced.total.shape))
+
     start = time.perf_counter()
     for epoch in range(config.epochs):
         compute = comm = 0.0
@@ -133,8 +137,7 @@ def train(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, allr
             if allreduce_async is not None:
                 pending.append(allreduce_async(grad.astype(np.float32)))
                 while pending and (len(pending) > staleness or pending[0].done()):
-                    reduced = pending.popleft().result()
-                    apply(reduced.total, reduced.contributors.element_counts(reduced.total.shape))
+                    apply_oldest()
             elif allreduce is not None:
                 total = allreduce(grad.astype(np.float32))
                 apply(total, counts(total.shape) if counts else n_workers)
@@ -147,8 +150,7 @@ def train(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, allr
         if epoch == config.epochs - 1:  # the last updates, so the model trained is every worker's
             t1 = time.perf_counter()
             while pending:
-                reduced = pending.popleft().result()
-                apply(reduced.total, reduced.contributors.element_counts(reduced.total.shape))
+                apply_oldest()
             comm += time.perf_counter() - t1
         record = EpochRecord(epoch + 1, time.perf_counter() - start, model.loss(data.x_train, data.y_train),
                              model.accuracy(data.x_test, data.y_test), compute, comm)

@@ -17,7 +17,7 @@ import sys
 from dataclasses import asdict
 
 from ina.args import float_range, int_choice, int_range, ipv4_address
-from ina.hosts.compute import ComputeModel, add_compute_arguments
+from ina.hosts.compute import ComputeModel, add_compute_arguments, start_together
 from ina.hosts.ring import PORT as RING_PORT
 from ina.hosts.ring import Ring, RingError
 from ina.hosts.worker import Worker, WorkerError
@@ -50,9 +50,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window", type=int_range(1, MAX_SLOTS), default=64)
     p.add_argument("--timeout", type=float_range(0.0, 60.0, lo_open=True), default=0.05)
     p.add_argument("--max-retries", type=int_range(0), default=6)
-    p.add_argument("--start-barrier", action="store_true",
-                   help="once bound, print a ready line and wait for a line on stdin before the first "
-                        "all-reduce (the runner releases every worker at once)")
     p.add_argument("--staleness", type=int_range(0, MAX_SLOTS - 1), default=0,
                    help="the job's stale:S: pipeline up to S + 1 all-reduces, each update at most S iterations late")
     add_training_arguments(p)
@@ -96,10 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     data = None if args.replay else load(args.dataset, config.seed)
     if args.start_barrier:
-        # Under a quorum the others may finish the first all-reduces without this worker, and the
-        # RESULTs multicast before its socket was bound are gone for good: start together.
-        emit({"rank": args.rank, "ready": True})
-        sys.stdin.readline()
+        start_together(args.rank)
 
     def report(record: object) -> None:
         emit({"rank": args.rank, **asdict(record)})
