@@ -124,8 +124,9 @@ def test_no_election_id_is_never_primary_but_zero_is_an_election_id(served):
 
 def test_backup_cannot_write_and_nobody_is_promoted_when_the_primary_leaves(served):
     sw, channel, stub = served
-    primary, backup = Stream(channel, 10), Stream(channel, 5)
+    primary = Stream(channel, 10)
     assert primary.status() == (code_pb2.OK, 10)
+    backup = Stream(channel, 5)  # only after the primary is in: two new streams race to the server
     assert backup.status() == (code_pb2.ALREADY_EXISTS, 10)
     set_pipeline(stub, 10)
     assert code_of(set_pipeline, stub, 5) == grpc.StatusCode.PERMISSION_DENIED
