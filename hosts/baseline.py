@@ -4,8 +4,8 @@ It speaks the same protocol as the switch (docs/protocol.md) under the sync poli
 Worker runs against it by pointing `switch_ip` at the server's host: the benchmarks compare
 in-network aggregation with aggregation on a host over the same topology. It serves one job with a
 fixed set of workers, and like the switch takes only UPDATEs that carry the job's epoch, never
-mixes rounds in a sum, answers a retransmission with the RESULT (done) or a STATUS (counted,
-waiting for others), and refuses a round it cannot start with a STATUS naming the round it holds.
+mixes rounds in a sum, answers a retransmission with the RESULT (done) or a STATUS to every
+worker (counted, waiting for others), and refuses a round it cannot start with a STATUS naming the round it holds.
 """
 
 import socket
@@ -82,8 +82,8 @@ class ParameterServer:
             if cell.count == done:
                 self.sock.sendto(self._answer(MSG_RESULT, cell, h.rank, h.index), sender)
                 self.stats["retransmissions_answered"] += 1
-            else:
-                self.sock.sendto(self._answer(MSG_STATUS, cell, h.rank, h.index), sender)
+            else:  # to every worker, as the switch multicasts it: a missing one resends now
+                self._to_all(self._answer(MSG_STATUS, cell, h.rank, h.index))
                 self.stats["duplicates"] += 1
             return
         values = packets.values_of(data, self.elems)
@@ -95,11 +95,13 @@ class ParameterServer:
             cell.exponent = max(cell.exponent, h.exponent)
         cell.bitmap |= bit
         if cell.count == done:
-            result = self._answer(MSG_RESULT, cell, h.rank, h.index)
-            for r in range(self.n_workers):
-                if r in self.workers:
-                    self.sock.sendto(result, self.workers[r])
-                    self.stats["results_sent"] += 1
+            self.stats["results_sent"] += self._to_all(self._answer(MSG_RESULT, cell, h.rank, h.index))
+
+    def _to_all(self, answer: bytes) -> int:
+        """Send `answer` to every worker heard from so far; returns how many."""
+        for address in self.workers.values():
+            self.sock.sendto(answer, address)
+        return len(self.workers)
 
     def serve_forever(self) -> None:
         """Serve until `close()` is called."""

@@ -10,13 +10,17 @@ carried on across all-reduces, as the switch keeps the slot's state) and set = r
 counts only for the round its slot is on, whether or not this worker's contribution was sent or
 counted: under a quorum or timeout policy (docs/protocol.md, "Completion policies") a sum may hold
 only some ranks, and `contributors()` says, per chunk, how many and which (the RESULT's count and
-bitmap). The switch's STATUS answers without a sum: for the slot's round with this worker's bit
-set, it is counted and waits for others, whose turns come first: its next resend (needed only if
-its RESULT copy is lost) waits two rounds of turns and at least the RTO, and the answer's time is
-not taken as a sign of a spurious resend (it measures the others' recovery, not the path); for a
-later round of the same set, the use was done without this worker's RESULT
-and replaced: its chunk has no sum (count 0), and the slot moves on to the use before that later
-round, whose RESULT the switch still answers (a late contribution is never added).
+bitmap). The switch's STATUS answers without a sum. A retransmission into a slot still collecting
+gets one multicast to every worker, with the slot's bitmap: for the slot's round with this
+worker's bit set, it is counted and waits for others, who had the STATUS too; it asks once more
+three allowances later (in case its RESULT copy, or their STATUS copy, was lost), then only at two
+rounds of turns and the RTO, and the answer's time is no RTT sample (it measures the others'
+recovery, not the path). Without this worker's bit, its latest copy (sent at least min_rtt
+before) was lost: resent at once. A STATUS of the slot's next round says another worker had this
+use's RESULT, so this worker's copy was lost: resent at once, the switch answering from the
+completed set. A STATUS refusing a later round of the same set says the use was done without this
+worker's RESULT and replaced: its chunk has no sum (count 0), and the slot moves on to the use
+before that later round, whose RESULT the switch still answers (a late contribution is never added).
 Loss recovery (docs/protocol.md, "Worker obligations"):
 - Time-based loss detection as in RACK (RFC 8985): a slot whose packet was sent before the most
   recently answered one, and is still unanswered `rack_rtt + reo_wnd` after it was sent, is presumed
@@ -26,11 +30,13 @@ Loss recovery (docs/protocol.md, "Worker obligations"):
 - Only the worker whose UPDATE was lost can complete the slot, and no worker can tell whether its
   own UPDATE, another's, or its own RESULT copy was lost. So the workers take turns: in slot k,
   worker r waits ((r + k) mod n) further allowances (rack_rtt + reo_wnd) before resending. The
-  first one's resend completes the slot if the loss was its own, and the switch's multicast then
-  reaches the others before their turn; a lost RESULT copy costs only its receiver a resend (the
-  switch answers it from the completed set). A worker that resent waits a whole round (n
-  allowances) before its next RACK resend of the slot. A lost UPDATE costs (n - 1) / 2 wasted resends on
-  average instead of n - 1; the turn rotates with the slot so no rank always waits longest.
+  first one's resend completes the slot if the loss was its own; if not, the switch multicasts a
+  STATUS that reaches everyone before the next turn: the loser resends at once, the counted skip
+  their turns. A lost UPDATE so costs 1 + (n - 1) / n resends on average, never more than 2 (one
+  loss per slot); a lost RESULT copy costs its receiver's resend, plus one if another worker's turn
+  in the next use came before it (that resend's STATUS tells it). A worker that resent waits a
+  whole round (n allowances) before its next RACK resend of the slot; the turn rotates with the
+  slot so no rank always waits longest.
 - The retransmission timeout (RTO) is the last resort, for losses with no later answer to reveal
   them (the last slots, a stall), and never fires before a slot's turn: a slot RACK covers waits for
   its turn alone. (Otherwise, with an RTT of milliseconds, the RTO's floor of 2 min_rtt came before
@@ -96,6 +102,7 @@ MIN_RTO = 300e-6  # the RTO's floor in seconds, whatever the measured RTT: sched
 RTO_MIN_RTTS = 2  # ... and in minimum RTTs: a timeout never fires within the fastest answer seen
 MAX_RTO = 2.0
 MAX_BACKOFF = 6  # the RTO doubles per timed-out retry up to 2**6 times
+PROBE_ALLOWANCES = 3  # a counted worker asks once more this many RACK allowances after its STATUS
 PACE_BURST = 4  # resends that leave at once; more are spread over one srtt per window
 HOLD_BYTES = 64 << 20  # RESULTs of later uses a worker keeps at most (`_hold`): a bound in memory, not calls
 
@@ -274,6 +281,7 @@ class AllReduceCore:
         self._done = [False] * window
         self._blind = [False] * window  # the current use's scale came with a RESULT never had: no sum
         self._status = [0] * window  # a STATUS's bitmap: the switch counted the current use (0: not known)
+        self._probe_at = [math.inf] * window  # when that STATUS came, until the one resend it allows
         self._retries = [0] * window  # resends of each slot's current use (Karn's rule, turns)
         self._timeouts = [0] * window  # ... of which timed out: max_retries bounds these
         self._sent_at = [now] * window  # the latest transmission of each slot's current use
@@ -311,25 +319,43 @@ class AllReduceCore:
         if index >= self._window or round_ != rounds[index] or self._done[index]:
             if msg == MSG_RESULT and self._hold(index, round_, data):
                 return None
-            if (msg == MSG_STATUS and index < self._window and not self._done[index]
-                    and not (round_ - rounds[index]) & 1 and round_newer(round_, rounds[index])):
-                return self._gone(index, round_, now)
+            if msg == MSG_STATUS and index < self._window and not self._done[index]:
+                ahead = (round_ - rounds[index]) & ROUND_MASK
+                if not ahead & 1 and round_newer(round_, rounds[index]):
+                    return self._gone(index, round_, now)
+                if ahead == 1 and now - self._sent_at[index] >= self._min_rtt:
+                    # Another worker is on the next use, so it had this use's RESULT, and this
+                    # worker's copy was lost: the switch answers a resend from the completed set.
+                    pkt = self._resend(index, now)
+                    self._rearm()
+                    return pkt
             stats.duplicates += 1
             return None
         if msg == MSG_STATUS:
             if bitmap >> self.rank & 1:  # counted: the slot waits for others
+                if not self._status[index]:
+                    self._probe_at[index] = now
+                    self.deadline = min(self.deadline, now + PROBE_ALLOWANCES * self._allowance)
                 self._status[index] = bitmap
                 stats.statuses += 1
+            elif now - self._sent_at[index] >= self._min_rtt:
+                # Another worker's resend found the slot without this worker, whose latest copy
+                # had time to arrive before it: lost. Resent now, not at its turn.
+                pkt = self._resend(index, now)
+                self._rearm()
+                return pkt
             else:
-                stats.duplicates += 1
+                stats.duplicates += 1  # this worker's latest copy may still be on its way
             return None
         first_sent, sent_at, seq_of = self._first_sent, self._sent_at, self._seq_of
         elapsed = now - sent_at[index]
-        if self._retries[index] == 0:  # Karn's rule: an RTT sample only from a use sent once
+        if self._status[index]:
+            # Counted, the slot waited for others' resends: its time says nothing of the path.
+            elapsed = -1.0
+        elif self._retries[index] == 0:  # Karn's rule: an RTT sample only from a use sent once
             self._sample(elapsed)
-        elif elapsed < self._min_rtt < math.inf and not self._status[index]:
-            # Too soon to answer the resend: the original got through. (Not after a STATUS: the
-            # slot waited for others, whose resend completed it, and its time says nothing of the path.)
+        elif elapsed < self._min_rtt < math.inf:
+            # Too soon to answer the resend: the original got through.
             self._spurious(now - first_sent[index])
             elapsed = -1.0  # not this transmission's answer: no RACK update
         if elapsed >= 0 and seq_of[index] > self._rack_seq:
@@ -493,7 +519,7 @@ class AllReduceCore:
         rto = self._timer
         retries, sent_at, seq_of, stats = self._retries, self._sent_at, self._seq_of, self.stats
         rack_seq, allowance, rank, n_workers = self._rack_seq, self._allowance, self.rank, self.n_workers
-        status = self._status
+        status, probe_at = self._status, self._probe_at
         out: list[bytearray] = []
         next_due = math.inf
         for index in list(self._unanswered):
@@ -510,6 +536,14 @@ class AllReduceCore:
                 due = sent_at[index] + rto
             elif status[index] and due < sent_at[index] + self._rto:
                 due = sent_at[index] + self._rto
+            # Counted: the STATUS reached the missing workers too, whose resends complete the slot
+            # within an RTT (two, if their last RESULT copy was lost). Asked once more three
+            # allowances after it (its RESULT copy may be lost, or their STATUS copy), then by the
+            # timer above (a straggler is not pestered).
+            probe_due = probe_at[index] + PROBE_ALLOWANCES * allowance
+            probe = status[index] and probe_due < due
+            if probe:
+                due, timed_out = probe_due, False
             if now < due:
                 if due < next_due:
                     next_due = due
@@ -517,7 +551,6 @@ class AllReduceCore:
             if len(out) == PACE_BURST:
                 next_due = min(next_due, now + (self._srtt or self._rto) * PACE_BURST / self._window)
                 break
-            retries[index] += 1
             if timed_out:
                 self._timeouts[index] += 1
             if self._timeouts[index] > self.max_retries and status[index]:
@@ -539,17 +572,25 @@ class AllReduceCore:
                 if self._timeouts[index] > self._backoff:  # a slot's n-th timeout: the RTO doubles n times
                     self._backoff = min(self._timeouts[index], MAX_BACKOFF)
                     self._timer = self._rto * (1 << self._backoff)
-            stats.retransmissions += 1
-            stats.packets_sent += 1
-            sent_at[index] = now
-            self._sequence += 1
-            seq_of[index] = self._sequence
-            self._unanswered.move_to_end(index)
-            out.append(self._pkts[index])
+            if probe:
+                probe_at[index] = math.inf
+            out.append(self._resend(index, now))
         if out:  # the resent slots' timers, with the backoff they may have raised
             next_due = min(next_due, now + self._timer)
         self.deadline = next_due
         return out
+
+    def _resend(self, index: int, now: float) -> bytearray:
+        """Slot `index`'s current use again (by RACK, the RTO, or a STATUS that lacks this worker):
+        the latest transmission of the slot from now on."""
+        self._retries[index] += 1
+        self.stats.retransmissions += 1
+        self.stats.packets_sent += 1
+        self._sent_at[index] = now
+        self._sequence += 1
+        self._seq_of[index] = self._sequence
+        self._unanswered.move_to_end(index)
+        return self._pkts[index]
 
     def contributors(self) -> Contributors:
         """Whose contributions each chunk's sum in `result()` holds (counts and bitmaps per chunk)."""

@@ -344,9 +344,11 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
         reply_to_sender();
     }
 
-    // The slot's RESULT to every worker of the job (count, bitmap and exponent already the slot's).
-    action multicast_result() {
-        hdr.agg.msg_type = MSG_RESULT;
+    // An aggregation answer to every worker of the job: the slot's RESULT, or a STATUS after a
+    // retransmission to a slot still collecting, so that a worker whose bit the bitmap lacks
+    // resends at once (count, bitmap and exponent already the slot's).
+    action multicast_answer(bit<8> msg_type) {
+        hdr.agg.msg_type = msg_type;
         hdr.ipv4.ttl = 64;
         hdr.udp.checksum = 0;
         sm.mcast_grp = meta.mgid;
@@ -518,11 +520,12 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                 if (retransmission) {
                     read_result();
                 }
-                multicast_result();
+                multicast_answer(MSG_RESULT);
             } else if (retransmission) {
-                // Counted already and still waiting for others: say so, so the sender stops resending.
+                // Counted already and still waiting for others: tell every worker whom the slot
+                // holds, so the counted ones stop resending and a missing one resends now.
                 job_duplicates.count(job);
-                answer_worker(MSG_STATUS);
+                multicast_answer(MSG_STATUS);
             } else {
                 drop();  // the contribution is stored
             }
@@ -597,8 +600,8 @@ control InaEgress(inout headers_t hdr, inout metadata_t meta, inout standard_met
                 return;
             }
         }
-        if (hdr.agg.isValid() && hdr.agg.msg_type == MSG_RESULT && sm.egress_rid != 0) {
-            if (result_rewrite.apply().hit) {
+        if (hdr.agg.isValid() && hdr.agg.msg_type != MSG_UPDATE && sm.egress_rid != 0) {
+            if (result_rewrite.apply().hit && hdr.agg.msg_type == MSG_RESULT) {
                 job_results_sent.count((bit<32>)hdr.agg.job_id);
             }
         }

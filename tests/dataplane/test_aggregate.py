@@ -91,6 +91,12 @@ def answer_for(worker, job, pool_set, index, values, exponent, rank, bitmap, msg
                             count=bitmap.bit_count(), bitmap=bitmap)
 
 
+def status_to_all(workers, job, pool_set, index, values, exponent, rank, bitmap) -> list[tuple[int, bytes]]:
+    """The STATUS a retransmission to a collecting slot gets: a copy to every worker of the job, so a
+    worker missing from `bitmap` learns it must resend."""
+    return [answer_for(w, job, pool_set, index, values, exponent, rank, bitmap, msg=MSG_STATUS) for w in workers]
+
+
 def result_for(worker, job, pool_set, index, sums, exponent, rank, bitmap=None, round_=None) -> tuple[int, bytes]:
     """The RESULT `worker` gets; bitmap defaults to every rank of WORKERS up to the completing one."""
     bitmap = (1 << (rank + 1)) - 1 if bitmap is None else bitmap
@@ -153,12 +159,12 @@ def test_retransmission_after_completion_answers_only_that_worker(switch):
     assert counter(switch, "InaIngress.job_retrans_answered", 1) == 1
 
 
-def test_retransmission_to_incomplete_slot_gets_a_status_and_is_not_added(switch):
+def test_retransmission_to_incomplete_slot_gets_a_status_to_every_worker_and_is_not_added(switch):
     add_job(switch, 1, WORKERS[:3], base=0, num_slots=4)
     a = values_of(0)
     switch.process(*update(WORKERS[0], 1, 0, 0, a, exponent=6))
-    status = answer_for(WORKERS[0], 1, 0, 0, a, 6, 0, 0b001, msg=MSG_STATUS)
-    assert switch.process(*update(WORKERS[0], 1, 0, 0, a, exponent=6)) == [status]
+    status = status_to_all(WORKERS[:3], 1, 0, 0, a, 6, 0, 0b001)
+    assert switch.process(*update(WORKERS[0], 1, 0, 0, a, exponent=6)) == status
     assert counter(switch, "InaIngress.job_duplicates", 1) == 1
     b, c = values_of(1), values_of(2)
     switch.process(*update(WORKERS[1], 1, 0, 0, b))
@@ -433,8 +439,7 @@ def test_timeout_fires_on_a_retransmission_and_not_before_the_deadline(switch):
     add_job(switch, 6, WORKERS[:3], base=0, num_slots=1, timeout_us=0xFFFFFFFF)  # 71 minutes
     a = values_of(0, 6)
     switch.process(*update(WORKERS[0], 6, 0, 0, a))
-    assert switch.process(*update(WORKERS[0], 6, 0, 0, a)) == [answer_for(WORKERS[0], 6, 0, 0, a, 0, 0, 0b001,
-                                                                          msg=MSG_STATUS)]
+    assert switch.process(*update(WORKERS[0], 6, 0, 0, a)) == status_to_all(WORKERS[:3], 6, 0, 0, a, 0, 0, 0b001)
     handle = switch.tables["InaIngress.jobs"].entries()[0].handle
     n, mgid = 3, job_group(6)
     switch.tables["InaIngress.jobs"].modify(handle, "InaIngress.set_job", [0, 1, n, mgid, epoch_of(6), n, 1, 0])

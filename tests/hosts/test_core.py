@@ -222,11 +222,12 @@ def test_only_timeouts_count_towards_max_retries():
         core.expire(0.004)  # slot 3's next use (sent at 1 ms) at its RTO (3 ms): no later answer reveals it
 
 
-def test_a_status_of_the_slots_round_with_this_workers_bit_stops_its_fast_resends_not_its_timer():
+def test_a_status_of_the_slots_round_with_this_workers_bit_allows_one_more_ask_then_only_its_timer():
     # Slot 1's RACK resend (rank 1 goes first in odd slots) is answered with a STATUS: counted,
-    # waiting for rank 0. Later transmissions are answered, which would make RACK resend it again
-    # a round of turns (2 x 1.25 ms) after the first resend; it waits two rounds (and at least the
-    # RTO) instead, then resends it in case the RESULT was lost.
+    # waiting for rank 0, which had the STATUS too and resends at once. Later transmissions are
+    # answered, which would make RACK resend slot 1 again a round of turns (2 x 1.25 ms) after the
+    # first resend; it asks once more three allowances after the STATUS, in case its RESULT copy
+    # (or rank 0's STATUS copy) was lost, and then waits two rounds of turns and at least the RTO.
     core, first = rack_core()
     slot_3 = bytes(core.receive(answer(first[3]), SWITCH, now=0.001))
     [resent] = [bytes(p) for p in core.expire(0.00125)]
@@ -239,9 +240,50 @@ def test_a_status_of_the_slots_round_with_this_workers_bit_stops_its_fast_resend
     assert core.receive(answer(slot_0), SWITCH, now=0.0024) is None  # answered after slot 1's resend left
     assert core.receive(answer(slot_2), SWITCH, now=0.0024) is None
     assert core.expire(0.0038) == []
-    assert core.deadline == pytest.approx(0.00125 + 4 * 0.00125)  # slot 1 alone waits: two rounds of turns
+    assert core.deadline == pytest.approx(0.0013 + 3 * 0.00125)  # slot 1 alone waits: three allowances
     assert [bytes(p) for p in core.expire(core.deadline)] == [first[1]]
     assert (core.stats.retransmissions, core.stats.timeouts) == (2, 0)
+    assert core.receive(answer(resent, msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.0055) is None  # still waiting
+    assert core.expire(0.0055) == []
+    assert core.deadline == pytest.approx(0.00505 + 4 * 0.00125)  # no more asking: two rounds of turns
+
+
+def test_the_result_of_a_slot_counted_by_a_status_is_no_rtt_sample():
+    # Three answers after 1 ms: srtt 1 ms, rttvar 0.5 ms shrunk twice by 1/16 (window 4), so the RTO
+    # is 1 + 4 x 0.439 = 2.758 ms. Slot 1, counted (STATUS) and waiting for the other worker, gets
+    # its RESULT 3 ms after it was sent: the others' recovery, not the path, so the RTO stays.
+    core, first = rack_core()
+    for slot in (3, 0, 2):
+        core.receive(answer(first[slot]), SWITCH, now=0.001)
+    core.receive(answer(first[1], msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.0011)
+    core.receive(answer(first[1]), SWITCH, now=0.003)
+    assert core.expire(0.003) == []
+    assert core.deadline == pytest.approx(0.001 + 0.001 + 4 * 0.0005 * (15 / 16) ** 2)  # second uses, at their RTO
+
+
+def test_a_status_that_lacks_this_worker_after_an_rtt_is_its_loss_and_resent_at_once():
+    # Another worker's resend found slot 1 without this worker: its copy (sent at 0, RTT 1 ms) had
+    # time to arrive, so it was lost and goes again now, not at this worker's turn (2.5 ms).
+    core, first = rack_core(rank=0)
+    core.receive(answer(first[3]), SWITCH, now=0.001)
+    assert bytes(core.receive(answer(first[1], msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.0013)) == first[1]
+    assert (core.stats.retransmissions, core.stats.timeouts, core.stats.duplicates) == (1, 0, 0)
+    # A second STATUS within an RTT of that resend may not have seen it: nothing goes.
+    assert core.receive(answer(first[1], msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.002) is None
+    assert (core.stats.retransmissions, core.stats.duplicates) == (1, 1)
+
+
+def test_a_status_of_the_next_round_means_this_workers_result_was_lost_and_asks_for_it_at_once():
+    # Slot 1 carries rounds 0 and 1. Rank 1 of 2 is on round 0; a STATUS of round 1 says the other
+    # worker started round 1, so round 0 was done and its RESULT copy here was lost: round 0 goes
+    # again (the switch answers it from the completed set), before any turn.
+    core, first = rack_core(rank=1, window=4, size=16)
+    core.receive(answer(first[3]), SWITCH, now=0.001)
+    status = answer(first[1], msg=MSG_STATUS, round_=1, bitmap=0b01)
+    assert bytes(core.receive(status, SWITCH, now=0.0011)) == first[1]
+    assert core.stats.retransmissions == 1
+    nxt = core.receive(answer(first[1]), SWITCH, now=0.0021)
+    assert HEADER.unpack_from(nxt)[7] == 1  # on to round 1
 
 
 def test_a_status_without_this_workers_bit_or_of_another_round_changes_nothing():

@@ -9,7 +9,7 @@ import pytest
 
 from ina.hosts.cli import make_array, verify
 from ina.hosts.core import PACE_BURST, WorkerError
-from ina.hosts.inprocess import RESULT, UPDATE, Datagram, Drop, InProcessSwitch, RandomLoss
+from ina.hosts.inprocess import RESULT, STATUS, UPDATE, Datagram, Drop, InProcessSwitch, RandomLoss
 from ina.p4src.protocol import Policy
 
 ENGINES = ["native", "python"]
@@ -96,24 +96,24 @@ def test_a_lost_update_is_resent_by_its_sender_after_one_rtt_and_reordering_wind
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_lost_update_whose_sender_waits_longest_costs_one_resend_per_worker_in_turn(engine):
-    # Rank 0's UPDATE in slot 2: rank 1 goes first (25 us: a duplicate of an incomplete slot, answered
-    # with a STATUS), rank 2 second (50 us: another), rank 0 third (75 us): its resend completes the
-    # slot. The STATUS stops the others' fast resends, so neither resends a second time.
+def test_a_lost_update_whose_sender_waits_longest_is_resent_on_the_status_of_the_first_in_turn(engine):
+    # Rank 0's UPDATE in slot 2: rank 1 goes first (25 us: a duplicate of an incomplete slot). The
+    # switch multicasts a STATUS: rank 0, missing from its bitmap, resends at once (45 us, before its
+    # turn at 75 us) and completes the slot; rank 2, counted, skips its turn (50 us).
     lost = Drop(UPDATE, job=0, rank=0, slot=2, use=1, transmission=0)
     with two_jobs(engine, [lost]) as net:
-        assert retransmissions(net) == {0: [1, 1, 1], 1: [0, 0]}
+        assert retransmissions(net) == {0: [1, 1, 0], 1: [0, 0]}
         assert [m.core.stats.statuses for m in net.jobs[0]] == [0, 1, 1]
-        assert resend_delay(net, net.dropped[0]) == pytest.approx(75e-6)
-        assert net.stats()["jobs"][0] == {"accepted": 39, "completed": 13, "results_sent": 39, "duplicates": 2}
+        assert resend_delay(net, net.dropped[0]) == pytest.approx(45e-6)
+        assert net.stats()["jobs"][0] == {"accepted": 39, "completed": 13, "results_sent": 39, "duplicates": 1}
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_the_second_turn_is_not_preempted_by_the_rto_when_the_rtt_is_milliseconds(engine):
+def test_the_loser_resends_on_the_status_before_its_turn_and_rto_when_the_rtt_is_milliseconds(engine):
     # 1 ms per hop: RTT 2 ms (real runs' queueing makes it milliseconds), so the RTO sits at its floor,
     # 2 min_rtt = 4 ms, below the second turn (2 x (RTT + reo_wnd) = 5 ms). Rank 0's UPDATE in slot 1
-    # of use 6: rank 1 resends first (a duplicate), rank 0 second, by RACK: no timeout (which would
-    # double the RTO for every slot) and no resend at both workers at once.
+    # of use 6: rank 1 resends first (a duplicate, 2.5 ms), and rank 0 on the STATUS an RTT later:
+    # no timeout (which would double the RTO for every slot) and no resend at both workers at once.
     lost = Drop(UPDATE, job=0, rank=0, slot=1, use=6, transmission=0)
     with InProcessSwitch(elems=8, engine=engine, latency=1e-3, loss=[lost]) as net:
         net.add_job(0, 2, window=4, timeout=0.05)
@@ -122,7 +122,7 @@ def test_the_second_turn_is_not_preempted_by_the_rto_when_the_rtt_is_millisecond
         assert all(np.array_equal(got, np.sum(arrays, axis=0, dtype=np.int32)) for got in results[0])
         assert retransmissions(net) == {0: [1, 1]}
         assert [m.core.stats.timeouts for m in net.jobs[0]] == [0, 0]
-        assert resend_delay(net, net.dropped[0]) == pytest.approx(2 * (2e-3 + 0.5e-3), abs=1e-6)
+        assert resend_delay(net, net.dropped[0]) == pytest.approx(2e-3 + 0.5e-3 + 2e-3, abs=1e-6)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -130,7 +130,8 @@ def test_a_burst_of_lost_updates_is_resent_in_turn_without_a_timeout(engine):
     rules = [Drop(UPDATE, job=0, rank=1, slot=slot, use=1, transmission=0) for slot in (0, 1, 2)]
     with two_jobs(engine, rules) as net:
         assert len(net.dropped) == 3
-        assert retransmissions(net) == {0: [2, 3, 1], 1: [0, 0]}  # slot 0: rank 0 first, slot 1: 2, 0, 1
+        # Slot 0: rank 0 first, then rank 1 on its STATUS; slot 1: rank 2, then rank 1; slot 2: rank 1.
+        assert retransmissions(net) == {0: [1, 3, 1], 1: [0, 0]}
         assert sum(m.core.stats.timeouts for m in net.jobs[0]) == 0
 
 
@@ -174,9 +175,9 @@ def test_a_lost_result_copy_mid_run_is_answered_while_the_others_moved_on(engine
 @pytest.mark.parametrize("engine", ENGINES)
 def test_random_loss_both_ways_keeps_every_sum_exact(engine):
     with two_jobs(engine, [RandomLoss(update=0.01, result=0.01, seed=5)], size=2000) as net:
-        assert {d.direction for d in net.dropped} == {UPDATE, RESULT}
-        counts = retransmissions(net)
-        assert all(counts[d.job][d.rank] > 0 for d in net.dropped)  # whoever lost one had to resend
+        assert {d.direction for d in net.dropped} == {UPDATE, RESULT, STATUS}
+        counts = retransmissions(net)  # whoever lost an UPDATE or RESULT had to resend (a STATUS: maybe not)
+        assert all(counts[d.job][d.rank] > 0 for d in net.dropped if d.direction != STATUS)
 
 
 @pytest.mark.parametrize(("loss", "seed"), [(0.01, 1), (0.05, 2), (0.10, 3)])
@@ -230,16 +231,15 @@ def int_arrays(n: int, size: int) -> list[np.ndarray]:
 
 
 @pytest.mark.parametrize(("n", "lost", "resends", "statuses"), [
-    # Slot 2's turns: rank r waits 1 + (r + 2) mod n allowances. Its own resend, if first, completes
-    # the slot; every other worker whose turn comes first resends once, is told it is counted
-    # (STATUS) and waits for its timer, which the loser's resend beats.
+    # Slot 2's turns: rank r waits 1 + (r + 2) mod n allowances. The loser's resend, if first,
+    # completes the slot; else the first in turn resends, and the STATUS the switch multicasts tells
+    # every counted worker to skip its turn and the loser to resend at once: two resends at most.
     (2, 0, [1, 0], [0, 0]),
     (2, 1, [1, 1], [1, 0]),
-    (4, 1, [1, 1, 1, 1], [1, 0, 1, 1]),
+    (4, 1, [0, 1, 1, 0], [1, 0, 1, 1]),
     (4, 2, [0, 0, 1, 0], [0, 0, 0, 0]),
 ])
-def test_a_single_lost_update_costs_one_resend_per_worker_whose_turn_comes_before_its_sender(n, lost, resends,
-                                                                                               statuses):
+def test_a_single_lost_update_costs_its_senders_resend_and_at_most_one_other(n, lost, resends, statuses):
     with InProcessSwitch(elems=8, loss=[Drop(UPDATE, job=0, rank=lost, slot=2, use=1, transmission=0)]) as net:
         net.add_job(0, n, window=4)
         arrays = int_arrays(n, 100)
@@ -248,7 +248,7 @@ def test_a_single_lost_update_costs_one_resend_per_worker_whose_turn_comes_befor
         assert retransmissions(net) == {0: resends}
         assert [m.core.stats.statuses for m in net.jobs[0]] == statuses
         assert [m.core.stats.timeouts for m in net.jobs[0]] == [0] * n
-        assert net.stats()["jobs"][0].get("duplicates", 0) == sum(statuses)
+        assert net.stats()["jobs"][0].get("duplicates", 0) == sum(resends) - 1  # each multicasts a STATUS
 
 
 @pytest.mark.parametrize(("n", "rank", "use", "resends"), [
@@ -256,11 +256,12 @@ def test_a_single_lost_update_costs_one_resend_per_worker_whose_turn_comes_befor
     # RESULT from the completed slot.
     (2, 1, 3, [0, 1]),
     (4, 1, 3, [0, 1, 0, 0]),
-    # Mid-run (round 1): the others' next use (round 2) waits on the loser too; those whose turn
-    # comes before its recovery (rank 1 goes last in slot 2 of 4: ranks 2, 3 and 0 first) resend it
-    # once and are told they are counted; rank 2 goes first and is answered before anyone's turn.
+    # Mid-run (round 1): the others' next use (round 2) waits on the loser too. Rank 1 goes last in
+    # slot 2 of 4: rank 2 resends round 2 first, and the STATUS of round 2 tells rank 1 its RESULT
+    # copy of round 1 was lost, so it asks at once; rank 2 goes first and is answered before
+    # anyone's turn.
     (2, 1, 1, [1, 1]),
-    (4, 1, 1, [1, 1, 1, 1]),
+    (4, 1, 1, [0, 1, 1, 0]),
     (4, 2, 1, [0, 0, 1, 0]),
 ])
 def test_a_single_lost_result_copy_costs_its_receiver_one_resend_and_the_others_their_turns(n, rank, use, resends):
@@ -271,7 +272,8 @@ def test_a_single_lost_result_copy_costs_its_receiver_one_resend_and_the_others_
         check_sums(net, 0, arrays, results)
         assert retransmissions(net) == {0: resends}
         assert net.stats()["jobs"][0]["retrans_answered"] == 1
-        assert sum(m.core.stats.statuses for m in net.jobs[0]) == sum(resends) - 1
+        # A resend of round 2 is a duplicate: its STATUS reaches the n - 1 workers counted in round 2.
+        assert sum(m.core.stats.statuses for m in net.jobs[0]) == (sum(resends) - 1) * (n - 1)
         assert [m.core.stats.timeouts for m in net.jobs[0]] == [0] * n
 
 
@@ -329,9 +331,10 @@ def test_a_result_of_a_later_round_on_the_same_set_is_not_taken_for_the_round_a_
     # Past 50 us, the first resend of each slot (the RTO, 1 ms: no use is answered without one, so
     # there is never an RTT sample) completes it; the other worker's resend gets the RESULT.
     (50, [13, 13, 13], [0, 0, 0]),
-    # Before the deadline (5 ms) the switch answers a resend with a STATUS; the RTO doubles per
-    # timeout (no RTT sample comes) until a resend passes the deadline and completes the slot.
-    (5000, [21, 21, 21], [8, 8, 0]),
+    # Before the deadline (5 ms) the switch answers a resend with a STATUS to every worker (so both
+    # counted ones hear of each); the RTO doubles per timeout (no RTT sample comes) until a resend
+    # passes the deadline and completes the slot.
+    (5000, [21, 21, 21], [16, 16, 0]),
 ])
 def test_a_timeout_completes_each_slot_with_the_workers_that_sent(timeout_us, resends, statuses):
     # Rank 2 never reaches the switch; ranks 0 and 1 complete every slot with the two of them once

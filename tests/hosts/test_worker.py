@@ -269,23 +269,24 @@ def test_a_worker_needs_the_jobs_epoch(monkeypatch):
     w.close()
 
 
-def test_the_parameter_server_answers_a_retransmission_with_a_status_then_everyone_with_the_result():
+def test_the_parameter_server_answers_a_retransmission_with_a_status_to_everyone_then_the_result():
     ps = ParameterServer(0, 2, EPOCH, elems=2, bind_ip=PS_IP, port=0)
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        sock.bind((PS_IP, 0))
-        sock.settimeout(1.0)
-        me = sock.getsockname()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as one, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as two:
+        for sock in (one, two):
+            sock.bind((PS_IP, 0))
+            sock.settimeout(1.0)
         updates = []
-        for rank in (0, 1):
+        for rank, index in ((0, 3), (1, 3), (1, 4)):
             buf = bytearray(HEADER_LEN + 8)
-            packets.pack_update(buf, rank, 0, 3, 0, EPOCH, 5, np.array([rank + 1, -1]))
+            packets.pack_update(buf, rank, 0, index, 0, EPOCH, 5, np.array([rank + 1, -1]))
             updates.append(bytes(buf))
-        ps.handle(updates[0], me)
-        ps.handle(updates[0], me)  # a retransmission into a use still collecting
-        status = sock.recv(64)
-        assert packets.parse_header(status)[:9] == (MSG_STATUS, 0, 0, 1, 3, 0, 1, EPOCH, 5)
-        ps.handle(updates[1], me)
-        results = [sock.recv(64) for _ in range(2)]  # one copy per worker (both at this socket)
+        ps.handle(updates[2], two.getsockname())  # rank 1 is known to the server from another slot
+        ps.handle(updates[0], one.getsockname())
+        ps.handle(updates[0], one.getsockname())  # a retransmission into a use still collecting
+        for sock in (one, two):  # both hear that slot 3 holds rank 0 alone: rank 1 must resend
+            assert packets.parse_header(sock.recv(64))[:9] == (MSG_STATUS, 0, 0, 1, 3, 0, 1, EPOCH, 5)
+        ps.handle(updates[1], two.getsockname())
+        results = [one.recv(64), two.recv(64)]
         assert all(packets.parse_header(r)[5:] == (0, 2, EPOCH, 5, 0b11) for r in results)
         assert all(packets.values_of(r, 2).tolist() == [3, -2] for r in results)
     ps.close()
