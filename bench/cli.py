@@ -118,7 +118,7 @@ def bench_profile(out: Path, seconds: float, elems: int = 64, veth: bool = False
 BASE = {"workers": 2, "size": 1 << 16, "elems": 64, "slots": 128, "loss": 0.0, "jobs": 1}
 QUICK_SWEEPS = {"workers": [2, 4], "loss": [0.0, 0.01], "elems": [16, 64], "jobs": [1, 2]}
 FULL_SWEEPS = {"workers": [2, 4, 8, 16], "size": [1 << 15, 1 << 18, 1 << 20], "elems": [16, 32, 64],
-               "slots": [32, 128, 256], "loss": [0.0, 0.01, 0.05], "jobs": [1, 2, 4]}
+               "slots": [32, 128, 256], "loss": [0.0, 0.01, 0.05, 0.10], "jobs": [1, 2, 4]}
 LABELS = {"workers": "workers", "size": "elements per worker", "elems": "elements per packet (E)",
           "slots": "window (slots per job)", "loss": "loss probability", "jobs": "jobs sharing the switch"}
 
@@ -150,7 +150,7 @@ def bench_allreduce(out: Path, reps: int, sweeps: dict[str, list], base: dict | 
     for name, config, baseline in plan:
         key = (tuple(sorted(config.items())), baseline)
         if key not in measured:
-            goodputs, times, retrans, cpu = [], [], [], []
+            goodputs, times, retrans, lost, cpu = [], [], [], [], []
             for rep in range(reps):
                 tag = "-".join(f"{k}{v}" for k, v in sorted(config.items())) + ("-baseline" if baseline else "")
                 result = run(RunOptions(target=config["target"], workers=config["workers"], size=config["size"],
@@ -164,12 +164,15 @@ def bench_allreduce(out: Path, reps: int, sweeps: dict[str, list], base: dict | 
                 goodputs.append(sum(w["goodput_elements_per_s"] for w in ok) / max(len(ok), 1))
                 times.append(max((w["elapsed_s"] for w in ok), default=0.0))
                 retrans.append(sum(w["retransmissions"] for w in ok))
+                lost.append(dropped(result.switch_stats))
                 cpu.append(sum(result.switch_cpu_s.values()))
                 progress.step(f"{'baseline' if baseline else 'ina'} {tag}")
             measured[key] = {"goodput_elements_per_s_per_worker": summarise(goodputs),
                              "gbps_per_worker": summarise([g * 32 / 1e9 for g in goodputs]),
                              "seconds": summarise(times), "retransmissions": summarise(retrans),
-                             "switch_cpu_s": summarise(cpu)}
+                             "lost_packets": summarise(lost), "switch_cpu_s": summarise(cpu)}
+            if all(lost):
+                measured[key]["resends_per_lost"] = summarise([r / n for r, n in zip(retrans, lost, strict=True)])
         rows.append({"sweep": name, **config, "aggregation": "host baseline" if baseline else "in-network",
                      **measured[key]})
     write(out, "allreduce", rows)
@@ -183,7 +186,22 @@ def bench_allreduce(out: Path, reps: int, sweeps: dict[str, list], base: dict | 
                     series[key] = ([r[name] for r in pts], [r["goodput_elements_per_s_per_worker"]["median"] for r in pts])
         plots.lines(out / f"allreduce_vs_{name}.png", f"All-reduce goodput per worker vs {LABELS[name]}",
                     LABELS[name], "elements/s per worker (median)", series)
+    if "loss" in sweeps:
+        series = {}
+        for target in targets:
+            pts = [r for r in rows if r["sweep"] == "loss" and r["target"] == target and "resends_per_lost" in r]
+            if pts:
+                series["in-network" if len(targets) == 1 else target] = (
+                    [r["loss"] for r in pts], [r["resends_per_lost"]["median"] for r in pts])
+        plots.lines(out / "allreduce_resends_vs_loss.png", "Retransmissions per lost packet vs loss",
+                    LABELS["loss"], "retransmissions per lost packet (median)", series)
     return rows
+
+
+def dropped(switch_stats: dict) -> int:
+    """Packets the switches' drop simulators dropped in a run (`Aggregation.stats`, per port)."""
+    return sum(counts.get("drop_sim_in", 0) + counts.get("drop_sim_out", 0)
+               for stats in switch_stats.values() for counts in stats.get("ports", {}).values())
 
 
 def _num(value: float) -> str:
@@ -220,6 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--full", action="store_true", help="every sweep of docs/performance.md")
     p.add_argument("--out", default="results", help="directory for JSON, PNG and summary.md")
     p.add_argument("--reps", type=int_range(1), default=3)
+    p.add_argument("--sweep", choices=list(FULL_SWEEPS), help="allreduce: this sweep alone (its --full values)")
+    p.add_argument("--workers", type=int_range(2, 16), help="allreduce: workers of every run but the workers sweep's")
     p.add_argument("--seconds", type=positive_float, default=2.0, help="measuring time per switch configuration")
     p.add_argument("--no-veth", action="store_true", help="skip the veth measurements of switch and profile (no root needed)")
     p.add_argument("--target", choices=["auto", "builtin", "bmv2"], default="auto",
@@ -252,8 +272,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.what in ("switch", "all"):
         sections["switch"] = bench_switch(out, args.reps, args.seconds, not args.no_veth, with_bmv2)
     if args.what in ("allreduce", "all"):
-        sections["allreduce"] = bench_allreduce(out, args.reps, FULL_SWEEPS if args.full else QUICK_SWEEPS,
-                                                {"size": 1 << 18} if args.full else None,
+        sweeps = FULL_SWEEPS if args.full else QUICK_SWEEPS
+        if args.sweep:
+            sweeps = {args.sweep: FULL_SWEEPS[args.sweep]}
+        base = {"size": 1 << 18} if args.full or args.sweep else {}
+        if args.workers:
+            base["workers"] = args.workers
+        sections["allreduce"] = bench_allreduce(out, args.reps, sweeps, base,
                                                 ("builtin", "bmv2") if with_bmv2 else ("builtin",))
     if args.what in ("train", "all"):
         from ina.bench.train import bench_train

@@ -79,13 +79,14 @@ def test_profile_over_veth_counts_the_port_loop(tmp_path):
 @pytest.mark.netns
 @pytest.mark.slow
 def test_allreduce_benchmark_sweeps_in_mininet(tmp_path, capsys):
-    rows = bench_allreduce(tmp_path, reps=1, sweeps={"workers": [2], "elems": [16]}, base={"size": 2048})
+    rows = bench_allreduce(tmp_path, reps=1, sweeps={"workers": [2], "elems": [16], "loss": [0.05]},
+                           base={"size": 8192})
     assert "failed verification" not in capsys.readouterr().out
     assert [(r["target"], r["sweep"], r["workers"], r["elems"], r["aggregation"]) for r in rows] == [
         ("builtin", "workers", 2, 64, "in-network"), ("builtin", "workers", 2, 64, "host baseline"),
-        ("builtin", "elems", 2, 16, "in-network")]
+        ("builtin", "elems", 2, 16, "in-network"), ("builtin", "loss", 2, 64, "in-network")]
     data = json.loads((tmp_path / "allreduce.json").read_text())
-    assert len(data["results"]) == 3
+    assert len(data["results"]) == 4
     for r in rows:  # each figure is exactly what its run recorded in result.json (one rep)
         config = {k: r[k] for k in ("elems", "jobs", "loss", "size", "slots", "target", "workers")}
         tag = "-".join(f"{k}{v}" for k, v in config.items()) + ("-baseline" if r["aggregation"] == "host baseline" else "")
@@ -98,14 +99,22 @@ def test_allreduce_benchmark_sweeps_in_mininet(tmp_path, capsys):
         assert r["seconds"]["values"] == [max(w["elapsed_s"] for w in workers)]
         assert r["retransmissions"]["values"] == [sum(w["retransmissions"] for w in workers)]
         assert r["switch_cpu_s"]["values"] == [sum(run["switch_cpu_s"].values())]
-    for name in ("workers", "elems"):
-        assert (tmp_path / f"allreduce_vs_{name}.png").read_bytes()[:8] == PNG_MAGIC
+        ports = run["switch_stats"]["s1"]["ports"]
+        lost = sum(c.get("drop_sim_in", 0) + c.get("drop_sim_out", 0) for c in ports.values())
+        assert r["lost_packets"]["values"] == [lost] and (lost > 0) == (r["loss"] > 0)  # ~26 expected at 5%
+        if lost:
+            assert r["resends_per_lost"]["values"] == [r["retransmissions"]["values"][0] / lost]
+        else:
+            assert "resends_per_lost" not in r
+    for name in ("vs_workers", "vs_elems", "vs_loss", "resends_vs_loss"):
+        assert (tmp_path / f"allreduce_{name}.png").read_bytes()[:8] == PNG_MAGIC
 
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["compile", "--reps", "0"], "argument --reps: expected an integer >= 1, got '0'"),
     (["switch", "--seconds", "nan"], "argument --seconds: expected a number in (0.0, inf), got 'nan'"),
     (["switch", "--seconds", "-2"], "argument --seconds: expected a number in (0.0, inf), got '-2'"),
+    (["allreduce", "--workers", "1"], "argument --workers: expected an integer in 2..16, got '1'"),
 ])
 def test_cli_bad_numbers_are_one_line_usage_errors(monkeypatch, capsys, argv, message):
     def refuse(*args, **kwargs):
