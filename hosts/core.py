@@ -12,11 +12,11 @@ counted: under a quorum or timeout policy (docs/protocol.md, "Completion policie
 only some ranks, and `contributors()` says, per chunk, how many and which (the RESULT's count and
 bitmap). The switch's STATUS answers without a sum. A retransmission into a slot still collecting
 gets one multicast to every worker, with the slot's bitmap: for the slot's round with this
-worker's bit set, it is counted and waits for others, who had the STATUS too; it asks once more
-three allowances later (in case its RESULT copy, or their STATUS copy, was lost), then only at two
-rounds of turns and the RTO, and the answer's time is no RTT sample (it measures the others'
-recovery, not the path). Without this worker's bit, its latest copy (sent at least min_rtt
-before) was lost: resent at once. A STATUS of the slot's next round says another worker had this
+worker's bit set, it is counted and waits for others, who had the STATUS too; if the STATUS
+answered its own resend it asks once more PROBE_ALLOWANCES later (in case its RESULT copy, or
+their STATUS copy, was lost), then only at two rounds of turns and the RTO, and the answer's time
+is no RTT sample (it measures the others' recovery, not the path). Without this worker's bit, its
+latest copy (sent at least srtt before: it had time to arrive) was lost: resent at once. A STATUS of the slot's next round says another worker had this
 use's RESULT, so this worker's copy was lost: resent at once, the switch answering from the
 completed set. A STATUS refusing a later round of the same set says the use was done without this
 worker's RESULT and replaced: its chunk has no sum (count 0), and the slot moves on to the use
@@ -24,22 +24,27 @@ before that later round, whose RESULT the switch still answers (a late contribut
 Loss recovery (docs/protocol.md, "Worker obligations"):
 - Time-based loss detection as in RACK (RFC 8985): a slot whose packet was sent before the most
   recently answered one, and is still unanswered `rack_rtt + reo_wnd` after it was sent, is presumed
-  lost and resent at once, without waiting for a timer. rack_rtt is the RTT of that latest answer;
-  the reordering window reo_wnd starts at min_rtt / 4 and widens by that much per spurious
-  retransmission (never beyond srtt).
+  lost and resent at once, without waiting for a timer. rack_rtt is the RTT of that latest answer,
+  but at least srtt: a use completes when the last worker's copy arrives, so a worker that sent a
+  use last (it was behind) has it answered at once, and that time says nothing of its other uses
+  in flight. Only answers to uses sent once count (the switch answers a resend into a completed set
+  at once). The reordering window reo_wnd starts at min_rtt / 4 and widens by that much per
+  spurious retransmission (never beyond srtt).
 - Only the worker whose UPDATE was lost can complete the slot, and no worker can tell whether its
   own UPDATE, another's, or its own RESULT copy was lost. So the workers take turns: in slot k,
-  worker r waits ((r + k) mod n) further allowances (rack_rtt + reo_wnd) before resending. The
-  first one's resend completes the slot if the loss was its own; if not, the switch multicasts a
-  STATUS that reaches everyone before the next turn: the loser resends at once, the counted skip
-  their turns. A lost UPDATE so costs 1 + (n - 1) / n resends on average, never more than 2 (one
-  loss per slot); a lost RESULT copy costs its receiver's resend, plus one if another worker's turn
-  in the next use came before it (that resend's STATUS tells it). A worker that resent waits a
-  whole round (n allowances) before its next RACK resend of the slot; the turn rotates with the
-  slot so no rank always waits longest.
+  worker (n - k) mod n resends one allowance (rack_rtt + reo_wnd) after its copy left, and worker r
+  ((r + k) mod n) RTOs after that. The first one's resend completes the slot if the loss was its
+  own; if not, the switch multicasts a STATUS that reaches everyone within an RTT: the loser
+  resends at once, the counted skip their turns. The later turns matter only if that STATUS or the
+  first resend was lost, so they are an RTO apart: on a host whose RTT varies with queueing and
+  scheduling (Mininet: 1 to 7 ms), turns an allowance apart came before the STATUS. A lost UPDATE
+  so costs 1 + (n - 1) / n resends on average, never more than 2 (one loss per slot); a lost RESULT
+  copy costs its receiver's resend, plus one if another worker's turn in the next use came before
+  it (that resend's STATUS tells it). A worker that resent waits n allowances before its next RACK
+  resend of the slot; the turn rotates with the slot so no rank always goes first.
 - The retransmission timeout (RTO) is the last resort, for losses with no later answer to reveal
-  them (the last slots, a stall), and never fires before a slot's turn: a slot RACK covers waits for
-  its turn alone. (Otherwise, with an RTT of milliseconds, the RTO's floor of 2 min_rtt came before
+  them (the last slots, a stall), and never fires before a slot's turn (there, the turns are
+  allowances apart, as all workers time out alike): a slot RACK covers waits for its turn alone. (Otherwise, with an RTT of milliseconds, the RTO's floor of 2 min_rtt came before
   the second turn, 2.5 RTTs: both workers resent, as timeouts that doubled every slot's RTO.)
   RFC 6298's estimator (its deviation shrinking `window` times slower than it grows: the RFC
   assumes a sample per RTT, a window gives `window`), at least max(MIN_RTO, RTO_MIN_RTTS x min_rtt)
@@ -102,7 +107,7 @@ MIN_RTO = 300e-6  # the RTO's floor in seconds, whatever the measured RTT: sched
 RTO_MIN_RTTS = 2  # ... and in minimum RTTs: a timeout never fires within the fastest answer seen
 MAX_RTO = 2.0
 MAX_BACKOFF = 6  # the RTO doubles per timed-out retry up to 2**6 times
-PROBE_ALLOWANCES = 3  # a counted worker asks once more this many RACK allowances after its STATUS
+PROBE_ALLOWANCES = 4  # a counted worker that resent asks once more this many RACK allowances after its STATUS
 PACE_BURST = 4  # resends that leave at once; more are spread over one srtt per window
 HOLD_BYTES = 64 << 20  # RESULTs of later uses a worker keeps at most (`_hold`): a bound in memory, not calls
 
@@ -282,6 +287,7 @@ class AllReduceCore:
         self._blind = [False] * window  # the current use's scale came with a RESULT never had: no sum
         self._status = [0] * window  # a STATUS's bitmap: the switch counted the current use (0: not known)
         self._probe_at = [math.inf] * window  # when that STATUS came, until the one resend it allows
+        self._behind = [False] * window  # the current use left late, after a resent one (see _take)
         self._retries = [0] * window  # resends of each slot's current use (Karn's rule, turns)
         self._timeouts = [0] * window  # ... of which timed out: max_retries bounds these
         self._sent_at = [now] * window  # the latest transmission of each slot's current use
@@ -323,7 +329,7 @@ class AllReduceCore:
                 ahead = (round_ - rounds[index]) & ROUND_MASK
                 if not ahead & 1 and round_newer(round_, rounds[index]):
                     return self._gone(index, round_, now)
-                if ahead == 1 and now - self._sent_at[index] >= self._min_rtt:
+                if ahead == 1 and self._latest_copy_lost(index, now):
                     # Another worker is on the next use, so it had this use's RESULT, and this
                     # worker's copy was lost: the switch answers a resend from the completed set.
                     pkt = self._resend(index, now)
@@ -333,12 +339,12 @@ class AllReduceCore:
             return None
         if msg == MSG_STATUS:
             if bitmap >> self.rank & 1:  # counted: the slot waits for others
-                if not self._status[index]:
+                if not self._status[index] and self._retries[index]:  # its own resend's STATUS
                     self._probe_at[index] = now
                     self.deadline = min(self.deadline, now + PROBE_ALLOWANCES * self._allowance)
                 self._status[index] = bitmap
                 stats.statuses += 1
-            elif now - self._sent_at[index] >= self._min_rtt:
+            elif self._latest_copy_lost(index, now):
                 # Another worker's resend found the slot without this worker, whose latest copy
                 # had time to arrive before it: lost. Resent now, not at its turn.
                 pkt = self._resend(index, now)
@@ -350,19 +356,29 @@ class AllReduceCore:
         first_sent, sent_at, seq_of = self._first_sent, self._sent_at, self._seq_of
         elapsed = now - sent_at[index]
         if self._status[index]:
-            # Counted, the slot waited for others' resends: its time says nothing of the path.
-            elapsed = -1.0
+            pass  # counted, the slot waited for others' resends: its time says nothing of the path
         elif self._retries[index] == 0:  # Karn's rule: an RTT sample only from a use sent once
             self._sample(elapsed)
+            if seq_of[index] > self._rack_seq and not self._behind[index]:  # RACK: the latest answer and its RTT
+                self._rack_seq = seq_of[index]
+                # ... but at least srtt: a use completes when the last worker's copy arrives, so
+                # the one a worker sends last (it was behind) is answered at once, and that short
+                # time would make its every use in flight look overdue.
+                self._allowance = max(elapsed, self._srtt) + self._reo_wnd
         elif elapsed < self._min_rtt < math.inf:
             # Too soon to answer the resend: the original got through.
             self._spurious(now - first_sent[index])
-            elapsed = -1.0  # not this transmission's answer: no RACK update
-        if elapsed >= 0 and seq_of[index] > self._rack_seq:
-            self._rack_seq = seq_of[index]
-            self._allowance = elapsed + self._reo_wnd
+        # A resend's answer moves no RACK state: the switch answers it from a completed set at
+        # once, far sooner than a use that waits for every worker, and as the latest answer it
+        # would make every use sent before it look overdue after that short time.
         del self._unanswered[index]
         return self._take(index, round_, exponent, count, bitmap, data, now)
+
+    def _latest_copy_lost(self, index: int, now: float) -> bool:
+        """Told by a STATUS that the switch lacks this worker's copy of slot `index`'s use: lost, if
+        sent at least srtt ago (it had time to arrive before the STATUS left). A copy sent later,
+        or queued longer than usual, may still be on its way: then its turn decides."""
+        return self._srtt is not None and now - self._sent_at[index] >= self._srtt
 
     def _hold(self, index: int, round_: int, data: bytes | bytearray | memoryview) -> bool:
         """Keep the RESULT of a later use of slot `index` (at most `hold_rounds` uses ahead), to take
@@ -393,6 +409,11 @@ class AllReduceCore:
         if round_ == self._last_round[index]:
             return self._slot_done(index, now)
         self._round[index] = (round_ + 1) & ROUND_MASK
+        # This worker resent the use and was not told it was counted: its RESULT copy or its UPDATE
+        # was lost. After a lost RESULT copy the others sent the next use long before this worker,
+        # so that use is answered as soon as this copy arrives, which says nothing of the uses
+        # this worker sent before it: no RACK evidence (after a lost UPDATE, one sample is lost).
+        self._behind[index] = self._retries[index] > 0 and not self._status[index]
         return self._next_use(index, chunk + self._window, exponent, now)
 
     def _next_use(self, index: int, chunk: int, exponent: int | None, now: float) -> bytearray | None:
@@ -447,6 +468,7 @@ class AllReduceCore:
         if following >= n_chunks:
             return self._slot_done(index, now)
         self._round[index] = (newer - 1) & ROUND_MASK
+        self._behind[index] = True
         return self._next_use(index, following, None, now)
 
     def _slot_done(self, index: int, now: float) -> None:
@@ -527,11 +549,16 @@ class AllReduceCore:
             # answered, else the RTO's, which never fires before the turn either. A use the switch
             # counted (a STATUS) needs this worker's resend only if its RESULT was lost: it waits two
             # rounds of turns (the others' turns come late by the skew of their RTTs) and the RTO.
-            turns = n_workers if retries[index] else 1 + (rank + index) % n_workers
-            if status[index]:
-                turns = 2 * n_workers
-            due = sent_at[index] + turns * allowance
+            position = (rank + index) % n_workers
             timed_out = seq_of[index] > rack_seq
+            if status[index]:
+                due = sent_at[index] + 2 * n_workers * allowance
+            elif retries[index]:
+                due = sent_at[index] + n_workers * allowance
+            elif timed_out:
+                due = sent_at[index] + (1 + position) * allowance
+            else:  # RACK: the first in turn after one allowance, the others two apart (see above)
+                due = sent_at[index] + (1 + 2 * position) * allowance
             if timed_out and (due < sent_at[index] + rto or not rack_seq):
                 due = sent_at[index] + rto
             elif status[index] and due < sent_at[index] + self._rto:

@@ -148,20 +148,21 @@ def rack_core(rank: int = 1, window: int = 4, size: int = 16) -> tuple[AllReduce
 
 def test_a_slot_sent_before_an_answered_one_is_resent_after_rtt_plus_reordering_window_in_turn():
     # Slot 3 answered after 1 ms: min_rtt 1 ms, reo_wnd = min_rtt / 4, allowance 1.25 ms. Rank 1
-    # of 2 goes first in odd slots (1 allowance), second in even ones (2 allowances); the RTO
-    # (1 + 4 * 0.5 = 3 ms) is not needed.
+    # of 2 goes first in odd slots (1 allowance). In even ones rank 0 goes first, and rank 1's turn
+    # comes two allowances later (rank 0's STATUS normally tells rank 1 first): at 3.75 ms.
     core, first = rack_core()
-    core.receive(answer(first[3]), SWITCH, now=0.001)
+    slot_3 = bytes(core.receive(answer(first[3]), SWITCH, now=0.001))
     assert core.deadline == pytest.approx(0.00125)
     assert core.expire(0.0012) == []
     assert [bytes(p) for p in core.expire(0.00125)] == [first[1]]
-    assert core.deadline == pytest.approx(0.0025)
-    assert [bytes(p) for p in core.expire(0.0025)] == [first[0], first[2]]
+    assert core.receive(answer(slot_3), SWITCH, now=0.002) is None  # slot 3 done
+    assert core.receive(answer(first[1]), SWITCH, now=0.0023) is not None
+    assert core.stats.spurious == 0  # the resend's answer, a full RTT after it
+    assert core.expire(0.0023) == []
+    assert core.deadline == pytest.approx(3 * 0.00125)
+    assert [bytes(p) for p in core.expire(0.00375)] == [first[0], first[2]]
     s = core.stats
     assert (s.retransmissions, s.timeouts, s.spurious) == (3, 0, 0)
-    # The resend's answer after a full RTT is not spurious.
-    assert core.receive(answer(first[1]), SWITCH, now=0.0023) is not None
-    assert core.stats.spurious == 0
 
 
 def test_a_stall_is_resent_paced_and_a_spurious_resend_undoes_the_backoff():
@@ -216,36 +217,76 @@ def test_only_timeouts_count_towards_max_retries():
     core = AllReduceCore(3, 1, 2, EPOCH, elems=2, window=4, timeout=0.01, max_retries=0, switch=SWITCH)
     first = [bytes(p) for p in core.start(np.arange(16, dtype=np.int32), now=0.0)]
     core.receive(answer(first[3]), SWITCH, now=0.001)
-    assert [bytes(p) for p in core.expire(0.00125)] == [first[1]]
-    assert [bytes(p) for p in core.expire(0.003)] == [first[0], first[2]]  # their turns, not their RTO (3 ms)
+    assert [bytes(p) for p in core.expire(0.00125)] == [first[1]]  # by RACK: not counted
+    assert core.expire(0.003) == []  # slots 0 and 2: rank 0's turn first, rank 1's an RTO later
     with pytest.raises(WorkerError, match="after 0 retransmissions of slot 3"):
         core.expire(0.004)  # slot 3's next use (sent at 1 ms) at its RTO (3 ms): no later answer reveals it
 
 
 def test_a_status_of_the_slots_round_with_this_workers_bit_allows_one_more_ask_then_only_its_timer():
-    # Slot 1's RACK resend (rank 1 goes first in odd slots) is answered with a STATUS: counted,
-    # waiting for rank 0, which had the STATUS too and resends at once. Later transmissions are
-    # answered, which would make RACK resend slot 1 again a round of turns (2 x 1.25 ms) after the
-    # first resend; it asks once more three allowances after the STATUS, in case its RESULT copy
-    # (or rank 0's STATUS copy) was lost, and then waits two rounds of turns and at least the RTO.
-    core, first = rack_core()
-    slot_3 = bytes(core.receive(answer(first[3]), SWITCH, now=0.001))
-    [resent] = [bytes(p) for p in core.expire(0.00125)]
-    assert resent == first[1]
-    assert core.receive(answer(resent, msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.0013) is None
+    # Rank 2 of 3, every answer 1 ms after its packet: allowance 1.25 ms. Rank 2 goes first in slot
+    # 1 and resends it by RACK at 1.25 ms; the STATUS of that resend (1.3 ms) says it is counted and
+    # waits for others, who had the STATUS too and resend at once. Later transmissions are answered,
+    # which would make RACK resend slot 1 again a round of turns (3 allowances) after its resend;
+    # it asks once more four allowances after the STATUS (6.3 ms), in case its RESULT copy (or their
+    # STATUS copy) was lost, and then only two rounds of turns after that (13.8 ms).
+    core = AllReduceCore(3, 2, 3, EPOCH, elems=2, window=4, timeout=0.01, max_retries=12, switch=SWITCH)
+    first = [bytes(p) for p in core.start(np.arange(24, dtype=np.int32), now=0.0)]  # 3 uses per slot
+    nxt = [bytes(core.receive(answer(first[k]), SWITCH, now=0.001)) for k in (0, 2, 3)]
+    assert [bytes(p) for p in core.expire(0.00125)] == [first[1]]
+    assert core.receive(answer(first[1], msg=MSG_STATUS, bitmap=0b100), SWITCH, now=0.0013) is None
     assert core.stats.statuses == 1
-    slot_0 = bytes(core.receive(answer(first[0]), SWITCH, now=0.0014))
-    slot_2 = bytes(core.receive(answer(first[2]), SWITCH, now=0.0014))
-    assert core.receive(answer(slot_3), SWITCH, now=0.002) is None
-    assert core.receive(answer(slot_0), SWITCH, now=0.0024) is None  # answered after slot 1's resend left
-    assert core.receive(answer(slot_2), SWITCH, now=0.0024) is None
-    assert core.expire(0.0038) == []
-    assert core.deadline == pytest.approx(0.0013 + 3 * 0.00125)  # slot 1 alone waits: three allowances
+    last = [bytes(core.receive(answer(p), SWITCH, now=0.002)) for p in nxt]  # sent after slot 1's resend
+    assert all(core.receive(answer(p), SWITCH, now=0.003) is None for p in last)  # slots 0, 2, 3 done
+    assert core.expire(0.0062) == []
+    assert core.deadline == pytest.approx(0.0013 + 4 * 0.00125)
     assert [bytes(p) for p in core.expire(core.deadline)] == [first[1]]
     assert (core.stats.retransmissions, core.stats.timeouts) == (2, 0)
-    assert core.receive(answer(resent, msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.0055) is None  # still waiting
-    assert core.expire(0.0055) == []
-    assert core.deadline == pytest.approx(0.00505 + 4 * 0.00125)  # no more asking: two rounds of turns
+    assert core.receive(answer(first[1], msg=MSG_STATUS, bitmap=0b100), SWITCH, now=0.0073) is None  # still waiting
+    assert core.expire(0.0073) == []
+    assert core.deadline == pytest.approx(0.0063 + 6 * 0.00125)  # no more asking: two rounds of turns
+
+
+def test_the_answer_a_worker_behind_gets_at_once_does_not_shorten_racks_allowance():
+    # Every slot answered after 1 ms (srtt 1 ms), then the next use of slot 3 only 0.1 ms after it
+    # left: the others had sent theirs long before and waited for this worker's. RACK takes it as the
+    # latest answer, but allows at least srtt (0.8875 ms after it) plus reo_wnd (min_rtt / 4 =
+    # 0.025 ms): slot 0's next use (sent at 1 ms, rank 0 first) is due at 1.9125 ms, not 1.125.
+    core, first = rack_core(rank=0)
+    nxt = [bytes(core.receive(answer(first[k]), SWITCH, now=0.001)) for k in range(4)]
+    core.receive(answer(nxt[3]), SWITCH, now=0.0011)
+    assert core.expire(0.0012) == []
+    assert core.deadline == pytest.approx(0.001 + 0.875e-3 + 0.0125e-3 + 0.025e-3)
+    assert [bytes(p) for p in core.expire(core.deadline)] == [nxt[0], nxt[2]]
+
+
+def test_the_answer_to_a_resend_moves_no_rack_state():
+    # Slot 1 resent by RACK at 1.25 ms and answered 1.1 ms later: as the latest answered
+    # transmission it would make slot 3's next use (sent at 1 ms) overdue at once (1 + 1.1 + 0.25
+    # ms); it is not RACK's, so that use waits for its RTO (3 ms after it left), after the turn of
+    # slots 0 and 2 (rank 1 goes second there: 3 allowances).
+    core, first = rack_core()
+    slot_3 = bytes(core.receive(answer(first[3]), SWITCH, now=0.001))
+    assert [bytes(p) for p in core.expire(0.00125)] == [first[1]]
+    assert core.receive(answer(first[1]), SWITCH, now=0.00235) is not None
+    assert core.expire(0.00235) == []
+    assert [bytes(p) for p in core.expire(0.00375)] == [first[0], first[2]]
+    assert core.deadline == pytest.approx(0.004)
+    assert [bytes(p) for p in core.expire(0.004)] == [slot_3]
+
+
+def test_the_use_after_a_resent_one_is_no_rack_evidence():
+    # Slot 1 needed a resend (1.25 ms): maybe its RESULT copy was lost and the others sent the next
+    # use long ago. That use is answered 0.05 ms after it leaves; as RACK's latest answer it would
+    # make slot 3's next use (sent at 1 ms) overdue at once. It is not: nothing goes before the
+    # turn of slots 0 and 2 (3 allowances of 1.25 ms).
+    core, first = rack_core()
+    core.receive(answer(first[3]), SWITCH, now=0.001)
+    assert [bytes(p) for p in core.expire(0.00125)] == [first[1]]
+    after = bytes(core.receive(answer(first[1]), SWITCH, now=0.00235))
+    assert core.receive(answer(after), SWITCH, now=0.0024) is None  # slot 1 done
+    assert core.expire(0.0024) == []
+    assert core.deadline == pytest.approx(3 * 0.00125)
 
 
 def test_the_result_of_a_slot_counted_by_a_status_is_no_rtt_sample():
@@ -271,6 +312,33 @@ def test_a_status_that_lacks_this_worker_after_an_rtt_is_its_loss_and_resent_at_
     # A second STATUS within an RTT of that resend may not have seen it: nothing goes.
     assert core.receive(answer(first[1], msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.002) is None
     assert (core.stats.retransmissions, core.stats.duplicates) == (1, 1)
+
+
+def test_a_status_that_lacks_this_worker_within_srtt_of_its_copy_waits_for_that_copy():
+    # srtt 0.9 ms (answers after 1 ms and 0.2 ms), min_rtt 0.2 ms. Slot 2's next use left at 1 ms:
+    # a STATUS without this worker 0.5 ms later may predate its copy's arrival (queued, not lost),
+    # so nothing goes; one 1 ms later does (its copy had srtt to arrive).
+    core, first = rack_core(rank=0)
+    nxt = {k: bytes(core.receive(answer(first[k]), SWITCH, now=0.001)) for k in (2, 3)}
+    core.receive(answer(nxt[3]), SWITCH, now=0.0012)
+    assert core.receive(answer(nxt[2], msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.0015) is None
+    assert core.stats.retransmissions == 0
+    assert bytes(core.receive(answer(nxt[2], msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.002)) == nxt[2]
+
+
+def test_a_status_that_another_workers_resend_brought_allows_no_early_ask():
+    # Rank 2 of 3 goes last in slot 0 and never resent it; a STATUS saying it is counted (another
+    # worker's resend) stops its turns, and only the timer of two rounds of turns is left (7.5 ms):
+    # asking again is for the worker whose resend the STATUS answered.
+    core = AllReduceCore(3, 2, 3, EPOCH, elems=2, window=4, timeout=0.01, max_retries=12, switch=SWITCH)
+    first = [bytes(p) for p in core.start(np.arange(24, dtype=np.int32), now=0.0)]
+    nxt = [bytes(core.receive(answer(first[k]), SWITCH, now=0.001)) for k in (1, 2, 3)]
+    assert core.receive(answer(first[0], msg=MSG_STATUS, bitmap=0b101), SWITCH, now=0.0013) is None
+    last = [bytes(core.receive(answer(p), SWITCH, now=0.002)) for p in nxt]
+    assert all(core.receive(answer(p), SWITCH, now=0.003) is None for p in last)  # slots 1, 2, 3 done
+    assert core.expire(0.003) == []
+    assert core.deadline == pytest.approx(6 * 0.00125)
+    assert core.stats.retransmissions == 0
 
 
 def test_a_status_of_the_next_round_means_this_workers_result_was_lost_and_asks_for_it_at_once():

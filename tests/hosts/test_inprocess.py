@@ -138,14 +138,17 @@ def test_a_burst_of_lost_updates_is_resent_in_turn_without_a_timeout(engine):
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_stall_is_recovered_paced_not_in_one_burst(engine):
     # Every first copy of every slot's second use is lost: no answer comes for an RTO (300 us, 15
-    # RTTs). Each worker then resends its 16 slots, at most PACE_BURST at a time.
+    # RTTs). Each worker then resends its 16 slots, at most PACE_BURST at a time: the oldest at the
+    # RTO; the next when the uses after them bring a fresh RTT sample, which undoes the backoff (the
+    # use after a resent one left late, so its answer is no RACK evidence); the rest by RACK, once
+    # the uses after those are answered.
     with InProcessSwitch(elems=8, engine=engine, loss=[Drop(UPDATE, job=0, use=1, transmission=0)]) as net:
         net.add_job(0, 2, window=16)
         arrays = [make_array(1, rank, 400, "int32") for rank in range(2)]
         results = net.allreduce({0: arrays})
         assert all(np.array_equal(got, np.sum(arrays, axis=0, dtype=np.int32)) for got in results[0])
         assert retransmissions(net) == {0: [16, 16]}
-        assert [m.core.stats.timeouts for m in net.jobs[0]] == [PACE_BURST] * 2  # the oldest, then RACK
+        assert [m.core.stats.timeouts for m in net.jobs[0]] == [2 * PACE_BURST] * 2
         bursts = Counter((t, d.rank) for t, d in net.sent if d.transmission)
         assert max(bursts.values()) == PACE_BURST and len(bursts) == 2 * 16 // PACE_BURST
 
@@ -175,7 +178,7 @@ def test_a_lost_result_copy_mid_run_is_answered_while_the_others_moved_on(engine
 @pytest.mark.parametrize("engine", ENGINES)
 def test_random_loss_both_ways_keeps_every_sum_exact(engine):
     with two_jobs(engine, [RandomLoss(update=0.01, result=0.01, seed=5)], size=2000) as net:
-        assert {d.direction for d in net.dropped} == {UPDATE, RESULT, STATUS}
+        assert {UPDATE, RESULT} <= {d.direction for d in net.dropped}
         counts = retransmissions(net)  # whoever lost an UPDATE or RESULT had to resend (a STATUS: maybe not)
         assert all(counts[d.job][d.rank] > 0 for d in net.dropped if d.direction != STATUS)
 
