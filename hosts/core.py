@@ -28,24 +28,28 @@ Loss recovery (docs/protocol.md, "Worker obligations"):
   but at least srtt: a use completes when the last worker's copy arrives, so a worker that sent a
   use last (it was behind) has it answered at once, and that time says nothing of its other uses
   in flight. Only answers to uses sent once count (the switch answers a resend into a completed set
-  at once). The reordering window reo_wnd starts at min_rtt / 4 and widens by that much per
+  at once), and not the use after one this worker resent without a STATUS (its RESULT copy may have
+  been lost, and the others sent that use long before). The reordering window reo_wnd starts at min_rtt / 4 and widens by that much per
   spurious retransmission (never beyond srtt).
 - Only the worker whose UPDATE was lost can complete the slot, and no worker can tell whether its
   own UPDATE, another's, or its own RESULT copy was lost. So the workers take turns: in slot k,
   worker (n - k) mod n resends one allowance (rack_rtt + reo_wnd) after its copy left, and worker r
-  ((r + k) mod n) RTOs after that. The first one's resend completes the slot if the loss was its
-  own; if not, the switch multicasts a STATUS that reaches everyone within an RTT: the loser
+  ((r + k) mod n) x 2 allowances after that. The first one's resend completes the slot if the loss
+  was its own; if not, the switch multicasts a STATUS that reaches everyone within an RTT: the loser
   resends at once, the counted skip their turns. The later turns matter only if that STATUS or the
-  first resend was lost, so they are an RTO apart: on a host whose RTT varies with queueing and
-  scheduling (Mininet: 1 to 7 ms), turns an allowance apart came before the STATUS. A lost UPDATE
+  first resend was lost, so they are two allowances apart: on a host whose RTT varies with queueing
+  and scheduling (Mininet: 1 to 7 ms), turns one allowance apart came before the STATUS. (An RTO
+  apart was tried: a use completed by others' resends is an RTT sample of their recovery, which
+  grows the RTO, which delays recovery further: 2 to 6 virtual seconds at 10% loss.) A lost UPDATE
   so costs 1 + (n - 1) / n resends on average, never more than 2 (one loss per slot); a lost RESULT
   copy costs its receiver's resend, plus one if another worker's turn in the next use came before
   it (that resend's STATUS tells it). A worker that resent waits n allowances before its next RACK
   resend of the slot; the turn rotates with the slot so no rank always goes first.
 - The retransmission timeout (RTO) is the last resort, for losses with no later answer to reveal
-  them (the last slots, a stall), and never fires before a slot's turn (there, the turns are
-  allowances apart, as all workers time out alike): a slot RACK covers waits for its turn alone. (Otherwise, with an RTT of milliseconds, the RTO's floor of 2 min_rtt came before
-  the second turn, 2.5 RTTs: both workers resent, as timeouts that doubled every slot's RTO.)
+  them (the last slots, a stall), and never fires before a slot's turn (there, the turns are one
+  allowance apart, as all workers time out alike): a slot RACK covers waits for its turn alone.
+  (Otherwise, with an RTT of milliseconds, the RTO's floor of 2 min_rtt came before the second
+  turn: both workers resent, as timeouts that doubled every slot's RTO.)
   RFC 6298's estimator (its deviation shrinking `window` times slower than it grows: the RFC
   assumes a sample per RTT, a window gives `window`), at least max(MIN_RTO, RTO_MIN_RTTS x min_rtt)
   and at most MAX_RTO; `timeout` is the RTO until the first RTT sample. The RTO doubles per

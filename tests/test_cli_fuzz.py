@@ -80,7 +80,8 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str],
     "ctl set-drop": (subcommand(ctl_parser, "set-drop"), {"port": "1"}, {
         "--ingress": FLOAT(0, 1), "--egress": FLOAT(0, 1), "--ingress-burst": BURST, "--egress-burst": BURST}),
     "bench": (bench_parser, {"what": "compile"}, {
-        "--out": FREE, "--reps": INT(1), "--seconds": FLOAT(0, None, lo_open=True), "--target": CHOICE}),
+        "--out": FREE, "--reps": INT(1), "--seconds": FLOAT(0, None, lo_open=True), "--target": CHOICE,
+        "--sweep": CHOICE, "--workers": INT(2, 16)}),
     "compile": (compile_parser, {"program": "x.p4"}, {
         "-o": FREE, "--p4runtime-files": FREE, "-I": FREE, "-D": DEFINE, "--p4v": CHOICE}),
     "stf": (stf_parser, {"program": "x.p4", "stf": "x.stf"}, {"-I": FREE, "-D": DEFINE, "--engine": CHOICE}),
