@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 
 from ina.compiler import compile_file
+from ina.hosts.packets import datagram
 from ina.p4src import AGGREGATE_P4
-from ina.p4src.protocol import HEADER, MSG_UPDATE, UDP_PORT, job_group, worker_rid
+from ina.p4src.protocol import MSG_UPDATE, UDP_PORT, job_group, worker_rid
 from ina.switch.engine import Switch
 
 SWITCH_MAC, SWITCH_IP = 0x02AA00000001, 0x0A0000FE
@@ -37,7 +38,7 @@ def aggregation_switch(elems: int, workers: int, engine: str = "auto",
     packets = []
     for slot in range(1024):
         for rank in range(workers):
-            body = HEADER.pack(MSG_UPDATE, rank, 0, slot, 0, 0, EPOCH, 0, 0) + struct.pack(f"!{elems}i", *range(elems))
+            body = datagram(MSG_UPDATE, EPOCH, range(elems), rank=rank, index=slot)
             udp = struct.pack("!HHHH", UDP_PORT, UDP_PORT, 8 + len(body), 0) + body
             ip = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, 0x0A000001 + rank, SWITCH_IP)
             eth = SWITCH_MAC.to_bytes(6, "big") + (0x020000000001 + rank).to_bytes(6, "big") + b"\x08\x00"

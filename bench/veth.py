@@ -16,7 +16,8 @@ from pathlib import Path
 
 from ina.controller.aggregation import Aggregation, Worker
 from ina.controller.client import SwitchConnection
-from ina.p4src.protocol import HEADER, MSG_UPDATE, UDP_PORT
+from ina.hosts.packets import datagram
+from ina.p4src.protocol import MSG_UPDATE, UDP_PORT
 
 SWITCH_MAC, SWITCH_IP = "02:aa:00:00:00:01", "10.0.0.254"
 EPOCH = 1  # the blasted UPDATEs are built once, so the job's epoch is fixed
@@ -56,7 +57,7 @@ def frame(kind: str, elems: int) -> str:
         body = b"x" * 26
         ip = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + len(body), 0, 0, 64, 17, 0, parse_ipv4(H1[1]), parse_ipv4(H2[1]))
         return (parse_mac(H2[0]).to_bytes(6, "big") + parse_mac(H1[0]).to_bytes(6, "big") + b"\x08\x00" + ip + body).hex()
-    agg = HEADER.pack(MSG_UPDATE, 0, 0, 0, 0, 0, EPOCH, 0, 0) + bytes(4 * elems)
+    agg = datagram(MSG_UPDATE, EPOCH, [0] * elems)
     udp = struct.pack("!HHHH", UDP_PORT, UDP_PORT, 8 + len(agg), 0) + agg
     ip = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, parse_ipv4(H1[1]), parse_ipv4(SWITCH_IP))
     return (parse_mac(SWITCH_MAC).to_bytes(6, "big") + parse_mac(H1[0]).to_bytes(6, "big") + b"\x08\x00" + ip + udp).hex()

@@ -15,13 +15,11 @@ import numpy as np
 
 from ina.hosts import packets
 from ina.p4src.protocol import (
-    HEADER,
     HEADER_LEN,
     MSG_RESULT,
     MSG_STATUS,
     MSG_UPDATE,
     UDP_PORT,
-    pool_field,
     round_newer,
 )
 
@@ -53,10 +51,9 @@ class ParameterServer:
 
     def _answer(self, msg: int, cell: _Cell, rank: int, index: int) -> bytes:
         """A RESULT (the sums) or a STATUS (no sum: the values are zeros) of `cell`."""
-        wrapped = ((cell.sums + 2**31) % 2**32 - 2**31).astype(">i4") if msg == MSG_RESULT else np.zeros(self.elems, ">i4")
-        header = HEADER.pack(msg, rank, self.job_id, pool_field(cell.round & 1, index), cell.exponent, cell.count,
-                             self.epoch, cell.round, cell.bitmap)
-        return header + wrapped.tobytes()
+        return packets.datagram(msg, self.epoch, cell.sums if msg == MSG_RESULT else np.zeros(self.elems), rank=rank,
+                                job=self.job_id, index=index, round_=cell.round, exponent=cell.exponent,
+                                count=cell.count, bitmap=cell.bitmap)
 
     def handle(self, data: bytes, sender: tuple[str, int]) -> None:
         if len(data) != HEADER_LEN + 4 * self.elems:

@@ -39,17 +39,16 @@ from ina.controller.aggregation import Aggregation
 from ina.controller.aggregation import Worker as WorkerEntry
 from ina.controller.client import SwitchConnection
 from ina.hosts.core import AllReduceCore
+from ina.hosts.packets import Header, parse_header
 from ina.p4src import AGGREGATE_P4
 from ina.p4src.protocol import (
-    HEADER,
     HEADER_LEN,
-    INDEX_MASK,
     MAX_PORT,
     MSG_RESULT,
-    SET_SHIFT,
     SYNC,
     UDP_PORT,
     Policy,
+    slot_of,
 )
 from ina.switch.engine import Switch
 from ina.switch.p4runtime_server import P4RuntimeService, serve
@@ -250,8 +249,8 @@ class InProcessSwitch:
     def _transmit(self, member: Member, core: AllReduceCore, datagrams: list[bytearray]) -> None:
         """A core's datagrams onto the wire (unless lost), then its timer at its new deadline."""
         for data in datagrams:
-            _msg, rank, job, pool, _exponent, _count, _epoch, round_, _bitmap = HEADER.unpack_from(data, 0)
-            if not self._lost(UPDATE, job, rank, pool, round_):
+            header = parse_header(data)
+            if not self._lost(UPDATE, header, header.rank):
                 self._at(self.now + self.latency + member.delay, self._at_switch, member.entry.port,
                          member.frame_header + data)
         group = member.cores.index(core)
@@ -286,14 +285,14 @@ class InProcessSwitch:
                 self.stray.append((out_port, out_frame))
                 continue
             payload = out_frame[FRAME_HEADERS:]
-            msg, _rank, job, pool, _exponent, _count, _epoch, round_, _bitmap = HEADER.unpack_from(payload, 0)
-            if not self._lost(RESULT if msg == MSG_RESULT else STATUS, job, member.rank, pool, round_):
+            header = parse_header(payload)
+            if not self._lost(RESULT if header.msg_type == MSG_RESULT else STATUS, header, member.rank):
                 source = (socket.inet_ntoa(out_frame[26:30]), int.from_bytes(out_frame[34:36], "big"))
                 self._at(self.now + self.latency, self._at_worker, member, payload, source)
 
     def _at_worker(self, when: float, member: Member, payload: bytes, source: tuple[str, int]) -> None:
         self.now = when
-        slot = int.from_bytes(payload[4:6], "big") & INDEX_MASK
+        slot = slot_of(payload)
         core = member.cores[min(slot // member.group, len(member.cores) - 1)]  # beyond: its core calls it forged
         reply = core.receive(payload, source, self.now)
         self._transmit(member, core, [] if reply is None else [reply])
@@ -306,13 +305,13 @@ class InProcessSwitch:
                 and frame[30:34] == socket.inet_aton(entry.ip)
                 and int.from_bytes(frame[36:38], "big") == entry.udp_port)
 
-    def _lost(self, direction: str, job: int, rank: int, pool: int, round_: int) -> bool:
-        """Number the datagram (its round, the copy of that round) and ask the rules."""
-        slot, pool_set = pool & INDEX_MASK, pool >> SET_SHIFT
-        key = (direction, job, rank, slot, round_)
+    def _lost(self, direction: str, header: Header, rank: int) -> bool:
+        """Number the datagram (its round, the copy of that round) and ask the rules; `rank` is the
+        sender of an UPDATE, the receiver of a RESULT or STATUS copy."""
+        key = (direction, header.job, rank, header.index, header.round)
         transmission = self._copies.get(key, 0)
         self._copies[key] = transmission + 1
-        datagram = Datagram(direction, job, rank, slot, pool_set, round_, transmission)
+        datagram = Datagram(direction, header.job, rank, header.index, header.pool_set, header.round, transmission)
         self.sent.append((self.now, datagram))
         if any(rule(datagram) for rule in self.loss):
             self.dropped.append(datagram)

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ina.p4src.protocol import HEADER, HEADER_LEN, INDEX_MASK, MSG_UPDATE, SET_SHIFT, pool_field
+from ina.p4src.protocol import HEADER, HEADER_LEN, INDEX_MASK, SET_SHIFT, pool_field
 
 
 class Header(NamedTuple):
@@ -23,12 +23,14 @@ class Header(NamedTuple):
     bitmap: int  # RESULT and STATUS: the ranks in the sum
 
 
-def pack_update(buf: bytearray, rank: int, job: int, index: int, exponent: int, epoch: int, round_: int,
-                values: np.ndarray) -> None:
-    """Fill `buf` (HEADER_LEN + 4 * E bytes) with one UPDATE of `round_` (its set is round_ & 1);
-    `values` are int32 in host order."""
-    HEADER.pack_into(buf, 0, MSG_UPDATE, rank, job, pool_field(round_ & 1, index), exponent, 0, epoch, round_, 0)
-    buf[HEADER_LEN:] = values.astype(">i4", copy=False).tobytes()
+def datagram(msg_type: int, epoch: int, values, *, rank: int = 0, job: int = 0, index: int = 0, round_: int = 0,
+             exponent: int = 0, count: int = 0, bitmap: int = 0) -> bytes:
+    """A whole aggregation datagram, its set round_ & 1; `values` int32 in host order (int32
+    wraparound applied). For the paths that are not per packet: the harness, the host server,
+    benchmarks' traffic; a field they do not name keeps its default."""
+    wrapped = (np.asarray(values, dtype=np.int64) + 2**31) % 2**32 - 2**31
+    return (HEADER.pack(msg_type, rank, job, pool_field(round_ & 1, index), exponent, count, epoch, round_, bitmap)
+            + wrapped.astype(">i4").tobytes())
 
 
 def parse_header(buf) -> Header:

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ina.hosts.core import AllReduceCore, Contributors, Stats, WorkerError, check
-from ina.p4src.protocol import HEADER_LEN, INDEX_MASK, UDP_PORT
+from ina.p4src.protocol import HEADER_LEN, UDP_PORT, slot_of
 
 SO_RCVBUFFORCE = 33  # Linux
 
@@ -170,7 +170,7 @@ class Worker:
                     pass
                 else:
                     now = monotonic()
-                    slot = int.from_bytes(buf[4:6], "big") & INDEX_MASK if n >= HEADER_LEN else 0
+                    slot = slot_of(buf) if n >= HEADER_LEN else 0
                     core = cores[min(slot // group, len(cores) - 1)]  # beyond the groups: its core calls it forged
                     pkt = core.receive(whole if n == size else view[:n], source, now)
                     if pkt is not None:

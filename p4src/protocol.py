@@ -19,6 +19,13 @@ HEADER = struct.Struct("!BBHHBBIII")
 HEADER_LEN = HEADER.size
 SET_SHIFT = 15
 INDEX_MASK = (1 << SET_SHIFT) - 1
+_POOL = struct.Struct("!4xH")  # HEADER's pool field alone: a receiver hands a datagram to its slot's owner
+
+
+def slot_of(datagram) -> int:
+    """The slot index a datagram's header names (at least HEADER_LEN bytes)."""
+    return _POOL.unpack_from(datagram)[0] & INDEX_MASK
+
 
 MAX_WORKERS = 32  # the width of a slot's worker bitmap
 MAX_JOBS = 256  # the job counters' size (p4src's MAX_JOBS)

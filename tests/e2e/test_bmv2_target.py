@@ -13,16 +13,24 @@ from toolchain import P4C, SIMPLE_SWITCH_GRPC_BIN, missing
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_run_on_real_bmv2_is_verified_and_names_its_binaries(tmp_path):
+def run_on_bmv2(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    """`ina run --target bmv2` with the real binaries first on PATH (skips without them), its logs in
+    tmp_path; it must succeed."""
     switch = SIMPLE_SWITCH_GRPC_BIN
     reason = missing(switch, P4C)
     if reason:
         pytest.skip(reason)
     env = {**os.environ, "PATH": f"{switch.parent}:{P4C.parent}:{os.environ['PATH']}"}
-    done = subprocess.run([sys.executable, "-m", "ina", "run", "--target", "bmv2", "--workers", "2", "--size", "2048",
-                           "--elems", "16", "--pool-size", "256", "--slots", "32", "--keep-logs", str(tmp_path)],
+    done = subprocess.run([sys.executable, "-m", "ina", "run", "--target", "bmv2", "--elems", "16", "--pool-size", "256",
+                           "--slots", "32", "--keep-logs", str(tmp_path), *args],
                           capture_output=True, text=True, cwd=REPO, env=env, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def test_run_on_real_bmv2_is_verified_and_names_its_binaries(tmp_path):
+    done = run_on_bmv2(tmp_path, "--workers", "2", "--size", "2048")
+    switch = SIMPLE_SWITCH_GRPC_BIN
     printed = {name: subprocess.run([str(path), "--version"], capture_output=True, text=True)
                for name, path in (("simple_switch_grpc", switch), ("p4c-bm2-ss", P4C))}
     versions = {name: done.stdout + done.stderr for name, done in printed.items()}  # p4c prints on stderr
@@ -40,16 +48,7 @@ def test_loss_recovery_on_real_bmv2_is_exact(tmp_path):
     # The switch's drop simulator on real simple_switch_grpc, 5% both ways on every host port: the
     # multicast STATUS and the RESULTs answered from completed sets go through BMv2's replication
     # and egress rewrite, and every sum is still exact.
-    switch = SIMPLE_SWITCH_GRPC_BIN
-    reason = missing(switch, P4C)
-    if reason:
-        pytest.skip(reason)
-    env = {**os.environ, "PATH": f"{switch.parent}:{P4C.parent}:{os.environ['PATH']}"}
-    done = subprocess.run([sys.executable, "-m", "ina", "run", "--target", "bmv2", "--workers", "3", "--size", "4096",
-                           "--elems", "16", "--pool-size", "256", "--slots", "32", "--loss", "0.05",
-                           "--loss-mode", "switch", "--keep-logs", str(tmp_path)],
-                          capture_output=True, text=True, cwd=REPO, env=env, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
+    run_on_bmv2(tmp_path, "--workers", "3", "--size", "4096", "--loss", "0.05", "--loss-mode", "switch")
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["loss_mode"] == "switch"
     assert [(w["verified"], w["elements"]) for w in result["workers"]] == [(True, 4096)] * 3

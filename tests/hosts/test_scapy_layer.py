@@ -1,17 +1,15 @@
 """The scapy layer decodes and crafts exactly the bytes ina.p4src.protocol's HEADER packs."""
 
-import numpy as np
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from ina.hosts import packets
 from ina.hosts.scapy_layer import InaAgg
-from ina.p4src.protocol import HEADER_LEN, MSG_RESULT, MSG_STATUS, UDP_PORT
+from ina.p4src.protocol import MSG_RESULT, MSG_STATUS, MSG_UPDATE, UDP_PORT
 
 
 def test_scapy_decodes_what_the_worker_packs():
-    buf = bytearray(HEADER_LEN + 8)
-    packets.pack_update(buf, 3, 0x0102, 5, 130, 0x5EED0003, 7, np.array([-1, 2]))
+    buf = packets.datagram(MSG_UPDATE, 0x5EED0003, [-1, 2], rank=3, job=0x0102, index=5, round_=7, exponent=130)
     frame = Ether() / IP(dst="10.0.0.254") / UDP(sport=UDP_PORT, dport=UDP_PORT) / bytes(buf)
     agg = Ether(bytes(frame))[InaAgg]
     assert (agg.msg_type, agg.rank, agg.job_id, agg.pool_set, agg.pool_index, agg.exponent, agg.count,

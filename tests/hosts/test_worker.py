@@ -80,9 +80,9 @@ def test_unreachable_switch_fails_with_a_clear_error():
 
 
 def test_update_packet_bytes():
-    buf = bytearray(HEADER_LEN + 8)
-    packets.pack_update(buf, 3, 0x0102, 5, 130, 0x5EED0003, 1, np.array([-1, 2], dtype=np.int64))
-    assert bytes(buf).hex() == "0103010280058200" "5eed0003" "00000001" "00000000" "ffffffff" "00000002"
+    buf = packets.datagram(MSG_UPDATE, 0x5EED0003, np.array([-1, 2], dtype=np.int64), rank=3, job=0x0102, index=5,
+                           round_=1, exponent=130)
+    assert buf.hex() == "0103010280058200" "5eed0003" "00000001" "00000000" "ffffffff" "00000002"
     assert packets.parse_header(buf) == (1, 3, 0x0102, 1, 5, 130, 0, 0x5EED0003, 1, 0)
 
 
@@ -275,11 +275,8 @@ def test_the_parameter_server_answers_a_retransmission_with_a_status_to_everyone
         for sock in (one, two):
             sock.bind((PS_IP, 0))
             sock.settimeout(1.0)
-        updates = []
-        for rank, index in ((0, 3), (1, 3), (1, 4)):
-            buf = bytearray(HEADER_LEN + 8)
-            packets.pack_update(buf, rank, 0, index, 0, EPOCH, 5, np.array([rank + 1, -1]))
-            updates.append(bytes(buf))
+        updates = [packets.datagram(MSG_UPDATE, EPOCH, [rank + 1, -1], rank=rank, index=index, round_=5)
+                   for rank, index in ((0, 3), (1, 3), (1, 4))]
         ps.handle(updates[2], two.getsockname())  # rank 1 is known to the server from another slot
         ps.handle(updates[0], one.getsockname())
         ps.handle(updates[0], one.getsockname())  # a retransmission into a use still collecting
