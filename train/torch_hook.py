@@ -8,16 +8,19 @@
     ddp.register_comm_hook(worker, switch_allreduce_hook)
 
 DDP hands the hook each GradBucket (the bucket's gradients flattened into one tensor) in the same
-order on every rank; the hook all-reduces it through the switch with `state.allreduce` (an ina
-`Worker`, or anything with that method: the sum of every rank's array), divides by the default process
-group's size and returns a completed future. Only `allreduce` is used, so the hook follows whatever
-protocol the worker speaks. The switch sums float32 as block floating point (docs/accuracy.md):
-other float dtypes travel as float32 and come back in their own dtype. The all-reduce blocks the
-backward pass (no overlap with it), which is what a completed future means.
+order on every rank; the hook starts its all-reduce through the switch with
+`state.allreduce_async` (an ina `Worker`, or anything with that method: a future of the sum of
+every rank's array, in `.total`) and returns a future that DDP waits on only at the end of the
+backward pass. So the buckets travel while the backward pass computes the next ones, as with NCCL;
+the worker runs them one after another, in the order asked. On completion the sum, divided by the
+default process group's size, is written into the bucket. Only `allreduce_async` is used, so the
+hook follows whatever protocol the worker speaks. The switch sums float32 as block floating point
+(docs/accuracy.md): other float dtypes travel as float32 and come back in their own dtype.
 
 torch is an optional dependency (`pip install ina[torch]`); nothing else in ina imports this module.
 """
 
+import concurrent.futures
 from typing import Protocol
 
 import numpy as np
@@ -26,15 +29,22 @@ import torch.distributed as dist
 
 
 class AllReduce(Protocol):
-    def allreduce(self, array: np.ndarray) -> np.ndarray: ...
+    def allreduce_async(self, array: np.ndarray) -> concurrent.futures.Future: ...
 
 
 def switch_allreduce_hook(state: AllReduce, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
-    """The bucket's gradients averaged over the ranks, written into its buffer."""
+    """A future of the bucket's gradients averaged over the ranks, written into its buffer."""
     buffer = bucket.buffer()
-    grads = buffer.detach().to("cpu", torch.float32).numpy()
-    total = state.allreduce(grads)
-    buffer.copy_(torch.from_numpy(total / dist.get_world_size()))
-    future: torch.futures.Future[torch.Tensor] = torch.futures.Future()
-    future.set_result(buffer)
-    return future
+    world = dist.get_world_size()
+    averaged: torch.futures.Future[torch.Tensor] = torch.futures.Future()
+
+    def done(reduced: concurrent.futures.Future) -> None:  # on the worker's I/O thread
+        try:
+            buffer.copy_(torch.from_numpy(reduced.result().total / world))
+        except Exception as err:  # the worker's error (or a copy's) reaches DDP's wait, not this thread
+            averaged.set_exception(err)
+        else:
+            averaged.set_result(buffer)
+
+    state.allreduce_async(buffer.detach().to("cpu", torch.float32).numpy()).add_done_callback(done)
+    return averaged

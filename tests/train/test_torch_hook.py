@@ -63,6 +63,17 @@ class UdpSwitch:
         self.net.close()
 
 
+class CountingWorker:
+    """The hook's state: a Worker whose all-reduces are counted."""
+
+    def __init__(self, worker: Worker):
+        self.worker, self.calls = worker, 0
+
+    def allreduce_async(self, array: np.ndarray):
+        self.calls += 1
+        return self.worker.allreduce_async(array)
+
+
 def train_rank(rank: int, store: str, switch_port: int, epoch: int, out: multiprocessing.Queue) -> None:
     """One DDP rank: STEPS of SGD with the hook; per step, the largest gap between DDP's averaged
     gradient and gloo's float all-reduce of the same local gradients, and the bound it must keep."""
@@ -71,9 +82,12 @@ def train_rank(rank: int, store: str, switch_port: int, epoch: int, out: multipr
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 3))
     reference = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 3))
-    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    # Buckets of at most 512 bytes: each step's gradients travel as several all-reduces, started
+    # while the backward pass still computes the next buckets.
+    ddp = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=512 / 2**20)
     worker = Worker(JOB, rank, WORLD, "127.0.0.1", f"127.0.0.{rank + 2}", 0, switch_port=switch_port, epoch=epoch)
-    ddp.register_comm_hook(worker, switch_allreduce_hook)
+    counting = CountingWorker(worker)
+    ddp.register_comm_hook(counting, switch_allreduce_hook)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.5)
     data = torch.Generator().manual_seed(100 + rank)  # each rank its own shard, the same every step
     x, y = torch.randn(16, 8, generator=data), torch.randint(0, 3, (16,), generator=data)
@@ -97,6 +111,7 @@ def train_rank(rank: int, store: str, switch_port: int, epoch: int, out: multipr
                       "within": bool(((got - expected).abs() <= bound).all())})
         optimizer.step()
     worker.close()
+    steps[0]["buckets"] = counting.calls / STEPS
     out.put((rank, steps, torch.cat([p.detach().flatten() for p in model.parameters()]).numpy()))
     dist.destroy_process_group()
 
@@ -122,6 +137,7 @@ def test_ddp_gradients_through_the_switch_equal_the_float_allreduce(tmp_path):
         switch.close()
     for steps, _params in results.values():
         assert len(steps) == STEPS
+        assert steps[0]["buckets"] > 1  # each step's gradients in several all-reduces
         assert all(s["within"] for s in steps), steps
         assert any(s["gap"] > 0 for s in steps)  # quantised by the switch, not a float sum
         assert steps[-1]["loss"] < steps[0]["loss"]  # the averaged gradients train the model
