@@ -549,10 +549,10 @@ class AllReduceCore:
         out: list[bytearray] = []
         next_due = math.inf
         for index in list(self._unanswered):
-            # Its turn (once resent, a whole round of turns): RACK's if a later transmission was
-            # answered, else the RTO's, which never fires before the turn either. A use the switch
-            # counted (a STATUS) needs this worker's resend only if its RESULT was lost: it waits two
-            # rounds of turns (the others' turns come late by the skew of their RTTs) and the RTO.
+            # Its turn (once resent, n allowances): RACK's if a later transmission was answered,
+            # else the RTO's, which never fires before the turn either. A use the switch counted
+            # (a STATUS) needs this worker's resend only if its RESULT was lost: it waits 2n
+            # allowances (the others' turns come late by the skew of their RTTs) and the RTO.
             position = (rank + index) % n_workers
             timed_out = seq_of[index] > rack_seq
             if status[index]:
@@ -568,9 +568,9 @@ class AllReduceCore:
             elif status[index] and due < sent_at[index] + self._rto:
                 due = sent_at[index] + self._rto
             # Counted: the STATUS reached the missing workers too, whose resends complete the slot
-            # within an RTT (two, if their last RESULT copy was lost). Asked once more three
-            # allowances after it (its RESULT copy may be lost, or their STATUS copy), then by the
-            # timer above (a straggler is not pestered).
+            # within an RTT (two, if their last RESULT copy was lost). The worker whose resend the
+            # STATUS answered asks once more PROBE_ALLOWANCES after it (its RESULT copy may be
+            # lost, or their STATUS copy), then by the timer above (a straggler is not pestered).
             probe_due = probe_at[index] + PROBE_ALLOWANCES * allowance
             probe = status[index] and probe_due < due
             if probe:
