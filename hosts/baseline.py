@@ -5,7 +5,8 @@ Worker runs against it by pointing `switch_ip` at the server's host: the benchma
 in-network aggregation with aggregation on a host over the same topology. It serves one job with a
 fixed set of workers, and like the switch takes only UPDATEs that carry the job's epoch, never
 mixes rounds in a sum, answers a retransmission with the RESULT (done) or a STATUS to every
-worker (counted, waiting for others), and refuses a round it cannot start with a STATUS naming the round it holds.
+worker (counted, waiting for others), and refuses a round it cannot start with a STATUS naming
+the round it holds.
 """
 
 import socket
