@@ -1,18 +1,22 @@
-"""Worker cores against a real switch in one process, on a virtual clock, with chosen losses.
+"""Worker cores against a real switch in one process, in virtual time, with chosen losses.
 
 Each job's workers are AllReduceCores (ina.hosts.core); the switch is a real `Switch` running
 p4src/aggregate.p4, programmed by the real controller (`Aggregation`) over an in-process P4Runtime
-server. Time is virtual: the harness runs the next event (a frame reaching the switch or a worker
-after a fixed one-way latency per hop, or a core's deadline), and the switch's clock reads it
+server. Time is virtual: the simulator's event core (ina.sim.events) runs the next event (a frame
+reaching the switch or a worker, or a core's deadline), and the switch's clock reads it
 (Switch.set_clock: a job's timeout passes in virtual microseconds), so a run is deterministic and
-every count exact, whatever the machine's load. Each worker datagram travels in the Ethernet/IPv4/UDP
-frame its admission entry names, out of its own switch port (a rank may be given an extra delay);
-each RESULT or STATUS frame's UDP payload goes to the worker on the port it leaves by, with the
-frame's source address and port, if the frame is addressed to that worker (as its host's stack
-would check). Loss rules see every datagram as a `Datagram` and drop chosen UPDATEs, RESULT copies
-and STATUS answers, or a seeded random share.
+every count exact, whatever the machine's load. The network is ina.sim's model, a star: each
+worker is a host on a switch port of its own, joined by a link (`LinkSpec`: rate, propagation
+delay, queues, ECN threshold, loss; by default unlimited rate with a fixed one-way `latency`, so
+every hop takes exactly that) and with a NIC and CPU costs (`HostSpec`). Each worker datagram
+travels in the Ethernet/IPv4/UDP frame its admission entry names (a rank may be given an extra
+delay); each RESULT or STATUS frame's UDP payload goes to the worker on the port it leaves by,
+with the frame's source address and port, if the frame is addressed to that worker (as its host's
+stack would check). Loss rules see every datagram as a `Datagram` when it leaves its sender and
+drop chosen UPDATEs, RESULT copies and STATUS answers, or a seeded random share, before the link's
+own loss.
 
-Tests, benches and (later) a simulator drive it:
+Tests, benches and `ina sim` (ina.sim.allreduce) drive it:
 
     lost = Drop(UPDATE, job=0, rank=1, slot=2, use=1, transmission=0)  # its first copy only
     with InProcessSwitch(elems=8, loss=[lost]) as net:
@@ -22,7 +26,6 @@ Tests, benches and (later) a simulator drive it:
 """
 
 import functools
-import heapq
 import math
 import random
 import socket
@@ -39,7 +42,7 @@ from ina.controller.aggregation import Aggregation
 from ina.controller.aggregation import Worker as WorkerEntry
 from ina.controller.client import SwitchConnection
 from ina.hosts.core import AllReduceCore
-from ina.hosts.packets import Header, parse_header
+from ina.hosts.packets import parse_header
 from ina.p4src import AGGREGATE_P4
 from ina.p4src.protocol import (
     HEADER_LEN,
@@ -50,6 +53,10 @@ from ina.p4src.protocol import (
     Policy,
     slot_of,
 )
+from ina.sim.events import Simulator
+from ina.sim.links import LinkSpec
+from ina.sim.network import Link, Network
+from ina.sim.nodes import IDEAL_HOST, Host, HostSpec, SwitchNode
 from ina.switch.engine import Switch
 from ina.switch.p4runtime_server import P4RuntimeService, serve
 
@@ -57,6 +64,8 @@ SWITCH_MAC, SWITCH_IP = "02:aa:00:00:00:01", "10.0.0.254"
 UPDATE, RESULT, STATUS = "update", "result", "status"  # a Datagram's kind: worker -> switch, switch -> worker
 FRAME_HEADERS = 14 + 20 + 8  # Ethernet, IPv4 without options, UDP
 _ETH_IPV4 = b"\x08\x00"
+_SWITCH_SOURCE = (SWITCH_IP, UDP_PORT)  # what a worker's stack reports as the sender of the switch's frames
+_SWITCH_IP_PORT = socket.inet_aton(SWITCH_IP), UDP_PORT.to_bytes(2, "big")  # ... as the frames carry it
 
 
 class Datagram(NamedTuple):
@@ -101,17 +110,24 @@ class RandomLoss:
 
 @dataclass(eq=False)
 class Member:
-    """One worker of a job: its cores (one per staleness group of `group` slots), where it sits on
-    the switch and what its frames carry."""
+    """One worker of a job: its cores (one per staleness group of `group` slots), its host and link
+    to the switch, and what its frames carry."""
 
     rank: int
     cores: list[AllReduceCore]
     group: int
     entry: WorkerEntry  # switch port, MAC, IPv4 address, UDP port: what its admission entry names
     frame_header: bytes  # the Ethernet/IPv4/UDP headers of its UPDATE frames
+    host: Host
+    link: Link  # up: host -> switch, down: switch -> host
     delay: float = 0.0  # added to its UPDATEs' way to the switch
     calls: int = 0  # all-reduces started: call t runs on core t mod len(cores), as a Worker does
     timer_at: list[float] = field(default_factory=list)  # per core, its earliest timer event in the queue
+    address: tuple[bytes, bytes, bytes] = field(init=False)  # its MAC, IPv4 address and UDP port as frames carry them
+
+    def __post_init__(self) -> None:
+        self.address = (bytes.fromhex(self.entry.mac.replace(":", "")), socket.inet_aton(self.entry.ip),
+                        self.entry.udp_port.to_bytes(2, "big"))
 
     @property
     def core(self) -> AllReduceCore:
@@ -145,18 +161,28 @@ def update_frame_header(entry: WorkerEntry, payload_len: int) -> bytes:
 class InProcessSwitch:
     """A switch, its controller and any number of jobs' worker cores on one virtual clock.
 
-    `engine` is the Switch's ("native" or "python"); `latency` the one-way delay of every hop in
-    virtual seconds; `loss` rules drop a datagram when any of them returns True (`dropped` lists
-    what they dropped; `sent` every datagram with the virtual time it left, so tests can tell when
-    a loss was repaired and how resends were spaced). Use it as a context manager, or call close().
+    `engine` is the Switch's ("native" or "python"). Every worker's link is `link` (ina.sim.links:
+    rate, delay, queue, ECN threshold, loss, seeded from `seed`), or, without one, of unlimited
+    rate with `latency` virtual seconds one way: every hop then takes exactly `latency`. `host` is
+    every worker host's NIC rate and CPU costs, `pipeline` the switch's per-frame latency. `loss`
+    rules drop a datagram when any of them returns True (`dropped` lists what they dropped; `sent`
+    every datagram with the virtual time it left, so tests can tell when a loss was repaired and how
+    resends were spaced; `record=False` keeps no `sent`, for long runs). `network` has every link's
+    counters. Use it as a context manager, or call close().
     """
 
     def __init__(self, elems: int = 8, pool_size: int = 256, engine: str = "native", latency: float = 10e-6,
-                 loss: Sequence[Callable[[Datagram], bool]] = ()):
-        self.elems, self.latency, self.loss = elems, latency, list(loss)
-        self.now = 0.0
+                 loss: Sequence[Callable[[Datagram], bool]] = (), link: LinkSpec | None = None,
+                 host: HostSpec = IDEAL_HOST, pipeline: float = 0.0, seed: int = 0, record: bool = True,
+                 trace: bool = False):
+        self.elems, self.loss = elems, list(loss)
+        self.link = LinkSpec(delay=latency) if link is None else link
+        self.host_spec = host
+        self.sim = Simulator()
+        self.network = Network(self.sim, seed, trace)
         self.switch = Switch(engine=engine)
         self._lock = threading.Lock()  # the P4Runtime server's threads share the switch
+        self.node = self.network.add_switch(SwitchNode("s1", self.switch, self._lock, pipeline))
         self._server = serve(P4RuntimeService(self.switch, self._lock), "127.0.0.1:0")
         self._conn = SwitchConnection(f"127.0.0.1:{self._server.bound_port}", election_id=1)
         compiled = program(elems, pool_size)
@@ -167,9 +193,9 @@ class InProcessSwitch:
         self.dropped: list[Datagram] = []
         self.sent: list[tuple[float, Datagram]] = []
         self.stray: list[tuple[int, bytes]] = []  # frames out of the switch that no worker takes
-        self._by_port: dict[int, Member] = {}
-        self._queue: list[tuple] = []  # (time, sequence, handler, *args): handler(time, *args); ties in order queued
-        self._sequence = 0
+        self._record = record
+        self._judged = record or bool(self.loss)  # every datagram numbered (and logged) as it leaves
+        self._by_port: list[Member | None] = [None] * (MAX_PORT + 1)
         self._copies: dict[tuple[str, int, int, int, int], int] = {}  # (direction, job, rank, slot, use) -> sent
 
     def __enter__(self) -> "InProcessSwitch":
@@ -182,17 +208,22 @@ class InProcessSwitch:
         self._conn.close()
         self._server.stop(None)
 
+    @property
+    def now(self) -> float:
+        """The virtual time of the last thing that happened."""
+        return self.sim.now
+
     def add_job(self, job_id: int, n_workers: int, window: int, num_slots: int | None = None,
                 epoch: int | None = None, timeout: float | Sequence[float] = 1e-3,
                 max_retries: int = 12, policy: Policy = SYNC,
                 delays: dict[int, float] | None = None) -> list[AllReduceCore]:
         """Install a job with its completion `policy` through the controller (num_slots defaults to
-        the window; epoch to a fresh random one) and make its workers, each on a switch port of its
-        own; `timeout` is every worker's, or one per rank; `delays` adds virtual seconds to chosen
-        ranks' UPDATEs (a straggler). Under the policy's staleness S each worker has S + 1 cores, on
-        groups of window // (S + 1) slots, as a Worker does. Returns the (first) cores by rank."""
+        the window; epoch to a fresh random one) and make its workers, each a host on a switch port
+        of its own; `timeout` is every worker's, or one per rank; `delays` adds virtual seconds to
+        chosen ranks' UPDATEs (a straggler). Under the policy's staleness S each worker has S + 1
+        cores, on groups of window // (S + 1) slots, as a Worker does. Returns the (first) cores by rank."""
         timeouts = [timeout] * n_workers if isinstance(timeout, float | int) else list(timeout)
-        first_port = 1 + len(self._by_port)
+        first_port = 1 + len(self.network.hosts)
         if first_port + n_workers - 1 > MAX_PORT:
             raise ValueError(f"the switch has ports 1..{MAX_PORT} for workers; {n_workers} more do not fit")
         entries = [WorkerEntry(rank, first_port + rank, f"02:00:00:00:{job_id:02x}:{rank:02x}",
@@ -204,8 +235,10 @@ class InProcessSwitch:
         for entry, worker_timeout in zip(entries, timeouts, strict=True):
             cores = [AllReduceCore(job_id, entry.rank, n_workers, job.epoch, self.elems, group, worker_timeout,
                                    max_retries, (SWITCH_IP, UDP_PORT), base=g * group) for g in range(groups)]
+            host = self.network.add_host(f"h{entry.port}", self.host_spec)
+            link = self.network.connect(host, 0, self.node, entry.port, self.link)
             member = Member(entry.rank, cores, group, entry, update_frame_header(entry, cores[0].datagram_size),
-                            (delays or {}).get(entry.rank, 0.0), timer_at=[math.inf] * groups)
+                            host, link, (delays or {}).get(entry.rank, 0.0), timer_at=[math.inf] * groups)
             members.append(member)
             self._by_port[entry.port] = member
         self.jobs[job_id] = members
@@ -232,32 +265,31 @@ class InProcessSwitch:
         member = self.jobs[job_id][rank]
         core = member.cores[member.calls % len(member.cores)]
         member.calls += 1
-        self._transmit(member, core, core.start(array, self.now))
+        self._transmit(member, core, core.start(array, self.sim.now))
         return core
 
     def run(self, until: Callable[[], bool] | None = None) -> None:
         """Run events until `until()` holds (checked after each) or none is left."""
-        while self._queue and not (until and until()):
-            when, _seq, handler, *args = heapq.heappop(self._queue)
-            handler(when, *args)
+        self.sim.run(until)
 
     # --- events -----------------------------------------------------------------------------
-    def _at(self, time: float, handler: Callable, *args) -> None:
-        self._sequence += 1
-        heapq.heappush(self._queue, (time, self._sequence, handler, *args))
-
     def _transmit(self, member: Member, core: AllReduceCore, datagrams: list[bytearray]) -> None:
-        """A core's datagrams onto the wire (unless lost), then its timer at its new deadline."""
+        """A core's datagrams through its host's CPU onto its link (unless a rule drops them), then
+        its timer at its new deadline."""
+        now, cpu, uplink, at = self.sim.now, member.host.cpu, member.link.up, self.sim.at
         for data in datagrams:
-            header = parse_header(data)
-            if not self._lost(UPDATE, header, header.rank):
-                self._at(self.now + self.latency + member.delay, self._at_switch, member.entry.port,
-                         member.frame_header + data)
+            leaves = cpu.depart(now)
+            if self._judged and self._lost(UPDATE, data, member.rank, leaves):
+                continue
+            frame = member.frame_header + data
+            arrival = uplink.send(leaves, frame)
+            if arrival is not None:
+                at(arrival + member.delay, self._at_switch, member.entry.port, frame)
         group = member.cores.index(core)
-        deadline = max(core.deadline, self.now)  # an overdue deadline: expire at once
+        deadline = max(core.deadline, now)  # an overdue deadline: expire at once
         if deadline < member.timer_at[group]:
             member.timer_at[group] = deadline
-            self._at(deadline, self._timer, member, group)
+            at(deadline, self._timer, member, group)
 
     def _timer(self, when: float, member: Member, group: int) -> None:
         """A core's deadline, unless an earlier timer superseded this one or the core's deadline moved
@@ -265,54 +297,74 @@ class InProcessSwitch:
         if member.timer_at[group] != when:
             return
         member.timer_at[group] = math.inf
-        core = member.cores[group]
-        deadline = core.deadline
+        deadline = member.cores[group].deadline
         if when < deadline < math.inf:
             member.timer_at[group] = deadline
-            self._at(deadline, self._timer, member, group)
+            self.sim.at(deadline, self._timer, member, group)
         elif when >= deadline:
-            self.now = when
-            self._transmit(member, core, core.expire(when))
+            member.host.cpu.run(when, 0.0, self._expire, member, group)
+
+    def _expire(self, now: float, member: Member, group: int) -> None:
+        self.sim.now = now
+        core = member.cores[group]
+        self._transmit(member, core, core.expire(now))
 
     def _at_switch(self, when: float, port: int, frame: bytes) -> None:
-        self.now = when
-        with self._lock:
-            self.switch.set_clock(round(when * 1e6))
-            out = self.switch.process(port, frame)
-        for out_port, out_frame in out:
-            member = self._by_port.get(out_port)
-            if member is None or not self._addressed_to(member.entry, out_frame):
+        """A frame reaches the switch: each frame the program sends, into its output port's egress."""
+        self.sim.now = when
+        node = self.node
+        leaves = when + node.pipeline
+        for out_port, out_frame in node.process(when, port, frame):
+            member = self._by_port[out_port]
+            if member is None or not self._addressed_to(member, out_frame):
                 self.stray.append((out_port, out_frame))
                 continue
             payload = out_frame[FRAME_HEADERS:]
-            header = parse_header(payload)
-            if not self._lost(RESULT if header.msg_type == MSG_RESULT else STATUS, header, member.rank):
-                source = (socket.inet_ntoa(out_frame[26:30]), int.from_bytes(out_frame[34:36], "big"))
-                self._at(self.now + self.latency, self._at_worker, member, payload, source)
+            if self._judged and self._lost(RESULT if payload[0] == MSG_RESULT else STATUS, payload, member.rank,
+                                           leaves):
+                continue
+            arrival = member.link.down.send(leaves, out_frame)
+            if arrival is not None:
+                self.sim.at(arrival, self._at_worker, member, payload, self._source(out_frame))
 
     def _at_worker(self, when: float, member: Member, payload: bytes, source: tuple[str, int]) -> None:
-        self.now = when
-        slot = slot_of(payload)
-        core = member.cores[min(slot // member.group, len(member.cores) - 1)]  # beyond: its core calls it forged
-        reply = core.receive(payload, source, self.now)
+        """A frame reaches a worker's host: its CPU takes the payload in its turn."""
+        cpu = member.host.cpu
+        cpu.run(when, cpu.recv_cost, self._receive, member, payload, source)
+
+    def _receive(self, now: float, member: Member, payload: bytes, source: tuple[str, int]) -> None:
+        self.sim.now = now
+        cores = member.cores
+        core = cores[0] if len(cores) == 1 else cores[min(slot_of(payload) // member.group, len(cores) - 1)]
+        reply = core.receive(payload, source, now)  # a slot beyond the groups: its core calls it forged
         self._transmit(member, core, [] if reply is None else [reply])
 
     @staticmethod
-    def _addressed_to(entry: WorkerEntry, frame: bytes) -> bool:
+    def _addressed_to(member: Member, frame: bytes) -> bool:
         """What the worker's host would take: its MAC, IPv4/UDP to its address and port, no IP options."""
-        return (len(frame) >= FRAME_HEADERS + HEADER_LEN and frame[:6] == bytes.fromhex(entry.mac.replace(":", ""))
-                and frame[12:14] == _ETH_IPV4 and frame[14] == 0x45 and frame[23] == socket.IPPROTO_UDP
-                and frame[30:34] == socket.inet_aton(entry.ip)
-                and int.from_bytes(frame[36:38], "big") == entry.udp_port)
+        mac, ip, udp_port = member.address
+        return (len(frame) >= FRAME_HEADERS + HEADER_LEN and frame[:6] == mac and frame[12:14] == _ETH_IPV4
+                and frame[14] == 0x45 and frame[23] == socket.IPPROTO_UDP and frame[30:34] == ip
+                and frame[36:38] == udp_port)
 
-    def _lost(self, direction: str, header: Header, rank: int) -> bool:
-        """Number the datagram (its round, the copy of that round) and ask the rules; `rank` is the
-        sender of an UPDATE, the receiver of a RESULT or STATUS copy."""
+    @staticmethod
+    def _source(frame: bytes) -> tuple[str, int]:
+        """The (IPv4 address, UDP port) a frame comes from, as the receiving socket reports it."""
+        ip, port = frame[26:30], frame[34:36]
+        if (ip, port) == _SWITCH_IP_PORT:
+            return _SWITCH_SOURCE
+        return socket.inet_ntoa(ip), int.from_bytes(port, "big")
+
+    def _lost(self, direction: str, data: bytes | bytearray, rank: int, when: float) -> bool:
+        """Number the datagram (its round, the copy of that round), log it, and ask the rules; `rank`
+        is the sender of an UPDATE, the receiver of a RESULT or STATUS copy."""
+        header = parse_header(data)
         key = (direction, header.job, rank, header.index, header.round)
         transmission = self._copies.get(key, 0)
         self._copies[key] = transmission + 1
         datagram = Datagram(direction, header.job, rank, header.index, header.pool_set, header.round, transmission)
-        self.sent.append((self.now, datagram))
+        if self._record:
+            self.sent.append((when, datagram))
         if any(rule(datagram) for rule in self.loss):
             self.dropped.append(datagram)
             return True

@@ -1,0 +1,1 @@
+"""ina.sim: the aggregation program and the worker core in virtual time (docs/simulation.md)."""

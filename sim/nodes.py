@@ -1,0 +1,100 @@
+"""The nodes of a simulated network: end hosts (a CPU and a NIC) and switches running a P4 program.
+
+A host's CPU is one FIFO server for its packet work: a received packet costs `recv_cost` seconds
+before the protocol sees it, each packet sent costs `send_cost` before it reaches the NIC, and a
+timer's work waits its turn too. So a host that cannot keep up with its link falls behind as a
+DPDK or kernel worker does (host-bound), and one that can leaves the link to set the pace
+(link-bound). With both costs 0 work runs at the time it comes, with no event added.
+
+A switch node runs the real program on a `Switch` (its clock set to each frame's arrival) and
+puts each frame it sends into the egress of the output port the program chose, `pipeline` seconds
+after the frame came in. docs/simulation.md has the model's assumptions.
+"""
+
+import math
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ina.p4src.protocol import MAX_PORT
+from ina.sim.events import Simulator
+from ina.sim.links import Channel
+from ina.switch.engine import Switch
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    """A host's NIC rate (bit/s; its link's rate caps it) and per-packet CPU costs (seconds)."""
+
+    nic_rate: float = math.inf
+    send_cost: float = 0.0
+    recv_cost: float = 0.0
+
+
+IDEAL_HOST = HostSpec()  # a NIC at its link's rate and a CPU that costs nothing
+
+
+class Cpu:
+    """One host's packet processing, one piece of work at a time, in the order it came."""
+
+    __slots__ = ("_backlog", "_sim", "free_at", "recv_cost", "send_cost")
+
+    def __init__(self, sim: Simulator, send_cost: float = 0.0, recv_cost: float = 0.0):
+        self._sim, self.send_cost, self.recv_cost = sim, send_cost, recv_cost
+        self.free_at = 0.0  # when the work (and the sends) taken on so far are done
+        self._backlog: deque[tuple[float, float, Callable, tuple]] = deque()  # (came, cost, work, args)
+
+    def run(self, when: float, cost: float, work: Callable, *args) -> None:
+        """Call work(start, *args) once the work before it is done and `cost` more seconds have
+        passed: start = max(when, the CPU free) + cost. An idle CPU and no cost: at once."""
+        backlog = self._backlog
+        if not backlog and not cost and self.free_at <= when:
+            work(when, *args)
+            return
+        backlog.append((when, cost, work, args))
+        if len(backlog) == 1:
+            self._schedule()
+
+    def depart(self, now: float) -> float:
+        """When a packet the work at `now` sends reaches the NIC: `send_cost` after the CPU is
+        done with the packets before it."""
+        free = self.free_at if self.free_at > now else now
+        self.free_at = free + self.send_cost
+        return self.free_at
+
+    def _schedule(self) -> None:
+        when, cost, _work, _args = self._backlog[0]
+        self._sim.at((when if when > self.free_at else self.free_at) + cost, self._run_next)
+
+    def _run_next(self, start: float) -> None:
+        _when, _cost, work, args = self._backlog.popleft()
+        if self.free_at < start:
+            self.free_at = start
+        work(start, *args)
+        if self._backlog:
+            self._schedule()
+
+
+class Host:
+    """An end host: its CPU and the egress of its one port (toward its switch)."""
+
+    def __init__(self, name: str, spec: HostSpec, sim: Simulator):
+        self.name, self.spec = name, spec
+        self.cpu = Cpu(sim, spec.send_cost, spec.recv_cost)
+        self.egress: Channel | None = None  # set when a link connects it
+
+
+class SwitchNode:
+    """A switch running its program on `switch`; `lock` is shared with its P4Runtime server's threads."""
+
+    def __init__(self, name: str, switch: Switch, lock: threading.Lock, pipeline: float = 0.0):
+        self.name, self.switch, self.lock, self.pipeline = name, switch, lock, pipeline
+        self.egress: list[Channel | None] = [None] * (MAX_PORT + 1)  # per port, the link it leads onto
+
+    def process(self, when: float, port: int, frame: bytes) -> list[tuple[int, bytes]]:
+        """The frames the program sends for `frame` arriving on `port` at `when` (the switch's
+        clock reads `when`, in whole microseconds), as (output port, frame)."""
+        with self.lock:
+            self.switch.set_clock(round(when * 1e6))
+            return self.switch.process(port, frame)
