@@ -15,6 +15,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("ina.topologies.cli", "bring up a Mininet network and run an all-reduce demo"),
     "bench": ("ina.bench.cli", "measure the switch, the compiler and all-reduce goodput"),
     "train": ("ina.train.cli", "train a model data-parallel with gradients summed by the switch"),
+    "sim": ("ina.sim.cli", "simulate an all-reduce through the switch program in virtual time"),
 }
 
 

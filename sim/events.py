@@ -39,6 +39,6 @@ class Simulator:
             handler(time, *args)
 
     @property
-    def pending(self) -> int:
-        """Events queued and not yet run."""
-        return len(self._queue)
+    def scheduled(self) -> int:
+        """Events queued so far, run or not."""
+        return self._sequence

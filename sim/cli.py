@@ -1,0 +1,153 @@
+"""`ina sim`: an all-reduce through the real switch program in virtual time, on a star of simulated
+links (docs/simulation.md): the communication time in simulated seconds, goodput per worker, what
+each link carried and dropped, and how fast the simulation ran. The same seed gives the same run."""
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from ina.args import int_choice, int_range, parsed_by, probability
+from ina.bench.results import git_revision
+from ina.controller.aggregation import BurstLoss
+from ina.hosts.core import WorkerError
+from ina.p4src.protocol import ELEMS_CHOICES, MAX_SLOTS, MAX_WORKERS, SYNC, Policy
+from ina.sim.allreduce import (
+    AllReduceConfig,
+    AllReduceResult,
+    lossless_time,
+    report,
+    simulate,
+    window_covers_path,
+)
+from ina.sim.links import LinkSpec
+from ina.sim.nodes import HostSpec
+from ina.sim.units import format_rate, format_seconds, parse_rate, parse_seconds
+
+MAX_TIMEOUT_S = 60.0
+
+
+def host_costs(text: str) -> tuple[float, float]:
+    """COST or SEND,RECV (durations with a unit) -> (send, receive) seconds per packet."""
+    parts = text.split(",")
+    if len(parts) > 2:
+        raise ValueError(f"expected COST or SEND,RECV durations with a unit, e.g. 200ns or 100ns,300ns, got {text[:40]!r}")
+    send = parse_seconds(parts[0])
+    return send, parse_seconds(parts[-1])
+
+
+def timeout_seconds(text: str) -> float:
+    """The workers' first RTO: a duration in (0, MAX_TIMEOUT_S]."""
+    seconds = parse_seconds(text) if text.strip()[:1].isdigit() else -1.0
+    if not 0 < seconds <= MAX_TIMEOUT_S:
+        raise ValueError(f"expected a duration in (0, {MAX_TIMEOUT_S:g}s] with a unit, e.g. 1ms, got {text[:40]!r}")
+    return seconds
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Every limit from the protocol (p4src/protocol.py) or the model, checked before anything runs."""
+    p = argparse.ArgumentParser(prog="ina sim", description=__doc__)
+    p.add_argument("--workers", type=int_range(2, MAX_WORKERS), default=8, help="workers on the star (one job)")
+    p.add_argument("--size", type=int_range(1), default=1 << 16, help="elements each worker all-reduces")
+    p.add_argument("--dtype", choices=["int32", "float32"], default="int32",
+                   help="float32 travels quantized (block floating point, hosts/quantize.py)")
+    p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=64, help="elements per packet")
+    p.add_argument("--window", type=int_range(1, MAX_SLOTS), default=128, help="slots in flight per worker")
+    p.add_argument("--policy", type=parsed_by(Policy.parse), default=SYNC, metavar="POLICY",
+                   help="the job's completion policy: sync, quorum:K, timeout:T[us|ms|s], stale:S (docs/protocol.md)")
+    p.add_argument("--rate", type=parsed_by(parse_rate), default=100e9, help="every link's rate (default 100Gbps)")
+    p.add_argument("--delay", type=parsed_by(parse_seconds), default=1e-6,
+                   help="every link's propagation delay, one way (default 1us)")
+    p.add_argument("--queue", type=int_range(0), default=1 << 20,
+                   help="bytes of frames each egress queue holds before it drops (default 1 MiB)")
+    p.add_argument("--ecn", type=int_range(0), help="count the frames that find more than this many bytes queued")
+    loss = p.add_mutually_exclusive_group()
+    loss.add_argument("--loss", type=probability, default=0.0, help="loss probability per frame on every link, both ways")
+    loss.add_argument("--loss-burst", type=BurstLoss.parse, metavar="GOOD,BAD,P_GB,P_BG",
+                      help="bursty (Gilbert-Elliott) loss on every link instead: loss in the good and bad states, "
+                           "then the chance per frame of going good->bad, bad->good")
+    p.add_argument("--pipeline", type=parsed_by(parse_seconds), default=0.0,
+                   help="the switch's latency per frame, in to out (default 0s)")
+    p.add_argument("--host-cost", type=parsed_by(host_costs), default=(0.0, 0.0), metavar="COST|SEND,RECV",
+                   help="CPU time per packet a worker sends and receives (e.g. 200ns; default 0s)")
+    p.add_argument("--nic-rate", type=parsed_by(parse_rate), help="the workers' NIC rate (default: the link's)")
+    p.add_argument("--timeout", type=parsed_by(timeout_seconds), default=1e-3,
+                   help="the workers' first retransmission timeout, before an RTT sample (default 1ms)")
+    p.add_argument("--seed", type=int_range(0), default=1, help="the arrays and every link's loss")
+    p.add_argument("--json", metavar="FILE", help="write every figure, the configuration, the seed and the git revision")
+    return p
+
+
+def config_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> AllReduceConfig:
+    """The run's configuration; a combination no single option's check sees is refused here."""
+    try:
+        args.policy.check(args.workers)
+    except ValueError as err:
+        p.error(f"argument --policy: {err} (the job's workers)")
+    if args.policy.staleness >= args.window:
+        p.error(f"argument --policy: stale:{args.policy.staleness} needs a window above {args.policy.staleness} "
+                f"(each of the S + 1 groups needs a slot), got --window {args.window}")
+    if args.json and not os.access(Path(args.json).resolve().parent, os.W_OK):
+        p.error(f"argument --json: cannot write {args.json} (its directory is missing or not writable)")
+    send, recv = args.host_cost
+    return AllReduceConfig(
+        workers=args.workers, size=args.size, dtype=args.dtype, elems=args.elems, window=args.window,
+        policy=args.policy, link=LinkSpec(args.rate, args.delay, args.queue, args.ecn,
+                                          args.loss if args.loss_burst is None else args.loss_burst),
+        host=HostSpec(args.nic_rate or args.rate, send, recv), pipeline=args.pipeline, seed=args.seed,
+        timeout=args.timeout)
+
+
+def describe(result: AllReduceResult) -> str:
+    """The run in a few lines and a table of links."""
+    c, link = result.config, result.config.link
+    goodput = result.goodput_bps
+    loss = f"bursty loss {link.loss}" if isinstance(link.loss, BurstLoss) else f"loss {link.loss:g}"
+    lines = [
+        f"ina sim: {c.workers} workers x {c.size} {c.dtype} (E={c.elems}, window {c.window}, {c.policy}), star at "
+        f"{format_rate(link.rate)}, {format_seconds(link.delay)} per link, queues {link.queue:,.0f} B, {loss}, seed {c.seed}",
+        f"communication time  {format_seconds(result.communication_s)} simulated "
+        f"(lossless bound {format_seconds(lossless_time(c))}"
+        + ("" if window_covers_path(c) else "; the window does not cover the path, so the link is not the limit") + ")",
+        f"goodput per worker  {format_rate(min(goodput))} min, {format_rate(max(goodput))} max",
+        f"retransmissions     {sum(result.retransmissions)} ({sum(result.packets_sent)} packets sent by the workers)",
+        f"result              {'verified' if result.verified else 'WRONG'}"
+        + (f" (max abs error {result.max_abs_error:.3g})" if c.dtype != "int32" else " (every sum bit-exact)"),
+        "",
+        f"{'link':<8} {'dir':<4} {'frames':>9} {'bytes':>12} {'dropped':>8} {'lost':>6} {'ecn':>6} {'peak queue B':>12}",
+    ]
+    for name, up, down in result.links:
+        for direction, s in (("up", up), ("down", down)):
+            lines.append(f"{name:<8} {direction:<4} {s.frames:>9} {s.bytes:>12} {s.dropped:>8} {s.lost:>6} "
+                         f"{s.marked:>6} {s.peak_queue:>12}")
+    switch = ", ".join(f"{k} {v}" for k, v in result.switch["jobs"].get(0, {}).items())
+    rate = result.arrivals / result.wall_run_s if result.wall_run_s else 0.0
+    lines += ["", f"switch              {switch}",
+              f"wall                {result.wall_run_s:.3f} s simulating (+{result.wall_setup_s:.3f} s setting up), "
+              f"{result.arrivals} packet arrivals, {rate:,.0f} arrivals per wall second"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = build_parser()
+    args = p.parse_args(argv)
+    config = config_from(p, args)
+    try:
+        result = simulate(config)
+    except WorkerError as err:
+        print(f"ina sim: the all-reduce failed: {err}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"ina sim: --size {config.size} x --workers {config.workers} needs more memory than this machine has",
+              file=sys.stderr)
+        return 1
+    print(describe(result))
+    if args.json:
+        try:
+            Path(args.json).write_text(json.dumps(report(result, git_revision()), indent=2) + "\n")
+        except OSError as err:
+            print(f"ina sim: cannot write {args.json}: {err.strerror}", file=sys.stderr)
+            return 1
+        print(f"wrote {args.json}")
+    return 0 if result.verified else 1
