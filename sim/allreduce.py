@@ -76,15 +76,18 @@ def frame_bytes(elems: int) -> int:
 
 
 def lossless_time(config: AllReduceConfig) -> float:
-    """docs/simulation.md's time of a lossless, link-bound all-reduce: each worker's link carries its
-    packets back to back both ways, so the time is the last packet's serialization after all the
-    others plus one packet's path (serialization twice, propagation both ways, the switch's
-    pipeline, the hosts' costs). Holds when the window covers the path (`window_covers_path`)."""
+    """docs/simulation.md's time of a lossless all-reduce, whichever bounds it. Link-bound: each
+    worker's link carries its packets back to back both ways, so the time is the last packet's
+    serialization after all the others plus one packet's path (serialization twice, propagation
+    both ways, the switch's pipeline, the hosts' costs); it holds when the window covers the path
+    (`window_covers_path`). Host-bound: the CPU never idles, sending each packet and receiving its
+    answer, so the time is its work."""
     link, host = config.link, config.host
     wire = wire_bits(frame_bytes(config.elems))
     serialize = wire / min(link.rate, host.nic_rate)  # the worker's side: its NIC may be slower
     path = wire / link.rate + 2 * link.delay + config.pipeline + host.send_cost + host.recv_cost
-    return packets_per_worker(config) * serialize + path
+    packets = packets_per_worker(config)
+    return max(packets * serialize + path, packets * (host.send_cost + host.recv_cost))
 
 
 def packets_per_worker(config: AllReduceConfig) -> int:

@@ -4,7 +4,7 @@ import re
 
 _PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 _RATE = re.compile(r"(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)\s*([kKMGT]?)(?:bps|bit/s|b/s)?")
-_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+_PER_SECOND = {"ns": 1e9, "us": 1e6, "ms": 1e3, "s": 1.0}  # divide by these: 50 / 1e9 is 5e-08, 50 * 1e-9 is not
 _DURATION = re.compile(r"(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)\s*(ns|us|ms|s)")
 
 
@@ -20,7 +20,7 @@ def parse_rate(text: str) -> float:
 def parse_seconds(text: str) -> float:
     """'1us', '250ns', '0.5ms', '2s' -> seconds, >= 0 (the unit is required). Raises ValueError."""
     m = _DURATION.fullmatch(text.strip())
-    seconds = float(m[1]) * _SECONDS[m[2]] if m else -1.0
+    seconds = float(m[1]) / _PER_SECOND[m[2]] if m else -1.0
     if not 0 <= seconds < float("inf"):
         raise ValueError(f"expected a duration >= 0 with a unit (ns, us, ms, s), e.g. 1us, got {text[:40]!r}")
     return seconds
@@ -37,6 +37,6 @@ def format_rate(bps: float) -> str:
 def format_seconds(seconds: float) -> str:
     """Seconds in the largest unit that keeps the number >= 1: 3.2e-5 -> '32 us'."""
     for unit in ("s", "ms", "us"):
-        if seconds >= _SECONDS[unit]:
-            return f"{seconds / _SECONDS[unit]:.6g} {unit}"
-    return f"{seconds / _SECONDS['ns']:.6g} ns"
+        if seconds * _PER_SECOND[unit] >= 1:
+            return f"{seconds * _PER_SECOND[unit]:.6g} {unit}"
+    return f"{seconds * _PER_SECOND['ns']:.6g} ns"

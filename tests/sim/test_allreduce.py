@@ -1,0 +1,103 @@
+"""A simulated all-reduce through the real switch program: every int32 sum bit-exact against numpy,
+the communication time against docs/simulation.md's formulas, and losses and drops recovered."""
+
+import numpy as np
+import pytest
+
+from ina.controller.aggregation import BurstLoss
+from ina.hosts.cli import make_array
+from ina.p4src.protocol import Policy
+from ina.sim.allreduce import AllReduceConfig, lossless_time, report, simulate, window_covers_path
+from ina.sim.links import LinkSpec
+from ina.sim.nodes import HostSpec
+
+RATE = 100e9
+
+
+def expected(config: AllReduceConfig) -> np.ndarray:
+    return np.sum([make_array(config.seed, r, config.size, config.dtype) for r in range(config.workers)],
+                  axis=0, dtype=np.int32)
+
+
+@pytest.mark.parametrize("workers", [2, 8, 32])
+def test_every_rank_gets_the_int32_sum_bit_exact(workers):
+    config = AllReduceConfig(workers=workers, size=3000, seed=workers)
+    result = simulate(config)
+    total = expected(config)
+    assert all(np.array_equal(got, total) for got in result.results)
+    assert result.verified and result.retransmissions == [0] * workers
+    chunks = -(-3000 // 64)
+    assert result.switch["jobs"][0] == {"accepted": workers * chunks, "completed": chunks,
+                                        "results_sent": workers * chunks}
+    assert result.arrivals == 2 * workers * chunks  # every UPDATE reached the switch, every copy its worker
+
+
+def test_lossless_and_large_the_time_is_the_link_bound_formula():
+    # docs/simulation.md: T = C * s + (s + 2 d + P), with s = (frame + 24) * 8 / rate. Within 2% is
+    # what the issue asks; the model is exactly link-bound here, so it holds to float rounding.
+    config = AllReduceConfig(workers=8, size=1 << 18, window=128, pipeline=500e-9,
+                             link=LinkSpec(rate=RATE, delay=1e-6, queue=1 << 20))
+    s = (14 + 20 + 8 + 20 + 4 * 64 + 24) * 8 / RATE
+    chunks = (1 << 18) // 64
+    formula = chunks * s + (s + 2 * 1e-6 + 500e-9)
+    assert window_covers_path(config) and lossless_time(config) == pytest.approx(formula, rel=1e-12)
+    result = simulate(config)
+    assert result.communication_s == pytest.approx(formula, rel=0.02)
+    assert result.communication_s == pytest.approx(formula, rel=1e-9)
+    assert result.verified and sum(result.retransmissions) == 0
+    for _name, up, down in result.links:
+        assert (up.frames, down.frames, up.dropped + down.dropped) == (chunks, chunks, 0)
+        assert up.peak_queue == 127 * 318  # the first window waits in the NIC; the switch's ports never queue
+        assert down.peak_queue == 0
+
+
+def test_a_host_that_cannot_keep_up_sets_the_time_with_its_cpu():
+    # 1 us of CPU per chunk (send + receive) against 27 ns on the wire: the CPU never idles.
+    config = AllReduceConfig(workers=4, size=1 << 14, host=HostSpec(send_cost=0.4e-6, recv_cost=0.6e-6))
+    result = simulate(config)
+    assert result.communication_s == pytest.approx(256 * 1e-6, rel=1e-9) == lossless_time(config)
+    assert result.verified
+
+
+def test_a_window_that_does_not_cover_the_path_is_slower_than_the_link_bound():
+    config = AllReduceConfig(workers=2, size=1 << 13, window=4, link=LinkSpec(rate=RATE, delay=5e-6))
+    assert not window_covers_path(config)
+    assert simulate(config).communication_s > 1.5 * lossless_time(config)
+
+
+@pytest.mark.parametrize("loss", [0.02, BurstLoss(0.0, 0.5, 0.02, 0.2)], ids=["uniform", "burst"])
+def test_losses_on_the_links_are_recovered_and_every_sum_stays_exact(loss):
+    config = AllReduceConfig(workers=4, size=20000, link=LinkSpec(rate=RATE, delay=1e-6, loss=loss), seed=3)
+    result = simulate(config)
+    lost = sum(up.lost + down.lost for _n, up, down in result.links)
+    assert lost > 0 and sum(result.retransmissions) >= sum(up.lost for _n, up, _d in result.links)
+    assert all(np.array_equal(got, expected(config)) for got in result.results)
+
+
+def test_a_small_queue_drops_the_first_window_and_the_workers_recover():
+    config = AllReduceConfig(workers=4, size=20000, link=LinkSpec(rate=RATE, delay=1e-6, queue=3000))
+    result = simulate(config)
+    for _name, up, _down in result.links:
+        # The NIC holds 9 frames behind the one on the wire: 118 of the first window are dropped
+        # at once (and some of the resends the stall then brings).
+        assert up.peak_queue == 3000 // 318 * 318 and up.dropped >= 128 - 1 - 3000 // 318
+    assert all(np.array_equal(got, expected(config)) for got in result.results)
+
+
+@pytest.mark.parametrize("policy", [Policy(quorum=3), Policy(staleness=1)], ids=str)
+def test_float32_under_a_policy_is_within_the_quantization_bound(policy):
+    config = AllReduceConfig(workers=4, size=5000, dtype="float32", policy=policy,
+                             link=LinkSpec(rate=10e9, delay=2e-6, loss=0.01))
+    result = simulate(config)
+    assert result.verified and 0 < result.max_abs_error < 1e-4
+
+
+def test_the_report_has_every_figure_and_keeps_the_wall_clock_apart():
+    config = AllReduceConfig(workers=2, size=1000, link=LinkSpec(rate=RATE, delay=1e-6, loss=BurstLoss(0, 0.5, 0.1, 0.5)))
+    data = report(simulate(config), "abc1234")
+    assert set(data) == {"config", "seed", "git", "results", "wall"}
+    assert data["config"]["link"]["loss"] == {"burst": {"loss_good": 0, "loss_bad": 0.5, "p_gb": 0.1, "p_bg": 0.5}}
+    assert data["config"]["host"]["nic_rate"] is None  # unlimited: JSON has no infinity
+    assert (data["seed"], data["git"]) == (1, "abc1234")
+    assert set(data["wall"]) == {"setup_s", "run_s", "arrivals_per_s"}
+    assert [link["link"] for link in data["results"]["links"]] == ["h1-s1", "h2-s1"]

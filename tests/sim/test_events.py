@@ -1,0 +1,54 @@
+"""The event core: events run in time order, ties in the order queued, and the clock is the
+handlers' to move."""
+
+from ina.sim.events import Simulator
+
+
+def test_events_run_in_time_order_and_ties_in_the_order_they_were_queued():
+    sim = Simulator()
+    ran = []
+    record = lambda time, label: ran.append((time, label))  # noqa: E731
+    for time, label in [(3.0, "c"), (1.0, "a"), (2.0, "b1"), (2.0, "b2"), (0.5, "first"), (2.0, "b3")]:
+        sim.at(time, record, label)
+    sim.run()
+    assert ran == [(0.5, "first"), (1.0, "a"), (2.0, "b1"), (2.0, "b2"), (2.0, "b3"), (3.0, "c")]
+    assert sim.scheduled == 6
+
+
+def test_an_event_queued_for_the_current_time_runs_after_those_already_waiting_for_it():
+    sim = Simulator()
+    ran = []
+
+    def chain(time, label):
+        ran.append(label)
+        if label == "a":
+            sim.at(time, chain, "a-again")  # now: after b, which was queued before it
+            sim.at(time + 1, chain, "later")
+
+    sim.at(1.0, chain, "a")
+    sim.at(1.0, chain, "b")
+    sim.run()
+    assert ran == ["a", "b", "a-again", "later"]
+
+
+def test_run_stops_once_until_holds_and_the_rest_waits():
+    sim = Simulator()
+    ran = []
+    for t in range(5):
+        sim.at(float(t), lambda time: ran.append(time))
+    sim.run(until=lambda: len(ran) == 2)
+    assert ran == [0.0, 1.0]
+    sim.run()
+    assert ran == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+
+def test_the_clock_moves_only_when_a_handler_moves_it():
+    sim = Simulator()
+
+    def act(time):
+        sim.now = time
+
+    sim.at(1.0, act)
+    sim.at(5.0, lambda time: None)  # a stale timer: nothing happens, the clock stays
+    sim.run()
+    assert sim.now == 1.0

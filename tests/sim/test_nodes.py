@@ -1,0 +1,55 @@
+"""Hosts' CPUs as FIFO servers of their packet work, and the switch node's clock."""
+
+from ina.sim.events import Simulator
+from ina.sim.nodes import Cpu, SwitchNode
+
+
+def test_a_cpu_that_costs_nothing_runs_work_at_once_and_adds_no_event():
+    sim = Simulator()
+    cpu = Cpu(sim)
+    ran = []
+    cpu.run(2.0, 0.0, lambda start, label: ran.append((start, label, cpu.depart(start))), "a")
+    assert ran == [(2.0, "a", 2.0)] and sim.scheduled == 0
+
+
+def test_received_packets_wait_their_turn_and_each_send_costs_its_time():
+    sim = Simulator()
+    cpu = Cpu(sim, send_cost=0.5e-6, recv_cost=1e-6)
+    ran = []
+
+    def work(start, label, sends):
+        sim.now = start
+        ran.append((label, start, [cpu.depart(start) for _ in range(sends)]))
+
+    for came, label, sends in [(0.0, "a", 1), (0.0, "b", 2), (5e-6, "c", 0), (5e-6, "timer", 1)]:
+        sim.at(came, lambda time, label=label, sends=sends: cpu.run(
+            time, 0.0 if label == "timer" else cpu.recv_cost, work, label, sends))
+    sim.run()
+    a = 0.0 + 1e-6
+    b = (a + 0.5e-6) + 1e-6  # after a's send
+    c = 5e-6 + 1e-6  # the CPU was idle when c came
+    assert ran == [("a", a, [a + 0.5e-6]),
+                   ("b", b, [b + 0.5e-6, b + 0.5e-6 + 0.5e-6]),
+                   ("c", c, []),
+                   ("timer", c, [c + 0.5e-6])]  # came during c's receive: it waited for it
+
+
+class FakeSwitch:
+    def __init__(self):
+        self.clock = None
+
+    def set_clock(self, us):
+        self.clock = us
+
+    def process(self, port, frame):
+        return [(port + 1, frame), (port + 2, frame)]
+
+
+def test_a_switch_node_sets_the_switch_clock_to_the_arrival_in_microseconds():
+    import threading
+
+    switch = FakeSwitch()
+    node = SwitchNode("s1", switch, threading.Lock(), pipeline=300e-9)
+    assert node.process(0.0012344, 3, b"x") == [(4, b"x"), (5, b"x")]
+    assert switch.clock == 1234
+    assert len(node.egress) == 512 and node.pipeline == 300e-9
