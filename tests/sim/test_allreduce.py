@@ -51,6 +51,16 @@ def test_lossless_and_large_the_time_is_the_link_bound_formula():
         assert down.peak_queue == 0
 
 
+def test_float32_sends_one_more_use_per_slot_and_keeps_to_the_formula():
+    # Each slot's first use announces its exponent: C + W packets per worker.
+    config = AllReduceConfig(workers=4, size=1 << 14, dtype="float32", window=128)
+    s = (14 + 20 + 8 + 20 + 4 * 64 + 24) * 8 / RATE
+    formula = (256 + 128) * s + (s + 2 * 1e-6)
+    result = simulate(config)
+    assert window_covers_path(config) and lossless_time(config) == pytest.approx(formula, rel=1e-12)
+    assert result.communication_s == pytest.approx(formula, rel=1e-9) and result.verified
+
+
 def test_a_host_that_cannot_keep_up_sets_the_time_with_its_cpu():
     # 1 us of CPU per chunk (send + receive) against 27 ns on the wire: the CPU never idles.
     config = AllReduceConfig(workers=4, size=1 << 14, host=HostSpec(send_cost=0.4e-6, recv_cost=0.6e-6))
