@@ -232,7 +232,7 @@ def markdown(out: Path, sections: dict[str, list[dict]]) -> Path:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ina bench", description=__doc__)
-    p.add_argument("what", choices=["compile", "switch", "allreduce", "profile", "train", "stragglers", "all"])
+    p.add_argument("what", choices=["compile", "switch", "allreduce", "profile", "train", "stragglers", "sim", "all"])
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="a short sweep (the default; make bench)")
     mode.add_argument("--full", action="store_true", help="every sweep of docs/performance.md")
@@ -292,6 +292,10 @@ def main(argv: list[str] | None = None) -> int:
             from ina.bench.stragglers import bench_policy_training
 
             sections["policies"] = bench_policy_training(out)
+    if args.what in ("sim", "all"):
+        from ina.bench.sim import bench_sim
+
+        sections["sim"] = bench_sim(out, args.reps, args.full)
     if args.what in ("profile", "all"):
         print(bench_profile(out, args.seconds, veth=not args.no_veth))
     print(markdown(out, sections).read_text())

@@ -8,6 +8,7 @@ is docs/simulation.md's formula for a lossless, link-bound run. `ina sim` (sim/c
 command; scripts call these directly.
 """
 
+import cProfile
 import math
 import time
 from dataclasses import asdict, dataclass, field
@@ -105,17 +106,22 @@ def window_covers_path(config: AllReduceConfig) -> bool:
     return config.window * serialize >= 2 * serialize + 2 * link.delay + config.pipeline
 
 
-def simulate(config: AllReduceConfig, engine: str = "native") -> AllReduceResult:
-    """Run the all-reduce; a worker's WorkerError (a slot past its retries) propagates."""
+def simulate(config: AllReduceConfig, engine: str = "native", profiler: cProfile.Profile | None = None) -> AllReduceResult:
+    """Run the all-reduce (under `profiler`, if given, the simulation alone: not the set-up); a
+    worker's WorkerError (a slot past its retries) propagates."""
     started = time.perf_counter()
     arrays = [make_array(config.seed, rank, config.size, config.dtype) for rank in range(config.workers)]
     with InProcessSwitch(elems=config.elems, pool_size=max(256, config.window), engine=engine, link=config.link,
                          host=config.host, pipeline=config.pipeline, seed=config.seed, record=False) as net:
         net.add_job(0, config.workers, config.window, epoch=config.epoch, timeout=config.timeout,
                     policy=config.policy)
+        if profiler:
+            profiler.enable()
         running = time.perf_counter()
         results = net.allreduce({0: arrays})[0]
         finished = time.perf_counter()
+        if profiler:
+            profiler.disable()
         members = net.jobs[0]
         switch = net.stats()
         events = net.sim.scheduled

@@ -1,0 +1,81 @@
+"""`ina bench sim`: how fast `ina sim` runs, in packet arrivals (a frame reaching a host or the switch)
+per wall second, on a 32-worker all-reduce at 100 Gbit/s, and whether its wall time grows linearly
+with the packets it moves.
+
+    .venv/bin/ina bench sim --out results          # quick: 3 sizes x --reps; --full: 5 sizes
+
+Each size runs `--reps` times (the simulated figures are the same every time; the wall clock is
+not); the rows give arrivals, events and the wall time of the simulation itself (setting up the
+switch and the controller apart), summarised as median and spread, and a least-squares line of
+wall time against arrivals says how far from linear it is. One more run of the middle size under
+cProfile writes sim_profile.txt (where the wall time goes; docs/simulation.md reads it). Timing never
+decides pass or fail.
+"""
+
+import cProfile
+import io
+import pstats
+from pathlib import Path
+
+import numpy as np
+
+from ina.bench import plots
+from ina.bench.results import Progress, summarise, write
+from ina.sim.allreduce import AllReduceConfig, simulate
+
+WORKERS = 32
+TARGET = 200_000  # arrivals per wall second (issue 29)
+QUICK_SIZES = [1 << 13, 1 << 14, 1 << 15]
+FULL_SIZES = [1 << 13, 1 << 14, 1 << 15, 1 << 16, 1 << 17]
+
+
+def bench_sim(out: Path, reps: int = 3, full: bool = False) -> list[dict]:
+    sizes = FULL_SIZES if full else QUICK_SIZES
+    progress = Progress(len(sizes) * reps + 1, "sim")
+    rows = []
+    for size in sizes:
+        config = AllReduceConfig(workers=WORKERS, size=size)
+        walls, rates = [], []
+        for _ in range(reps):
+            result = simulate(config)
+            walls.append(result.wall_run_s)
+            rates.append(result.arrivals / result.wall_run_s)
+            progress.step(f"{WORKERS} workers x {size}")
+        rows.append({"workers": WORKERS, "size": size, "rate_bps": config.link.rate, "arrivals": result.arrivals,
+                     "events": result.events, "simulated_s": result.communication_s, "verified": result.verified,
+                     "wall_s": summarise(walls), "arrivals_per_wall_s": summarise(rates)})
+    profile = profile_run(out / "sim_profile.txt", AllReduceConfig(workers=WORKERS, size=sizes[len(sizes) // 2]))
+    progress.step("cProfile")
+    arrivals = np.array([r["arrivals"] for r in rows], dtype=float)
+    walls = np.array([r["wall_s"]["median"] for r in rows])
+    slope, intercept = np.polyfit(arrivals, walls, 1)
+    fitted = slope * arrivals + intercept
+    worst = float(np.max(np.abs(walls - fitted) / walls))
+    for r in rows:
+        r.update(fit_us_per_arrival=slope * 1e6, fit_intercept_s=intercept, fit_worst_deviation=worst)
+    write(out, "sim", rows)
+    plots.lines(out / "sim_wall_vs_arrivals.png", f"ina sim: wall time against packets ({WORKERS} workers, 100 Gbit/s)",
+                "packet arrivals", "wall seconds (median)",
+                {"measured": (arrivals.tolist(), walls.tolist()),
+                 f"least squares: {slope * 1e6:.2f} us per arrival": (arrivals.tolist(), fitted.tolist())})
+    plots.lines(out / "sim_arrivals_per_s.png", f"ina sim: packet arrivals per wall second ({WORKERS} workers)",
+                "packet arrivals", "arrivals per wall second (median)",
+                {"measured": (arrivals.tolist(), [r["arrivals_per_wall_s"]["median"] for r in rows]),
+                 f"target {TARGET:,}": (arrivals.tolist(), [TARGET] * len(rows))})
+    best = max(r["arrivals_per_wall_s"]["median"] for r in rows)
+    print(f"sim: {WORKERS} workers, up to {best:,.0f} packet arrivals per wall second (target {TARGET:,}); "
+          f"wall time {slope * 1e6:.2f} us per arrival + {intercept:.3f} s, at most {worst:.1%} off that line; "
+          f"profile of {profile:,} arrivals in {out / 'sim_profile.txt'}")
+    return rows
+
+
+def profile_run(path: Path, config: AllReduceConfig) -> int:
+    """One run's simulation under cProfile (not its set-up): the functions that take the wall time,
+    by their own time. Returns the arrivals."""
+    profiler = cProfile.Profile()
+    result = simulate(config, profiler=profiler)
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(30)
+    path.write_text(f"{config}\n{result.arrivals} arrivals, {result.wall_run_s:.3f} s simulating "
+                    f"(under cProfile)\n{text.getvalue()}")
+    return result.arrivals
