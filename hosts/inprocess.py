@@ -310,7 +310,8 @@ class InProcessSwitch:
         self._transmit(member, core, core.expire(now))
 
     def _at_switch(self, when: float, port: int, frame: bytes) -> None:
-        """A frame reaches the switch: each frame the program sends, into its output port's egress."""
+        """A frame reaches the switch: each frame the program sends goes into its output port's
+        egress, if the worker on that port takes it (else it is stray)."""
         self.sim.now = when
         node = self.node
         leaves = when + node.pipeline
@@ -323,7 +324,7 @@ class InProcessSwitch:
             if self._judged and self._lost(RESULT if payload[0] == MSG_RESULT else STATUS, payload, member.rank,
                                            leaves):
                 continue
-            arrival = member.link.down.send(leaves, out_frame)
+            arrival = node.egress[out_port].send(leaves, out_frame)
             if arrival is not None:
                 self.sim.at(arrival, self._at_worker, member, payload, self._source(out_frame))
 
