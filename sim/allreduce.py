@@ -11,7 +11,7 @@ command; scripts call these directly.
 import cProfile
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -21,6 +21,8 @@ from ina.hosts.inprocess import FRAME_HEADERS, InProcessSwitch
 from ina.p4src.protocol import EPOCH_MAX, HEADER_LEN, SYNC, Policy
 from ina.sim.links import ChannelStats, LinkSpec, wire_bits
 from ina.sim.nodes import IDEAL_HOST, HostSpec
+
+DEFAULT_LINK = LinkSpec(rate=100e9, delay=1e-6, queue=1 << 20)  # a rack at 100 Gbit/s, 1 MiB per port
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class AllReduceConfig:
     elems: int = 64
     window: int = 128
     policy: Policy = SYNC
-    link: LinkSpec = field(default_factory=lambda: LinkSpec(rate=100e9, delay=1e-6, queue=1 << 20))
+    link: LinkSpec = DEFAULT_LINK
     host: HostSpec = IDEAL_HOST
     pipeline: float = 0.0
     seed: int = 1

@@ -12,8 +12,9 @@ from ina.args import int_choice, int_range, parsed_by, probability
 from ina.bench.results import git_revision
 from ina.controller.aggregation import BurstLoss
 from ina.hosts.core import WorkerError
-from ina.p4src.protocol import ELEMS_CHOICES, MAX_SLOTS, MAX_WORKERS, SYNC, Policy
+from ina.p4src.protocol import ELEMS_CHOICES, MAX_SLOTS, MAX_WORKERS, Policy
 from ina.sim.allreduce import (
+    DEFAULT_LINK,
     AllReduceConfig,
     AllReduceResult,
     lossless_time,
@@ -26,6 +27,7 @@ from ina.sim.nodes import HostSpec
 from ina.sim.units import format_rate, format_seconds, parse_rate, parse_seconds
 
 MAX_TIMEOUT_S = 60.0
+DEFAULTS = AllReduceConfig()
 
 
 def host_costs(text: str) -> tuple[float, float]:
@@ -48,33 +50,35 @@ def timeout_seconds(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     """Every limit from the protocol (p4src/protocol.py) or the model, checked before anything runs."""
     p = argparse.ArgumentParser(prog="ina sim", description=__doc__)
-    p.add_argument("--workers", type=int_range(2, MAX_WORKERS), default=8, help="workers on the star (one job)")
-    p.add_argument("--size", type=int_range(1), default=1 << 16, help="elements each worker all-reduces")
-    p.add_argument("--dtype", choices=["int32", "float32"], default="int32",
+    p.add_argument("--workers", type=int_range(2, MAX_WORKERS), default=DEFAULTS.workers, help="workers on the star (one job)")
+    p.add_argument("--size", type=int_range(1), default=DEFAULTS.size, help="elements each worker all-reduces")
+    p.add_argument("--dtype", choices=["int32", "float32"], default=DEFAULTS.dtype,
                    help="float32 travels quantized (block floating point, hosts/quantize.py)")
-    p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=64, help="elements per packet")
-    p.add_argument("--window", type=int_range(1, MAX_SLOTS), default=128, help="slots in flight per worker")
-    p.add_argument("--policy", type=parsed_by(Policy.parse), default=SYNC, metavar="POLICY",
+    p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=DEFAULTS.elems, help="elements per packet")
+    p.add_argument("--window", type=int_range(1, MAX_SLOTS), default=DEFAULTS.window, help="slots in flight per worker")
+    p.add_argument("--policy", type=parsed_by(Policy.parse), default=DEFAULTS.policy, metavar="POLICY",
                    help="the job's completion policy: sync, quorum:K, timeout:T[us|ms|s], stale:S (docs/protocol.md)")
-    p.add_argument("--rate", type=parsed_by(parse_rate), default=100e9, help="every link's rate (default 100Gbps)")
-    p.add_argument("--delay", type=parsed_by(parse_seconds), default=1e-6,
-                   help="every link's propagation delay, one way (default 1us)")
-    p.add_argument("--queue", type=int_range(0), default=1 << 20,
-                   help="bytes of frames each egress queue holds before it drops (default 1 MiB)")
+    p.add_argument("--rate", type=parsed_by(parse_rate), default=DEFAULT_LINK.rate,
+                   help=f"every link's rate (default {format_rate(DEFAULT_LINK.rate)})")
+    p.add_argument("--delay", type=parsed_by(parse_seconds), default=DEFAULT_LINK.delay,
+                   help=f"every link's propagation delay, one way (default {format_seconds(DEFAULT_LINK.delay)})")
+    p.add_argument("--queue", type=int_range(0), default=DEFAULT_LINK.queue,
+                   help="bytes of frames each egress queue holds before it drops (default %(default)s)")
     p.add_argument("--ecn", type=int_range(0), help="count the frames that find more than this many bytes queued")
     loss = p.add_mutually_exclusive_group()
     loss.add_argument("--loss", type=probability, default=0.0, help="loss probability per frame on every link, both ways")
     loss.add_argument("--loss-burst", type=BurstLoss.parse, metavar="GOOD,BAD,P_GB,P_BG",
                       help="bursty (Gilbert-Elliott) loss on every link instead: loss in the good and bad states, "
                            "then the chance per frame of going good->bad, bad->good")
-    p.add_argument("--pipeline", type=parsed_by(parse_seconds), default=0.0,
+    p.add_argument("--pipeline", type=parsed_by(parse_seconds), default=DEFAULTS.pipeline,
                    help="the switch's latency per frame, in to out (default 0s)")
     p.add_argument("--host-cost", type=parsed_by(host_costs), default=(0.0, 0.0), metavar="COST|SEND,RECV",
                    help="CPU time per packet a worker sends and receives (e.g. 200ns; default 0s)")
     p.add_argument("--nic-rate", type=parsed_by(parse_rate), help="the workers' NIC rate (default: the link's)")
-    p.add_argument("--timeout", type=parsed_by(timeout_seconds), default=1e-3,
-                   help="the workers' first retransmission timeout, before an RTT sample (default 1ms)")
-    p.add_argument("--seed", type=int_range(0), default=1, help="the arrays and every link's loss")
+    p.add_argument("--timeout", type=parsed_by(timeout_seconds), default=DEFAULTS.timeout,
+                   help="the workers' first retransmission timeout, before an RTT sample "
+                        f"(default {format_seconds(DEFAULTS.timeout)})")
+    p.add_argument("--seed", type=int_range(0), default=DEFAULTS.seed, help="the arrays and every link's loss")
     p.add_argument("--json", metavar="FILE", help="write every figure, the configuration, the seed and the git revision")
     return p
 
