@@ -273,6 +273,8 @@ SIMPLE_SWITCH_GRPC = Compat(
     atomic_writes="Support for atomic write modes has not been implemented yet",
     write_refusals=(
         Refusal("register_entry", grpc.StatusCode.UNIMPLEMENTED, "Register writes are not supported yet"),
+        Refusal("counter_entry", grpc.StatusCode.UNIMPLEMENTED, "Wildcard write is not supported for indirect counters yet",
+                lambda counter: not counter.HasField("index")),
         Refusal(None, grpc.StatusCode.UNKNOWN, "Incorrect entity type"),
     ),
     read_refusals=(

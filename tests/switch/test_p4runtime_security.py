@@ -15,7 +15,7 @@ import threading
 import grpc
 import pytest
 from google.protobuf.message import DecodeError
-from test_p4runtime_server import jobs_entry, program, update, write_errors
+from test_p4runtime_server import jobs_entry, program, switch_state, update, write_errors
 
 from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc
 from ina.p4rt.schema import Schema
@@ -368,15 +368,6 @@ def test_tls_with_client_auth_refuses_clients_without_a_certificate(pki):
 
 
 # --- fuzz --------------------------------------------------------------------------------
-def _state(sw: Switch) -> tuple:
-    """Everything a Write could change: table entries and defaults, registers, counters, PRE."""
-    tables = {n: (sorted((repr(e.match), e.action.name, tuple(e.args), e.priority) for e in t.entries()),
-                  t.get_default() if t.default is not None else None) for n, t in sw.tables.items()}
-    registers = {n: [r.read(i) for i in range(r.size)] for n, r in sw.registers.items()}
-    counters = {n: [c.read(i) for i in range(c.size)] for n, c in sw.counters.items()}
-    return tables, registers, counters, sw.multicast.groups(), sw.clone.sessions()
-
-
 def _mutate(rng: random.Random, msg) -> None:
     """Flip one byte, cut the end or append noise of a serialized message; what fails to parse is kept as parsed so far."""
     data = bytearray(msg.SerializeToString())
@@ -500,7 +491,7 @@ def test_fuzzed_requests_get_documented_codes_and_rejections_change_nothing(serv
     schema = Schema(program().p4info)
     pipeline = sw.pipeline
     for case in range(fuzz_cases(1500)):
-        before = _state(sw)
+        before = switch_state(sw)
         what = rng.randrange(10)
         if what < 6:
             updates = [_random_update(rng, schema) for _ in range(rng.randrange(1, 5))]
@@ -514,12 +505,12 @@ def test_fuzzed_requests_get_documented_codes_and_rejections_change_nothing(serv
             except grpc.RpcError as err:
                 assert err.code() in WRITE_CODES, (case, err.code(), err.details(), req)
                 if err.code() != grpc.StatusCode.UNKNOWN:
-                    assert _state(sw) == before, (case, req)
+                    assert switch_state(sw) == before, (case, req)
                     continue
                 codes = write_errors(err)
                 assert len(codes) == len(updates) and set(codes) <= UPDATE_CODES, (case, codes, err.details())
                 if all(c != code_pb2.OK for c in codes):
-                    assert _state(sw) == before, (case, codes, req)
+                    assert switch_state(sw) == before, (case, codes, req)
         elif what < 9:
             req = _random_read(rng, schema)
             try:
@@ -527,14 +518,14 @@ def test_fuzzed_requests_get_documented_codes_and_rejections_change_nothing(serv
                     pass
             except grpc.RpcError as err:
                 assert err.code() in READ_CODES, (case, err.code(), err.details(), req)
-            assert _state(sw) == before, (case, req)
+            assert switch_state(sw) == before, (case, req)
         else:
             device_config = json.dumps(program().bmv2).encode()
             config = rng.choice([device_config[:rng.randrange(len(device_config))], b"{}", b"[]", b"null",
                                  b'{"pipelines": 5}', rng.randbytes(40)])
             code = code_of(set_pipeline, stub, rng.choice([1, 1, 2]), rng.choice([1, 1, 2, 4, 5, 9]), config)
             assert code in PIPELINE_CODES, (case, code, config[:80])
-            assert sw.pipeline is pipeline and _state(sw) == before, (case, config[:80])
+            assert sw.pipeline is pipeline and switch_state(sw) == before, (case, config[:80])
     primary.close()
 
 
