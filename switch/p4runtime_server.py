@@ -11,8 +11,9 @@ arbitrate within ARBITRATION_TIMEOUT, at most MAX_CONTROLLERS have arbitrated an
 election id is above all of theirs closes the oldest that is not primary, every stream but the
 primary is closed after IDLE_TIMEOUT without a message; the thread pool keeps UNARY_WORKERS threads
 for unary RPCs however many streams are open, Reads stream in pages and stop at MAX_READ_ENTITIES,
-messages have size limits. Locks: `writing` (arbitration changes wait for a Write in flight, as the spec asks) is
-taken before `lock` (the engine: the packet loop holds it around `process`) or the arbiter's.
+messages have size limits. Locks: `writing` (arbitration changes wait for a Write in flight, as the
+spec asks) is taken before `lock` (the engine: the packet loop holds it around `process`) or the
+arbiter's.
 
 `Compat` holds, as one table, every rule where another target answers differently (SPEC is this
 server's own P4Runtime 1.4.1; SIMPLE_SWITCH_GRPC is BMv2 1.15 with PI, probed over loopback), so
