@@ -4,14 +4,18 @@ Each kind holds both directions, so the controller (which encodes what it writes
 it reads) and the switch's server (the reverse) share one codec and a round trip is tested once
 (tests/p4rt/test_entities.py). Both directions check the same rules and fail with EntityError
 carrying the code the P4Runtime spec names: OUT_OF_RANGE for a value that does not fit its field
-(or an empty byte string), INVALID_ARGUMENT for a malformed entity, NOT_FOUND for a name or id the
-P4Info lacks. What an update may do to a target's state (exists, const, index in range, update
-type) is the server's business, not this module's.
+(or an empty byte string), INVALID_ARGUMENT for a malformed entity (a don't-care match spelled out,
+an action the table lacks, a negative index), PERMISSION_DENIED for an action used outside its
+@defaultonly/@tableonly scope, NOT_FOUND for a table, register, ... the P4Info lacks. What an update
+may do to a target's state (exists, const, index in range, update type) is the server's business,
+not this module's.
 
 Canonical form: values are the shortest big-endian bytes, match fields go in P4Info order, and
-don't-care fields (a ternary mask of 0, a range covering the whole field) are omitted. Decoding
-accepts any width that holds a value and any field order and drops don't-cares, so
-decode(encode(x)) == x for an x without don't-cares, and encode(decode(m)) is m's canonical form.
+don't-care fields (a ternary mask of 0, a range covering the whole field, an LPM prefix of 0) are
+omitted: encode_match leaves them out of what it sends, and a FieldMatch that spells one out is
+INVALID_ARGUMENT both ways, as the spec's Match Format says. Decoding accepts any width that holds
+a value and any field order, so decode(encode(x)) == x for an x without don't-cares, and
+encode(decode(m)) is m's canonical form.
 """
 
 import dataclasses
@@ -179,6 +183,8 @@ class TernaryMatch(_Match):
         super().check(f, where)
         if self.value & ~self.mask:
             raise invalid(f"{where}: value has bits set outside the mask")
+        if self.is_dont_care(f):
+            raise invalid(f"{where}: a ternary mask of 0 is a don't-care; omit the field instead")
 
     def is_dont_care(self, f: MatchField) -> bool:
         return self.mask == 0
@@ -200,6 +206,8 @@ class RangeMatch(_Match):
         super().check(f, where)
         if self.low > self.high:
             raise invalid(f"{where}: range low {self.low} is above high {self.high}")
+        if self.is_dont_care(f):
+            raise invalid(f"{where}: a range over every value is a don't-care; omit the field instead")
 
     def is_dont_care(self, f: MatchField) -> bool:
         return (self.low, self.high) == (0, (1 << f.bitwidth) - 1)
@@ -258,7 +266,7 @@ def encode_match(match: Mapping[str, Match], table: Table) -> list[p4runtime_pb2
 
 
 def decode_match(fields: Iterable[p4runtime_pb2.FieldMatch], table: Table) -> dict[str, Match]:
-    """FieldMatch messages in any order -> fields by P4Info name, don't-cares dropped."""
+    """FieldMatch messages in any order -> fields by P4Info name (a don't-care is refused)."""
     fields = list(fields)
     given = {m.field_id: m for m in fields}
     if len(given) != len(fields):
@@ -272,21 +280,22 @@ def decode_match(fields: Iterable[p4runtime_pb2.FieldMatch], table: Table) -> di
         m = given.get(f.id)
         kind = _kind(f, table, None if m is None else m.WhichOneof("field_match_type"))
         if kind is not None:
-            value = kind.decode(m, f, _where(f, table))
-            if not value.is_dont_care(f):
-                out[f.name] = value
+            out[f.name] = kind.decode(m, f, _where(f, table))
     return out
 
 
 # --- actions and table entries ----------------------------------------------------------------
 def _check_scope(action: Action, table: Table, default: bool) -> None:
-    """The action belongs to the table, and may be used as (or other than) its default action."""
+    """The action belongs to the table (else INVALID_ARGUMENT), and may be used as (or other than)
+    its default action (else PERMISSION_DENIED: the spec's code for an action outside its scope)."""
     if action.id not in table.action_ids:
         raise invalid(f"table '{table.name}' has no action '{action.name}'")
     if default and action.id in table.table_only:
-        raise invalid(f"action '{action.name}' may not be the default action of '{table.name}' (@tableonly)")
+        raise EntityError(grpc.StatusCode.PERMISSION_DENIED,
+                          f"action '{action.name}' may not be the default action of '{table.name}' (@tableonly)")
     if not default and action.id in table.default_only:
-        raise invalid(f"action '{action.name}' may only be the default action of '{table.name}' (@defaultonly)")
+        raise EntityError(grpc.StatusCode.PERMISSION_DENIED,
+                          f"action '{action.name}' may only be the default action of '{table.name}' (@defaultonly)")
 
 
 def _check_param_names(action: Action, names: Iterable[str]) -> None:
@@ -323,7 +332,10 @@ class TableAction:
     def decode(cls, msg: p4runtime_pb2.Action, schema: Schema, table: Table, default: bool) -> "TableAction":
         if not msg.action_id:
             raise invalid(f"table '{table.name}': the entry has no action")
-        action = lookup(schema.action, msg.action_id)
+        try:
+            action = schema.action(msg.action_id)
+        except SchemaError:  # the spec: an action id that is not one of the table's is INVALID_ARGUMENT
+            raise invalid(f"table '{table.name}' has no action id {msg.action_id:#x} (nor has the P4Info)") from None
         _check_scope(action, table, default)
         given = {p.param_id: p.value for p in msg.params}
         if set(given) != {p.id for p in action.params} or len(given) != len(msg.params):
@@ -345,6 +357,14 @@ class TableAction:
         return [self.params[p.name] for p in lookup(schema.action, self.name).params]
 
 
+def _check_default(table: Table, is_default: bool, has_match: bool, priority: int) -> None:
+    """The spec's Default Entry: no match fields, priority 0."""
+    if is_default and has_match:
+        raise invalid(f"table '{table.name}': a default entry has no match fields")
+    if is_default and priority:
+        raise invalid(f"table '{table.name}': a default entry has priority 0, not {priority}")
+
+
 @dataclass
 class TableEntry:
     """A table entry by names. `match` holds the fields that are not don't-care, by P4Info name;
@@ -359,8 +379,7 @@ class TableEntry:
 
     def encode(self, schema: Schema) -> p4runtime_pb2.TableEntry:
         table = lookup(schema.table, self.table)
-        if self.is_default and self.match:
-            raise invalid(f"table '{table.name}': a default entry has no match fields")
+        _check_default(table, self.is_default, bool(self.match), self.priority)
         match = [] if self.is_default else encode_match(self.match, table)
         msg = p4runtime_pb2.TableEntry(table_id=table.id, match=match, priority=self.priority,
                                        is_default_action=self.is_default)
@@ -371,8 +390,7 @@ class TableEntry:
     @classmethod
     def decode(cls, msg: p4runtime_pb2.TableEntry, schema: Schema) -> "TableEntry":
         table = lookup(schema.table, msg.table_id)
-        if msg.is_default_action and msg.match:
-            raise invalid(f"table '{table.name}': a default entry has no match fields")
+        _check_default(table, msg.is_default_action, bool(msg.match), msg.priority)
         match = {} if msg.is_default_action else decode_match(msg.match, table)
         action = None
         if msg.HasField("action"):
@@ -403,19 +421,27 @@ class TableEntry:
 
 
 # --- registers, counters, meters -----------------------------------------------------------
-def index_of(msg) -> int | None:
-    """The Index of a register, counter or meter entry; None when absent (every cell)."""
-    return msg.index.index if msg.HasField("index") else None
+def _checked_index(index: int | None, what: str) -> int | None:
+    """`index`, unless negative: INVALID_ARGUMENT, the spec's code (past the end is the server's OUT_OF_RANGE)."""
+    if index is not None and index < 0:
+        raise invalid(f"{what}: index {index} is negative")
+    return index
 
 
-def _set_index(msg, index: int | None) -> None:
-    if index is not None:
+def index_of(msg, what: str) -> int | None:
+    """The Index of a register, counter or meter entry (`what` names it); None when absent (every cell)."""
+    return _checked_index(msg.index.index if msg.HasField("index") else None, what)
+
+
+def _set_index(msg, index: int | None, what: str) -> None:
+    if _checked_index(index, what) is not None:
         msg.index.index = index
 
 
 @dataclass(frozen=True)
 class RegisterEntry:
-    """A register cell; index None selects every cell (a read), value None carries no data (a query)."""
+    """A register cell; index None selects every cell (a read, or a write of every cell), value None
+    carries no data (a query)."""
 
     register: str
     index: int | None = None
@@ -425,7 +451,7 @@ class RegisterEntry:
     def encode(self, schema: Schema) -> p4runtime_pb2.RegisterEntry:
         info = lookup(schema.register, self.register)
         msg = p4runtime_pb2.RegisterEntry(register_id=info.id)
-        _set_index(msg, self.index)
+        _set_index(msg, self.index, f"register '{info.name}'")
         if self.value is not None:
             msg.data.bitstring = encode_value(self.value, info.bitwidth, f"register '{info.name}'")
         return msg
@@ -438,7 +464,7 @@ class RegisterEntry:
             if msg.data.WhichOneof("data") != "bitstring":
                 raise invalid(f"register '{info.name}' holds a bitstring")
             value = decode_value(msg.data.bitstring, info.bitwidth, f"register '{info.name}'")
-        return cls(info.name, index_of(msg), value)
+        return cls(info.name, index_of(msg, f"register '{info.name}'"), value)
 
 
 @dataclass(frozen=True)
@@ -468,15 +494,17 @@ class CounterEntry:
     entity: ClassVar[str] = "counter_entry"
 
     def encode(self, schema: Schema) -> p4runtime_pb2.CounterEntry:
-        msg = p4runtime_pb2.CounterEntry(counter_id=lookup(schema.counter, self.counter).id)
-        _set_index(msg, self.index)
+        info = lookup(schema.counter, self.counter)
+        msg = p4runtime_pb2.CounterEntry(counter_id=info.id)
+        _set_index(msg, self.index, f"counter '{info.name}'")
         if self.data is not None:
             msg.data.CopyFrom(self.data.encode())
         return msg
 
     @classmethod
     def decode(cls, msg: p4runtime_pb2.CounterEntry, schema: Schema) -> "CounterEntry":
-        return cls(lookup(schema.counter, msg.counter_id).name, index_of(msg), _data(msg, "data", CounterData))
+        info = lookup(schema.counter, msg.counter_id)
+        return cls(info.name, index_of(msg, f"counter '{info.name}'"), _data(msg, "data", CounterData))
 
 
 @dataclass
@@ -525,15 +553,17 @@ class MeterEntry:
     entity: ClassVar[str] = "meter_entry"
 
     def encode(self, schema: Schema) -> p4runtime_pb2.MeterEntry:
-        msg = p4runtime_pb2.MeterEntry(meter_id=lookup(schema.meter, self.meter).id)
-        _set_index(msg, self.index)
+        info = lookup(schema.meter, self.meter)
+        msg = p4runtime_pb2.MeterEntry(meter_id=info.id)
+        _set_index(msg, self.index, f"meter '{info.name}'")
         if self.config is not None:
             msg.config.CopyFrom(self.config.encode())
         return msg
 
     @classmethod
     def decode(cls, msg: p4runtime_pb2.MeterEntry, schema: Schema) -> "MeterEntry":
-        return cls(lookup(schema.meter, msg.meter_id).name, index_of(msg), _data(msg, "config", MeterConfig))
+        info = lookup(schema.meter, msg.meter_id)
+        return cls(info.name, index_of(msg, f"meter '{info.name}'"), _data(msg, "config", MeterConfig))
 
 
 # --- packet replication engine -------------------------------------------------------------

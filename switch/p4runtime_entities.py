@@ -36,6 +36,7 @@ from ina.p4rt.proto import p4runtime_pb2
 from ina.p4rt.schema import Schema, Table
 from ina.switch.engine import Switch
 from ina.switch.errors import TableError
+from ina.switch.tables import declared_default
 
 INSERT, MODIFY, DELETE = (p4runtime_pb2.Update.INSERT, p4runtime_pb2.Update.MODIFY,
                           p4runtime_pb2.Update.DELETE)
@@ -109,16 +110,21 @@ def write_table_entry(sw: Switch, schema: Schema, update_type: int, entry: p4run
     table = sw.tables.get(info.name)
     if table is None:
         raise EntityError(grpc.StatusCode.NOT_FOUND, f"the running pipeline has no table '{info.name}'")
+    if entry.is_const:
+        raise invalid(f"table '{info.name}': a written entry must leave is_const false (the server sets it)")
     if entry.is_default_action:
         if update_type != MODIFY:
             raise invalid(f"the default entry of '{info.name}' can only be modified")
         if table.default_is_const or info.const_default_action_id:
             raise EntityError(grpc.StatusCode.PERMISSION_DENIED, f"the default action of '{info.name}' is const")
         action = TableEntry.decode(entry, schema).action
-        if action is None:
-            raise invalid(f"table '{info.name}': the entry has no action")
-        table.set_default(action.name, action.args(schema))
+        if action is None:  # the spec's reset to the default the program declares
+            table.set_default(*declared_default(sw.pipeline.model.tables[info.name], sw.pipeline.model))
+        else:
+            table.set_default(action.name, action.args(schema))
         return
+    if update_type == INSERT and not info.match_fields:
+        raise invalid(f"table '{info.name}' has no key: it has only its default entry (MODIFY it with is_default_action)")
     if info.is_const or table.is_const:
         raise EntityError(grpc.StatusCode.PERMISSION_DENIED, f"table '{info.name}' is const; its entries cannot change")
     match = _engine_match(info, p4e.decode_match(entry.match, info))
@@ -170,50 +176,54 @@ def read_table_entries(sw: Switch, schema: Schema, query: p4runtime_pb2.TableEnt
 
 # --- registers, counters and meters --------------------------------------------------------
 def _indices(size: int, index: int | None) -> range:
-    """The cells an entry selects: one (in range, else OUT_OF_RANGE) or, with no index, all."""
+    """The cells an entry selects: one (past the end is OUT_OF_RANGE; p4e refused a negative one
+    already) or, with no index, all."""
     if index is None:
         return range(size)
-    if not 0 <= index < size:
+    if index >= size:
         raise EntityError(grpc.StatusCode.OUT_OF_RANGE, f"index {index} is out of range 0..{size - 1}")
     return range(index, index + 1)
 
 
 def write_register(sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.RegisterEntry) -> None:
+    """One cell, or with no index every cell (the spec's wildcard write)."""
     cell = RegisterEntry.decode(entry, schema)
     if update_type != MODIFY:
         raise invalid("register cells can only be modified")
-    if cell.index is None:
-        raise invalid(f"writing register '{cell.register}' needs an index")
     reg = sw.registers[cell.register]
-    (index,) = _indices(reg.size, cell.index)
+    cells = _indices(reg.size, cell.index)
     if cell.value is None:
         raise invalid(f"writing register '{cell.register}' needs a value (data.bitstring)")
-    reg.write(index, cell.value)
+    for i in cells:
+        reg.write(i, cell.value)
 
 
 def read_registers(sw: Switch, schema: Schema, query: p4runtime_pb2.RegisterEntry):
     infos = [lookup(schema.register, query.register_id)] if query.register_id else schema.all("register")
     for info in infos:
         reg = sw.registers[info.name]
-        for i in _indices(reg.size, p4e.index_of(query)):
+        for i in _indices(reg.size, p4e.index_of(query, f"register '{info.name}'")):
             yield RegisterEntry(info.name, i, reg.read(i)).encode(schema)
 
 
 def write_counter(sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.CounterEntry) -> None:
+    """One cell, or with no index every cell; without data nothing changes (the spec's MODIFY)."""
     cell = CounterEntry.decode(entry, schema)
     if update_type != MODIFY:
         raise invalid("counter cells can only be modified")
     counter = sw.counters[cell.counter]
-    data = cell.data or CounterData()
-    for i in _indices(counter.size, cell.index):
-        counter.write(i, data.packet_count, data.byte_count)
+    cells = _indices(counter.size, cell.index)
+    if cell.data is None:
+        return
+    for i in cells:
+        counter.write(i, cell.data.packet_count, cell.data.byte_count)
 
 
 def read_counters(sw: Switch, schema: Schema, query: p4runtime_pb2.CounterEntry):
     infos = [lookup(schema.counter, query.counter_id)] if query.counter_id else schema.all("counter")
     for info in infos:
         counter = sw.counters[info.name]
-        for i in _indices(counter.size, p4e.index_of(query)):
+        for i in _indices(counter.size, p4e.index_of(query, f"counter '{info.name}'")):
             yield CounterEntry(info.name, i, CounterData(*counter.read(i))).encode(schema)
 
 
@@ -232,8 +242,8 @@ def write_direct_counter(sw: Switch, schema: Schema, update_type: int, entry: p4
         raise invalid("direct counters can only be modified")
     cell = DirectCounterEntry.decode(entry, schema)
     info, found = _find_entry(sw, schema, cell.table_entry)
-    data = cell.data or CounterData()
-    sw.tables[info.name].set_counters(found.handle, data.packet_count, data.byte_count)
+    if cell.data is not None:  # without data nothing changes, as the spec says
+        sw.tables[info.name].set_counters(found.handle, cell.data.packet_count, cell.data.byte_count)
 
 
 def read_direct_counters(sw: Switch, schema: Schema, query: p4runtime_pb2.DirectCounterEntry):
@@ -267,7 +277,7 @@ def read_meters(sw: Switch, schema: Schema, query: p4runtime_pb2.MeterEntry):
     infos = [lookup(schema.meter, query.meter_id)] if query.meter_id else schema.all("meter")
     for info in infos:
         meter = sw.meters[info.name]
-        for i in _indices(info.size, p4e.index_of(query)):
+        for i in _indices(info.size, p4e.index_of(query, f"meter '{info.name}'")):
             config = meter.get(i)
             yield MeterEntry(info.name, i, MeterConfig(*(int(x) for x in config)) if config else None).encode(schema)
 

@@ -4,11 +4,16 @@ Arbitration follows P4Runtime 1.4.1 (default role only): the primary is the stre
 id equals the highest ever accepted; a stream without an election id is never primary; when the
 primary leaves nobody is promoted. Only the primary may Write or set the pipeline.
 
-Nothing a client sends can freeze the server: streams are few (MAX_STREAMS) and must arbitrate
-within ARBITRATION_TIMEOUT, the thread pool keeps UNARY_WORKERS threads for unary RPCs however
-many streams are open, Reads stream in pages and stop at MAX_READ_ENTITIES, messages have size
-limits. Locks: `writing` (arbitration changes wait for a Write in flight, as the spec asks) is
-taken before `lock` (the engine: the packet loop holds it around `process`) or the arbiter's.
+Nothing a client sends can freeze the server or keep the controller with the highest election id
+out (_Arbiter's admission): streams are few (MAX_STREAMS, each holding a thread), a new stream
+always gets in (closing the oldest that has not arbitrated when they are all taken), a stream must
+arbitrate within ARBITRATION_TIMEOUT, at most MAX_CONTROLLERS have arbitrated and a newcomer whose
+election id is above all of theirs closes the oldest that is not primary, every stream but the
+primary is closed after IDLE_TIMEOUT without a message; the thread pool keeps UNARY_WORKERS threads
+for unary RPCs however many streams are open, Reads stream in pages and stop at MAX_READ_ENTITIES,
+messages have size limits. Locks: `writing` (arbitration changes wait for a Write in flight, as the
+spec asks) is taken before `lock` (the engine: the packet loop holds it around `process`) or the
+arbiter's.
 
 `Compat` holds, as one table, every rule where another target answers differently (SPEC is this
 server's own P4Runtime 1.4.1; SIMPLE_SWITCH_GRPC is BMv2 1.15 with PI, probed over loopback), so
@@ -40,9 +45,12 @@ from ina.switch.program import Program
 API_VERSION = "1.4.1"
 READ_CHUNK = 4096  # entities per ReadResponse
 MAX_READ_ENTITIES = 1 << 18  # per ReadRequest; a Read selecting more ends with RESOURCE_EXHAUSTED
-MAX_STREAMS = 16  # open StreamChannels; the next one ends with RESOURCE_EXHAUSTED
+MAX_CONTROLLERS = 16  # streams that have arbitrated; beyond, only a higher election id gets in
+MAX_UNARBITRATED = 8  # places kept for streams that have not arbitrated yet, so a newcomer always has one
+MAX_STREAMS = MAX_CONTROLLERS + MAX_UNARBITRATED  # open StreamChannels, each holding a server thread
 UNARY_WORKERS = 8  # threads that stay free for Write/Read/... while MAX_STREAMS streams are open
 ARBITRATION_TIMEOUT = 5.0  # seconds a new stream has to send its MasterArbitrationUpdate
+IDLE_TIMEOUT = 60.0  # seconds a stream other than the primary may stay silent before it is closed
 OUTBOX_LIMIT = 1024  # PacketIn/digest messages queued for a stream that does not read; more are dropped
 MAX_MESSAGE_BYTES = 64 << 20  # received and sent; pipelines of big programs are several MB
 ERROR_MESSAGE_CHARS = 200  # per p4.Error message, so a batch's statuses stay small metadata
@@ -72,6 +80,7 @@ class _Stream:
         self.arbitrated = False
         self.election_id: int | None = None  # None: arbitrated without one (never primary)
         self.outbox: queue.Queue = queue.Queue()
+        self.opened = self.heard = time.monotonic()  # heard: its last message, or its last moment as primary
 
     def offer(self, msg: p4runtime_pb2.StreamMessageResponse) -> None:
         """Queue data for the client unless it stopped reading (the spec lets a loaded server drop)."""
@@ -84,28 +93,70 @@ def _uint128(value: p4runtime_pb2.Uint128) -> int:
 
 
 class _Arbiter:
-    """The streams of one device and its election (default role), by the spec's rules."""
+    """The streams of one device and its election (default role), by the spec's rules, and who may
+    hold a stream: a process that opens streams cannot keep out a controller whose election id is
+    above all of theirs (docs/security.md, "Arbitration")."""
 
     def __init__(self, device_id: int):
         self.device_id = device_id
         self.lock = threading.Lock()
-        self.streams: list[_Stream] = []
+        self.streams: list[_Stream] = []  # in the order they opened
         self.highest: int | None = None  # the highest election id ever accepted (election_id_past)
 
-    def open(self, stream: _Stream) -> bool:
+    def open(self, stream: _Stream) -> None:
+        """Admit a new stream; when MAX_STREAMS are open, the oldest that has not arbitrated ends
+        (there is one: at most MAX_CONTROLLERS have), so opening streams locks nobody out."""
         with self.lock:
             if len(self.streams) >= MAX_STREAMS:
-                return False
+                oldest = next(s for s in self.streams if not s.arbitrated)
+                self._evict(oldest, f"{MAX_STREAMS} StreamChannels are open: this one, the oldest that had not sent "
+                                    "its MasterArbitrationUpdate, made room for a newer one")
             self.streams.append(stream)
-            return True
 
     def close(self, stream: _Stream) -> None:
         """A primary leaving leaves the device without one; the others are told (NOT_FOUND)."""
         with self.lock:
+            if stream not in self.streams:  # evicted already
+                return
             was_primary = self._primary() is stream
             self.streams.remove(stream)
             if was_primary:
                 self._notify(self._arbitrated())
+
+    def _evict(self, stream: _Stream, why: str) -> None:
+        """End `stream` with RESOURCE_EXHAUSTED, the spec's code for a stream beyond the limit."""
+        self.streams.remove(stream)
+        stream.outbox.put(_StreamEnd(grpc.StatusCode.RESOURCE_EXHAUSTED, why))
+
+    def _admit(self, stream: _Stream, election_id: int | None) -> _StreamEnd | None:
+        """A first arbitration while MAX_CONTROLLERS streams have arbitrated gets in only with an
+        election id above every one of theirs, closing the oldest that is not primary; else it is
+        refused (RESOURCE_EXHAUSTED, the spec's rule 1.4). Called with the lock held."""
+        arbitrated = self._arbitrated()
+        if len(arbitrated) < MAX_CONTROLLERS:
+            return None
+        if election_id is None or any(s.election_id is not None and s.election_id >= election_id for s in arbitrated):
+            return _StreamEnd(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                              f"{MAX_CONTROLLERS} controllers are connected, the most this switch serves; "
+                              "only an election id above all of theirs gets in")
+        primary = self._primary()
+        oldest = next(s for s in arbitrated if s is not primary)
+        self._evict(oldest, f"{MAX_CONTROLLERS} controllers were connected and one with a higher election id "
+                            "arrived: this one, the oldest backup, made room")
+        return None
+
+    def _left_primacy(self, previous: _Stream | None) -> None:
+        """Time as primary counts as heard: a stream demoted now has IDLE_TIMEOUT from now."""
+        if previous is not None and previous is not self._primary():
+            previous.heard = time.monotonic()
+
+    def idle(self, stream: _Stream) -> bool:
+        """Whether `stream` has been silent for IDLE_TIMEOUT while not primary (the primary never is)."""
+        with self.lock:
+            now = time.monotonic()
+            if self._primary() is stream:
+                stream.heard = now
+            return now - stream.heard >= IDLE_TIMEOUT
 
     def _arbitrated(self) -> list[_Stream]:
         return [s for s in self.streams if s.arbitrated]
@@ -146,17 +197,23 @@ class _Arbiter:
                 return _StreamEnd(grpc.StatusCode.INVALID_ARGUMENT, "this switch supports no role config")
         election_id = _uint128(arb.election_id) if arb.HasField("election_id") else None
         with self.lock:
+            if stream not in self.streams:  # evicted meanwhile: its end is queued
+                return None
             if election_id is not None and any(s is not stream and s.election_id == election_id
                                                for s in self._arbitrated()):
                 return _StreamEnd(grpc.StatusCode.INVALID_ARGUMENT,
                                   f"election id {election_id} is already used by another controller")
-            was_primary = self._primary() is stream
+            refused = self._admit(stream, election_id) if first else None
+            if refused is not None:
+                return refused
+            previous = self._primary()
             stream.arbitrated, stream.election_id = True, election_id
             if election_id is not None and (self.highest is None or election_id >= self.highest):
                 self.highest = election_id
                 self._notify([*(s for s in self._arbitrated() if s is not stream), stream])
             else:
-                self._notify(self._arbitrated() if was_primary else [stream])
+                self._notify(self._arbitrated() if previous is stream else [stream])
+            self._left_primacy(previous)
         return None
 
     def _notify(self, streams: list[_Stream]) -> None:
@@ -202,16 +259,20 @@ class _LiveElection(_Arbiter):
             return _StreamEnd(grpc.StatusCode.FAILED_PRECONDITION, "Invalid device id")
         election_id = _uint128(arb.election_id)
         with self.lock:
-            if not first and election_id == stream.election_id:
+            if stream not in self.streams or (not first and election_id == stream.election_id):
                 return None
             if any(s is not stream and s.election_id == election_id for s in self._arbitrated()):
                 return _StreamEnd(grpc.StatusCode.INVALID_ARGUMENT,
                                   "Election id already exists" if first else "New election id already exists")
-            was_primary = self._primary() is stream
+            refused = self._admit(stream, election_id) if first else None
+            if refused is not None:
+                return refused
+            previous = self._primary()
             stream.arbitrated, stream.election_id = True, election_id
             is_primary = self._primary() is stream
-            changed = is_primary if first else is_primary != was_primary
+            changed = is_primary if first else is_primary != (previous is stream)
             self._notify(self._arbitrated() if changed else [stream])
+            self._left_primacy(previous)
         return None
 
     def _notify(self, streams: list[_Stream]) -> None:
@@ -273,6 +334,8 @@ SIMPLE_SWITCH_GRPC = Compat(
     atomic_writes="Support for atomic write modes has not been implemented yet",
     write_refusals=(
         Refusal("register_entry", grpc.StatusCode.UNIMPLEMENTED, "Register writes are not supported yet"),
+        Refusal("counter_entry", grpc.StatusCode.UNIMPLEMENTED, "Wildcard write is not supported for indirect counters yet",
+                lambda counter: not counter.HasField("index")),
         Refusal(None, grpc.StatusCode.UNKNOWN, "Incorrect entity type"),
     ),
     read_refusals=(
@@ -349,9 +412,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
     # --- stream channel ----------------------------------------------------------------------
     def StreamChannel(self, request_iterator, context):
         stream = _Stream()
-        if not self.arbiter.open(stream):
-            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                          f"{MAX_STREAMS} StreamChannels are open already; close one first")
+        self.arbiter.open(stream)
         context.add_callback(lambda: stream.outbox.put(None))  # cancelled: free this thread
         threading.Thread(target=self._read_stream, args=(stream, request_iterator), daemon=True).start()
         try:
@@ -368,17 +429,22 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         finally:
             stream.outbox.put(None)
 
-    @staticmethod
-    def _replies(stream: _Stream, context) -> Iterator[p4runtime_pb2.StreamMessageResponse]:
-        """The stream's outbox until it ends; a stream that does not arbitrate in time is closed."""
-        deadline = time.monotonic() + ARBITRATION_TIMEOUT
+    def _replies(self, stream: _Stream, context) -> Iterator[p4runtime_pb2.StreamMessageResponse]:
+        """The stream's outbox until it ends; a stream that does not arbitrate in time, or that is
+        silent for IDLE_TIMEOUT while not primary, is closed (DEADLINE_EXCEEDED)."""
         while True:
-            wait = None if stream.arbitrated else max(0.0, deadline - time.monotonic())
+            due = stream.heard + IDLE_TIMEOUT if stream.arbitrated else stream.opened + ARBITRATION_TIMEOUT
             try:
-                item = stream.outbox.get(timeout=wait)
+                item = stream.outbox.get(timeout=max(0.0, due - time.monotonic()))
             except queue.Empty:
-                context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
-                              f"no MasterArbitrationUpdate within {ARBITRATION_TIMEOUT} s of opening the stream")
+                if not stream.arbitrated:
+                    context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                  f"no MasterArbitrationUpdate within {ARBITRATION_TIMEOUT} s of opening the stream")
+                if self.arbiter.idle(stream):
+                    context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                  f"nothing received for {IDLE_TIMEOUT} s while not the primary controller "
+                                  "(a backup resends its MasterArbitrationUpdate to stay)")
+                continue
             if item is None:
                 return
             if isinstance(item, _StreamEnd):
@@ -386,6 +452,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             yield item
 
     def _on_stream_message(self, stream: _Stream, msg: p4runtime_pb2.StreamMessageRequest) -> None:
+        stream.heard = time.monotonic()
         kind = msg.WhichOneof("update")
         if kind == "arbitration":
             with self.writing:

@@ -251,18 +251,26 @@ def new_table(cls: Callable[..., Table], spec: TableSpec, model: Program) -> Tab
     return cls(spec.name, keys, refs, spec.max_size)
 
 
+def declared_default(spec: TableSpec, model: Program) -> tuple[str, list[int]] | None:
+    """The program's default action (else the first action with zero arguments; None without
+    actions): what a table starts with, and what a P4Runtime MODIFY without an action restores."""
+    if spec.default:
+        return model.actions[spec.default.action_id].name, list(spec.default.args)
+    if spec.action_ids:
+        first = model.actions[spec.action_ids[0]]
+        return first.name, [0] * len(first.param_widths)
+    return None
+
+
 def install_program_entries(table: Table, spec: TableSpec, model: Program) -> None:
-    """The program's default action (else the first action with zero arguments) and const entries.
+    """The declared default action and const entries.
 
     BMv2's entry priority is smaller-wins, the table API's larger-wins; LPM and exact tables order
     by prefix length instead."""
-    if spec.default:
-        table.set_default(model.actions[spec.default.action_id].name, list(spec.default.args))
-        table.default_is_const = spec.default.action_const
-    else:
-        first = next(iter(table.actions.values()), None)
-        if first is not None:
-            table.set_default(first.name, [0] * len(first.param_widths))
+    default = declared_default(spec, model)
+    if default is not None:
+        table.set_default(*default)
+    table.default_is_const = bool(spec.default and spec.default.action_const)
     lpm_only = all(k.match_type in ("exact", "lpm", "valid") for k in table.keys)
     for entry in spec.entries:
         prio = None if lpm_only else -entry.priority

@@ -12,8 +12,8 @@ from ina.p4rt.proto import p4info_pb2, p4runtime_pb2
 from ina.p4rt.schema import MatchField, Schema
 
 MT = p4info_pb2.MatchField.MatchType
-OUT_OF_RANGE, INVALID, NOT_FOUND = (grpc.StatusCode.OUT_OF_RANGE, grpc.StatusCode.INVALID_ARGUMENT,
-                                    grpc.StatusCode.NOT_FOUND)
+OUT_OF_RANGE, INVALID, NOT_FOUND, DENIED = (grpc.StatusCode.OUT_OF_RANGE, grpc.StatusCode.INVALID_ARGUMENT,
+                                            grpc.StatusCode.NOT_FOUND, grpc.StatusCode.PERMISSION_DENIED)
 TABLES = {  # name: (match fields (name, bitwidth, type), direct counter)
     "Ing.exact": ([("sm.ingress_port", 9, MT.EXACT), ("hdr.eth.dst", 48, MT.EXACT)], False),
     "Ing.lpm": ([("hdr.ipv4.dst", 32, MT.LPM), ("meta.vrf", 16, MT.EXACT)], False),
@@ -124,19 +124,9 @@ def random_other(rng: random.Random) -> p4e.Entity:
 
 
 def noncanonical(rng: random.Random, msg: p4runtime_pb2.TableEntry) -> p4runtime_pb2.TableEntry:
-    """The same entry written another legal way: padded bytes, fields shuffled, don't-cares spelled out."""
+    """The same entry written another legal way: padded bytes, fields shuffled."""
     out = p4runtime_pb2.TableEntry()
     out.CopyFrom(msg)
-    table = SCHEMA.table(msg.table_id)
-    given = {m.field_id for m in msg.match}
-    for f in table.match_fields:
-        if f.id not in given and not msg.is_default_action and rng.random() < 0.5:
-            if f.match_type == "TERNARY":
-                out.match.add(field_id=f.id).ternary.SetInParent()
-                out.match[-1].ternary.value = out.match[-1].ternary.mask = b"\x00"
-            elif f.match_type == "RANGE":
-                r = out.match.add(field_id=f.id).range
-                r.low, r.high = b"\x00", ((1 << f.bitwidth) - 1).to_bytes(2, "big")
     for m in out.match:
         part = getattr(m, m.WhichOneof("field_match_type"))
         for name in ("value", "mask", "low", "high"):
@@ -191,13 +181,19 @@ def test_canonical_form_is_p4info_order_shortest_bytes_no_dont_cares():
     assert (msg.match[2].lpm.value, msg.match[2].lpm.prefix_len) == (b"\x80", 1)
     assert [(p.param_id, p.value) for p in msg.action.action.params] == [(1, b"\x00"), (2, b"\xab")]
     assert msg.table_id == acl.id and msg.priority == 10
-    # a ternary with mask 0 and a full range decode to nothing: the canonical entry omits them
-    dont_care = p4runtime_pb2.TableEntry(table_id=acl.id, priority=1)
-    dont_care.match.add(field_id=1).ternary.value = b"\x00"
-    dont_care.match[0].ternary.mask = b"\x00\x00"
-    dont_care.match.add(field_id=2).range.low = b"\x00"
-    dont_care.match[1].range.high = b"\xff\xff"
-    assert p4e.TableEntry.decode(dont_care, SCHEMA).match == {}
+    # a ternary with mask 0 or a full range spelled out is refused: the spec says to omit them
+    mask_zero = p4runtime_pb2.TableEntry(table_id=acl.id, priority=1)
+    mask_zero.match.add(field_id=1).ternary.value = b"\x00"
+    mask_zero.match[0].ternary.mask = b"\x00\x00"
+    with pytest.raises(p4e.EntityError, match=r"'hdr\.ipv4\.src' of 'Ing\.acl': a ternary mask of 0 is a don't-care") as err:
+        p4e.TableEntry.decode(mask_zero, SCHEMA)
+    assert err.value.code == INVALID
+    full_range = p4runtime_pb2.TableEntry(table_id=acl.id, priority=1)
+    full_range.match.add(field_id=2).range.low = b"\x00"
+    full_range.match[0].range.high = b"\xff\xff"
+    with pytest.raises(p4e.EntityError, match=r"'hdr\.udp\.sport' of 'Ing\.acl': a range over every value is a don't-care") as err:
+        p4e.TableEntry.decode(full_range, SCHEMA)
+    assert err.value.code == INVALID
 
 
 def test_bytes_are_shortest_any_width_holding_the_value_is_accepted_too_wide_refused(fuzz_cases):
@@ -246,22 +242,24 @@ def refusal(fn, *args) -> grpc.StatusCode | None:
 
 
 def expected_refusal(kind: str, args: list[int], width: int) -> grpc.StatusCode | None:
-    """The spec's rules, written apart from the module: too wide, then a bad prefix, mask or range."""
+    """The spec's rules, written apart from the module: too wide, then a bad prefix, mask or range
+    or a don't-care (/0, a mask of 0, the whole range)."""
     if any(a >> width for a in (args[:1] if kind == "lpm" else args)):
         return OUT_OF_RANGE
     if kind == "lpm":
         value, plen = args
         return INVALID if not 0 < plen <= width or value & ((1 << (width - plen)) - 1) else None
     if kind == "ternary":
-        return INVALID if args[0] & ~args[1] else None
+        return INVALID if args[0] & ~args[1] or args[1] == 0 else None
     if kind == "range":
-        return INVALID if args[0] > args[1] else None
+        return INVALID if args[0] > args[1] or args == [0, (1 << width) - 1] else None
     return None
 
 
 def test_each_match_kind_refuses_the_same_values_both_ways(fuzz_cases):
     """Random values, legal or not: encode and decode refuse exactly what the spec's rules refuse,
-    with the same code (too wide OUT_OF_RANGE, a bad prefix, mask or range INVALID_ARGUMENT)."""
+    with the same code (too wide OUT_OF_RANGE, a bad prefix, mask or range or a don't-care
+    INVALID_ARGUMENT)."""
     rng = random.Random(3)
     for case in range(fuzz_cases(4000)):
         width = rng.choice([1, 3, 8, 9, 16, 32, 48])
@@ -326,12 +324,15 @@ BAD_ENTRIES = [
     (lambda m: setattr(m.action.action.params[0], "value", b"\x02\x00"), OUT_OF_RANGE,
      "parameter 'port' of 'Ing.fwd': 512 does not fit in 9 bits"),
     (lambda m: m.action.action.params.pop(), INVALID, r"action 'Ing.fwd' takes parameters \['port', 'mac'\]; got ids \[1\]"),
-    (lambda m: setattr(m.action.action, "action_id", SCHEMA.action(DEFAULT_ONLY).id), INVALID,
+    (lambda m: setattr(m.action.action, "action_id", SCHEMA.action(DEFAULT_ONLY).id), DENIED,
      "action 'Ing.miss' may only be the default action of 'Ing.lpm'"),
-    (lambda m: setattr(m.action.action, "action_id", 0x01FFFFFF), NOT_FOUND, "the P4Info has no action"),
+    (lambda m: setattr(m.action.action, "action_id", 0x01FFFFFF), INVALID,
+     r"table 'Ing.lpm' has no action id 0x1ffffff \(nor has the P4Info\)"),
     (lambda m: setattr(m.action.action, "action_id", SCHEMA.action(ELSEWHERE).id), INVALID,
      "table 'Ing.lpm' has no action 'Egr.rewrite'"),
     (lambda m: setattr(m, "is_default_action", True), INVALID, "table 'Ing.lpm': a default entry has no match fields"),
+    (lambda m: (m.ClearField("match"), setattr(m, "is_default_action", True), setattr(m, "priority", 3)), INVALID,
+     "table 'Ing.lpm': a default entry has priority 0, not 3"),
 ]
 
 
@@ -354,8 +355,10 @@ def test_bad_entries_are_refused_naming_table_and_field(change, code, message):
     (p4e.TableEntry("Ing.exact", {"sm.ingress_port": p4e.LpmMatch(1, 9), "hdr.eth.dst": p4e.ExactMatch(0)}),
      INVALID, "match field 'sm.ingress_port' of 'Ing.exact' is EXACT; got a lpm match"),
     (p4e.TableEntry("Ing.exact", {"nope": p4e.ExactMatch(1)}), INVALID, "table 'Ing.exact' has no key 'nope'"),
-    (p4e.TableEntry("Ing.exact", {}, p4e.TableAction("Ing.hit"), is_default=True), INVALID,
+    (p4e.TableEntry("Ing.exact", {}, p4e.TableAction("Ing.hit"), is_default=True), DENIED,
      "action 'Ing.hit' may not be the default action of 'Ing.exact'"),
+    (p4e.TableEntry("Ing.exact", {}, p4e.TableAction("Ing.drop"), priority=2, is_default=True), INVALID,
+     "table 'Ing.exact': a default entry has priority 0, not 2"),
     (p4e.TableEntry("Ing.exact", {}, p4e.TableAction("Ing.fwd", {"port": 1}), is_default=True), INVALID,
      "action 'Ing.fwd' needs parameter 'mac'"),
     (p4e.TableEntry("Ing.exact", {}, p4e.TableAction("Ing.drop", {"x": 1}), is_default=True), INVALID,
@@ -364,6 +367,9 @@ def test_bad_entries_are_refused_naming_table_and_field(change, code, message):
      "table 'Ing.exact' has no action 'Egr.rewrite'"),
     (p4e.TableEntry("Ing.nope"), NOT_FOUND, "the P4Info has no table 'Ing.nope'"),
     (p4e.RegisterEntry("Ing.reg", 0, 256), OUT_OF_RANGE, "register 'Ing.reg': 256 does not fit in 8 bits"),
+    (p4e.RegisterEntry("Ing.reg", -1, 1), INVALID, "register 'Ing.reg': index -1 is negative"),
+    (p4e.CounterEntry("Ing.cnt", -2), INVALID, "counter 'Ing.cnt': index -2 is negative"),
+    (p4e.MeterEntry("Ing.meter", -3), INVALID, "meter 'Ing.meter': index -3 is negative"),
 ])
 def test_encode_refuses_what_decode_refuses(entry, code, message):
     with pytest.raises(p4e.EntityError, match=message) as err:
@@ -375,6 +381,11 @@ def test_other_malformed_entities():
     cell = p4runtime_pb2.RegisterEntry(register_id=SCHEMA.register("Ing.reg").id)
     cell.data.bool = True
     assert refusal(lambda: p4e.RegisterEntry.decode(cell, SCHEMA)) == INVALID
+    minus_one = p4runtime_pb2.Index(index=-1)
+    for decode, msg in ((p4e.RegisterEntry.decode, p4runtime_pb2.RegisterEntry(register_id=0x16000001, index=minus_one)),
+                        (p4e.CounterEntry.decode, p4runtime_pb2.CounterEntry(counter_id=0x12000001, index=minus_one)),
+                        (p4e.MeterEntry.decode, p4runtime_pb2.MeterEntry(meter_id=0x15000001, index=minus_one))):
+        assert refusal(decode, msg, SCHEMA) == INVALID, msg
     assert refusal(lambda: p4e.decode_pre(p4runtime_pb2.PacketReplicationEngineEntry())) == INVALID
     assert refusal(lambda: p4e.from_entity(p4runtime_pb2.Entity(), SCHEMA)) == INVALID
     assert refusal(lambda: p4e.TableEntry.parse(SCHEMA, "Ing.lpm", {"dst": "10.0.0.0/x"})) == INVALID

@@ -11,18 +11,19 @@ import queue
 import random
 import subprocess
 import threading
+import time
 
 import grpc
 import pytest
 from google.protobuf.message import DecodeError
-from test_p4runtime_server import jobs_entry, program, update, write_errors
+from test_p4runtime_server import jobs_entry, program, switch_state, update, write_errors
 
 from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc
 from ina.p4rt.schema import Schema
 from ina.p4rt.tls import server_credentials
 from ina.switch import p4runtime_server
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import MAX_STREAMS, P4RuntimeService, serve
+from ina.switch.p4runtime_server import MAX_CONTROLLERS, P4RuntimeService, serve
 
 BOUND = 20  # seconds: a deadline that only a hang reaches
 Set = p4runtime_pb2.SetForwardingPipelineConfigRequest
@@ -174,11 +175,11 @@ def test_idle_streams_are_bounded_and_never_starve_unary_calls(served):
     primary = Stream(channel, 1)
     assert primary.status()[0] == code_pb2.OK
     set_pipeline(stub, 1)
-    idle = [Stream(channel, None) for _ in range(MAX_STREAMS + 4)]  # each from its own thread pool slot
+    idle = [Stream(channel, None) for _ in range(MAX_CONTROLLERS + 4)]  # each from its own thread pool slot
     outcomes = [s.next() for s in idle]
     refused = [o for o in outcomes if isinstance(o, grpc.RpcError)]
     assert len(refused) == 5 and {o.code() for o in refused} == {grpc.StatusCode.RESOURCE_EXHAUSTED}
-    write(stub, 1, job_insert(4))  # answered within BOUND while MAX_STREAMS streams are open
+    write(stub, 1, job_insert(4))  # answered within BOUND while MAX_CONTROLLERS streams are open
     query = p4runtime_pb2.ReadRequest(device_id=0, entities=[
         p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry())])
     assert len([e for r in stub.Read(query, timeout=BOUND) for e in r.entities]) == 1
@@ -187,6 +188,117 @@ def test_idle_streams_are_bounded_and_never_starve_unary_calls(served):
     assert len(sw.tables["InaIngress.jobs"].entries()) == 1
     for s in [primary, *idle]:
         s.close()
+
+
+# --- stream admission: nobody can keep the controller with the highest election id out ---------
+@pytest.fixture(params=[p4runtime_server.SPEC, p4runtime_server.SIMPLE_SWITCH_GRPC], ids=["spec", "compat"])
+def admission(request, monkeypatch):
+    """(service, channel) of a server admitting 3 controllers and 2 more streams that have not arbitrated."""
+    monkeypatch.setattr(p4runtime_server, "MAX_CONTROLLERS", 3)
+    monkeypatch.setattr(p4runtime_server, "MAX_STREAMS", 5)
+    service = P4RuntimeService(Switch(), threading.Lock(), compat=request.param)
+    srv = serve(service, "127.0.0.1:0")
+    channel = grpc.insecure_channel(f"127.0.0.1:{srv.bound_port}")
+    yield service, channel
+    channel.close()
+    srv.stop(None)
+
+
+def opened(service: P4RuntimeService, streams: int) -> None:
+    """Wait until the server holds `streams` streams (each opening is asynchronous)."""
+    deadline = time.monotonic() + BOUND
+    while len(service.arbiter.streams) != streams:
+        assert time.monotonic() < deadline, f"{len(service.arbiter.streams)} streams open, not {streams}"
+        time.sleep(0.01)
+
+
+def ended(stream: Stream) -> grpc.StatusCode:
+    """The code that ended `stream`, skipping the advisories before it."""
+    while not isinstance(reply := stream.next(), grpc.RpcError):
+        pass
+    return reply.code()
+
+
+def still_open(stream: Stream) -> bool:
+    """Whether nothing has ended `stream` yet (advisories may be waiting)."""
+    return not any(isinstance(reply, grpc.RpcError) for reply in list(stream.replies.queue))
+
+
+def test_a_full_table_admits_only_an_election_id_above_all_and_closes_the_oldest_backup(admission):
+    service, channel = admission
+    first, second, third = Stream(channel, 10), Stream(channel, 5), Stream(channel, 1)
+    opened(service, 3)
+    assert first.status()[0] == code_pb2.OK and second.status()[0] == code_pb2.ALREADY_EXISTS
+    refused = [Stream(channel, eid) for eid in (7, None, 10)]  # below 10, none, 10's own id
+    assert [s.next().code() for s in refused] == [grpc.StatusCode.RESOURCE_EXHAUSTED] * 2 + [
+        grpc.StatusCode.INVALID_ARGUMENT]  # the spec checks a used id before the limit
+    assert len(service.arbiter.streams) == 3
+    highest = Stream(channel, 20)
+    assert highest.status() == (code_pb2.OK, 20)
+    assert ended(second) == grpc.StatusCode.RESOURCE_EXHAUSTED  # the oldest that was not primary
+    assert first.status() == (code_pb2.ALREADY_EXISTS, 20)  # demoted, still connected
+    assert [s.election_id for s in service.arbiter.streams] == [10, 1, 20]
+    higher = Stream(channel, 30)
+    assert higher.status() == (code_pb2.OK, 30)
+    assert ended(first) == grpc.StatusCode.RESOURCE_EXHAUSTED  # the demoted primary is now the oldest backup
+    assert [s.election_id for s in service.arbiter.streams] == [1, 20, 30]
+    assert highest.status() == (code_pb2.ALREADY_EXISTS, 30)
+    assert [third.status() for _ in range(3)] == [(code_pb2.ALREADY_EXISTS, eid) for eid in (10, 20, 30)]
+    for s in (third, highest, higher):
+        s.close()
+
+
+def test_streams_that_never_arbitrate_cannot_keep_a_controller_out(admission):
+    service, channel = admission
+    older = Stream(channel, 1)
+    assert older.status() == (code_pb2.OK, 1)
+    silent = []
+    for n in range(2, 6):  # the table full of streams that send nothing, opened in a known order
+        silent.append(Stream(channel, arbitrate=False))
+        opened(service, n)
+    controller = Stream(channel, 2)
+    assert controller.status() == (code_pb2.OK, 2)
+    assert silent[0].next().code() == grpc.StatusCode.RESOURCE_EXHAUSTED  # the oldest that had not arbitrated
+    assert len(service.arbiter.streams) == 5 and all(s.replies.empty() for s in silent[1:])  # nothing sent to them
+    assert older.status() == (code_pb2.ALREADY_EXISTS, 2)  # opened first, but it had arbitrated: still open
+    for s in (*silent[1:], older, controller):
+        s.close()
+
+
+def test_closing_a_stream_that_was_evicted_changes_nothing(monkeypatch):
+    monkeypatch.setattr(p4runtime_server, "MAX_STREAMS", 1)
+    arbiter = p4runtime_server._Arbiter(0)
+    evicted, newer = p4runtime_server._Stream(), p4runtime_server._Stream()
+    arbiter.open(evicted)
+    arbiter.open(newer)
+    assert evicted.outbox.get_nowait().code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    arbiter.close(evicted)  # its handler's cleanup, after the eviction
+    assert arbiter.streams == [newer] and newer.outbox.empty()
+
+
+def test_a_silent_stream_is_closed_after_the_idle_bound_unless_it_is_primary(admission, monkeypatch):
+    service, channel = admission
+    monkeypatch.setattr(p4runtime_server, "IDLE_TIMEOUT", 1.5)
+    primary, chatty, backup = [], [], []
+    for n, (kept, election_id) in enumerate(((primary, 10), (chatty, None), (backup, 5)), 1):
+        kept.append(Stream(channel, election_id))  # opened in this order, each after the one before
+        opened(service, n)
+        kept[0].status()
+    (primary,), (chatty,), (backup,) = primary, chatty, backup
+    time.sleep(0.3)
+    chatty.arbitrate(None)  # a message: its 1.5 s start again, so it outlives the backup opened after it
+    assert ended(backup) == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert still_open(primary) and still_open(chatty)  # the primary silent longer, chatty heard later
+    assert ended(chatty) == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert still_open(primary) and len(service.arbiter.streams) == 1
+    [held] = service.arbiter.streams
+    before = time.monotonic()
+    demoting = Stream(channel, 11)
+    assert demoting.status() == (code_pb2.OK, 11)
+    assert primary.status()[0] == code_pb2.ALREADY_EXISTS
+    assert held.heard >= before  # its time as primary counted as heard: 1.5 s from its demotion
+    assert ended(primary) == grpc.StatusCode.DEADLINE_EXCEEDED  # a silent backup now
+    demoting.close()
 
 
 # --- reads -------------------------------------------------------------------------------
@@ -368,15 +480,6 @@ def test_tls_with_client_auth_refuses_clients_without_a_certificate(pki):
 
 
 # --- fuzz --------------------------------------------------------------------------------
-def _state(sw: Switch) -> tuple:
-    """Everything a Write could change: table entries and defaults, registers, counters, PRE."""
-    tables = {n: (sorted((repr(e.match), e.action.name, tuple(e.args), e.priority) for e in t.entries()),
-                  t.get_default() if t.default is not None else None) for n, t in sw.tables.items()}
-    registers = {n: [r.read(i) for i in range(r.size)] for n, r in sw.registers.items()}
-    counters = {n: [c.read(i) for i in range(c.size)] for n, c in sw.counters.items()}
-    return tables, registers, counters, sw.multicast.groups(), sw.clone.sessions()
-
-
 def _mutate(rng: random.Random, msg) -> None:
     """Flip one byte, cut the end or append noise of a serialized message; what fails to parse is kept as parsed so far."""
     data = bytearray(msg.SerializeToString())
@@ -500,7 +603,7 @@ def test_fuzzed_requests_get_documented_codes_and_rejections_change_nothing(serv
     schema = Schema(program().p4info)
     pipeline = sw.pipeline
     for case in range(fuzz_cases(1500)):
-        before = _state(sw)
+        before = switch_state(sw)
         what = rng.randrange(10)
         if what < 6:
             updates = [_random_update(rng, schema) for _ in range(rng.randrange(1, 5))]
@@ -514,12 +617,12 @@ def test_fuzzed_requests_get_documented_codes_and_rejections_change_nothing(serv
             except grpc.RpcError as err:
                 assert err.code() in WRITE_CODES, (case, err.code(), err.details(), req)
                 if err.code() != grpc.StatusCode.UNKNOWN:
-                    assert _state(sw) == before, (case, req)
+                    assert switch_state(sw) == before, (case, req)
                     continue
                 codes = write_errors(err)
                 assert len(codes) == len(updates) and set(codes) <= UPDATE_CODES, (case, codes, err.details())
                 if all(c != code_pb2.OK for c in codes):
-                    assert _state(sw) == before, (case, codes, req)
+                    assert switch_state(sw) == before, (case, codes, req)
         elif what < 9:
             req = _random_read(rng, schema)
             try:
@@ -527,14 +630,14 @@ def test_fuzzed_requests_get_documented_codes_and_rejections_change_nothing(serv
                     pass
             except grpc.RpcError as err:
                 assert err.code() in READ_CODES, (case, err.code(), err.details(), req)
-            assert _state(sw) == before, (case, req)
+            assert switch_state(sw) == before, (case, req)
         else:
             device_config = json.dumps(program().bmv2).encode()
             config = rng.choice([device_config[:rng.randrange(len(device_config))], b"{}", b"[]", b"null",
                                  b'{"pipelines": 5}', rng.randbytes(40)])
             code = code_of(set_pipeline, stub, rng.choice([1, 1, 2]), rng.choice([1, 1, 2, 4, 5, 9]), config)
             assert code in PIPELINE_CODES, (case, code, config[:80])
-            assert sw.pipeline is pipeline and _state(sw) == before, (case, config[:80])
+            assert sw.pipeline is pipeline and switch_state(sw) == before, (case, config[:80])
     primary.close()
 
 

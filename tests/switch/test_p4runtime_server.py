@@ -89,6 +89,17 @@ def jobs_entry(job: int, base: int) -> p4runtime_pb2.TableEntry:
     return entry
 
 
+def switch_state(sw: Switch) -> tuple:
+    """Everything a Write could change: table entries (with their direct counters) and defaults,
+    registers, counters, multicast groups and clone sessions."""
+    tables = {n: (sorted((repr(e.match), e.action.name, tuple(e.args), e.priority, t.counters(e.handle))
+                         for e in t.entries()),
+                  t.get_default() if t.default is not None else None) for n, t in sw.tables.items()}
+    registers = {n: [r.read(i) for i in range(r.size)] for n, r in sw.registers.items()}
+    counters = {n: [c.read(i) for i in range(c.size)] for n, c in sw.counters.items()}
+    return tables, registers, counters, sw.multicast.groups(), sw.clone.sessions()
+
+
 def write_errors(err: grpc.RpcError) -> list[int]:
     """The per-update (or per-request, for Read) canonical codes of a batch that failed."""
     details = dict(err.trailing_metadata())["grpc-status-details-bin"]
