@@ -226,9 +226,12 @@ def still_open(stream: Stream) -> bool:
 
 def test_a_full_table_admits_only_an_election_id_above_all_and_closes_the_oldest_backup(admission):
     service, channel = admission
-    first, second, third = Stream(channel, 10), Stream(channel, 5), Stream(channel, 1)
+    first = Stream(channel, 10)  # each arbitrates before the next opens: the streams do not race
+    assert first.status() == (code_pb2.OK, 10)
+    second = Stream(channel, 5)
+    assert second.status() == (code_pb2.ALREADY_EXISTS, 10)
+    third = Stream(channel, 1)
     opened(service, 3)
-    assert first.status()[0] == code_pb2.OK and second.status()[0] == code_pb2.ALREADY_EXISTS
     refused = [Stream(channel, eid) for eid in (7, None, 10)]  # below 10, none, 10's own id
     assert [s.next().code() for s in refused] == [grpc.StatusCode.RESOURCE_EXHAUSTED] * 2 + [
         grpc.StatusCode.INVALID_ARGUMENT]  # the spec checks a used id before the limit
