@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 
 UDP_PORT_RANGE = (1, 65535)  # 0 is "any port" to bind(), never a port a peer can send to
+MEMORY_BUDGET = 4 << 30  # bytes for what one command's arguments size, all its processes here: the VM's (Vagrantfile)
 _SHOWN = 40  # characters of a bad value quoted in the message
 
 
@@ -42,6 +43,17 @@ def int_range(lo: int, hi: int | None = None) -> Callable[[str], int]:
 
     parse.__name__ = "int"
     return parse
+
+
+def memory_refusal(option: str, value: int, bytes_each: int, unit: str) -> str | None:
+    """None when `value` units of `bytes_each` bytes fit MEMORY_BUDGET, else the parser error naming
+    the option and its range: an argument that sizes memory is refused before anything is allocated,
+    so it never ends in MemoryError (or the OOM killer) half-way."""
+    limit = MEMORY_BUDGET // bytes_each
+    if value <= limit:
+        return None
+    why = f"{bytes_each} bytes per {unit}, at most {MEMORY_BUDGET >> 30} GiB"
+    return f"argument {option}: {_bad(f'an integer in 1..{limit} ({why})', str(value))}"
 
 
 def int_choice(choices: Sequence[int]) -> Callable[[str], int]:

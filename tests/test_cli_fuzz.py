@@ -26,6 +26,7 @@ from ina.switch.cli import build_parser as switch_parser
 from ina.switch.stf import build_parser as stf_parser
 from ina.topologies.cli import build_parser as run_parser
 from ina.topologies.cli import parse_link_delay
+from ina.train.cli import build_parser as train_parser
 
 
 def INT(lo: int, hi: int | None = None) -> tuple:
@@ -60,6 +61,16 @@ def subcommand(build: Callable[[], argparse.ArgumentParser], name: str) -> Calla
     return parser
 
 
+def without_subcommand(build: Callable[[], argparse.ArgumentParser]) -> Callable[[], argparse.ArgumentParser]:
+    """A parser whose subcommand may be left out, so its global options parse on their own."""
+    def parser() -> argparse.ArgumentParser:
+        p = build()
+        [sub] = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+        sub.required = False
+        return p
+    return parser
+
+
 # command -> (parser, arguments every parse needs, {option: kind})
 COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str], dict[str, tuple]]] = {
     "worker": (worker_parser, {"--job": "1", "--workers": "2"}, {
@@ -79,9 +90,20 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str],
         "--link-delay": PARSED(parse_link_delay, ("h3:5ms", "h3", ":5ms", "h1:2", "h2:1.5s", "h2:5xs"))}),
     "ctl set-drop": (subcommand(ctl_parser, "set-drop"), {"port": "1"}, {
         "--ingress": FLOAT(0, 1), "--egress": FLOAT(0, 1), "--ingress-burst": BURST, "--egress-burst": BURST}),
+    "ctl": (without_subcommand(ctl_parser), {}, {
+        "--grpc-addr": FREE, "--device-id": INT(0, 2**64 - 1), "--election-id": INT(0, 2**128 - 1),
+        "--timeout": FLOAT(0, 3600, lo_open=True), "--ca-cert": FREE, "--cert": FREE, "--key": FREE}),
     "bench": (bench_parser, {"what": "compile"}, {
-        "--out": FREE, "--reps": INT(1), "--seconds": FLOAT(0, None, lo_open=True), "--target": CHOICE,
+        "--out": FREE, "--reps": INT(1, 1000), "--seconds": FLOAT(0, 3600, lo_open=True), "--target": CHOICE,
         "--sweep": CHOICE, "--workers": INT(2, 16)}),
+    "train": (train_parser, {}, {
+        "--model": CHOICE, "--dataset": CHOICE, "--epochs": INT(1), "--batch": INT(1), "--lr": FLOAT(0, 10, lo_open=True),
+        "--hidden": INT(1), "--seed": INT(0), "--replay": CHOICE, "--scale": FLOAT(0, 1, lo_open=True),
+        "--bucket-cap-mb": FLOAT(0, None, lo_open=True), "--iterations": INT(1), "--bw": FLOAT(0, 1000, lo_open=True),
+        "--workers": INT(1, 32), "--aggregation": CHOICE, "--target-accuracy": FLOAT(0, 1, lo_open=True),
+        "--elems": ONE_OF_ELEMS, "--window": INT(1, 32768), "--timeout": FLOAT(0, 60, lo_open=True),
+        "--max-retries": INT(0), "--time-limit": FLOAT(0, None, lo_open=True), "--out": FREE, "--policy": POLICY,
+        "--compute-ms": FLOAT(0, 3.6e6), "--straggler": STRAGGLER, "--straggler-dist": DISTRIBUTION}),
     "compile": (compile_parser, {"program": "x.p4"}, {
         "-o": FREE, "--p4runtime-files": FREE, "-I": FREE, "-D": DEFINE, "--p4v": CHOICE}),
     "stf": (stf_parser, {"program": "x.p4", "stf": "x.stf"}, {"-I": FREE, "-D": DEFINE, "--engine": CHOICE}),
