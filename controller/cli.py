@@ -10,7 +10,15 @@ import json
 import sys
 from dataclasses import asdict
 
-from ina.args import float_range, int_range, ipv4_address, parsed_by, probability, udp_port
+from ina.args import (
+    float_range,
+    host_port,
+    int_range,
+    ipv4_address,
+    parsed_by,
+    probability,
+    udp_port,
+)
 from ina.controller.aggregation import Aggregation, BurstLoss, Worker
 from ina.controller.client import ControllerError, SwitchConnection
 from ina.files import FileError, read_json_object, read_p4info
@@ -53,16 +61,9 @@ def _mac(text: str) -> str:
     return text
 
 
-def _address(text: str) -> str:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT with PORT in 1..65535, got {text[:40]!r}")
-    return text
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ina ctl", description="Program and inspect an ina switch over P4Runtime.")
-    p.add_argument("--grpc-addr", type=_address, default="127.0.0.1:9559", metavar="HOST:PORT",
+    p.add_argument("--grpc-addr", type=host_port(1), default="127.0.0.1:9559", metavar="HOST:PORT",
                    help="the switch's P4Runtime server (default: %(default)s)")
     p.add_argument("--device-id", type=int_range(0, 2**64 - 1), default=0)
     p.add_argument("--election-id", type=int_range(0, 2**128 - 1), default=1,
@@ -78,8 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("show-pipeline", help="tables, registers and counters of the loaded program")
     sp = sub.add_parser("set-pipeline", help="push a BMv2 JSON and its P4Info")
-    sp.add_argument("--bmv2-json", required=True)
-    sp.add_argument("--p4info", required=True)
+    sp.add_argument("--bmv2-json", required=True, metavar="FILE")
+    sp.add_argument("--p4info", required=True, metavar="FILE",
+                    help="in the format its suffix names, as ina compile writes it: .json, .bin, else text")
     sa = sub.add_parser("set-switch-addr", help="the switch's own MAC and IP (ARP, ping, aggregation)")
     sa.add_argument("mac", type=_mac)
     sa.add_argument("ip", type=ipv4_address)

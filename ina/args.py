@@ -97,6 +97,22 @@ def ipv4_address(text: str) -> str:
         raise _bad("an IPv4 address like 10.0.0.1", text) from None
 
 
+def host_port(lowest_port: int) -> Callable[[str], str]:
+    """HOST:PORT with PORT in lowest_port..65535: 1 for an address to dial, 0 for one to listen on
+    (any free port); gRPC would take 65536 as 0, silently."""
+    expected = f"HOST:PORT with PORT in {lowest_port}..{UDP_PORT_RANGE[1]}"
+
+    def parse(text: str) -> str:
+        host, sep, port = text.rpartition(":")
+        if not (sep and host and port.isascii() and port.isdigit()
+                and lowest_port <= int(port) <= UDP_PORT_RANGE[1]):
+            raise _bad(expected, text)
+        return text
+
+    parse.__name__ = "address"
+    return parse
+
+
 udp_port = int_range(*UDP_PORT_RANGE)
 probability = float_range(0.0, 1.0)
 positive_float = float_range(0.0, lo_open=True)

@@ -69,22 +69,22 @@ def p4info_format(path: str | Path) -> str:
 def read_p4info(path: str | Path):
     """A P4Info message from a file in the format of its suffix (P4INFO_FORMATS)."""
     from google.protobuf import json_format, text_format
-    from google.protobuf.message import DecodeError
 
     from ina.p4rt.proto import p4info_pb2
 
     kind = p4info_format(path)
+    data = read_bytes(path, "P4Info") if kind == "binary" else read_text(path, "P4Info")
     p4info = p4info_pb2.P4Info()
     try:
         if kind == "binary":
-            p4info.ParseFromString(read_bytes(path, "P4Info"))
+            p4info.ParseFromString(data)
         elif kind == "JSON":
-            json_format.Parse(read_text(path, "P4Info"), p4info)
+            json_format.Parse(data, p4info)
         else:
-            text_format.Parse(read_text(path, "P4Info"), p4info)
+            text_format.Parse(data, p4info)
     except RecursionError:
         raise FileError(f"the P4Info {path} nests too deeply to read") from None
-    except (DecodeError, json_format.ParseError, text_format.ParseError) as err:
+    except Exception as err:  # DecodeError, ParseError, and for some input TypeError, UnicodeDecodeError...
         raise FileError(f"the P4Info {path} is not a {kind} P4Info: {_one_line(str(err))}") from None
     return p4info
 

@@ -9,7 +9,7 @@ import threading
 from collections import Counter as Tally
 from typing import TextIO
 
-from ina.args import int_range
+from ina.args import host_port, int_range
 from ina.files import FileError, read_json_object
 from ina.switch.engine import ENGINES, Switch
 from ina.switch.errors import PipelineError
@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-p4", action="store_true", help="start with no program; a controller pushes one")
     p.add_argument("-i", "--interface", action="append", type=_port, default=[], metavar="PORT@IFACE")
     p.add_argument("--device-id", type=int_range(0, 2**64 - 1), default=0)
-    p.add_argument("--grpc-server-addr", default="127.0.0.1:9559", metavar="HOST:PORT",
+    p.add_argument("--grpc-server-addr", type=host_port(0), default="127.0.0.1:9559", metavar="HOST:PORT",
                    help="where the P4Runtime server listens (default: %(default)s, this host only; "
                         "0.0.0.0:9559 lets any host that reaches the port program the switch: add TLS)")
     tls = p.add_argument_group("TLS for P4Runtime (simple_switch_grpc's options)")

@@ -69,10 +69,10 @@ def one_line(capsys) -> str:
 
 
 @pytest.mark.parametrize("case", JSON_CASES)
-def test_ina_switch_refuses_a_bad_bmv2_json_in_one_line(tmp_path, capsys, case):
+def test_ina_switch_refuses_a_bad_bmv2_json_in_one_line(tmp_path, capsys, taken_address, case):
     content, problem = JSON_CASES[case]
     path = hostile(tmp_path, case, content, ".json")
-    assert switch_main([str(path), "--grpc-server-addr", "256.0.0.1:1"]) == 1
+    assert switch_main([str(path), "--grpc-server-addr", taken_address]) == 1
     assert one_line(capsys) == "ina switch: " + problem.format(path=path)
 
 

@@ -81,6 +81,11 @@ def test_a_p4info_reads_back_in_the_format_its_suffix_names(tmp_path, suffix):
     ("p.json", b'{"tables": 5}', "is not a JSON P4Info: Failed to parse tables field: repeated field tables must "
                                   "be in [] which is 5 at P4Info."),
     ("p.json", DEEP.encode(), "nests too deeply to read"),
+    # protobuf's parsers raise more than their own errors for some input: one line all the same
+    ("p.json", b"5", "is not a JSON P4Info: 'int' object is not iterable"),
+    ("p.bin", b"\x12\x05\x0a\x03\x12\x01\xe4", "is not a binary P4Info: 'utf-8' codec can't decode byte 0xe4 in "
+     "position 0: 'utf-8' codec can't decode byte 0xe4 in position 0: unexpected end of data in field: "
+     "p4.config.v1.Preamble.name"),
 ])
 def test_a_p4info_that_cannot_be_read_is_one_line_naming_file_and_problem(tmp_path, name, content, problem):
     path = tmp_path / name
