@@ -77,16 +77,21 @@ def main(argv: list[str] | None = None) -> int:
                 f"{args.policy.staleness + 1} groups; --window {args.window} has too few")
     if args.policy != SYNC and args.aggregation != "switch":
         p.error(f"argument --policy: policies are the switch's; --aggregation {args.aggregation} is always sync")
+    data = None if opts.replay else load(args.dataset, config.seed)
+    if data is not None:
+        try:
+            check(config, data, args.workers)
+        except ValueError as err:
+            p.error(f"argument --batch: {err}")
+        problem = hidden_refusal(config, data, args.workers)
+        if problem:
+            p.error(problem)
+    try:  # now, not after the run, when the results would have nowhere to go
+        Path(opts.run_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        p.error(f"argument --out: cannot create {opts.run_dir}: {err.strerror}")
     if opts.replay:
         return replay(opts)
-    data = load(args.dataset, config.seed)
-    try:
-        check(config, data, args.workers)
-    except ValueError as err:
-        p.error(f"argument --batch: {err}")
-    problem = hidden_refusal(config, data, args.workers)
-    if problem:
-        p.error(problem)
     _, reference = train(config, data)
     target = args.target_accuracy or reference.epochs[-1].test_accuracy - 0.01
     print(f"[ina train] reference (one process): test accuracy {reference.epochs[-1].test_accuracy:.2%} "

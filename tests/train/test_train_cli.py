@@ -55,9 +55,21 @@ def test_memory_and_link_arguments_are_refused_before_training(nothing_trains, c
 
 
 @pytest.mark.parametrize("argv", [["--hidden", "25756"], ["--model", "softmax", "--hidden", "1000000000"]])
-def test_a_model_within_the_memory_budget_reaches_training(nothing_trains, argv):
+def test_a_model_within_the_memory_budget_reaches_training(nothing_trains, tmp_path, argv):
     with pytest.raises(AssertionError, match="went past its argument checks"):
-        main(argv)
+        main([*argv, "--out", str(tmp_path / "run")])
+    assert (tmp_path / "run").is_dir()
+
+
+@pytest.mark.parametrize("replay", [[], ["--replay", "resnet50"]])
+def test_a_run_directory_that_cannot_be_made_is_refused_before_training(nothing_trains, tmp_path, capsys, replay):
+    """It was made only in Mininet, after the reference had trained: a traceback then."""
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit) as exit_info:
+        main([*replay, "--out", str(tmp_path / "file" / "run")])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"ina train: error: argument --out: cannot create {tmp_path / 'file' / 'run'}: Not a directory")
 
 
 def test_ina_dispatches_train(capsys):
