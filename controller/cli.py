@@ -21,7 +21,7 @@ from ina.args import (
 )
 from ina.controller.aggregation import Aggregation, BurstLoss, Worker
 from ina.controller.client import ControllerError, SwitchConnection
-from ina.files import FileError, read_json_object, read_p4info
+from ina.files import FileError, read_bmv2_json, read_p4info
 from ina.p4rt import codec
 from ina.p4src.protocol import (
     EPOCH_MAX,
@@ -135,7 +135,7 @@ def run(args) -> object:
         return _shell(args)
     election_id = None if args.command in READ_ONLY else args.election_id
     if args.command == "set-pipeline":  # the files first: a bad one needs no switch to be refused
-        pipeline = read_json_object(args.bmv2_json), read_p4info(args.p4info)
+        pipeline = read_bmv2_json(args.bmv2_json), read_p4info(args.p4info)
     with SwitchConnection(args.grpc_addr, args.device_id, election_id, args.timeout, deadline=args.timeout,
                           ssl=args.ssl, ca_cert=args.ca_cert, cert=args.cert, key=args.key) as conn:
         if args.command == "set-pipeline":

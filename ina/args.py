@@ -12,7 +12,9 @@ import re
 from collections.abc import Callable, Sequence
 
 UDP_PORT_RANGE = (1, 65535)  # 0 is "any port" to bind(), never a port a peer can send to
-MEMORY_BUDGET = 4 << 30  # bytes for what one command's arguments size, all its processes here: the VM's (Vagrantfile)
+# Bytes that what one command's arguments size may take, over all its processes on this machine:
+# the memory of the project's VM (Vagrantfile), so a command that passes runs there.
+MEMORY_BUDGET = 4 << 30
 _SHOWN = 40  # characters of a bad value quoted in the message
 
 

@@ -47,8 +47,10 @@ def read_text(path: str | Path, what: str) -> str:
                         f"{err.start})") from None
 
 
-def read_json_object(path: str | Path, what: str = "BMv2 JSON") -> dict:
-    """A JSON file whose top level is an object (as a BMv2 program's is)."""
+def read_bmv2_json(path: str | Path) -> dict:
+    """A JSON file whose top level is an object, as a BMv2 program's is (what else it must hold, the
+    switch's schema checks)."""
+    what = "BMv2 JSON"
     text = read_text(path, what)
     try:
         value = json.loads(text)
@@ -62,7 +64,7 @@ def read_json_object(path: str | Path, what: str = "BMv2 JSON") -> dict:
 
 
 def p4info_format(path: str | Path) -> str:
-    """The P4Info format its suffix names (text for any other suffix, as p4c's tools assume)."""
+    """The P4Info format its suffix names; text for any other suffix."""
     return P4INFO_FORMATS.get(Path(path).suffix, "text")
 
 

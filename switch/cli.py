@@ -10,7 +10,7 @@ from collections import Counter as Tally
 from typing import TextIO
 
 from ina.args import host_port, int_range
-from ina.files import FileError, read_json_object
+from ina.files import FileError, read_bmv2_json
 from ina.switch.engine import ENGINES, Switch
 from ina.switch.errors import PipelineError
 from ina.switch.p4runtime_server import COMPAT_MODES, SPEC, P4RuntimeService, serve
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                     engine=args.engine, profile=bool(args.profile))
     if args.json:
         try:
-            switch.load(read_json_object(args.json))
+            switch.load(read_bmv2_json(args.json))
         except FileError as err:
             print(f"ina switch: {err}", file=sys.stderr)
             return 1

@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass, field
 
 from ina.args import macro_define
-from ina.files import FileError, read_bytes, read_json_object
+from ina.files import FileError, read_bmv2_json, read_bytes
 from ina.switch.engine import ENGINES, Switch
 from ina.switch.errors import PipelineError, TableError
 from ina.switch.replication import MAX_PORT
@@ -375,7 +375,7 @@ def run_stf(program_json: dict, stf_text: str, engine: str = "auto", name: str =
 def load_program(path: str, include_dirs: list[str], defines: dict[str, str]) -> dict:
     """BMv2 JSON from a .json file or compiled from P4; FileError or CompileError naming the file."""
     if path.endswith(".json"):
-        return read_json_object(path)
+        return read_bmv2_json(path)
     from ina.compiler.cli import compile_program
 
     return compile_program(path, include_dirs, defines).bmv2

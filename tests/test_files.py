@@ -4,7 +4,7 @@ import pytest
 from google.protobuf import text_format
 
 from ina import files
-from ina.files import FileError, read_json_object, read_p4info, write_p4info
+from ina.files import FileError, read_bmv2_json, read_p4info, write_p4info
 from ina.p4rt.proto import p4info_pb2
 
 DEEP = "[" * 100_000 + "]" * 100_000  # past the recursion of Python's json and protobuf parsers
@@ -34,21 +34,21 @@ BIG_INT = ("is not JSON: Exceeds the limit (4300 digits) for integer string conv
 def test_a_json_that_cannot_be_read_is_one_line_naming_file_and_problem(tmp_path, content, problem):
     path = tmp_path / "prog.json"
     path.write_bytes(content)
-    assert refusal(read_json_object, path) == f"the BMv2 JSON {path} {problem}"
+    assert refusal(read_bmv2_json, path) == f"the BMv2 JSON {path} {problem}"
 
 
 def test_missing_directory_and_oversized_files_are_refused_before_parsing(tmp_path, monkeypatch):
-    assert refusal(read_json_object, tmp_path / "none.json") == \
+    assert refusal(read_bmv2_json, tmp_path / "none.json") == \
         f"cannot read the BMv2 JSON {tmp_path / 'none.json'}: No such file or directory"
-    assert refusal(read_json_object, tmp_path) == f"cannot read the BMv2 JSON {tmp_path}: Is a directory"
+    assert refusal(read_bmv2_json, tmp_path) == f"cannot read the BMv2 JSON {tmp_path}: Is a directory"
     assert refusal(read_p4info, tmp_path) == f"cannot read the P4Info {tmp_path}: Is a directory"
     # /dev/zero never ends: the read is bounded, so it is refused as too large
-    assert refusal(read_json_object, "/dev/zero") == "the BMv2 JSON /dev/zero is larger than 64 MiB"
+    assert refusal(read_bmv2_json, "/dev/zero") == "the BMv2 JSON /dev/zero is larger than 64 MiB"
     monkeypatch.setattr(files, "MAX_FILE_BYTES", 8)
     (tmp_path / "nine.json").write_text('{"a": 12}')
-    assert refusal(read_json_object, tmp_path / "nine.json") == f"the BMv2 JSON {tmp_path / 'nine.json'} is larger than 0 MiB"
+    assert refusal(read_bmv2_json, tmp_path / "nine.json") == f"the BMv2 JSON {tmp_path / 'nine.json'} is larger than 0 MiB"
     (tmp_path / "eight.json").write_text('{"a": 1}')
-    assert read_json_object(tmp_path / "eight.json") == {"a": 1}
+    assert read_bmv2_json(tmp_path / "eight.json") == {"a": 1}
 
 
 def _p4info() -> p4info_pb2.P4Info:
