@@ -13,7 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from ina.args import int_range, positive_float
+from ina.args import float_range, int_range
 from ina.bench import plots
 from ina.bench.results import Progress, summarise, write
 
@@ -231,6 +231,10 @@ def markdown(out: Path, sections: dict[str, list[dict]]) -> Path:
     return path
 
 
+MAX_REPS = 1000  # repetitions of every configuration: more never ends in practice (sweeps multiply them)
+MAX_SECONDS = 3600.0  # measuring time per configuration, likewise
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ina bench", description=__doc__)
     p.add_argument("what", choices=["compile", "switch", "allreduce", "profile", "train", "stragglers", "sim",
@@ -239,10 +243,11 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--quick", action="store_true", help="a short sweep (the default; make bench)")
     mode.add_argument("--full", action="store_true", help="every sweep of docs/performance.md")
     p.add_argument("--out", default="results", help="directory for JSON, PNG and summary.md")
-    p.add_argument("--reps", type=int_range(1), default=3)
+    p.add_argument("--reps", type=int_range(1, MAX_REPS), default=3)
     p.add_argument("--sweep", choices=list(FULL_SWEEPS), help="allreduce: this sweep alone (its --full values)")
     p.add_argument("--workers", type=int_range(2, 16), help="allreduce: workers of every run but the workers sweep's")
-    p.add_argument("--seconds", type=positive_float, default=2.0, help="measuring time per switch configuration")
+    p.add_argument("--seconds", type=float_range(0.0, MAX_SECONDS, lo_open=True), default=2.0,
+                   help="measuring time per switch configuration")
     p.add_argument("--no-veth", action="store_true", help="skip the veth measurements of switch and profile (no root needed)")
     p.add_argument("--target", choices=["auto", "builtin", "bmv2"], default="auto",
                    help="bmv2: also measure simple_switch_grpc (and p4c) beside ina in the same run; "

@@ -7,12 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-from google.protobuf import text_format
-
 from ina.args import macro_define
-from ina.compiler import CompileError, compile_file
-
-P4INFO_FORMATS = {".json", ".bin", ".txt", ".txtpb"}
+from ina.compiler import CompileError, CompileResult, Location, compile_file
+from ina.files import P4INFO_FORMATS, write_p4info
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,16 +29,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def write_p4info(p4info, path: Path) -> None:
-    suffix = path.suffix
-    if suffix == ".json":
-        from google.protobuf import json_format
-
-        path.write_text(json_format.MessageToJson(p4info) + "\n")
-    elif suffix == ".bin":
-        path.write_bytes(p4info.SerializeToString())
-    else:
-        path.write_text(text_format.MessageToString(p4info))
+def compile_program(program: str, include_dirs: list[str], defines: dict[str, str]) -> CompileResult:
+    """compile_file for a command line (`ina compile`, `ina stf`): every failure is a CompileError
+    naming the file, so the user never sees a traceback, even from a bug in the compiler."""
+    try:
+        return compile_file(program, include_dirs, defines)
+    except CompileError:
+        raise
+    except RecursionError:
+        raise CompileError("the program nests too deeply for ina's compiler", Location(program, 0, 0)) from None
+    except Exception as error:
+        raise CompileError(f"internal compiler error: {type(error).__name__}: {error} (a bug in ina's compiler; "
+                           "please report it with the program)", Location(program, 0, 0)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,16 +50,9 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     try:
-        result = compile_file(args.program, args.include_dirs, dict(args.defines))
+        result = compile_program(args.program, args.include_dirs, dict(args.defines))
     except CompileError as error:
         print(error, file=sys.stderr)
-        return 1
-    except RecursionError:
-        print(f"{args.program}: error: the program nests too deeply for ina's compiler", file=sys.stderr)
-        return 1
-    except Exception as error:  # a compiler bug: still no traceback for the user
-        print(f"{args.program}: internal compiler error: {type(error).__name__}: {error}\n"
-              "This is a bug in ina's compiler; please report it with the program.", file=sys.stderr)
         return 1
     out = Path(args.output)
     try:

@@ -10,9 +10,18 @@ import json
 import sys
 from dataclasses import asdict
 
-from ina.args import int_range, ipv4_address, parsed_by, positive_float, probability, udp_port
+from ina.args import (
+    float_range,
+    host_port,
+    int_range,
+    ipv4_address,
+    parsed_by,
+    probability,
+    udp_port,
+)
 from ina.controller.aggregation import Aggregation, BurstLoss, Worker
 from ina.controller.client import ControllerError, SwitchConnection
+from ina.files import FileError, read_bmv2_json, read_p4info
 from ina.p4rt import codec
 from ina.p4src.protocol import (
     EPOCH_MAX,
@@ -25,6 +34,7 @@ from ina.p4src.protocol import (
     Policy,
 )
 
+MAX_TIMEOUT_S = 3600.0  # a switch silent for an hour is dead (and gRPC deadlines overflow near 1e10 s)
 READ_ONLY = {"show-pipeline", "table-dump", "show-jobs", "show-stats", "show-slot", "show-forwarding", "show-drops"}
 
 
@@ -43,21 +53,22 @@ def _worker(text: str) -> Worker:
                   ipv4_address(parts[8]), udp_port(parts[9]) if len(parts) == 10 else UDP_PORT)
 
 
-def _address(text: str) -> str:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT with PORT in 1..65535, got {text[:40]!r}")
+def _mac(text: str) -> str:
+    try:
+        codec.parse_mac(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
     return text
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ina ctl", description="Program and inspect an ina switch over P4Runtime.")
-    p.add_argument("--grpc-addr", type=_address, default="127.0.0.1:9559", metavar="HOST:PORT",
+    p.add_argument("--grpc-addr", type=host_port(1), default="127.0.0.1:9559", metavar="HOST:PORT",
                    help="the switch's P4Runtime server (default: %(default)s)")
     p.add_argument("--device-id", type=int_range(0, 2**64 - 1), default=0)
     p.add_argument("--election-id", type=int_range(0, 2**128 - 1), default=1,
                    help="for commands that write; the highest the switch has seen wins (default: %(default)s)")
-    p.add_argument("--timeout", type=positive_float, default=10.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=float_range(0.0, MAX_TIMEOUT_S, lo_open=True), default=10.0, metavar="SECONDS",
                    help="bound on connecting and on every call (default: %(default)s)")
     tls = p.add_argument_group("TLS (a switch started with --grpc-server-ssl)")
     tls.add_argument("--ssl", action="store_true", help="connect over TLS")
@@ -68,11 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("show-pipeline", help="tables, registers and counters of the loaded program")
     sp = sub.add_parser("set-pipeline", help="push a BMv2 JSON and its P4Info")
-    sp.add_argument("--bmv2-json", required=True)
-    sp.add_argument("--p4info", required=True)
+    sp.add_argument("--bmv2-json", required=True, metavar="FILE")
+    sp.add_argument("--p4info", required=True, metavar="FILE",
+                    help="in the format its suffix names, as ina compile writes it: .json, .bin, else text")
     sa = sub.add_parser("set-switch-addr", help="the switch's own MAC and IP (ARP, ping, aggregation)")
-    sa.add_argument("mac")
-    sa.add_argument("ip")
+    sa.add_argument("mac", type=_mac)
+    sa.add_argument("ip", type=ipv4_address)
     aj = sub.add_parser("add-job", help="install a job: admission, job entry, multicast group")
     aj.add_argument("job", type=int_range(0, MAX_JOBS - 1))
     aj.add_argument("--worker", type=_worker, action="append", required=True, metavar="RANK:PORT:MAC:IP")
@@ -122,10 +134,12 @@ def run(args) -> object:
     if args.command == "shell":
         return _shell(args)
     election_id = None if args.command in READ_ONLY else args.election_id
+    if args.command == "set-pipeline":  # the files first: a bad one needs no switch to be refused
+        pipeline = read_bmv2_json(args.bmv2_json), read_p4info(args.p4info)
     with SwitchConnection(args.grpc_addr, args.device_id, election_id, args.timeout, deadline=args.timeout,
                           ssl=args.ssl, ca_cert=args.ca_cert, cert=args.cert, key=args.key) as conn:
         if args.command == "set-pipeline":
-            conn.set_pipeline(args.bmv2_json, args.p4info)
+            conn.set_pipeline(*pipeline)
             return {"ok": True}
         schema = conn.adopt_pipeline()
         if args.command == "show-pipeline":
@@ -226,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("argument --cert/--key: give both (the client certificate and its key) or neither")
     try:
         result = run(args)
-    except ControllerError as err:
+    except (ControllerError, FileError) as err:
         print(f"ina ctl: {err}", file=sys.stderr)
         return 1
     if args.command == "shell":

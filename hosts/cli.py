@@ -11,6 +11,7 @@ from ina.args import (
     int_choice,
     int_range,
     ipv4_address,
+    memory_refusal,
     probability,
     udp_port,
 )
@@ -74,6 +75,20 @@ def verify(result: np.ndarray, seed: int, n: int, size: int, dtype: str, elems: 
 
 
 MAX_TIMEOUT_S = 60.0  # the first retransmission timer; poll() takes it in int milliseconds
+# Peak bytes a worker holds per element of --size: its array, the packets, the sum and float64
+# working copies (measured with the switch in process: 27 for int32 to 49 for float64); --verify
+# adds as much again plus every rank's array (8 bytes each at most).
+BYTES_PER_ELEMENT = 64
+VERIFY_BYTES_PER_ELEMENT = 64
+VERIFY_BYTES_PER_RANK = 8
+
+
+def size_refusal(size: int, workers: int, verify: bool, processes: int = 1) -> str | None:
+    """The error for a --size whose arrays, in `processes` workers of a job of `workers` ranks, do
+    not fit ina.args.MEMORY_BUDGET; None when they do."""
+    per_element = BYTES_PER_ELEMENT + (VERIFY_BYTES_PER_ELEMENT + VERIFY_BYTES_PER_RANK * workers if verify else 0)
+    unit = "element" + (f" over {processes} workers" if processes > 1 else "")
+    return memory_refusal("--size", size, per_element * processes, unit)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -129,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--rank and --switch are required for a worker")
     if args.rank >= args.workers:
         p.error(f"argument --rank: expected an integer in 0..{args.workers - 1} (below --workers), got {args.rank}")
+    problem = size_refusal(args.size, args.workers, args.verify)
+    if problem:
+        p.error(problem)
     if args.staleness >= args.window:
         p.error(f"argument --staleness: expected an integer in 0..{args.window - 1} (below --window: every one of "
                 f"the S + 1 groups needs a slot), got {args.staleness}")
@@ -145,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     except WorkerError as err:
         print(f"ina worker: {err}", file=sys.stderr)
         return 1
-    except MemoryError:
+    except MemoryError:  # within the budget, but this machine has less
         print(f"ina worker: --size {args.size} needs more memory than this machine has", file=sys.stderr)
         return 1
     ok, max_error = (verify(result, args.seed, args.workers, args.size, args.dtype, args.elems, counted)

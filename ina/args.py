@@ -12,6 +12,9 @@ import re
 from collections.abc import Callable, Sequence
 
 UDP_PORT_RANGE = (1, 65535)  # 0 is "any port" to bind(), never a port a peer can send to
+# Bytes that what one command's arguments size may take, over all its processes on this machine:
+# the memory of the project's VM (Vagrantfile), so a command that passes runs there.
+MEMORY_BUDGET = 4 << 30
 _SHOWN = 40  # characters of a bad value quoted in the message
 
 
@@ -42,6 +45,17 @@ def int_range(lo: int, hi: int | None = None) -> Callable[[str], int]:
 
     parse.__name__ = "int"
     return parse
+
+
+def memory_refusal(option: str, value: int, bytes_each: int, unit: str) -> str | None:
+    """None when `value` units of `bytes_each` bytes fit MEMORY_BUDGET, else the parser error naming
+    the option and its range: an argument that sizes memory is refused before anything is allocated,
+    so it never ends in MemoryError (or the OOM killer) half-way."""
+    limit = MEMORY_BUDGET // bytes_each
+    if value <= limit:
+        return None
+    why = f"{bytes_each} bytes per {unit}, at most {MEMORY_BUDGET >> 30} GiB"
+    return f"argument {option}: {_bad(f'an integer in 1..{limit} ({why})', str(value))}"
 
 
 def int_choice(choices: Sequence[int]) -> Callable[[str], int]:
@@ -83,6 +97,22 @@ def ipv4_address(text: str) -> str:
         return str(ipaddress.IPv4Address(text))
     except ValueError:
         raise _bad("an IPv4 address like 10.0.0.1", text) from None
+
+
+def host_port(lowest_port: int) -> Callable[[str], str]:
+    """HOST:PORT with PORT in lowest_port..65535: 1 for an address to dial, 0 for one to listen on
+    (any free port); gRPC would take 65536 as 0, silently."""
+    expected = f"HOST:PORT with PORT in {lowest_port}..{UDP_PORT_RANGE[1]}"
+
+    def parse(text: str) -> str:
+        host, sep, port = text.rpartition(":")
+        if not (sep and host and port.isascii() and port.isdigit()
+                and lowest_port <= int(port) <= UDP_PORT_RANGE[1]):
+            raise _bad(expected, text)
+        return text
+
+    parse.__name__ = "address"
+    return parse
 
 
 udp_port = int_range(*UDP_PORT_RANGE)

@@ -32,6 +32,7 @@ def state(switch) -> dict:
 def run_one(p4: Path) -> dict:
     """The outcome of one program: compiled, native (or why not), pass per engine, differ."""
     from ina.compiler import CompileError
+    from ina.files import FileError
     from ina.switch.errors import PipelineError
     from ina.switch.stf import StfError, load_program, read_stf, run_stf
 
@@ -39,7 +40,7 @@ def run_one(p4: Path) -> dict:
     try:
         program = load_program(str(p4), [str(p4.parent)], {})
         text = read_stf(str(p4.with_suffix(".stf")))
-    except (CompileError, StfError, ValueError) as err:
+    except (CompileError, StfError, FileError) as err:
         return {**out, "compiled": False, "why": str(err).splitlines()[0]}
     out["compiled"] = True
     results = {}

@@ -7,9 +7,10 @@ import signal
 import sys
 import threading
 from collections import Counter as Tally
-from pathlib import Path
+from typing import TextIO
 
-from ina.args import int_range
+from ina.args import host_port, int_range
+from ina.files import FileError, read_bmv2_json
 from ina.switch.engine import ENGINES, Switch
 from ina.switch.errors import PipelineError
 from ina.switch.p4runtime_server import COMPAT_MODES, SPEC, P4RuntimeService, serve
@@ -32,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-p4", action="store_true", help="start with no program; a controller pushes one")
     p.add_argument("-i", "--interface", action="append", type=_port, default=[], metavar="PORT@IFACE")
     p.add_argument("--device-id", type=int_range(0, 2**64 - 1), default=0)
-    p.add_argument("--grpc-server-addr", default="127.0.0.1:9559", metavar="HOST:PORT",
+    p.add_argument("--grpc-server-addr", type=host_port(0), default="127.0.0.1:9559", metavar="HOST:PORT",
                    help="where the P4Runtime server listens (default: %(default)s, this host only; "
                         "0.0.0.0:9559 lets any host that reaches the port program the switch: add TLS)")
     tls = p.add_argument_group("TLS for P4Runtime (simple_switch_grpc's options)")
@@ -75,11 +76,13 @@ def serve_ports(switch: Switch, io: Ports, service, lock: threading.Lock, stop: 
         switch.serve(io, service, lock, wake, io_ticks)
 
 
-def write_profile(path: str, switch: Switch, io_ticks: Tally) -> None:
-    """The native engine's ticks per stage and per I/O step, for ina bench profile."""
+def write_profile(out: TextIO, switch: Switch, io_ticks: Tally) -> None:
+    """The native engine's ticks per stage and per I/O step, for ina bench profile, into the file
+    main opened at start: a path that cannot be written fails before the switch runs, not after."""
     stages, packets = switch.pipeline.profile() if switch.pipeline else ({}, 0)
-    Path(path).write_text(json.dumps({"packets": packets, "stages": stages, "io": dict(io_ticks),
-                                      "engine": switch.engine_name}, indent=2))
+    out.truncate(0)  # opened for appending, so a start that fails later leaves an old profile whole
+    json.dump({"packets": packets, "stages": stages, "io": dict(io_ticks), "engine": switch.engine_name}, out,
+              indent=2)
 
 
 def tls_usage_error(args: argparse.Namespace) -> str | None:
@@ -128,9 +131,15 @@ def main(argv: list[str] | None = None) -> int:
     if len(ports) != len(args.interface):
         print("ina switch: the same port number is given twice", file=sys.stderr)
         return 2
+    try:
+        handler = logging.FileHandler(args.log_file) if args.log_file else None
+        profile = open(args.profile, "a") if args.profile else None  # noqa: SIM115 (kept until exit)
+    except OSError as err:
+        print(f"ina switch: cannot write {err.filename}: {err.strerror}", file=sys.stderr)
+        return 1
     log = None
     if args.log_console or args.log_file:
-        handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler()
+        handler = handler or logging.StreamHandler()
         logger = logging.getLogger("ina.switch.packets")
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
@@ -139,10 +148,9 @@ def main(argv: list[str] | None = None) -> int:
                     engine=args.engine, profile=bool(args.profile))
     if args.json:
         try:
-            with open(args.json) as f:
-                switch.load(json.load(f))
-        except (OSError, ValueError) as err:
-            print(f"ina switch: cannot read {args.json}: {err}", file=sys.stderr)
+            switch.load(read_bmv2_json(args.json))
+        except FileError as err:
+            print(f"ina switch: {err}", file=sys.stderr)
             return 1
         except PipelineError as err:
             print(f"ina switch: cannot run {args.json}: {err}", file=sys.stderr)
@@ -151,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
         io = Ports(ports, args.pcap)
     except PortError as err:
         print(f"ina switch: {err}", file=sys.stderr)
+        return 1
+    except OSError as err:  # the pcap directory
+        print(f"ina switch: --pcap: cannot write {err.filename}: {err.strerror}", file=sys.stderr)
         return 1
     from ina.p4rt.tls import TlsError
 
@@ -188,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.stop(grace=0.5)
         io.close()
-    if args.profile:
-        write_profile(args.profile, switch, io_ticks)
+    if profile:
+        with profile:
+            write_profile(profile, switch, io_ticks)
     print(f"ina switch: stopped ({dict(switch.stats)})", flush=True)
     return 0

@@ -10,15 +10,14 @@ grammar, and register expectations, which p4c's grammar cannot state, live in co
 """
 
 import argparse
-import json
 import operator
 import re
 import shlex
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ina.args import macro_define
+from ina.files import FileError, read_bmv2_json, read_bytes
 from ina.switch.engine import ENGINES, Switch
 from ina.switch.errors import PipelineError, TableError
 from ina.switch.replication import MAX_PORT
@@ -374,20 +373,18 @@ def run_stf(program_json: dict, stf_text: str, engine: str = "auto", name: str =
 
 
 def load_program(path: str, include_dirs: list[str], defines: dict[str, str]) -> dict:
-    """BMv2 JSON from a .json file or compiled from P4; ValueError for a file that is not BMv2 JSON."""
+    """BMv2 JSON from a .json file or compiled from P4; FileError or CompileError naming the file."""
     if path.endswith(".json"):
-        program = json.loads(Path(path).read_bytes())
-        if not isinstance(program, dict):
-            raise ValueError("not BMv2 JSON: the top level is not an object")
-        return program
-    from ina.compiler import compile_file
+        return read_bmv2_json(path)
+    from ina.compiler.cli import compile_program
 
-    return compile_file(path, include_dirs, defines).bmv2
+    return compile_program(path, include_dirs, defines).bmv2
 
 
 def read_stf(path: str) -> str:
-    """The STF file as text; StfError located at the first line that is binary or not UTF-8."""
-    data = Path(path).read_bytes()
+    """The STF file as text; FileError for a file that cannot be read, StfError located at the first
+    line that is binary or not UTF-8."""
+    data = read_bytes(path, "STF file")
     bad = data.find(b"\0")
     try:
         text = data.decode()
@@ -421,11 +418,8 @@ def main(argv: list[str] | None = None) -> int:
     except (CompileError, StfError) as err:
         print(err, file=sys.stderr)
         return 1
-    except OSError as err:
+    except FileError as err:
         print(f"ina stf: {err}", file=sys.stderr)
-        return 1
-    except ValueError as err:  # JSON that does not parse, or is not text
-        print(f"ina stf: {args.program}: {err}", file=sys.stderr)
         return 1
     try:
         runner = StfRunner(program, "python" if args.verbose else args.engine)

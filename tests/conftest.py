@@ -9,8 +9,9 @@ all run; otherwise each is skipped with the reason, and `-m "not netns"` selects
 
 import os
 import queue
+import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import IO
 
 import pytest
@@ -75,3 +76,12 @@ def line_reader() -> Callable[[IO[str]], Callable[..., str]]:
         return next_line
 
     return reader
+
+
+@pytest.fixture
+def taken_address() -> Iterator[str]:
+    """A loopback HOST:PORT something else listens on: a server told to listen there fails to start."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        yield f"127.0.0.1:{taken.getsockname()[1]}"

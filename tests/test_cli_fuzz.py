@@ -2,7 +2,8 @@
 parsed by each CLI's own parser (nothing runs). The test's table is the specification, written
 from docs/protocol.md and not from the validators: a value outside it must exit 2 with one line
 naming the argument and the range, a value inside it must parse to itself. An option that takes
-a value and is not in the table fails the test, so a new option cannot skip its check."""
+a value and is not in the table fails the test, so a new option cannot skip its check. Then the
+files the CLIs read (BMv2 JSON, P4Info), mutated: one line and exit 1, never a traceback."""
 
 import argparse
 import ipaddress
@@ -12,6 +13,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +28,7 @@ from ina.switch.cli import build_parser as switch_parser
 from ina.switch.stf import build_parser as stf_parser
 from ina.topologies.cli import build_parser as run_parser
 from ina.topologies.cli import parse_link_delay
+from ina.train.cli import build_parser as train_parser
 
 
 def INT(lo: int, hi: int | None = None) -> tuple:
@@ -52,11 +55,26 @@ IPV4, DEFINE, CHOICE, FREE = ("ipv4",), ("define",), ("choice",), ("free",)
 BURST = ("burst",)  # GOOD,BAD,P_GB,P_BG: four probabilities
 
 
+def ADDRESS(lowest_port: int) -> tuple:
+    """HOST:PORT; a listener may take port 0 (any free port), an address to dial may not."""
+    return ("address", lowest_port)
+
+
 def subcommand(build: Callable[[], argparse.ArgumentParser], name: str) -> Callable[[], argparse.ArgumentParser]:
     """The parser of one subcommand (its errors read `ina ctl NAME: error: ...`)."""
     def parser() -> argparse.ArgumentParser:
         [sub] = [a for a in build()._actions if isinstance(a, argparse._SubParsersAction)]
         return sub.choices[name]
+    return parser
+
+
+def without_subcommand(build: Callable[[], argparse.ArgumentParser]) -> Callable[[], argparse.ArgumentParser]:
+    """A parser whose subcommand may be left out, so its global options parse on their own."""
+    def parser() -> argparse.ArgumentParser:
+        p = build()
+        [sub] = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+        sub.required = False
+        return p
     return parser
 
 
@@ -79,14 +97,25 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str],
         "--link-delay": PARSED(parse_link_delay, ("h3:5ms", "h3", ":5ms", "h1:2", "h2:1.5s", "h2:5xs"))}),
     "ctl set-drop": (subcommand(ctl_parser, "set-drop"), {"port": "1"}, {
         "--ingress": FLOAT(0, 1), "--egress": FLOAT(0, 1), "--ingress-burst": BURST, "--egress-burst": BURST}),
+    "ctl": (without_subcommand(ctl_parser), {}, {
+        "--grpc-addr": ADDRESS(1), "--device-id": INT(0, 2**64 - 1), "--election-id": INT(0, 2**128 - 1),
+        "--timeout": FLOAT(0, 3600, lo_open=True), "--ca-cert": FREE, "--cert": FREE, "--key": FREE}),
     "bench": (bench_parser, {"what": "compile"}, {
-        "--out": FREE, "--reps": INT(1), "--seconds": FLOAT(0, None, lo_open=True), "--target": CHOICE,
+        "--out": FREE, "--reps": INT(1, 1000), "--seconds": FLOAT(0, 3600, lo_open=True), "--target": CHOICE,
         "--sweep": CHOICE, "--workers": INT(2, 16)}),
+    "train": (train_parser, {}, {
+        "--model": CHOICE, "--dataset": CHOICE, "--epochs": INT(1), "--batch": INT(1), "--lr": FLOAT(0, 10, lo_open=True),
+        "--hidden": INT(1), "--seed": INT(0), "--replay": CHOICE, "--scale": FLOAT(0, 1, lo_open=True),
+        "--bucket-cap-mb": FLOAT(0, None, lo_open=True), "--iterations": INT(1), "--bw": FLOAT(0, 1000, lo_open=True),
+        "--workers": INT(1, 32), "--aggregation": CHOICE, "--target-accuracy": FLOAT(0, 1, lo_open=True),
+        "--elems": ONE_OF_ELEMS, "--window": INT(1, 32768), "--timeout": FLOAT(0, 60, lo_open=True),
+        "--max-retries": INT(0), "--time-limit": FLOAT(0, None, lo_open=True), "--out": FREE, "--policy": POLICY,
+        "--compute-ms": FLOAT(0, 3.6e6), "--straggler": STRAGGLER, "--straggler-dist": DISTRIBUTION}),
     "compile": (compile_parser, {"program": "x.p4"}, {
         "-o": FREE, "--p4runtime-files": FREE, "-I": FREE, "-D": DEFINE, "--p4v": CHOICE}),
     "stf": (stf_parser, {"program": "x.p4", "stf": "x.stf"}, {"-I": FREE, "-D": DEFINE, "--engine": CHOICE}),
     "switch": (switch_parser, {}, {
-        "-i": FREE, "--device-id": INT(0, 2**64 - 1), "--grpc-server-addr": FREE, "--grpc-server-cert": FREE,
+        "-i": FREE, "--device-id": INT(0, 2**64 - 1), "--grpc-server-addr": ADDRESS(0), "--grpc-server-cert": FREE,
         "--grpc-server-key": FREE, "--grpc-server-cacert": FREE, "--cpu-port": INT(0, 511),
         "--drop-port": INT(0, 511), "--pcap": FREE, "--engine": CHOICE, "--profile": FREE, "--log-file": FREE,
         "--p4runtime-compat": CHOICE}),
@@ -134,6 +163,14 @@ def _define_case(rng: random.Random) -> tuple[str, bool]:
     return text, bool(re.fullmatch(r"[A-Za-z_]\w*", text.partition("=")[0]))
 
 
+def _address_case(rng: random.Random, lowest_port: int) -> tuple[str, bool]:
+    port = rng.choice(["-1", "0", "1", "9559", "65535", "65536", "1000000", "", "x", "\u0663", "0x10"])
+    text = rng.choice([f"127.0.0.1:{port}", f"[::1]:{port}", f"switch:{port}", f":{port}", "127.0.0.1", *GARBAGE])
+    host, sep, digits = text.rpartition(":")
+    valid = bool(sep and host and re.fullmatch("[0-9]+", digits) and lowest_port <= int(digits) <= 65535)
+    return text, valid
+
+
 def _case(rng: random.Random, kind: tuple, action: argparse.Action) -> tuple[str, bool, object]:
     """(text, valid per the table, the parsed value a valid text must give)."""
     if kind[0] == "int":
@@ -154,6 +191,9 @@ def _case(rng: random.Random, kind: tuple, action: argparse.Action) -> tuple[str
     if kind[0] == "ipv4":
         text, ok = _ipv4_case(rng)
         return text, ok, str(ipaddress.IPv4Address(text)) if ok else None
+    if kind[0] == "address":
+        text, ok = _address_case(rng, kind[1])
+        return text, ok, text
     if kind[0] == "define":
         text, ok = _define_case(rng)
         name, eq, value = text.partition("=")
@@ -186,6 +226,8 @@ def _range_words(kind: tuple, action: argparse.Action, text: str) -> str:
         return "choose from"
     if kind[0] == "burst":
         return "GOOD,BAD,P_GB,P_BG: four numbers in [0.0, 1.0]"
+    if kind[0] == "address":
+        return f"HOST:PORT with PORT in {kind[1]}..65535"
     return "expected"
 
 
@@ -240,3 +282,83 @@ def test_bad_value_through_the_ina_command_exits_2_without_traceback(command, ar
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert done.stderr.splitlines()[-1].startswith(f"ina {command}: error: argument ")
+
+
+# --- files -------------------------------------------------------------------------------
+# The commands that read a user's BMv2 JSON or P4Info, fed seeded mutations of good ones: each
+# ends in one line on stderr and exit 1 (or, for a mutation that still makes a good program, runs
+# to its end), never an exception. A switch whose program loads stops at a port something holds.
+def _nest(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def _mutated(rng: random.Random, good: bytes) -> bytes:
+    """A hostile variant of a good file: cut, bytes flipped or inserted, a value nested deep, a
+    number made huge, another encoding, noise, or nothing."""
+    how = rng.choice(["cut", "flip", "insert", "nest", "number", "encoding", "noise", "empty"])
+    at = rng.randrange(len(good))
+    if how == "cut":
+        return good[:at]
+    if how == "flip":
+        data = bytearray(good)
+        for i in rng.sample(range(len(data)), rng.choice([1, 3, 30])):
+            data[i] = rng.randrange(256)
+        return bytes(data)
+    if how == "insert":
+        return good[:at] + rng.choice([b"\x00", b"\xff\xfe", "\u2028".encode(), b"{", b"]", b'"', b"\\"]) + good[at:]
+    if how == "nest":  # a value nested past the schema's 128 levels, or past Python's parser's recursion
+        colon = good.find(b":", at)
+        depth = rng.choice([2, 127, 129, 500, 990, 5000, 100_000])
+        return good[:colon + 1] + _nest(depth).encode() + b"," + good[colon + 1:] if colon >= 0 else good
+    if how == "number":
+        return re.sub(rb"\d+", lambda m: rng.choice([b"9" * 5000, b"1e400", b"NaN", b"-0", b"Infinity", m[0]]),
+                      good, count=rng.randint(1, 5))
+    if how == "encoding":
+        return rng.choice([good.decode("latin-1").encode("utf-16"), b"\xef\xbb\xbf" + good, good.replace(b"\n", b"\r")])
+    if how == "noise":
+        return bytes(rng.randrange(256) for _ in range(rng.choice([1, 64, 4096])))
+    return b""
+
+
+@pytest.fixture(scope="module")
+def good_program(tmp_path_factory):
+    """basic_forward's BMv2 JSON, its P4Info in the three formats `ina compile` writes, an empty STF."""
+    import json
+
+    from ina.compiler import compile_file
+    from ina.files import write_p4info
+
+    d = tmp_path_factory.mktemp("good")
+    result = compile_file(str(Path(__file__).parent / "p4" / "basic_forward.p4"))
+    (d / "prog.json").write_text(json.dumps(result.bmv2, indent=1))
+    for suffix in (".txtpb", ".json", ".bin"):
+        write_p4info(result.p4info, d / f"p4info{suffix}")
+    (d / "empty.stf").write_text("")
+    return d
+
+
+@pytest.mark.fuzz
+def test_cli_files_are_refused_in_one_line(tmp_path, capsys, fuzz_cases, good_program, taken_address):
+    from ina.controller.cli import main as ctl
+    from ina.switch.cli import main as switch
+    from ina.switch.stf import main as stf
+
+    rng = random.Random(2828)
+    nowhere = ["--grpc-addr", "127.0.0.1:1", "--timeout", "0.2", "set-pipeline"]
+    program, p4infos = good_program / "prog.json", {s: good_program / f"p4info{s}" for s in (".txtpb", ".json", ".bin")}
+    for case in range(fuzz_cases(200)):
+        target = rng.choice(["switch", "stf", "ctl", "ctl p4info"])
+        suffix = rng.choice(list(p4infos)) if target == "ctl p4info" else ".json"
+        path = tmp_path / f"case{case}{suffix}"
+        path.write_bytes(_mutated(rng, (p4infos[suffix] if target == "ctl p4info" else program).read_bytes()))
+        if target == "switch":
+            code = switch([str(path), "--engine", "python", "--grpc-server-addr", taken_address])
+        elif target == "stf":
+            code = stf([str(path), str(good_program / "empty.stf"), "--engine", "python"])
+        else:
+            json_file, p4info = (program, path) if target == "ctl p4info" else (path, p4infos[".txtpb"])
+            code = ctl([*nowhere, "--bmv2-json", str(json_file), "--p4info", str(p4info)])
+        err = capsys.readouterr().err
+        assert code == 1 or (target == "stf" and code == 0 and not err), (case, target, code, err)
+        if code == 1:
+            assert err.count("\n") == 1 and err.startswith(f"ina {target.split()[0]}: "), (case, target, err[:500])

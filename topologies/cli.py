@@ -5,6 +5,7 @@ import sys
 
 from ina.args import float_range, int_choice, int_range, parsed_by, probability
 from ina.controller.aggregation import BurstLoss
+from ina.hosts.cli import size_refusal
 from ina.hosts.compute import DelayDistribution, parse_duration, parse_straggler
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, Policy
 from ina.switch.p4runtime_server import COMPAT_MODES
@@ -79,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--loss-link/--loss-direction: say the loss with --loss or --loss-burst")
     if args.p4runtime_compat and args.target != "builtin":
         parser.error("--p4runtime-compat applies to --target builtin (ina's switch imitating the target)")
+    ranks = min(-(-args.workers // args.jobs), MAX_WORKERS)  # per job of the star; every worker verifies
+    problem = size_refusal(args.size, ranks, verify=True, processes=args.workers)
+    if problem:
+        parser.error(problem)
     if args.clean:
         removed = clean.cleanup()
         print("removed: " + (", ".join(removed) if removed else "nothing"))

@@ -9,12 +9,20 @@ import sys
 import time
 from pathlib import Path
 
+from mininet.link import TCIntf
+
 from ina.args import float_range, int_choice, int_range, parsed_by
 from ina.hosts.compute import DelayDistribution, parse_straggler
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_SLOTS, MAX_WORKERS, SYNC, Policy
 from ina.train import replay_report, report
 from ina.train.data import load
-from ina.train.options import add_replay_arguments, add_training_arguments, config_from, replay_from
+from ina.train.options import (
+    add_replay_arguments,
+    add_training_arguments,
+    config_from,
+    hidden_refusal,
+    replay_from,
+)
 from ina.train.progress import EpochProgress
 from ina.train.runner import AGGREGATIONS, TrainError, TrainOptions, run
 from ina.train.sgd import check, train
@@ -24,8 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ina train", description=__doc__)
     add_training_arguments(p)
     add_replay_arguments(p)
-    p.add_argument("--bw", type=float_range(0.0, lo_open=True),
-                   help="limit every link to this many Mbit/s (TCLink), so the network is the bottleneck")
+    p.add_argument("--bw", type=float_range(0.0, TCIntf.bwParamMax, lo_open=True),
+                   help="limit every link to this many Mbit/s (TCLink, which ignores more than "
+                        f"{TCIntf.bwParamMax}), so the network is the bottleneck")
     p.add_argument("--workers", type=int_range(1, MAX_WORKERS), default=4, help="worker hosts")
     p.add_argument("--aggregation", choices=AGGREGATIONS, default="switch",
                    help="switch: in-network; ps: the host parameter server on one more host; "
@@ -68,13 +77,21 @@ def main(argv: list[str] | None = None) -> int:
                 f"{args.policy.staleness + 1} groups; --window {args.window} has too few")
     if args.policy != SYNC and args.aggregation != "switch":
         p.error(f"argument --policy: policies are the switch's; --aggregation {args.aggregation} is always sync")
+    data = None if opts.replay else load(args.dataset, config.seed)
+    if data is not None:
+        try:
+            check(config, data, args.workers)
+        except ValueError as err:
+            p.error(f"argument --batch: {err}")
+        problem = hidden_refusal(config, data, args.workers)
+        if problem:
+            p.error(problem)
+    try:  # now, not after the run, when the results would have nowhere to go
+        Path(opts.run_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        p.error(f"argument --out: cannot create {opts.run_dir}: {err.strerror}")
     if opts.replay:
         return replay(opts)
-    data = load(args.dataset, config.seed)
-    try:
-        check(config, data, args.workers)
-    except ValueError as err:
-        p.error(f"argument --batch: {err}")
     _, reference = train(config, data)
     target = args.target_accuracy or reference.epochs[-1].test_accuracy - 0.01
     print(f"[ina train] reference (one process): test accuracy {reference.epochs[-1].test_accuracy:.2%} "

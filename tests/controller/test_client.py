@@ -105,7 +105,11 @@ def test_unimplemented_reads_name_the_feature(hung):
 
 @pytest.mark.parametrize(("args", "named"), [
     (["--device-id", "-1", "show-jobs"], "argument --device-id: expected an integer in 0..18446744073709551615"),
-    (["--timeout", "0", "show-jobs"], "argument --timeout: expected a number in (0.0, inf)"),
+    (["--timeout", "0", "show-jobs"], "argument --timeout: expected a number in (0.0, 3600.0]"),
+    (["--timeout", "1e10", "show-jobs"], "argument --timeout: expected a number in (0.0, 3600.0], got '1e10'"),
+    (["set-switch-addr", "zz", "10.0.0.1"], "argument mac: 'zz' is not a MAC address (expected aa:bb:cc:dd:ee:ff)"),
+    (["set-switch-addr", "02:00:00:00:00:01", "300.1.1.1"],
+     "argument ip: expected an IPv4 address like 10.0.0.1, got '300.1.1.1'"),
     (["--grpc-addr", "switch", "show-jobs"], "argument --grpc-addr: expected HOST:PORT with PORT in 1..65535"),
     (["remove-job", "256"], "argument job: expected an integer in 0..255"),
     (["set-drop", "3", "--ingress", "1.5"], "argument --ingress: expected a number in [0.0, 1.0]"),

@@ -15,6 +15,14 @@ CASES = [
     (["--timeout", "-1"], "argument --timeout: expected a number in (0.0, 60.0], got '-1'"),
     (["--timeout", "nan"], "argument --timeout: expected a number in (0.0, 60.0], got 'nan'"),
     (["--size", "-5"], "argument --size: expected an integer >= 1, got '-5'"),
+    # --size sizes memory: refused before any array exists (ina.args.MEMORY_BUDGET, 4 GiB; 64 bytes per
+    # element, --verify 64 more and 8 per rank); these ended in a numpy traceback or the OOM killer
+    (["--size", str(10**20)], "argument --size: expected an integer in 1..67108864 (64 bytes per element, at most "
+                              f"4 GiB), got '{10**20}'"),
+    (["--size", "67108865"], "argument --size: expected an integer in 1..67108864 (64 bytes per element, at most "
+                             "4 GiB), got '67108865'"),
+    (["--workers", "32", "--verify", "--size", "11184811"],
+     "argument --size: expected an integer in 1..11184810 (384 bytes per element, at most 4 GiB), got '11184811'"),
     (["--elems", "0"], "argument --elems: expected one of 8, 16, 32, 64, got '0'"),
     (["--rank", "300"], "argument --rank: expected an integer in 0..31, got '300'"),
     (["--rank", "2"], "argument --rank: expected an integer in 0..1 (below --workers), got 2"),
@@ -47,6 +55,12 @@ def test_bad_argument_is_one_line_usage_error(no_worker, capsys, extra, message)
     err = capsys.readouterr().err
     assert err.rstrip("\n").splitlines()[-1] == f"ina worker: error: {message}"
     assert "Traceback" not in err
+
+
+def test_the_largest_size_within_the_memory_budget_is_accepted(no_worker):
+    """The bound's own value passes the check and reaches the Worker (which the fixture refuses)."""
+    with pytest.raises(AssertionError, match="a Worker was built"):
+        cli.main([*BASE, "--workers", "32", "--verify", "--size", "11184810"])
 
 
 def test_hex_udp_port_still_accepted():

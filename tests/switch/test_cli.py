@@ -37,6 +37,16 @@ def test_grpc_port_in_use_is_reported(capsys):
     assert f"cannot listen on {address}: the port is in use" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("address", ["127.0.0.1:65536", "127.0.0.1", "127.0.0.1:\u0663"])
+def test_an_address_grpc_would_misread_is_a_usage_error(capsys, address):
+    """gRPC listened on a random port for 127.0.0.1:65536 (it takes the port modulo 65536)."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["--no-p4", "--grpc-server-addr", address])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"ina switch: error: argument --grpc-server-addr: expected HOST:PORT with PORT in 0..65535, got {address!r}")
+
+
 def test_sigint_stops_the_switch_cleanly(line_reader):
     proc = subprocess.Popen([sys.executable, "-m", "ina", "switch", "--no-p4", "--device-id", "3",
                              "--grpc-server-addr", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)

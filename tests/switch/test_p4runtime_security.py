@@ -9,7 +9,6 @@ import contextlib
 import json
 import queue
 import random
-import subprocess
 import threading
 import time
 
@@ -17,6 +16,7 @@ import grpc
 import pytest
 from google.protobuf.message import DecodeError
 from test_p4runtime_server import jobs_entry, program, switch_state, update, write_errors
+from tls_recipe import make_pki
 
 from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc
 from ina.p4rt.schema import Schema
@@ -444,23 +444,10 @@ def test_bad_pipelines_get_the_spec_codes(served):
 
 
 # --- TLS ---------------------------------------------------------------------------------
-def _openssl(*args: str, cwd) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
-
-
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory):
-    """A CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl."""
-    d = tmp_path_factory.mktemp("pki")
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
-             "-days", "2", "-subj", "/CN=ina test CA", cwd=d)
-    for name, ext in (("server", "subjectAltName=IP:127.0.0.1,DNS:localhost"), ("client", "extendedKeyUsage=clientAuth")):
-        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr",
-                 "-subj", f"/CN=ina {name}", cwd=d)
-        (d / f"{name}.ext").write_text(ext + "\n")
-        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-                 "-out", f"{name}.crt", "-days", "2", "-extfile", f"{name}.ext", cwd=d)
-    return d
+    """A CA, a server certificate for 127.0.0.1 and a client certificate: docs/security.md's recipe."""
+    return make_pki(tmp_path_factory.mktemp("pki"))
 
 
 def test_tls_with_client_auth_refuses_clients_without_a_certificate(pki):

@@ -146,10 +146,10 @@ def test_program_json_that_is_not_json_is_an_error(tmp_path, capsys):
     program = tmp_path / "prog.json"
     program.write_bytes(b"\xff\x00not json")
     assert main([str(program), str(P4_DIR / "basic_forward.stf")]) == 1
-    assert capsys.readouterr().err.startswith(f"ina stf: {program}: ")
+    assert capsys.readouterr().err == f"ina stf: the BMv2 JSON {program} is not UTF-8 text (byte 0xff at offset 0)\n"
     program.write_text("[1, 2]")
     assert main([str(program), str(P4_DIR / "basic_forward.stf")]) == 1
-    assert "not BMv2 JSON" in capsys.readouterr().err
+    assert capsys.readouterr().err == f"ina stf: the BMv2 JSON {program} is not a JSON object at its top level\n"
 
 
 def test_define_without_a_name_is_a_usage_error(capsys):

@@ -12,6 +12,12 @@ CASES = [
     (["--slots", "40000"], "argument --slots: expected an integer in 1..32768, got '40000'"),
     (["--pool-size", "0x20000"], "argument --pool-size: expected an integer in 1..65536, got '0x20000'"),
     (["--size", "0"], "argument --size: expected an integer >= 1, got '0'"),
+    # every worker of the run holds its array on this machine, and verifies its job's sum
+    (["--size", "6710887"], "argument --size: expected an integer in 1..6710886 (640 bytes per element over "
+                            "4 workers, at most 4 GiB), got '6710887'"),
+    (["--workers", "64", "--jobs", "2", "--size", "1000000000"],
+     "argument --size: expected an integer in 1..174762 (24576 bytes per element over 64 workers, at most 4 GiB), "
+     "got '1000000000'"),
     (["--loss", "nan"], "argument --loss: expected a number in [0.0, 1.0], got 'nan'"),
     (["--loss", "-0.5"], "argument --loss: expected a number in [0.0, 1.0], got '-0.5'"),
     (["--policy", "quorum:0"], "argument --policy: quorum 0 is out of range 1..32"),
@@ -59,6 +65,14 @@ def test_straggler_options_reach_the_run_options(monkeypatch):
     opts = seen["opts"]
     assert (opts.policy, opts.stragglers, opts.straggler_dist, opts.repeat, opts.compute_ms, opts.link_delays) == (
         "quorum:3,timeout:5000us", {"h3": 3.0, "h1": 1.5}, "pareto:2ms,1.5", 20, 50.0, {"h2": "5ms", "h3": "2ms"})
+
+
+def test_the_largest_size_within_the_memory_budget_reaches_the_run(monkeypatch):
+    def stop(opts):
+        raise KeyboardInterrupt  # stop before anything starts
+
+    monkeypatch.setattr(cli, "run", stop)
+    assert cli.main(["--size", "6710886"]) == 130
 
 
 def test_defaults_are_within_the_limits():

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from ina.cli import main as ina
+from ina.train import cli
 from ina.train.cli import main
 
 
@@ -20,6 +21,55 @@ def test_bad_input_lists_the_choices(capsys, argv, listed):
         main(argv)
     assert exit_info.value.code == 2
     assert listed in capsys.readouterr().err
+
+
+@pytest.fixture
+def nothing_trains(monkeypatch):
+    """Past the argument checks `ina train` trains its reference, then starts Mininet: fail instead."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("ina train went past its argument checks")
+
+    monkeypatch.setattr(cli, "train", refuse)
+    monkeypatch.setattr(cli, "run", refuse)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    # the MLP's arrays per hidden unit on digits (1437 training rows, 64 features, 10 classes):
+    # 8 * 3 * 1437 + 96 * (64 + 1 + 10) = 41688 bytes per worker, 4 workers by default, within 4 GiB
+    (["--hidden", "1000000000"], "argument --hidden: expected an integer in 1..25756 (166752 bytes per hidden unit "
+                                 "on digits over 4 workers, at most 4 GiB), got '1000000000'"),
+    (["--hidden", "25757"], "argument --hidden: expected an integer in 1..25756 (166752 bytes per hidden unit on "
+                            "digits over 4 workers, at most 4 GiB), got '25757'"),
+    (["--hidden", "103027", "--workers", "1", "--batch", "32"],
+     "argument --hidden: expected an integer in 1..103026 (41688 bytes per hidden unit on digits, at most 4 GiB), "
+     "got '103027'"),
+    (["--bw", "1001"], "argument --bw: expected a number in (0.0, 1000], got '1001'"),
+])
+def test_memory_and_link_arguments_are_refused_before_training(nothing_trains, capsys, argv, message):
+    """These ended in MemoryError (--hidden) or a link Mininet silently left unlimited (--bw)."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"ina train: error: {message}"
+
+
+@pytest.mark.parametrize("argv", [["--hidden", "25756"], ["--model", "softmax", "--hidden", "1000000000"]])
+def test_a_model_within_the_memory_budget_reaches_training(nothing_trains, tmp_path, argv):
+    with pytest.raises(AssertionError, match="went past its argument checks"):
+        main([*argv, "--out", str(tmp_path / "run")])
+    assert (tmp_path / "run").is_dir()
+
+
+@pytest.mark.parametrize("replay", [[], ["--replay", "resnet50"]])
+def test_a_run_directory_that_cannot_be_made_is_refused_before_training(nothing_trains, tmp_path, capsys, replay):
+    """It was made only in Mininet, after the reference had trained: a traceback then."""
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit) as exit_info:
+        main([*replay, "--out", str(tmp_path / "file" / "run")])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"ina train: error: argument --out: cannot create {tmp_path / 'file' / 'run'}: Not a directory")
 
 
 def test_ina_dispatches_train(capsys):
