@@ -49,7 +49,7 @@ def test_a_compiler_that_never_finishes_is_stopped_whole(fresh_cache, monkeypatc
     """A compiler stuck past GCC_SECONDS is killed with its children (cc1 and the like)."""
     pidfile = fresh_cache / "child.pid"
     stuck = fresh_cache / "stuck-cc"
-    stuck.write_text(f"#!/bin/sh\nsleep 600 >/dev/null 2>&1 &\necho $! > {pidfile}\nwait\n")
+    stuck.write_text(f"#!/bin/sh\nsleep 60 >/dev/null 2>&1 &\necho $! > {pidfile}\nwait\n")
     stuck.chmod(0o755)
     monkeypatch.setenv("CC", str(stuck))
     monkeypatch.setattr(build, "GCC_SECONDS", 1)
