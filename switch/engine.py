@@ -10,7 +10,6 @@ program while the new one is generated and compiled (seconds for a big one): `bu
 running state and needs no lock; `install` swaps the program in, under the engine lock.
 """
 
-import ctypes
 import gc
 import threading
 from collections import Counter as Tally
@@ -23,7 +22,7 @@ from ina.switch.backend import Backend, Host
 from ina.switch.errors import PipelineError
 from ina.switch.layout import Layout
 from ina.switch.native.build import BuildError
-from ina.switch.native.datapath import NativeBackend
+from ina.switch.native.datapath import LIBC, NativeBackend
 from ina.switch.native.expressions import Unsupported
 from ina.switch.ports import Ports
 from ina.switch.program import Program, load_program
@@ -32,7 +31,6 @@ from ina.switch.replication import MAX_PORT, CloneSessions, Multicast
 from ina.switch.tables import Table
 
 ENGINES = ("auto", "native", "python")
-_LIBC = ctypes.CDLL(None)  # the process's own symbols: malloc_trim where the C library is glibc
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,7 @@ def reclaim() -> None:
     its C state and unloads its library; and glibc keeps freed heap pages until trimmed. Call it
     outside the engine lock: a full collection takes a while on a big heap."""
     gc.collect()
-    trim = getattr(_LIBC, "malloc_trim", None)
+    trim = getattr(LIBC, "malloc_trim", None)  # glibc's
     if trim is not None:
         trim(0)
 

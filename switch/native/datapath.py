@@ -38,8 +38,8 @@ STATS = ("rx", "tx", "dropped", "parser_errors", "dropped_error", "dropped_overs
          "dropped_empty_group", "dropped_output_full")  # fmt: skip; order of runtime.h
 DRAIN = 1024  # digest records moved from C per call
 U64 = POINTER(c_uint64)
-_LIBC = ctypes.CDLL(None)  # the process's own symbols: dlclose
-_LIBC.dlclose.argtypes, _LIBC.dlclose.restype = [c_void_p], c_int
+LIBC = ctypes.CDLL(None)  # the process's own C library: dlclose here, malloc_trim (engine.reclaim)
+LIBC.dlclose.argtypes, LIBC.dlclose.restype = [c_void_p], c_int
 
 
 class Packet(ctypes.Structure):
@@ -214,4 +214,4 @@ class NativeBackend:
             lib.ina_ctl_free(sw, *self.sizes)
             if getattr(self, "out", None) is not None:
                 lib.ina_ctl_out_free(self.out)
-        _LIBC.dlclose(lib._handle)
+        LIBC.dlclose(lib._handle)
