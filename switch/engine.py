@@ -4,18 +4,25 @@ A thin facade over one data-path backend per loaded program (backend.py): the na
 (native/datapath.py, the program compiled to C) or the Python one (python_backend.py). It picks
 the backend, checks what callers pass before either sees it, and keeps what outlives a program:
 the digests not yet read and the statistics.
+
+Loading is two steps, so a switch that runs packets on other threads keeps running the old
+program while the new one is generated and compiled (seconds for a big one): `build` touches no
+running state and needs no lock; `install` swaps the program in, under the engine lock.
 """
 
+import gc
 import threading
 from collections import Counter as Tally
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 
+from ina.switch import budget
 from ina.switch.backend import Backend, Host
 from ina.switch.errors import PipelineError
 from ina.switch.layout import Layout
 from ina.switch.native.build import BuildError
-from ina.switch.native.datapath import NativeBackend
+from ina.switch.native.datapath import LIBC, NativeBackend
 from ina.switch.native.expressions import Unsupported
 from ina.switch.ports import Ports
 from ina.switch.program import Program, load_program
@@ -24,6 +31,26 @@ from ina.switch.replication import MAX_PORT, CloneSessions, Multicast
 from ina.switch.tables import Table
 
 ENGINES = ("auto", "native", "python")
+
+
+@dataclass(frozen=True)
+class Built:
+    """A program's backend, built and not running yet (Switch.build), and why it is that engine."""
+
+    backend: Backend
+    note: str
+
+
+def reclaim() -> None:
+    """Return the memory of replaced programs to the system. Their generated code, tables and
+    native views sit in reference cycles (functions and their namespace, tables and their actions,
+    views and their backend) that only the cycle collector frees; the native backend then frees
+    its C state and unloads its library; and glibc keeps freed heap pages until trimmed. Call it
+    outside the engine lock: a full collection takes a while on a big heap."""
+    gc.collect()
+    trim = getattr(LIBC, "malloc_trim", None)  # glibc's
+    if trim is not None:
+        trim(0)
 
 
 class DirectCounterView:
@@ -91,34 +118,46 @@ class Switch:
 
     # --- pipeline ------------------------------------------------------------------------
     def load(self, program: dict) -> None:
-        """Compile and install a BMv2 JSON program; on error the running one stays."""
+        """Build and install a BMv2 JSON program; on error the running one stays. A switch whose
+        packets run on other threads builds first, then installs under its engine lock."""
+        self.install(self.build(program))
+
+    def build(self, program: dict) -> Built:
+        """The backend for a BMv2 JSON program, ready to install: validated, within the code budget
+        (budget.py, before any code is generated), generated, compiled, its const entries in its
+        tables. Touches nothing running, so it needs no lock; PipelineError if it cannot run."""
         layout, model = load_program(program)
-        backend = self._native(layout, model) or PythonBackend(layout, model, self.drop_port, self.log)
+        budget.check(layout, model)
+        native, note = self._native(layout, model)
+        return Built(native or PythonBackend(layout, model, self.drop_port, self.log), note)
+
+    def install(self, built: Built) -> None:
+        """Make a built program the running one: a swap of references, which the caller makes
+        under the engine lock (the packet loop's) when packets run on other threads. The old
+        program's statistics carry over and its digests not yet read are dropped; its memory
+        goes at the next `reclaim`."""
+        backend = built.backend
         if self.pipeline is not None:
             self._stats.update(self.pipeline.stats())
-        self.pipeline, self.max_port = backend, backend.max_port
+        self.pipeline, self.max_port, self.engine_note = backend, backend.max_port, built.note
         backend.set_clock(self._clock_us)
         self._digests.clear()
         if self.on_load is not None:
             self.on_load()
 
-    def _native(self, layout: Layout, model: Program) -> NativeBackend | None:
-        """The program compiled to C, or None (with the reason in engine_note) for Python."""
+    def _native(self, layout: Layout, model: Program) -> tuple[NativeBackend | None, str]:
+        """The program compiled to C, or None for Python; and the reason (engine_note)."""
         if self.engine == "python":
-            self.engine_note = "the Python engine was asked for"
-            return None
+            return None, "the Python engine was asked for"
         if self.log is not None and self.engine == "auto":
-            self.engine_note = "packet logging runs on the Python engine"
-            return None
+            return None, "packet logging runs on the Python engine"
         try:
             native = NativeBackend(layout, model, self.drop_port, self.profile)
         except (Unsupported, BuildError) as err:
             if self.engine == "native":
                 raise PipelineError(f"the native engine cannot run this program: {err}") from None
-            self.engine_note = f"the native engine cannot run this program: {err}"
-            return None
-        self.engine_note = "the program runs compiled to C"
-        return native
+            return None, f"the native engine cannot run this program: {err}"
+        return native, "the program runs compiled to C"
 
     @property
     def tables(self) -> dict[str, Table]:
@@ -197,3 +236,4 @@ class Switch:
             ports.run(self.process, host.deliver, lock, wake)
         else:
             self.pipeline.serve(ports, self.process, host, lock, wake, self.cpu_port, ticks)
+            reclaim()  # a new program ended the loop: the old one (the native loop's) is free now

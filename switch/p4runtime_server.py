@@ -14,6 +14,9 @@ for unary RPCs however many streams are open, Reads stream in pages and stop at 
 messages have size limits. Locks: `writing` (arbitration changes wait for a Write in flight, as the
 spec asks) is taken before `lock` (the engine: the packet loop holds it around `process`) or the
 arbiter's.
+SetForwardingPipelineConfig builds the new program (validation, the code budget, code generation,
+gcc) under `writing` alone and installs it under `lock` with a swap of references, so packets,
+Reads and Capabilities keep running on the old program until the new one is ready.
 
 `Compat` holds, as one table, every rule where another target answers differently (SPEC is this
 server's own P4Runtime 1.4.1; SIMPLE_SWITCH_GRPC is BMv2 1.15 with PI, probed over loopback), so
@@ -37,9 +40,8 @@ from ina.p4rt import codec
 from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
 from ina.p4rt.schema import Schema
 from ina.switch import p4runtime_entities as ent
-from ina.switch.engine import Switch
+from ina.switch.engine import Built, Switch, reclaim
 from ina.switch.errors import PipelineError
-from ina.switch.pipeline import load_pipeline
 from ina.switch.program import Program
 
 API_VERSION = "1.4.1"
@@ -384,7 +386,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.transmit = transmit or (lambda outputs: None)
         self.schema: Schema | None = None
         self.config = p4runtime_pb2.ForwardingPipelineConfig()
-        self.pending: p4runtime_pb2.ForwardingPipelineConfig | None = None
+        self.pending: tuple[p4runtime_pb2.ForwardingPipelineConfig, Built] | None = None  # VERIFY_AND_SAVE's
         self.arbiter = compat.election(device_id)
         self.writing = threading.Lock()
         self._list_id = 0
@@ -558,30 +560,36 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         with self.writing:
             self._check_primary(context, request)
             self._set_pipeline(request, context)
+            reclaim()  # the program replaced, or the one verified only, or the older one saved
         return p4runtime_pb2.SetForwardingPipelineConfigResponse()
 
     def _set_pipeline(self, request, context) -> None:
+        """Each action builds a config's program at most once: VERIFY builds it (and drops it),
+        VERIFY_AND_COMMIT installs what it built, VERIFY_AND_SAVE keeps it for COMMIT."""
         Action = p4runtime_pb2.SetForwardingPipelineConfigRequest
         action = request.action
         if action in (Action.VERIFY, Action.VERIFY_AND_COMMIT, Action.VERIFY_AND_SAVE):
-            program = self._verify(context, request)
+            built = self._verify(context, request)
             if action == Action.VERIFY_AND_SAVE:
-                self.pending = request.config
+                self.pending = (request.config, built)
             elif action == Action.VERIFY_AND_COMMIT:
-                self._commit(context, request.config, program)
+                self._commit(request.config, built)
         elif action == Action.COMMIT:
             if request.HasField("config"):
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, "COMMIT takes no config; it commits the saved one")
             if self.pending is None:
                 context.abort(grpc.StatusCode.NOT_FOUND, "COMMIT without a saved config (use VERIFY_AND_SAVE first)")
-            self._commit(context, self.pending, json.loads(self.pending.p4_device_config))
-            self.pending = None
+            (config, built), self.pending = self.pending, None
+            self._commit(config, built)
         elif action == Action.RECONCILE_AND_COMMIT:
             context.abort(grpc.StatusCode.UNIMPLEMENTED, "RECONCILE_AND_COMMIT is not supported; use VERIFY_AND_COMMIT")
         else:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"SetForwardingPipelineConfig action {action} is not one the spec defines")
 
-    def _verify(self, context, request) -> dict:
+    def _verify(self, context, request) -> Built:
+        """The config's program built for this switch's engine, outside the engine lock (the old
+        program keeps running meanwhile); INVALID_ARGUMENT if it cannot run or its P4Info does not
+        match."""
         if not request.HasField("config") or not request.config.HasField("p4info"):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the config carries no P4Info")
         config = request.config
@@ -590,26 +598,24 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"p4_device_config is not BMv2 JSON: {str(err)[:200]}")
         try:
-            model = load_pipeline(program, self.sw.drop_port).model
+            built = self.sw.build(program)
         except PipelineError as err:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the switch cannot run this BMv2 JSON: {err}")
-        missing = _p4info_names_missing_from(config.p4info, model)
+        missing = _p4info_names_missing_from(config.p4info, built.backend.model)
         if missing:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                           f"the P4Info names {', '.join(missing[:5])} that the BMv2 JSON lacks; "
                           "push the P4Info and the JSON of one compile")
-        return program
+        return built
 
-    def _commit(self, context, config: p4runtime_pb2.ForwardingPipelineConfig, program: dict) -> None:
+    def _commit(self, config: p4runtime_pb2.ForwardingPipelineConfig, built: Built) -> None:
+        """Install a built program and its P4Info: a swap under the engine lock."""
+        schema = Schema(config.p4info)
+        saved = p4runtime_pb2.ForwardingPipelineConfig()
+        saved.CopyFrom(config)
         with self.lock:
-            try:
-                self.sw.load(program)
-            except PipelineError as err:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
-            self.schema = Schema(config.p4info)
-            self.digest_configs = {}
-            self.config = p4runtime_pb2.ForwardingPipelineConfig()
-            self.config.CopyFrom(config)
+            self.sw.install(built)
+            self.schema, self.config, self.digest_configs = schema, saved, {}
 
     def GetForwardingPipelineConfig(self, request, context):
         self._check_device(context, request)

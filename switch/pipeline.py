@@ -2,7 +2,9 @@
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import CodeType
 
+from ina.switch.budget import check_source
 from ina.switch.codegen import CodeGenerator, node_function
 from ina.switch.errors import PipelineError
 from ina.switch.externs import Counter, Meter, Register, ValueSet
@@ -10,6 +12,8 @@ from ina.switch.layout import Layout
 from ina.switch.program import Program, load_program, malformed_json
 from ina.switch.runtime import base_namespace
 from ina.switch.tables import Table, install_program_entries, new_table
+
+COMPILE_CHUNK = 1 << 16  # characters of generated source one compile() call takes, at least
 
 
 @dataclass
@@ -98,15 +102,17 @@ def _build(layout: Layout, model: Program, drop_port: int, log: Callable[[str], 
     verify_fn, update_fn = gen.checksums()
     deparse_fn = gen.deparser(model.deparsers[0])
     source = gen.source()
+    check_source(source, "python")
     try:
-        code = compile(source, "<ina-pipeline>", "exec")
+        code = _compiled(source)
     except SyntaxError as err:  # a bug in ina's code generator, reported with the JSON's names
         raise PipelineError(f"internal code generation error: {err}") from None
 
     tables: dict[str, Table] = {}
     for name, var in table_vars.items():
         tables[name] = ns[var] = new_table(Table, model.tables[name], model)
-    exec(code, ns)
+    for piece in code:
+        exec(piece, ns)
     nodes: dict[str, str] = {}  # node name -> its function; the first of a name wins
     for c in model.controls:
         nodes = {name: node_function(key) for name, key in c.nodes.items()} | nodes
@@ -146,3 +152,20 @@ def _build(layout: Layout, model: Program, drop_port: int, log: Callable[[str], 
         hot=HotSlots(slots, layout.hidden),
     )
 
+
+
+def _compiled(source: str) -> list[CodeType]:
+    """The generated source compiled a few top-level functions at a time (it holds nothing else).
+
+    One compile() of the whole source holds the GIL throughout and its syntax tree at once: for a
+    big program, seconds in which no other thread (the P4Runtime server's Reads) runs, and several
+    times the source's size in memory. Pieces of COMPILE_CHUNK characters keep both small. A
+    piece's line numbers count from its first line, which its file name gives."""
+    pieces, start, line = [], 0, 1
+    while start < len(source):
+        end = source.find("\ndef ", start + COMPILE_CHUNK)
+        end = len(source) if end < 0 else end + 1
+        pieces.append(compile(source[start:end], f"<ina-pipeline:{line}>", "exec"))
+        line += source.count("\n", start, end)
+        start = end
+    return pieces

@@ -1,9 +1,15 @@
-"""Compile generated C with the runtime sources into a shared object, cached by content."""
+"""Compile generated C with the runtime sources into a shared object, cached by content.
+
+gcc runs under limits (GCC_SECONDS of CPU and of wall-clock time, GCC_MEMORY of address space),
+so no program, however gcc takes it, can hold the machine: past them the build is a BuildError
+and the switch runs the program on the Python engine (engine="auto") or refuses it.
+"""
 
 import ctypes
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -13,6 +19,8 @@ RUNTIME_SOURCES = ("state.c", "io.c")
 HEADERS = ("runtime.h", "state.h")
 CFLAGS = ("-O2", "-fPIC", "-shared", "-pthread", "-fwrapv", "-D_GNU_SOURCE", "-Wall",
           "-Wno-unused-label", "-Wno-unused-function")  # fmt: skip
+GCC_SECONDS = 120  # CPU and wall-clock seconds one gcc run may take (budget.py's largest: ~20 s)
+GCC_MEMORY = 1 << 30  # bytes of address space of each of gcc's processes (the largest needs ~150 MB)
 
 
 class BuildError(Exception):
@@ -63,7 +71,34 @@ def _compile(target: Path, source: str, flags: list[str], extra_sources: list[st
         generated.write_text(source)
         partial = Path(tmp) / "out"
         cmd = [cc, *flags, str(generated), *extra_sources, "-o", str(partial)]
-        result = subprocess.run(cmd, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise BuildError(f"{Path(cc).name} failed on {target.name}:\n{result.stderr[-2000:]}")
+        returncode, stderr = _run_limited(cmd, f"{Path(cc).name} on {target.name}")
+        if returncode != 0:
+            raise BuildError(f"{Path(cc).name} failed on {target.name} (limits: {GCC_SECONDS} s, "
+                             f"{GCC_MEMORY >> 20} MiB): {_reason(stderr)}")
         os.replace(partial, target)
+
+
+def _run_limited(cmd: list[str], what: str) -> tuple[int, str]:
+    """(exit status, stderr) of `cmd` run by prlimit under GCC_SECONDS of CPU and GCC_MEMORY of
+    address space, which gcc's own children (cc1, as, ld) inherit, in a process group of its own
+    that is killed whole after GCC_SECONDS of wall-clock time."""
+    limited = ["prlimit", f"--as={GCC_MEMORY}", f"--cpu={GCC_SECONDS}", "--", *cmd]
+    try:
+        proc = subprocess.Popen(limited, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+    except FileNotFoundError:
+        raise BuildError("no prlimit (util-linux) on PATH: gcc only runs under limits") from None
+    try:
+        _out, stderr = proc.communicate(timeout=GCC_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise BuildError(f"{what} took longer than {GCC_SECONDS} s; stopped") from None
+    return proc.returncode, stderr
+
+
+def _reason(stderr: str) -> str:
+    """The line of a compiler's output that says why it failed: the first error, else the last."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    found = next((line for line in lines if "error" in line or "memory" in line), lines[-1] if lines else "")
+    return found[:300] or "no message"

@@ -2,7 +2,8 @@
 
 Built from the model alone (no Python pipeline): the C switch owns the state, and the objects of
 views.py are its control plane. Digests wait in a ring in C until Python reads Switch.digests
-(drain_digests).
+(drain_digests). When the backend is collected (a replaced program, once nothing runs it) it
+frees its C state and unloads its library.
 """
 
 import ctypes
@@ -14,6 +15,7 @@ from ctypes import POINTER, c_double, c_int, c_size_t, c_uint8, c_uint32, c_uint
 from functools import partial
 
 from ina.switch.backend import Host, Packets, max_port
+from ina.switch.budget import check_source
 from ina.switch.layout import Layout
 from ina.switch.native.build import build
 from ina.switch.native.codegen import generate
@@ -36,6 +38,8 @@ STATS = ("rx", "tx", "dropped", "parser_errors", "dropped_error", "dropped_overs
          "dropped_empty_group", "dropped_output_full")  # fmt: skip; order of runtime.h
 DRAIN = 1024  # digest records moved from C per call
 U64 = POINTER(c_uint64)
+LIBC = ctypes.CDLL(None)  # the process's own C library: dlclose here, malloc_trim (engine.reclaim)
+LIBC.dlclose.argtypes, LIBC.dlclose.restype = [c_void_p], c_int
 
 
 class Packet(ctypes.Structure):
@@ -100,6 +104,7 @@ class NativeBackend:
         with malformed_json():
             native = generate(model, layout)
         self.model, self.max_port = model, max_port(layout)
+        check_source(native.source, "c")
         self.lib = build(native.source, profile)
         _declare(self.lib)
         self.sizes = (len(native.tables), len(native.registers), len(native.counters))
@@ -199,7 +204,14 @@ class NativeBackend:
         return stats
 
     def __del__(self) -> None:
+        """Frees the C state, then unloads the library (dlopen counts: a newer backend that loaded
+        the same file keeps it). Only collection calls this, so nothing runs the library now:
+        every caller (the views, the port loop, process) reaches it through this backend."""
         lib, sw = getattr(self, "lib", None), getattr(self, "sw", None)
-        if lib is not None and sw is not None and sw.value:
+        if lib is None:
+            return
+        if sw is not None and sw.value:
             lib.ina_ctl_free(sw, *self.sizes)
-            lib.ina_ctl_out_free(self.out)
+            if getattr(self, "out", None) is not None:
+                lib.ina_ctl_out_free(self.out)
+        LIBC.dlclose(lib._handle)
