@@ -1,5 +1,6 @@
 """`ina bench`: compile time, switch packets/s (in process and over veth), all-reduce goodput,
-communication time of a replayed model's training iterations (train: switch, ring, parameter server).
+communication time of a replayed model's training iterations (train: switch, ring, parameter server),
+what a big P4Runtime message costs the switch's server and what real ones weigh (p4runtime).
 
 Each benchmark repeats, reports median and spread, writes JSON (with the machine and git revision)
 and PNG plots into --out, and a markdown summary (summary.md). Timing never decides pass or fail.
@@ -232,7 +233,7 @@ def markdown(out: Path, sections: dict[str, list[dict]]) -> Path:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ina bench", description=__doc__)
-    p.add_argument("what", choices=["compile", "switch", "allreduce", "profile", "train", "stragglers", "all"])
+    p.add_argument("what", choices=["compile", "switch", "allreduce", "profile", "train", "stragglers", "p4runtime", "all"])
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="a short sweep (the default; make bench)")
     mode.add_argument("--full", action="store_true", help="every sweep of docs/performance.md")
@@ -292,6 +293,10 @@ def main(argv: list[str] | None = None) -> int:
             from ina.bench.stragglers import bench_policy_training
 
             sections["policies"] = bench_policy_training(out)
+    if args.what in ("p4runtime", "all"):
+        from ina.bench.p4runtime_load import bench_p4runtime
+
+        sections["p4runtime"] = bench_p4runtime(out, args.reps)
     if args.what in ("profile", "all"):
         print(bench_profile(out, args.seconds, veth=not args.no_veth))
     print(markdown(out, sections).read_text())
