@@ -23,7 +23,7 @@ MAX_MESSAGE_BYTES = 4 << 20
 def _write_request_head() -> type:
     """WriteRequest's message type less its `updates`: it parses a request's few small fields and
     skips the updates, kept as unparsed bytes, so a server can refuse a client that may not write
-    before it spends time and memory on them (a 12.6 MB request: 0.02 s instead of 0.9 s)."""
+    before it spends time and memory on them (12.6 MB: 0.013 s instead of 0.30 s, `ina bench p4runtime`)."""
     file = descriptor_pb2.FileDescriptorProto(name="ina/p4rt/write_request_head.proto", package="ina.p4rt",
                                               syntax="proto3", dependency=[p4runtime_pb2.DESCRIPTOR.name])
     head = file.message_type.add()
