@@ -1,7 +1,8 @@
 """`ina bench`: compile time, switch packets/s (in process and over veth), all-reduce goodput,
 communication time of a replayed model's training iterations (train: switch, ring, parameter server),
 the controller's time to primary while streams flood the P4Runtime port (arbitration), a huge
-pipeline pushed over P4Runtime (hostile: time to answer, memory, Reads meanwhile).
+pipeline pushed over P4Runtime (hostile: time to answer, memory, Reads meanwhile), what a big
+P4Runtime message costs the switch's server and what real ones weigh (p4runtime).
 
 Each benchmark repeats, reports median and spread, writes JSON (with the machine and git revision)
 and PNG plots into --out, and a markdown summary (summary.md). Timing never decides pass or fail.
@@ -239,7 +240,8 @@ MAX_SECONDS = 3600.0  # measuring time per configuration, likewise
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ina bench", description=__doc__)
     p.add_argument("what", choices=["compile", "switch", "allreduce", "profile", "train", "stragglers", "sim",
-                                    "arbitration", "hostile", "all"])
+                                    "arbitration", "hostile",
+                                    "p4runtime", "all"])
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="a short sweep (the default; make bench)")
     mode.add_argument("--full", action="store_true", help="every sweep of docs/performance.md")
@@ -312,6 +314,10 @@ def main(argv: list[str] | None = None) -> int:
         from ina.bench.hostile import bench_hostile
 
         sections["hostile"] = bench_hostile(out)
+    if args.what in ("p4runtime", "all"):
+        from ina.bench.p4runtime_load import bench_p4runtime
+
+        sections["p4runtime"] = bench_p4runtime(out, args.reps)
     if args.what in ("profile", "all"):
         print(bench_profile(out, args.seconds, veth=not args.no_veth))
     print(markdown(out, sections).read_text())

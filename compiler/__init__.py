@@ -27,7 +27,7 @@ __all__ = ["CompileError", "CompileResult", "Location", "compile_file"]
 class CompileResult:
     name: str  # the program's base name (file name without .p4)
     bmv2: dict
-    p4info: Any  # p4.config.v1.p4info_pb2.P4Info
+    p4info: Any  # ina.p4rt.proto.p4info_pb2.P4Info
 
 
 def compile_file(path: str | Path, include_dirs: Sequence[str] = (), defines: Mapping[str, str] = {}) -> CompileResult:

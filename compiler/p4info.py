@@ -3,11 +3,10 @@ a kind prefix byte and Jenkins' one-at-a-time hash of the name (probing +1 on co
 
 from __future__ import annotations
 
-from p4.config.v1 import p4info_pb2
-
 from ina.compiler import nodes as n
 from ina.compiler import types as t
 from ina.compiler.lowered import Artifacts
+from ina.p4rt.proto import p4info_pb2
 
 PREFIX = {"action": 0x01, "table": 0x02, "value_set": 0x03, "controller_header": 0x04, "action_profile": 0x11,
           "counter": 0x12, "direct_counter": 0x13, "meter": 0x14, "direct_meter": 0x15, "register": 0x16,

@@ -7,8 +7,10 @@ answering is an error naming its address, never a hang.
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import asdict
+from typing import NoReturn
 
 from ina.args import (
     float_range,
@@ -21,6 +23,7 @@ from ina.args import (
 )
 from ina.controller.aggregation import Aggregation, BurstLoss, Worker
 from ina.controller.client import ControllerError, SwitchConnection
+from ina.controller.shell import shell_argv, shell_python, shell_venv
 from ina.files import FileError, read_bmv2_json, read_p4info
 from ina.p4rt import codec
 from ina.p4src.protocol import (
@@ -182,20 +185,15 @@ def _job_dict(job) -> dict:
     return {**asdict(job), "policy": str(job.policy)}
 
 
-def _shell(args) -> int:
-    import p4runtime_sh.shell as sh
-    from p4runtime_sh.p4runtime import SSLOptions
-
-    sh.setup(device_id=args.device_id, grpc_addr=args.grpc_addr,
-             election_id=(args.election_id >> 64, args.election_id & (2**64 - 1)),
-             ssl_options=SSLOptions(not args.ssl, args.ca_cert, args.cert, args.key))
-    try:
-        from IPython import embed
-
-        embed(user_ns={name: getattr(sh, name) for name in dir(sh) if not name.startswith("_")})
-    finally:
-        sh.teardown()
-    return 0
+def _shell(args) -> NoReturn:
+    """Become p4runtime-shell (in its own virtualenv: ina.controller.shell), so its terminal,
+    Ctrl-C and exit status are the user's."""
+    python = shell_python()
+    if not python.exists():
+        raise ControllerError(f"p4runtime-shell runs in its own virtualenv, {shell_venv()}, which is missing "
+                              "(make setup creates it)")
+    os.execv(python, shell_argv(args.grpc_addr, args.device_id, args.election_id, args.ssl,
+                                args.ca_cert, args.cert, args.key))
 
 
 def _human(command: str, result) -> None:
@@ -243,8 +241,6 @@ def main(argv: list[str] | None = None) -> int:
     except (ControllerError, FileError) as err:
         print(f"ina ctl: {err}", file=sys.stderr)
         return 1
-    if args.command == "shell":
-        return int(result)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -19,7 +19,14 @@ import grpc
 
 from ina.p4rt import codec
 from ina.p4rt import entities as p4e
-from ina.p4rt.proto import code_pb2, p4info_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
+from ina.p4rt.proto import (
+    MAX_MESSAGE_BYTES,
+    code_pb2,
+    p4info_pb2,
+    p4runtime_pb2,
+    p4runtime_pb2_grpc,
+    status_pb2,
+)
 from ina.p4rt.schema import Schema
 from ina.p4rt.tls import TlsError, channel_credentials
 
@@ -27,7 +34,6 @@ Update = p4runtime_pb2.Update
 MAX_UPDATES_PER_WRITE = 256
 # The spec's rule of thumb is 8 KB + 100 B per update; error messages of other targets run longer.
 MAX_METADATA_BYTES = 8192 + MAX_UPDATES_PER_WRITE * 1024
-MAX_MESSAGE_BYTES = 64 << 20  # GetForwardingPipelineConfig returns the whole BMv2 JSON
 
 
 class ControllerError(Exception):
@@ -120,7 +126,8 @@ class SwitchConnection:
 
     def _open_channel(self, ssl: bool, ca_cert: str | None, cert: str | None, key: str | None) -> grpc.Channel:
         options = [("grpc.max_metadata_size", MAX_METADATA_BYTES),
-                   ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
+                   ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                   ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)]
         if not ssl:
             if ca_cert or cert or key:
                 raise ControllerError("--ca-cert/--cert/--key need --ssl")

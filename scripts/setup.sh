@@ -1,10 +1,12 @@
 #!/bin/bash
 # Installs what ina needs on a Debian or Ubuntu machine, skipping what is already there:
-# the apt packages Mininet and the network tests use, and a virtualenv with the pinned
-# Python dependencies of requirements.txt plus ina itself (editable).
+# the apt packages Mininet and the network tests use, a virtualenv with the pinned
+# Python dependencies of requirements.txt plus ina itself (editable), and p4runtime-shell's
+# own virtualenv beside it (requirements-shell.txt: it needs an older protobuf than ina).
 set -eu
 
 VENV="${VENV:-.venv}"
+SHELL_VENV="$VENV-shell"  # the name ina.controller.shell looks for
 PYTHON="${PYTHON:-python3}"
 APT_PACKAGES="mininet iproute2 iperf iputils-ping bridge-utils ethtool tcpdump python3-venv python3-dev gcc cpp make shellcheck"
 
@@ -38,5 +40,18 @@ if [ ! -f "$stamp" ] || [ requirements.txt -nt "$stamp" ] || [ pyproject.toml -n
     echo "ina setup: installing pinned Python dependencies into $VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check -r requirements.txt
     "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -e .
+    # Those moved to $SHELL_VENV: a virtualenv made before keeps no copy with the old protobuf's pins.
+    "$VENV/bin/pip" uninstall -q -y p4runtime-shell p4runtime ipython jedi parso 2>/dev/null || true
     touch "$stamp"
+fi
+
+if [ ! -x "$SHELL_VENV/bin/python" ]; then
+    echo "ina setup: creating virtualenv $SHELL_VENV for p4runtime-shell"
+    "$PYTHON" -m venv "$SHELL_VENV"
+fi
+shell_stamp="$SHELL_VENV/.ina-installed"
+if [ ! -f "$shell_stamp" ] || [ requirements-shell.txt -nt "$shell_stamp" ]; then
+    echo "ina setup: installing p4runtime-shell's pinned dependencies into $SHELL_VENV"
+    "$SHELL_VENV/bin/pip" install -q --disable-pip-version-check -r requirements-shell.txt
+    touch "$shell_stamp"
 fi

@@ -11,7 +11,8 @@ arbitrate within ARBITRATION_TIMEOUT, at most MAX_CONTROLLERS have arbitrated an
 election id is above all of theirs closes the oldest that is not primary, every stream but the
 primary is closed after IDLE_TIMEOUT without a message; the thread pool keeps UNARY_WORKERS threads
 for unary RPCs however many streams are open, Reads stream in pages and stop at MAX_READ_ENTITIES,
-messages have size limits. Locks: `writing` (arbitration changes wait for a Write in flight, as the
+messages have size limits (MAX_MESSAGE_BYTES), and a Write's updates are parsed only once its
+client is known to be the primary. Locks: `writing` (arbitration changes wait for a Write in flight, as the
 spec asks) is taken before `lock` (the engine: the packet loop holds it around `process`) or the
 arbiter's.
 SetForwardingPipelineConfig builds the new program (validation, the code budget, code generation,
@@ -34,10 +35,17 @@ from itertools import chain, islice
 
 import grpc
 from google.protobuf import any_pb2
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
 
 from ina.p4rt import codec
-from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
+from ina.p4rt.proto import (
+    MAX_MESSAGE_BYTES,
+    WriteRequestHead,
+    code_pb2,
+    p4runtime_pb2,
+    p4runtime_pb2_grpc,
+    status_pb2,
+)
 from ina.p4rt.schema import Schema
 from ina.switch import p4runtime_entities as ent
 from ina.switch.engine import Built, Switch, reclaim
@@ -54,7 +62,6 @@ UNARY_WORKERS = 8  # threads that stay free for Write/Read/... while MAX_STREAMS
 ARBITRATION_TIMEOUT = 5.0  # seconds a new stream has to send its MasterArbitrationUpdate
 IDLE_TIMEOUT = 60.0  # seconds a stream other than the primary may stay silent before it is closed
 OUTBOX_LIMIT = 1024  # PacketIn/digest messages queued for a stream that does not read; more are dropped
-MAX_MESSAGE_BYTES = 64 << 20  # received and sent; pipelines of big programs are several MB
 ERROR_MESSAGE_CHARS = 200  # per p4.Error message, so a batch's statuses stay small metadata
 Atomicity = p4runtime_pb2.WriteRequest.Atomicity
 _GRPC_CODES = {code.value[0]: code for code in grpc.StatusCode}  # canonical number -> code
@@ -633,17 +640,21 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         return p4runtime_pb2.CapabilitiesResponse(p4runtime_api_version=self.compat.api_version)
 
     # --- write and read ------------------------------------------------------------------
-    def Write(self, request, context):
-        self._check_device(context, request)
+    def Write(self, data: bytes, context):
+        """The request comes as bytes (serve's _WriteAsBytes): its head is checked first, so a client
+        that may not write costs no parse of its updates."""
+        head = _parsed(context, WriteRequestHead, data)
+        self._check_device(context, head)
         with self.writing:
-            self._check_primary(context, request)
+            self._check_primary(context, head)
             self._check_pipeline(context)
-            if request.atomicity in (Atomicity.ROLLBACK_ON_ERROR, Atomicity.DATAPLANE_ATOMIC):
+            if head.atomicity in (Atomicity.ROLLBACK_ON_ERROR, Atomicity.DATAPLANE_ATOMIC):
                 context.abort(grpc.StatusCode.UNIMPLEMENTED, self.compat.atomic_writes or
-                              f"atomicity {Atomicity.Name(request.atomicity)} is not supported; "
+                              f"atomicity {Atomicity.Name(head.atomicity)} is not supported; "
                               "use CONTINUE_ON_ERROR (each update applies or fails alone)")
-            if request.atomicity != Atomicity.CONTINUE_ON_ERROR:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unknown atomicity {request.atomicity}")
+            if head.atomicity != Atomicity.CONTINUE_ON_ERROR:
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unknown atomicity {head.atomicity}")
+            request = _parsed(context, p4runtime_pb2.WriteRequest, data)
             with self.lock:
                 errors = [self._attempt(update) for update in request.updates]
         if any(e.canonical_code != code_pb2.OK for e in errors):
@@ -765,6 +776,26 @@ def _wrap(kind: str, item) -> p4runtime_pb2.Entity:
     return entity
 
 
+def _parsed(context, kind: type[Message], data: bytes) -> Message:
+    """`data` parsed as `kind`; bytes that are not one end the call with INTERNAL, as gRPC ends any
+    RPC whose request it cannot deserialize."""
+    try:
+        return kind.FromString(data)
+    except DecodeError as err:
+        context.abort(grpc.StatusCode.INTERNAL, f"the request is not a valid {kind.DESCRIPTOR.name}: {err}")
+
+
+class _WriteAsBytes(grpc.ServerInterceptor):
+    """Hands Write its request unparsed (no request deserializer): Write parses the head first."""
+
+    def intercept_service(self, continuation, handler_call_details):
+        handler = continuation(handler_call_details)
+        if handler is None or handler_call_details.method != "/p4.v1.P4Runtime/Write":
+            return handler
+        return grpc.unary_unary_rpc_method_handler(handler.unary_unary,
+                                                   response_serializer=handler.response_serializer)
+
+
 def serve(service: P4RuntimeService, address: str, credentials: grpc.ServerCredentials | None = None) -> grpc.Server:
     """Start a gRPC server for `service` on `address` (HOST:PORT; port 0 picks one), with TLS when
     `credentials` are given (ina.p4rt.tls.server_credentials)."""
@@ -778,7 +809,7 @@ def serve(service: P4RuntimeService, address: str, credentials: grpc.ServerCrede
     ]
     # Calls beyond 4 per thread wait for none: gRPC answers them RESOURCE_EXHAUSTED at once.
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="p4rt"),
-                         options=options, maximum_concurrent_rpcs=4 * workers)
+                         options=options, maximum_concurrent_rpcs=4 * workers, interceptors=[_WriteAsBytes()])
     p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(service, server)
     try:
         port = (server.add_secure_port(address, credentials) if credentials

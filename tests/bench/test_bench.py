@@ -137,3 +137,20 @@ def test_cli_out_that_cannot_be_created_is_a_usage_error(tmp_path, capsys):
         cli.main(["compile", "--out", str(blocker / "sub")])
     assert exit_.value.code == 2
     assert f"argument --out: cannot create {blocker / 'sub'}: Not a directory" in capsys.readouterr().err
+
+
+def test_p4runtime_benchmark_sizes_and_big_writes(tmp_path):
+    """The pipeline at ELEMS=64 fits the limit; the issue's 12.6 MB Write is over it, the largest
+    accepted one is refused for its sender, who is not the primary."""
+    from ina.bench.p4runtime_load import PROBES, bench_p4runtime
+    from ina.p4rt.proto import MAX_MESSAGE_BYTES
+
+    rows = bench_p4runtime(tmp_path, reps=1)
+    assert json.loads((tmp_path / "p4runtime.json").read_text())["results"] == rows
+    sizes = [r for r in rows if r["what"] == "size"]
+    assert sizes[-2]["message"].startswith("Write of 256 ") and sizes[-1]["message"].startswith("Read page of 4096 ")
+    assert all(0 < r["bytes"] < MAX_MESSAGE_BYTES and r["share_of_limit"] < 1 for r in sizes)
+    issue, limit = rows[len(sizes):]
+    assert 12_600_000 - 100 < issue["bytes"] <= 12_600_000 and issue["write_codes"] == ["RESOURCE_EXHAUSTED"]
+    assert limit["write_codes"] == ["PERMISSION_DENIED"] and limit["bytes"] <= MAX_MESSAGE_BYTES
+    assert issue["protobuf"] == "upb" and 0 <= limit["probes_answered"]["median"] <= PROBES

@@ -5,9 +5,9 @@ import json
 import pytest
 from compiler_helpers import P4_DIR
 from google.protobuf import text_format
-from p4.config.v1 import p4info_pb2
 
 from ina.compiler.cli import main
+from ina.p4rt.proto import p4info_pb2
 
 
 def test_writes_json_and_text_p4info(tmp_path):

@@ -1,7 +1,8 @@
 """One program per language feature (tests/p4/*.p4): the JSON and P4Info pieces that carry it."""
 
 from compiler_helpers import action, state, table
-from p4.config.v1 import p4info_pb2
+
+from ina.p4rt.proto import p4info_pb2
 
 
 def ops(act: dict) -> list:

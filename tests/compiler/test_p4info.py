@@ -1,8 +1,7 @@
 """P4Info: p4c's names, aliases and ids (kind byte + Jenkins one-at-a-time hash)."""
 
-from p4.config.v1 import p4info_pb2
-
 from ina.compiler.p4info import aliases, jenkins_one_at_a_time
+from ina.p4rt.proto import p4info_pb2
 
 
 def test_ids_match_p4c_for_the_tutorial_names(compile_p4):

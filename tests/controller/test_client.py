@@ -17,7 +17,7 @@ from ina.controller.client import (
     SwitchConnection,
     UnsupportedError,
 )
-from ina.p4rt.proto import p4runtime_pb2_grpc
+from ina.p4rt.proto import p4runtime_pb2, p4runtime_pb2_grpc
 from ina.p4rt.schema import Schema
 from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch
@@ -131,9 +131,9 @@ def test_big_writes_go_in_bounded_batches_and_report_failures_by_position():
     sizes = []
     write = service.Write
 
-    def spy(request, context):
-        sizes.append(len(request.updates))
-        return write(request, context)
+    def spy(data, context):  # Write gets its request as bytes (serve's _WriteAsBytes)
+        sizes.append(len(p4runtime_pb2.WriteRequest.FromString(data).updates))
+        return write(data, context)
 
     service.Write = spy
     srv = serve(service, "127.0.0.1:0")
