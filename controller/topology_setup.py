@@ -24,7 +24,7 @@ def program_switch(agg: Aggregation, name: str, topo: Topology) -> list[Job]:
     uplinks = {port for peer, port in sw.peers.items() if frozenset((name, peer)) in tree}
     agg.install_forwarding(hosts, sorted(set(sw.hosts.values()) | uplinks))
     return [agg.add_job(job.id, [Worker(rank, ports[h], topo.hosts[h].mac, topo.hosts[h].ip)
-                                 for rank, h in enumerate(job.workers)], job.slots, policy=job.policy)
+                                 for rank, h in enumerate(job.workers)], job.slots, job.epoch, job.policy)
             for job in topo.jobs if job.aggregator == name]
 
 

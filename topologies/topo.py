@@ -80,6 +80,7 @@ class Job:
     slots: int
     policy: Policy
     aggregator: str
+    epoch: int | None = None  # None: the controller draws a fresh one (ina sim sets it from its seed)
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ class Recorder:
     def install_forwarding(self, hosts, flood):
         self.calls.append(("forwarding", dict(hosts), flood))
 
-    def add_job(self, job_id, workers, num_slots, policy):
-        self.calls.append(("job", job_id, workers, num_slots, policy))
+    def add_job(self, job_id, workers, num_slots, epoch, policy):
+        self.calls.append(("job", job_id, workers, num_slots, epoch, policy))
         return job_id
 
 
@@ -59,7 +59,7 @@ def test_leafspine_yaml_round_trip_to_what_the_controller_programs():
         ("address", "02:aa:00:00:00:01", "10.0.255.254"),
         ("forwarding", {mac["h1"]: 1, mac["h2"]: 2, mac["h3"]: 3, mac["h4"]: 3, mac["s2"]: 3, mac["s3"]: 3,
                         mac["s4"]: 4}, [1, 2, 3, 4]),
-        ("job", 0, workers, 256, SYNC)]
+        ("job", 0, workers, 256, None, SYNC)]
     # The other leaf reaches everything through its first spine, and floods only toward it.
     assert programmed(topo, "s2") == [
         ("address", "02:aa:00:00:00:02", "10.0.255.253"),
