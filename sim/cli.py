@@ -112,6 +112,8 @@ def config_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> AllRedu
         topo = config.plain_topology()
     except TopologyError as err:
         p.error(f"argument --topo {args.topo}: {err}")
+    if not topo.jobs:
+        p.error(f"argument --topo {args.topo}: the topology has no jobs (declare them in the file, or give --jobs)")
     try:
         topo.with_policy(config.policy)
     except TopologyError as err:

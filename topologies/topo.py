@@ -156,6 +156,8 @@ def read_file(path: Path) -> dict:
         raise TopologyError(f"{path}: not valid YAML/JSON: {err}") from None
     if not isinstance(spec, dict):
         raise TopologyError(f"{path}: a topology is a mapping with switches, hosts and links")
+    if spec.get("generate") != "star":
+        check_shape(spec)
     return spec
 
 
@@ -233,6 +235,27 @@ def split_jobs(spec: dict, jobs: int) -> list[dict]:
     workers = [h for job in declared for h in job["workers"]] or list(spec.get("hosts") or [])
     first = {k: v for k, v in (declared[0] if declared else {}).items() if k in ("slots", "policy")}
     return [{**first, **job} for job in deal(workers, jobs)]
+
+
+def check_shape(spec: dict) -> None:
+    """The spec's parts have the types a topology needs (a file may hold anything)."""
+    def names(value) -> bool:
+        return isinstance(value, list) and all(isinstance(n, str) for n in value)
+
+    switches, links, jobs = spec.get("switches"), spec.get("links") or [], spec.get("jobs") or []
+    if not isinstance(switches, dict) or not all(isinstance(o, dict | None) for o in switches.values()):
+        raise TopologyError("switches: a mapping of switch names to their options, e.g. {s1: {aggregator: true}}")
+    if not names(spec.get("hosts") or []):
+        raise TopologyError("hosts: a list of host names, e.g. [h1, h2]")
+    if not isinstance(spec.get("link") or {}, dict):
+        raise TopologyError("link: a mapping of link parameters, e.g. {bw: 1000}")
+    for link in links if isinstance(links, list) else [links]:
+        if not (isinstance(link, list) and 2 <= len(link) <= 3 and names(link[:2])
+                and (len(link) == 2 or isinstance(link[2], dict))):
+            raise TopologyError(f"links: each link is [A, B] or [A, B, {{parameters}}], got {link!r:.60}")
+    for job in jobs if isinstance(jobs, list) else [jobs]:
+        if not (isinstance(job, dict) and names(job.get("workers"))):
+            raise TopologyError(f"jobs: each job is a mapping with a list of workers, got {job!r:.60}")
 
 
 def build(spec: dict, loss: float | None = None, slots: int | None = None) -> Topology:

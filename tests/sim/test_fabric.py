@@ -49,3 +49,11 @@ def test_two_jobs_at_once_each_exact(topo, hops):
                                              "results_sent": per_job * chunks} for j in (0, 1)}
     if hops:  # host -> edge -> aggregation -> core and back: every frame crosses 3 links each way
         assert result.arrivals == 2 * hops * len(jobs) * chunks
+
+
+def test_jobs_sharing_an_aggregator_share_its_pool():
+    # Three jobs of 2 on the star's one switch need 3 x 128 slots: the pool is sized for all of them.
+    config = AllReduceConfig(workers=6, jobs=3, size=300)
+    result = simulate(config)
+    sums(config, result)
+    assert result.verified and sorted(result.switch["s1"]["jobs"]) == [0, 1, 2]

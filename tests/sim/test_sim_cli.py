@@ -95,3 +95,15 @@ def test_the_output_names_the_time_goodput_and_every_link(capsys):
     assert "every sum bit-exact" in out and "arrivals per wall second" in out
     assert [line.split()[:2] for line in out.splitlines() if line.startswith("h")] == [
         ["h1-s1", "up"], ["h1-s1", "down"], ["h2-s1", "up"], ["h2-s1", "down"], ["h3-s1", "up"], ["h3-s1", "down"]]
+
+
+def test_a_topology_file_without_jobs_is_refused_unless_jobs_are_dealt(tmp_path, capsys):
+    path = tmp_path / "pair.yaml"
+    path.write_text("switches: {s1: {aggregator: true}}\nhosts: [h1, h2]\nlinks: [[h1, s1], [h2, s1]]\n")
+    with pytest.raises(SystemExit) as exit_:
+        main(["--topo", str(path)])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"ina sim: error: argument --topo {path}: the topology has no jobs (declare them in the file, or give --jobs)")
+    assert main(["--topo", str(path), "--jobs", "1", "--size", "100"]) == 0
+    assert "ina sim: 2 workers in 1 job(s) x 100 int32" in capsys.readouterr().out

@@ -127,6 +127,10 @@ BAD = [
      "job 0: bad policy part 'quorum:two': use sync, quorum:K, timeout:T[us|ms|s] or stale:S"),
     ("switches: {s1: {aggregator: true}}\nhosts: [h1]\nlinks: [[h1, s1]]\n"
      "jobs: [{id: 0, workers: [h1], aggregator: s7}]\n", "job 0: aggregator 's7' is no switch"),
+    ("switches: [s1]\n", "switches: a mapping of switch names to their options, e.g. {s1: {aggregator: true}}"),
+    ("switches: {s1: {}}\nhosts: [h1]\nlinks: [[h1]]\n", "links: each link is [A, B] or [A, B, {parameters}], got ['h1']"),
+    ("switches: {s1: {}}\nhosts: [h1]\nlinks: [[h1, s1]]\njobs: [3]\n",
+     "jobs: each job is a mapping with a list of workers, got 3"),
 ]
 
 
