@@ -43,6 +43,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import grpc
 import numpy as np
 
 from ina.compiler import CompileResult, compile_file
@@ -71,6 +72,7 @@ from ina.switch.p4runtime_server import P4RuntimeService, serve
 from ina.topologies.topo import Topology
 
 SWITCH_MAC, SWITCH_IP = "02:aa:00:00:00:01", "10.0.0.254"
+MAX_RETRIES = 12  # a worker's default retransmissions of one packet before it gives up
 UPDATE, RESULT, STATUS = "update", "result", "status"  # a Datagram's kind: worker -> switch, switch -> worker
 FRAME_HEADERS = 14 + 20 + 8  # Ethernet, IPv4 without options, UDP
 _ETH_IPV4 = b"\x08\x00"
@@ -204,17 +206,21 @@ class InProcessSwitch:
         self._judged = record or bool(self.loss)  # every datagram numbered (and logged) as it leaves
         self._members: dict[Host, Member] = {}
         self._copies: dict[tuple[str, int, int, int, int], int] = {}  # (direction, job, rank, slot, use) -> sent
-        self._servers: dict[str, object] = {}  # switch name -> its P4Runtime server
+        self._servers: dict[str, grpc.Server] = {}  # switch name -> its P4Runtime server
+        self._conn: SwitchConnection | None = None
         compiled = program(elems, pool_size)
-        if topology is None:
-            self.node = self._add_switch("s1", engine, pipeline)
-            self._conn = SwitchConnection(self._address("s1"), election_id=1)
-            self._conn.set_pipeline(compiled.bmv2, compiled.p4info)
-            self.controller = Aggregation(self._conn)
-            self.controller.set_switch_address(SWITCH_MAC, SWITCH_IP)
-        else:
-            self._conn = None
-            self._build(topology, engine, pipeline, compiled, timeout)
+        try:
+            if topology is None:
+                self.node = self._add_switch("s1", engine, pipeline)
+                self._conn = SwitchConnection(self._address("s1"), election_id=1)
+                self._conn.set_pipeline(compiled.bmv2, compiled.p4info)
+                self.controller = Aggregation(self._conn)
+                self.controller.set_switch_address(SWITCH_MAC, SWITCH_IP)
+            else:
+                self._build(topology, engine, pipeline, compiled, timeout)
+        except BaseException:
+            self.close()  # no server outlives a harness that failed to start
+            raise
 
     def __enter__(self) -> "InProcessSwitch":
         return self
@@ -262,15 +268,12 @@ class InProcessSwitch:
         installed = program_topology(topo.with_grpc({n: self._address(n) for n in topo.switches}),
                                      compiled.bmv2, compiled.p4info)
         entries = {job.job_id: job for jobs in installed.values() for job in jobs}
-        self.aggregators = {job.id: job.aggregator for job in topo.jobs}
         for job in topo.jobs:
             installed_job, aggregator = entries[job.id], topo.switches[job.aggregator]
-            members = []
-            for entry, name in zip(installed_job.workers, job.workers, strict=True):
-                link = links[name]
-                members.append(self._member(job.id, entry, len(job.workers), installed_job.epoch, job.slots,
-                                            job.policy, timeout, 12, 0.0, link, (aggregator.mac, aggregator.ip)))
-            self.jobs[job.id] = members
+            self.jobs[job.id] = [self._member(job.id, entry, len(job.workers), installed_job.epoch, job.slots,
+                                              job.policy, timeout, MAX_RETRIES, 0.0, links[name],
+                                              (aggregator.mac, aggregator.ip))
+                                 for entry, name in zip(installed_job.workers, job.workers, strict=True)]
 
     def _member(self, job_id: int, entry: WorkerEntry, n_workers: int, epoch: int, window: int, policy: Policy,
                 timeout: float, max_retries: int, delay: float, link: Link,
@@ -288,7 +291,7 @@ class InProcessSwitch:
 
     def add_job(self, job_id: int, n_workers: int, window: int, num_slots: int | None = None,
                 epoch: int | None = None, timeout: float | Sequence[float] = 1e-3,
-                max_retries: int = 12, policy: Policy = SYNC,
+                max_retries: int = MAX_RETRIES, policy: Policy = SYNC,
                 delays: dict[int, float] | None = None) -> list[AllReduceCore]:
         """Install a job with its completion `policy` through the controller (num_slots defaults to
         the window; epoch to a fresh random one) and make its workers, each a host on a switch port
@@ -296,6 +299,8 @@ class InProcessSwitch:
         chosen ranks' UPDATEs (a straggler). Under the policy's staleness S each worker has S + 1
         cores, on groups of window // (S + 1) slots, as a Worker does. Returns the (first) cores by
         rank. A star's alone (a topology's jobs come with it)."""
+        if self._conn is None:
+            raise ValueError("add_job builds a star's jobs; a topology's come with it (InProcessSwitch(topology=...))")
         timeouts = [timeout] * n_workers if isinstance(timeout, float | int) else list(timeout)
         first_port = 1 + len(self.network.hosts)
         if first_port + n_workers - 1 > MAX_PORT:
