@@ -7,6 +7,9 @@ import pytest
 
 from ina.hosts.cli import make_array
 from ina.sim.allreduce import AllReduceConfig, simulate
+from ina.sim.links import LinkSpec
+
+RATE = 100e9
 
 
 def sums(config: AllReduceConfig, result) -> None:
@@ -57,3 +60,17 @@ def test_jobs_sharing_an_aggregator_share_its_pool():
     result = simulate(config)
     sums(config, result)
     assert result.verified and sorted(result.switch["s1"]["jobs"]) == [0, 1, 2]
+
+
+@pytest.mark.parametrize(("topo", "jobs", "sharing", "behind_leaf"), [
+    ("leafspine:1x4,1", 1, 4, 4), ("leafspine:2x4,2", 4, 2, 1), ("leafspine:2x8,2", 4, 4, 2)])
+def test_a_shared_uplink_sets_the_time(topo, jobs, sharing, behind_leaf):
+    # docs/simulation.md: the N workers whose UPDATEs share a leaf's uplink to their spine keep it
+    # busy: T = N C s + (2 + m) s + 4 d, m the job's workers behind one leaf (the spine's RESULT
+    # burst on the way down), to float rounding.
+    link = LinkSpec(rate=RATE, delay=1e-6, queue=1 << 20)
+    config = AllReduceConfig(topo=topo, jobs=jobs, size=64 * 512, link=link)
+    s = (14 + 20 + 8 + 20 + 4 * 64 + 24) * 8 / RATE
+    result = simulate(config)
+    assert result.verified and sum(result.retransmissions) == 0
+    assert result.communication_s == pytest.approx(sharing * 512 * s + (2 + behind_leaf) * s + 4 * 1e-6, rel=1e-9)
