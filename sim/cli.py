@@ -1,6 +1,7 @@
-"""`ina sim`: an all-reduce through the real switch program in virtual time, on a star of simulated
-links (docs/simulation.md): the communication time in simulated seconds, goodput per worker, what
-each link carried and dropped, and how fast the simulation ran. The same seed gives the same run."""
+"""`ina sim`: an all-reduce per job through the real switch program in virtual time, on `ina run`'s
+topologies (a star, the YAML files, fattree:K, leafspine:LxH,S) of simulated links
+(docs/simulation.md): the communication time in simulated seconds, goodput per worker, what each
+link carried and dropped, and how fast the simulation ran. The same seed gives the same run."""
 
 import argparse
 import json
@@ -133,7 +134,7 @@ def describe(result: AllReduceResult) -> str:
         f"{c.window}, {c.policy}), {c.topo} at {format_rate(link.rate)}, {format_seconds(link.delay)} per link, "
         f"queues {link.queue:,.0f} B, {loss}, seed {c.seed}",
         f"communication time  {format_seconds(result.communication_s)} simulated "
-        + ("(no lossless bound off the star: its links are shared)" if bound is None else
+        + ("(no lossless bound off the star, where links are shared)" if bound is None else
            f"(lossless bound {format_seconds(bound)}"
            + ("" if window_covers_path(c) else "; the window does not cover the path, so the link is not the limit")
            + ")"),
