@@ -23,7 +23,7 @@ from ina.hosts.inprocess import FRAME_HEADERS, InProcessSwitch
 from ina.p4src.protocol import EPOCH_MAX, HEADER_LEN, SYNC, Policy
 from ina.sim.links import ChannelStats, LinkSpec, wire_bits
 from ina.sim.nodes import IDEAL_HOST, HostSpec
-from ina.topologies.topo import Topology, load
+from ina.topologies.topo import Topology, is_star, load
 
 DEFAULT_LINK = LinkSpec(rate=100e9, delay=1e-6, queue=1 << 20)  # a rack at 100 Gbit/s, 1 MiB per port
 
@@ -65,7 +65,7 @@ class AllReduceConfig:
 
     @property
     def is_star(self) -> bool:
-        return self.topo.removesuffix(".yaml") == "star"
+        return is_star(self.topo)
 
 
 @dataclass

@@ -26,7 +26,7 @@ from ina.sim.allreduce import (
 from ina.sim.links import LinkSpec
 from ina.sim.nodes import HostSpec
 from ina.sim.units import format_rate, format_seconds, parse_rate, parse_seconds
-from ina.topologies.topo import TopologyError
+from ina.topologies.topo import TopologyError, is_star
 
 MAX_TIMEOUT_S = 60.0
 DEFAULTS = AllReduceConfig()
@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> AllReduceConfig:
     """The run's configuration; a combination no single option's check sees is refused here (the
     topology is read here too, so a bad one is refused before anything runs)."""
-    if args.workers is not None and args.topo.removesuffix(".yaml") != "star":
+    if args.workers is not None and not is_star(args.topo):
         p.error(f"argument --workers: applies to --topo star; {args.topo} has its hosts")
     if args.policy.staleness >= args.window:
         p.error(f"argument --policy: stale:{args.policy.staleness} needs a window above {args.policy.staleness} "

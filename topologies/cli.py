@@ -47,7 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--loss-mode", choices=["auto", "netem", "switch"], default="auto",
                    help="where --loss is applied: netem on the links, the switch's drop simulator on "
                         "every host port, or auto (netem when the kernel has it)")
-    p.add_argument("--jobs", type=int_range(1, MAX_JOBS), default=1, help="split the star's workers into this many jobs")
+    p.add_argument("--jobs", type=int_range(1, MAX_JOBS),
+                   help="deal the workers into this many jobs (default: 1 on a star, a file's own jobs, the fewest "
+                        f"of at most {MAX_WORKERS} workers on a generated topology)")
     p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=64, help="elements per packet")
     p.add_argument("--pool-size", type=int_range(1, MAX_POOL_SIZE), default=8192)
     p.add_argument("--slots", type=int_range(1, MAX_SLOTS), default=128,

@@ -18,7 +18,7 @@ from ina.p4src.protocol import Policy
 from ina.topologies import clean
 from ina.topologies.net import Network
 from ina.topologies.switches import bmv2_toolchain
-from ina.topologies.topo import Topology, load
+from ina.topologies.topo import Topology, is_star, load
 
 
 class RunError(Exception):
@@ -36,7 +36,7 @@ class RunOptions:
     loss_mode: str = "auto"  # where --loss is applied: "netem" (links), "switch" (drop simulator), "auto"
     loss_link: str | None = None  # only this host's link (None: every host link)
     loss_direction: str = "both"  # "up" (host -> switch), "down" (switch -> host) or "both"
-    jobs: int = 1
+    jobs: int | None = None  # deal the workers into this many jobs (None: 1 on a star, a file's own jobs)
     elems: int = 64
     pool_size: int = 8192
     slots: int = 128
@@ -115,7 +115,7 @@ def run(opts: RunOptions) -> RunResult:
     leftovers = clean.cleanup()
     if leftovers:
         say(f"removed leftovers of an earlier run: {', '.join(leftovers[:6])}{' ...' if len(leftovers) > 6 else ''}")
-    topo = load(opts.topo, opts.workers if "star" in str(opts.topo) else None, opts.jobs, slots=opts.slots,
+    topo = load(opts.topo, opts.workers if is_star(opts.topo) else None, opts.jobs, slots=opts.slots,
                 extra_host=opts.baseline)
     try:
         check_stragglers(opts.stragglers, [h for job in topo.jobs for h in job.workers])

@@ -120,6 +120,11 @@ class Topology:
         return dataclasses.replace(self, links=links)
 
 
+def is_star(source: str | Path) -> bool:
+    """Whether `source` names the built-in star, the one topology sized by a worker count."""
+    return str(source).removesuffix(".yaml") == "star"
+
+
 def builtin(name: str) -> Path:
     return TOPOLOGY_DIR / f"{name.removesuffix('.yaml')}.yaml"
 

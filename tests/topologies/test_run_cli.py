@@ -64,4 +64,4 @@ def test_straggler_options_reach_the_run_options(monkeypatch):
 
 def test_defaults_are_within_the_limits():
     args = cli.build_parser().parse_args([])
-    assert (args.workers, args.jobs, args.elems, args.slots, args.pool_size) == (4, 1, 64, 128, 8192)
+    assert (args.workers, args.jobs, args.elems, args.slots, args.pool_size) == (4, None, 64, 128, 8192)

@@ -159,3 +159,12 @@ def test_bad_sources_and_sizes_are_refused_in_one_line(tmp_path):
         load("fattree:4", jobs=17)
     with pytest.raises(TopologyError, match=r"has a fixed set of 4 hosts; --workers applies to star$"):
         load("leafspine", workers=8)
+
+
+def test_a_files_own_jobs_stay_unless_jobs_are_dealt(tmp_path):
+    path = tmp_path / "two.yaml"
+    path.write_text("switches: {s1: {aggregator: true}, s2: {aggregator: true}}\nhosts: [h1, h2, h3]\n"
+                    "links: [[h1, s1], [h2, s1], [h3, s2], [s1, s2]]\n"
+                    "jobs: [{id: 4, workers: [h1, h3], slots: 16, policy: 'quorum:1'}, {id: 7, workers: [h2]}]\n")
+    assert [(j.id, j.workers, j.aggregator) for j in load(path).jobs] == [(4, ("h1", "h3"), "s1"), (7, ("h2",), "s2")]
+    assert load(path, jobs=1).jobs == (Job(0, ("h1", "h3", "h2"), 16, Policy(quorum=1), "s1"),)
