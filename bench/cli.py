@@ -303,9 +303,10 @@ def main(argv: list[str] | None = None) -> int:
 
             sections["policies"] = bench_policy_training(out)
     if args.what in ("sim", "all"):
-        from ina.bench.sim import bench_sim
+        from ina.bench.sim import bench_fabrics, bench_sim
 
         sections["sim"] = bench_sim(out, args.reps, args.full)
+        sections["sim_fabrics"] = bench_fabrics(out)
     if args.what in ("arbitration", "all"):
         from ina.bench.arbitration import bench_arbitration
 

@@ -10,11 +10,20 @@ switch and the controller apart), summarised as median and spread, and a least-s
 wall time against arrivals says how far from linear it is. One more run of the middle size under
 cProfile writes sim_profile.txt (where the wall time goes; docs/simulation.md reads it). Timing never
 decides pass or fail.
+
+`bench_fabrics` (part of `ina bench sim`) runs the multi-switch scales: a k=8 fat-tree (128 hosts,
+80 switches, 4 jobs of 32) and a 256-worker leaf-spine (8 leaves of 32 hosts, 4 spines, 8 jobs of
+32), each a small all-reduce per job, every scenario in a fresh process so its peak RSS is its own:
+set-up and simulation wall time, arrivals, peak memory (sim_fabrics.json, sim_fabrics.png,
+sim_fabrics_memory.png).
 """
 
 import cProfile
 import io
+import multiprocessing
 import pstats
+import resource
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -67,6 +76,39 @@ def bench_sim(out: Path, reps: int = 3, full: bool = False) -> list[dict]:
           f"wall time {slope * 1e6:.2f} us per arrival + {intercept:.3f} s, at most {worst:.1%} off that line; "
           f"profile of {profile:,} arrivals in {out / 'sim_profile.txt'}")
     return rows
+
+
+FABRICS = [("fattree:8", 4, 1 << 12), ("leafspine:8x32,4", 8, 1 << 16)]  # (topology, jobs, int32 per worker)
+
+
+def bench_fabrics(out: Path) -> list[dict]:
+    """The multi-switch scales, each in its own process (peak RSS is per process)."""
+    rows = []
+    progress = Progress(len(FABRICS), "sim fabrics")
+    for topo, jobs, size in FABRICS:
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            rows.append(pool.submit(fabric_run, topo, jobs, size).result())
+        progress.step(topo)
+    write(out, "sim_fabrics", rows)
+    labels = [f"{r['topo']}\n{r['workers']} workers, {r['switches']} switches" for r in rows]
+    plots.bars(out / "sim_fabrics.png", "ina sim: wall seconds (set-up + simulation) per fabric", labels,
+               [r["wall_setup_s"] + r["wall_run_s"] for r in rows], "wall seconds")
+    plots.bars(out / "sim_fabrics_memory.png", "ina sim: peak RSS per fabric (issue 29's target: 4 GB)", labels,
+               [r["peak_rss_mb"] for r in rows], "MB")
+    for r in rows:
+        print(f"sim {r['topo']}: {r['workers']} workers in {r['jobs']} jobs, {r['switches']} switches, {r['size']} "
+              f"int32 each: set-up {r['wall_setup_s']:.1f} s, simulation {r['wall_run_s']:.1f} s "
+              f"({r['arrivals']:,} arrivals), peak RSS {r['peak_rss_mb']:,.0f} MB, verified {r['verified']}")
+    return rows
+
+
+def fabric_run(topo: str, jobs: int, size: int) -> dict:
+    result = simulate(AllReduceConfig(topo=topo, jobs=jobs, size=size))
+    return {"topo": topo, "jobs": jobs, "size": size, "workers": len(result.workers),
+            "switches": len(result.config.plain_topology().switches), "verified": result.verified,
+            "simulated_s": result.communication_s, "arrivals": result.arrivals, "events": result.events,
+            "wall_setup_s": result.wall_setup_s, "wall_run_s": result.wall_run_s,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def profile_run(path: Path, config: AllReduceConfig) -> int:

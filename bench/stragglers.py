@@ -51,7 +51,7 @@ def bench_stragglers(out: Path, iterations: int = 20, compute_ms: float = 40.0, 
     progress = Progress(len(plan), "stragglers")
     for label, policy, stragglers in plan:
         tag = label.replace(" ", "").replace(",", "-").replace("/", "of")
-        result = run(RunOptions(workers=4, size=size, policy=policy, repeat=iterations, compute_ms=compute_ms,
+        result = run(RunOptions(workers=4, size=size, policy=Policy.parse(policy), repeat=iterations, compute_ms=compute_ms,
                                 stragglers=stragglers, run_dir=str(out / "runs" / f"stragglers-{tag}")))
         compute, allreduce = job_iteration(result.workers, stragglers)
         slow = [r for r in result.workers if r["host"] in stragglers]
@@ -95,7 +95,7 @@ def bench_policy_training(out: Path, epochs: int = 20, compute_ms: float = 5.0, 
     rows, curves = [], {}
     progress = Progress(len(TRAINING_POLICIES), "policies")
     for policy in TRAINING_POLICIES:
-        opts = TrainOptions(config, workers=4, policy=str(Policy.parse(policy)), compute_ms=compute_ms,
+        opts = TrainOptions(config, workers=4, policy=Policy.parse(policy), compute_ms=compute_ms,
                             stragglers={STRAGGLER: factor}, run_dir=str(out / "runs" / f"train-{policy.replace(':', '')}"))
         summary = summarise(opts, reference, run(opts, lambda _record: None), target)
         epochs_ = summary["epochs"]

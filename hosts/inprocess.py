@@ -16,6 +16,14 @@ stack would check). Loss rules see every datagram as a `Datagram` when it leaves
 drop chosen UPDATEs, RESULT copies and STATUS answers, or a seeded random share, before the link's
 own loss.
 
+Given a `Topology` (ina.topologies.topo: a star, leaf-spine or fat-tree, one or many jobs) the
+harness builds it instead: every switch a `Switch` with its own in-process P4Runtime server, all
+programmed by the controller's topology setup exactly as `ina run` programs Mininet's (forwarding,
+floods, each job on its aggregator), every host a worker of its job, every link of `link`; frames
+cross the fabric hop by hop, each switch sending on the port its program chose. Loss rules judge an
+UPDATE when it leaves its worker and a RESULT or STATUS copy when it leaves the last switch for
+the worker (on a star: when it leaves the switch).
+
 Tests, benches and `ina sim` (ina.sim.allreduce) drive it:
 
     lost = Drop(UPDATE, job=0, rank=1, slot=2, use=1, transmission=0)  # its first copy only
@@ -35,12 +43,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import grpc
 import numpy as np
 
 from ina.compiler import CompileResult, compile_file
 from ina.controller.aggregation import Aggregation
 from ina.controller.aggregation import Worker as WorkerEntry
 from ina.controller.client import SwitchConnection
+from ina.controller.topology_setup import program_topology
 from ina.hosts.core import AllReduceCore
 from ina.hosts.packets import parse_header
 from ina.p4src import AGGREGATE_P4
@@ -59,8 +69,10 @@ from ina.sim.network import Link, Network
 from ina.sim.nodes import IDEAL_HOST, Host, HostSpec, SwitchNode
 from ina.switch.engine import Switch
 from ina.switch.p4runtime_server import P4RuntimeService, serve
+from ina.topologies.topo import Topology
 
 SWITCH_MAC, SWITCH_IP = "02:aa:00:00:00:01", "10.0.0.254"
+MAX_RETRIES = 12  # a worker's default retransmissions of one packet before it gives up
 UPDATE, RESULT, STATUS = "update", "result", "status"  # a Datagram's kind: worker -> switch, switch -> worker
 FRAME_HEADERS = 14 + 20 + 8  # Ethernet, IPv4 without options, UDP
 _ETH_IPV4 = b"\x08\x00"
@@ -111,15 +123,17 @@ class RandomLoss:
 @dataclass(eq=False)
 class Member:
     """One worker of a job: its cores (one per staleness group of `group` slots), its host and link
-    to the switch, and what its frames carry."""
+    to its switch, and what its frames carry."""
 
     rank: int
     cores: list[AllReduceCore]
     group: int
-    entry: WorkerEntry  # switch port, MAC, IPv4 address, UDP port: what its admission entry names
+    entry: WorkerEntry  # the aggregator's port toward it, MAC, IPv4 address, UDP port: its admission entry
     frame_header: bytes  # the Ethernet/IPv4/UDP headers of its UPDATE frames
     host: Host
     link: Link  # up: host -> switch, down: switch -> host
+    switch: SwitchNode  # the switch its link leads to (on a star, the aggregator)
+    port: int  # that switch's port for it
     delay: float = 0.0  # added to its UPDATEs' way to the switch
     calls: int = 0  # all-reduces started: call t runs on core t mod len(cores), as a Worker does
     timer_at: list[float] = field(default_factory=list)  # per core, its earliest timer event in the queue
@@ -147,19 +161,21 @@ def ipv4_checksum(header: bytes) -> int:
     return ~total & 0xFFFF
 
 
-def update_frame_header(entry: WorkerEntry, payload_len: int) -> bytes:
-    """Ethernet (to the switch's MAC), IPv4 (TTL 64, to the switch's IP) and UDP (to UDP_PORT) headers
-    of a worker's UPDATEs; UPDATEs all have one length, so every frame of a worker shares them."""
+def update_frame_header(entry: WorkerEntry, payload_len: int, switch_mac: str = SWITCH_MAC,
+                        switch_ip: str = SWITCH_IP) -> bytes:
+    """Ethernet (to the aggregating switch's MAC), IPv4 (TTL 64, to its IP) and UDP (to UDP_PORT)
+    headers of a worker's UPDATEs; UPDATEs all have one length, so every frame of a worker shares them."""
     udp = struct.pack("!HHHH", entry.udp_port, UDP_PORT, 8 + payload_len, 0)
-    src, dst = socket.inet_aton(entry.ip), socket.inet_aton(SWITCH_IP)
+    src, dst = socket.inet_aton(entry.ip), socket.inet_aton(switch_ip)
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp) + payload_len, 0, 0, 64, socket.IPPROTO_UDP, 0, src, dst)
     ip = ip[:10] + struct.pack("!H", ipv4_checksum(ip)) + ip[12:]
-    mac = bytes.fromhex(SWITCH_MAC.replace(":", "")) + bytes.fromhex(entry.mac.replace(":", ""))
+    mac = bytes.fromhex(switch_mac.replace(":", "")) + bytes.fromhex(entry.mac.replace(":", ""))
     return mac + _ETH_IPV4 + ip + udp
 
 
 class InProcessSwitch:
-    """A switch, its controller and any number of jobs' worker cores on one virtual clock.
+    """A switch (or a topology's switches), the controller and any number of jobs' worker cores on
+    one virtual clock.
 
     `engine` is the Switch's ("native" or "python"). Every worker's link is `link` (ina.sim.links:
     rate, delay, queue, ECN threshold, loss, seeded from `seed`), or, without one, of unlimited
@@ -168,35 +184,43 @@ class InProcessSwitch:
     rules drop a datagram when any of them returns True (`dropped` lists what they dropped; `sent`
     every datagram with the virtual time it left, so tests can tell when a loss was repaired and how
     resends were spaced; `record=False` keeps no `sent`, for long runs). `network` has every link's
-    counters. Use it as a context manager, or call close().
+    counters. Without a `topology` the network is a star whose jobs `add_job` adds; with one, the
+    topology's switches, links and jobs (every job's workers with first RTO `timeout`; `jobs` has
+    them). Use it as a context manager, or call close().
     """
 
     def __init__(self, elems: int = 8, pool_size: int = 256, engine: str = "native", latency: float = 10e-6,
                  loss: Sequence[Callable[[Datagram], bool]] = (), link: LinkSpec | None = None,
                  host: HostSpec = IDEAL_HOST, pipeline: float = 0.0, seed: int = 0, record: bool = True,
-                 trace: bool = False):
+                 trace: bool = False, topology: Topology | None = None, timeout: float = 1e-3):
         self.elems, self.loss = elems, list(loss)
         self.link = LinkSpec(delay=latency) if link is None else link
         self.host_spec = host
         self.sim = Simulator()
         self.network = Network(self.sim, seed, trace)
-        self.switch = Switch(engine=engine)
-        self._lock = threading.Lock()  # the P4Runtime server's threads share the switch
-        self.node = self.network.add_switch(SwitchNode("s1", self.switch, self._lock, pipeline))
-        self._server = serve(P4RuntimeService(self.switch, self._lock), "127.0.0.1:0")
-        self._conn = SwitchConnection(f"127.0.0.1:{self._server.bound_port}", election_id=1)
-        compiled = program(elems, pool_size)
-        self._conn.set_pipeline(compiled.bmv2, compiled.p4info)
-        self.controller = Aggregation(self._conn)
-        self.controller.set_switch_address(SWITCH_MAC, SWITCH_IP)
         self.jobs: dict[int, list[Member]] = {}
         self.dropped: list[Datagram] = []
         self.sent: list[tuple[float, Datagram]] = []
-        self.stray: list[tuple[int, bytes]] = []  # frames out of the switch that no worker takes
+        self.stray: list[tuple[int, bytes]] = []  # frames out of a switch port that no worker takes
         self._record = record
         self._judged = record or bool(self.loss)  # every datagram numbered (and logged) as it leaves
-        self._by_port: list[Member | None] = [None] * (MAX_PORT + 1)
+        self._members: dict[Host, Member] = {}
         self._copies: dict[tuple[str, int, int, int, int], int] = {}  # (direction, job, rank, slot, use) -> sent
+        self._servers: dict[str, grpc.Server] = {}  # switch name -> its P4Runtime server
+        self._conn: SwitchConnection | None = None
+        compiled = program(elems, pool_size)
+        try:
+            if topology is None:
+                self.node = self._add_switch("s1", engine, pipeline)
+                self._conn = SwitchConnection(self._address("s1"), election_id=1)
+                self._conn.set_pipeline(compiled.bmv2, compiled.p4info)
+                self.controller = Aggregation(self._conn)
+                self.controller.set_switch_address(SWITCH_MAC, SWITCH_IP)
+            else:
+                self._build(topology, engine, pipeline, compiled, timeout)
+        except BaseException:
+            self.close()  # no server outlives a harness that failed to start
+            raise
 
     def __enter__(self) -> "InProcessSwitch":
         return self
@@ -205,23 +229,78 @@ class InProcessSwitch:
         self.close()
 
     def close(self) -> None:
-        self._conn.close()
-        self._server.stop(None)
+        if self._conn is not None:
+            self._conn.close()
+        for server in self._servers.values():
+            server.stop(None)
+
+    @property
+    def switch(self) -> Switch:
+        """The star's switch (a topology's first job's aggregator)."""
+        return self.node.switch
 
     @property
     def now(self) -> float:
         """The virtual time of the last thing that happened."""
         return self.sim.now
 
+    def _add_switch(self, name: str, engine: str, pipeline: float) -> SwitchNode:
+        """A switch node with its own P4Runtime server on a free local port."""
+        switch = Switch(engine=engine)
+        lock = threading.Lock()  # the P4Runtime server's threads share the switch
+        self._servers[name] = serve(P4RuntimeService(switch, lock), "127.0.0.1:0")
+        return self.network.add_switch(SwitchNode(name, switch, lock, pipeline))
+
+    def _address(self, name: str) -> str:
+        return f"127.0.0.1:{self._servers[name].bound_port}"
+
+    def _build(self, topo: Topology, engine: str, pipeline: float, compiled: CompileResult, timeout: float) -> None:
+        """The topology's switches, hosts and links, programmed as `ina run` programs them, and a
+        member per worker of each job."""
+        nodes: dict[str, Host | SwitchNode] = {name: self._add_switch(name, engine, pipeline) for name in topo.switches}
+        self.node = nodes[topo.jobs[0].aggregator] if topo.jobs else nodes[next(iter(topo.switches))]
+        nodes.update((name, self.network.add_host(name, self.host_spec)) for name in topo.hosts)
+        links = {}
+        for link in topo.links:
+            a, b = nodes[link.a], nodes[link.b]
+            links[link.a if link.a in topo.hosts else link.b] = self.network.connect(
+                a, link.ports.get(link.a, 0), b, link.ports.get(link.b, 0), self.link)
+        installed = program_topology(topo.with_grpc({n: self._address(n) for n in topo.switches}),
+                                     compiled.bmv2, compiled.p4info)
+        entries = {job.job_id: job for jobs in installed.values() for job in jobs}
+        for job in topo.jobs:
+            installed_job, aggregator = entries[job.id], topo.switches[job.aggregator]
+            self.jobs[job.id] = [self._member(job.id, entry, len(job.workers), installed_job.epoch, job.slots,
+                                              job.policy, timeout, MAX_RETRIES, 0.0, links[name],
+                                              (aggregator.mac, aggregator.ip))
+                                 for entry, name in zip(installed_job.workers, job.workers, strict=True)]
+
+    def _member(self, job_id: int, entry: WorkerEntry, n_workers: int, epoch: int, window: int, policy: Policy,
+                timeout: float, max_retries: int, delay: float, link: Link,
+                switch: tuple[str, str] = (SWITCH_MAC, SWITCH_IP)) -> Member:
+        """A worker on `link`'s host (its `a` end), with a core per staleness group, sending to the
+        aggregating switch at `switch` (MAC, IPv4 address)."""
+        groups = policy.staleness + 1
+        group = window // groups
+        cores = [AllReduceCore(job_id, entry.rank, n_workers, epoch, self.elems, group, timeout, max_retries,
+                               (switch[1], UDP_PORT), base=g * group) for g in range(groups)]
+        member = Member(entry.rank, cores, group, entry, update_frame_header(entry, cores[0].datagram_size, *switch),
+                        link.a, link, link.b, link.b_port, delay, timer_at=[math.inf] * groups)
+        self._members[link.a] = member
+        return member
+
     def add_job(self, job_id: int, n_workers: int, window: int, num_slots: int | None = None,
                 epoch: int | None = None, timeout: float | Sequence[float] = 1e-3,
-                max_retries: int = 12, policy: Policy = SYNC,
+                max_retries: int = MAX_RETRIES, policy: Policy = SYNC,
                 delays: dict[int, float] | None = None) -> list[AllReduceCore]:
         """Install a job with its completion `policy` through the controller (num_slots defaults to
         the window; epoch to a fresh random one) and make its workers, each a host on a switch port
         of its own; `timeout` is every worker's, or one per rank; `delays` adds virtual seconds to
         chosen ranks' UPDATEs (a straggler). Under the policy's staleness S each worker has S + 1
-        cores, on groups of window // (S + 1) slots, as a Worker does. Returns the (first) cores by rank."""
+        cores, on groups of window // (S + 1) slots, as a Worker does. Returns the (first) cores by
+        rank. A star's alone (a topology's jobs come with it)."""
+        if self._conn is None:
+            raise ValueError("add_job builds a star's jobs; a topology's come with it (InProcessSwitch(topology=...))")
         timeouts = [timeout] * n_workers if isinstance(timeout, float | int) else list(timeout)
         first_port = 1 + len(self.network.hosts)
         if first_port + n_workers - 1 > MAX_PORT:
@@ -230,23 +309,21 @@ class InProcessSwitch:
                                f"10.1.{job_id}.{rank + 1}") for rank in range(n_workers)]
         job = self.controller.add_job(job_id, entries, num_slots or window, epoch, policy)
         members = []
-        groups = policy.staleness + 1
-        group = window // groups
         for entry, worker_timeout in zip(entries, timeouts, strict=True):
-            cores = [AllReduceCore(job_id, entry.rank, n_workers, job.epoch, self.elems, group, worker_timeout,
-                                   max_retries, (SWITCH_IP, UDP_PORT), base=g * group) for g in range(groups)]
             host = self.network.add_host(f"h{entry.port}", self.host_spec)
             link = self.network.connect(host, 0, self.node, entry.port, self.link)
-            member = Member(entry.rank, cores, group, entry, update_frame_header(entry, cores[0].datagram_size),
-                            host, link, (delays or {}).get(entry.rank, 0.0), timer_at=[math.inf] * groups)
-            members.append(member)
-            self._by_port[entry.port] = member
+            members.append(self._member(job_id, entry, n_workers, job.epoch, window, policy, worker_timeout,
+                                        max_retries, (delays or {}).get(entry.rank, 0.0), link))
         self.jobs[job_id] = members
         return [m.core for m in members]
 
-    def stats(self) -> dict[str, dict[int, dict[str, int]]]:
-        """The switch's non-zero counters, read by the controller (Aggregation.stats)."""
-        return self.controller.stats()
+    def stats(self, switch: str | None = None) -> dict[str, dict[int, dict[str, int]]]:
+        """A switch's non-zero counters (the star's, or the named one's), read by the controller
+        (Aggregation.stats)."""
+        if switch is None and self._conn is not None:
+            return self.controller.stats()
+        with SwitchConnection(self._address(switch or self.node.name), election_id=None) as conn:
+            return Aggregation(conn).stats()
 
     def allreduce(self, arrays: dict[int, Sequence[np.ndarray]]) -> dict[int, list[np.ndarray]]:
         """Run the all-reduce of `arrays[job][rank]` for the given jobs at once, until every core has
@@ -284,7 +361,7 @@ class InProcessSwitch:
             frame = member.frame_header + data
             arrival = uplink.send(leaves, frame)
             if arrival is not None:
-                at(arrival + member.delay, self._at_switch, member.entry.port, frame)
+                at(arrival + member.delay, self._at_switch, member.switch, member.port, frame)
         group = member.cores.index(core)
         deadline = max(core.deadline, now)  # an overdue deadline: expire at once
         if deadline < member.timer_at[group]:
@@ -309,14 +386,20 @@ class InProcessSwitch:
         core = member.cores[group]
         self._transmit(member, core, core.expire(now))
 
-    def _at_switch(self, when: float, port: int, frame: bytes) -> None:
-        """A frame reaches the switch: each frame the program sends goes into its output port's
-        egress, if the worker on that port takes it (else it is stray)."""
+    def _at_switch(self, when: float, node: SwitchNode, port: int, frame: bytes) -> None:
+        """A frame reaches a switch: each frame the program sends goes into its output port's
+        egress, on to the next switch, or to the worker on that port if it takes it (else it is
+        stray)."""
         self.sim.now = when
-        node = self.node
         leaves = when + node.pipeline
         for out_port, out_frame in node.process(when, port, frame):
-            member = self._by_port[out_port]
+            far = node.peer[out_port]
+            if type(far) is SwitchNode:
+                arrival = node.egress[out_port].send(leaves, out_frame)
+                if arrival is not None:
+                    self.sim.at(arrival, self._at_switch, far, node.peer_port[out_port], out_frame)
+                continue
+            member = self._members.get(far)
             if member is None or not self._addressed_to(member, out_frame):
                 self.stray.append((out_port, out_frame))
                 continue

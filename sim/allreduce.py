@@ -1,14 +1,16 @@
-"""One all-reduce in virtual time: N workers on a star, the real switch program, the model's links.
+"""One all-reduce per job in virtual time: the workers of a topology (a star of N, a leaf-spine, a
+fat-tree: ina.topologies.topo), the real switch program on every switch, the model's links.
 
 `simulate(config)` runs it on the in-process harness (hosts/inprocess.py) with every link of
 `config.link` and every host of `config.host`, and returns what happened: the communication time in
-simulated seconds, goodput per worker, what each link carried and dropped, the switch's counters,
-whether every sum is right, and the wall time it took. `report` makes that JSON. `lossless_time`
+simulated seconds, goodput per worker, what each link carried and dropped, the aggregating switches'
+counters, whether every sum is right, and the wall time it took. `report` makes that JSON. `lossless_time`
 is docs/simulation.md's formula for a lossless, link-bound run. `ina sim` (sim/cli.py) is the
 command; scripts call these directly.
 """
 
 import cProfile
+import dataclasses
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -21,17 +23,21 @@ from ina.hosts.inprocess import FRAME_HEADERS, InProcessSwitch
 from ina.p4src.protocol import EPOCH_MAX, HEADER_LEN, SYNC, Policy
 from ina.sim.links import ChannelStats, LinkSpec, wire_bits
 from ina.sim.nodes import IDEAL_HOST, HostSpec
+from ina.topologies.topo import Topology, is_star, load
 
 DEFAULT_LINK = LinkSpec(rate=100e9, delay=1e-6, queue=1 << 20)  # a rack at 100 Gbit/s, 1 MiB per port
 
 
 @dataclass(frozen=True)
 class AllReduceConfig:
-    """One simulated all-reduce: `workers` ranks each reduce `size` elements of `dtype` (make_array's
-    arrays for `seed`), E = `elems` per packet, `window` slots, under `policy`, on a star of `link`s
-    with `host`s and a switch adding `pipeline` seconds per frame; `timeout` is the workers' first RTO."""
+    """One simulated all-reduce per job: on topology `topo` (star: of `workers` hosts) its workers,
+    dealt into `jobs` jobs, each reduce `size` elements of `dtype` (make_array's arrays for seed +
+    job id, as `ina run`), E = `elems` per packet, `window` slots, under `policy`, over `link`s with
+    `host`s and switches adding `pipeline` seconds per frame; `timeout` is the workers' first RTO."""
 
+    topo: str = "star"
     workers: int = 8
+    jobs: int | None = None
     size: int = 1 << 16
     dtype: str = "int32"
     elems: int = 64
@@ -43,24 +49,38 @@ class AllReduceConfig:
     seed: int = 1
     timeout: float = 1e-3
 
+    def epoch(self, job: int) -> int:
+        """A job's epoch, from the seed: the same seed sends the same bytes."""
+        return 1 + (self.seed + job) % EPOCH_MAX
+
+    def topology(self) -> Topology:
+        """The topology with its jobs under this policy and window and with seeded epochs (raises
+        TopologyError naming what is wrong)."""
+        topo = self.plain_topology().with_policy(self.policy)
+        return dataclasses.replace(topo, jobs=tuple(dataclasses.replace(j, epoch=self.epoch(j.id)) for j in topo.jobs))
+
+    def plain_topology(self) -> Topology:
+        """The topology as loaded, its jobs dealt and given the window (raises TopologyError)."""
+        return load(self.topo, self.workers if self.is_star else None, self.jobs, slots=self.window)
+
     @property
-    def epoch(self) -> int:
-        """The job's epoch, from the seed: the same seed sends the same bytes."""
-        return 1 + self.seed % EPOCH_MAX
+    def is_star(self) -> bool:
+        return is_star(self.topo)
 
 
 @dataclass
 class AllReduceResult:
     config: AllReduceConfig
-    results: list[np.ndarray]  # each rank's all-reduced array
+    workers: list[tuple[int, int, str]]  # (job, rank, host) of each worker, in job then rank order; the lists below follow it
+    results: list[np.ndarray]  # each worker's all-reduced array
     verified: bool  # int32: every rank's sum bit-exact; float32: within docs/accuracy.md's bound
     max_abs_error: float
     communication_s: float  # simulated: from the start until the last rank has its result
     elapsed_s: list[float]  # per rank, until it had its result
     packets_sent: list[int]  # per rank, resends included
     retransmissions: list[int]
-    links: list[tuple[str, ChannelStats, ChannelStats]]  # (name, host -> switch, switch -> host) per worker
-    switch: dict  # the switch's non-zero counters (Aggregation.stats)
+    links: list[tuple[str, ChannelStats, ChannelStats]]  # (name, a -> b, b -> a) per link, in the topology's order
+    switch: dict[str, dict]  # per aggregating switch, its non-zero counters (Aggregation.stats)
     arrivals: int  # frames that reached a host or the switch
     events: int  # the simulator's events
     wall_setup_s: float  # compiling, the switch, the controller and the job
@@ -78,13 +98,16 @@ def frame_bytes(elems: int) -> int:
     return FRAME_HEADERS + HEADER_LEN + 4 * elems
 
 
-def lossless_time(config: AllReduceConfig) -> float:
-    """docs/simulation.md's time of a lossless all-reduce, whichever bounds it. Link-bound: each
+def lossless_time(config: AllReduceConfig) -> float | None:
+    """docs/simulation.md's time of a lossless all-reduce on a star (None on other topologies, whose
+    shared links the formula does not model), whichever bounds it. Link-bound: each
     worker's link carries its packets back to back both ways, so the time is the last packet's
     serialization after all the others plus one packet's path (serialization twice, propagation
     both ways, the switch's pipeline, the hosts' costs); it holds when the window covers the path
     (`window_covers_path`). Host-bound: the CPU never idles, sending each packet and receiving its
     answer, so the time is its work."""
+    if not config.is_star:
+        return None
     link, host = config.link, config.host
     wire = wire_bits(frame_bytes(config.elems))
     serialize = wire / min(link.rate, host.nic_rate)  # the worker's side: its NIC may be slower
@@ -109,34 +132,37 @@ def window_covers_path(config: AllReduceConfig) -> bool:
 
 
 def simulate(config: AllReduceConfig, engine: str = "native", profiler: cProfile.Profile | None = None) -> AllReduceResult:
-    """Run the all-reduce (under `profiler`, if given, the simulation alone: not the set-up); a
-    worker's WorkerError (a slot past its retries) propagates."""
+    """Run every job's all-reduce at once (under `profiler`, if given, the simulation alone: not the
+    set-up); a worker's WorkerError (a slot past its retries) propagates; a topology that cannot be
+    built raises TopologyError."""
     started = time.perf_counter()
-    arrays = [make_array(config.seed, rank, config.size, config.dtype) for rank in range(config.workers)]
-    with InProcessSwitch(elems=config.elems, pool_size=max(256, config.window), engine=engine, link=config.link,
-                         host=config.host, pipeline=config.pipeline, seed=config.seed, record=False) as net:
-        net.add_job(0, config.workers, config.window, epoch=config.epoch, timeout=config.timeout,
-                    policy=config.policy)
+    topo = config.topology()
+    arrays = {job.id: [make_array(config.seed + job.id, rank, config.size, config.dtype)
+                       for rank in range(len(job.workers))] for job in topo.jobs}
+    per_switch = max(sum(j.slots for j in topo.jobs if j.aggregator == s) for s in {j.aggregator for j in topo.jobs})
+    with InProcessSwitch(elems=config.elems, pool_size=max(256, per_switch), engine=engine, link=config.link,
+                         host=config.host, pipeline=config.pipeline, seed=config.seed, record=False,
+                         topology=topo, timeout=config.timeout) as net:
         if profiler:
             profiler.enable()
         running = time.perf_counter()
-        results = net.allreduce({0: arrays})[0]
+        results = net.allreduce(arrays)
         finished = time.perf_counter()
         if profiler:
             profiler.disable()
-        members = net.jobs[0]
-        switch = net.stats()
+        switch = {name: net.stats(name) for name in dict.fromkeys(j.aggregator for j in topo.jobs)}
         events = net.sim.scheduled
-    checks = [verify(got, config.seed, config.workers, config.size, config.dtype, config.elems,
-                     m.core.contributors()) for got, m in zip(results, members, strict=True)]
-    stats = [m.core.stats for m in members]
+        links = [(link.name, link.up.stats, link.down.stats) for link in net.network.links]
+        arrivals = net.network.arrivals
+        members = [(job.id, m, host) for job in topo.jobs for m, host in zip(net.jobs[job.id], job.workers, strict=True)]
+    checks = [verify(results[job][m.rank], config.seed + job, len(arrays[job]), config.size, config.dtype,
+                     config.elems, m.core.contributors()) for job, m, _host in members]
+    stats = [m.core.stats for _job, m, _host in members]
     return AllReduceResult(
-        config, results, all(ok for ok, _ in checks), max(err for _, err in checks),
+        config, [(job, m.rank, host) for job, m, host in members], [results[job][m.rank] for job, m, _h in members],
+        all(ok for ok, _ in checks), max(err for _, err in checks),
         max(s.elapsed for s in stats), [s.elapsed for s in stats], [s.packets_sent for s in stats],
-        [s.retransmissions for s in stats],
-        [(m.link.name, m.link.up.stats, m.link.down.stats) for m in members], switch,
-        sum(m.link.up.stats.delivered + m.link.down.stats.delivered for m in members), events,
-        running - started, finished - running)
+        [s.retransmissions for s in stats], links, switch, arrivals, events, running - started, finished - running)
 
 
 def report(result: AllReduceResult, git: str) -> dict:
@@ -148,7 +174,7 @@ def report(result: AllReduceResult, git: str) -> dict:
         link["loss"] = {"burst": asdict(config.link.loss)}
     goodput = result.goodput_bps
     return {
-        "config": {"workers": config.workers, "size": config.size, "dtype": config.dtype, "elems": config.elems,
+        "config": {"topo": config.topo, "jobs": config.jobs, "workers": len(result.workers), "size": config.size, "dtype": config.dtype, "elems": config.elems,
                    "window": config.window, "policy": str(config.policy), "link": _finite(link),
                    "host": _finite(asdict(config.host)), "pipeline_s": config.pipeline, "timeout_s": config.timeout},
         "seed": config.seed,
@@ -156,12 +182,14 @@ def report(result: AllReduceResult, git: str) -> dict:
         "results": {
             "verified": result.verified, "max_abs_error": result.max_abs_error,
             "communication_s": result.communication_s, "lossless_bound_s": lossless_time(config),
+            "workers": [{"job": job, "rank": rank, "host": host} for job, rank, host in result.workers],
             "elapsed_s": result.elapsed_s, "goodput_bps": goodput,
             "goodput_bps_min": min(goodput), "goodput_bps_max": max(goodput),
             "packets_sent": result.packets_sent, "retransmissions": result.retransmissions,
             "arrivals": result.arrivals, "events": result.events,
             "links": [{"link": name, "up": asdict(up), "down": asdict(down)} for name, up, down in result.links],
-            "switch": {group: {str(k): v for k, v in counts.items()} for group, counts in result.switch.items()},
+            "switch": {name: {group: {str(k): v for k, v in counts.items()} for group, counts in stats.items()}
+                       for name, stats in result.switch.items()},
         },
         "wall": {"setup_s": result.wall_setup_s, "run_s": result.wall_run_s,
                  "arrivals_per_s": result.arrivals / result.wall_run_s if result.wall_run_s else None},

@@ -1,6 +1,7 @@
-"""`ina sim`: an all-reduce through the real switch program in virtual time, on a star of simulated
-links (docs/simulation.md): the communication time in simulated seconds, goodput per worker, what
-each link carried and dropped, and how fast the simulation ran. The same seed gives the same run."""
+"""`ina sim`: an all-reduce per job through the real switch program in virtual time, on `ina run`'s
+topologies (a star, the YAML files, fattree:K, leafspine:LxH,S) of simulated links
+(docs/simulation.md): the communication time in simulated seconds, goodput per worker, what each
+link carried and dropped, and how fast the simulation ran. The same seed gives the same run."""
 
 import argparse
 import json
@@ -12,7 +13,7 @@ from ina.args import int_choice, int_range, parsed_by, probability
 from ina.bench.results import git_revision
 from ina.controller.aggregation import BurstLoss
 from ina.hosts.core import WorkerError
-from ina.p4src.protocol import ELEMS_CHOICES, MAX_SLOTS, MAX_WORKERS, Policy
+from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, Policy
 from ina.sim.allreduce import (
     DEFAULT_LINK,
     AllReduceConfig,
@@ -25,6 +26,7 @@ from ina.sim.allreduce import (
 from ina.sim.links import LinkSpec
 from ina.sim.nodes import HostSpec
 from ina.sim.units import format_rate, format_seconds, parse_rate, parse_seconds
+from ina.topologies.topo import TopologyError, is_star
 
 MAX_TIMEOUT_S = 60.0
 DEFAULTS = AllReduceConfig()
@@ -50,7 +52,13 @@ def timeout_seconds(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     """Every limit from the protocol (p4src/protocol.py) or the model, checked before anything runs."""
     p = argparse.ArgumentParser(prog="ina sim", description=__doc__)
-    p.add_argument("--workers", type=int_range(2, MAX_WORKERS), default=DEFAULTS.workers, help="workers on the star (one job)")
+    p.add_argument("--topo", default=DEFAULTS.topo, metavar="TOPO",
+                   help="star, leafspine (.yaml), a topology file, fattree:K or leafspine:LxH,S (default star)")
+    p.add_argument("--workers", type=int_range(2, MAX_WORKERS * MAX_JOBS),
+                   help=f"workers on the star (default {DEFAULTS.workers}; other topologies have their hosts)")
+    p.add_argument("--jobs", type=int_range(1, MAX_JOBS),
+                   help=f"deal the workers into this many jobs, each of at most {MAX_WORKERS} (default: 1 on a file, "
+                        "the fewest that hold every host on a generated topology)"),
     p.add_argument("--size", type=int_range(1), default=DEFAULTS.size, help="elements each worker all-reduces")
     p.add_argument("--dtype", choices=["int32", "float32"], default=DEFAULTS.dtype,
                    help="float32 travels quantized (block floating point, hosts/quantize.py)")
@@ -84,23 +92,34 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> AllReduceConfig:
-    """The run's configuration; a combination no single option's check sees is refused here."""
-    try:
-        args.policy.check(args.workers)
-    except ValueError as err:
-        p.error(f"argument --policy: {err} (the job's workers)")
+    """The run's configuration; a combination no single option's check sees is refused here (the
+    topology is read here too, so a bad one is refused before anything runs)."""
+    if args.workers is not None and not is_star(args.topo):
+        p.error(f"argument --workers: applies to --topo star; {args.topo} has its hosts")
     if args.policy.staleness >= args.window:
         p.error(f"argument --policy: stale:{args.policy.staleness} needs a window above {args.policy.staleness} "
                 f"(each of the S + 1 groups needs a slot), got --window {args.window}")
     if args.json and not os.access(Path(args.json).resolve().parent, os.W_OK):
         p.error(f"argument --json: cannot write {args.json} (its directory is missing or not writable)")
     send, recv = args.host_cost
-    return AllReduceConfig(
-        workers=args.workers, size=args.size, dtype=args.dtype, elems=args.elems, window=args.window,
+    config = AllReduceConfig(
+        topo=args.topo, workers=DEFAULTS.workers if args.workers is None else args.workers, jobs=args.jobs,
+        size=args.size, dtype=args.dtype, elems=args.elems, window=args.window,
         policy=args.policy, link=LinkSpec(args.rate, args.delay, args.queue, args.ecn,
                                           args.loss if args.loss_burst is None else args.loss_burst),
         host=HostSpec(args.nic_rate or args.rate, send, recv), pipeline=args.pipeline, seed=args.seed,
         timeout=args.timeout)
+    try:
+        topo = config.plain_topology()
+    except TopologyError as err:
+        p.error(f"argument --topo {args.topo}: {err}")
+    if not topo.jobs:
+        p.error(f"argument --topo {args.topo}: the topology has no jobs (declare them in the file, or give --jobs)")
+    try:
+        topo.with_policy(config.policy)
+    except TopologyError as err:
+        p.error(f"argument --policy: {err}")
+    return config
 
 
 def describe(result: AllReduceResult) -> str:
@@ -108,26 +127,34 @@ def describe(result: AllReduceResult) -> str:
     c, link = result.config, result.config.link
     goodput = result.goodput_bps
     loss = f"bursty loss {link.loss}" if isinstance(link.loss, BurstLoss) else f"loss {link.loss:g}"
+    jobs = len({job for job, _rank, _host in result.workers})
+    bound = lossless_time(c)
     lines = [
-        f"ina sim: {c.workers} workers x {c.size} {c.dtype} (E={c.elems}, window {c.window}, {c.policy}), star at "
-        f"{format_rate(link.rate)}, {format_seconds(link.delay)} per link, queues {link.queue:,.0f} B, {loss}, seed {c.seed}",
+        f"ina sim: {len(result.workers)} workers in {jobs} job(s) x {c.size} {c.dtype} (E={c.elems}, window "
+        f"{c.window}, {c.policy}), {c.topo} at {format_rate(link.rate)}, {format_seconds(link.delay)} per link, "
+        f"queues {link.queue:,.0f} B, {loss}, seed {c.seed}",
         f"communication time  {format_seconds(result.communication_s)} simulated "
-        f"(lossless bound {format_seconds(lossless_time(c))}"
-        + ("" if window_covers_path(c) else "; the window does not cover the path, so the link is not the limit") + ")",
+        + ("(no lossless bound off the star, where links are shared)" if bound is None else
+           f"(lossless bound {format_seconds(bound)}"
+           + ("" if window_covers_path(c) else "; the window does not cover the path, so the link is not the limit")
+           + ")"),
         f"goodput per worker  {format_rate(min(goodput))} min, {format_rate(max(goodput))} max",
         f"retransmissions     {sum(result.retransmissions)} ({sum(result.packets_sent)} packets sent by the workers)",
         f"result              {'verified' if result.verified else 'WRONG'}"
         + (f" (max abs error {result.max_abs_error:.3g})" if c.dtype != "int32" else " (every sum bit-exact)"),
         "",
-        f"{'link':<8} {'dir':<4} {'frames':>9} {'bytes':>12} {'dropped':>8} {'lost':>6} {'ecn':>6} {'peak queue B':>12}",
+        f"{'link':<10} {'dir':<4} {'frames':>9} {'bytes':>12} {'dropped':>8} {'lost':>6} {'ecn':>6} {'peak queue B':>12}",
     ]
     for name, up, down in result.links:
         for direction, s in (("up", up), ("down", down)):
-            lines.append(f"{name:<8} {direction:<4} {s.frames:>9} {s.bytes:>12} {s.dropped:>8} {s.lost:>6} "
+            lines.append(f"{name:<10} {direction:<4} {s.frames:>9} {s.bytes:>12} {s.dropped:>8} {s.lost:>6} "
                          f"{s.marked:>6} {s.peak_queue:>12}")
-    switch = ", ".join(f"{k} {v}" for k, v in result.switch["jobs"].get(0, {}).items())
     rate = result.arrivals / result.wall_run_s if result.wall_run_s else 0.0
-    lines += ["", f"switch              {switch}",
+    lines.append("")
+    for name, stats in result.switch.items():
+        for job, counts in sorted(stats.get("jobs", {}).items()):
+            lines.append(f"switch {name:<6} job {job:<3} " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    lines += [
               f"wall                {result.wall_run_s:.3f} s simulating (+{result.wall_setup_s:.3f} s setting up), "
               f"{result.arrivals} packet arrivals, {rate:,.0f} arrivals per wall second"]
     return "\n".join(lines)

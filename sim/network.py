@@ -1,7 +1,7 @@
 """A simulated network: nodes joined by full-duplex links, each direction a `Channel`.
 
 The network is data plus the channels built from it: which node's port leads where, at what rate,
-with what queue and loss. Runners (hosts/inprocess.py's star today) move frames through it on one
+with what queue and loss. Runners (hosts/inprocess.py: a star, or any topology) move frames through it on one
 `Simulator`. Each link direction's loss draws from its own generator, seeded from the run's seed
 and the direction's name, so the same seed loses the same frames whatever else the run does.
 """
@@ -55,11 +55,11 @@ class Network:
         """Join two ports with a link of `spec`; a host's end sends at most at its NIC's rate."""
         link = Link(a, a_port, b, b_port, spec, self._channel(a, a_port, b, b_port, spec),
                     self._channel(b, b_port, a, a_port, spec))
-        for node, port, channel in ((a, a_port, link.up), (b, b_port, link.down)):
+        for node, port, channel, far, far_port in ((a, a_port, link.up, b, b_port), (b, b_port, link.down, a, a_port)):
             if isinstance(node, Host):
                 node.egress = channel
             else:
-                node.egress[port] = channel
+                node.egress[port], node.peer[port], node.peer_port[port] = channel, far, far_port
         self.links.append(link)
         return link
 

@@ -86,11 +86,15 @@ class Host:
 
 
 class SwitchNode:
-    """A switch running its program on `switch`; `lock` is shared with its P4Runtime server's threads."""
+    """A switch running its program on `switch`; `lock` is shared with its P4Runtime server's threads.
+    Per port: the channel it sends on (`egress`), the node at the link's far end (`peer`) and that
+    node's port (`peer_port`)."""
 
     def __init__(self, name: str, switch: Switch, lock: threading.Lock, pipeline: float = 0.0):
         self.name, self.switch, self.lock, self.pipeline = name, switch, lock, pipeline
-        self.egress: list[Channel | None] = [None] * (MAX_PORT + 1)  # per port, the link it leads onto
+        self.egress: list[Channel | None] = [None] * (MAX_PORT + 1)
+        self.peer: list[Host | SwitchNode | None] = [None] * (MAX_PORT + 1)
+        self.peer_port: list[int] = [0] * (MAX_PORT + 1)
 
     def process(self, when: float, port: int, frame: bytes) -> list[tuple[int, bytes]]:
         """The frames the program sends for `frame` arriving on `port` at `when` (the switch's

@@ -28,7 +28,7 @@ def parse_link_delay(text: str) -> tuple[str, str]:
 def build_parser() -> argparse.ArgumentParser:
     """Limits from the protocol, so a bad value is refused before root, Mininet or a compile."""
     p = argparse.ArgumentParser(prog="ina run", description="Build a Mininet network of ina switches and run an all-reduce.")
-    p.add_argument("--topo", default="star", help="topology file, or a built-in name: star, leafspine")
+    p.add_argument("--topo", default="star", help="topology: a file, a built-in name (star, leafspine), fattree:K or leafspine:LxH,S")
     p.add_argument("--workers", type=int_range(1, MAX_WORKERS * MAX_JOBS), default=4,
                    help=f"workers of the star topology (at most {MAX_WORKERS} per job)")
     p.add_argument("--target", choices=["builtin", "bmv2", "auto"], default="builtin")
@@ -48,7 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--loss-mode", choices=["auto", "netem", "switch"], default="auto",
                    help="where --loss is applied: netem on the links, the switch's drop simulator on "
                         "every host port, or auto (netem when the kernel has it)")
-    p.add_argument("--jobs", type=int_range(1, MAX_JOBS), default=1, help="split the star's workers into this many jobs")
+    p.add_argument("--jobs", type=int_range(1, MAX_JOBS),
+                   help="deal the workers into this many jobs (default: 1 on a star, a file's own jobs, the fewest "
+                        f"of at most {MAX_WORKERS} workers on a generated topology)")
     p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=64, help="elements per packet")
     p.add_argument("--pool-size", type=int_range(1, MAX_POOL_SIZE), default=8192)
     p.add_argument("--slots", type=int_range(1, MAX_SLOTS), default=128,
@@ -92,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                       loss=args.loss if args.loss_burst is None else args.loss_burst, loss_mode=args.loss_mode,
                       loss_link=args.loss_link, loss_direction=args.loss_direction, jobs=args.jobs, elems=args.elems, pool_size=args.pool_size,
                       slots=args.slots, run_dir=args.keep_logs, cli=args.cli, baseline=args.baseline,
-                      p4runtime_compat=args.p4runtime_compat, policy=args.policy and str(args.policy),
+                      p4runtime_compat=args.p4runtime_compat, policy=args.policy,
                       repeat=args.repeat, compute_ms=args.compute_ms, stragglers=dict(args.straggler),
                       straggler_dist=args.straggler_dist and str(args.straggler_dist),
                       link_delays=dict(args.link_delay))

@@ -18,7 +18,7 @@ from ina.p4src.protocol import Policy
 from ina.topologies import clean
 from ina.topologies.net import Network
 from ina.topologies.switches import bmv2_toolchain
-from ina.topologies.topo import load
+from ina.topologies.topo import Topology, is_star, load
 
 
 class RunError(Exception):
@@ -36,7 +36,7 @@ class RunOptions:
     loss_mode: str = "auto"  # where --loss is applied: "netem" (links), "switch" (drop simulator), "auto"
     loss_link: str | None = None  # only this host's link (None: every host link)
     loss_direction: str = "both"  # "up" (host -> switch), "down" (switch -> host) or "both"
-    jobs: int = 1
+    jobs: int | None = None  # deal the workers into this many jobs (None: 1 on a star, a file's own jobs)
     elems: int = 64
     pool_size: int = 8192
     slots: int = 128
@@ -46,7 +46,7 @@ class RunOptions:
     baseline: bool = False
     seed: int = 1
     p4runtime_compat: str | None = None  # builtin switches answer P4Runtime as this target (COMPAT_MODES)
-    policy: str | None = None  # every job's completion policy (Policy text); None: the topology's
+    policy: Policy | None = None  # every job's completion policy; None: the topology's
     repeat: int = 1  # all-reduces per worker, each after its emulated compute
     compute_ms: float = 0.0  # emulated compute before each all-reduce
     stragglers: dict[str, float] = field(default_factory=dict)  # host -> compute slowdown factor
@@ -115,16 +115,15 @@ def run(opts: RunOptions) -> RunResult:
     leftovers = clean.cleanup()
     if leftovers:
         say(f"removed leftovers of an earlier run: {', '.join(leftovers[:6])}{' ...' if len(leftovers) > 6 else ''}")
-    topo = load(opts.topo, opts.workers if "star" in str(opts.topo) else None, opts.jobs, slots=opts.slots,
+    topo = load(opts.topo, opts.workers if is_star(opts.topo) else None, opts.jobs, slots=opts.slots,
                 extra_host=opts.baseline)
     try:
-        check_stragglers(opts.stragglers, [h for job in topo["jobs"] for h in job["workers"]])
+        check_stragglers(opts.stragglers, [h for job in topo.jobs for h in job.workers])
     except ValueError as err:
         raise RunError(str(err)) from None
     if opts.policy:
-        for job in topo["jobs"]:
-            job["policy"] = opts.policy
-    delay_links(topo, opts.link_delays)
+        topo = topo.with_policy(opts.policy)
+    topo = delay_links(topo, opts.link_delays)
     lossy = loss_links(topo, opts.loss_link) if loss_mode else []
     if loss_mode:
         model = f"bursty loss {opts.loss} (GOOD,BAD,P_GB,P_BG)" if isinstance(opts.loss, BurstLoss) \
@@ -133,10 +132,10 @@ def run(opts: RunOptions) -> RunResult:
         how = ("netem on the links" if loss_mode == "netem" else "the switch's drop simulator on the host ports"
                + ("" if opts.loss_mode == "switch" else " (this kernel has no netem qdisc)"))
         say(f"emulating {model} on {where}, direction {opts.loss_direction}, with {how}")
-    if opts.baseline and len(topo["jobs"]) != 1:
+    if opts.baseline and len(topo.jobs) != 1:
         raise RunError("the host-only baseline serves one job; drop --jobs")
-    say(f"topology {topo['name']}: {len(topo['switches'])} switch(es), {len(topo['hosts'])} hosts, "
-        f"{len(topo['jobs'])} job(s); target {target}; logs in {run_dir}")
+    say(f"topology {topo.name}: {len(topo.switches)} switch(es), {len(topo.hosts)} hosts, "
+        f"{len(topo.jobs)} job(s); target {target}; logs in {run_dir}")
     t0 = time.monotonic()
     bmv2, p4info = compile_program(target, opts.elems, opts.pool_size, run_dir)
     say(f"compiled p4src/aggregate.p4 (ELEMS={opts.elems}, POOL_SIZE={opts.pool_size}) in {time.monotonic() - t0:.2f} s")
@@ -222,39 +221,37 @@ def pick_loss_mode(mode: str) -> str:
 NETEM_PARAMS = ("delay", "jitter", "loss")  # TCLink parameters that Mininet applies with netem
 
 
-def delay_links(topo: dict, delays: dict[str, str]) -> None:
-    """Give each named host's link its one-way delay (TCLink's netem `delay`); refuse, naming the
-    link, any delay, jitter or loss a link asks for when this kernel has no netem."""
+def delay_links(topo: Topology, delays: dict[str, str]) -> Topology:
+    """The topology with each named host's link given its one-way delay (TCLink's netem `delay`);
+    refuses, naming the link, any delay, jitter or loss a link asks for when this kernel has no netem."""
     for host, delay in delays.items():
-        links = [link for link in topo["links"] if host in (link["a"], link["b"])]
-        if not links:
-            raise RunError(f"--link-delay {host}: no such host (hosts: {', '.join(topo['hosts'])})")
-        for link in links:
-            link["params"]["delay"] = delay
-    asking = [(link, p) for link in topo["links"] for p in NETEM_PARAMS if link["params"].get(p)]
+        if host not in topo.hosts:
+            raise RunError(f"--link-delay {host}: no such host (hosts: {', '.join(topo.hosts)})")
+        topo = topo.with_link_params({"delay": delay}, host)
+    asking = [(link, p) for link in topo.links for p in NETEM_PARAMS if link.params.get(p)]
     if asking and not netem_available():
         link, param = asking[0]
-        raise RunError(f"link {link['a']}-{link['b']} asks for {param} {link['params'][param]}, which Mininet "
+        raise RunError(f"link {link.a}-{link.b} asks for {param} {link.params[param]}, which Mininet "
                        "applies with the netem qdisc, and this kernel has none: a slower host can be emulated "
                        "with --straggler HOST:Fx, loss with --loss-mode switch")
+    return topo
 
 
-def loss_links(topo: dict, host: str | None) -> list[tuple[str, str, int]]:
+def loss_links(topo: Topology, host: str | None) -> list[tuple[str, str, int]]:
     """(switch, host, switch port) of every host link that gets the loss, or of `host`'s alone."""
-    links = [(s, h, port) for s, sw in topo["switches"].items() for h, port in sw["hosts"].items()
-             if host in (None, h)]
+    links = [(s, h, port) for s, sw in topo.switches.items() for h, port in sw.hosts.items() if host in (None, h)]
     if not links:
-        raise RunError(f"--loss-link {host}: no such host (hosts: {', '.join(topo['hosts'])})")
+        raise RunError(f"--loss-link {host}: no such host (hosts: {', '.join(topo.hosts)})")
     return links
 
 
-def emulate_loss(topo: dict, links: list[tuple[str, str, int]], loss: float | BurstLoss, direction: str) -> None:
+def emulate_loss(topo: Topology, links: list[tuple[str, str, int]], loss: float | BurstLoss, direction: str) -> None:
     """The drop simulator on each link's switch port: up is what the port receives, down what it sends."""
     from ina.controller.aggregation import Aggregation
     from ina.controller.client import SwitchConnection
 
     for name in sorted({s for s, _h, _p in links}):
-        with SwitchConnection(topo["switches"][name]["grpc"], election_id=1) as conn:
+        with SwitchConnection(topo.switches[name].grpc, election_id=1) as conn:
             agg = Aggregation(conn)
             for _s, _h, port in (link for link in links if link[0] == name):
                 agg.set_drop(port, ingress=loss if direction in ("up", "both") else None,
@@ -281,36 +278,34 @@ def netem_loss(network: Network, links: list[tuple[str, str, int]], loss: float 
                 raise RunError(f"netem on {intf.name}: {out.strip()}")
 
 
-def run_workers(network: Network, topo: dict, opts: RunOptions, epochs: dict[int, int]) -> list[dict]:
+def run_workers(network: Network, topo: Topology, opts: RunOptions, epochs: dict[int, int]) -> list[dict]:
     """Start every job's workers (and the baseline server) with the job's epoch; collect reports."""
-    aggregator = next(s for s in topo["switches"].values() if s["aggregator"])
-    target_ip = aggregator["ip"]
     server = None
     if opts.baseline:
-        ps_host = topo["extra_host"]
-        target_ip = topo["hosts"][ps_host]["ip"]
-        job = topo["jobs"][0]
+        ps_host = topo.extra_host
+        job = topo.jobs[0]
         server = network.host(ps_host).popen(
-            [sys.executable, "-m", "ina", "worker", "--baseline-server", "--job", str(job["id"]),
-             "--workers", str(len(job["workers"])), "--elems", str(opts.elems), "--local-ip", target_ip,
-             "--epoch", str(epochs[job["id"]])],
+            [sys.executable, "-m", "ina", "worker", "--baseline-server", "--job", str(job.id),
+             "--workers", str(len(job.workers)), "--elems", str(opts.elems), "--local-ip", topo.hosts[ps_host].ip,
+             "--epoch", str(epochs[job.id])],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        say(f"host-only baseline: parameter server on {ps_host} ({target_ip}); the switch only forwards")
+        say(f"host-only baseline: parameter server on {ps_host} ({topo.hosts[ps_host].ip}); the switch only forwards")
         time.sleep(0.5)
     procs = []
-    for job in topo["jobs"]:
-        for rank, host in enumerate(job["workers"]):
-            cmd = [sys.executable, "-m", "ina", "worker", "--job", str(job["id"]), "--rank", str(rank),
-                   "--workers", str(len(job["workers"])), "--switch", target_ip,
+    for job in topo.jobs:
+        target_ip = topo.hosts[topo.extra_host].ip if opts.baseline else topo.switches[job.aggregator].ip
+        for rank, host in enumerate(job.workers):
+            cmd = [sys.executable, "-m", "ina", "worker", "--job", str(job.id), "--rank", str(rank),
+                   "--workers", str(len(job.workers)), "--switch", target_ip,
                    "--size", str(opts.size), "--dtype", opts.dtype, "--elems", str(opts.elems),
-                   "--window", str(min(job["slots"], 256)), "--timeout", str(opts.timeout),
-                   "--seed", str(opts.seed + job["id"]), "--epoch", str(epochs[job["id"]]), "--verify", "--json",
-                   "--repeat", str(opts.repeat), "--staleness", str(Policy.parse(job["policy"]).staleness)]
+                   "--window", str(min(job.slots, 256)), "--timeout", str(opts.timeout),
+                   "--seed", str(opts.seed + job.id), "--epoch", str(epochs[job.id]), "--verify", "--json",
+                   "--repeat", str(opts.repeat), "--staleness", str(job.policy.staleness)]
             if opts.compute_ms or opts.stragglers or opts.straggler_dist:
                 cmd += ["--compute-ms", str(opts.compute_ms), "--slowdown", str(opts.stragglers.get(host, 1.0))]
             if opts.straggler_dist:
                 cmd += ["--delay-dist", opts.straggler_dist]
-            procs.append((job["id"], host, network.host(host).popen([*cmd, "--start-barrier"], stdin=subprocess.PIPE,
+            procs.append((job.id, host, network.host(host).popen([*cmd, "--start-barrier"], stdin=subprocess.PIPE,
                                                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                                                      text=True)))
     for _job, _host, proc in procs:  # every worker bound (or failed: its line is empty) ...
@@ -343,16 +338,14 @@ def run_workers(network: Network, topo: dict, opts: RunOptions, epochs: dict[int
     return results
 
 
-def switch_stats(topo: dict) -> dict:
+def switch_stats(topo: Topology) -> dict:
     from ina.controller.aggregation import Aggregation
     from ina.controller.client import ControllerError, SwitchConnection
 
     stats = {}
-    for name, sw in topo["switches"].items():
-        if not sw["aggregator"]:
-            continue
+    for name in dict.fromkeys(job.aggregator for job in topo.jobs):
         try:
-            with SwitchConnection(sw["grpc"], election_id=None) as conn:
+            with SwitchConnection(topo.switches[name].grpc, election_id=None) as conn:
                 stats[name] = Aggregation(conn).stats()
         except ControllerError as err:
             stats[name] = {"error": str(err)}

@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
                         timeout=args.timeout, max_retries=args.max_retries, time_limit=args.time_limit,
                         run_dir=args.out or f"runs/train-{time.strftime('%Y%m%d-%H%M%S')}",
                         replay=replay_from(args) if args.replay else None, bw=args.bw,
-                        policy=str(args.policy), compute_ms=args.compute_ms, stragglers=dict(args.straggler),
+                        policy=args.policy, compute_ms=args.compute_ms, stragglers=dict(args.straggler),
                         straggler_dist=args.straggler_dist and str(args.straggler_dist))
     if args.policy.staleness and args.window <= args.policy.staleness:
         p.error(f"argument --policy: stale:{args.policy.staleness} splits the job's slots into "

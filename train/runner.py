@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ina.controller.topology_setup import program_topology
 from ina.hosts.compute import check_stragglers
-from ina.p4src.protocol import Policy
+from ina.p4src.protocol import SYNC, Policy
 from ina.topologies import clean
 from ina.topologies.net import Network
 from ina.topologies.runner import compile_program
@@ -56,7 +56,7 @@ class TrainOptions:
     run_dir: str = "runs/train"
     replay: ReplayConfig | None = None  # replay a real model's iterations instead of training `config`
     bw: float | None = None  # Mbit/s of every link (TCLink), so the network is the bottleneck
-    policy: str = "sync"  # the job's completion policy (ina.p4src.protocol.Policy text)
+    policy: Policy = SYNC  # the job's completion policy
     compute_ms: float = 0.0  # emulated compute added to every training iteration
     stragglers: dict[str, float] = field(default_factory=dict)  # host -> compute slowdown factor
     straggler_dist: str | None = None  # extra compute per iteration on every host (DelayDistribution)
@@ -76,11 +76,9 @@ def run(opts: TrainOptions, on_epoch: Callable[[dict], None],
     if leftovers:
         say(f"removed leftovers of an earlier run: {', '.join(leftovers[:6])}")
     topo = load("star", opts.workers, 1, None, opts.window, extra_host=opts.aggregation == "ps")
-    for link in topo["links"]:
-        link["params"]["bw"] = opts.bw
-    topo["jobs"][0]["policy"] = opts.policy
+    topo = topo.with_link_params({"bw": opts.bw}).with_policy(opts.policy)
     try:
-        check_stragglers(opts.stragglers, topo["jobs"][0]["workers"])
+        check_stragglers(opts.stragglers, topo.jobs[0].workers)
     except ValueError as err:
         raise TrainError(str(err)) from None
     bmv2, p4info = compile_program("builtin", opts.elems, opts.pool_size, run_dir)
@@ -90,19 +88,19 @@ def run(opts: TrainOptions, on_epoch: Callable[[dict], None],
         network.start()
         installed = program_topology(topo, bmv2, p4info)
         job = installed["s1"][0]
-        switch = topo["switches"]["s1"]
-        target, aggregator = switch["ip"], f"switch s1 ({switch['ip']})"
+        switch = topo.switches["s1"]
+        target, aggregator = switch.ip, f"switch s1 ({switch.ip})"
         if opts.aggregation == "ps":
-            ps_host = topo["extra_host"]
-            target, aggregator = topo["hosts"][ps_host]["ip"], f"the parameter server on {ps_host}"
+            ps_host = topo.extra_host
+            target, aggregator = topo.hosts[ps_host].ip, f"the parameter server on {ps_host}"
             procs.append(network.host(ps_host).popen(
                 [sys.executable, "-m", "ina", "worker", "--baseline-server", "--job", str(job.job_id),
                  "--workers", str(opts.workers), "--elems", str(opts.elems), "--local-ip", target,
                  "--epoch", str(job.epoch)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        hosts = topo["jobs"][0]["workers"]
+        hosts = topo.jobs[0].workers
         where = ["--switch", target]
         if opts.aggregation == "ring":
-            where = ["--ring", ",".join(topo["hosts"][h]["ip"] for h in hosts)]
+            where = ["--ring", ",".join(topo.hosts[h].ip for h in hosts)]
             aggregator = "a ring over TCP between the workers"
         what = (f"replaying {opts.replay.workload} (scale {opts.replay.scale:g})" if opts.replay
                 else f"training {opts.config.model} on {opts.dataset}")
@@ -115,7 +113,7 @@ def run(opts: TrainOptions, on_epoch: Callable[[dict], None],
                    "--workers", str(opts.workers), "--epoch", str(job.epoch), *where,
                    "--aggregator", aggregator, "--elems", str(opts.elems), "--window", str(opts.window),
                    "--timeout", str(opts.timeout), "--max-retries", str(opts.max_retries), "--start-barrier",
-                   "--staleness", str(Policy.parse(opts.policy).staleness),
+                   "--staleness", str(opts.policy.staleness),
                    *(replay_argv(opts.replay) if opts.replay else training_argv(opts.config, opts.dataset)),
                    "--compute-ms", str(opts.compute_ms), "--slowdown", str(opts.stragglers.get(host, 1.0)),
                    *(["--delay-dist", opts.straggler_dist] if opts.straggler_dist else [])]

@@ -32,7 +32,7 @@ def test_run_against_simple_switch_grpc_surface_is_verified(tmp_path, workers, d
 
 def _allreduce(net: Network, job_id: int, epoch: int, hosts: list[str]) -> list[subprocess.CompletedProcess]:
     procs = [net.host(h).popen([sys.executable, "-m", "ina", "worker", "--job", str(job_id), "--rank", str(rank),
-                                "--workers", str(len(hosts)), "--switch", "10.0.0.254", "--size", "512",
+                                "--workers", str(len(hosts)), "--switch", "10.0.255.254", "--size", "512",
                                 "--elems", "16", "--window", "8", "--epoch", str(epoch), "--seed", str(job_id),
                                 "--verify", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for rank, h in enumerate(hosts)]
@@ -49,7 +49,7 @@ def test_add_remove_add_on_the_same_slots(tmp_path):
         net.start()
         [first] = program_topology(topo, bmv2, p4info)["s1"]
         assert [d.returncode for d in _allreduce(net, first.job_id, first.epoch, ["h1", "h2"])] == [0, 0]
-        with SwitchConnection(topo["switches"]["s1"]["grpc"], election_id=1) as conn:
+        with SwitchConnection(topo.switches["s1"].grpc, election_id=1) as conn:
             agg = Aggregation(conn)
             agg.remove_job(first.job_id)
             assert agg.jobs() == []
@@ -60,7 +60,7 @@ def test_add_remove_add_on_the_same_slots(tmp_path):
                 agg.slot(7, 0, 0)
         done = _allreduce(net, 7, second.epoch, ["h1", "h2"])
         assert [d.returncode for d in done] == [0, 0], [d.stderr[-500:] for d in done]
-        with SwitchConnection(topo["switches"]["s1"]["grpc"], election_id=None) as conn:
+        with SwitchConnection(topo.switches["s1"].grpc, election_id=None) as conn:
             stats = Aggregation(conn).stats()["jobs"]
         assert stats[7]["accepted"] == 2 * 512 // 16 and "wrong_epoch" not in stats[7]
     finally:

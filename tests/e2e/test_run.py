@@ -85,7 +85,7 @@ def test_leafspine_forwards_ordinary_traffic(tmp_path):
         program_topology(topo, bmv2, p4info)
         h1, h4 = net.host("h1"), net.host("h4")
         assert ", 0% packet loss" in h1.cmd("ping -c 3 -W 2 -i 0.2 10.0.0.4"), "h1 cannot reach h4"
-        assert ", 0% packet loss" in h4.cmd("ping -c 2 -W 2 -i 0.2 10.0.0.254"), "h4 cannot ping the aggregator"
+        assert ", 0% packet loss" in h4.cmd("ping -c 2 -W 2 -i 0.2 10.0.255.254"), "h4 cannot ping the aggregator"
     finally:
         net.stop()
     assert not interfaces()
@@ -132,7 +132,7 @@ def star(tmp_path):
 def worker_on_h1(net: Network, *args: str) -> tuple[int, str]:
     """Run `ina worker` on h1 against the switch; (exit status, stderr)."""
     done = net.host("h1").popen([sys.executable, "-m", "ina", "worker", "--rank", "0", "--workers", "2",
-                                 "--switch", "10.0.0.254", "--elems", "16", "--max-retries", "3", *args],
+                                 "--switch", "10.0.255.254", "--elems", "16", "--max-retries", "3", *args],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _out, err = done.communicate(timeout=60)
     return done.returncode, err
@@ -142,7 +142,7 @@ def test_refused_worker_fails_cleanly(star):
     net, _topo, _job = star
     status, err = worker_on_h1(net, "--job", "5", "--size", "256", "--epoch", "1")
     assert status == 1
-    assert "no answer from the switch at 10.0.0.254" in err and "Traceback" not in err
+    assert "no answer from the switch at 10.0.255.254" in err and "Traceback" not in err
 
 
 def test_a_worker_with_another_runs_epoch_is_refused_and_counted(star):
@@ -151,18 +151,18 @@ def test_a_worker_with_another_runs_epoch_is_refused_and_counted(star):
     # One chunk, window 1: the packet and its 3 retransmissions, then the worker gives up.
     status, err = worker_on_h1(net, "--job", "0", "--size", "16", "--window", "1", "--epoch", str(wrong))
     assert status == 1 and "an epoch other than the job's" in err
-    with SwitchConnection(topo["switches"]["s1"]["grpc"], election_id=None) as conn:
+    with SwitchConnection(topo.switches["s1"].grpc, election_id=None) as conn:
         assert Aggregation(conn).stats()["jobs"][0] == {"wrong_epoch": 4}
 
 
 def test_hosts_know_every_address_up_front(star):
     # With loss emulated, a lost ARP request would stall a worker for the kernel's 1 s retry.
     net, topo, _job = star
-    for name in topo["hosts"]:
+    for name in topo.hosts:
         table = net.host(name).cmd("ip neigh show nud permanent")
-        others = [h for h in topo["hosts"] if h != name]
-        for node in [*(topo["hosts"][h] for h in others), *topo["switches"].values()]:
-            assert f"{node['ip']} dev {name}-eth0 lladdr {node['mac']} PERMANENT" in table, table
+        others = [h for h in topo.hosts if h != name]
+        for node in [*(topo.hosts[h] for h in others), *topo.switches.values()]:
+            assert f"{node.ip} dev {name}-eth0 lladdr {node.mac} PERMANENT" in table, table
 
 
 def test_make_run_exits_zero():

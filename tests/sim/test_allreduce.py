@@ -27,7 +27,7 @@ def test_every_rank_gets_the_int32_sum_bit_exact(workers):
     assert all(np.array_equal(got, total) for got in result.results)
     assert result.verified and result.retransmissions == [0] * workers
     chunks = -(-3000 // 64)
-    assert result.switch["jobs"][0] == {"accepted": workers * chunks, "completed": chunks,
+    assert result.switch["s1"]["jobs"][0] == {"accepted": workers * chunks, "completed": chunks,
                                         "results_sent": workers * chunks}
     assert result.arrivals == 2 * workers * chunks  # every UPDATE reached the switch, every copy its worker
 

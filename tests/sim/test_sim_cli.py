@@ -19,8 +19,15 @@ SMALL = ["--workers", "3", "--size", "2000", "--rate", "10Gbps", "--delay", "2us
     (["--delay=-1us"], "argument --delay: expected a duration >= 0 with a unit"),
     (["--delay", "5"], "argument --delay: expected a duration >= 0 with a unit"),
     (["--pipeline", "1 parsec"], "argument --pipeline: expected a duration >= 0"),
-    (["--workers", "33"], "argument --workers: expected an integer in 2..32"),
-    (["--workers", "1"], "argument --workers: expected an integer in 2..32"),
+    (["--workers", "33"], "argument --topo star: job 0 has 33 workers; a job has 1..32 distinct ones (the "
+                          "protocol's MAX_WORKERS)"),
+    (["--workers", "64", "--jobs", "1"], "argument --topo star: job 0 has 64 workers; a job has 1..32"),
+    (["--workers", "1"], "argument --workers: expected an integer in 2..8192"),
+    (["--topo", "fattree:8", "--jobs", "2"], "argument --topo fattree:8: job 0 has 64 workers; a job has 1..32"),
+    (["--topo", "fattree:3"], "argument --topo fattree:3: fattree:3: K must be even and at least 2"),
+    (["--topo", "leafspine", "--workers", "4"], "argument --workers: applies to --topo star; leafspine has its hosts"),
+    (["--topo", "nowhere.yaml"], "argument --topo nowhere.yaml: cannot read topology nowhere.yaml"),
+    (["--jobs", "0"], "argument --jobs: expected an integer in 1..256"),
     (["--queue", "-1"], "argument --queue: expected an integer >= 0"),
     (["--elems", "12"], "argument --elems: expected one of 8, 16, 32, 64"),
     (["--window", "0"], "argument --window: expected an integer in 1..32768"),
@@ -29,7 +36,9 @@ SMALL = ["--workers", "3", "--size", "2000", "--rate", "10Gbps", "--delay", "2us
     (["--host-cost", "1us,2us,3us"], "argument --host-cost: expected COST or SEND,RECV"),
     (["--host-cost=-1ns"], "argument --host-cost: expected a duration >= 0"),
     (["--timeout", "0s"], "argument --timeout: expected a duration in (0, 60s]"),
-    (["--workers", "4", "--policy", "quorum:5"], "argument --policy: quorum 5 is out of range 1..4"),
+    (["--workers", "4", "--policy", "quorum:5"], "argument --policy: job 0: quorum 5 is out of range 1..4 (its "
+                                                 "workers)"),
+    (["--workers", "8", "--jobs", "2", "--policy", "quorum:5"], "argument --policy: job 0: quorum 5 is out of range 1..4"),
     (["--window", "2", "--policy", "stale:2"], "argument --policy: stale:2 needs a window above 2"),
     (["--json", "/nonexistent/dir/out.json"], "argument --json: cannot write /nonexistent/dir/out.json"),
 ])
@@ -80,8 +89,21 @@ def test_the_same_seed_gives_the_same_output_and_json(tmp_path, capsys):
 def test_the_output_names_the_time_goodput_and_every_link(capsys):
     assert main(SMALL) == 0
     out = capsys.readouterr().out
-    assert "ina sim: 3 workers x 2000 int32" in out and "star at 10 Gbit/s, 2 us per link" in out
+    assert "ina sim: 3 workers in 1 job(s) x 2000 int32" in out and "star at 10 Gbit/s, 2 us per link" in out
+    assert "switch s1     job 0   accepted 96, completed 32, results_sent 96" in out
     assert "communication time" in out and "lossless bound" in out and "goodput per worker" in out
     assert "every sum bit-exact" in out and "arrivals per wall second" in out
     assert [line.split()[:2] for line in out.splitlines() if line.startswith("h")] == [
         ["h1-s1", "up"], ["h1-s1", "down"], ["h2-s1", "up"], ["h2-s1", "down"], ["h3-s1", "up"], ["h3-s1", "down"]]
+
+
+def test_a_topology_file_without_jobs_is_refused_unless_jobs_are_dealt(tmp_path, capsys):
+    path = tmp_path / "pair.yaml"
+    path.write_text("switches: {s1: {aggregator: true}}\nhosts: [h1, h2]\nlinks: [[h1, s1], [h2, s1]]\n")
+    with pytest.raises(SystemExit) as exit_:
+        main(["--topo", str(path)])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"ina sim: error: argument --topo {path}: the topology has no jobs (declare them in the file, or give --jobs)")
+    assert main(["--topo", str(path), "--jobs", "1", "--size", "100"]) == 0
+    assert "ina sim: 2 workers in 1 job(s) x 100 int32" in capsys.readouterr().out

@@ -17,6 +17,7 @@ from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch
 from ina.switch.p4runtime_server import P4RuntimeService, serve
 from ina.topologies.runner import RunError, emulate_loss, loss_links, netem_args
+from ina.topologies.topo import load
 
 PACKETS = 20_000
 Z = 5.0  # bounds are Z standard errors: a correct model fails one seed in millions
@@ -95,7 +96,7 @@ def test_ina_run_puts_switch_loss_on_the_chosen_link_and_direction(link, directi
         with SwitchConnection(address, election_id=1) as conn:
             compiled = compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": "16"})
             conn.set_pipeline(compiled.bmv2, compiled.p4info)
-        topo = {"hosts": {"h1": {}, "h2": {}}, "switches": {"s1": {"grpc": address, "hosts": {"h1": 1, "h2": 2}}}}
+        topo = load("star", workers=2).with_grpc({"s1": address})
         emulate_loss(topo, loss_links(topo, link), 0.1, direction)
         with SwitchConnection(address, election_id=None) as conn:
             assert Aggregation(conn).drops() == expected

@@ -3,6 +3,7 @@ the valid range), before it needs root, cleans up or compiles anything."""
 
 import pytest
 
+from ina.p4src.protocol import Policy
 from ina.topologies import cli
 
 CASES = [
@@ -64,7 +65,7 @@ def test_straggler_options_reach_the_run_options(monkeypatch):
                      "--link-delay", "h2:5ms", "--link-delay", "h3:2"]) == 130
     opts = seen["opts"]
     assert (opts.policy, opts.stragglers, opts.straggler_dist, opts.repeat, opts.compute_ms, opts.link_delays) == (
-        "quorum:3,timeout:5000us", {"h3": 3.0, "h1": 1.5}, "pareto:2ms,1.5", 20, 50.0, {"h2": "5ms", "h3": "2ms"})
+        Policy(quorum=3, timeout_us=5000), {"h3": 3.0, "h1": 1.5}, "pareto:2ms,1.5", 20, 50.0, {"h2": "5ms", "h3": "2ms"})
 
 
 def test_the_largest_size_within_the_memory_budget_reaches_the_run(monkeypatch):
@@ -77,4 +78,4 @@ def test_the_largest_size_within_the_memory_budget_reaches_the_run(monkeypatch):
 
 def test_defaults_are_within_the_limits():
     args = cli.build_parser().parse_args([])
-    assert (args.workers, args.jobs, args.elems, args.slots, args.pool_size) == (4, 1, 64, 128, 8192)
+    assert (args.workers, args.jobs, args.elems, args.slots, args.pool_size) == (4, None, 64, 128, 8192)
