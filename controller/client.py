@@ -184,8 +184,9 @@ class SwitchConnection:
         text = "; ".join(f"#{p}: {code_pb2.Code.Name(c)}: {m}" for p, c, m in failures[:10])
         more = f" (and {len(failures) - 10} more)" if len(failures) > 10 else ""
         codes = {c for _p, c, _m in failures}
-        kinds = {code_pb2.UNIMPLEMENTED: UnsupportedError, code_pb2.PERMISSION_DENIED: NotPrimaryError}
-        kind = kinds.get(codes.pop(), ControllerError) if len(codes) == 1 else ControllerError
+        # an update's own PERMISSION_DENIED is a rule of the program (a const table, an action's
+        # scope); a controller that is not primary gets the Write's status, without details
+        kind = UnsupportedError if codes == {code_pb2.UNIMPLEMENTED} else ControllerError
         return kind(f"{self.address}: {what} failed: {text}{more}")
 
     def _raise_rpc(self, err: grpc.RpcError, what: str) -> None:

@@ -3,6 +3,7 @@ ends within its deadline with a message naming the switch, and big batches keep 
 
 import functools
 import socket
+from pathlib import Path
 import threading
 from concurrent import futures
 
@@ -14,6 +15,7 @@ from ina.controller.cli import main as ctl_main
 from ina.controller.client import (
     MAX_UPDATES_PER_WRITE,
     ControllerError,
+    NotPrimaryError,
     SwitchConnection,
     UnsupportedError,
 )
@@ -149,5 +151,19 @@ def test_big_writes_go_in_bounded_batches_and_report_failures_by_position():
     assert sizes == [MAX_UPDATES_PER_WRITE, MAX_UPDATES_PER_WRITE, 600 - 2 * MAX_UPDATES_PER_WRITE]
     last = {i: v for name, i, v in cells if i < reg.size}  # the good cells applied, in order
     assert [sw.registers["InaIngress.slot_bitmap"].read(i) for i in sorted(last)] == [last[i] for i in sorted(last)]
+    conn.close()
+    srv.stop(None)
+
+
+def test_an_update_a_program_rule_denies_is_no_lost_election():
+    """PERMISSION_DENIED on one update (a write to a const table) is the program's rule, not a
+    controller that lost the election: the error says what was denied and is no NotPrimaryError."""
+    conformance = compile_file(Path(__file__).parents[1] / "switch" / "p4" / "conformance.p4")
+    srv = serve(P4RuntimeService(Switch(), threading.Lock()), "127.0.0.1:0")
+    conn = SwitchConnection(f"127.0.0.1:{srv.bound_port}", election_id=1, deadline=BOUND)
+    conn.set_pipeline(conformance.bmv2, conformance.p4info)
+    with pytest.raises(ControllerError, match=r"#0: PERMISSION_DENIED: ") as err:
+        conn.delete("I.lpm", {"hdr.x.b": (0x10, 4)})
+    assert not isinstance(err.value, NotPrimaryError)
     conn.close()
     srv.stop(None)
