@@ -10,7 +10,7 @@ concern, not this module's. A P4Info's format follows its suffix, as `ina compil
 import json
 from pathlib import Path
 
-MAX_FILE_BYTES = 64 << 20  # a P4Runtime message's limit in ina: no larger program reaches a switch
+MAX_FILE_BYTES = 64 << 20  # far above any program the code budget accepts (switch/budget.py); ends /dev/zero
 _SHOWN = 200  # characters of a parser's message kept (some quote the rest of the file)
 P4INFO_FORMATS = {".json": "JSON", ".bin": "binary", ".txt": "text", ".txtpb": "text"}  # by suffix
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import grpc
 
+from ina.files import FileError, read_bytes
+
 
 class TlsError(Exception):
     """A TLS option that cannot work: unreadable file or an incomplete combination."""
@@ -15,9 +17,9 @@ class TlsError(Exception):
 
 def _read(path: str | Path, what: str) -> bytes:
     try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise TlsError(f"cannot read the {what} {path}: {err.strerror}") from None
+        data = read_bytes(path, what)  # bounded: a certificate option naming /dev/zero ends too
+    except FileError as err:
+        raise TlsError(str(err)) from None
     if b"-----BEGIN" not in data:
         raise TlsError(f"the {what} {path} is not a PEM file")
     return data
