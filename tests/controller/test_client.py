@@ -3,9 +3,9 @@ ends within its deadline with a message naming the switch, and big batches keep 
 
 import functools
 import socket
-from pathlib import Path
 import threading
 from concurrent import futures
+from pathlib import Path
 
 import grpc
 import pytest
