@@ -83,6 +83,8 @@ class CGenerator:
                         ops |= {prim["op"] for prim in op.get("parameters", [])[:1]}
         self.ops = ops
         self.tables: dict[str, int] = {}
+        self.generated: list[Table] = []  # every table, by C index (the state arrays' sizes come
+        # from the model's lists, never from name maps: a name twice cannot index past them)
         self.pre: list[str] = []  # calculation helpers, generated on first use, placed first
         self.defined: set[str] = set()
         self.uses_exit = "exit" in {p["op"] for a in self.actions.values() for p in a.primitives}
@@ -540,8 +542,9 @@ class CGenerator:
     def table(self, t: Table, label: str, goto, exit_check: str) -> None:
         if t.kind != "simple":
             raise Unsupported(f"table '{t.name}' of type {t.kind}")
-        index = len(self.tables)
+        index = len(self.generated)
         self.tables[t.name] = index
+        self.generated.append(t)
         keys = t.keys
         nxt = t.next_tables
         by_hit = "__HIT__" in nxt or "__MISS__" in nxt
@@ -691,22 +694,22 @@ class CGenerator:
         return (hl.fixed_bits + hl.varbit_max) // 8
 
     def constructor(self) -> None:
+        p = self.program
         self.emit(f"""
-int ina_ntables = {len(self.tables)}, ina_nregisters = {len(self.registers)}, ina_ncounters = {len(self.counters)};
+int ina_ntables = {len(self.generated)}, ina_nregisters = {len(p.registers)}, ina_ncounters = {len(p.counters)};
 
 ina_switch *ina_new(int drop_port) {{
     ina_switch *sw = ina_alloc(ina_ntables, ina_nregisters, ina_ncounters, drop_port);
     if (!sw) return NULL;""")
-        for pipe in self.program.controls:
-            for t in pipe.tables:
-                words = len(t.keys) + sum(w > 64 for w in self.key_widths.get(t.name, []))
-                self.emit(f"ina_table_init(sw, {self.tables[t.name]}, {words}, {int(t.exact_only)}, {t.max_size}u);", 1)
-        for index, r in enumerate(self.program.registers):
+        for index, t in enumerate(self.generated):
+            words = len(t.keys) + sum(w > 64 for w in self.key_widths.get(t.name, []))
+            self.emit(f"ina_table_init(sw, {index}, {words}, {int(t.exact_only)}, {t.max_size}u);", 1)
+        for index, r in enumerate(p.registers):
             self.emit(f"ina_register_init(sw, {index}, {int(r.size)}u);", 1)
-        for index, c in enumerate(self.program.counters):
+        for index, c in enumerate(p.counters):
             self.emit(f"ina_counter_init(sw, {index}, {c.size}u);", 1)
-        self.emit(f"ina_extras_init(sw, {len(self.meters)}, {len(self.vsets)});", 1)
-        for index, m in enumerate(self.program.meters):
+        self.emit(f"ina_extras_init(sw, {len(p.meters)}, {len(p.value_sets)});", 1)
+        for index, m in enumerate(p.meters):
             self.emit(f"ina_meter_init(sw, {index}, {0 if m.direct else m.size}u, {int(m.bytes)});", 1)
         if self._digest_width():
             self.emit(f"ina_digest_init(sw, {self._digest_width()}u, {DIGEST_RING}u);", 1)

@@ -169,6 +169,11 @@ def stack_copied_from_another_size(doc: dict) -> str:
     return f"{path}.parameters[1]: expected a header stack of the shape of the one it is copied to"
 
 
+def stack_copied_onto_a_header(doc: dict) -> str:
+    path = added(doc, "assign_header_stack", named("header", "eth"), named("header_stack", "tags"))
+    return f"{path}.parameters[0]: expected a header stack, got a header"
+
+
 def varbit_copied_into_a_shorter_one(doc: dict) -> str:
     params = touch(doc)[7]["parameters"]
     params.reverse()
@@ -396,6 +401,11 @@ def extract_into_an_unknown_header(doc: dict) -> str:
     return "parsers[0].parse_states[0].parser_ops[0].parameters[0].value: no header is called 'nope'"
 
 
+def extract_into_a_field(doc: dict) -> str:
+    doc["parsers"][0]["parse_states"][0]["parser_ops"][0]["parameters"][0] = field("eth", "dst")
+    return "parsers[0].parse_states[0].parser_ops[0].parameters[0]: cannot extract into a field"
+
+
 def jump_backwards(doc: dict) -> str:
     path = added(doc, "_jump", hexstr(3))
     return f"{path}.parameters[0]: a jump from primitive 10 goes to 3, not forward within its action of 11"
@@ -418,7 +428,8 @@ CASES = [
     count_on_a_direct_counter, execute_meter_on_a_direct_meter, unknown_primitive, too_few_parameters,
     too_many_parameters, negative_push, stack_index_past_the_stack, field_offset_past_the_header,
     union_member_past_the_union, header_copied_from_another_shape, header_assigned_from_another_shape,
-    union_copied_from_another_shape, stack_copied_from_another_size, varbit_copied_into_a_shorter_one,
+    union_copied_from_another_shape, stack_copied_from_another_size, stack_copied_onto_a_header,
+    varbit_copied_into_a_shorter_one,
     varbit_copied_into_a_fixed_field, log_msg_with_too_few_values, log_msg_without_a_format,
     assigned_to_a_constant, unknown_header, unknown_field, unknown_stack_field, lookahead_in_an_action,
     register_value_in_an_expression, width_zero, headers_of_other_shapes_compared, validity_of_a_field,
@@ -430,7 +441,8 @@ CASES = [
     two_actions_of_one_name, validity_key_of_an_unknown_header, default_action_of_another_table,
     default_action_data_too_short, default_action_data_too_wide, entry_action_data_too_long,
     indirect_meter_as_a_direct_one, unknown_first_state, unknown_next_state, unknown_value_set,
-    unknown_parser_operation, parser_set_without_a_value, extract_into_an_unknown_header, jump_backwards,
+    unknown_parser_operation, parser_set_without_a_value, extract_into_an_unknown_header, extract_into_a_field,
+    jump_backwards,
     jump_past_the_action, jump_in_a_parser,
 ]
 
@@ -563,3 +575,15 @@ def test_each_action_goes_to_its_own_next_node_on_both_engines() -> None:
     run_both(py, native, [(0, bytes(14)), (0, bytes(5) + b"\x02" + bytes(8))])
     [handle] = [e.handle for e in py.tables["I.keyed"].entries()]
     assert py.direct_counters["I.keyed"].read(handle) == (1, 14)  # only after I.set
+
+
+def test_the_c_state_arrays_are_sized_by_the_model_not_by_names() -> None:
+    """Defence in depth: two register arrays of one name (refused at load) still give the C switch
+    room for both, so no init or access runs past its arrays."""
+    doc = program(REFERENCES)
+    doc["register_arrays"].append({**doc["register_arrays"][0], "id": 7})
+    doc["pipelines"][1]["tables"].append({**route(doc), "id": 9, "next_tables": {}, "entries": []})
+    layout = build_layout(doc)
+    source = CGenerator(read_program(doc, layout), layout).generate().source
+    assert "int ina_ntables = 4, ina_nregisters = 2, ina_ncounters = 2;" in source
+    assert "ina_register_init(sw, 1, 4u);" in source and "ina_table_init(sw, 3, 1, 1, 1024u);" in source
