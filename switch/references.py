@@ -2,13 +2,16 @@
 
 Both engines generate code from the program model, so what the code would follow outside what it
 names is refused here, once for both, with the JSON place: an action parameter past the action's
-count, a literal register, counter or meter index outside its array, a literal stack index past
-its stack, a field offset past its header, a copy or comparison between headers, unions or stacks
-of other shapes, a varbit copied into a shorter one, a lookahead outside the parser, and any
-header, field, stack, union, array, calculation, action, table, node, state or value set that does
-not exist. What only a packet decides (a computed index) is checked per packet, alike in both
-engines (primitives.py). program.py's `load_program` calls `check_references`; this module reads
-the model, and the JSON of what the model keeps as JSON (expressions, primitive parameters).
+count (or outside an action), a literal register, counter or meter index outside its array, a
+literal stack index past its stack, a field offset past its header, a union member past its
+union, a width below 1, a copy or comparison between headers, unions or stacks of other shapes, a
+varbit copied into a shorter one, a lookahead outside the parser, a jump that is not forward
+within its action, a primitive with the wrong number of parameters, declared entries whose action
+data does not fit their action, and any header, field, stack, union, array, calculation, action,
+table, node, state or value set that does not exist (or, for arrays and tables, exists twice).
+What only a packet decides (a computed index) is checked per packet, alike in both engines
+(primitives.py). program.py's `load_program` calls `check_references`; this module reads the
+model, and the JSON of what the model keeps as JSON (expressions, primitive parameters).
 """
 
 from __future__ import annotations
