@@ -48,7 +48,8 @@ def _show(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _fail(path: Path, message: str) -> PipelineError:
+def refused(path: Path, message: str) -> PipelineError:
+    """The error refusing a program, naming the JSON place: `actions[3].id: expected an integer`."""
     return PipelineError(f"{path or 'the BMv2 JSON'}: {message}")
 
 
@@ -70,9 +71,9 @@ class Int(Spec):
 
     def check(self, value, path):
         if type(value) is not int:
-            raise _fail(path, f"expected an integer, got {_show(value)}")
+            raise refused(path, f"expected an integer, got {_show(value)}")
         if not self.lo <= value <= self.hi:
-            raise _fail(path, f"{_show(value)} is out of range {self.lo}..{self.hi}")
+            raise refused(path, f"{_show(value)} is out of range {self.lo}..{self.hi}")
         return iter(())
 
 
@@ -80,7 +81,7 @@ class Int(Spec):
 class Bool(Spec):
     def check(self, value, path):
         if type(value) is not bool:
-            raise _fail(path, f"expected true or false, got {_show(value)}")
+            raise refused(path, f"expected true or false, got {_show(value)}")
         return iter(())
 
 
@@ -94,11 +95,11 @@ class Str(Spec):
 
     def check(self, value, path):
         if type(value) is not str:
-            raise _fail(path, f"expected {self.what}, got {_show(value)}")
+            raise refused(path, f"expected {self.what}, got {_show(value)}")
         if len(value) > self.limit:
-            raise _fail(path, f"{self.what} longer than {self.limit} characters")
+            raise refused(path, f"{self.what} longer than {self.limit} characters")
         if not self.syntax.fullmatch(value):
-            raise _fail(path, f"{_show(value)} is not {self.what}")
+            raise refused(path, f"{_show(value)} is not {self.what}")
         return iter(())
 
 
@@ -108,7 +109,7 @@ class Enum(Spec):
 
     def check(self, value, path):
         if type(value) is not str or value not in self.values:
-            raise _fail(path, f"expected one of {', '.join(sorted(self.values))}, got {_show(value)}")
+            raise refused(path, f"expected one of {', '.join(sorted(self.values))}, got {_show(value)}")
         return iter(())
 
 
@@ -134,7 +135,7 @@ class ByKind(Spec):
         if kind == "dict" and "op" in value and "op" in self.kinds:
             kind = "op"
         if kind not in self.kinds:
-            raise _fail(path, f"expected {' or '.join(self.kinds)}, got {_show(value)}")
+            raise refused(path, f"expected {' or '.join(self.kinds)}, got {_show(value)}")
         return iter(((value, self.kinds[kind], path),))
 
 
@@ -148,9 +149,9 @@ class List(Spec):
 
     def check(self, value, path):
         if type(value) is not list:
-            raise _fail(path, f"expected a list, got {_show(value)}")
+            raise refused(path, f"expected a list, got {_show(value)}")
         if not self.least <= len(value) <= MAX_ITEMS:
-            raise _fail(path, f"expected {self.least}..{MAX_ITEMS} items, got {len(value)}")
+            raise refused(path, f"expected {self.least}..{MAX_ITEMS} items, got {len(value)}")
         for key in self.unique:
             seen: set = set()
             for i, item in enumerate(value):
@@ -158,7 +159,7 @@ class List(Spec):
                 if not isinstance(mark, (int, str)):
                     continue  # the item's own check reports it
                 if (type(mark), mark) in seen:
-                    raise _fail(f"{path}[{i}].{key}", f"{_show(mark)} is used twice")
+                    raise refused(f"{path}[{i}].{key}", f"{_show(mark)} is used twice")
                 seen.add((type(mark), mark))
         return ((item, self.item, f"{path}[{i}]") for i, item in enumerate(value))
 
@@ -172,7 +173,7 @@ class Tuple(Spec):
 
     def check(self, value, path):
         if type(value) is not list or not self.least <= len(value) <= len(self.items):
-            raise _fail(path, f"expected a list of {self.least}..{len(self.items)} items, got {_show(value)}")
+            raise refused(path, f"expected a list of {self.least}..{len(self.items)} items, got {_show(value)}")
         return ((item, spec, f"{path}[{i}]") for i, (item, spec) in enumerate(zip(value, self.items, strict=False)))
 
 
@@ -185,7 +186,7 @@ class Map(Spec):
 
     def check(self, value, path):
         if type(value) is not dict or len(value) > MAX_ITEMS:
-            raise _fail(path, f"expected an object of at most {MAX_ITEMS} members, got {_show(value)}")
+            raise refused(path, f"expected an object of at most {MAX_ITEMS} members, got {_show(value)}")
         for k in value:
             yield k, self.key, _key(path, "<key>")
         for k, v in value.items():
@@ -201,10 +202,10 @@ class Obj(Spec):
 
     def check(self, value, path):
         if type(value) is not dict:
-            raise _fail(path, f"expected an object, got {_show(value)}")
+            raise refused(path, f"expected an object, got {_show(value)}")
         missing = [k for k in self.required if k not in value]
         if missing:
-            raise _fail(path, f"missing {', '.join(missing)}")
+            raise refused(path, f"missing {', '.join(missing)}")
         for specs in (self.required, self.optional):
             for k, spec in specs.items():
                 if k in value:
@@ -220,10 +221,10 @@ class Tagged(Spec):
 
     def check(self, value, path):
         if type(value) is not dict:
-            raise _fail(path, f"expected an object, got {_show(value)}")
+            raise refused(path, f"expected an object, got {_show(value)}")
         tag = value.get(self.tag)
         if type(tag) is not str or tag not in self.cases:
-            raise _fail(_key(path, self.tag), f"expected one of {', '.join(sorted(self.cases))}, "
+            raise refused(_key(path, self.tag), f"expected one of {', '.join(sorted(self.cases))}, "
                                               f"got {_show(tag)}")
         return iter(((value, self.cases[tag], path),))
 
@@ -386,9 +387,9 @@ def validate(program: object) -> None:
         value, spec, path, depth = stack.pop()
         visited += 1
         if visited > MAX_NODES:
-            raise _fail("", f"more than {MAX_NODES} values")
+            raise refused("", f"more than {MAX_NODES} values")
         if depth > MAX_DEPTH:
-            raise _fail(path, f"nested more than {MAX_DEPTH} levels deep")
+            raise refused(path, f"nested more than {MAX_DEPTH} levels deep")
         for child, child_spec, child_path in spec.check(value, path):
             nested = isinstance(child, (dict, list)) and child_path != path
             stack.append((child, child_spec, child_path, depth + nested))
@@ -403,7 +404,7 @@ def _check_budget(program: dict) -> None:
                 for a in program.get(kind, []))
     cells += sum(t.get("max_size", 0) for p in program["pipelines"] for t in p.get("tables", []))
     if cells > STATE_CELL_BUDGET:
-        raise _fail("", f"registers, counters, meters and tables need {cells} cells; "
+        raise refused("", f"registers, counters, meters and tables need {cells} cells; "
                         f"the budget is {STATE_CELL_BUDGET}")
 
 
@@ -428,7 +429,7 @@ def _check_acyclic(pipe: dict, path: Path) -> None:
                 on_path.discard(node)
                 done.add(node)
             elif child in on_path:
-                raise _fail(path, f"the control flow loops through '{child}'")
+                raise refused(path, f"the control flow loops through '{child}'")
             elif child in succ and child not in done:
                 on_path.add(child)
                 stack.append((child, iter(succ[child])))

@@ -15,9 +15,8 @@ from ina.switch.errors import PipelineError
 from ina.switch.expressions import ExpressionCompiler
 from ina.switch.hashes import ALGORITHMS
 from ina.switch.layout import HeaderLayout, Layout
-from ina.switch.primitives import PRIMITIVES
+from ina.switch.primitives import JUMPS, PRIMITIVES
 from ina.switch.program import (
-    JUMPS,
     Action,
     Calculation,
     Control,
@@ -222,10 +221,9 @@ class CodeGenerator:
             raise PipelineError(f"push/pop on header union stack '{name}' is not supported")
         return f"{stack.base}, {stack.stride}, {len(stack.elements)}, {stack.next_slot}"
 
-    def register(self, name: str) -> tuple[str, int]:
-        """(namespace variable, bitwidth) of a register array's cells."""
-        reg = self.program.register(name)
-        return f"REG_{reg.id}", reg.bitwidth
+    def register(self, name: str) -> str:
+        """The namespace variable of a register array's cells."""
+        return f"REG_{self.program.register(name).id}"
 
     def counter(self, name: str) -> str:
         return f"CNT_{self.program.counter(name).id}"
@@ -477,8 +475,8 @@ class CodeGenerator:
                     o.emit("if hit:", indent)
                     inline(nxt.get("__HIT__"), indent + 1, budget)
                     name = nxt.get("__MISS__")
-                elif set(nxt) >= set(t.action_names) and len(set(nxt.values())) == 1:
-                    name = next(iter(nxt.values()))  # every action continues with the same node
+                elif len(after := {nxt.get(self.program.actions[a].name) for a in t.action_ids}) == 1:
+                    name = after.pop()  # every action continues with the same node
                 else:
                     o.emit("return e.next_node", indent)
                     return

@@ -151,9 +151,6 @@ class ExpressionCompiler:
             return f"_lookahead(data, off, {num(offset)}, {num(width)})"
         if kind == "header":
             return self.header_base(obj)
-        if kind == "register":
-            name, index = value
-            return f"_reg_read(R[{name!r}], {self.value(index)})"
         if kind == "expression":
             return self._expression(value)
         if kind == "string":

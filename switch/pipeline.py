@@ -93,7 +93,6 @@ def _build(layout: Layout, model: Program, drop_port: int, log: Callable[[str], 
         ns[f"MTR_{m.id}"] = meter
     vsets = {name: ValueSet() for name in model.value_sets}
     ns["VSETS"] = vsets
-    ns["R"] = {name: reg.cells for name, reg in registers.items()}
 
     action_fns = {aid: gen.action(a) for aid, a in model.actions.items()}
     parser_fn = gen.parser(model.parsers[0])

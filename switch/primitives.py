@@ -6,6 +6,8 @@ know different sets (tests/switch/test_primitives.py checks the names, and that 
 none outside it). An emitter takes its generator, the op (several names share one emitter) and the
 JSON parameters, and returns lines: Python statements, or C statements; a C emitter raises
 Unsupported for a form the native engine lacks (the switch then runs the Python engine).
+Each entry also says what its parameters are (`Kind`): the program model checks every parameter
+against what it names at load (references.py), so an emitter only meets parameters that exist.
 The state a primitive reaches (registers, counters, meters) is the program model's (program.py).
 """
 
@@ -13,26 +15,56 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from ina.switch.expressions import hexint, unwrap
 from ina.switch.native.expressions import Unsupported
-from ina.switch.program import jump_target
 
 if TYPE_CHECKING:
     from ina.switch.codegen import CodeGenerator
     from ina.switch.native.codegen import CGenerator
 
 CLONES = ("clone_ingress_pkt_to_egress", "clone_egress_pkt_to_egress")
+JUMPS = ("_jump", "_jump_if_zero")  # the primitives that move an action's program counter
+
+
+class Kind(StrEnum):
+    """What a primitive's parameter must be; references.py checks each at load."""
+
+    VALUE = "a value"
+    FIELD = "a field"
+    HEADER = "a header"
+    UNION = "a header union"
+    STACK = "a header stack"  # or a header union stack, by name (ina's compiler copies one so)
+    TARGET = "a field, header, header union or header stack"  # what assign writes
+    SOURCE = "the kind and shape of the parameter before it"  # what a copy reads
+    VARBIT = "a varbit field"
+    REGISTER = "a register array"
+    COUNTER = "a counter array"
+    METER = "a meter array"
+    INDEX = "a cell of the array before it"
+    CALCULATION = "a calculation"
+    COUNT = "a count of stack elements (not negative)"
+    JUMP = "a primitive of its action to jump to"
+    TEXT = "a log_msg format"
+    VALUES = "the values of the format before it"
 
 
 @dataclass(frozen=True)
 class Primitive:
     python: Callable[[CodeGenerator, str, list[dict]], list[str]]
     c: Callable[[CGenerator, str, list[dict]], list[str]]
+    params: tuple[Kind, ...]  # what each parameter is
+    least: int | None = None  # parameters that must be given (None: all of them)
 
 
 HEADER_EXPRESSIONS = ("dereference_header_stack", "access_union_header")  # a whole header's operators
+
+
+def jump_target(params: list[dict]) -> int:
+    """The primitive index a `_jump` or `_jump_if_zero` goes to: its last parameter."""
+    return hexint(params[-1]["value"])
 
 
 # --- control flow inside an action: the model has checked each target (Action.jumps) --------
@@ -140,8 +172,8 @@ def py_push_pop(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
 
 def c_push_pop(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     st = g.e.stack(p[0]["value"])
-    if p[1]["type"] != "hexstr" or hexint(p[1]["value"]) < 0:
-        raise Unsupported(f"{op} by a count that is not a non-negative constant")
+    if p[1]["type"] != "hexstr":  # a literal count is not negative (references.py)
+        raise Unsupported(f"{op} by a count that is not a constant")
     count = min(hexint(p[1]["value"]), len(st.elements))
     fn = "ina_push" if op.startswith("push") else "ina_pop"
     return [f"{fn}(P, {st.base}, {st.stride}, {len(st.elements)}, {st.next_slot}, {count});"]
@@ -208,59 +240,65 @@ def c_truncate(g: CGenerator, op: str, p: list[dict]) -> list[str]:
 
 
 # --- externs: registers, counters, meters, random numbers, hashes ------------------------
+# A literal index is in its array (the model checked it); a computed one past the array skips the
+# access, as simple_switch does, and a negative one (simple_switch stops on it) drops the packet:
+# runtime.py `_cell` and state.h `ina_cell`, alike. The index, value and target field are always
+# evaluated, in both engines, whether the cell exists or not.
 def py_register_read(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
-    var, bitwidth = g.register(p[1]["value"])
+    reg = g.program.register(p[1]["value"])
     slot, width, signed = g.expr.field_ref(p[0])
-    value = f"{var}[{g.expr.value(p[2])}]"
-    if width < bitwidth or signed:
+    value = f"{g.register(reg.name)}[i] if _cell(i, {reg.size}) else P[{slot}]"
+    if width < reg.bitwidth or signed:
         value = g.expr.truncate(value, width, signed)
-    return [f"P[{slot}] = {value}"]
+    return [f"i = {g.expr.value(p[2])}", f"P[{slot}] = {value}"]
 
 
 def c_register_read(g: CGenerator, op: str, p: list[dict]) -> list[str]:
-    index = g.register_index(p[1]["value"])
-    slot, width, signed = g.e.field(p[0])
-    value = g.e.truncate("(i128)R->cells[i]", width, signed)
-    return ["{", f"ina_register *R = &c->sw->registers[{index}];",
-            f"uint64_t i = ina_index(c, {g.e.value(p[2])}, R->size);", f"P[{slot}] = {value};", "}"]
+    index = g.registers[p[1]["value"]]
+    value = f"(ina_cell(c, i, R->size) ? (i128)R->cells[i] : {g.e.wrapped(p[0])})"
+    return ["{", f"ina_register *R = &c->sw->registers[{index}];", f"i128 i = {g.e.value(p[2])};",
+            g.e.store_c(p[0], value), "}"]
 
 
 def py_register_write(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
-    var, bitwidth = g.register(p[0]["value"])
-    value = g.expr.truncate(g.expr.value(p[2]), bitwidth, False, p[2])
-    return [f"{var}[{g.expr.value(p[1])}] = {value}"]
+    reg = g.program.register(p[0]["value"])
+    value = g.expr.truncate(g.expr.value(p[2]), reg.bitwidth, False, p[2])
+    return [f"i = {g.expr.value(p[1])}", f"v = {value}", f"if _cell(i, {reg.size}): {g.register(reg.name)}[i] = v"]
 
 
 def c_register_write(g: CGenerator, op: str, p: list[dict]) -> list[str]:
-    index = g.register_index(p[0]["value"])
+    index = g.registers[p[0]["value"]]
     value = g.e.truncate(g.e.wrapped(p[2]), g.program.registers[index].bitwidth, False)
-    return ["{", f"ina_register *R = &c->sw->registers[{index}];",
-            f"uint64_t i = ina_index(c, {g.e.value(p[1])}, R->size);", f"R->cells[i] = {value};", "}"]
+    return ["{", f"ina_register *R = &c->sw->registers[{index}];", f"i128 i = {g.e.value(p[1])};",
+            f"uint64_t v = {value};", "if (ina_cell(c, i, R->size)) R->cells[i] = v;", "}"]
 
 
 def py_count(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
-    var = g.counter(p[0]["value"])
-    return [f"i = {g.expr.value(p[1])}", f"{var}[0][i] += 1", f"{var}[1][i] += P[{g.sm_slot('packet_length')}]"]
+    size, var = g.program.counter(p[0]["value"]).size, g.counter(p[0]["value"])
+    return [f"i = {g.expr.value(p[1])}",
+            f"if _cell(i, {size}): {var}[0][i] += 1; {var}[1][i] += P[{g.sm_slot('packet_length')}]"]
 
 
 def c_count(g: CGenerator, op: str, p: list[dict]) -> list[str]:
-    index = g.counter_index(p[0]["value"])
-    return ["{", f"ina_counter *K = &c->sw->counters[{index}];",
-            f"uint64_t i = ina_index(c, {g.e.value(p[1])}, K->size);",
-            f"K->packets[i]++; K->bytes[i] += P[{g.sm['packet_length']}];", "}"]
+    index = g.counters[p[0]["value"]]
+    return ["{", f"ina_counter *K = &c->sw->counters[{index}];", f"i128 i = {g.e.value(p[1])};",
+            f"if (ina_cell(c, i, K->size)) {{ K->packets[i]++; K->bytes[i] += P[{g.sm['packet_length']}]; }}",
+            "}"]
 
 
 def py_meter(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
-    meter = g.meter(p[0]["value"])
-    return [g.expr.store(p[2], f"{meter}.execute({g.expr.value(p[1])}, P[{g.sm_slot('packet_length')}])")]
+    size, var = g.program.meter(p[0]["value"]).size, g.meter(p[0]["value"])
+    slot = g.expr.field_ref(p[2])[0]
+    color = f"{var}.execute(i, P[{g.sm_slot('packet_length')}]) if _cell(i, {size}) else P[{slot}]"
+    return [f"i = {g.expr.value(p[1])}", g.expr.store(p[2], color)]
 
 
 def c_meter(g: CGenerator, op: str, p: list[dict]) -> list[str]:
-    index = g.meter_index(p[0]["value"])
-    if g.program.meters[index].direct:
-        raise Unsupported(f"execute_meter on direct meter '{p[0]['value']}'")
-    value = f"(i128)ina_meter_index(c->sw, {index}, {g.e.value(p[1])}, P[{g.sm['packet_length']}])"
-    return [g.e.store_c(p[2], value)]
+    index = g.meters[p[0]["value"]]
+    color = f"(i128)ina_meter_at(M, (uint64_t)i, P[{g.sm['packet_length']}])"
+    value = f"(ina_cell(c, i, M->size) ? {color} : {g.e.wrapped(p[2])})"
+    return ["{", f"ina_meter *M = &c->sw->meters[{index}];", f"i128 i = {g.e.value(p[1])};",
+            g.e.store_c(p[2], value), "}"]
 
 
 def py_random(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
@@ -311,35 +349,41 @@ def c_assert(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     return [f"if (!({g.e.value(p[0])})) ina_fail(c);"]
 
 
-_ASSIGN = Primitive(py_assign, c_assign)
+_ASSIGN = Primitive(py_assign, c_assign, (Kind.TARGET, Kind.SOURCE))
+_PUSH_POP = Primitive(py_push_pop, c_push_pop, (Kind.STACK, Kind.COUNT))
+_DROP = Primitive(py_drop, c_drop, (Kind.HEADER,), least=0)  # v1model passes standard_metadata
+_REQUEST = Primitive(py_request, c_request, (Kind.VALUE,), least=0)
+_ASSERT = Primitive(py_assert, c_assert, (Kind.VALUE,))
 PRIMITIVES: dict[str, Primitive] = {
-    "_jump": Primitive(py_jump, c_jump),
-    "_jump_if_zero": Primitive(py_jump, c_jump),
+    "_jump": Primitive(py_jump, c_jump, (Kind.JUMP,)),
+    "_jump_if_zero": Primitive(py_jump, c_jump, (Kind.VALUE, Kind.JUMP)),
     "assign": _ASSIGN,
     "modify_field": _ASSIGN,
-    "assign_header": _ASSIGN,
-    "copy_header": _ASSIGN,
-    "assign_union": _ASSIGN,
-    "assign_header_stack": _ASSIGN,
-    "assign_union_stack": _ASSIGN,
-    "assign_VL": Primitive(py_assign_vl, c_assign_vl),
-    "add_header": Primitive(py_add_header, c_add_header),
-    "remove_header": Primitive(py_remove_header, c_remove_header),
-    **dict.fromkeys(("push", "push_front", "pop", "pop_front"), Primitive(py_push_pop, c_push_pop)),
-    "mark_to_drop": Primitive(py_drop, c_drop),
-    "drop": Primitive(py_drop, c_drop),
-    "exit": Primitive(py_exit, c_exit),
-    **dict.fromkeys(CLONES, Primitive(py_clone, c_clone)),
-    **dict.fromkeys(("resubmit", "recirculate", "generate_digest"), Primitive(py_request, c_request)),
-    "truncate": Primitive(py_truncate, c_truncate),
-    "register_read": Primitive(py_register_read, c_register_read),
-    "register_write": Primitive(py_register_write, c_register_write),
-    "count": Primitive(py_count, c_count),
-    "execute_meter": Primitive(py_meter, c_meter),
-    "modify_field_rng_uniform": Primitive(py_random, c_random),
-    "modify_field_with_hash_based_offset": Primitive(py_hash, c_hash),
-    "no_op": Primitive(py_no_op, c_nothing),
-    "log_msg": Primitive(py_log_msg, c_nothing),
-    "assert": Primitive(py_assert, c_assert),
-    "assume": Primitive(py_assert, c_assert),
+    "assign_header": Primitive(py_assign, c_assign, (Kind.HEADER, Kind.SOURCE)),
+    "copy_header": Primitive(py_assign, c_assign, (Kind.HEADER, Kind.SOURCE)),
+    "assign_union": Primitive(py_assign, c_assign, (Kind.UNION, Kind.SOURCE)),
+    "assign_header_stack": Primitive(py_assign, c_assign, (Kind.STACK, Kind.SOURCE)),
+    "assign_union_stack": Primitive(py_assign, c_assign, (Kind.STACK, Kind.SOURCE)),
+    "assign_VL": Primitive(py_assign_vl, c_assign_vl, (Kind.VARBIT, Kind.SOURCE)),
+    "add_header": Primitive(py_add_header, c_add_header, (Kind.HEADER,)),
+    "remove_header": Primitive(py_remove_header, c_remove_header, (Kind.HEADER,)),
+    **dict.fromkeys(("push", "push_front", "pop", "pop_front"), _PUSH_POP),
+    "mark_to_drop": _DROP,
+    "drop": _DROP,
+    "exit": Primitive(py_exit, c_exit, ()),
+    **dict.fromkeys(CLONES, Primitive(py_clone, c_clone, (Kind.VALUE, Kind.VALUE), least=1)),
+    "resubmit": _REQUEST,
+    "recirculate": _REQUEST,
+    "generate_digest": Primitive(py_request, c_request, (Kind.VALUE, Kind.VALUE)),
+    "truncate": Primitive(py_truncate, c_truncate, (Kind.VALUE,)),
+    "register_read": Primitive(py_register_read, c_register_read, (Kind.FIELD, Kind.REGISTER, Kind.INDEX)),
+    "register_write": Primitive(py_register_write, c_register_write, (Kind.REGISTER, Kind.INDEX, Kind.VALUE)),
+    "count": Primitive(py_count, c_count, (Kind.COUNTER, Kind.INDEX)),
+    "execute_meter": Primitive(py_meter, c_meter, (Kind.METER, Kind.INDEX, Kind.FIELD)),
+    "modify_field_rng_uniform": Primitive(py_random, c_random, (Kind.FIELD, Kind.VALUE, Kind.VALUE)),
+    "modify_field_with_hash_based_offset": Primitive(py_hash, c_hash, (Kind.FIELD, Kind.VALUE, Kind.CALCULATION, Kind.VALUE)),
+    "no_op": Primitive(py_no_op, c_nothing, ()),
+    "log_msg": Primitive(py_log_msg, c_nothing, (Kind.TEXT, Kind.VALUES), least=1),
+    "assert": _ASSERT,
+    "assume": _ASSERT,
 }

@@ -16,9 +16,10 @@ from ina.switch.bmv2_schema import validate
 from ina.switch.errors import PipelineError, TableError
 from ina.switch.expressions import hexint
 from ina.switch.layout import HIDDEN, HeaderLayout, Layout, StackLayout, num
+from ina.switch.primitives import JUMPS, jump_target
+from ina.switch.references import check_references
 
 Ref = tuple[str, str]  # (header instance, field)
-JUMPS = ("_jump", "_jump_if_zero")  # the primitives that move an action's program counter
 Named = TypeVar("Named", "RegisterArray", "CounterArray", "MeterArray")
 
 
@@ -34,11 +35,15 @@ class Action:
     name: str
     params: tuple[ActionParam, ...]
     primitives: tuple[dict, ...]  # BMv2 primitive objects, for the engines' emitters
-    jumps: dict[int, int]  # index of each jump primitive -> the index it goes to
 
     @property
     def param_widths(self) -> tuple[int, ...]:
         return tuple(p.width for p in self.params)
+
+    @property
+    def jumps(self) -> dict[int, int]:
+        """Index of each jump primitive -> the index it goes to (references.py checked each)."""
+        return {i: jump_target(p["parameters"]) for i, p in enumerate(self.primitives) if p["op"] in JUMPS}
 
 
 @dataclass(frozen=True)
@@ -74,7 +79,6 @@ class Table:
     id: int
     keys: tuple[TableKey, ...]
     action_ids: tuple[int, ...]
-    action_names: tuple[str, ...]  # the JSON's `actions`, which next_tables names
     max_size: int
     default: DefaultEntry | None
     entries: tuple[ConstEntry, ...]
@@ -276,11 +280,6 @@ class Program:
         return next(a for a in self.actions.values() if a.name == name)
 
 
-def jump_target(params: list[dict]) -> int:
-    """The primitive index a `_jump` or `_jump_if_zero` goes to: its last parameter."""
-    return hexint(params[-1]["value"])
-
-
 def _named(items: Iterable[Named], name: str, what: str) -> Named:
     """The first of `items` called `name` (the Python engine's choice when two share one)."""
     found = next((item for item in items if item.name == name), None)
@@ -305,14 +304,17 @@ def malformed_json() -> Iterator[None]:
 
 
 def load_program(json: dict) -> tuple[Layout, Program]:
-    """Validate a v1model BMv2 JSON document, lay out its slots and read its model: what every
-    backend starts from; raises PipelineError naming what is wrong, before any code is generated."""
+    """Validate a v1model BMv2 JSON document, lay out its slots, read its model and check every
+    reference in it (references.py): what every backend starts from; raises PipelineError naming
+    what is wrong, before any code is generated."""
     validate(json)
     with malformed_json():
         layout = build_layout(json)
         if "standard_metadata" not in layout.headers:
             raise PipelineError("the program has no standard_metadata header (not a v1model program?)")
-        return layout, read_program(json, layout)
+        model = read_program(json, layout)
+        check_references(model, layout)
+        return layout, model
 
 
 def build_layout(program: dict) -> Layout:
@@ -421,13 +423,7 @@ class _Reader:
 
     def action(self, a: dict) -> Action:
         params = tuple(ActionParam(p["name"], p["bitwidth"]) for p in a.get("runtime_data", []))
-        prims = tuple(a.get("primitives", []))
-        jumps = {i: jump_target(p["parameters"]) for i, p in enumerate(prims) if p["op"] in JUMPS}
-        for i, target in jumps.items():
-            if not i < target <= len(prims):  # P4 actions have no loops; outside, the pc would spin
-                raise PipelineError(f"primitive {i} of action '{a['name']}' jumps to {target}, "
-                                    "not forward within its action")
-        return Action(num(a["id"]), a["name"], params, prims, jumps)
+        return Action(num(a["id"]), a["name"], params, tuple(a.get("primitives", [])))
 
     def table(self, t: dict, actions: dict[int, Action]) -> Table:
         keys = tuple(self.key(k) for k in t.get("key", []))
@@ -435,7 +431,6 @@ class _Reader:
         return Table(
             name=t["name"], id=num(t["id"]), keys=keys,
             action_ids=tuple(num(a) for a in t.get("action_ids", [])),
-            action_names=tuple(t.get("actions", [])),
             max_size=int(t.get("max_size", 1024)) or 1024,
             default=DefaultEntry(num(default["action_id"]), tuple(hexint(x) for x in default.get("action_data", [])),
                                  bool(default.get("action_const")), bool(default.get("action_entry_const")))

@@ -37,8 +37,24 @@ def _lookahead(data: bytes, off: int, bit_offset: int, width: int) -> int:
     return (value >> (nbytes * 8 - lead - width)) & ((1 << width) - 1)
 
 
+def _cell(index: int, size: int) -> bool:
+    """Whether a computed index names a cell of a register, counter or meter array of `size`
+    cells. One past the array names none: the access is skipped, as simple_switch skips it. A
+    negative one (simple_switch stops on it) is an error: the packet is dropped."""
+    if index < 0:
+        raise ValueError(f"negative index {index} into a register, counter or meter array")
+    return index < size
+
+
+def _count(count: int, size: int) -> int:
+    """A push or pop count: at most the stack's size; a negative one drops the packet."""
+    if count < 0:
+        raise ValueError(f"negative header stack count {count}")
+    return min(count, size)
+
+
 def _push(P: list, base: int, stride: int, size: int, next_slot: int, count: int) -> None:
-    count = min(count, size)
+    count = _count(count, size)
     end = base + stride * size
     P[base + stride * count : end] = P[base : end - stride * count]
     for i in range(count):
@@ -47,7 +63,7 @@ def _push(P: list, base: int, stride: int, size: int, next_slot: int, count: int
 
 
 def _pop(P: list, base: int, stride: int, size: int, next_slot: int, count: int) -> None:
-    count = min(count, size)
+    count = _count(count, size)
     end = base + stride * size
     P[base : end - stride * count] = P[base + stride * count : end]
     for i in range(size - count, size):
@@ -72,6 +88,7 @@ def base_namespace() -> dict:
         "ParserErr": ParserErr,
         "_stack_elem": _stack_elem,
         "_stack_last": _stack_last,
+        "_cell": _cell,
         "_lookahead": _lookahead,
         "_push": _push,
         "_pop": _pop,

@@ -26,8 +26,10 @@ from ina.switch.program import (
     Program,
     Table,
     Transition,
+    malformed_json,
     read_program,
 )
+from ina.switch.references import check_references
 
 MAX_ARGS = 64  # action parameters a table entry holds (state.h: def_args)
 SM_FIELDS = ("ingress_port", "packet_length", "instance_type", "ingress_global_timestamp",
@@ -69,14 +71,7 @@ class CGenerator:
         self.registers = {r.name: i for i, r in enumerate(program.registers)}
         self.counters = {c.name: i for i, c in enumerate(program.counters)}
         self.meters = {m.name: i for i, m in enumerate(program.meters)}
-        self.vsets = {name: i for i, name in enumerate(program.value_sets)}
-        for kind, named, items in (("register arrays", self.registers, program.registers),
-                                   ("counter arrays", self.counters, program.counters),
-                                   ("meter arrays", self.meters, program.meters),
-                                   ("value sets", self.vsets, program.value_sets)):
-            if len(named) != len(items):
-                # the Python engine counts into the first and shows the last: refuse to guess
-                raise Unsupported(f"two {kind} with one name")
+        self.vsets = {name: i for i, name in enumerate(program.value_sets)}  # names are unique (references.py)
         self.field_lists = {num(fl.id): self._list_fields(fl, "field list") for fl in program.field_lists.values()}
         self.learn_lists = {num(ll.id): (ll.name, self._list_fields(ll, "learn list"))
                             for ll in program.learn_lists.values()}
@@ -88,6 +83,8 @@ class CGenerator:
                         ops |= {prim["op"] for prim in op.get("parameters", [])[:1]}
         self.ops = ops
         self.tables: dict[str, int] = {}
+        self.generated: list[Table] = []  # every table, by C index (the state arrays' sizes come
+        # from the model's lists, never from name maps: a name twice cannot index past them)
         self.pre: list[str] = []  # calculation helpers, generated on first use, placed first
         self.defined: set[str] = set()
         self.uses_exit = "exit" in {p["op"] for a in self.actions.values() for p in a.primitives}
@@ -288,12 +285,10 @@ class CGenerator:
     # --- actions -------------------------------------------------------------------------
     def action(self, action: Action) -> None:
         prims = list(action.primitives)
-        self.e.params = None
-        if action.id in self.param_widths:
-            self.e.params, word = [], 0
-            for w in self.param_widths[action.id]:
-                self.e.params.append((word, w))
-                word += 1 + (w > 64)
+        self.e.params, word = [], 0
+        for w in action.param_widths:  # a parameter wider than 64 bits takes two words
+            self.e.params.append((word, w))
+            word += 1 + (w > 64)
         self.emit(f"static inline void act_{action.id}(ina_ctx *c, uint64_t *P, const uint64_t *A) {{")
         self.emit("(void)c; (void)P; (void)A;", 1)
         targets = set(action.jumps.values())
@@ -356,24 +351,6 @@ class CGenerator:
         n = d.stride * len(d.elements)
         return [f"memmove(&P[{d.base}], &P[{s.base}], {n} * sizeof(uint64_t));",
                 f"P[{d.next_slot}] = P[{s.next_slot}];"]
-
-    def register_index(self, name: str) -> int:
-        if name not in self.registers:
-            raise Unsupported(f"unknown register array '{name}'")
-        return self.registers[name]
-
-    def meter_index(self, name: str) -> int:
-        if name not in self.meters:
-            raise Unsupported(f"unknown meter array '{name}'")
-        return self.meters[name]
-
-    def counter_index(self, name: str) -> int:
-        if name not in self.counters:
-            raise Unsupported(f"unknown counter array '{name}'")
-        index = self.counters[name]
-        if self.program.counters[index].direct:
-            raise Unsupported(f"count() on direct counter '{name}'")
-        return index
 
     # --- calculations --------------------------------------------------------------------
     def calculation(self, name: str, with_payload: bool) -> str:
@@ -565,8 +542,9 @@ class CGenerator:
     def table(self, t: Table, label: str, goto, exit_check: str) -> None:
         if t.kind != "simple":
             raise Unsupported(f"table '{t.name}' of type {t.kind}")
-        index = len(self.tables)
+        index = len(self.generated)
         self.tables[t.name] = index
+        self.generated.append(t)
         keys = t.keys
         nxt = t.next_tables
         by_hit = "__HIT__" in nxt or "__MISS__" in nxt
@@ -613,7 +591,7 @@ class CGenerator:
         self.emit("int act; const uint64_t *A;", 1)
         counters = f" e->packets++; e->bytes += P[{self.sm['packet_length']}];" if t.with_counters else ""
         if t.direct_meter:
-            spec = self.program.meters[self.meter_index(t.direct_meter)]
+            spec = self.program.meters[self.meters[t.direct_meter]]
             if spec.result_target and keys:  # as the Python engine: a hit runs the meter
                 plen = f"P[{self.sm['packet_length']}]"
                 color = f"(i128)(e->meter ? ina_meter_execute(e->meter, {int(spec.bytes)}, {plen}) : 0)"
@@ -716,22 +694,22 @@ class CGenerator:
         return (hl.fixed_bits + hl.varbit_max) // 8
 
     def constructor(self) -> None:
+        p = self.program
         self.emit(f"""
-int ina_ntables = {len(self.tables)}, ina_nregisters = {len(self.registers)}, ina_ncounters = {len(self.counters)};
+int ina_ntables = {len(self.generated)}, ina_nregisters = {len(p.registers)}, ina_ncounters = {len(p.counters)};
 
 ina_switch *ina_new(int drop_port) {{
     ina_switch *sw = ina_alloc(ina_ntables, ina_nregisters, ina_ncounters, drop_port);
     if (!sw) return NULL;""")
-        for pipe in self.program.controls:
-            for t in pipe.tables:
-                words = len(t.keys) + sum(w > 64 for w in self.key_widths.get(t.name, []))
-                self.emit(f"ina_table_init(sw, {self.tables[t.name]}, {words}, {int(t.exact_only)}, {t.max_size}u);", 1)
-        for index, r in enumerate(self.program.registers):
+        for index, t in enumerate(self.generated):
+            words = len(t.keys) + sum(w > 64 for w in self.key_widths.get(t.name, []))
+            self.emit(f"ina_table_init(sw, {index}, {words}, {int(t.exact_only)}, {t.max_size}u);", 1)
+        for index, r in enumerate(p.registers):
             self.emit(f"ina_register_init(sw, {index}, {int(r.size)}u);", 1)
-        for index, c in enumerate(self.program.counters):
+        for index, c in enumerate(p.counters):
             self.emit(f"ina_counter_init(sw, {index}, {c.size}u);", 1)
-        self.emit(f"ina_extras_init(sw, {len(self.meters)}, {len(self.vsets)});", 1)
-        for index, m in enumerate(self.program.meters):
+        self.emit(f"ina_extras_init(sw, {len(p.meters)}, {len(p.value_sets)});", 1)
+        for index, m in enumerate(p.meters):
             self.emit(f"ina_meter_init(sw, {index}, {0 if m.direct else m.size}u, {int(m.bytes)});", 1)
         if self._digest_width():
             self.emit(f"ina_digest_init(sw, {self._digest_width()}u, {DIGEST_RING}u);", 1)
@@ -741,14 +719,17 @@ ina_switch *ina_new(int drop_port) {{
 
 
 def generate(program: Program | dict, layout: Layout) -> NativeProgram:
-    """C source for a program (its model, or BMv2 JSON read into one); raises Unsupported naming
-    the first feature it lacks.
+    """C source for a program (its model, or BMv2 JSON read into one and checked); raises
+    Unsupported naming the first feature it lacks, PipelineError for JSON no model holds.
 
     This generator reads parts of the JSON the Python engine does not; a lookup that fails there
     is a program this engine cannot run, not a crash."""
+    if not isinstance(program, Program):
+        with malformed_json():
+            program = read_program(program, layout)
+            check_references(program, layout)  # as load_program does: the code indexes what exists
     try:
-        model = program if isinstance(program, Program) else read_program(program, layout)
-        return CGenerator(model, layout).generate()
+        return CGenerator(program, layout).generate()
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError,
             StopIteration) as err:
         raise Unsupported(f"malformed BMv2 JSON: {type(err).__name__}: {err}") from None

@@ -60,7 +60,8 @@ class CExpressions:
 
     @property
     def params(self) -> list[tuple[int, int]] | None:
-        """Word offset in A and bitwidth of each parameter of the action being generated."""
+        """Word offset in A and bitwidth of each parameter of the action being generated (None
+        outside actions)."""
         return self._params
 
     @params.setter
@@ -220,15 +221,13 @@ class CExpressions:
             return const(v), _bits(v)
         if kind == "bool":
             return ("((i128)1)" if value else "((i128)0)"), 1
-        if kind in ("runtime_data", "local") and self.params is not None:
-            if not 0 <= num(value) < len(self.params):
-                raise Unsupported(f"'{kind}' {value} in an action with parameters wider than 64 bits")
+        if kind in ("runtime_data", "local"):  # A holds the action's parameters, no more
+            if self.params is None or not 0 <= num(value) < len(self.params):
+                raise Unsupported(f"'{kind}' {value} names no parameter of the action")
             word, width = self.params[value]
             if width > MAX_BITS:
                 return f"((i128)(((u128)A[{word}] << 64) | A[{word + 1}]))", width
             return f"((i128)A[{word}])", MAX_BITS
-        if kind in ("runtime_data", "local"):
-            return f"((i128)A[{num(value)}])", MAX_BITS
         if kind == "lookahead":
             offset, width = num(value[0]), num(value[1])
             if width > MAX_BITS:

@@ -177,19 +177,18 @@ static inline i128 ina_shr(ina_ctx *c, i128 a, i128 b) {
     if (b < 0) ina_fail(c);
     return b >= 127 ? (a < 0 ? -1 : 0) : a >> (int)b;
 }
-/* An index into a register or counter array of `size` cells. As the Python engine's list index,
- * -size..-1 count from the end; anything else outside the array drops the packet. */
-static inline uint64_t ina_index(ina_ctx *c, i128 i, uint64_t size) {
-    if (i < 0) i += (i128)size;
-    if (i < 0 || i >= (i128)size) ina_fail(c);
-    return (uint64_t)i;
+/* Whether a computed index names a cell of a register, counter or meter array of `size` cells.
+ * One past the array names none: the access is skipped, as simple_switch skips it. A negative one
+ * (simple_switch stops on it) is an error: the packet is dropped. As runtime.py's _cell. */
+static inline int ina_cell(ina_ctx *c, i128 i, uint64_t size) {
+    if (i < 0) ina_fail(c);
+    return i < (i128)size;
 }
 
-/* An indirect meter: an index outside the array (as one never configured) is GREEN (0). */
-static inline uint64_t ina_meter_index(ina_switch *sw, int m, i128 i, uint64_t length) {
-    ina_meter *M = &sw->meters[m];
-    if (i < 0 || i >= (i128)M->size || !M->cells[i].on) return 0;
-    return (uint64_t)ina_meter_execute(&M->cells[i], M->bytes, length);
+/* Cell i (< M->size) of an indirect meter marks a packet of `length`: its colour (unconfigured
+ * cells: GREEN, 0). */
+static inline uint64_t ina_meter_at(ina_meter *M, uint64_t i, uint64_t length) {
+    return M->cells[i].on ? (uint64_t)ina_meter_execute(&M->cells[i], M->bytes, length) : 0;
 }
 
 /* A parser value set: some member equals the key under the mask (-1: no mask). */

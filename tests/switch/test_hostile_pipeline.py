@@ -209,9 +209,11 @@ class Client:
         req.election_id.low = 1
         req.config.p4info.CopyFrom(_program().p4info)
         req.config.p4_device_config = device_config
+        self.details = ""
         try:
             self.stub.SetForwardingPipelineConfig(req)
         except grpc.RpcError as err:
+            self.details = err.details()
             return err.code()
         return grpc.StatusCode.OK
 
@@ -255,6 +257,36 @@ def test_hostile_json_is_refused_over_p4runtime_and_nothing_runs(served, tmp_pat
             assert code == grpc.StatusCode.INVALID_ARGUMENT, f"{label}: {code}"
             assert not marker.exists(), label
             assert sw.pipeline is before, label
+    unchanged(sw, before)
+
+
+def _set_switch_addr(doc: dict) -> list[dict]:
+    return find(doc["actions"], lambda a: a.get("name") == "InaIngress.set_switch_addr")["primitives"]
+
+
+def out_of_bounds() -> list[tuple[dict, str]]:
+    """(JSON, the refusal's place and reason): issue 28's programs, which the schema accepts. The
+    first made the native engine answer ARP with heap bits as the switch's MAC; the second wrote
+    the register's last cell."""
+    far = aggregate()
+    _set_switch_addr(far)[0]["parameters"][1]["value"] = 65536
+    negative = aggregate()
+    _set_switch_addr(negative).append({"op": "register_write", "parameters": [
+        {"type": "register_array", "value": "InaIngress.slot_acc_3"}, {"type": "hexstr", "value": "-0x1"},
+        {"type": "hexstr", "value": "0x7"}]})
+    return [(far, "actions[0].primitives[0].parameters[1]: runtime_data 65536: action "
+                  "'InaIngress.set_switch_addr' has 2 parameters"),
+            (negative, "actions[0].primitives[2].parameters[1]: index -1 is outside register array "
+                       "'InaIngress.slot_acc_3' (0..31)")]
+
+
+def test_references_outside_what_they_name_are_invalid_argument_at_their_place(served) -> None:
+    sw, client = served
+    before = sw.pipeline
+    for doc, place in out_of_bounds():
+        for action in (Action.VERIFY, Action.VERIFY_AND_COMMIT):
+            assert client.set_pipeline(action, json.dumps(doc).encode()) == grpc.StatusCode.INVALID_ARGUMENT
+            assert client.details.endswith(place), client.details
     unchanged(sw, before)
 
 

@@ -1,6 +1,7 @@
 """The primitive registry (switch/primitives.py): the one table both engines' generators dispatch
 through, and the compiler emits nothing outside it."""
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from ina.p4src import AGGREGATE_P4
 from ina.switch import primitives
 from ina.switch.codegen import CodeGenerator
 from ina.switch.native.codegen import generate
-from ina.switch.primitives import PRIMITIVES, Primitive
+from ina.switch.primitives import PRIMITIVES
 from ina.switch.program import load_program
 
 TESTS = Path(__file__).parent.parent
@@ -48,8 +49,7 @@ def test_each_generator_emits_what_the_registry_entry_returns(monkeypatch, engin
         real = getattr(entry, engine)(g, op, params)
         return [f"{'#' if engine == 'python' else '//'} counted here", *real]
 
-    fields = {"python": entry.python, "c": entry.c, engine: marked}
-    monkeypatch.setitem(primitives.PRIMITIVES, "count", Primitive(**fields))
+    monkeypatch.setitem(primitives.PRIMITIVES, "count", dataclasses.replace(entry, **{engine: marked}))
     if engine == "python":
         gen = CodeGenerator(model, layout, 511)
         for action in model.actions.values():

@@ -1,6 +1,6 @@
 // Meters for the native engine's differential tests: an indirect packet meter indexed from the
-// packet (indices past the array and unconfigured cells are GREEN) and a direct byte meter on a
-// table (run on hits only). The colors are written into the packet.
+// packet (unconfigured cells are GREEN; an index past the array leaves the colour as it was, 0)
+// and a direct byte meter on a table (run on hits only). The colors are written into the packet.
 #include <core.p4>
 #include <v1model.p4>
 

@@ -1,7 +1,7 @@
 // Tables, externs and hashes for the native engine's differential tests: ternary, LPM and
-// range keys with priorities, a direct counter, a register indexed from the packet (out of range
-// drops the packet), an indirect counter, and every deterministic hash algorithm over packet
-// fields (the results go out in the packet).
+// range keys with priorities, a direct counter, a register indexed from the packet (past its
+// last cell nothing is read or written, as on simple_switch), an indirect counter, and every
+// deterministic hash algorithm over packet fields (the results go out in the packet).
 #include <core.p4>
 #include <v1model.p4>
 
