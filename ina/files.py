@@ -80,8 +80,8 @@ def read_p4info(path: str | Path):
     try:
         if kind == "binary":
             p4info.ParseFromString(data)
-        elif kind == "JSON":
-            json_format.Parse(data, p4info)
+        elif kind == "JSON":  # json's own parser first: its RecursionError is ours to name
+            json_format.ParseDict(json.loads(data), p4info)
         else:
             text_format.Parse(data, p4info)
     except RecursionError:

@@ -67,6 +67,9 @@ def test_a_p4info_reads_back_in_the_format_its_suffix_names(tmp_path, suffix):
         assert text_format.Parse(path.read_text(), p4info_pb2.P4Info()) == _p4info()
 
 
+BINARY = "is not a binary P4Info: Error parsing message with type 'p4.config.v1.P4Info'"
+
+
 @pytest.mark.parametrize(("name", "content", "problem"), [
     ("p.txtpb", b"tables { garbage: 1 }",
      'is not a text P4Info: 1:10 : Message type "p4.config.v1.Table" has no field named "garbage".'),
@@ -75,17 +78,17 @@ def test_a_p4info_reads_back_in_the_format_its_suffix_names(tmp_path, suffix):
     ("p.txtpb", b"[" * 1000, "is not a text P4Info: 1:2 : '" + "[" * 190 + "..."),  # the parser's message cut
     ("p.txtpb", b"externs { instances { info { [type.googleapis.com/p4.config.v1.P4Info] { " * 2000
      + b"}}}}" * 2000, "nests too deeply to read"),
-    ("p.bin", b"\x00\x01", "is not a binary P4Info: Field number 0 is illegal."),
-    ("p.bin", b"\x0f\x01", "is not a binary P4Info: Wrong wire type in tag."),
-    ("p.bin", b"\x0a\x05\x0a", "is not a binary P4Info: Truncated message."),
+    # protobuf's upb parser names the message, not the fault: a field number of 0, a wrong wire
+    # type, a truncated message and a string that is not UTF-8 all read the same
+    ("p.bin", b"\x00\x01", BINARY),
+    ("p.bin", b"\x0f\x01", BINARY),
+    ("p.bin", b"\x0a\x05\x0a", BINARY),
     ("p.json", b'{"tables": 5}', "is not a JSON P4Info: Failed to parse tables field: repeated field tables must "
                                   "be in [] which is 5 at P4Info."),
     ("p.json", DEEP.encode(), "nests too deeply to read"),
     # protobuf's parsers raise more than their own errors for some input: one line all the same
     ("p.json", b"5", "is not a JSON P4Info: 'int' object is not iterable"),
-    ("p.bin", b"\x12\x05\x0a\x03\x12\x01\xe4", "is not a binary P4Info: 'utf-8' codec can't decode byte 0xe4 in "
-     "position 0: 'utf-8' codec can't decode byte 0xe4 in position 0: unexpected end of data in field: "
-     "p4.config.v1.Preamble.name"),
+    ("p.bin", b"\x12\x05\x0a\x03\x12\x01\xe4", BINARY),
 ])
 def test_a_p4info_that_cannot_be_read_is_one_line_naming_file_and_problem(tmp_path, name, content, problem):
     path = tmp_path / name

@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--loss-link/--loss-direction: say the loss with --loss or --loss-burst")
     if args.p4runtime_compat and args.target != "builtin":
         parser.error("--p4runtime-compat applies to --target builtin (ina's switch imitating the target)")
-    ranks = min(-(-args.workers // args.jobs), MAX_WORKERS)  # per job of the star; every worker verifies
+    ranks = min(-(-args.workers // (args.jobs or 1)), MAX_WORKERS)  # per job (at most MAX_WORKERS); every worker verifies
     problem = size_refusal(args.size, ranks, verify=True, processes=args.workers)
     if problem:
         parser.error(problem)
