@@ -1,8 +1,10 @@
 """`ina bench hostile`: huge valid pipelines pushed to a real P4Runtime server (issue 28's load).
 
 The aggregation program's ingress is led through N chained conditionals (each tests a field and
-goes on to the next either way): N = 16,384, N sized to a 4.5 MB JSON, and the largest N the code
-budget (switch/budget.py) accepts. Each is pushed with VERIFY_AND_COMMIT to an in-process server
+goes on to the next either way): N = 16,384, N sized to a 4.5 MB JSON (both over the 4 MiB message
+limit, so gRPC refuses them before the service sees them), N sized to the largest request the limit
+lets through (the code budget then refuses it), and the largest N the code budget
+(switch/budget.py) accepts. Each is pushed with VERIFY_AND_COMMIT to an in-process server
 (P4RuntimeService + serve) running the small aggregation program, while another thread calls
 Capabilities and Read every 100 ms; then the small program is pushed again. Per case: the answer
 and the time to it, the peak RSS while it was built (VmHWM), the slowest Capabilities and Read
@@ -30,7 +32,7 @@ import grpc
 
 from ina.bench.results import Progress, write
 from ina.compiler import compile_file
-from ina.p4rt.proto import p4runtime_pb2, p4runtime_pb2_grpc
+from ina.p4rt.proto import MAX_MESSAGE_BYTES, p4runtime_pb2, p4runtime_pb2_grpc
 from ina.p4rt.schema import Schema
 from ina.p4src import AGGREGATE_P4
 from ina.switch import budget
@@ -42,6 +44,7 @@ from ina.switch.program import load_program
 Config = p4runtime_pb2.SetForwardingPipelineConfigRequest
 ISSUE_JSON_BYTES = 4_500_000  # the issue's pipeline
 ISSUE_CONDITIONALS = 16_384
+P4INFO_ROOM = 64 << 10  # of a request at the message limit, left for its P4Info and framing
 POLL_S = 0.1  # Capabilities and Read, each this often
 DEADLINE_S = 600.0  # of every call: a stuck server ends the bench instead of hanging it
 TARGETS = {"answer_s": 5.0, "peak_rss_mb": 1024, "slowest_call_s": 1.0}
@@ -217,6 +220,7 @@ def bench_hostile(out: Path, engines: tuple[str, ...] = ("auto", "python")) -> l
     small = compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": "16"}).bmv2
     cases = [(f"{ISSUE_CONDITIONALS:,} conditionals", ISSUE_CONDITIONALS),
              (f"{ISSUE_JSON_BYTES / 1e6:.1f} MB JSON", conditionals_for(small, ISSUE_JSON_BYTES)),
+             ("largest within the message limit", conditionals_for(small, MAX_MESSAGE_BYTES - P4INFO_ROOM)),
              ("largest within the budget", largest_accepted(small))]
     progress = Progress(len(cases) * len(engines), "hostile")
     rows = []

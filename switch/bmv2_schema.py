@@ -29,6 +29,7 @@ MAX_ITEMS = 65536  # elements of one list or members of one object
 MAX_DEPTH = 128  # nesting of JSON containers; an expression level takes two
 MAX_NODES = 1 << 21  # values visited in the whole document
 STATE_CELL_BUDGET = 1 << 24  # register, counter and meter cells plus table entries, all arrays
+FIELD_RECORD_BUDGET = 1 << 20  # fields of every header instance, plus those a calculation reads whole
 
 Path = str
 Child = tuple[object, "Spec", Path]
@@ -406,6 +407,22 @@ def _check_budget(program: dict) -> None:
     if cells > STATE_CELL_BUDGET:
         raise refused("", f"registers, counters, meters and tables need {cells} cells; "
                         f"the budget is {STATE_CELL_BUDGET}")
+    _check_field_records(program)
+
+
+def _check_field_records(program: dict) -> None:
+    """The layout copies a header type's fields into every instance, and a calculation reading a
+    header whole expands it to its fields: a product of two lists the document bounds only one by
+    one (65,536 instances of a type of 65,536 fields are 4.3e9 records from a few MB of JSON). So
+    the records they make together are counted, on the JSON, before anything is built."""
+    fields = {t["name"]: len(t["fields"]) for t in program.get("header_types", [])}
+    per_header = {h["name"]: fields.get(h["header_type"], 0) for h in program.get("headers", [])}
+    records = sum(per_header.values())
+    records += sum(per_header.get(i["value"], 0) for c in program.get("calculations", [])
+                   for i in c["input"] if i["type"] == "header")
+    if records > FIELD_RECORD_BUDGET:
+        raise refused("", f"header instances and the headers calculations read make {records} field records; "
+                        f"the budget is {FIELD_RECORD_BUDGET}")
 
 
 

@@ -10,7 +10,7 @@ import pytest
 from ina.compiler import compile_file
 from ina.p4src import AGGREGATE_P4
 from ina.switch import bmv2_schema
-from ina.switch.bmv2_schema import MAX_BITS, MAX_DEPTH, MAX_ITEMS, STATE_CELL_BUDGET, validate
+from ina.switch.bmv2_schema import FIELD_RECORD_BUDGET, MAX_BITS, MAX_DEPTH, MAX_ITEMS, STATE_CELL_BUDGET, validate
 from ina.switch.engine import Switch
 from ina.switch.errors import PipelineError
 from ina.switch.expressions import hexint
@@ -129,6 +129,46 @@ def test_register_sizes_are_bounded_one_by_one_and_together(bmv2: dict) -> None:
 def test_table_sizes_count_against_the_budget(bmv2: dict) -> None:
     bmv2["pipelines"][0]["tables"][0]["max_size"] = STATE_CELL_BUDGET
     with pytest.raises(PipelineError, match="the budget is"):
+        validate(bmv2)
+
+
+def many_fields(bmv2: dict, fields: int, instances: int, name: str = "wide") -> dict:
+    """`bmv2` with a header type of `fields` one-byte fields and `instances` headers of it: a few MB
+    of JSON that would lay out fields * instances records."""
+    first = 1000 + len(bmv2["headers"])
+    bmv2["header_types"].append({"name": f"{name}_t", "id": first,
+                                 "fields": [[f"f{i}", 8, False] for i in range(fields)]})
+    bmv2["headers"] += [{"name": f"{name}{i}", "id": first + i, "header_type": f"{name}_t", "metadata": True}
+                        for i in range(instances)]
+    return bmv2
+
+
+def at_records(bmv2: dict, records: int) -> dict:
+    """`bmv2` grown to exactly `records` field records by headers of 1,024 fields and one of the rest."""
+    existing = sum(len({t["name"]: t for t in bmv2["header_types"]}[h["header_type"]]["fields"])
+                   for h in bmv2["headers"])
+    many_fields(bmv2, 1024, (records - existing) // 1024)
+    return many_fields(bmv2, (records - existing) % 1024, 1, "rest")
+
+
+def test_field_records_are_bounded_across_instances_before_anything_is_laid_out(bmv2: dict) -> None:
+    validate(at_records(copy.deepcopy(bmv2), FIELD_RECORD_BUDGET))
+    with pytest.raises(PipelineError, match=f"^the BMv2 JSON: header instances and the headers calculations read "
+                                            f"make {FIELD_RECORD_BUDGET + 1} field records; the budget "
+                                            f"is {FIELD_RECORD_BUDGET}$"):
+        validate(at_records(copy.deepcopy(bmv2), FIELD_RECORD_BUDGET + 1))
+    huge = many_fields(copy.deepcopy(bmv2), MAX_ITEMS, 32768)  # the issue's shape, 2.1e9 records
+    with pytest.raises(PipelineError, match="field records; the budget"):
+        Switch(engine="python").load(huge)
+
+
+def test_a_calculation_reading_a_header_whole_counts_its_fields(bmv2: dict) -> None:
+    at_records(bmv2, FIELD_RECORD_BUDGET - 1024)
+    bmv2["calculations"].append({"name": "whole", "id": 1000, "algo": "crc32",
+                                 "input": [{"type": "header", "value": "wide0"}]})
+    validate(bmv2)  # exactly at the budget
+    bmv2["header_types"][-1]["fields"].append(["one_more", 8, False])
+    with pytest.raises(PipelineError, match=f"make {FIELD_RECORD_BUDGET + 1} field records; the budget"):
         validate(bmv2)
 
 
