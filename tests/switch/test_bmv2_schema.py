@@ -10,7 +10,14 @@ import pytest
 from ina.compiler import compile_file
 from ina.p4src import AGGREGATE_P4
 from ina.switch import bmv2_schema
-from ina.switch.bmv2_schema import FIELD_RECORD_BUDGET, MAX_BITS, MAX_DEPTH, MAX_ITEMS, STATE_CELL_BUDGET, validate
+from ina.switch.bmv2_schema import (
+    FIELD_RECORD_BUDGET,
+    MAX_BITS,
+    MAX_DEPTH,
+    MAX_ITEMS,
+    STATE_CELL_BUDGET,
+    validate,
+)
 from ina.switch.engine import Switch
 from ina.switch.errors import PipelineError
 from ina.switch.expressions import hexint
