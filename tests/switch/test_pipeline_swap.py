@@ -5,17 +5,17 @@ replaced program's memory (generated code, the native library) returned."""
 import functools
 import gc
 import json
-import queue
 import threading
 import weakref
 from pathlib import Path
 
 import grpc
 import pytest
+import test_hostile_pipeline
 
 from ina.bench.hostile import chained
 from ina.compiler import compile_file
-from ina.p4rt.proto import p4runtime_pb2, p4runtime_pb2_grpc
+from ina.p4rt.proto import p4runtime_pb2
 from ina.p4rt.schema import Schema
 from ina.p4src import AGGREGATE_P4
 from ina.switch import budget
@@ -35,18 +35,8 @@ def compiled(pool: int = 16):
     return compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": str(pool)})
 
 
-class Client:
+class Client(test_hostile_pipeline.Client):
     """The primary controller on raw protobufs: pushes, Reads and Capabilities with deadlines."""
-
-    def __init__(self, address: str):
-        self.channel = grpc.insecure_channel(address)
-        self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
-        self.requests: queue.Queue = queue.Queue()
-        self.responses = self.stub.StreamChannel(iter(self.requests.get, None))
-        msg = p4runtime_pb2.StreamMessageRequest()
-        msg.arbitration.device_id, msg.arbitration.election_id.low = 0, 1
-        self.requests.put(msg)
-        assert next(self.responses).arbitration.status.code == 0
 
     def push(self, action: int, doc: dict | None = None) -> tuple[grpc.StatusCode, str]:
         req = Action(device_id=0, action=action)
@@ -68,11 +58,6 @@ class Client:
 
     def capabilities(self) -> str:
         return self.stub.Capabilities(p4runtime_pb2.CapabilitiesRequest(), timeout=WAIT).p4runtime_api_version
-
-    def close(self) -> None:
-        self.requests.put(None)
-        self.channel.close()
-
 
 @pytest.fixture
 def served(request):
