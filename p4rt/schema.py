@@ -104,7 +104,14 @@ class Schema:
             self._by["packet_metadata"][cm.preamble.name] = cm
 
     def _add(self, kind: str, item) -> None:
+        """Index `item` by id, name and alias; a second entity of its kind with its id or name makes
+        the P4Info ambiguous (which one would a write name?), so it is refused."""
         index = self._by[kind]
+        what = kind.replace("_", " ")
+        if item.id in index:
+            raise SchemaError(f"the P4Info has two {what}s with id {item.id:#x}")
+        if item.name in index:
+            raise SchemaError(f"the P4Info has two {what}s named '{item.name}'")
         index[item.id] = item
         index[item.name] = item
         index.setdefault(item.alias, item)

@@ -46,7 +46,7 @@ from ina.p4rt.proto import (
     p4runtime_pb2_grpc,
     status_pb2,
 )
-from ina.p4rt.schema import Schema
+from ina.p4rt.schema import Schema, SchemaError
 from ina.switch import p4runtime_entities as ent
 from ina.switch.engine import Built, Switch, reclaim
 from ina.switch.errors import PipelineError
@@ -393,7 +393,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.transmit = transmit or (lambda outputs: None)
         self.schema: Schema | None = None
         self.config = p4runtime_pb2.ForwardingPipelineConfig()
-        self.pending: tuple[p4runtime_pb2.ForwardingPipelineConfig, Built] | None = None  # VERIFY_AND_SAVE's
+        self.pending: tuple[p4runtime_pb2.ForwardingPipelineConfig, Built, Schema] | None = None  # VERIFY_AND_SAVE's
         self.arbiter = compat.election(device_id)
         self.writing = threading.Lock()
         self._list_id = 0
@@ -576,30 +576,34 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         Action = p4runtime_pb2.SetForwardingPipelineConfigRequest
         action = request.action
         if action in (Action.VERIFY, Action.VERIFY_AND_COMMIT, Action.VERIFY_AND_SAVE):
-            built = self._verify(context, request)
+            built, schema = self._verify(context, request)
             if action == Action.VERIFY_AND_SAVE:
-                self.pending = (request.config, built)
+                self.pending = (request.config, built, schema)
             elif action == Action.VERIFY_AND_COMMIT:
-                self._commit(request.config, built)
+                self._commit(request.config, built, schema)
         elif action == Action.COMMIT:
             if request.HasField("config"):
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, "COMMIT takes no config; it commits the saved one")
             if self.pending is None:
                 context.abort(grpc.StatusCode.NOT_FOUND, "COMMIT without a saved config (use VERIFY_AND_SAVE first)")
-            (config, built), self.pending = self.pending, None
-            self._commit(config, built)
+            (config, built, schema), self.pending = self.pending, None
+            self._commit(config, built, schema)
         elif action == Action.RECONCILE_AND_COMMIT:
             context.abort(grpc.StatusCode.UNIMPLEMENTED, "RECONCILE_AND_COMMIT is not supported; use VERIFY_AND_COMMIT")
         else:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"SetForwardingPipelineConfig action {action} is not one the spec defines")
 
-    def _verify(self, context, request) -> Built:
+    def _verify(self, context, request) -> tuple[Built, Schema]:
         """The config's program built for this switch's engine, outside the engine lock (the old
-        program keeps running meanwhile); INVALID_ARGUMENT if it cannot run or its P4Info does not
-        match."""
+        program keeps running meanwhile), and its P4Info's schema; INVALID_ARGUMENT if it cannot
+        run, or its P4Info is ambiguous or does not match."""
         if not request.HasField("config") or not request.config.HasField("p4info"):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the config carries no P4Info")
         config = request.config
+        try:
+            schema = Schema(config.p4info)
+        except SchemaError as err:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
         try:
             program = json.loads(config.p4_device_config)
         except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError
@@ -613,11 +617,10 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                           f"the P4Info names {', '.join(missing[:5])} that the BMv2 JSON lacks; "
                           "push the P4Info and the JSON of one compile")
-        return built
+        return built, schema
 
-    def _commit(self, config: p4runtime_pb2.ForwardingPipelineConfig, built: Built) -> None:
+    def _commit(self, config: p4runtime_pb2.ForwardingPipelineConfig, built: Built, schema: Schema) -> None:
         """Install a built program and its P4Info: a swap under the engine lock."""
-        schema = Schema(config.p4info)
         saved = p4runtime_pb2.ForwardingPipelineConfig()
         saved.CopyFrom(config)
         with self.lock:

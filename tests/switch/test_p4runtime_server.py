@@ -387,6 +387,32 @@ def test_p4info_that_does_not_match_the_json_is_refused(server):
     c.close()
 
 
+@pytest.mark.parametrize(("change", "problem"), [
+    (lambda p4info: p4info.tables.append(p4info.tables[0]), "the P4Info has two tables with id "),
+    (lambda p4info: setattr(p4info.tables[1].preamble, "name", p4info.tables[0].preamble.name),
+     "the P4Info has two tables named 'InaIngress."),
+    (lambda p4info: setattr(p4info.actions[1].preamble, "id", p4info.actions[0].preamble.id),
+     "the P4Info has two actions with id "),
+])
+def test_an_ambiguous_p4info_is_refused_and_nothing_changes(server, change, problem):
+    """Two entities of one kind with one id or name: a write naming it could mean either."""
+    sw, address = server
+    c = Controller(address, 1)
+    c.set_pipeline()
+    running = sw.pipeline
+    req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
+        device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+    req.election_id.low = 1
+    req.config.p4info.CopyFrom(program().p4info)
+    change(req.config.p4info)
+    req.config.p4_device_config = json.dumps(program().bmv2).encode()
+    with pytest.raises(grpc.RpcError) as err:
+        c.stub.SetForwardingPipelineConfig(req)
+    assert (err.value.code(), err.value.details()[:len(problem)]) == (grpc.StatusCode.INVALID_ARGUMENT, problem)
+    assert sw.pipeline is running
+    c.close()
+
+
 def test_multicast_group_zero_is_invalid_and_clone_sessions_round_trip(server):
     sw, address = server
     c = Controller(address, 1)
