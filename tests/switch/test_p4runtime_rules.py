@@ -10,7 +10,6 @@ counter MODIFY without data changes nothing (RegisterEntry, CounterEntry & Direc
 """
 
 import functools
-import json
 import threading
 from pathlib import Path
 
@@ -45,12 +44,7 @@ def switch(request):
     sw = Switch(engine=request.param)
     srv = serve(P4RuntimeService(sw, threading.Lock()), "127.0.0.1:0")
     c = Controller(f"127.0.0.1:{srv.bound_port}", 1)
-    req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
-        device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
-    req.election_id.low = 1
-    req.config.p4info.CopyFrom(rules().p4info)
-    req.config.p4_device_config = json.dumps(rules().bmv2).encode()
-    c.stub.SetForwardingPipelineConfig(req)
+    c.set_pipeline(rules())
     assert sw.engine_name == request.param
     yield sw, c
     c.close()

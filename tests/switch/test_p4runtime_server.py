@@ -45,13 +45,19 @@ class Controller:
         req.election_id.low = self.election_id
         return self.stub.Write(req)
 
-    def set_pipeline(self):
+    def pipeline_request(self, compiled=None, device_config: bytes | None = None):
+        """VERIFY_AND_COMMIT of `compiled` (the aggregation program by default), its JSON or
+        `device_config` as given; tests change the request before sending it."""
+        compiled = compiled or program()
         req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
             device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
         req.election_id.low = self.election_id
-        req.config.p4info.CopyFrom(program().p4info)
-        req.config.p4_device_config = json.dumps(program().bmv2).encode()
-        return self.stub.SetForwardingPipelineConfig(req)
+        req.config.p4info.CopyFrom(compiled.p4info)
+        req.config.p4_device_config = json.dumps(compiled.bmv2).encode() if device_config is None else device_config
+        return req
+
+    def set_pipeline(self, compiled=None):
+        return self.stub.SetForwardingPipelineConfig(self.pipeline_request(compiled))
 
     def read(self, entity):
         req = p4runtime_pb2.ReadRequest(device_id=0, entities=[entity])
@@ -240,13 +246,8 @@ def test_broken_pipeline_is_refused_and_old_one_keeps_running(server):
     c = Controller(address, 1)
     c.set_pipeline()
     before = sw.pipeline
-    req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
-        device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
-    req.election_id.low = 1
-    req.config.p4info.CopyFrom(program().p4info)
-    req.config.p4_device_config = b"{not json"
     with pytest.raises(grpc.RpcError) as err:
-        c.stub.SetForwardingPipelineConfig(req)
+        c.stub.SetForwardingPipelineConfig(c.pipeline_request(device_config=b"{not json"))
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert sw.pipeline is before
     c.close()
@@ -336,12 +337,7 @@ def test_packet_out_and_packet_in_carry_controller_metadata():
     srv = serve(service, "127.0.0.1:0")
     try:
         c = Controller(f"127.0.0.1:{srv.bound_port}", 1)
-        req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
-            device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
-        req.election_id.low = 1
-        req.config.p4info.CopyFrom(packet_io.p4info)
-        req.config.p4_device_config = json.dumps(packet_io.bmv2).encode()
-        c.stub.SetForwardingPipelineConfig(req)
+        c.set_pipeline(packet_io)
         frame = bytes.fromhex("020000000002" "020000000001" "88b5") + b"payload"
         out = p4runtime_pb2.StreamMessageRequest()
         out.packet.payload = frame
@@ -373,12 +369,8 @@ def test_packet_out_and_packet_in_carry_controller_metadata():
 def test_p4info_that_does_not_match_the_json_is_refused(server):
     sw, address = server
     c = Controller(address, 1)
-    req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
-        device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
-    req.election_id.low = 1
-    req.config.p4info.CopyFrom(program().p4info)
+    req = c.pipeline_request()
     req.config.p4info.tables[0].preamble.name = "InaIngress.renamed"
-    req.config.p4_device_config = json.dumps(program().bmv2).encode()
     with pytest.raises(grpc.RpcError) as err:
         c.stub.SetForwardingPipelineConfig(req)
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -400,12 +392,8 @@ def test_an_ambiguous_p4info_is_refused_and_nothing_changes(server, change, prob
     c = Controller(address, 1)
     c.set_pipeline()
     running = sw.pipeline
-    req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
-        device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
-    req.election_id.low = 1
-    req.config.p4info.CopyFrom(program().p4info)
+    req = c.pipeline_request()
     change(req.config.p4info)
-    req.config.p4_device_config = json.dumps(program().bmv2).encode()
     with pytest.raises(grpc.RpcError) as err:
         c.stub.SetForwardingPipelineConfig(req)
     assert (err.value.code(), err.value.details()[:len(problem)]) == (grpc.StatusCode.INVALID_ARGUMENT, problem)
@@ -445,12 +433,7 @@ def test_digest_entries_round_trip():
     srv = serve(P4RuntimeService(Switch(), threading.Lock()), "127.0.0.1:0")
     try:
         c = Controller(f"127.0.0.1:{srv.bound_port}", 1)
-        req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
-            device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
-        req.election_id.low = 1
-        req.config.p4info.CopyFrom(learn.p4info)
-        req.config.p4_device_config = json.dumps(learn.bmv2).encode()
-        c.stub.SetForwardingPipelineConfig(req)
+        c.set_pipeline(learn)
         entry = p4runtime_pb2.DigestEntry(digest_id=Schema(learn.p4info).digest("learn_t").id)
         entry.config.max_list_size = 1
         entry.config.max_timeout_ns = 1000
@@ -474,12 +457,7 @@ def test_const_table_refuses_writes_but_reads_its_entries():
     srv = serve(P4RuntimeService(sw, threading.Lock()), "127.0.0.1:0")
     try:
         c = Controller(f"127.0.0.1:{srv.bound_port}", 1)
-        req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
-            device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
-        req.election_id.low = 1
-        req.config.p4info.CopyFrom(accumulate.p4info)
-        req.config.p4_device_config = json.dumps(accumulate.bmv2).encode()
-        c.stub.SetForwardingPipelineConfig(req)
+        c.set_pipeline(accumulate)
         s = Schema(accumulate.p4info)
         table = s.table("MainIngress.forward")
         before = c.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=table.id)))
