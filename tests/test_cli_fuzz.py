@@ -24,6 +24,9 @@ from ina.controller.cli import build_parser as ctl_parser
 from ina.hosts.cli import build_parser as worker_parser
 from ina.hosts.compute import DelayDistribution, parse_straggler
 from ina.p4src.protocol import Policy
+from ina.sim.cli import build_parser as sim_parser
+from ina.sim.cli import host_costs, timeout_seconds
+from ina.sim.units import parse_rate, parse_seconds
 from ina.switch.cli import build_parser as switch_parser
 from ina.switch.stf import build_parser as stf_parser
 from ina.topologies.cli import build_parser as run_parser
@@ -53,6 +56,8 @@ DISTRIBUTION = PARSED(DelayDistribution.parse, ("exp:5ms", "exp", "pareto:5ms,1.
 ONE_OF_ELEMS = ("one_of", (8, 16, 32, 64))
 IPV4, DEFINE, CHOICE, FREE = ("ipv4",), ("define",), ("choice",), ("free",)
 BURST = ("burst",)  # GOOD,BAD,P_GB,P_BG: four probabilities
+RATE = PARSED(parse_rate, ("100Gbps", "10Mbit/s", "2.5G", "1e9", "0", "0Gbps", "-1G", "fast", "1e400", "nan"))
+DURATION = PARSED(parse_seconds, ("1us", "250ns", "0.5ms", "2s", "0s", "1", "-1us", "us", "1e400s", "nan s"))
 
 
 def ADDRESS(lowest_port: int) -> tuple:
@@ -111,6 +116,13 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str],
         "--elems": ONE_OF_ELEMS, "--window": INT(1, 32768), "--timeout": FLOAT(0, 60, lo_open=True),
         "--max-retries": INT(0), "--time-limit": FLOAT(0, None, lo_open=True), "--out": FREE, "--policy": POLICY,
         "--compute-ms": FLOAT(0, 3.6e6), "--straggler": STRAGGLER, "--straggler-dist": DISTRIBUTION}),
+    "sim": (sim_parser, {}, {
+        "--topo": FREE, "--workers": INT(2, 32 * 256), "--jobs": INT(1, 256), "--size": INT(1), "--dtype": CHOICE,
+        "--elems": ONE_OF_ELEMS, "--window": INT(1, 32768), "--policy": POLICY, "--rate": RATE, "--delay": DURATION,
+        "--queue": INT(0), "--ecn": INT(0), "--loss": FLOAT(0, 1), "--loss-burst": BURST, "--pipeline": DURATION,
+        "--host-cost": PARSED(host_costs, ("200ns", "200ns,300ns", "0s,1us", "1,2", "1us,2us,3us", "-1ns", ",")),
+        "--nic-rate": RATE, "--timeout": PARSED(timeout_seconds, ("1ms", "0s", "61s", "x", "-1ms", "1e400s")),
+        "--seed": INT(0), "--json": FREE}),
     "compile": (compile_parser, {"program": "x.p4"}, {
         "-o": FREE, "--p4runtime-files": FREE, "-I": FREE, "-D": DEFINE, "--p4v": CHOICE}),
     "stf": (stf_parser, {"program": "x.p4", "stf": "x.stf"}, {"-I": FREE, "-D": DEFINE, "--engine": CHOICE}),
