@@ -21,10 +21,13 @@ def bars(path: Path, title: str, labels: list[str], values: list[float], ylabel:
     return path
 
 
-def lines(path: Path, title: str, xlabel: str, ylabel: str, series: dict[str, tuple[list, list]]) -> Path:
+def lines(path: Path, title: str, xlabel: str, ylabel: str, series: dict[str, tuple[list, list]], *,
+          marker: str | None = "o", step: bool = False) -> Path:
+    """One line per series; `marker=None` for dense series, `step` holds each value until the next x
+    (a queue's occupancy between changes)."""
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, (xs, ys) in series.items():
-        ax.plot(xs, ys, marker="o", label=name)
+        ax.plot(xs, ys, marker=marker, label=name, drawstyle="steps-post" if step else "default")
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

@@ -13,6 +13,7 @@ import cProfile
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -131,10 +132,12 @@ def window_covers_path(config: AllReduceConfig) -> bool:
     return config.window * serialize >= 2 * serialize + 2 * link.delay + config.pipeline
 
 
-def simulate(config: AllReduceConfig, engine: str = "native", profiler: cProfile.Profile | None = None) -> AllReduceResult:
+def simulate(config: AllReduceConfig, engine: str = "native", profiler: cProfile.Profile | None = None,
+             watch: Callable[[InProcessSwitch], None] | None = None) -> AllReduceResult:
     """Run every job's all-reduce at once (under `profiler`, if given, the simulation alone: not the
-    set-up); a worker's WorkerError (a slot past its retries) propagates; a topology that cannot be
-    built raises TopologyError."""
+    set-up); `watch` sees the harness once it is built, before anything runs (to set channels'
+    taps and traces: sim/output.py); a worker's WorkerError (a slot past its retries) propagates; a
+    topology that cannot be built raises TopologyError."""
     started = time.perf_counter()
     topo = config.topology()
     arrays = {job.id: [make_array(config.seed + job.id, rank, config.size, config.dtype)
@@ -143,6 +146,8 @@ def simulate(config: AllReduceConfig, engine: str = "native", profiler: cProfile
     with InProcessSwitch(elems=config.elems, pool_size=max(256, per_switch), engine=engine, link=config.link,
                          host=config.host, pipeline=config.pipeline, seed=config.seed, record=False,
                          topology=topo, timeout=config.timeout) as net:
+        if watch:
+            watch(net)
         if profiler:
             profiler.enable()
         running = time.perf_counter()

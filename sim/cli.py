@@ -14,13 +14,13 @@ from ina.bench.results import git_revision
 from ina.controller.aggregation import BurstLoss
 from ina.hosts.core import WorkerError
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, Policy
+from ina.sim import output
 from ina.sim.allreduce import (
     DEFAULT_LINK,
     AllReduceConfig,
     AllReduceResult,
     lossless_time,
     report,
-    simulate,
     window_covers_path,
 )
 from ina.sim.links import LinkSpec
@@ -88,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
                         f"(default {format_seconds(DEFAULTS.timeout)})")
     p.add_argument("--seed", type=int_range(0), default=DEFAULTS.seed, help="the arrays and every link's loss")
     p.add_argument("--json", metavar="FILE", help="write every figure, the configuration, the seed and the git revision")
+    output.add_arguments(p)
     return p
 
 
@@ -165,7 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     config = config_from(p, args)
     try:
-        result = simulate(config)
+        result = output.simulate_with_output(config, args)
+    except OSError as err:
+        print(f"ina sim: cannot write {err.filename}: {err.strerror}", file=sys.stderr)
+        return 1
     except WorkerError as err:
         print(f"ina sim: the all-reduce failed: {err}", file=sys.stderr)
         return 1

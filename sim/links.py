@@ -18,11 +18,17 @@ assumptions.
 The queue is kept without events: a frame's start time is known when it is queued, so frames
 whose start has passed leave the queue the next time a frame comes. A channel of unlimited rate
 and capacity never queues and adds exactly `delay`.
+
+A channel's `tap`, when set, is called as tap(start, frame) for each frame that goes onto the wire,
+at the time its first bit does (`start` above), lost frames included: what a capture on the sending
+port would see (sim/pcap.py writes it, sim/plots.py measures utilisation from it). A frame dropped
+at a full queue never reaches the wire or the tap. Frames reach the tap in their order on the wire.
 """
 
 import math
 import random
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ina.controller.aggregation import BurstLoss
@@ -113,7 +119,7 @@ class Channel:
     """The egress port of one end of a link and the link's direction away from it."""
 
     __slots__ = ("_busy_until", "_loss", "_waiting", "capacity", "delay", "ecn", "name", "queued", "rate",
-                 "stats", "trace")
+                 "stats", "tap", "trace")
 
     def __init__(self, name: str, rate: float, delay: float, capacity: float = math.inf,
                  ecn: float | None = None, loss: UniformLoss | GilbertElliottLoss | None = None,
@@ -125,6 +131,7 @@ class Channel:
         self._waiting: deque[tuple[float, int]] = deque()  # (start of serialization, frame bytes), FIFO
         self._busy_until = -math.inf  # when the last frame queued leaves the wire
         self.trace: list[tuple[float, int]] | None = [] if trace else None  # (time, bytes queued) per change
+        self.tap: Callable[[float, bytes | bytearray], None] | None = None  # tap(start, frame) per frame on the wire
 
     def send(self, now: float, frame: bytes | bytearray) -> float | None:
         """Queue `frame` at `now`; returns when it reaches the far end, or None when it is dropped
@@ -153,6 +160,8 @@ class Channel:
         self._busy_until = finish
         stats.frames += 1
         stats.bytes += size
+        if self.tap is not None:
+            self.tap(start, frame)
         if self._loss is not None and self._loss():
             stats.lost += 1
             return None

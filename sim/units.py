@@ -34,9 +34,15 @@ def format_rate(bps: float) -> str:
     return f"{bps:.4g} bit/s"
 
 
-def format_seconds(seconds: float) -> str:
-    """Seconds in the largest unit that keeps the number >= 1: 3.2e-5 -> '32 us'."""
+def time_unit(seconds: float) -> tuple[str, float]:
+    """The largest unit that keeps `seconds` >= 1 in it, and its count per second: 3.2e-5 -> ('us', 1e6)."""
     for unit in ("s", "ms", "us"):
         if seconds * _PER_SECOND[unit] >= 1:
-            return f"{seconds * _PER_SECOND[unit]:.6g} {unit}"
-    return f"{seconds * _PER_SECOND['ns']:.6g} ns"
+            return unit, _PER_SECOND[unit]
+    return "ns", _PER_SECOND["ns"]
+
+
+def format_seconds(seconds: float) -> str:
+    """Seconds in the largest unit that keeps the number >= 1: 3.2e-5 -> '32 us'."""
+    unit, per_second = time_unit(seconds)
+    return f"{seconds * per_second:.6g} {unit}"

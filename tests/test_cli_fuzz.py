@@ -122,7 +122,7 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str],
         "--queue": INT(0), "--ecn": INT(0), "--loss": FLOAT(0, 1), "--loss-burst": BURST, "--pipeline": DURATION,
         "--host-cost": PARSED(host_costs, ("200ns", "200ns,300ns", "0s,1us", "1,2", "1us,2us,3us", "-1ns", ",")),
         "--nic-rate": RATE, "--timeout": PARSED(timeout_seconds, ("1ms", "0s", "61s", "x", "-1ms", "1e400s")),
-        "--seed": INT(0), "--json": FREE}),
+        "--seed": INT(0), "--json": FREE, "--plot": FREE, "--pcap": FREE}),
     "compile": (compile_parser, {"program": "x.p4"}, {
         "-o": FREE, "--p4runtime-files": FREE, "-I": FREE, "-D": DEFINE, "--p4v": CHOICE}),
     "stf": (stf_parser, {"program": "x.p4", "stf": "x.stf"}, {"-I": FREE, "-D": DEFINE, "--engine": CHOICE}),

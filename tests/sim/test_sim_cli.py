@@ -1,12 +1,14 @@
 """`ina sim`: bad input refused in one line naming the argument and its range (exit 2), and the same
 seed gives the same output and JSON, figure for figure (the wall clock's apart)."""
 
+import io
 import json
 import subprocess
 import sys
 
 import pytest
 
+from ina.sim import plots, progress
 from ina.sim.cli import main
 
 SMALL = ["--workers", "3", "--size", "2000", "--rate", "10Gbps", "--delay", "2us"]
@@ -41,6 +43,9 @@ SMALL = ["--workers", "3", "--size", "2000", "--rate", "10Gbps", "--delay", "2us
     (["--workers", "8", "--jobs", "2", "--policy", "quorum:5"], "argument --policy: job 0: quorum 5 is out of range 1..4"),
     (["--window", "2", "--policy", "stale:2"], "argument --policy: stale:2 needs a window above 2"),
     (["--json", "/nonexistent/dir/out.json"], "argument --json: cannot write /nonexistent/dir/out.json"),
+    (["--plot", "/proc/version/plots"], "argument --plot: cannot write into /proc/version/plots: /proc/version is "
+                                         "not a writable directory"),
+    (["--pcap", "/proc/1/x"], "argument --pcap: cannot write into /proc/1/x: /proc/1 is not a writable directory"),
 ])
 def test_bad_input_is_refused_in_one_line_naming_the_argument(argv, says, capsys):
     with pytest.raises(SystemExit) as exit_:
@@ -65,13 +70,30 @@ def run(tmp_path, name: str, argv: list[str], capsys) -> tuple[list[str], dict]:
     return out, json.loads(path.read_text())
 
 
-def test_the_same_seed_gives_the_same_output_and_json(tmp_path, capsys):
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_same_seed_gives_the_same_output_and_json(tmp_path, capsys, monkeypatch):
     argv = [*SMALL, "--loss", "0.02", "--queue", "20000", "--ecn", "3000", "--host-cost", "50ns,80ns",
             "--pipeline", "400ns", "--seed", "7"]
-    out_a, json_a = run(tmp_path, "a.json", argv, capsys)
-    out_b, json_b = run(tmp_path, "b.json", argv, capsys)
+    files = {name: ["--plot", str(tmp_path / name / "plots"), "--pcap", str(tmp_path / name / "pcap")]
+             for name in ("a", "b")}
+    out_a, json_a = run(tmp_path, "a.json", [*argv, *files["a"]], capsys)
+    terminal = Terminal()  # run b draws its progress line as on a terminal, every 64 frames toward a worker
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(progress, "REFRESH_S", 0.0)
+    out_b, json_b = run(tmp_path, "b.json", [*argv, *files["b"]], capsys)
+    drawn = terminal.getvalue().split("\r")
+    assert len(drawn) > 2 and drawn[-1].startswith("ina sim [########################] 100%  ") and drawn[-1][-1] == "\n"
     wall_a, wall_b = json_a.pop("wall"), json_b.pop("wall")
     assert json.dumps(json_a, sort_keys=True) == json.dumps(json_b, sort_keys=True)
+    written = sorted(path.relative_to(tmp_path / "a") for path in (tmp_path / "a").rglob("*.*"))
+    assert len(written) == 6 + len(plots.FILES)  # a pcap per link direction, the plots and their data
+    assert written == sorted(path.relative_to(tmp_path / "b") for path in (tmp_path / "b").rglob("*.*"))
+    for path in written:  # pcaps, PNGs and plots.json alike, byte for byte
+        assert (tmp_path / "a" / path).read_bytes() == (tmp_path / "b" / path).read_bytes(), path
     assert wall_a["run_s"] > 0 and wall_b["arrivals_per_s"] > 0
     machine = ("wall ", "wrote ")  # the wall clock, and the file's own name
     assert [line for line in out_a if not line.startswith(machine)] == \

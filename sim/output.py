@@ -1,0 +1,113 @@
+"""What `ina sim` writes beside its summary: PNG plots (sim/plots.py), a pcap per link direction
+(sim/pcap.py) and the progress line (sim/progress.py), all fed by the channels' taps and traces,
+which only read: a run gives the same results with or without them."""
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from ina.args import parsed_by
+from ina.hosts.inprocess import InProcessSwitch
+from ina.sim import pcap, plots
+from ina.sim.allreduce import AllReduceConfig, AllReduceResult, packets_per_worker, simulate
+from ina.sim.links import Channel
+from ina.sim.progress import Progress
+
+Tap = Callable[[float, bytes | bytearray], None]
+
+
+def output_dir(text: str) -> Path:
+    """A directory to write into: existing, or made under the nearest existing one, which must be a
+    writable directory."""
+    path = Path(text)
+    existing = next(p for p in (path.resolve(), *path.resolve().parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot write into {text[:80]}: {existing} is not a writable directory")
+    return path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The output options: --plot DIR, --pcap DIR, --quiet."""
+    group = parser.add_argument_group("output")
+    group.add_argument("--plot", type=parsed_by(output_dir), metavar="DIR",
+                       help=f"write PNG plots of the run into DIR ({', '.join(plots.FILES)})")
+    group.add_argument("--pcap", type=parsed_by(output_dir), metavar="DIR",
+                       help="write one pcap per link direction into DIR (nanoseconds of virtual time, for Wireshark)")
+    group.add_argument("--quiet", action="store_true", help="no progress line on stderr (there is none off a terminal)")
+
+
+def chain(taps: list[Tap]) -> Tap | None:
+    """One tap calling each of `taps` in turn (None for none)."""
+    if len(taps) <= 1:
+        return taps[0] if taps else None
+
+    def each(start: float, frame: bytes | bytearray) -> None:
+        for tap in taps:
+            tap(start, frame)
+
+    return each
+
+
+class Outputs:
+    """The taps and traces a run's outputs need, set on the harness before it runs, and the files
+    after."""
+
+    def __init__(self, config: AllReduceConfig, plot: Path | None = None, pcap_dir: Path | None = None,
+                 progress: TextIO | None = None):
+        self.config, self.plot, self.pcap_dir, self.progress_stream = config, plot, pcap_dir, progress
+        self.channels: list[Channel] = []
+        self.logs: list[plots.WireLog] = []
+        self.captures: list[pcap.ChannelCapture] = []
+        self.progress: Progress | None = None
+
+    def watch(self, net: InProcessSwitch) -> None:
+        """Set every channel's tap (and trace, for the plots); raises OSError for a pcap file."""
+        self.channels = [channel for link in net.network.links for channel in (link.up, link.down)]
+        taps: dict[Channel, list[Tap]] = {channel: [] for channel in self.channels}
+        if self.plot:
+            self.logs = plots.record(self.channels)
+            for channel, log in zip(self.channels, self.logs, strict=True):
+                taps[channel].append(log)
+        if self.pcap_dir:
+            self.captures = pcap.capture(self.channels, self.pcap_dir)
+            for channel, capture in zip(self.channels, self.captures, strict=True):
+                taps[channel].append(capture)
+        if self.progress_stream:
+            toward_workers = [member.link.down for members in net.jobs.values() for member in members]
+            self.progress = Progress(packets_per_worker(self.config) * len(toward_workers), self.progress_stream)
+            for channel in toward_workers:
+                taps[channel].append(self.progress)
+        for channel, channel_taps in taps.items():
+            channel.tap = chain(channel_taps)
+
+    def close(self) -> None:
+        """End the progress line and write the captures' last records (raises OSError)."""
+        if self.progress:
+            self.progress.close()
+        for capture in self.captures:
+            capture.flush()
+
+    def draw(self, result: AllReduceResult) -> list[Path]:
+        """The plots of the run (raises OSError)."""
+        for channel in self.channels:
+            channel.settle()
+        return plots.draw(self.plot, plots.plot_data(result, self.channels, self.logs))
+
+
+def simulate_with_output(config: AllReduceConfig, args: argparse.Namespace) -> AllReduceResult:
+    """`simulate(config)` with the outputs `args` ask for (add_arguments' options); says what it
+    wrote. Raises what simulate raises, and OSError for a file it cannot write."""
+    outputs = Outputs(config, args.plot, args.pcap, None if args.quiet or not sys.stderr.isatty() else sys.stderr)
+    try:
+        result = simulate(config, watch=outputs.watch)
+    finally:
+        outputs.close()
+    if args.pcap:
+        print(f"wrote {len(outputs.captures)} pcap files (one per link direction) in {args.pcap}")
+    if args.plot:
+        written = outputs.draw(result)
+        print(f"wrote {', '.join(path.name for path in written)} in {args.plot}")
+    return result

@@ -1,0 +1,94 @@
+"""Plots from the run's own data: the series equal what the run recorded (goodput and completion from
+the result, queues from the channels' traces, utilisation adding up to each wire's exact busy time),
+and the drawing is given exactly those series."""
+
+import json
+
+import numpy as np
+import pytest
+
+from ina.sim import plots
+from ina.sim.allreduce import AllReduceConfig, simulate
+from ina.sim.links import ETHERNET_OVERHEAD, LinkSpec
+from ina.sim.output import Outputs
+
+
+def test_busy_time_before_each_instant_follows_the_frames_on_the_wire():
+    log = plots.WireLog(8e9)  # a byte per nanosecond
+    for start, size in ((0.0, 76), (200e-9, 176), (400e-9, 976)):  # 100, 200 and 1,000 ns on the wire
+        log(start, bytes(size))
+    times = np.array([-1e-9, 0.0, 50e-9, 100e-9, 150e-9, 300e-9, 500e-9, 2e-6])
+    assert log.busy_before(times) == pytest.approx([0, 0, 50e-9, 100e-9, 100e-9, 200e-9, 400e-9, 1300e-9], abs=1e-21)
+    assert (log.busy, log.end) == (pytest.approx(1300e-9, abs=1e-21), pytest.approx(1400e-9, abs=1e-21))
+    assert plots.WireLog(1e9).busy_before(times).tolist() == [0.0] * len(times)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """Two jobs on a star of 6 at 10 Gbit/s, queues short enough to drop: the data, what was drawn."""
+    config = AllReduceConfig(workers=6, jobs=2, size=3000, link=LinkSpec(10e9, 1e-6, 6000), seed=3)
+    outputs = Outputs(config, plot=tmp_path_factory.mktemp("plots"))
+    result = simulate(config, watch=outputs.watch)
+    outputs.close()
+    drawn: dict[str, tuple] = {}
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("lines", "bars"):
+            real = getattr(plots, name)
+            patch.setattr(plots, name, lambda path, *args, real=real, **kw: drawn.setdefault(path.name, args)
+                          and real(path, *args, **kw))
+        written = outputs.draw(result)
+    return result, outputs, json.loads((outputs.plot / "plots.json").read_text()), drawn, written
+
+
+def test_every_plot_is_written(run):
+    _result, outputs, _data, _drawn, written = run
+    assert [path.name for path in written] == list(plots.FILES)
+    for path in written[:-1]:
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in outputs.plot.iterdir()) == sorted(plots.FILES)
+
+
+def test_goodput_and_completion_are_the_results(run):
+    result, _outputs, data, drawn, _written = run
+    assert result.verified and sum(up.dropped for _n, up, _d in result.links) > 0
+    assert data["goodput"] == {"host": [h for _j, _r, h in result.workers], "job": [j for j, _r, _h in result.workers],
+                               "bps": result.goodput_bps}
+    jobs = sorted({j for j, _r, _h in result.workers})
+    assert jobs == [0, 1]
+    assert data["jobs"] == {"job": jobs, "completion_s": [max(e for (j, _r, _h), e in zip(result.workers, result.elapsed_s,
+                                                                                          strict=True) if j == job)
+                                                          for job in jobs]}
+    # Drawn: per job, the workers' positions and goodput in Gbit/s; each job's completion in us.
+    series = drawn["goodput.png"][3]
+    assert series == {f"job {job}": ([i for i, (j, _r, _h) in enumerate(result.workers) if j == job],
+                                     [g / 1e9 for (j, _r, _h), g in zip(result.workers, result.goodput_bps, strict=True)
+                                      if j == job]) for job in jobs}
+    _title, labels, values, ylabel = drawn["jobs.png"]
+    assert (labels, values, ylabel) == (["job 0", "job 1"], [t * 1e6 for t in data["jobs"]["completion_s"]],
+                                        "virtual time (us)")
+
+
+def test_queues_are_the_busiest_ports_traces(run):
+    _result, outputs, data, drawn, _written = run
+    peaks = sorted((c.stats.peak_queue for c in outputs.channels if c.stats.peak_queue), reverse=True)
+    assert [max(q["bytes"]) for q in data["queues"].values()] == peaks[:plots.TOP] and len(peaks) > 0
+    by_name = {c.name: c for c in outputs.channels}
+    for name, queue in data["queues"].items():
+        assert list(zip(queue["time_s"], queue["bytes"], strict=True)) == by_name[name].trace
+        assert queue["bytes"][-1] == 0  # settled: every frame left
+    assert drawn["queues.png"][3] == {name: ([t * 1e6 for t in q["time_s"]], q["bytes"])
+                                      for name, q in data["queues"].items()}
+
+
+def test_utilisation_adds_up_to_each_wires_busy_time(run):
+    _result, outputs, data, drawn, _written = run
+    links = data["links"]
+    assert len(links["time_s"]) == plots.BINS and links["bin_s"] == pytest.approx(data["end_s"] / plots.BINS)
+    by_name = {c.name: c for c in outputs.channels}
+    busy = {c.name: (c.stats.bytes + ETHERNET_OVERHEAD * c.stats.frames) * 8 / c.rate for c in outputs.channels}
+    assert sorted(links["busy"]) == sorted(sorted(busy, key=lambda n: -busy[n])[:plots.TOP])
+    for name, fractions in links["busy"].items():
+        assert by_name[name].stats.frames > 0 and all(0 <= f <= 1 + 1e-9 for f in fractions)
+        assert sum(fractions) * links["bin_s"] == pytest.approx(busy[name], rel=1e-9)
+    assert drawn["links.png"][3] == {name: ([t * 1e6 for t in links["time_s"]], f) for name, f in links["busy"].items()}
+
