@@ -3,13 +3,14 @@ the result, queues from the channels' traces, utilisation adding up to each wire
 and the drawing is given exactly those series."""
 
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from ina.sim import plots
 from ina.sim.allreduce import AllReduceConfig, simulate
-from ina.sim.links import ETHERNET_OVERHEAD, LinkSpec
+from ina.sim.links import ETHERNET_OVERHEAD, Channel, LinkSpec
 from ina.sim.output import Outputs
 
 
@@ -92,3 +93,23 @@ def test_utilisation_adds_up_to_each_wires_busy_time(run):
         assert sum(fractions) * links["bin_s"] == pytest.approx(busy[name], rel=1e-9)
     assert drawn["links.png"][3] == {name: ([t * 1e6 for t in links["time_s"]], f) for name, f in links["busy"].items()}
 
+
+
+def test_the_highest_queues_and_each_jobs_last_worker_are_chosen(monkeypatch):
+    monkeypatch.setattr(plots, "TOP", 2)
+    channels = [Channel(f"h{n}:0->s1:{n}", 1e9, 0.0) for n in range(4)]
+    logs = plots.record(channels)
+    for channel, log in zip(channels, logs, strict=True):
+        channel.tap = log
+    for channel, burst in zip(channels, (2, 4, 0, 3), strict=True):  # queues of 1, 3, 0 and 2 frames
+        for _ in range(burst):
+            channel.send(0.0, bytes(100))
+        channel.settle()
+    result = SimpleNamespace(communication_s=1e-6, workers=[(0, 0, "h1"), (0, 1, "h2"), (1, 0, "h3")],
+                             elapsed_s=[5e-7, 3e-7, 2e-7], goodput_bps=[1.0, 2.0, 3.0])
+    data = plots.plot_data(result, channels, logs)
+    assert list(data["queues"]) == ["h1:0->s1:1", "h3:0->s1:3"]
+    assert [max(q["bytes"]) for q in data["queues"].values()] == [300, 200]
+    assert list(data["links"]["busy"]) == ["h1:0->s1:1", "h3:0->s1:3"]  # 4 and 3 frames on the wire
+    assert data["jobs"] == {"job": [0, 1], "completion_s": [5e-7, 2e-7]}
+    assert data["end_s"] == pytest.approx(4 * 124 * 8e-9, rel=1e-12)  # the last frame's last bit, after 1 us
