@@ -129,3 +129,21 @@ def test_a_topology_file_without_jobs_is_refused_unless_jobs_are_dealt(tmp_path,
         f"ina sim: error: argument --topo {path}: the topology has no jobs (declare them in the file, or give --jobs)")
     assert main(["--topo", str(path), "--jobs", "1", "--size", "100"]) == 0
     assert "ina sim: 2 workers in 1 job(s) x 100 int32" in capsys.readouterr().out
+
+
+def test_no_progress_line_off_a_terminal_or_with_quiet(capsys, monkeypatch):
+    monkeypatch.setattr(progress, "REFRESH_S", 0.0)  # a line, if any, at every 64 frames toward a worker
+    assert main(SMALL) == 0
+    assert capsys.readouterr().err == ""  # pytest's stderr is no terminal
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main([*SMALL, "--quiet"]) == 0
+    assert terminal.getvalue() == ""
+    assert main(SMALL) == 0
+    assert terminal.getvalue().startswith("\rina sim [")
+
+
+def test_a_file_that_cannot_be_written_after_the_run_is_one_line(tmp_path, capsys):
+    (tmp_path / "plots.json").mkdir()
+    assert main([*SMALL, "--plot", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == f"ina sim: cannot write {tmp_path / 'plots.json'}: Is a directory\n"
