@@ -22,12 +22,14 @@ def bars(path: Path, title: str, labels: list[str], values: list[float], ylabel:
 
 
 def lines(path: Path, title: str, xlabel: str, ylabel: str, series: dict[str, tuple[list, list]], *,
-          marker: str | None = "o", step: bool = False) -> Path:
+          marker: str | None = "o", step: bool = False, ymin: float | None = None) -> Path:
     """One line per series; `marker=None` for dense series, `step` holds each value until the next x
-    (a queue's occupancy between changes)."""
+    (a queue's occupancy between changes), `ymin` fixes the y axis's bottom (0: no zoom on a spread)."""
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, (xs, ys) in series.items():
         ax.plot(xs, ys, marker=marker, label=name, drawstyle="steps-post" if step else "default")
+    if ymin is not None:
+        ax.set_ylim(bottom=ymin)
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

@@ -112,11 +112,11 @@ def draw(directory: Path, data: dict) -> list[Path]:
     jobs = data["jobs"]
     paths = [
         lines(directory / "links.png", f"Link utilisation, the {len(busy)} busiest directions", axis,
-              "busy fraction of the bin", busy or {"no frame on any wire": ([0.0], [0.0])}, marker=None),
+              "busy fraction of the bin", busy or {"no frame on any wire": ([0.0], [0.0])}, marker=None, ymin=0),
         lines(directory / "queues.png", f"Egress queues, the {len(queues)} highest peaks", axis, "bytes queued",
-              queues or {"no queue built": ([0.0, data["end_s"] * per_second], [0, 0])}, marker=None, step=True),
+              queues or {"no queue built": ([0.0, data["end_s"] * per_second], [0, 0])}, marker=None, step=True, ymin=0),
         lines(directory / "goodput.png", "Goodput per worker", "worker (job, then rank)", "Gbit/s",
-              {f"job {job}": series for job, series in per_job.items()}),
+              {f"job {job}": series for job, series in per_job.items()}, ymin=0),
         bars(directory / "jobs.png", "Completion per job", [f"job {job}" for job in jobs["job"]],
              [t * per_second for t in jobs["completion_s"]], axis),
     ]
