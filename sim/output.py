@@ -23,6 +23,8 @@ def output_dir(text: str) -> Path:
     """A directory to write into: existing, or made under the nearest existing one, which must be a
     writable directory."""
     path = Path(text)
+    if "\0" in text:
+        raise ValueError(f"expected a directory's path, got {text[:40]!r} (a path has no NUL byte)")
     existing = next(p for p in (path.resolve(), *path.resolve().parents) if p.exists())
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         raise ValueError(f"cannot write into {text[:80]}: {existing} is not a writable directory")

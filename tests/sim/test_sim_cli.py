@@ -46,6 +46,7 @@ SMALL = ["--workers", "3", "--size", "2000", "--rate", "10Gbps", "--delay", "2us
     (["--plot", "/proc/version/plots"], "argument --plot: cannot write into /proc/version/plots: /proc/version is "
                                          "not a writable directory"),
     (["--pcap", "/proc/1/x"], "argument --pcap: cannot write into /proc/1/x: /proc/1 is not a writable directory"),
+    (["--plot", "a\0b"], "argument --plot: expected a directory's path, got 'a\\x00b' (a path has no NUL byte)"),
 ])
 def test_bad_input_is_refused_in_one_line_naming_the_argument(argv, says, capsys):
     with pytest.raises(SystemExit) as exit_:
