@@ -41,6 +41,12 @@ SMALL = ["--workers", "3", "--size", "2000", "--rate", "10Gbps", "--delay", "2us
     (["--workers", "8", "--jobs", "2", "--policy", "quorum:5"], "argument --policy: job 0: quorum 5 is out of range 1..4"),
     (["--window", "2", "--policy", "stale:2"], "argument --policy: stale:2 needs a window above 2"),
     (["--json", "/nonexistent/dir/out.json"], "argument --json: cannot write /nonexistent/dir/out.json"),
+    (["--compare", "ring,tree"], "argument --compare: expected a comma-separated list of ring, ps, got 'ring,tree'"),
+    (["--compare", "ps", "--policy", "quorum:2"], "argument --compare: the parameter server runs the sync policy "
+                                                  "only, not quorum:2"),
+    (["--compare", "ring,ps", "--workers", "8", "--jobs", "2"], "argument --compare: the parameter server serves one job"),
+    (["--mtu", "1500"], "argument --mtu: expected one of 256, 512, 1024, 2048, 4096"),
+    (["--ring-chunk", "0"], "argument --ring-chunk: expected an integer in 1..1073741824"),
 ])
 def test_bad_input_is_refused_in_one_line_naming_the_argument(argv, says, capsys):
     with pytest.raises(SystemExit) as exit_:
@@ -107,3 +113,16 @@ def test_a_topology_file_without_jobs_is_refused_unless_jobs_are_dealt(tmp_path,
         f"ina sim: error: argument --topo {path}: the topology has no jobs (declare them in the file, or give --jobs)")
     assert main(["--topo", str(path), "--jobs", "1", "--size", "100"]) == 0
     assert "ina sim: 2 workers in 1 job(s) x 100 int32" in capsys.readouterr().out
+
+
+def test_compare_sets_the_switch_the_ring_and_the_server_side_by_side(tmp_path, capsys):
+    out, report = run(tmp_path, "compare.json", [*SMALL, "--compare", "ring,ps", "--mtu", "1024",
+                                                  "--ring-chunk", "2048"], capsys)
+    rows = [line.split()[0] for line in out if line.split()[-1:] == ["verified"]]
+    assert rows == ["switch", "ring", "ps"]
+    assert set(report["compare"]) == {"ring", "ps"} and report["results"]["verified"]
+    ring, ps = report["compare"]["ring"], report["compare"]["ps"]
+    assert ring["verified"] and ps["verified"] and ring["lossless_bound_s"] > 0 and ps["lossless_bound_s"] is None
+    assert ring["transport"] == {"mtu": 1024, "window": 64, "ack_every": 8, "timeout": 4.096e-6 * 2 ** 14,
+                                 "retries": 7, "chunk_bytes": 2048}
+    assert ps["server"]["received"] == 3 * 32 and len(ps["links"]) == 4 and len(ring["links"]) == 3
