@@ -7,7 +7,7 @@ the 4-byte ICRC after the payload (left zero). The receiver accepts frames in PS
 (go-back-N, as RC does): an in-order frame is taken, one past a gap is dropped and answered with a
 single NAK (PSN sequence error) naming the PSN it expects, a duplicate is answered with an ACK. It
 ACKs (an ACK frame: base transport header and AETH, 66 bytes) each frame that asks: every
-`ack_every`-th frame of a message, its last, and every resend. The sender keeps at most `window`
+`ack_every`-th frame of a message, its last, every resend, and the one that fills the window. The sender keeps at most `window`
 frames unacknowledged; a NAK sends it back to the PSN named, and a timeout (no ACK for `timeout`
 seconds while frames are outstanding, the IB local ACK timeout, 4.096 us x 2^t) back to the oldest
 unacknowledged frame, up to `retries` times in a row before it gives up (TransportError).
@@ -182,7 +182,7 @@ class Sender:
         last = index == message.frames - 1
         opcode = (SEND_ONLY if index == 0 else SEND_LAST) if last else (SEND_FIRST if index == 0 else SEND_MIDDLE)
         resend = psn < self.high
-        ask = last or resend or (index + 1) % self.spec.ack_every == 0
+        ask = last or resend or (index + 1) % self.spec.ack_every == 0 or psn + 1 == self.una + self.spec.window
         payload = message.data[index * mtu:(index + 1) * mtu]
         self.nxt = psn + 1
         self.high = max(self.high, self.nxt)

@@ -116,3 +116,13 @@ def test_a_connection_gives_up_after_its_retries():
     pair = Pair(drop={("ab", i) for i in range(1, 10)})  # PSN 0 arrives, unacknowledged: 1 asks for the ACK
     with pytest.raises(TransportError, match=r"QP 5 to 10.0.0.2: PSN 0 unacknowledged after 2 retries of 1 ms"):
         pair.run(b"x" * 1500)
+    assert pair.sender.timeouts == 3
+
+
+def test_the_window_bounds_the_frames_in_flight_and_the_frame_filling_it_asks_for_an_ack():
+    pair = Pair(spec=TransportSpec(mtu=1000, window=2, ack_every=4, timeout=1e-3))
+    pair.run(DATA)
+    round_trip = 2 * FRAME + DELAY + ACK + DELAY  # two frames out, the second's ACK back
+    assert pair.delivered == [(pytest.approx(4 * round_trip + 2 * FRAME + DELAY, abs=1e-15), DATA)]
+    assert (pair.sender.frames_sent, pair.sender.timeouts) == (10, 0)
+    assert [t for t, _f in pair.frames["ab"]][::2] == pytest.approx([k * round_trip for k in range(5)], abs=1e-15)
