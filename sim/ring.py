@@ -24,7 +24,7 @@ from ina.sim.links import wire_bits
 from ina.sim.transport import DATA_OVERHEAD, ROCE, Nic, Sender, TransportSpec, connect
 from ina.topologies.topo import Topology
 
-CHUNK = 1 << 17  # bytes per message: the unit a step forwards as soon as it has it
+CHUNK = 1 << 15  # bytes per message: the unit a step forwards as soon as it has it (NCCL pipelines finer still: LL128 moves 128-byte lines)
 
 
 def chunks(length: int, per_chunk: int) -> list[slice]:

@@ -6,7 +6,7 @@ FIRST/MIDDLE/LAST/ONLY, destination QP, the ack-request bit, a 24-bit packet seq
 the 4-byte ICRC after the payload (left zero). The receiver accepts frames in PSN order only
 (go-back-N, as RC does): an in-order frame is taken, one past a gap is dropped and answered with a
 single NAK (PSN sequence error) naming the PSN it expects, a duplicate is answered with an ACK. It
-ACKs (an ACK frame: base transport header and AETH, 66 bytes) each frame that asks: every
+ACKs (an ACK frame: base transport header and AETH, 62 bytes) each frame that asks: every
 `ack_every`-th frame of a message, its last, every resend, and the one that fills the window. The sender keeps at most `window`
 frames unacknowledged; a NAK sends it back to the PSN named, and a timeout (no ACK for `timeout`
 seconds while frames are outstanding, the IB local ACK timeout, 4.096 us x 2^t) back to the oldest
@@ -39,7 +39,7 @@ ACK_SYNDROME, NAK_SEQUENCE = 0x00, 0x60  # AETH syndromes: ACK; NAK, PSN sequenc
 ACK_REQUEST = 1 << 31
 PSN_MASK = (1 << 24) - 1
 DATA_OVERHEAD = FRAME_HEADERS + BTH.size + len(ICRC)  # 58 bytes of every data frame beyond its payload
-ACK_FRAME = FRAME_HEADERS + BTH.size + AETH.size + len(ICRC)  # 66 bytes
+ACK_FRAME = FRAME_HEADERS + BTH.size + AETH.size + len(ICRC)  # 62 bytes
 _PKEY = 0xFFFF
 _LAST = (SEND_LAST, SEND_ONLY)
 
