@@ -65,8 +65,8 @@ class TransportSpec:
         return max(1, -(-message_bytes // self.mtu))
 
     def acks(self, message_bytes: int) -> int:
-        """ACK frames a message's receiver sends without loss: one per `ack_every` frames and one
-        for the last."""
+        """ACK frames a message's receiver sends without loss while the window never fills: one per
+        `ack_every` frames and one for the last."""
         return -(-self.frames(message_bytes) // self.ack_every)
 
     def wire_bits(self, message_bytes: int) -> tuple[int, int]:
@@ -95,6 +95,11 @@ class Nic:
         self.receivers: dict[int, Receiver] = {}
         self._rotation: deque[Sender] = deque()
         self._pulling = False
+
+    def add_sender(self, sender: "Sender") -> None:
+        """Serve `sender`'s frames, in turn with the others'."""
+        self.senders[sender.qp] = sender
+        self._rotation.append(sender)
 
     def transmit(self, now: float, frame: bytes) -> None:
         start = self.free_at if self.free_at > now else now
@@ -162,8 +167,7 @@ class Sender:
         self._messages: deque[_Message] = deque()  # posted and not wholly acknowledged
         self._deadline = math.inf
         self._tries = 0  # timeouts in a row without progress
-        nic.senders[qp] = self
-        nic._rotation.append(self)
+        nic.add_sender(self)
 
     def post(self, now: float, data: bytes) -> None:
         """Queue a message to send after those before it."""

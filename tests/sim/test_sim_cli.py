@@ -116,8 +116,8 @@ def test_a_topology_file_without_jobs_is_refused_unless_jobs_are_dealt(tmp_path,
 
 
 def test_compare_sets_the_switch_the_ring_and_the_server_side_by_side(tmp_path, capsys):
-    out, report = run(tmp_path, "compare.json", [*SMALL, "--compare", "ring,ps", "--mtu", "1024",
-                                                  "--ring-chunk", "2048"], capsys)
+    argv = [*SMALL, "--compare", "ring,ps", "--mtu", "1024", "--ring-chunk", "2048"]
+    out, report = run(tmp_path, "compare.json", argv, capsys)
     rows = [line.split()[0] for line in out if line.split()[-1:] == ["verified"]]
     assert rows == ["switch", "ring", "ps"]
     assert set(report["compare"]) == {"ring", "ps"} and report["results"]["verified"]
@@ -126,3 +126,15 @@ def test_compare_sets_the_switch_the_ring_and_the_server_side_by_side(tmp_path, 
     assert ring["transport"] == {"mtu": 1024, "window": 64, "ack_every": 8, "timeout": 4.096e-6 * 2 ** 14,
                                  "retries": 7, "chunk_bytes": 2048}
     assert ps["server"]["received"] == 3 * 32 and len(ps["links"]) == 4 and len(ring["links"]) == 3
+
+
+def test_compare_gives_the_same_figures_for_the_same_seed(tmp_path, capsys):
+    argv = [*SMALL, "--compare", "ring,ps", "--mtu", "1024", "--ring-chunk", "2048", "--loss", "0.05", "--seed", "3"]
+    (_out_a, a), (_out_b, b) = run(tmp_path, "a.json", argv, capsys), run(tmp_path, "b.json", argv, capsys)
+    for report in (a, b):
+        report.pop("wall")
+        for method in report["compare"].values():
+            method.pop("wall")
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    assert all(sum(link["up"]["lost"] + link["down"]["lost"] for link in method["links"]) > 0
+               for method in a["compare"].values())
