@@ -6,7 +6,8 @@ in-network aggregation with aggregation on a host over the same topology. It ser
 fixed set of workers, and like the switch takes only UPDATEs that carry the job's epoch, never
 mixes rounds in a sum, answers a retransmission with the RESULT (done) or a STATUS to every
 worker (counted, waiting for others), and refuses a round it cannot start with a STATUS naming
-the round it holds.
+the round it holds. `ServerCore` is that protocol without I/O (a simulated host runs it too);
+`ParameterServer` serves it on a UDP socket.
 """
 
 import socket
@@ -36,17 +37,18 @@ class _Cell:
     sums: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
-class ParameterServer:
-    def __init__(self, job_id: int, n_workers: int, epoch: int, elems: int = 64, bind_ip: str = "",
-                 port: int = UDP_PORT, loss: float = 0.0, seed: int | None = None):
-        self.loss = loss
-        self.rng = np.random.default_rng(seed)
+Address = tuple[str, int]
+
+
+class ServerCore:
+    """The parameter server's protocol without I/O: `handle` takes a datagram and its sender and
+    returns the datagrams to send, each with its address, in order. A UDP socket (ParameterServer)
+    or a simulated host (ina.sim.ps) drives it."""
+
+    def __init__(self, job_id: int, n_workers: int, epoch: int, elems: int = 64):
         self.job_id, self.n_workers, self.epoch, self.elems = job_id, n_workers, epoch, elems
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
-        self.sock.bind((bind_ip, port))
         self.cells: dict[tuple[int, int], _Cell] = {}
-        self.workers: dict[int, tuple[str, int]] = {}
+        self.workers: dict[int, Address] = {}
         self.stats = {"received": 0, "results_sent": 0, "retransmissions_answered": 0, "duplicates": 0,
                       "stale": 0, "refused": 0}
 
@@ -56,16 +58,15 @@ class ParameterServer:
                                 job=self.job_id, index=index, round_=cell.round, exponent=cell.exponent,
                                 count=cell.count, bitmap=cell.bitmap)
 
-    def handle(self, data: bytes, sender: tuple[str, int]) -> None:
+    def handle(self, data: bytes, sender: Address) -> list[tuple[bytes, Address]]:
+        """What to send in answer to `data` from `sender` (nothing, one answer, or one per worker)."""
         if len(data) != HEADER_LEN + 4 * self.elems:
             self.stats["refused"] += 1
-            return
-        if self.loss and self.rng.random() < self.loss:
-            return  # emulated loss on the way in
+            return []
         h = packets.parse_header(data)
         if h.msg_type != MSG_UPDATE or h.job != self.job_id or h.rank >= self.n_workers or h.epoch != self.epoch:
             self.stats["refused"] += 1
-            return
+            return []
         self.stats["received"] += 1
         self.workers[h.rank] = sender
         bit, done = 1 << h.rank, self.n_workers
@@ -74,16 +75,13 @@ class ParameterServer:
             cell = self.cells[h.index, h.pool_set] = _Cell(h.round)  # the set's next use
         elif cell.round != h.round:  # an earlier round, or a later one over a use not done
             self.stats["stale"] += 1
-            self.sock.sendto(self._answer(MSG_STATUS, cell, h.rank, h.index), sender)
-            return
+            return [(self._answer(MSG_STATUS, cell, h.rank, h.index), sender)]
         if cell.bitmap & bit:
             if cell.count == done:
-                self.sock.sendto(self._answer(MSG_RESULT, cell, h.rank, h.index), sender)
                 self.stats["retransmissions_answered"] += 1
-            else:  # to every worker, as the switch multicasts it: a missing one resends now
-                self._to_all(self._answer(MSG_STATUS, cell, h.rank, h.index))
-                self.stats["duplicates"] += 1
-            return
+                return [(self._answer(MSG_RESULT, cell, h.rank, h.index), sender)]
+            self.stats["duplicates"] += 1  # to every worker, as the switch multicasts it: a missing one resends now
+            return self._to_all(self._answer(MSG_STATUS, cell, h.rank, h.index))
         values = packets.values_of(data, self.elems)
         if cell.bitmap == 0:
             cell.sums, cell.count, cell.exponent = values.copy(), 1, h.exponent
@@ -92,14 +90,37 @@ class ParameterServer:
             cell.count += 1
             cell.exponent = max(cell.exponent, h.exponent)
         cell.bitmap |= bit
-        if cell.count == done:
-            self.stats["results_sent"] += self._to_all(self._answer(MSG_RESULT, cell, h.rank, h.index))
+        if cell.count < done:
+            return []
+        answers = self._to_all(self._answer(MSG_RESULT, cell, h.rank, h.index))
+        self.stats["results_sent"] += len(answers)
+        return answers
 
-    def _to_all(self, answer: bytes) -> int:
-        """Send `answer` to every worker heard from so far; returns how many."""
-        for address in self.workers.values():
+    def _to_all(self, answer: bytes) -> list[tuple[bytes, Address]]:
+        """`answer` to every worker heard from so far."""
+        return [(answer, address) for address in self.workers.values()]
+
+
+class ParameterServer(ServerCore):
+    """The server on a UDP socket, optionally losing a share of what arrives (emulated loss)."""
+
+    def __init__(self, job_id: int, n_workers: int, epoch: int, elems: int = 64, bind_ip: str = "",
+                 port: int = UDP_PORT, loss: float = 0.0, seed: int | None = None):
+        super().__init__(job_id, n_workers, epoch, elems)
+        self.loss = loss
+        self.rng = np.random.default_rng(seed)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+        self.sock.bind((bind_ip, port))
+
+    def handle(self, data: bytes, sender: Address) -> list[tuple[bytes, Address]]:
+        """Answer `data` on the socket (unless the emulated loss takes it on the way in)."""
+        if len(data) == HEADER_LEN + 4 * self.elems and self.loss and self.rng.random() < self.loss:
+            return []
+        answers = super().handle(data, sender)
+        for answer, address in answers:
             self.sock.sendto(answer, address)
-        return len(self.workers)
+        return answers
 
     def serve_forever(self) -> None:
         """Serve until `close()` is called."""

@@ -186,13 +186,15 @@ class InProcessSwitch:
     resends were spaced; `record=False` keeps no `sent`, for long runs). `network` has every link's
     counters. Without a `topology` the network is a star whose jobs `add_job` adds; with one, the
     topology's switches, links and jobs (every job's workers with first RTO `timeout`; `jobs` has
-    them). Use it as a context manager, or call close().
+    them). `server` names a topology host the workers send to instead of their aggregator (a host
+    parameter server, whose endpoint `attach` gives it). Use it as a context manager, or call close().
     """
 
     def __init__(self, elems: int = 8, pool_size: int = 256, engine: str = "native", latency: float = 10e-6,
                  loss: Sequence[Callable[[Datagram], bool]] = (), link: LinkSpec | None = None,
                  host: HostSpec = IDEAL_HOST, pipeline: float = 0.0, seed: int = 0, record: bool = True,
-                 trace: bool = False, topology: Topology | None = None, timeout: float = 1e-3):
+                 trace: bool = False, topology: Topology | None = None, timeout: float = 1e-3,
+                 server: str | None = None):
         self.elems, self.loss = elems, list(loss)
         self.link = LinkSpec(delay=latency) if link is None else link
         self.host_spec = host
@@ -207,6 +209,9 @@ class InProcessSwitch:
         self._members: dict[Host, Member] = {}
         self._copies: dict[tuple[str, int, int, int, int], int] = {}  # (direction, job, rank, slot, use) -> sent
         self._servers: dict[str, grpc.Server] = {}  # switch name -> its P4Runtime server
+        self._endpoints: dict[Host, Callable[[float, bytes], None]] = {}  # `attach`ed receivers by host
+        self._host_links: dict[str, Link] = {}  # a topology's host -> its link (host at the `a` end)
+        self._server = server
         self._conn: SwitchConnection | None = None
         compiled = program(elems, pool_size)
         try:
@@ -265,14 +270,16 @@ class InProcessSwitch:
             a, b = nodes[link.a], nodes[link.b]
             links[link.a if link.a in topo.hosts else link.b] = self.network.connect(
                 a, link.ports.get(link.a, 0), b, link.ports.get(link.b, 0), self.link)
+        self._host_links = links
         installed = program_topology(topo.with_grpc({n: self._address(n) for n in topo.switches}),
                                      compiled.bmv2, compiled.p4info)
         entries = {job.job_id: job for jobs in installed.values() for job in jobs}
         for job in topo.jobs:
             installed_job, aggregator = entries[job.id], topo.switches[job.aggregator]
+            target = topo.hosts[self._server] if self._server else aggregator
             self.jobs[job.id] = [self._member(job.id, entry, len(job.workers), installed_job.epoch, job.slots,
                                               job.policy, timeout, MAX_RETRIES, 0.0, links[name],
-                                              (aggregator.mac, aggregator.ip))
+                                              (target.mac, target.ip))
                                  for entry, name in zip(installed_job.workers, job.workers, strict=True)]
 
     def _member(self, job_id: int, entry: WorkerEntry, n_workers: int, epoch: int, window: int, policy: Policy,
@@ -316,6 +323,21 @@ class InProcessSwitch:
                                         max_retries, (delays or {}).get(entry.rank, 0.0), link))
         self.jobs[job_id] = members
         return [m.core for m in members]
+
+    def attach(self, host: str, receive: Callable[[float, bytes], None]) -> Callable[[float, bytes], None]:
+        """An endpoint on a topology's `host` beside (or instead of) its worker core, for a baseline's
+        transport or server: every frame a switch sends to the host that no worker core takes is
+        given to `receive(time, frame)` when it arrives. Returns `send(time, frame)`, which puts a
+        frame on the host's link at `time` (calls in time order) toward its switch."""
+        link = self._host_links[host]
+        self._endpoints[link.a] = receive
+
+        def send(when: float, frame: bytes) -> None:
+            arrival = link.up.send(when, frame)
+            if arrival is not None:
+                self.sim.at(arrival, self._at_switch, link.b, link.b_port, frame)
+
+        return send
 
     def stats(self, switch: str | None = None) -> dict[str, dict[int, dict[str, int]]]:
         """A switch's non-zero counters (the star's, or the named one's), read by the controller
@@ -401,7 +423,13 @@ class InProcessSwitch:
                 continue
             member = self._members.get(far)
             if member is None or not self._addressed_to(member, out_frame):
-                self.stray.append((out_port, out_frame))
+                endpoint = self._endpoints.get(far)
+                if endpoint is None:
+                    self.stray.append((out_port, out_frame))
+                else:
+                    arrival = node.egress[out_port].send(leaves, out_frame)
+                    if arrival is not None:
+                        self.sim.at(arrival, endpoint, out_frame)
                 continue
             payload = out_frame[FRAME_HEADERS:]
             if self._judged and self._lost(RESULT if payload[0] == MSG_RESULT else STATUS, payload, member.rank,

@@ -15,6 +15,7 @@ import concurrent.futures
 import socket
 import struct
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,6 +26,31 @@ HELLO = struct.Struct("!I")  # the connecting (left) neighbour's rank
 
 class RingError(Exception):
     """The ring cannot finish; the message names the neighbour and its address."""
+
+
+class Step(NamedTuple):
+    """One step of a rank's ring schedule: the segment it sends right, the one it receives from the
+    left, and whether it adds what it receives (reduce-scatter) or copies it (all-gather)."""
+
+    send: int
+    recv: int
+    reduce: bool
+
+
+def segment_bounds(size: int, n: int) -> np.ndarray:
+    """Where the n segments of a flat array of `size` elements begin and end (n + 1 offsets, as
+    even as whole elements allow)."""
+    return np.linspace(0, size, n + 1).astype(np.int64)
+
+
+def schedule(rank: int, n: int) -> list[Step]:
+    """Rank `rank`'s 2 (n - 1) steps of a ring of n: n - 1 reduce-scatter steps leave it with the
+    whole sum of segment rank + 1, then n - 1 all-gather steps pass each finished segment on. Each
+    step after the first sends the segment the step before received, so a chunk can be forwarded as
+    soon as it has arrived (the pipelining NCCL does)."""
+    reduce_scatter = [Step((rank - s) % n, (rank - s - 1) % n, True) for s in range(n - 1)]
+    all_gather = [Step((rank + 1 - s) % n, (rank - s) % n, False) for s in range(n - 1)]
+    return reduce_scatter + all_gather
 
 
 class Ring:
@@ -92,15 +118,11 @@ class Ring:
         out = np.array(array, copy=True).reshape(-1)
         if self.n == 1:
             return out.reshape(array.shape)
-        bounds = np.linspace(0, out.size, self.n + 1).astype(np.int64)
+        bounds = segment_bounds(out.size, self.n)
         segments = [out[bounds[i]:bounds[i + 1]] for i in range(self.n)]
         left = (self.rank - 1) % self.n
-        for step in range(self.n - 1):  # reduce-scatter: after it, segment rank + 1 holds the full sum
-            self._exchange(segments[(self.rank - step) % self.n], segments[(self.rank - step - 1) % self.n],
-                           left, reduce=True)
-        for step in range(self.n - 1):  # all-gather: pass each finished segment on
-            self._exchange(segments[(self.rank + 1 - step) % self.n], segments[(self.rank - step) % self.n],
-                           left, reduce=False)
+        for step in schedule(self.rank, self.n):
+            self._exchange(segments[step.send], segments[step.recv], left, step.reduce)
         return out.reshape(array.shape)
 
     def _exchange(self, send: np.ndarray, recv: np.ndarray, left: int, reduce: bool) -> None:

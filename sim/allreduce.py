@@ -54,15 +54,17 @@ class AllReduceConfig:
         """A job's epoch, from the seed: the same seed sends the same bytes."""
         return 1 + (self.seed + job) % EPOCH_MAX
 
-    def topology(self) -> Topology:
+    def topology(self, extra_host: bool = False) -> Topology:
         """The topology with its jobs under this policy and window and with seeded epochs (raises
-        TopologyError naming what is wrong)."""
-        topo = self.plain_topology().with_policy(self.policy)
+        TopologyError naming what is wrong); `extra_host` adds a host beside the workers on the
+        first switch (a parameter server's)."""
+        topo = self.plain_topology(extra_host).with_policy(self.policy)
         return dataclasses.replace(topo, jobs=tuple(dataclasses.replace(j, epoch=self.epoch(j.id)) for j in topo.jobs))
 
-    def plain_topology(self) -> Topology:
+    def plain_topology(self, extra_host: bool = False) -> Topology:
         """The topology as loaded, its jobs dealt and given the window (raises TopologyError)."""
-        return load(self.topo, self.workers if self.is_star else None, self.jobs, slots=self.window)
+        return load(self.topo, self.workers if self.is_star else None, self.jobs, slots=self.window,
+                    extra_host=extra_host)
 
     @property
     def is_star(self) -> bool:
@@ -132,20 +134,36 @@ def window_covers_path(config: AllReduceConfig) -> bool:
     return config.window * serialize >= 2 * serialize + 2 * link.delay + config.pipeline
 
 
+def job_arrays(config: AllReduceConfig, topo: Topology) -> dict[int, list[np.ndarray]]:
+    """Each job's arrays by rank: make_array's for seed + job id, as `ina run` seeds its workers."""
+    return {job.id: [make_array(config.seed + job.id, rank, config.size, config.dtype)
+                     for rank in range(len(job.workers))] for job in topo.jobs}
+
+
+def harness(config: AllReduceConfig, topo: Topology, engine: str = "native", server: str | None = None) -> InProcessSwitch:
+    """The in-process harness for `topo` with the configuration's links, hosts, pipeline and seed
+    (`server`: the host the workers send to instead of their aggregator)."""
+    per_switch = max(sum(j.slots for j in topo.jobs if j.aggregator == s) for s in {j.aggregator for j in topo.jobs})
+    return InProcessSwitch(elems=config.elems, pool_size=max(256, per_switch), engine=engine, link=config.link,
+                           host=config.host, pipeline=config.pipeline, seed=config.seed, record=False,
+                           topology=topo, timeout=config.timeout, server=server)
+
+
 def simulate(config: AllReduceConfig, engine: str = "native", profiler: cProfile.Profile | None = None,
+             server: Callable[[InProcessSwitch, Topology], object] | None = None,
              watch: Callable[[InProcessSwitch], None] | None = None) -> AllReduceResult:
     """Run every job's all-reduce at once (under `profiler`, if given, the simulation alone: not the
     set-up); `watch` sees the harness once it is built, before anything runs (to set channels'
-    taps and traces: sim/output.py); a worker's WorkerError (a slot past its retries) propagates; a
-    topology that cannot be built raises TopologyError."""
+    taps and traces: sim/output.py); a worker's WorkerError (a slot past its retries) propagates; a topology that cannot be
+    built raises TopologyError. With `server` the topology has one more host on its first switch
+    (`Topology.extra_host`), the workers send to it instead of their aggregator, and
+    `server(net, topo)` attaches what answers them there (a parameter server: ina.sim.ps)."""
     started = time.perf_counter()
-    topo = config.topology()
-    arrays = {job.id: [make_array(config.seed + job.id, rank, config.size, config.dtype)
-                       for rank in range(len(job.workers))] for job in topo.jobs}
-    per_switch = max(sum(j.slots for j in topo.jobs if j.aggregator == s) for s in {j.aggregator for j in topo.jobs})
-    with InProcessSwitch(elems=config.elems, pool_size=max(256, per_switch), engine=engine, link=config.link,
-                         host=config.host, pipeline=config.pipeline, seed=config.seed, record=False,
-                         topology=topo, timeout=config.timeout) as net:
+    topo = config.topology(extra_host=server is not None)
+    arrays = job_arrays(config, topo)
+    with harness(config, topo, engine, topo.extra_host) as net:
+        if server:
+            server(net, topo)
         if watch:
             watch(net)
         if profiler:

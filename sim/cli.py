@@ -4,6 +4,7 @@ topologies (a star, the YAML files, fattree:K, leafspine:LxH,S) of simulated lin
 link carried and dropped, and how fast the simulation ran. The same seed gives the same run."""
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -14,7 +15,7 @@ from ina.bench.results import git_revision
 from ina.controller.aggregation import BurstLoss
 from ina.hosts.core import WorkerError
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, Policy
-from ina.sim import output
+from ina.sim import compare, output, ring
 from ina.sim.allreduce import (
     DEFAULT_LINK,
     AllReduceConfig,
@@ -25,6 +26,7 @@ from ina.sim.allreduce import (
 )
 from ina.sim.links import LinkSpec
 from ina.sim.nodes import HostSpec
+from ina.sim.transport import ROCE, TransportError
 from ina.sim.units import format_rate, format_seconds, parse_rate, parse_seconds
 from ina.topologies.topo import TopologyError, is_star
 
@@ -89,6 +91,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int_range(0), default=DEFAULTS.seed, help="the arrays and every link's loss")
     p.add_argument("--json", metavar="FILE", help="write every figure, the configuration, the seed and the git revision")
     output.add_arguments(p)
+    baselines = p.add_argument_group("baselines on the same links (sim/compare.py)")
+    baselines.add_argument("--compare", type=parsed_by(compare.parse_methods), metavar="ring,ps",
+                           help="also run the ring all-reduce over RoCE and/or the host parameter server; print them side by side")
+    baselines.add_argument("--mtu", type=int_choice(compare.MTUS), default=ROCE.mtu,
+                           help=f"the ring's RoCE path MTU, payload bytes per frame (default {ROCE.mtu})")
+    baselines.add_argument("--ring-chunk", type=int_range(1, 1 << 30), default=ring.CHUNK, metavar="BYTES",
+                           help=f"the ring's message size: a step forwards each chunk as it arrives (default {ring.CHUNK})")
     return p
 
 
@@ -161,10 +170,35 @@ def describe(result: AllReduceResult) -> str:
     return "\n".join(lines)
 
 
+def run_compare(p: argparse.ArgumentParser, args: argparse.Namespace, config: AllReduceConfig) -> int:
+    """`--compare`: the switch path and the baselines named, side by side (and in --json)."""
+    problem = compare.refusal(config, args.compare)
+    if problem:
+        p.error(f"argument --compare: {problem}")
+    try:
+        result = compare.compare(config, args.compare, dataclasses.replace(ROCE, mtu=args.mtu), args.ring_chunk)
+    except (WorkerError, TransportError) as err:
+        print(f"ina sim: the all-reduce failed: {err}", file=sys.stderr)
+        return 1
+    print(describe(result.results["switch"]))
+    print()
+    print(compare.describe(result))
+    if args.json:
+        try:
+            Path(args.json).write_text(json.dumps(compare.report(result, git_revision()), indent=2) + "\n")
+        except OSError as err:
+            print(f"ina sim: cannot write {args.json}: {err.strerror}", file=sys.stderr)
+            return 1
+        print(f"wrote {args.json}")
+    return 0 if compare.verified(result) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     p = build_parser()
     args = p.parse_args(argv)
     config = config_from(p, args)
+    if args.compare:
+        return run_compare(p, args, config)
     try:
         result = output.simulate_with_output(config, args)
     except OSError as err:

@@ -47,6 +47,12 @@ SMALL = ["--workers", "3", "--size", "2000", "--rate", "10Gbps", "--delay", "2us
                                          "not a writable directory"),
     (["--pcap", "/proc/1/x"], "argument --pcap: cannot write into /proc/1/x: /proc/1 is not a writable directory"),
     (["--plot", "a\0b"], "argument --plot: expected a directory's path, got 'a\\x00b' (a path has no NUL byte)"),
+    (["--compare", "ring,tree"], "argument --compare: expected a comma-separated list of ring, ps, got 'ring,tree'"),
+    (["--compare", "ps", "--policy", "quorum:2"], "argument --compare: the parameter server runs the sync policy "
+                                                  "only, not quorum:2"),
+    (["--compare", "ring,ps", "--workers", "8", "--jobs", "2"], "argument --compare: the parameter server serves one job"),
+    (["--mtu", "1500"], "argument --mtu: expected one of 256, 512, 1024, 2048, 4096"),
+    (["--ring-chunk", "0"], "argument --ring-chunk: expected an integer in 1..1073741824"),
 ])
 def test_bad_input_is_refused_in_one_line_naming_the_argument(argv, says, capsys):
     with pytest.raises(SystemExit) as exit_:
@@ -148,3 +154,26 @@ def test_a_file_that_cannot_be_written_after_the_run_is_one_line(tmp_path, capsy
     (tmp_path / "plots.json").mkdir()
     assert main([*SMALL, "--plot", str(tmp_path)]) == 1
     assert capsys.readouterr().err == f"ina sim: cannot write {tmp_path / 'plots.json'}: Is a directory\n"
+def test_compare_sets_the_switch_the_ring_and_the_server_side_by_side(tmp_path, capsys):
+    argv = [*SMALL, "--compare", "ring,ps", "--mtu", "1024", "--ring-chunk", "2048"]
+    out, report = run(tmp_path, "compare.json", argv, capsys)
+    rows = [line.split()[0] for line in out if line.split()[-1:] == ["verified"]]
+    assert rows == ["switch", "ring", "ps"]
+    assert set(report["compare"]) == {"ring", "ps"} and report["results"]["verified"]
+    ring, ps = report["compare"]["ring"], report["compare"]["ps"]
+    assert ring["verified"] and ps["verified"] and ring["lossless_bound_s"] > 0 and ps["lossless_bound_s"] is None
+    assert ring["transport"] == {"mtu": 1024, "window": 64, "ack_every": 8, "timeout": 4.096e-6 * 2 ** 14,
+                                 "retries": 7, "chunk_bytes": 2048}
+    assert ps["server"]["received"] == 3 * 32 and len(ps["links"]) == 4 and len(ring["links"]) == 3
+
+
+def test_compare_gives_the_same_figures_for_the_same_seed(tmp_path, capsys):
+    argv = [*SMALL, "--compare", "ring,ps", "--mtu", "1024", "--ring-chunk", "2048", "--loss", "0.05", "--seed", "3"]
+    (_out_a, a), (_out_b, b) = run(tmp_path, "a.json", argv, capsys), run(tmp_path, "b.json", argv, capsys)
+    for report in (a, b):
+        report.pop("wall")
+        for method in report["compare"].values():
+            method.pop("wall")
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    assert all(sum(link["up"]["lost"] + link["down"]["lost"] for link in method["links"]) > 0
+               for method in a["compare"].values())
