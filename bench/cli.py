@@ -241,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ina bench", description=__doc__)
     p.add_argument("what", choices=["compile", "switch", "allreduce", "profile", "train", "stragglers", "sim",
                                     "arbitration", "hostile",
-                                    "p4runtime", "all"])
+                                    "p4runtime", "sim-vs-emulation", "all"])
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="a short sweep (the default; make bench)")
     mode.add_argument("--full", action="store_true", help="every sweep of docs/performance.md")
@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:
         p.error(f"argument --out: cannot create {out}: {err.strerror}")
     sections = {}
-    needs_root = args.what in ("allreduce", "train", "stragglers", "all") or (args.what in ("switch", "profile") and not args.no_veth)
+    needs_root = args.what in ("allreduce", "train", "stragglers", "sim-vs-emulation", "all") or (args.what in ("switch", "profile") and not args.no_veth)
     if needs_root and os.geteuid() != 0:
         print("ina bench: veth and Mininet measurements need root (or use: ina bench switch --no-veth)")
         return 1
@@ -307,6 +307,10 @@ def main(argv: list[str] | None = None) -> int:
 
         sections["sim"] = bench_sim(out, args.reps, args.full)
         sections["sim_fabrics"] = bench_fabrics(out)
+    if args.what in ("sim-vs-emulation", "all"):
+        from ina.bench.sim_vs_emulation import bench_sim_vs_emulation
+
+        sections["sim_vs_emulation"] = bench_sim_vs_emulation(out, args.reps)
     if args.what in ("arbitration", "all"):
         from ina.bench.arbitration import bench_arbitration
 

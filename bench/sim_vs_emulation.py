@@ -1,0 +1,293 @@
+"""`ina bench sim-vs-emulation`: one all-reduce in Mininet and in `ina sim`, side by side (issue 29,
+"Against emulation").
+
+The same 4-worker star, size, E, window, seed and first RTO run twice: in Mininet with every link
+shaped by TCLink to 10 Mbit/s (`ina bench train`'s setting, where the links and not the Python
+workers set the pace), and in the simulator with links of the same rate, no propagation delay (the
+TCLinks have none) and the same queue (Mininet's HTB leaf is a pfifo of the veth's txqueuelen,
+1,000 frames). Per link it prints the aggregation frames each way in both, and the communication
+time (the slowest worker's, from its start to its result) in both with their ratio.
+
+The emulation's frames: the kernel's interface counters of each host link (the host's transmissions
+are the link's up direction, the switch port's its down direction: train/traffic.py's snapshot),
+taken just before the workers start and after they end, minus the frames in that interval that are
+not the protocol's, which a capture on the host's interface filtered to everything but the
+protocol's UDP port counts (tcpdump; ARP and IPv6 from the root namespace's switch ports would be
+such frames). A capture of the protocol's frames themselves would cost the CPU the workers need and
+could drop; the counters cannot.
+
+Two simulated rates: the nominal one, and the one at which a frame takes as long as HTB gives it.
+HTB meters a frame's own bytes (from the destination MAC to the payload's end: 318 at E = 64),
+while the simulator charges the wire's 24 more (preamble, FCS, inter-frame gap: docs/simulation.md),
+so at one nominal rate each simulated frame takes 342/318 = 1.075 times as long.
+
+Methods are pluggable: `SIMULATORS` maps a method to its simulated run. The switch path runs
+sim/allreduce.py's `simulate`; the parameter server runs in emulation (hosts/baseline.py on one more
+host) and gets its simulated side when `ina sim` has one.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ina.bench.results import Progress, summarise, write
+from ina.controller.topology_setup import program_topology
+from ina.p4src.protocol import UDP_PORT
+from ina.sim.allreduce import AllReduceConfig, frame_bytes, simulate
+from ina.sim.links import LinkSpec, wire_bits
+from ina.topologies import clean
+from ina.topologies.net import Network
+from ina.topologies.runner import RunOptions, compile_program, run_workers
+from ina.topologies.topo import Topology, load
+from ina.train import traffic
+
+SIM_RATES = ("nominal", "htb")  # Setup.links' keys
+HTB_QUEUE_FRAMES = 1000  # the pfifo under Mininet's HTB class holds the veth's txqueuelen of frames
+POOL_SIZE = 1024
+OTHER_FRAMES = f"not udp port {UDP_PORT}"  # the capture's filter: every frame that is not the protocol's
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One configuration both runners run: a star of `workers`, one job, `size` int32 per worker."""
+
+    workers: int = 4
+    size: int = 1 << 18
+    elems: int = 64
+    window: int = 64
+    seed: int = 1
+    mbit: float = 10.0  # every link's rate, Mbit/s
+    timeout: float = 0.05  # the workers' first RTO (ina run's)
+
+    def frame_time(self) -> float:
+        """Seconds HTB takes for one aggregation frame: its own bytes at the rate."""
+        return frame_bytes(self.elems) * 8 / (self.mbit * 1e6)
+
+    def links(self) -> dict[str, LinkSpec]:
+        """The simulated links: at the nominal rate, and at the rate whose frame time is HTB's."""
+        queue = HTB_QUEUE_FRAMES * frame_bytes(self.elems)
+        return {"nominal": LinkSpec(rate=self.mbit * 1e6, delay=0.0, queue=queue),
+                "htb": LinkSpec(rate=wire_bits(frame_bytes(self.elems)) / self.frame_time(), delay=0.0, queue=queue)}
+
+
+@dataclass
+class Side:
+    """What one runner measured: per host link (by host name) the protocol's frames (up, down),
+    the communication time, and whether every worker's sum was right."""
+
+    frames: dict[str, tuple[int, int]]
+    communication_s: float
+    verified: bool
+    notes: dict = field(default_factory=dict)  # runner-specific figures (other frames, queue drops, ...)
+
+
+def simulate_switch(setup: Setup, link: LinkSpec) -> Side:
+    """The switch path in `ina sim` (host names are the first part of a star's link names, h1-s1)."""
+    result = simulate(AllReduceConfig(topo="star", workers=setup.workers, jobs=1, size=setup.size, elems=setup.elems,
+                                      window=setup.window, link=link, seed=setup.seed, timeout=setup.timeout))
+    frames = {name.split("-")[0]: (up.frames, down.frames) for name, up, down in result.links}
+    dropped = sum(up.dropped + down.dropped + up.lost + down.lost for _name, up, down in result.links)
+    return Side(frames, result.communication_s, result.verified,
+                {"retransmissions": sum(result.retransmissions), "dropped": dropped})
+
+
+SIMULATORS: dict[str, Callable[[Setup, LinkSpec], Side]] = {"switch": simulate_switch}
+METHODS = ("switch", "ps")  # what emulation runs: in-network aggregation, the host parameter server
+
+
+def topology(method: str, setup: Setup) -> Topology:
+    """The star both runners use; the parameter server gets one more host."""
+    topo = load("star", setup.workers, 1, slots=setup.window, extra_host=method == "ps")
+    return topo.with_link_params({"bw": setup.mbit})
+
+
+def emulate(method: str, setup: Setup, run_dir: Path) -> Side:
+    """One all-reduce in Mininet (root; the caller holds the machine's namespace lock)."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    clean.cleanup()
+    topo = topology(method, setup)
+    bmv2, p4info = compile_program("builtin", setup.elems, POOL_SIZE, run_dir)
+    network = Network(topo, str(run_dir), "builtin", f"emucmp-{os.getpid()}")
+    captures: dict[str, Capture] = {}
+    try:
+        network.start()
+        installed = program_topology(topo, bmv2, p4info)
+        epochs = {job.job_id: job.epoch for jobs in installed.values() for job in jobs}
+        captures = {h: Capture.start(network.host(h), topo.hosts[h].mac, run_dir) for h in topo.hosts}
+        load = os.getloadavg()[0]  # the machine's other work: the emulation shares its cores
+        before, started = traffic.snapshot(network), time.time()
+        reports = run_workers(network, topo, RunOptions(workers=setup.workers, size=setup.size, elems=setup.elems,
+                                                        slots=setup.window, timeout=setup.timeout, seed=setup.seed,
+                                                        baseline=method == "ps"), epochs)
+        counted = traffic.difference(before, traffic.snapshot(network))
+        ended = time.time()
+        others = {h: c.stop(started, ended) for h, c in captures.items()}
+    finally:
+        for c in captures.values():
+            c.kill()
+        network.stop()
+    links = counted["links"]
+    frames = {h: (links[h]["up"]["packets"] - others[h][0], links[h]["down"]["packets"] - others[h][1])
+              for h in topo.hosts}
+    return Side(frames, max(w.get("elapsed_s", 0.0) for w in reports), all(w.get("verified") for w in reports),
+                {"other_frames": {h: list(o) for h, o in others.items() if any(o)},
+                 "queue_drops": sum(w["drops"] for ways in links.values() for w in ways.values()),
+                 **{k: sum(w.get(k, 0) for w in reports) for k in ("retransmissions", "timeouts", "spurious")},
+                 "elapsed_s": [w.get("elapsed_s") for w in reports],
+                 "machine_busy": round(counted["machine_busy_s"] / counted["machine_s"], 3),
+                 "switch_cpu_s": round(counted["switch_cpu_s"], 3), "load_average": load})
+
+
+@dataclass
+class Capture:
+    """tcpdump on one host's interface, keeping the frames that are not the protocol's."""
+
+    proc: subprocess.Popen
+    mac: str
+    path: Path
+
+    @classmethod
+    def start(cls, host, mac: str, run_dir: Path) -> "Capture":
+        """Start it and wait until it listens (tcpdump says so on stderr)."""
+        path = run_dir / f"others-{host.name}.txt"
+        with open(path, "w") as out:
+            proc = host.popen(["tcpdump", "-i", host.defaultIntf().name, "-n", "-e", "-tt", "-l", OTHER_FRAMES],
+                              stdout=out, stderr=subprocess.PIPE, text=True)
+        said = [proc.stderr.readline()]
+        while said[-1] and "listening on" not in said[-1]:
+            said.append(proc.stderr.readline())
+        if not said[-1]:
+            raise RuntimeError(f"tcpdump on {host.name} did not start: {''.join(said).strip()}")
+        return cls(proc, mac, path)
+
+    def stop(self, started: float, ended: float) -> tuple[int, int]:
+        """Stop it; the frames captured between `started` and `ended` (host, switch side) sent up
+        (from the host's MAC) and down. A capture that dropped frames counts nothing exactly."""
+        self.proc.send_signal(signal.SIGINT)
+        summary = self.proc.communicate(timeout=10)[1]
+        dropped = re.search(r"^(\d+) packets dropped by kernel", summary, re.MULTILINE)
+        if dropped is None or int(dropped[1]):
+            raise RuntimeError(f"the capture of other frames dropped some: {summary.strip()}")
+        return other_frames(self.path.read_text(), self.mac, started, ended)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def other_frames(capture: str, mac: str, started: float, ended: float) -> tuple[int, int]:
+    """Frames of a `tcpdump -n -e -tt` listing (`TIME SRC > DST, ...`) from `started` to `ended`:
+    (sent by `mac`, sent to it or anyone else)."""
+    up = down = 0
+    for stamp, src, *_ in (line.split() for line in capture.splitlines() if line.strip()):
+        if started <= float(stamp) <= ended:
+            if src.lower() == mac.lower():
+                up += 1
+            else:
+                down += 1
+    return up, down
+
+
+def compare(method: str, setup: Setup, out: Path, reps: int) -> dict:
+    """`reps` emulated runs and the simulated ones: per link the frames of the last emulated run
+    beside the simulation's (`equal` says whether every emulated run matched them), the times and
+    their ratios (emulation's median over simulation). A flat row: `ina bench`'s summary prints it."""
+    emulated = [emulate(method, setup, out / "runs" / f"{method}-{rep}") for rep in range(reps)]
+    simulator = SIMULATORS.get(method)
+    simulated = {kind: simulator(setup, link) for kind, link in setup.links().items()} if simulator else {}
+    median = summarise([e.communication_s for e in emulated])
+    row = {"method": method, **asdict(setup), "verified": all(e.verified for e in [*emulated, *simulated.values()]),
+           "frames_equal": None, "emulation_s": median}
+    for kind, s in simulated.items():
+        row[f"sim_{kind}_s"] = s.communication_s
+        row[f"sim_{kind}_rate_bps"] = setup.links()[kind].rate
+        row[f"x_{kind}"] = round(median["median"] / s.communication_s, 4)
+    links = []
+    for host in sorted(emulated[-1].frames, key=lambda h: int(h[1:])):
+        link = {"link": host, "emulation": [e.frames[host] for e in emulated]}
+        if simulated:
+            link["simulation"] = simulated["nominal"].frames[host]
+        links.append(link)
+    if simulated:
+        row["frames_equal"] = all(f == link["simulation"] for link in links for f in link["emulation"])
+    row["links"] = links
+    row["emulation_runs"] = [e.notes for e in emulated]
+    row["simulation_runs"] = [{"rate": kind, **s.notes} for kind, s in simulated.items()]
+    return row
+
+
+def bench_sim_vs_emulation(out: Path, reps: int, setup: Setup = Setup(), methods: tuple[str, ...] = METHODS) -> list[dict]:
+    """Every method compared (JSON sim_vs_emulation.json, PNG sim_vs_emulation.png), printed."""
+    progress = Progress(len(methods), "sim-vs-emulation")
+    rows = []
+    for method in methods:
+        rows.append(compare(method, setup, out, reps))
+        progress.step(method)
+    write(out, "sim_vs_emulation", rows)
+    for row in rows:
+        print(describe(row), flush=True)
+    plot(out / "sim_vs_emulation.png", rows)
+    return rows
+
+
+def describe(row: dict) -> str:
+    t = row["emulation_s"]
+    lines = [f"[sim vs emulation] {row['method']}: {row['workers']} workers x {row['size']} int32 (E={row['elems']}, "
+             f"window {row['window']}), {row['mbit']:g} Mbit/s links, {t['reps']} emulated runs; frames per link "
+             "(emulation: its last run)",
+             f"{'link':>6} {'emulation up':>13} {'sim up':>8} {'emulation down':>15} {'sim down':>9}"]
+    for link in row["links"]:
+        up, down = link["emulation"][-1]
+        sim_up, sim_down = link.get("simulation", ("-", "-"))
+        lines.append(f"{link['link']:>6} {up:>13} {sim_up:>8} {down:>15} {sim_down:>9}")
+    lines.append(f"frames equal in every run: {row['frames_equal']}; sums verified: {row['verified']}")
+    lines.append(f"communication: emulation {t['median'] * 1e3:.1f} ms median [{t['min'] * 1e3:.1f}, {t['max'] * 1e3:.1f}]")
+    if row["frames_equal"] is None:
+        lines.append(f"simulation: `ina sim` has no {row['method']} on this branch")
+    for kind in SIM_RATES:
+        if f"x_{kind}" in row:
+            lines.append(f"  sim at {row[f'sim_{kind}_rate_bps'] / 1e6:.4g} Mbit/s ({kind}): "
+                         f"{row[f'sim_{kind}_s'] * 1e3:.1f} ms, emulation / simulation = {row[f'x_{kind}']:.3f}")
+    return "\n".join(lines)
+
+
+def plot(path: Path, rows: list[dict]) -> None:
+    """Per method: frames per link each way in both runners (emulation's last run), and the
+    communication times."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(rows), 2, figsize=(12, 4 * len(rows)), squeeze=False)
+    for (frames_ax, time_ax), row in zip(axes, rows, strict=True):
+        hosts = [link["link"] for link in row["links"]]
+        series = {f"emulation {way}": [link["emulation"][-1][i] for link in row["links"]]
+                  for i, way in enumerate(("up", "down"))}
+        if row["frames_equal"] is not None:
+            series |= {f"simulation {way}": [link["simulation"][i] for link in row["links"]]
+                       for i, way in enumerate(("up", "down"))}
+        width = 0.8 / len(series)
+        for k, (label, values) in enumerate(series.items()):
+            frames_ax.bar([i + (k - (len(series) - 1) / 2) * width for i in range(len(hosts))], values, width, label=label)
+        frames_ax.set_xticks(range(len(hosts)), hosts)
+        frames_ax.set(title=f"{row['method']}: aggregation frames per link", ylabel="frames")
+        frames_ax.legend(fontsize=8)
+        labels, values = ["emulation (median)"], [row["emulation_s"]["median"] * 1e3]
+        for kind in SIM_RATES:
+            if f"x_{kind}" in row:
+                labels.append(f"sim, {kind}\n{row[f'sim_{kind}_rate_bps'] / 1e6:.4g} Mbit/s")
+                values.append(row[f"sim_{kind}_s"] * 1e3)
+        time_ax.bar(labels, values, color=["#3b7dd8", "#d8843b", "#6a9f58"][:len(values)])
+        for i, v in enumerate(values):
+            time_ax.text(i, v, f"{v:,.1f}", ha="center", va="bottom", fontsize=8)
+        time_ax.set(title=f"{row['method']}: communication time", ylabel="ms")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
