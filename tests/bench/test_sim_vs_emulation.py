@@ -6,7 +6,7 @@ import pytest
 
 from ina.bench.sim_vs_emulation import Setup, emulate, other_frames, simulate_switch
 
-MAC = "00:00:00:00:00:01"
+MAC = "0a:bc:00:00:00:01"  # tcpdump prints lower case; a topology may spell it either way
 LISTING = f"""\
 100.000000 {MAC} > ff:ff:ff:ff:ff:ff, ethertype ARP (0x0806), length 42: Request who-has 10.0.0.2
 100.500000 f2:26:e2:47:fe:6c > 33:33:00:00:00:02, ethertype IPv6 (0x86dd), length 70: router solicitation
