@@ -6,7 +6,11 @@ shaped by TCLink to 10 Mbit/s (`ina bench train`'s setting, where the links and 
 workers set the pace), and in the simulator with links of the same rate, no propagation delay (the
 TCLinks have none) and the same queue (Mininet's HTB leaf is a pfifo of the veth's txqueuelen,
 1,000 frames). Per link it prints the aggregation frames each way in both, and the communication
-time (the slowest worker's, from its start to its result) in both with their ratio.
+time (the slowest worker's, from its start to its result) in both with their ratio. The emulation
+times its lossless runs (a worker descheduled past its RTO on a loaded machine resends, and the
+simulation is lossless), and also gives the last worker to start: its workers start up to tens of
+milliseconds apart (a line on each one's stdin), the simulated ones together, and a slot completes
+only when the last worker's packet comes, so the earlier starters' time includes the wait.
 
 The emulation's frames: the kernel's interface counters of each host link (the host's transmissions
 are the link's up direction, the switch port's its down direction: train/traffic.py's snapshot),
@@ -16,10 +20,12 @@ protocol's UDP port counts (tcpdump; ARP and IPv6 from the root namespace's swit
 such frames). A capture of the protocol's frames themselves would cost the CPU the workers need and
 could drop; the counters cannot.
 
-Two simulated rates: the nominal one, and the one at which a frame takes as long as HTB gives it.
-HTB meters a frame's own bytes (from the destination MAC to the payload's end: 318 at E = 64),
-while the simulator charges the wire's 24 more (preamble, FCS, inter-frame gap: docs/simulation.md),
-so at one nominal rate each simulated frame takes 342/318 = 1.075 times as long.
+Three simulated rates: the nominal one; the one at which a frame takes as long as HTB should give
+it (HTB meters a frame's own bytes, from the destination MAC to the payload's end: 318 at E = 64,
+while the simulator charges the wire's 24 more: preamble, FCS, inter-frame gap, docs/simulation.md;
+so at one nominal rate each simulated frame takes 342/318 = 1.075 times as long); and the one at
+which a frame takes as long as a TCLink alone measurably gives it (`htb_frame_time`: a full queue
+between two Mininet hosts, no workers, no switch).
 
 Methods are pluggable: `SIMULATORS` maps a method to its simulated run. The switch path runs
 sim/allreduce.py's `simulate`; the parameter server runs in emulation (hosts/baseline.py on one more
@@ -30,6 +36,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -37,6 +44,7 @@ from pathlib import Path
 
 from ina.bench.results import Progress, summarise, write
 from ina.controller.topology_setup import program_topology
+from ina.hosts.inprocess import FRAME_HEADERS
 from ina.p4src.protocol import UDP_PORT
 from ina.sim.allreduce import AllReduceConfig, frame_bytes, simulate
 from ina.sim.links import LinkSpec, wire_bits
@@ -46,7 +54,7 @@ from ina.topologies.runner import RunOptions, compile_program, run_workers
 from ina.topologies.topo import Topology, load
 from ina.train import traffic
 
-SIM_RATES = ("nominal", "htb")  # Setup.links' keys
+SIM_RATES = ("nominal", "htb", "measured")  # Setup.links' keys
 HTB_QUEUE_FRAMES = 1000  # the pfifo under Mininet's HTB class holds the veth's txqueuelen of frames
 POOL_SIZE = 1024
 OTHER_FRAMES = f"not udp port {UDP_PORT}"  # the capture's filter: every frame that is not the protocol's
@@ -65,14 +73,48 @@ class Setup:
     timeout: float = 0.05  # the workers' first RTO (ina run's)
 
     def frame_time(self) -> float:
-        """Seconds HTB takes for one aggregation frame: its own bytes at the rate."""
+        """Seconds HTB should take for one aggregation frame: its own bytes at the rate."""
         return frame_bytes(self.elems) * 8 / (self.mbit * 1e6)
 
-    def links(self) -> dict[str, LinkSpec]:
-        """The simulated links: at the nominal rate, and at the rate whose frame time is HTB's."""
+    def links(self, measured_frame_time: float | None = None) -> dict[str, LinkSpec]:
+        """The simulated links: at the nominal rate, at the rate whose frame time is what HTB should
+        give, and (when measured: `htb_frame_time`) at the one whose frame time HTB gave."""
         queue = HTB_QUEUE_FRAMES * frame_bytes(self.elems)
+        wire = wire_bits(frame_bytes(self.elems))
+        times = {"htb": self.frame_time(), "measured": measured_frame_time}
         return {"nominal": LinkSpec(rate=self.mbit * 1e6, delay=0.0, queue=queue),
-                "htb": LinkSpec(rate=wire_bits(frame_bytes(self.elems)) / self.frame_time(), delay=0.0, queue=queue)}
+                **{kind: LinkSpec(rate=wire / t, delay=0.0, queue=queue) for kind, t in times.items() if t}}
+
+
+def htb_frame_time(setup: Setup, seconds: float = 3.0) -> float:
+    """Seconds per aggregation frame a TCLink at the setup's rate delivers when its queue never
+    empties: two Mininet hosts on one link, one sending the frames as fast as its socket lets it
+    (blocking on a full queue), the other's interface counting what arrives (root, under the lock)."""
+    from mininet.link import TCLink
+    from mininet.net import Mininet
+
+    clean.cleanup()
+    net = Mininet(topo=None, build=False, controller=None, link=TCLink, autoSetMacs=True)
+    try:
+        sender, receiver = net.addHost("h1", ip="10.77.0.1/24"), net.addHost("h2", ip="10.77.0.2/24")
+        net.addLink(sender, receiver, bw=setup.mbit)
+        net.build()
+        sender.cmd(f"ip neigh replace 10.77.0.2 lladdr {receiver.MAC()} dev {sender.defaultIntf().name} nud permanent")
+        payload = frame_bytes(setup.elems) - FRAME_HEADERS
+        blast = sender.popen([sys.executable, "-c", "import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                              f"while True:\n    s.sendto(bytes({payload}), ('10.77.0.2', {UDP_PORT}))"])
+        try:
+            time.sleep(0.5)  # past HTB's burst
+            counter = f"/sys/class/net/{receiver.defaultIntf().name}/statistics/rx_packets"
+            first, start = int(receiver.cmd(f"cat {counter}")), time.monotonic()
+            time.sleep(seconds)
+            last, end = int(receiver.cmd(f"cat {counter}")), time.monotonic()
+        finally:
+            blast.kill()
+            blast.wait()
+    finally:
+        net.stop()
+    return (end - start) / (last - first)
 
 
 @dataclass
@@ -194,46 +236,57 @@ def other_frames(capture: str, mac: str, started: float, ended: float) -> tuple[
     return up, down
 
 
-def compare(method: str, setup: Setup, out: Path, reps: int) -> dict:
-    """`reps` emulated runs and the simulated ones: per link the frames of the last emulated run
-    beside the simulation's (`equal` says whether every emulated run matched them), the times and
-    their ratios (emulation's median over simulation). A flat row: `ina bench`'s summary prints it."""
+def compare(method: str, setup: Setup, out: Path, reps: int, measured_frame_time: float | None = None) -> dict:
+    """`reps` emulated runs and the simulated ones. Per link the frames of every emulated run beside
+    the simulation's; `frames_equal` says whether every lossless emulated run (no worker resent:
+    the simulation is lossless) matched them. Times: the emulation's median over its lossless runs
+    (over all runs when none was) and its ratio to each simulated time. A flat row: `ina bench`'s
+    summary prints it without its lists."""
     emulated = [emulate(method, setup, out / "runs" / f"{method}-{rep}") for rep in range(reps)]
+    lossless = [e for e in emulated if e.notes["retransmissions"] == 0]
     simulator = SIMULATORS.get(method)
-    simulated = {kind: simulator(setup, link) for kind, link in setup.links().items()} if simulator else {}
-    median = summarise([e.communication_s for e in emulated])
+    links = setup.links(measured_frame_time)
+    simulated = {kind: simulator(setup, link) for kind, link in links.items()} if simulator else {}
+    timed = summarise([e.communication_s for e in lossless or emulated])
+    unskewed = summarise([min(e.notes["elapsed_s"]) for e in lossless or emulated])
     row = {"method": method, **asdict(setup), "verified": all(e.verified for e in [*emulated, *simulated.values()]),
-           "frames_equal": None, "emulation_s": median}
-    for kind, s in simulated.items():
-        row[f"sim_{kind}_s"] = s.communication_s
-        row[f"sim_{kind}_rate_bps"] = setup.links()[kind].rate
-        row[f"x_{kind}"] = round(median["median"] / s.communication_s, 4)
-    links = []
+           "lossless_runs": len(lossless), "frames_equal": None,
+           "emulation_s": summarise([e.communication_s for e in emulated]), "emulation_timed_s": timed,
+           "emulation_last_start_s": unskewed}
+    for kind, sim in simulated.items():
+        row[f"sim_{kind}_s"] = sim.communication_s
+        row[f"sim_{kind}_rate_bps"] = links[kind].rate
+        row[f"x_{kind}"] = round(timed["median"] / sim.communication_s, 4)
+        row[f"x_{kind}_last_start"] = round(unskewed["median"] / sim.communication_s, 4)
+    per_link = []
     for host in sorted(emulated[-1].frames, key=lambda h: int(h[1:])):
         link = {"link": host, "emulation": [e.frames[host] for e in emulated]}
         if simulated:
             link["simulation"] = simulated["nominal"].frames[host]
-        links.append(link)
-    if simulated:
-        row["frames_equal"] = all(f == link["simulation"] for link in links for f in link["emulation"])
-    row["links"] = links
+        per_link.append(link)
+    if simulated and lossless:
+        row["frames_equal"] = all(e.frames[link["link"]] == link["simulation"] for link in per_link for e in lossless)
+    row["links"] = per_link
     row["emulation_runs"] = [e.notes for e in emulated]
-    row["simulation_runs"] = [{"rate": kind, **s.notes} for kind, s in simulated.items()]
+    row["simulation_runs"] = [{"rate": kind, **sim.notes} for kind, sim in simulated.items()]
     return row
 
 
 def bench_sim_vs_emulation(out: Path, reps: int, setup: Setup = Setup(), methods: tuple[str, ...] = METHODS) -> list[dict]:
-    """Every method compared (JSON sim_vs_emulation.json, PNG sim_vs_emulation.png), printed."""
-    progress = Progress(len(methods), "sim-vs-emulation")
+    """HTB's frame time measured, then every method compared: JSON (sim_vs_emulation.json, every
+    run's figures), PNG (sim_vs_emulation.png), printed; returns the rows without their lists."""
+    progress = Progress(1 + len(methods), "sim-vs-emulation")
+    measured = htb_frame_time(setup)
+    progress.step(f"HTB alone: {measured * 1e6:.2f} us per frame")
     rows = []
     for method in methods:
-        rows.append(compare(method, setup, out, reps))
+        rows.append({**compare(method, setup, out, reps, measured), "htb_frame_time_s": measured})
         progress.step(method)
     write(out, "sim_vs_emulation", rows)
     for row in rows:
         print(describe(row), flush=True)
     plot(out / "sim_vs_emulation.png", rows)
-    return rows
+    return [{k: v for k, v in row.items() if not isinstance(v, list)} for row in rows]
 
 
 def describe(row: dict) -> str:
@@ -246,14 +299,22 @@ def describe(row: dict) -> str:
         up, down = link["emulation"][-1]
         sim_up, sim_down = link.get("simulation", ("-", "-"))
         lines.append(f"{link['link']:>6} {up:>13} {sim_up:>8} {down:>15} {sim_down:>9}")
-    lines.append(f"frames equal in every run: {row['frames_equal']}; sums verified: {row['verified']}")
-    lines.append(f"communication: emulation {t['median'] * 1e3:.1f} ms median [{t['min'] * 1e3:.1f}, {t['max'] * 1e3:.1f}]")
+    resent = [n["retransmissions"] for n in row["emulation_runs"]]
+    lines.append(f"frames equal in every lossless run ({row['lossless_runs']} of {len(resent)}; resends per run "
+                 f"{resent}): {row['frames_equal']}; sums verified: {row['verified']}")
+    lines.append(f"HTB alone: {row['htb_frame_time_s'] * 1e6:.2f} us per frame (its rate says "
+                 f"{Setup(**{k: row[k] for k in asdict(Setup())}).frame_time() * 1e6:.2f})")
+    timed = row["emulation_timed_s"]
+    lines.append(f"communication: emulation {t['median'] * 1e3:.1f} ms median [{t['min'] * 1e3:.1f}, {t['max'] * 1e3:.1f}] "
+                 f"over all runs, {timed['median'] * 1e3:.1f} ms over the lossless ones; the last worker to start "
+                 f"{row['emulation_last_start_s']['median'] * 1e3:.1f} ms (the others' time includes their start before it)")
     if row["frames_equal"] is None:
         lines.append(f"simulation: `ina sim` has no {row['method']} on this branch")
     for kind in SIM_RATES:
         if f"x_{kind}" in row:
             lines.append(f"  sim at {row[f'sim_{kind}_rate_bps'] / 1e6:.4g} Mbit/s ({kind}): "
-                         f"{row[f'sim_{kind}_s'] * 1e3:.1f} ms, emulation / simulation = {row[f'x_{kind}']:.3f}")
+                         f"{row[f'sim_{kind}_s'] * 1e3:.1f} ms, emulation / simulation = {row[f'x_{kind}']:.3f} "
+                         f"({row[f'x_{kind}_last_start']:.3f} for the last worker to start)")
     return "\n".join(lines)
 
 
@@ -279,12 +340,12 @@ def plot(path: Path, rows: list[dict]) -> None:
         frames_ax.set_xticks(range(len(hosts)), hosts)
         frames_ax.set(title=f"{row['method']}: aggregation frames per link", ylabel="frames")
         frames_ax.legend(fontsize=8)
-        labels, values = ["emulation (median)"], [row["emulation_s"]["median"] * 1e3]
+        labels, values = ["emulation\n(median, lossless runs)"], [row["emulation_timed_s"]["median"] * 1e3]
         for kind in SIM_RATES:
             if f"x_{kind}" in row:
                 labels.append(f"sim, {kind}\n{row[f'sim_{kind}_rate_bps'] / 1e6:.4g} Mbit/s")
                 values.append(row[f"sim_{kind}_s"] * 1e3)
-        time_ax.bar(labels, values, color=["#3b7dd8", "#d8843b", "#6a9f58"][:len(values)])
+        time_ax.bar(labels, values, color=["#3b7dd8", "#d8843b", "#6a9f58", "#9b59b6"][:len(values)])
         for i, v in enumerate(values):
             time_ax.text(i, v, f"{v:,.1f}", ha="center", va="bottom", fontsize=8)
         time_ax.set(title=f"{row['method']}: communication time", ylabel="ms")
