@@ -2,7 +2,8 @@
 communication time of a replayed model's training iterations (train: switch, ring, parameter server),
 the controller's time to primary while streams flood the P4Runtime port (arbitration), a huge
 pipeline pushed over P4Runtime (hostile: time to answer, memory, Reads meanwhile), what a big
-P4Runtime message costs the switch's server and what real ones weigh (p4runtime).
+P4Runtime message costs the switch's server and what real ones weigh (p4runtime), one all-reduce in
+Mininet and in `ina sim` side by side (sim-vs-emulation: frames per link, times).
 
 Each benchmark repeats, reports median and spread, writes JSON (with the machine and git revision)
 and PNG plots into --out, and a markdown summary (summary.md). Timing never decides pass or fail.

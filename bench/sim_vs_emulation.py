@@ -339,7 +339,7 @@ def plot(path: Path, rows: list[dict]) -> None:
             frames_ax.bar([i + (k - (len(series) - 1) / 2) * width for i in range(len(hosts))], values, width, label=label)
         frames_ax.set_xticks(range(len(hosts)), hosts)
         frames_ax.set(title=f"{row['method']}: aggregation frames per link", ylabel="frames")
-        frames_ax.legend(fontsize=8)
+        frames_ax.legend(fontsize=8, loc="lower center")
         labels, values = ["emulation\n(median, lossless runs)"], [row["emulation_timed_s"]["median"] * 1e3]
         for kind in SIM_RATES:
             if f"x_{kind}" in row:
