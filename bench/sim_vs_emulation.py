@@ -28,8 +28,9 @@ which a frame takes as long as a TCLink alone measurably gives it (`htb_frame_ti
 between two Mininet hosts, no workers, no switch).
 
 Methods are pluggable: `SIMULATORS` maps a method to its simulated run. The switch path runs
-sim/allreduce.py's `simulate`; the parameter server runs in emulation (hosts/baseline.py on one more
-host) and gets its simulated side when `ina sim` has one.
+sim/allreduce.py's `simulate`, the parameter server sim/ps.py's `simulate_ps` (hosts/baseline.py's
+server core on one more host, as emulation runs hosts/baseline.py there); on a tree whose `ina sim`
+has no parameter server the row says so and shows emulation alone.
 """
 
 import os
@@ -46,7 +47,7 @@ from ina.bench.results import Progress, summarise, write
 from ina.controller.topology_setup import program_topology
 from ina.hosts.inprocess import FRAME_HEADERS
 from ina.p4src.protocol import UDP_PORT
-from ina.sim.allreduce import AllReduceConfig, frame_bytes, simulate
+from ina.sim.allreduce import AllReduceConfig, AllReduceResult, frame_bytes, simulate
 from ina.sim.links import LinkSpec, wire_bits
 from ina.topologies import clean
 from ina.topologies.net import Network
@@ -128,17 +129,34 @@ class Side:
     notes: dict = field(default_factory=dict)  # runner-specific figures (other frames, queue drops, ...)
 
 
-def simulate_switch(setup: Setup, link: LinkSpec) -> Side:
-    """The switch path in `ina sim` (host names are the first part of a star's link names, h1-s1)."""
-    result = simulate(AllReduceConfig(topo="star", workers=setup.workers, jobs=1, size=setup.size, elems=setup.elems,
-                                      window=setup.window, link=link, seed=setup.seed, timeout=setup.timeout))
+def sim_config(setup: Setup, link: LinkSpec) -> AllReduceConfig:
+    """The setup as `ina sim` takes it, every link `link`."""
+    return AllReduceConfig(topo="star", workers=setup.workers, jobs=1, size=setup.size, elems=setup.elems,
+                           window=setup.window, link=link, seed=setup.seed, timeout=setup.timeout)
+
+
+def simulated_side(result: AllReduceResult) -> Side:
+    """A simulated run's figures (host names are the first part of a star's link names, h1-s1)."""
     frames = {name.split("-")[0]: (up.frames, down.frames) for name, up, down in result.links}
     dropped = sum(up.dropped + down.dropped + up.lost + down.lost for _name, up, down in result.links)
     return Side(frames, result.communication_s, result.verified,
                 {"retransmissions": sum(result.retransmissions), "dropped": dropped})
 
 
-SIMULATORS: dict[str, Callable[[Setup, LinkSpec], Side]] = {"switch": simulate_switch}
+def simulate_switch(setup: Setup, link: LinkSpec) -> Side:
+    """The switch path in `ina sim`."""
+    return simulated_side(simulate(sim_config(setup, link)))
+
+
+def simulate_ps(setup: Setup, link: LinkSpec) -> Side:
+    """The parameter server in `ina sim` (sim/ps.py: hosts/baseline.py's server core on one more
+    host); ImportError where ina.sim has none (it came with issue 29's baselines)."""
+    from ina.sim.ps import simulate_ps as run_ps
+
+    return simulated_side(run_ps(sim_config(setup, link))[0])
+
+
+SIMULATORS: dict[str, Callable[[Setup, LinkSpec], Side]] = {"switch": simulate_switch, "ps": simulate_ps}
 METHODS = ("switch", "ps")  # what emulation runs: in-network aggregation, the host parameter server
 
 
@@ -244,9 +262,11 @@ def compare(method: str, setup: Setup, out: Path, reps: int, measured_frame_time
     summary prints it without its lists."""
     emulated = [emulate(method, setup, out / "runs" / f"{method}-{rep}") for rep in range(reps)]
     lossless = [e for e in emulated if e.notes["retransmissions"] == 0]
-    simulator = SIMULATORS.get(method)
     links = setup.links(measured_frame_time)
-    simulated = {kind: simulator(setup, link) for kind, link in links.items()} if simulator else {}
+    try:
+        simulated = {kind: SIMULATORS[method](setup, link) for kind, link in links.items()}
+    except ImportError:  # this tree's ina sim lacks the method
+        simulated = {}
     timed = summarise([e.communication_s for e in lossless or emulated])
     unskewed = summarise([min(e.notes["elapsed_s"]) for e in lossless or emulated])
     row = {"method": method, **asdict(setup), "verified": all(e.verified for e in [*emulated, *simulated.values()]),
