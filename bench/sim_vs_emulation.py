@@ -300,7 +300,8 @@ def bench_sim_vs_emulation(out: Path, reps: int, setup: Setup = Setup(), methods
     progress.step(f"HTB alone: {measured * 1e6:.2f} us per frame")
     rows = []
     for method in methods:
-        rows.append({**compare(method, setup, out, reps, measured), "htb_frame_time_s": measured})
+        rows.append({**compare(method, setup, out, reps, measured), "htb_frame_time_s": measured,
+                     "rate_frame_time_s": setup.frame_time()})
         progress.step(method)
     write(out, "sim_vs_emulation", rows)
     for row in rows:
@@ -323,13 +324,14 @@ def describe(row: dict) -> str:
     lines.append(f"frames equal in every lossless run ({row['lossless_runs']} of {len(resent)}; resends per run "
                  f"{resent}): {row['frames_equal']}; sums verified: {row['verified']}")
     lines.append(f"HTB alone: {row['htb_frame_time_s'] * 1e6:.2f} us per frame (its rate says "
-                 f"{Setup(**{k: row[k] for k in asdict(Setup())}).frame_time() * 1e6:.2f})")
+                 f"{row['rate_frame_time_s'] * 1e6:.2f})")
     timed = row["emulation_timed_s"]
     lines.append(f"communication: emulation {t['median'] * 1e3:.1f} ms median [{t['min'] * 1e3:.1f}, {t['max'] * 1e3:.1f}] "
-                 f"over all runs, {timed['median'] * 1e3:.1f} ms over the lossless ones; the last worker to start "
+                 f"over all runs, {timed['median'] * 1e3:.1f} ms over the "
+                 + ("lossless ones" if row["lossless_runs"] else "same (none was lossless)") + "; the last worker to start "
                  f"{row['emulation_last_start_s']['median'] * 1e3:.1f} ms (the others' time includes their start before it)")
-    if row["frames_equal"] is None:
-        lines.append(f"simulation: `ina sim` has no {row['method']} on this branch")
+    if "x_nominal" not in row:
+        lines.append(f"simulation: this tree's `ina sim` has no {row['method']}")
     for kind in SIM_RATES:
         if f"x_{kind}" in row:
             lines.append(f"  sim at {row[f'sim_{kind}_rate_bps'] / 1e6:.4g} Mbit/s ({kind}): "
@@ -351,7 +353,7 @@ def plot(path: Path, rows: list[dict]) -> None:
         hosts = [link["link"] for link in row["links"]]
         series = {f"emulation {way}": [link["emulation"][-1][i] for link in row["links"]]
                   for i, way in enumerate(("up", "down"))}
-        if row["frames_equal"] is not None:
+        if "simulation" in row["links"][0]:
             series |= {f"simulation {way}": [link["simulation"][i] for link in row["links"]]
                        for i, way in enumerate(("up", "down"))}
         width = 0.8 / len(series)
