@@ -33,6 +33,8 @@ server core on one more host, as emulation runs hosts/baseline.py there); on a t
 has no parameter server the row says so and shows emulation alone.
 """
 
+import contextlib
+import json
 import os
 import re
 import signal
@@ -40,12 +42,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from ina.bench.results import Progress, summarise, write
 from ina.controller.topology_setup import program_topology
 from ina.hosts.inprocess import FRAME_HEADERS
+from ina.hosts.ring import PORT as RING_PORT
 from ina.p4src.protocol import UDP_PORT
 from ina.sim.allreduce import AllReduceConfig, AllReduceResult, frame_bytes, simulate
 from ina.sim.links import LinkSpec, wire_bits
@@ -54,11 +57,12 @@ from ina.topologies.net import Network
 from ina.topologies.runner import RunOptions, compile_program, run_workers
 from ina.topologies.topo import Topology, load
 from ina.train import traffic
+from ina.train.traffic import TCP_MSS
 
 SIM_RATES = ("nominal", "htb", "measured")  # Setup.links' keys
 HTB_QUEUE_FRAMES = 1000  # the pfifo under Mininet's HTB class holds the veth's txqueuelen of frames
 POOL_SIZE = 1024
-OTHER_FRAMES = f"not udp port {UDP_PORT}"  # the capture's filter: every frame that is not the protocol's
+PROTOCOL_FRAMES = {"switch": f"udp port {UDP_PORT}", "ps": f"udp port {UDP_PORT}", "ring": f"tcp port {RING_PORT}"}
 
 
 @dataclass(frozen=True)
@@ -156,8 +160,22 @@ def simulate_ps(setup: Setup, link: LinkSpec) -> Side:
     return simulated_side(run_ps(sim_config(setup, link))[0])
 
 
-SIMULATORS: dict[str, Callable[[Setup, LinkSpec], Side]] = {"switch": simulate_switch, "ps": simulate_ps}
-METHODS = ("switch", "ps")  # what emulation runs: in-network aggregation, the host parameter server
+def simulate_ring(setup: Setup, link: LinkSpec) -> Side:
+    """The ring in `ina sim` (sim/ring.py: hosts/ring.py's schedule over RoCE's reliable connection)
+    with what emulation's TCP ring has: a frame's payload of TCP's MSS, and a step's segment sent as
+    one message (hosts/ring.py forwards a segment once it has all of it); ImportError where ina.sim
+    has no ring."""
+    from ina.sim.ring import simulate_ring as run_ring_sim
+    from ina.sim.transport import ROCE
+
+    segment = 4 * -(-setup.size // setup.workers)
+    return simulated_side(run_ring_sim(sim_config(setup, link), replace(ROCE, mtu=TCP_MSS), chunk=segment))
+
+
+SIMULATORS: dict[str, Callable[[Setup, LinkSpec], Side]] = {"switch": simulate_switch, "ps": simulate_ps,
+                                                           "ring": simulate_ring}
+FRAMES_COMPARED = ("switch", "ps")  # the ring's frames are TCP's in emulation, RoCE's in the simulator
+METHODS = ("switch", "ps", "ring")  # in-network aggregation, the host parameter server, the ring over TCP
 
 
 def topology(method: str, setup: Setup) -> Topology:
@@ -178,12 +196,16 @@ def emulate(method: str, setup: Setup, run_dir: Path) -> Side:
         network.start()
         installed = program_topology(topo, bmv2, p4info)
         epochs = {job.job_id: job.epoch for jobs in installed.values() for job in jobs}
-        captures = {h: Capture.start(network.host(h), topo.hosts[h].mac, run_dir) for h in topo.hosts}
+        captures = {h: Capture.start(network.host(h), topo.hosts[h].mac, run_dir, f"not ({PROTOCOL_FRAMES[method]})")
+                    for h in topo.hosts}
         load = os.getloadavg()[0]  # the machine's other work: the emulation shares its cores
         before, started = traffic.snapshot(network), time.time()
-        reports = run_workers(network, topo, RunOptions(workers=setup.workers, size=setup.size, elems=setup.elems,
-                                                        slots=setup.window, timeout=setup.timeout, seed=setup.seed,
-                                                        baseline=method == "ps"), epochs)
+        if method == "ring":
+            reports = run_ring(network, topo, setup)
+        else:
+            reports = run_workers(network, topo, RunOptions(workers=setup.workers, size=setup.size, elems=setup.elems,
+                                                            slots=setup.window, timeout=setup.timeout, seed=setup.seed,
+                                                            baseline=method == "ps"), epochs)
         counted = traffic.difference(before, traffic.snapshot(network))
         ended = time.time()
         others = {h: c.stop(started, ended) for h, c in captures.items()}
@@ -203,6 +225,29 @@ def emulate(method: str, setup: Setup, run_dir: Path) -> Side:
                  "switch_cpu_s": round(counted["switch_cpu_s"], 3), "load_average": load})
 
 
+def run_ring(network: Network, topo: Topology, setup: Setup) -> list[dict]:
+    """hosts/ring.py's all-reduce over TCP between the job's hosts (bench/ring_worker.py on each),
+    all released at once once every one is connected; each one's JSON report."""
+    job = topo.jobs[0]
+    ips = ",".join(topo.hosts[h].ip for h in job.workers)
+    procs = [network.host(h).popen([sys.executable, "-m", "ina.bench.ring_worker", str(rank), ips, str(setup.size),
+                                    str(setup.seed + job.id)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+             for rank, h in enumerate(job.workers)]
+    for proc in procs:  # every rank connected (or failed: its line is empty) ...
+        proc.stdout.readline()
+    for proc in procs:  # ... then all start together
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+    reports = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        lines = out.strip().splitlines()
+        reports.append(json.loads(lines[-1]) if proc.returncode == 0 and lines else {"verified": False, "error": err})
+    return reports
+
+
 @dataclass
 class Capture:
     """tcpdump on one host's interface, keeping the frames that are not the protocol's."""
@@ -212,11 +257,12 @@ class Capture:
     path: Path
 
     @classmethod
-    def start(cls, host, mac: str, run_dir: Path) -> "Capture":
-        """Start it and wait until it listens (tcpdump says so on stderr)."""
+    def start(cls, host, mac: str, run_dir: Path, others: str) -> "Capture":
+        """Start it on the frames the filter `others` takes, and wait until it listens (tcpdump
+        says so on stderr)."""
         path = run_dir / f"others-{host.name}.txt"
         with open(path, "w") as out:
-            proc = host.popen(["tcpdump", "-i", host.defaultIntf().name, "-n", "-e", "-tt", "-l", OTHER_FRAMES],
+            proc = host.popen(["tcpdump", "-i", host.defaultIntf().name, "-n", "-e", "-tt", "-l", others],
                               stdout=out, stderr=subprocess.PIPE, text=True)
         said = [proc.stderr.readline()]
         while said[-1] and "listening on" not in said[-1]:
@@ -284,7 +330,7 @@ def compare(method: str, setup: Setup, out: Path, reps: int, measured_frame_time
         if simulated:
             link["simulation"] = simulated["nominal"].frames[host]
         per_link.append(link)
-    if simulated and lossless:
+    if simulated and lossless and method in FRAMES_COMPARED:
         row["frames_equal"] = all(e.frames[link["link"]] == link["simulation"] for link in per_link for e in lossless)
     row["links"] = per_link
     row["emulation_runs"] = [e.notes for e in emulated]
