@@ -28,9 +28,11 @@ which a frame takes as long as a TCLink alone measurably gives it (`htb_frame_ti
 between two Mininet hosts, no workers, no switch).
 
 Methods are pluggable: `SIMULATORS` maps a method to its simulated run. The switch path runs
-sim/allreduce.py's `simulate`, the parameter server sim/ps.py's `simulate_ps` (hosts/baseline.py's
-server core on one more host, as emulation runs hosts/baseline.py there); on a tree whose `ina sim`
-has no parameter server the row says so and shows emulation alone.
+sim/allreduce.py's `simulate`; the parameter server sim/ps.py's `simulate_ps` (hosts/baseline.py's
+server core on one more host, as emulation runs hosts/baseline.py there); the ring sim/ring.py's
+`simulate_ring` over RoCE (emulation runs hosts/ring.py over TCP: bench/ring_worker.py). On a tree
+whose `ina sim` lacks a method the row says so and shows emulation alone. Frames are compared for
+the switch path and the parameter server; the ring's are TCP's in one and RoCE's in the other.
 """
 
 import contextlib
