@@ -63,8 +63,9 @@ from ina.train.traffic import TCP_MSS
 
 SIM_RATES = ("nominal", "htb", "measured")  # Setup.links' keys
 HTB_QUEUE_FRAMES = 1000  # the pfifo under Mininet's HTB class holds the veth's txqueuelen of frames
-POOL_SIZE = 1024
-PROTOCOL_FRAMES = {"switch": f"udp port {UDP_PORT}", "ps": f"udp port {UDP_PORT}", "ring": f"tcp port {RING_PORT}"}
+POOL_SIZE = 1024  # the switch program's slots (as ina train's): a job's window fits
+PROTOCOL_FRAMES = {  # tcpdump's filter for each method's own frames (the capture counts the others)
+    "switch": f"udp port {UDP_PORT}", "ps": f"udp port {UDP_PORT}", "ring": f"tcp port {RING_PORT}"}
 
 
 @dataclass(frozen=True)
@@ -84,8 +85,10 @@ class Setup:
         return frame_bytes(self.elems) * 8 / (self.mbit * 1e6)
 
     def links(self, measured_frame_time: float | None = None) -> dict[str, LinkSpec]:
-        """The simulated links: at the nominal rate, at the rate whose frame time is what HTB should
-        give, and (when measured: `htb_frame_time`) at the one whose frame time HTB gave."""
+        """The simulated links: at the nominal rate, at the rate whose aggregation frame takes what
+        HTB should give it, and (when measured: `htb_frame_time`) at the one whose frame takes what
+        HTB gave. Queues hold 1,000 aggregation frames' bytes (HTB's hold 1,000 frames of any size;
+        no run here comes near either)."""
         queue = HTB_QUEUE_FRAMES * frame_bytes(self.elems)
         wire = wire_bits(frame_bytes(self.elems))
         times = {"htb": self.frame_time(), "measured": measured_frame_time}
