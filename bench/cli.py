@@ -2,7 +2,8 @@
 communication time of a replayed model's training iterations (train: switch, ring, parameter server),
 the controller's time to primary while streams flood the P4Runtime port (arbitration), a huge
 pipeline pushed over P4Runtime (hostile: time to answer, memory, Reads meanwhile), what a big
-P4Runtime message costs the switch's server and what real ones weigh (p4runtime).
+P4Runtime message costs the switch's server and what real ones weigh (p4runtime), one all-reduce in
+Mininet and in `ina sim` side by side (sim-vs-emulation: frames per link, times).
 
 Each benchmark repeats, reports median and spread, writes JSON (with the machine and git revision)
 and PNG plots into --out, and a markdown summary (summary.md). Timing never decides pass or fail.
@@ -241,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ina bench", description=__doc__)
     p.add_argument("what", choices=["compile", "switch", "allreduce", "profile", "train", "stragglers", "sim",
                                     "arbitration", "hostile",
-                                    "p4runtime", "all"])
+                                    "p4runtime", "sim-vs-emulation", "all"])
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="a short sweep (the default; make bench)")
     mode.add_argument("--full", action="store_true", help="every sweep of docs/performance.md")
@@ -273,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:
         p.error(f"argument --out: cannot create {out}: {err.strerror}")
     sections = {}
-    needs_root = args.what in ("allreduce", "train", "stragglers", "all") or (args.what in ("switch", "profile") and not args.no_veth)
+    needs_root = args.what in ("allreduce", "train", "stragglers", "sim-vs-emulation", "all") or (args.what in ("switch", "profile") and not args.no_veth)
     if needs_root and os.geteuid() != 0:
         print("ina bench: veth and Mininet measurements need root (or use: ina bench switch --no-veth)")
         return 1
@@ -307,6 +308,10 @@ def main(argv: list[str] | None = None) -> int:
 
         sections["sim"] = bench_sim(out, args.reps, args.full)
         sections["sim_fabrics"] = bench_fabrics(out)
+    if args.what in ("sim-vs-emulation", "all"):
+        from ina.bench.sim_vs_emulation import bench_sim_vs_emulation
+
+        sections["sim_vs_emulation"] = bench_sim_vs_emulation(out, args.reps)
     if args.what in ("arbitration", "all"):
         from ina.bench.arbitration import bench_arbitration
 
