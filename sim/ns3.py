@@ -181,8 +181,9 @@ def trains(senders: int, frames: int, size: int, period_ns: int, skew_ns: int) -
 
 
 def paced(senders: int, sizes: tuple[int, ...], gap_ns: int) -> tuple[tuple[int, int, int], ...]:
-    """One frame every `gap_ns`, senders in turn, sizes in turn: a gap longer than a frame's time
-    on the wire never queues."""
+    """One frame every `gap_ns`, senders in turn, sizes in turn: with a gap longer than twice the
+    largest frame's time on the wire (the switch stores a frame whole, then forwards it) no frame
+    waits for another."""
     return tuple((k % senders, 1000 + k * gap_ns, sizes[k % len(sizes)]) for k in range(4 * len(sizes)))
 
 
@@ -190,8 +191,9 @@ GBPS = 10**9
 SCENARIOS = (
     # Every frame alone on the wire: delivery = send + 2 x (serialization + delay); sizes padded
     # (42), minimal (60), the aggregation protocol's (318) and a full MTU (1514).
-    Scenario("uncongested", 4, GBPS, 1000, None, paced(4, (42, 60, 318, 1000, 1514), 15_000)),
-    # 4 senders' bursts of 8 frames of mixed size meet at the bottleneck: 31 frames wait at its peak.
+    Scenario("uncongested", 4, GBPS, 1000, None, paced(4, (42, 60, 318, 1000, 1514), 30_000)),
+    # 4 senders each hand 8 frames to their NIC at once (318, 700, 1000 and 1514 bytes, 113 ns
+    # apart): they queue at the NICs, then again at the bottleneck; the last waits 210 us in all.
     Scenario("queueing", 4, GBPS, 1000, None,
              tuple((i, 1000 + 113 * i, size) for i, size in enumerate((318, 700, 1000, 1514)) for _ in range(8))),
     # 4 senders at 0.9 of the line rate each into a queue of 10 frames of 1000 bytes: the queue
