@@ -73,3 +73,13 @@ def test_ns3_packets_take_the_wire_as_long_as_inas_frames():
     spec.loader.exec_module(script)
     for frame in (42, 59, 60, 61, 318, 1000, 1514):
         assert (script.ns3_payload(frame) + script.PPP_IP_UDP) * 8 == wire_bits(frame)
+
+
+def test_ina_side_delivers_each_lone_frame_after_two_links():
+    """ina's side alone (no ns-3 needed): the switch forwards each frame of the uncongested scenario
+    to the receiver, delivered exactly two serializations and two delays after it was sent."""
+    scenario = SCENARIOS[0]
+    outcome = run_ina(scenario)
+    assert outcome.bottleneck_drops == 0
+    assert [round(t - sent, 6) for (_, sent, _), t in zip(scenario.packets, outcome.delivered_ns, strict=True)] == \
+        [round(unloaded_ns(scenario, size), 6) for _, _, size in scenario.packets]
