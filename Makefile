@@ -6,10 +6,16 @@ WORKERS ?= 4
 TARGET ?= auto
 PYTEST_ARGS ?=
 
-.PHONY: setup run test lint bench bench-full clean
+.PHONY: setup ns3 run test lint bench bench-full clean
 
 setup:
 	@VENV=$(VENV) bash scripts/setup.sh
+
+# ns-3 (requirements-ns3.txt) in $(VENV)-ns3 for tests/sim/test_ns3.py, which skips without it:
+# about 5 minutes and 520 MB, so `make setup` leaves it out; .ci/run installs it. After setup,
+# which installs python3-venv.
+ns3: setup
+	@bash scripts/side_venv.sh $(VENV)-ns3 requirements-ns3.txt ns-3
 
 run: setup
 	$(INA) run --workers $(WORKERS) --target $(TARGET)

@@ -2,7 +2,8 @@
 # Installs what ina needs on a Debian or Ubuntu machine, skipping what is already there:
 # the apt packages Mininet and the network tests use, a virtualenv with the pinned
 # Python dependencies of requirements.txt plus ina itself (editable), and p4runtime-shell's
-# own virtualenv beside it (requirements-shell.txt: it needs an older protobuf than ina).
+# own virtualenv beside it (requirements-shell.txt: it needs an older protobuf than ina;
+# scripts/side_venv.sh, which `make ns3` uses for ns-3's).
 set -eu
 
 VENV="${VENV:-.venv}"
@@ -45,13 +46,4 @@ if [ ! -f "$stamp" ] || [ requirements.txt -nt "$stamp" ] || [ pyproject.toml -n
     touch "$stamp"
 fi
 
-if [ ! -x "$SHELL_VENV/bin/python" ]; then
-    echo "ina setup: creating virtualenv $SHELL_VENV for p4runtime-shell"
-    "$PYTHON" -m venv "$SHELL_VENV"
-fi
-shell_stamp="$SHELL_VENV/.ina-installed"
-if [ ! -f "$shell_stamp" ] || [ requirements-shell.txt -nt "$shell_stamp" ]; then
-    echo "ina setup: installing p4runtime-shell's pinned dependencies into $SHELL_VENV"
-    "$SHELL_VENV/bin/pip" install -q --disable-pip-version-check -r requirements-shell.txt
-    touch "$shell_stamp"
-fi
+PYTHON="$PYTHON" bash scripts/side_venv.sh "$SHELL_VENV" requirements-shell.txt p4runtime-shell
