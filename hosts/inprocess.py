@@ -51,7 +51,7 @@ from ina.controller.aggregation import Aggregation
 from ina.controller.aggregation import Worker as WorkerEntry
 from ina.controller.client import SwitchConnection
 from ina.controller.topology_setup import program_topology
-from ina.hosts.core import AllReduceCore
+from ina.hosts.core import MIN_RTO, AllReduceCore
 from ina.hosts.packets import parse_header
 from ina.p4src import AGGREGATE_P4
 from ina.p4src.protocol import (
@@ -186,14 +186,16 @@ class InProcessSwitch:
     resends were spaced; `record=False` keeps no `sent`, for long runs). `network` has every link's
     counters. Without a `topology` the network is a star whose jobs `add_job` adds; with one, the
     topology's switches, links and jobs (every job's workers with first RTO `timeout`; `jobs` has
-    them). Use it as a context manager, or call close().
+    them). `min_rto` is every worker's RTO floor (hosts/core.py: a host's by default). Use it as a
+    context manager, or call close().
     """
 
     def __init__(self, elems: int = 8, pool_size: int = 256, engine: str = "native", latency: float = 10e-6,
                  loss: Sequence[Callable[[Datagram], bool]] = (), link: LinkSpec | None = None,
                  host: HostSpec = IDEAL_HOST, pipeline: float = 0.0, seed: int = 0, record: bool = True,
-                 trace: bool = False, topology: Topology | None = None, timeout: float = 1e-3):
-        self.elems, self.loss = elems, list(loss)
+                 trace: bool = False, topology: Topology | None = None, timeout: float = 1e-3,
+                 min_rto: float = MIN_RTO):
+        self.elems, self.loss, self.min_rto = elems, list(loss), min_rto
         self.link = LinkSpec(delay=latency) if link is None else link
         self.host_spec = host
         self.sim = Simulator()
@@ -283,7 +285,7 @@ class InProcessSwitch:
         groups = policy.staleness + 1
         group = window // groups
         cores = [AllReduceCore(job_id, entry.rank, n_workers, epoch, self.elems, group, timeout, max_retries,
-                               (switch[1], UDP_PORT), base=g * group) for g in range(groups)]
+                               (switch[1], UDP_PORT), base=g * group, min_rto=self.min_rto) for g in range(groups)]
         member = Member(entry.rank, cores, group, entry, update_frame_header(entry, cores[0].datagram_size, *switch),
                         link.a, link, link.b, link.b_port, delay, timer_at=[math.inf] * groups)
         self._members[link.a] = member
