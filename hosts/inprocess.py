@@ -207,6 +207,9 @@ class InProcessSwitch:
         self._record = record
         self._judged = record or bool(self.loss)  # every datagram numbered (and logged) as it leaves
         self._members: dict[Host, Member] = {}
+        # (host, a frame's Ethernet/IPv4/UDP headers) -> the worker there that takes the frame and
+        # the source its stack reports, or None: the headers decide both, and a run has few
+        self._deliveries: dict[tuple[Host, bytes], tuple[Member, tuple[str, int]] | None] = {}
         self._copies: dict[tuple[str, int, int, int, int], int] = {}  # (direction, job, rank, slot, use) -> sent
         self._servers: dict[str, grpc.Server] = {}  # switch name -> its P4Runtime server
         self._conn: SwitchConnection | None = None
@@ -393,30 +396,37 @@ class InProcessSwitch:
         egress, on to the next switch, or to the worker on that port if it takes it (else it is
         stray)."""
         self.sim.now = when
-        leaves = when + node.pipeline
+        leaves, at, deliveries = when + node.pipeline, self.sim.at, self._deliveries
         for out_port, out_frame in node.process(when, port, frame):
             far = node.peer[out_port]
             if type(far) is SwitchNode:
                 arrival = node.egress[out_port].send(leaves, out_frame)
                 if arrival is not None:
-                    self.sim.at(arrival, self._at_switch, far, node.peer_port[out_port], out_frame)
+                    at(arrival, self._at_switch, far, node.peer_port[out_port], out_frame)
                 continue
-            member = self._members.get(far)
-            if member is None or not self._addressed_to(member, out_frame):
+            key = (far, out_frame[:FRAME_HEADERS])
+            delivery = deliveries[key] if key in deliveries else self._delivery(key)
+            if delivery is None or len(out_frame) < FRAME_HEADERS + HEADER_LEN:
                 self.stray.append((out_port, out_frame))
                 continue
+            member, source = delivery
             payload = out_frame[FRAME_HEADERS:]
             if self._judged and self._lost(RESULT if payload[0] == MSG_RESULT else STATUS, payload, member.rank,
                                            leaves):
                 continue
             arrival = node.egress[out_port].send(leaves, out_frame)
-            if arrival is not None:
-                self.sim.at(arrival, self._at_worker, member, payload, self._source(out_frame))
+            if arrival is not None:  # the worker's host takes it: its CPU has the payload in its turn
+                cpu = member.host.cpu
+                at(arrival, cpu.run, cpu.recv_cost, self._receive, member, payload, source)
 
-    def _at_worker(self, when: float, member: Member, payload: bytes, source: tuple[str, int]) -> None:
-        """A frame reaches a worker's host: its CPU takes the payload in its turn."""
-        cpu = member.host.cpu
-        cpu.run(when, cpu.recv_cost, self._receive, member, payload, source)
+    def _delivery(self, key: tuple[Host, bytes]) -> tuple[Member, tuple[str, int]] | None:
+        """Which worker on the host takes a frame with these headers (if it holds a datagram), and
+        from what source (None: none takes it); remembered in `_deliveries`."""
+        host, headers = key
+        member = self._members.get(host)
+        delivery = (member, self._source(headers)) if member is not None and self._addressed_to(member, headers) else None
+        self._deliveries[key] = delivery
+        return delivery
 
     def _receive(self, now: float, member: Member, payload: bytes, source: tuple[str, int]) -> None:
         self.sim.now = now
@@ -426,12 +436,13 @@ class InProcessSwitch:
         self._transmit(member, core, [] if reply is None else [reply])
 
     @staticmethod
-    def _addressed_to(member: Member, frame: bytes) -> bool:
-        """What the worker's host would take: its MAC, IPv4/UDP to its address and port, no IP options."""
+    def _addressed_to(member: Member, headers: bytes) -> bool:
+        """What the worker's host would take, by a frame's `headers` (FRAME_HEADERS bytes): its MAC,
+        IPv4/UDP to its address and port, no IP options."""
         mac, ip, udp_port = member.address
-        return (len(frame) >= FRAME_HEADERS + HEADER_LEN and frame[:6] == mac and frame[12:14] == _ETH_IPV4
-                and frame[14] == 0x45 and frame[23] == socket.IPPROTO_UDP and frame[30:34] == ip
-                and frame[36:38] == udp_port)
+        return (len(headers) == FRAME_HEADERS and headers[:6] == mac and headers[12:14] == _ETH_IPV4
+                and headers[14] == 0x45 and headers[23] == socket.IPPROTO_UDP and headers[30:34] == ip
+                and headers[36:38] == udp_port)
 
     @staticmethod
     def _source(frame: bytes) -> tuple[str, int]:
