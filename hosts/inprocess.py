@@ -66,7 +66,7 @@ from ina.p4src.protocol import (
 from ina.sim.events import Simulator
 from ina.sim.links import LinkSpec
 from ina.sim.network import Link, Network
-from ina.sim.nodes import IDEAL_HOST, Host, HostSpec, SwitchNode
+from ina.sim.nodes import IDEAL_HOST, Cpu, Host, HostSpec, SwitchNode
 from ina.switch.engine import Switch
 from ina.switch.p4runtime_server import P4RuntimeService, serve
 from ina.topologies.topo import Topology
@@ -394,15 +394,20 @@ class InProcessSwitch:
     def _at_switch(self, when: float, node: SwitchNode, port: int, frame: bytes) -> None:
         """A frame reaches a switch: each frame the program sends goes into its output port's
         egress, on to the next switch, or to the worker on that port if it takes it (else it is
-        stray)."""
+        stray). Copies that reach their workers at one instant, queued one after another (a
+        multicast over like links), are one event running them in that order: nothing can come
+        between events queued in a row for one time, so the run is the same, with fewer events."""
         self.sim.now = when
         leaves, at, deliveries = when + node.pipeline, self.sim.at, self._deliveries
+        batch: list[tuple[Cpu, Member, bytes, tuple[str, int]]] = []
+        batch_at = math.nan  # the arrival of the batch last queued, while nothing was queued after it
         for out_port, out_frame in node.process(when, port, frame):
             far = node.peer[out_port]
             if type(far) is SwitchNode:
                 arrival = node.egress[out_port].send(leaves, out_frame)
                 if arrival is not None:
                     at(arrival, self._at_switch, far, node.peer_port[out_port], out_frame)
+                    batch_at = math.nan
                 continue
             key = (far, out_frame[:FRAME_HEADERS])
             delivery = deliveries[key] if key in deliveries else self._delivery(key)
@@ -415,9 +420,16 @@ class InProcessSwitch:
                                            leaves):
                 continue
             arrival = node.egress[out_port].send(leaves, out_frame)
-            if arrival is not None:  # the worker's host takes it: its CPU has the payload in its turn
-                cpu = member.host.cpu
-                at(arrival, cpu.run, cpu.recv_cost, self._receive, member, payload, source)
+            if arrival == batch_at:
+                batch.append((member.host.cpu, member, payload, source))
+            elif arrival is not None:
+                batch, batch_at = [(member.host.cpu, member, payload, source)], arrival
+                at(arrival, self._at_workers, batch)
+
+    def _at_workers(self, when: float, batch: list[tuple[Cpu, Member, bytes, tuple[str, int]]]) -> None:
+        """Frames reach workers' hosts: each CPU takes its payload in its turn."""
+        for cpu, member, payload, source in batch:
+            cpu.run(when, cpu.recv_cost, self._receive, member, payload, source)
 
     def _delivery(self, key: tuple[Host, bytes]) -> tuple[Member, tuple[str, int]] | None:
         """Which worker on the host takes a frame with these headers (if it holds a datagram), and

@@ -97,6 +97,15 @@ def test_at_100_gbps_the_rto_floor_follows_the_path_so_a_late_loss_costs_microse
     assert lossless_time(config) == pytest.approx(30.044e-6, rel=1e-9)
 
 
+def test_a_multicasts_copies_reaching_their_workers_together_are_one_event():
+    # 4 workers x 16 chunks over like links: 64 UPDATEs reach the switch, and each of the 16
+    # completions multicasts 4 RESULT copies that reach their workers at one instant: one event,
+    # not 4. With the workers' 16 timer events: 96 events for 128 arrivals (144 a copy apiece).
+    result = simulate(AllReduceConfig(workers=4, size=1024))
+    assert (result.arrivals, result.events, result.verified) == (128, 96, True)
+    assert result.communication_s == pytest.approx(lossless_time(AllReduceConfig(workers=4, size=1024)), rel=1e-12)
+
+
 def test_a_small_queue_drops_the_first_window_and_the_workers_recover():
     config = AllReduceConfig(workers=4, size=20000, link=LinkSpec(rate=RATE, delay=1e-6, queue=3000))
     result = simulate(config)
