@@ -51,13 +51,18 @@ Loss recovery (docs/protocol.md, "Worker obligations"):
   (Otherwise, with an RTT of milliseconds, the RTO's floor of 2 min_rtt came before the second
   turn: both workers resent, as timeouts that doubled every slot's RTO.)
   RFC 6298's estimator (its deviation shrinking `window` times slower than it grows: the RFC
-  assumes a sample per RTT, a window gives `window`), at least max(MIN_RTO, RTO_MIN_RTTS x min_rtt)
-  and at most MAX_RTO; `timeout` is the RTO until the first RTT sample. The RTO doubles per
+  assumes a sample per RTT, a window gives `window`), at least max(min_rto, RTO_MIN_RTTS x min_rtt)
+  and at most MAX_RTO. `min_rto` is a host's scheduling noise (MIN_RTO, the default: a kernel or
+  Python worker's timer is late by that much); in virtual time there is none, and the simulator
+  passes 0, so the RTO follows the path (at 100 Gbit/s a round trip is 2 us, a 300 us floor ten
+  times a whole all-reduce); `timeout` is the RTO until the first RTT sample. The RTO doubles per
   timed-out retry of the same packet (the backoff is shared by all slots: the RTO of the path, not
   of a packet) until a fresh RTT sample (Karn's rule: none from a retransmitted use). Only timeouts
   count towards `max_retries`: a RACK resend needs later answers, so the switch is there.
 - Spurious retransmissions: an answer sooner than min_rtt after a slot's resend cannot answer the
-  resend, so the original got through. The core counts it (`Stats.spurious`), takes the original's
+  resend, so the original got through. Sooner by more than SAME_TIME: in virtual time an answer
+  exactly one fastest round trip after the resend is common, and the two times, float sums of the
+  same terms in another order, differ in their last bits. The core counts it (`Stats.spurious`), takes the original's
   RTT as a sample (Eifel: the path got slower), undoes the RTO backoff and widens reo_wnd.
 - Pacing: at most PACE_BURST resends leave at once; the rest follow PACE_BURST per
   srtt * PACE_BURST / window, so after a stall the window is resent over one RTT, not in one burst,
@@ -83,8 +88,10 @@ one after. int32 needs none of that and is summed exactly (with int32 wraparound
 """
 
 import math
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass
+from heapq import heappop as _heappop
+from heapq import heappush as _heappush
 
 import numpy as np
 
@@ -107,8 +114,10 @@ from ina.p4src.protocol import (
 )
 
 MAX_DATAGRAM_ELEMS = (65507 - HEADER_LEN) // 4  # values that fit one UDP datagram over IPv4
-MIN_RTO = 300e-6  # the RTO's floor in seconds, whatever the measured RTT: scheduling noise on a host
+MIN_RTO = 300e-6  # a host's RTO floor in seconds, whatever the measured RTT: its scheduling noise (`min_rto`)
 RTO_MIN_RTTS = 2  # ... and in minimum RTTs: a timeout never fires within the fastest answer seen
+SAME_TIME = 1e-9  # seconds: RTTs closer than this are equal (in virtual time two sums of the same
+# terms in another order differ in their last bits; a host's clock reads no finer than 1 ns)
 MAX_RTO = 2.0
 MAX_BACKOFF = 6  # the RTO doubles per timed-out retry up to 2**6 times
 PROBE_ALLOWANCES = 4  # a counted worker that resent asks once more this many RACK allowances after its STATUS
@@ -199,9 +208,10 @@ class AllReduceCore:
 
     def __init__(self, job_id: int, rank: int, n_workers: int, epoch: int, elems: int, window: int,
                  timeout: float, max_retries: int, switch: tuple[str, int], base: int = 0,
-                 stats: Stats | None = None):
+                 stats: Stats | None = None, min_rto: float = MIN_RTO):
         self.job_id, self.rank, self.n_workers, self.epoch = job_id, rank, n_workers, epoch
         self.elems, self.window, self.timeout, self.max_retries = elems, window, timeout, max_retries
+        self.min_rto = min_rto  # the RTO's floor in seconds beside RTO_MIN_RTTS x min_rtt
         self.switch = switch  # (IPv4 address, UDP port): the only source a RESULT is taken from
         self.base = base  # the job's slot of this core's slot 0: under staleness, its group's first
         self._check_arguments()
@@ -225,7 +235,7 @@ class AllReduceCore:
         # for about an RTT, not forgotten after a few answers.
         self._shrink = 0.25 / window
         self._min_rtt = math.inf
-        self._floor = MIN_RTO  # max(MIN_RTO, RTO_MIN_RTTS * min_rtt)
+        self._floor = min_rto  # max(min_rto, RTO_MIN_RTTS * min_rtt)
         self._rto = timeout
         self._backoff = 0
         self._timer = timeout  # the RTO times 2 ** backoff: how long a slot waits for its timer
@@ -247,6 +257,7 @@ class AllReduceCore:
         check("timeout", self.timeout, math.isfinite(self.timeout) and self.timeout > 0,
               "a finite number of seconds > 0")
         check("max_retries", self.max_retries, self.max_retries >= 0, "0 or more")
+        check("min_rto", self.min_rto, 0 <= self.min_rto <= MAX_RTO, f"0..{MAX_RTO:g} seconds")
         check("switch_port", self.switch[1], 1 <= self.switch[1] <= 0xFFFF, "1..65535")
 
     def start(self, array: np.ndarray, now: float) -> list[bytearray]:
@@ -291,6 +302,7 @@ class AllReduceCore:
         self._blind = [False] * window  # the current use's scale came with a RESULT never had: no sum
         self._status = [0] * window  # a STATUS's bitmap: the switch counted the current use (0: not known)
         self._probe_at = [math.inf] * window  # when that STATUS came, until the one resend it allows
+        self._probing: set[int] = set()  # the slots whose probe_at is set
         self._behind = [False] * window  # the current use left late, after a resent one (see _take)
         self._retries = [0] * window  # resends of each slot's current use (Karn's rule, turns)
         self._timeouts = [0] * window  # ... of which timed out: max_retries bounds these
@@ -298,6 +310,14 @@ class AllReduceCore:
         self._first_sent = [now] * window  # when the current use was first sent (RTT samples)
         self._seq_of = [0] * window  # each slot's latest transmission, in order
         self._unanswered = OrderedDict()  # waiting slots, oldest transmission first
+        # The same waiting transmissions ordered for `expire`, so it finds the due ones without a
+        # scan: those sent after the latest answered one in the order sent, (seq, slot); those sent
+        # before it (RACK's evidence of loss) by class, each class due in the order sent: per turn
+        # position, resent, and counted by a STATUS (a heap of (sent, seq, slot)). Entries of
+        # transmissions answered or superseded since stay until they come first (`_current`).
+        self._order: deque[tuple[int, int]] = deque()
+        self._overtaken = [deque() for _ in range(self.n_workers + 1)]  # per turn position, then resent
+        self._overtaken_counted: list[tuple[float, int, int]] = []
         self._remaining = n_chunks
         self._started = now
         self.finished = False
@@ -345,7 +365,10 @@ class AllReduceCore:
             if bitmap >> self.rank & 1:  # counted: the slot waits for others
                 if not self._status[index] and self._retries[index]:  # its own resend's STATUS
                     self._probe_at[index] = now
+                    self._probing.add(index)
                     self.deadline = min(self.deadline, now + PROBE_ALLOWANCES * self._allowance)
+                if not self._status[index] and self._seq_of[index] < self._rack_seq:
+                    _heappush(self._overtaken_counted, (self._sent_at[index], self._seq_of[index], index))
                 self._status[index] = bitmap
                 stats.statuses += 1
             elif self._latest_copy_lost(index, now):
@@ -365,12 +388,14 @@ class AllReduceCore:
             self._sample(elapsed)
             if seq_of[index] > self._rack_seq and not self._behind[index]:  # RACK: the latest answer and its RTT
                 self._rack_seq = seq_of[index]
+                self._overtake()
                 # ... but at least srtt: a use completes when the last worker's copy arrives, so
                 # the one a worker sends last (it was behind) is answered at once, and that short
                 # time would make its every use in flight look overdue.
                 self._allowance = max(elapsed, self._srtt) + self._reo_wnd
-        elif elapsed < self._min_rtt < math.inf:
-            # Too soon to answer the resend: the original got through.
+        elif elapsed < self._min_rtt - SAME_TIME < math.inf:
+            # Too soon to answer the resend: the original got through. (An answer exactly one
+            # fastest round trip after the resend answers it: no margin, and float rounding decided.)
             self._spurious(now - first_sent[index])
         # A resend's answer moves no RACK state: the switch answers it from a completed set at
         # once, far sooner than a use that waits for every worker, and as the latest answer it
@@ -453,6 +478,7 @@ class AllReduceCore:
         self._retries[index], self._timeouts[index], self._status[index] = 0, 0, 0
         self._sent_at[index] = self._first_sent[index] = now
         self._seq_of[index] = self._sequence = self._sequence + 1
+        self._order.append((self._sequence, index))
         self._unanswered[index] = None
         self.stats.packets_sent += 1
         self._rearm()
@@ -519,7 +545,7 @@ class AllReduceCore:
             srtt = 0.875 * srtt + 0.125 * rtt
         if rtt < self._min_rtt:
             self._min_rtt = rtt
-            self._floor = max(MIN_RTO, RTO_MIN_RTTS * rtt)
+            self._floor = max(self.min_rto, RTO_MIN_RTTS * rtt)
             self._reo_wnd = self._reo_mult * rtt / 4
         rto = srtt + 4 * rttvar
         if rto < self._floor:
@@ -537,51 +563,131 @@ class AllReduceCore:
             self._reo_wnd = self._reo_mult * self._min_rtt / 4
         self._sample(rtt)
 
+    def _current(self, seq: int, index: int, counted: bool | None) -> bool:
+        """Whether transmission `seq` of slot `index` still waits (and, unless `counted` is None,
+        whether a STATUS counted it, as `counted` says)."""
+        return (index in self._unanswered and self._seq_of[index] == seq
+                and (counted is None or bool(self._status[index]) == counted))
+
+    def _overtake(self) -> None:
+        """A later transmission was answered: the waiting ones sent before it join their class."""
+        order, rack_seq, status, seq_of, unanswered = self._order, self._rack_seq, self._status, self._seq_of, self._unanswered
+        while order and order[0][0] <= rack_seq:
+            seq, index = order.popleft()
+            if seq_of[index] == seq and index in unanswered:
+                if status[index]:
+                    _heappush(self._overtaken_counted, (self._sent_at[index], seq, index))
+                elif self._retries[index]:
+                    self._overtaken[-1].append((seq, index))
+                else:
+                    self._overtaken[(self.rank + index) % self.n_workers].append((seq, index))
+
+    def _due(self, index: int) -> tuple[float, bool, bool]:
+        """When slot `index` is due for a resend, whether that is a timeout (else RACK's turn), and
+        whether it is the one ask a STATUS allows (a probe)."""
+        allowance, sent = self._allowance, self._sent_at[index]
+        status = self._status[index]
+        # Its turn (once resent, n allowances): RACK's if a later transmission was answered,
+        # else the RTO's, which never fires before the turn either. A use the switch counted
+        # (a STATUS) needs this worker's resend only if its RESULT was lost: it waits 2n
+        # allowances (the others' turns come late by the skew of their RTTs) and the RTO.
+        position = (self.rank + index) % self.n_workers
+        timed_out = self._seq_of[index] > self._rack_seq
+        if status:
+            due = sent + 2 * self.n_workers * allowance
+        elif self._retries[index]:
+            due = sent + self.n_workers * allowance
+        elif timed_out:
+            due = sent + (1 + position) * allowance
+        else:  # RACK: the first in turn after one allowance, the others two apart (see above)
+            due = sent + (1 + 2 * position) * allowance
+        if timed_out and (due < sent + self._timer or not self._rack_seq):
+            due = sent + self._timer
+        elif status and due < sent + self._rto:
+            due = sent + self._rto
+        # Counted: the STATUS reached the missing workers too, whose resends complete the slot
+        # within an RTT (two, if their last RESULT copy was lost). The worker whose resend the
+        # STATUS answered asks once more PROBE_ALLOWANCES after it (its RESULT copy may be
+        # lost, or their STATUS copy), then by the timer above (a straggler is not pestered).
+        probe_due = self._probe_at[index] + PROBE_ALLOWANCES * allowance
+        if status and probe_due < due:
+            return probe_due, False, True
+        return due, timed_out, False
+
     def expire(self, now: float) -> list[bytearray]:
         """Resend the slots that are due, oldest transmission first: presumed lost by RACK (sent
         before the latest answered one, unanswered after their turn's allowances) or past the RTO.
         At most PACE_BURST leave per call; if more are due, the next deadline is one pacing gap
-        away. Sets the deadline to the next slot's due time."""
-        rto = self._timer
-        retries, sent_at, seq_of, stats = self._retries, self._sent_at, self._seq_of, self.stats
-        rack_seq, allowance, rank, n_workers = self._rack_seq, self._allowance, self.rank, self.n_workers
-        status, probe_at = self._status, self._probe_at
-        out: list[bytearray] = []
-        next_due = math.inf
-        for index in list(self._unanswered):
-            # Its turn (once resent, n allowances): RACK's if a later transmission was answered,
-            # else the RTO's, which never fires before the turn either. A use the switch counted
-            # (a STATUS) needs this worker's resend only if its RESULT was lost: it waits 2n
-            # allowances (the others' turns come late by the skew of their RTTs) and the RTO.
-            position = (rank + index) % n_workers
-            timed_out = seq_of[index] > rack_seq
-            if status[index]:
-                due = sent_at[index] + 2 * n_workers * allowance
-            elif retries[index]:
-                due = sent_at[index] + n_workers * allowance
-            elif timed_out:
-                due = sent_at[index] + (1 + position) * allowance
-            else:  # RACK: the first in turn after one allowance, the others two apart (see above)
-                due = sent_at[index] + (1 + 2 * position) * allowance
-            if timed_out and (due < sent_at[index] + rto or not rack_seq):
-                due = sent_at[index] + rto
-            elif status[index] and due < sent_at[index] + self._rto:
-                due = sent_at[index] + self._rto
-            # Counted: the STATUS reached the missing workers too, whose resends complete the slot
-            # within an RTT (two, if their last RESULT copy was lost). The worker whose resend the
-            # STATUS answered asks once more PROBE_ALLOWANCES after it (its RESULT copy may be
-            # lost, or their STATUS copy), then by the timer above (a straggler is not pestered).
-            probe_due = probe_at[index] + PROBE_ALLOWANCES * allowance
-            probe = status[index] and probe_due < due
-            if probe:
-                due, timed_out = probe_due, False
-            if now < due:
-                if due < next_due:
-                    next_due = due
+        away. Sets the deadline to the next slot's due time.
+
+        No scan of the window (`_order`, `_overtaken`): within a class of waiting transmissions
+        the due times follow the order sent, so each class is read up to its first one not due; of
+        those sent after the latest answered one, each is due no sooner than the RTO after it was
+        sent, so their walk stops at the first whose RTO is past both now and the next deadline
+        found. Only the few slots a STATUS lets ask early (`_probing`) are looked at apart.
+        Resends and the deadline are those of a scan of every waiting slot."""
+        due_now: dict[int, tuple[int, bool, bool]] = {}  # seq -> (slot, timed out, probe)
+        waits: dict[int, float] = {}  # seq -> due: each class's first not due, and all the walk saw
+        unanswered, status, seq_of, current = self._unanswered, self._status, self._seq_of, self._current
+        for queue in self._overtaken:
+            while queue and not current(*queue[0], False):
+                queue.popleft()
+            for seq, index in queue:
+                if index in unanswered and seq_of[index] == seq and not status[index]:
+                    due, timed_out, probe = self._due(index)
+                    if now < due:
+                        waits[seq] = due
+                        break
+                    due_now[seq] = (index, timed_out, probe)
+        counted, taken = self._overtaken_counted, []
+        while counted:
+            _sent, seq, index = counted[0]
+            if not current(seq, index, True):
+                _heappop(counted)
                 continue
-            if len(out) == PACE_BURST:
-                next_due = min(next_due, now + (self._srtt or self._rto) * PACE_BURST / self._window)
+            due, timed_out, probe = self._due(index)
+            if now < due:
+                waits[seq] = due
                 break
+            due_now[seq] = (index, timed_out, probe)
+            taken.append(_heappop(counted))
+        for entry in taken:  # read in order, kept: those not resent now stay due
+            _heappush(counted, entry)
+        order, rto, sent_at = self._order, self._timer, self._sent_at
+        while order and not current(*order[0], None):
+            order.popleft()
+        if len(due_now) <= PACE_BURST:
+            soonest = min(waits.values(), default=math.inf)
+            for seq, index in order:
+                if index in unanswered and seq_of[index] == seq:
+                    earliest = sent_at[index] + rto  # sent after the latest answer: the RTO at least
+                    if now < earliest and soonest <= earliest:
+                        break
+                    due, timed_out, probe = self._due(index)
+                    if now < due:
+                        waits[seq] = due
+                        soonest = min(soonest, due)
+                    else:
+                        due_now[seq] = (index, timed_out, probe)
+        for index in self._probing:
+            seq = seq_of[index]
+            if index in unanswered and seq not in waits and seq not in due_now:
+                due, timed_out, probe = self._due(index)
+                if now < due:
+                    waits[seq] = due
+                else:
+                    due_now[seq] = (index, timed_out, probe)
+        resend = sorted(due_now)
+        if len(resend) > PACE_BURST:  # more are due: the next leave one pacing gap later
+            cut = resend[PACE_BURST]
+            del resend[PACE_BURST:]
+            next_due = min((due for seq, due in waits.items() if seq < cut), default=math.inf)
+            next_due = min(next_due, now + (self._srtt or self._rto) * PACE_BURST / self._window)
+        else:
+            next_due = min(waits.values(), default=math.inf)
+        status, n_workers, stats, out = self._status, self.n_workers, self.stats, []
+        for seq in resend:
+            index, timed_out, probe = due_now[seq]
             if timed_out:
                 self._timeouts[index] += 1
             if self._timeouts[index] > self.max_retries and status[index]:
@@ -604,7 +710,8 @@ class AllReduceCore:
                     self._backoff = min(self._timeouts[index], MAX_BACKOFF)
                     self._timer = self._rto * (1 << self._backoff)
             if probe:
-                probe_at[index] = math.inf
+                self._probe_at[index] = math.inf
+                self._probing.discard(index)
             out.append(self._resend(index, now))
         if out:  # the resent slots' timers, with the backoff they may have raised
             next_due = min(next_due, now + self._timer)
@@ -620,6 +727,7 @@ class AllReduceCore:
         self._sent_at[index] = now
         self._sequence += 1
         self._seq_of[index] = self._sequence
+        self._order.append((self._sequence, index))
         self._unanswered.move_to_end(index)
         return self._pkts[index]
 

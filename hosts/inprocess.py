@@ -51,7 +51,7 @@ from ina.controller.aggregation import Aggregation
 from ina.controller.aggregation import Worker as WorkerEntry
 from ina.controller.client import SwitchConnection
 from ina.controller.topology_setup import program_topology
-from ina.hosts.core import AllReduceCore
+from ina.hosts.core import MIN_RTO, AllReduceCore
 from ina.hosts.packets import parse_header
 from ina.p4src import AGGREGATE_P4
 from ina.p4src.protocol import (
@@ -66,7 +66,7 @@ from ina.p4src.protocol import (
 from ina.sim.events import Simulator
 from ina.sim.links import LinkSpec
 from ina.sim.network import Link, Network
-from ina.sim.nodes import IDEAL_HOST, Host, HostSpec, SwitchNode
+from ina.sim.nodes import IDEAL_HOST, Cpu, Host, HostSpec, SwitchNode
 from ina.switch.engine import Switch
 from ina.switch.p4runtime_server import P4RuntimeService, serve
 from ina.topologies.topo import Topology
@@ -187,15 +187,16 @@ class InProcessSwitch:
     counters. Without a `topology` the network is a star whose jobs `add_job` adds; with one, the
     topology's switches, links and jobs (every job's workers with first RTO `timeout`; `jobs` has
     them). `server` names a topology host the workers send to instead of their aggregator (a host
-    parameter server, whose endpoint `attach` gives it). Use it as a context manager, or call close().
+    parameter server, whose endpoint `attach` gives it). `min_rto` is every worker's RTO floor
+    (hosts/core.py: a host's by default). Use it as a context manager, or call close().
     """
 
     def __init__(self, elems: int = 8, pool_size: int = 256, engine: str = "native", latency: float = 10e-6,
                  loss: Sequence[Callable[[Datagram], bool]] = (), link: LinkSpec | None = None,
                  host: HostSpec = IDEAL_HOST, pipeline: float = 0.0, seed: int = 0, record: bool = True,
                  trace: bool = False, topology: Topology | None = None, timeout: float = 1e-3,
-                 server: str | None = None):
-        self.elems, self.loss = elems, list(loss)
+                 server: str | None = None, min_rto: float = MIN_RTO):
+        self.elems, self.loss, self.min_rto = elems, list(loss), min_rto
         self.link = LinkSpec(delay=latency) if link is None else link
         self.host_spec = host
         self.sim = Simulator()
@@ -207,6 +208,9 @@ class InProcessSwitch:
         self._record = record
         self._judged = record or bool(self.loss)  # every datagram numbered (and logged) as it leaves
         self._members: dict[Host, Member] = {}
+        # (host, a frame's Ethernet/IPv4/UDP headers) -> the worker there that takes the frame and
+        # the source its stack reports, or None: the headers decide both, and a run has few
+        self._deliveries: dict[tuple[Host, bytes], tuple[Member, tuple[str, int]] | None] = {}
         self._copies: dict[tuple[str, int, int, int, int], int] = {}  # (direction, job, rank, slot, use) -> sent
         self._servers: dict[str, grpc.Server] = {}  # switch name -> its P4Runtime server
         self._endpoints: dict[Host, Callable[[float, bytes], None]] = {}  # `attach`ed receivers by host
@@ -290,7 +294,7 @@ class InProcessSwitch:
         groups = policy.staleness + 1
         group = window // groups
         cores = [AllReduceCore(job_id, entry.rank, n_workers, epoch, self.elems, group, timeout, max_retries,
-                               (switch[1], UDP_PORT), base=g * group) for g in range(groups)]
+                               (switch[1], UDP_PORT), base=g * group, min_rto=self.min_rto) for g in range(groups)]
         member = Member(entry.rank, cores, group, entry, update_frame_header(entry, cores[0].datagram_size, *switch),
                         link.a, link, link.b, link.b_port, delay, timer_at=[math.inf] * groups)
         self._members[link.a] = member
@@ -411,38 +415,58 @@ class InProcessSwitch:
     def _at_switch(self, when: float, node: SwitchNode, port: int, frame: bytes) -> None:
         """A frame reaches a switch: each frame the program sends goes into its output port's
         egress, on to the next switch, or to the worker on that port if it takes it (else it is
-        stray)."""
+        stray). Copies that reach their workers at one instant, queued one after another (a
+        multicast over like links), are one event running them in that order: nothing can come
+        between events queued in a row for one time, so the run is the same, with fewer events."""
         self.sim.now = when
-        leaves = when + node.pipeline
+        leaves, at, deliveries = when + node.pipeline, self.sim.at, self._deliveries
+        batch: list[tuple[Cpu, Member, bytes, tuple[str, int]]] = []
+        batch_at = math.nan  # the arrival of the batch last queued, while nothing was queued after it
         for out_port, out_frame in node.process(when, port, frame):
             far = node.peer[out_port]
             if type(far) is SwitchNode:
                 arrival = node.egress[out_port].send(leaves, out_frame)
                 if arrival is not None:
-                    self.sim.at(arrival, self._at_switch, far, node.peer_port[out_port], out_frame)
+                    at(arrival, self._at_switch, far, node.peer_port[out_port], out_frame)
+                    batch_at = math.nan
                 continue
-            member = self._members.get(far)
-            if member is None or not self._addressed_to(member, out_frame):
+            key = (far, out_frame[:FRAME_HEADERS])
+            delivery = deliveries[key] if key in deliveries else self._delivery(key)
+            if delivery is None or len(out_frame) < FRAME_HEADERS + HEADER_LEN:
                 endpoint = self._endpoints.get(far)
                 if endpoint is None:
                     self.stray.append((out_port, out_frame))
                 else:
                     arrival = node.egress[out_port].send(leaves, out_frame)
                     if arrival is not None:
-                        self.sim.at(arrival, endpoint, out_frame)
+                        at(arrival, endpoint, out_frame)
+                        batch_at = math.nan
                 continue
+            member, source = delivery
             payload = out_frame[FRAME_HEADERS:]
             if self._judged and self._lost(RESULT if payload[0] == MSG_RESULT else STATUS, payload, member.rank,
                                            leaves):
                 continue
             arrival = node.egress[out_port].send(leaves, out_frame)
-            if arrival is not None:
-                self.sim.at(arrival, self._at_worker, member, payload, self._source(out_frame))
+            if arrival == batch_at:
+                batch.append((member.host.cpu, member, payload, source))
+            elif arrival is not None:
+                batch, batch_at = [(member.host.cpu, member, payload, source)], arrival
+                at(arrival, self._at_workers, batch)
 
-    def _at_worker(self, when: float, member: Member, payload: bytes, source: tuple[str, int]) -> None:
-        """A frame reaches a worker's host: its CPU takes the payload in its turn."""
-        cpu = member.host.cpu
-        cpu.run(when, cpu.recv_cost, self._receive, member, payload, source)
+    def _at_workers(self, when: float, batch: list[tuple[Cpu, Member, bytes, tuple[str, int]]]) -> None:
+        """Frames reach workers' hosts: each CPU takes its payload in its turn."""
+        for cpu, member, payload, source in batch:
+            cpu.run(when, cpu.recv_cost, self._receive, member, payload, source)
+
+    def _delivery(self, key: tuple[Host, bytes]) -> tuple[Member, tuple[str, int]] | None:
+        """Which worker on the host takes a frame with these headers (if it holds a datagram), and
+        from what source (None: none takes it); remembered in `_deliveries`."""
+        host, headers = key
+        member = self._members.get(host)
+        delivery = (member, self._source(headers)) if member is not None and self._addressed_to(member, headers) else None
+        self._deliveries[key] = delivery
+        return delivery
 
     def _receive(self, now: float, member: Member, payload: bytes, source: tuple[str, int]) -> None:
         self.sim.now = now
@@ -452,12 +476,13 @@ class InProcessSwitch:
         self._transmit(member, core, [] if reply is None else [reply])
 
     @staticmethod
-    def _addressed_to(member: Member, frame: bytes) -> bool:
-        """What the worker's host would take: its MAC, IPv4/UDP to its address and port, no IP options."""
+    def _addressed_to(member: Member, headers: bytes) -> bool:
+        """What the worker's host would take, by a frame's `headers` (FRAME_HEADERS bytes): its MAC,
+        IPv4/UDP to its address and port, no IP options."""
         mac, ip, udp_port = member.address
-        return (len(frame) >= FRAME_HEADERS + HEADER_LEN and frame[:6] == mac and frame[12:14] == _ETH_IPV4
-                and frame[14] == 0x45 and frame[23] == socket.IPPROTO_UDP and frame[30:34] == ip
-                and frame[36:38] == udp_port)
+        return (len(headers) == FRAME_HEADERS and headers[:6] == mac and headers[12:14] == _ETH_IPV4
+                and headers[14] == 0x45 and headers[23] == socket.IPPROTO_UDP and headers[30:34] == ip
+                and headers[36:38] == udp_port)
 
     @staticmethod
     def _source(frame: bytes) -> tuple[str, int]:

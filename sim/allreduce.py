@@ -34,7 +34,8 @@ class AllReduceConfig:
     """One simulated all-reduce per job: on topology `topo` (star: of `workers` hosts) its workers,
     dealt into `jobs` jobs, each reduce `size` elements of `dtype` (make_array's arrays for seed +
     job id, as `ina run`), E = `elems` per packet, `window` slots, under `policy`, over `link`s with
-    `host`s and switches adding `pipeline` seconds per frame; `timeout` is the workers' first RTO."""
+    `host`s and switches adding `pipeline` seconds per frame; `timeout` is the workers' first RTO and
+    `min_rto` their RTO's floor beside 2 min_rtt (0: the path's alone; a host's is MIN_RTO)."""
 
     topo: str = "star"
     workers: int = 8
@@ -49,6 +50,7 @@ class AllReduceConfig:
     pipeline: float = 0.0
     seed: int = 1
     timeout: float = 1e-3
+    min_rto: float = 0.0  # the workers' RTO floor beside 2 min_rtt: no host's scheduling noise in virtual time
 
     def epoch(self, job: int) -> int:
         """A job's epoch, from the seed: the same seed sends the same bytes."""
@@ -146,7 +148,7 @@ def harness(config: AllReduceConfig, topo: Topology, engine: str = "native", ser
     per_switch = max(sum(j.slots for j in topo.jobs if j.aggregator == s) for s in {j.aggregator for j in topo.jobs})
     return InProcessSwitch(elems=config.elems, pool_size=max(256, per_switch), engine=engine, link=config.link,
                            host=config.host, pipeline=config.pipeline, seed=config.seed, record=False,
-                           topology=topo, timeout=config.timeout, server=server)
+                           topology=topo, timeout=config.timeout, server=server, min_rto=config.min_rto)
 
 
 def simulate(config: AllReduceConfig, engine: str = "native", profiler: cProfile.Profile | None = None,
@@ -199,7 +201,8 @@ def report(result: AllReduceResult, git: str) -> dict:
     return {
         "config": {"topo": config.topo, "jobs": config.jobs, "workers": len(result.workers), "size": config.size, "dtype": config.dtype, "elems": config.elems,
                    "window": config.window, "policy": str(config.policy), "link": _finite(link),
-                   "host": _finite(asdict(config.host)), "pipeline_s": config.pipeline, "timeout_s": config.timeout},
+                   "host": _finite(asdict(config.host)), "pipeline_s": config.pipeline, "timeout_s": config.timeout,
+                   "min_rto_s": config.min_rto},
         "seed": config.seed,
         "git": git,
         "results": {

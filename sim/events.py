@@ -34,7 +34,12 @@ class Simulator:
     def run(self, until: Callable[[], bool] | None = None) -> None:
         """Run events in order until `until()` holds (checked before each) or none is left."""
         queue = self._queue
-        while queue and not (until and until()):
+        if until is None:
+            while queue:
+                time, _sequence, handler, args = _pop(queue)
+                handler(time, *args)
+            return
+        while queue and not until():
             time, _sequence, handler, args = _pop(queue)
             handler(time, *args)
 

@@ -118,8 +118,8 @@ class ChannelStats:
 class Channel:
     """The egress port of one end of a link and the link's direction away from it."""
 
-    __slots__ = ("_busy_until", "_loss", "_waiting", "capacity", "delay", "ecn", "name", "queued", "rate",
-                 "stats", "tap", "trace")
+    __slots__ = ("_busy_until", "_loss", "_serialization", "_waiting", "capacity", "delay", "ecn", "name", "queued",
+                 "rate", "stats", "tap", "trace")
 
     def __init__(self, name: str, rate: float, delay: float, capacity: float = math.inf,
                  ecn: float | None = None, loss: UniformLoss | GilbertElliottLoss | None = None,
@@ -130,6 +130,7 @@ class Channel:
         self.queued = 0  # frame bytes waiting for the wire
         self._waiting: deque[tuple[float, int]] = deque()  # (start of serialization, frame bytes), FIFO
         self._busy_until = -math.inf  # when the last frame queued leaves the wire
+        self._serialization: dict[int, float] = {}  # frame length -> wire_bits / rate: a run has few lengths
         self.trace: list[tuple[float, int]] | None = [] if trace else None  # (time, bytes queued) per change
         self.tap: Callable[[float, bytes | bytearray], None] | None = None  # tap(start, frame) per frame on the wire
 
@@ -156,7 +157,10 @@ class Channel:
                 stats.peak_queue = self.queued
             if self.trace is not None:
                 self.trace.append((now, self.queued))
-        finish = start + wire_bits(size) / self.rate
+        serialization = self._serialization.get(size)
+        if serialization is None:
+            serialization = self._serialization[size] = wire_bits(size) / self.rate
+        finish = start + serialization
         self._busy_until = finish
         stats.frames += 1
         stats.bytes += size

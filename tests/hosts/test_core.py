@@ -4,7 +4,7 @@ datagrams and deadlines out. No socket, no switch, no clock: every time here is 
 import numpy as np
 import pytest
 
-from ina.hosts.core import PACE_BURST, AllReduceCore, WorkerError
+from ina.hosts.core import MIN_RTO, PACE_BURST, AllReduceCore, WorkerError
 from ina.p4src.protocol import HEADER, HEADER_LEN, MSG_RESULT, MSG_STATUS, MSG_UPDATE, pool_field
 
 SWITCH = ("10.0.0.254", 0xBEE0)
@@ -69,6 +69,34 @@ def test_the_rto_follows_the_rtt_above_its_floor():
     [slot_0, _] = core.start(ARRAY, now=0.0)
     core.receive(answer(bytes(slot_0)), SWITCH, now=20e-6)
     assert core.deadline == pytest.approx(300e-6)  # 20 + 4 * 10 us is below the floor of 300 us
+
+
+def test_the_rto_floor_beside_two_min_rtts_is_a_parameter():
+    # The same 20 us answer: RTO = 20 + 4 * 10 = 60 us. A host's floor (MIN_RTO, 300 us) holds it
+    # above scheduling noise; in virtual time the path's alone (min_rto = 0) lets it follow the RTT.
+    for min_rto, rto in ((MIN_RTO, 300e-6), (100e-6, 100e-6), (0.0, 60e-6)):
+        core = AllReduceCore(3, 1, 2, EPOCH, elems=2, window=2, timeout=0.2, max_retries=12, switch=SWITCH,
+                             min_rto=min_rto)
+        [slot_0, _] = core.start(ARRAY, now=0.0)
+        core.receive(answer(bytes(slot_0)), SWITCH, now=20e-6)
+        assert core.deadline == pytest.approx(rto)
+    with pytest.raises(ValueError, match=r"min_rto = -1e-06: expected 0..2 seconds"):
+        AllReduceCore(3, 1, 2, EPOCH, elems=2, window=2, timeout=0.2, max_retries=12, switch=SWITCH, min_rto=-1e-6)
+
+
+def test_an_answer_one_fastest_round_trip_after_a_resend_answers_the_resend():
+    # min_rtt 2.05472 us (sent at 1 us, answered at 3.05472 us: a 100 Gbit/s round trip). Slot 1
+    # times out and is resent at 301 us; its answer comes exactly min_rtt later, but 301 us +
+    # 2.05472 us - 301 us is 2.0547199999999734 us in floats, one rounding below min_rtt. Not
+    # sooner than the path allows: it answers the resend, no spurious resend, no 300 us RTT sample.
+    core = make_core(timeout=1e-3)
+    [slot_0, slot_1] = [bytes(p) for p in core.start(ARRAY, now=1e-6)]
+    core.receive(answer(slot_0), SWITCH, now=3.05472e-6)
+    assert core.deadline == 301e-6
+    assert [bytes(p) for p in core.expire(301e-6)] == [slot_1]
+    core.receive(answer(slot_1), SWITCH, now=301e-6 + 2.05472e-6)
+    assert (core.stats.spurious, core.stats.timeouts) == (0, 1)
+    assert core._srtt == 3.05472e-6 - 1e-6  # the first answer's alone: a resend's answer is no sample (Karn)
 
 
 def test_the_rtt_deviation_shrinks_per_window_of_answers_not_per_answer():

@@ -2,13 +2,14 @@
 for every rank, several jobs at once, and exact retransmission counts for chosen losses."""
 
 import contextlib
+import math
 from collections import Counter
 
 import numpy as np
 import pytest
 
 from ina.hosts.cli import make_array, verify
-from ina.hosts.core import PACE_BURST, WorkerError
+from ina.hosts.core import MIN_RTO, PACE_BURST, AllReduceCore, WorkerError
 from ina.hosts.inprocess import RESULT, STATUS, UPDATE, Datagram, Drop, InProcessSwitch, RandomLoss
 from ina.p4src.protocol import Policy
 
@@ -403,3 +404,49 @@ def test_a_worker_two_calls_behind_under_a_quorum_takes_every_sum_the_others_had
             if dtype == "int32":
                 assert np.array_equal(first, np.sum(calls[call][:3], axis=0, dtype=np.int32))
         assert cores[3].stats.packets_sent == 0 and cores[3].stats.held == net.stats()["jobs"][0]["completed"]
+
+
+def scan(core: AllReduceCore, now: float) -> tuple[list[int], float]:
+    """What `expire` must resend at `now` and the deadline it must set, by a scan of every waiting
+    slot in transmission order with the core's own `_due` (what expire did before its index)."""
+    due, waits = [], []
+    for index in core._unanswered:
+        when, _timed_out, _probe = core._due(index)
+        if when <= now:
+            due.append(index)
+        else:
+            waits.append((core._seq_of[index], when))
+    if len(due) > PACE_BURST:
+        cut = core._seq_of[due[PACE_BURST]]
+        gap = (core._srtt or core._rto) * PACE_BURST / core._window
+        return due[:PACE_BURST], min([when for seq, when in waits if seq < cut] + [now + gap])
+    return due, min((when for _seq, when in waits), default=math.inf)
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("seed", [3, 4])
+def test_expire_resends_and_rearms_exactly_as_a_scan_of_every_waiting_slot(monkeypatch, seed, fuzz_cases):
+    # Heavy seeded loss on 8 workers and windows of 16 and 4 (under staleness 3), and 20% loss
+    # with the RTO's floor the path's alone: stalls left behind answered slots (RACK by turn),
+    # resends (n allowances), STATUS-counted slots (2n, probes; at 20%, more due at once than
+    # PACE_BURST lets leave), timeouts and paced bursts. Every expire call is checked against the scan.
+    calls = Counter()
+    expire = AllReduceCore.expire
+
+    def checked(core: AllReduceCore, now: float) -> list[bytearray]:
+        want, deadline = scan(core, now)
+        pkts = [core._pkts[index] for index in want]
+        out = expire(core, now)
+        assert out == pkts and [id(p) for p in out] == [id(p) for p in pkts]
+        assert core.deadline == (min(deadline, now + core._timer) if out else deadline)
+        calls["resent" if out else "idle"] += 1
+        return out
+
+    monkeypatch.setattr(AllReduceCore, "expire", checked)
+    for policy, loss, min_rto in ((Policy(), 0.08, MIN_RTO), (Policy(staleness=3), 0.08, MIN_RTO), (Policy(), 0.2, 0.0)):
+        with InProcessSwitch(elems=8, loss=[RandomLoss(loss, loss, seed)], record=False, min_rto=min_rto) as net:
+            net.add_job(0, 8, window=16, timeout=1e-3, policy=policy)
+            arrays = [make_array(seed, rank, 2000 * fuzz_cases(1), "int32") for rank in range(8)]
+            results = net.allreduce({0: arrays})[0]
+            assert all(np.array_equal(r, np.sum(arrays, axis=0, dtype=np.int32)) for r in results)
+    assert calls["resent"] > 50 and calls["idle"] > 50

@@ -84,6 +84,28 @@ def test_losses_on_the_links_are_recovered_and_every_sum_stays_exact(loss):
     assert all(np.array_equal(got, expected(config)) for got in result.results)
 
 
+def test_at_100_gbps_the_rto_floor_follows_the_path_so_a_late_loss_costs_microseconds():
+    # 8 workers x 65,536 int32, 1% loss on every link, seed 1: 30.044 us without loss. With a host's
+    # RTO floor (MIN_RTO = 300 us) the two workers that lose something of their last slots wait
+    # 300 us for it, one twice (the resend lost too): 950.8 us. With the path's floor (2 min_rtt,
+    # the simulator's default) the RTO follows the measured RTT: the slowest finishes at 94.1 us.
+    link = LinkSpec(rate=100e9, delay=1e-6, queue=1 << 20, loss=0.01)
+    config = AllReduceConfig(workers=8, size=65536, link=link)
+    result = simulate(config)
+    assert config.min_rto == 0.0 and result.verified and sum(result.retransmissions) == 280
+    assert result.communication_s == pytest.approx(94.130877291024e-6, rel=1e-9)
+    assert lossless_time(config) == pytest.approx(30.044e-6, rel=1e-9)
+
+
+def test_a_multicasts_copies_reaching_their_workers_together_are_one_event():
+    # 4 workers x 16 chunks over like links: 64 UPDATEs reach the switch, and each of the 16
+    # completions multicasts 4 RESULT copies that reach their workers at one instant: one event,
+    # not 4. With the workers' 16 timer events: 96 events for 128 arrivals (144 a copy apiece).
+    result = simulate(AllReduceConfig(workers=4, size=1024))
+    assert (result.arrivals, result.events, result.verified) == (128, 96, True)
+    assert result.communication_s == pytest.approx(lossless_time(AllReduceConfig(workers=4, size=1024)), rel=1e-12)
+
+
 def test_a_small_queue_drops_the_first_window_and_the_workers_recover():
     config = AllReduceConfig(workers=4, size=20000, link=LinkSpec(rate=RATE, delay=1e-6, queue=3000))
     result = simulate(config)
@@ -109,5 +131,6 @@ def test_the_report_has_every_figure_and_keeps_the_wall_clock_apart():
     assert data["config"]["link"]["loss"] == {"burst": {"loss_good": 0, "loss_bad": 0.5, "p_gb": 0.1, "p_bg": 0.5}}
     assert data["config"]["host"]["nic_rate"] is None  # unlimited: JSON has no infinity
     assert (data["seed"], data["git"]) == (1, "abc1234")
+    assert (data["config"]["timeout_s"], data["config"]["min_rto_s"]) == (1e-3, 0.0)
     assert set(data["wall"]) == {"setup_s", "run_s", "arrivals_per_s"}
     assert [link["link"] for link in data["results"]["links"]] == ["h1-s1", "h2-s1"]

@@ -34,15 +34,21 @@ def test_received_packets_wait_their_turn_and_each_send_costs_its_time():
                    ("timer", c, [c + 0.5e-6])]  # came during c's receive: it waited for it
 
 
-class FakeSwitch:
-    def __init__(self):
-        self.clock = None
-
-    def set_clock(self, us):
-        self.clock = us
-
+class FakeBackend:
     def process(self, port, frame):
         return [(port + 1, frame), (port + 2, frame)]
+
+
+class FakeSwitch:
+    def __init__(self):
+        self.clocks = []
+        self.pipeline = FakeBackend()
+
+    def set_clock(self, us):
+        self.clocks.append(us)
+
+    def process(self, port, frame):  # the facade: only without a program
+        return []
 
 
 def test_a_switch_node_sets_the_switch_clock_to_the_arrival_in_microseconds():
@@ -51,5 +57,9 @@ def test_a_switch_node_sets_the_switch_clock_to_the_arrival_in_microseconds():
     switch = FakeSwitch()
     node = SwitchNode("s1", switch, threading.Lock(), pipeline=300e-9)
     assert node.process(0.0012344, 3, b"x") == [(4, b"x"), (5, b"x")]
-    assert switch.clock == 1234
+    assert node.process(0.00123436, 3, b"y") == [(4, b"y"), (5, b"y")]  # the same microsecond
+    assert node.process(0.0012351, 7, b"z") == [(8, b"z"), (9, b"z")]
+    assert switch.clocks == [1234, 1235]  # set when the microsecond changes, as nothing else sets it
+    switch.pipeline = None
+    assert node.process(0.0012362, 3, b"x") == [] and switch.clocks == [1234, 1235, 1236]
     assert len(node.egress) == 512 and node.pipeline == 300e-9
