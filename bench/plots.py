@@ -21,10 +21,14 @@ def bars(path: Path, title: str, labels: list[str], values: list[float], ylabel:
     return path
 
 
-def lines(path: Path, title: str, xlabel: str, ylabel: str, series: dict[str, tuple[list, list]]) -> Path:
+def lines(path: Path, title: str, xlabel: str, ylabel: str, series: dict[str, tuple[list, list]],
+          bottom: float | None = None) -> Path:
+    """One line per series; `bottom` fixes the y axis's lower end (0: a flat line looks flat)."""
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, (xs, ys) in series.items():
         ax.plot(xs, ys, marker="o", label=name)
+    if bottom is not None:
+        ax.set_ylim(bottom=bottom)
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

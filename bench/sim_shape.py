@@ -106,9 +106,9 @@ def plot(out: Path, rows: list[dict], line_rate: float) -> None:
     xs = sorted({r["workers"] for r in shape})
     series["payload at line rate"] = (xs, [line_rate / 1e9] * len(xs))
     plots.lines(out / "sim_shape_goodput.png", "ina sim: goodput per worker against workers (100 Gbit/s, one job)",
-                "workers", "goodput per worker, median (Gbit/s)", series)
+                "workers", "goodput per worker, median (Gbit/s)", series, bottom=0)
     policy = [r for r in rows if r["sweep"] == "policy" and "error" not in r]
     plots.bars(out / "sim_shape_policies.png",
                f"ina sim: {POLICY_WORKERS} workers, {STRAGGLER.host}'s NIC {STRAGGLER.factor:g}x slower: "
-               "median worker's all-reduce", [r["point"].replace(", ", "\n") for r in policy],
+               "median worker's all-reduce", [r["point"].replace(", ", "\n").replace(":", ":\n") for r in policy],
                [r["time_us_median"] for r in policy], "microseconds (simulated)")

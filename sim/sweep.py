@@ -177,7 +177,7 @@ def plot(path: Path, grid: Sequence[Point], reports: Sequence[dict], grid_axes: 
         xs.append(x_of[point.labels[x_axis.name]])
         ys.append(median_goodput(rep) / 1e9)
     return plots.lines(path, f"ina sim: goodput per worker against {x_axis.name}", x_axis.name,
-                       "goodput per worker, median (Gbit/s)", series)
+                       "goodput per worker, median (Gbit/s)", series, bottom=0)
 
 
 def dask_address(text: str) -> str:

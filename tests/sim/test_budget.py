@@ -56,6 +56,7 @@ def test_a_machine_too_small_at_any_size_says_so():
 
 def test_ina_sim_refuses_a_run_above_the_available_memory_before_anything_runs(capsys, monkeypatch):
     monkeypatch.setattr(budget, "available", lambda: 1e9)
+    monkeypatch.setattr("ina.sim.cli.simulate", lambda config: pytest.fail("ran"))
     with pytest.raises(SystemExit) as exit_:
         main(["--workers", "32", "--size", "100000000"])
     err = capsys.readouterr().err.strip().splitlines()

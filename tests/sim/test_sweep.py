@@ -2,6 +2,7 @@
 figures from this process, a pool of processes and a Dask cluster; the table, JSON and plot."""
 
 import json
+from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
@@ -85,9 +86,19 @@ def test_the_grid_runs_every_point_and_prints_a_line_for_each(tmp_path, capsys):
     assert out[5] == f"wrote {tmp_path / 'grid.json'}"
 
 
-def test_the_same_seed_gives_the_same_figures_in_processes_as_in_this_one(tmp_path, capsys):
+def test_the_same_seed_gives_the_same_figures_in_processes_as_in_this_one(tmp_path, capsys, monkeypatch):
+    pools = []
+
+    class Pool(ProcessPoolExecutor):
+        def __init__(self, workers, **kwargs):
+            pools.append(workers)
+            super().__init__(workers, **kwargs)
+
+    monkeypatch.setattr(sweep, "ProcessPoolExecutor", Pool)
     _out, here = run(tmp_path, "here.json", [*GRID, "--parallel", "1", "--loss", "0.02", "--seed", "5"], capsys)
+    assert pools == []
     _out, pool = run(tmp_path, "pool.json", [*GRID, "--parallel", "2", "--loss", "0.02", "--seed", "5"], capsys)
+    assert pools == [2]
     assert without_wall(here) == without_wall(pool)
     assert sum(sum(p["results"]["retransmissions"]) for p in here["points"]) > 0  # the loss reached every executor
 
@@ -98,6 +109,7 @@ def test_the_same_seed_gives_the_same_figures_on_a_dask_cluster(tmp_path, capsys
     _out, here = run(tmp_path, "here.json", [*argv, "--parallel", "1"], capsys)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         _out, remote = run(tmp_path, "dask.json", [*argv, "--dask", cluster.scheduler_address], capsys)
+        assert cluster.scheduler.task_prefixes["run_point"].state_counts["memory"] == 2  # the cluster ran both
     assert without_wall(here) == without_wall(remote)
 
 
@@ -111,14 +123,14 @@ def test_an_unreachable_dask_scheduler_fails_in_one_line(capsys, monkeypatch):
 
 def test_the_plot_has_a_line_per_combination_of_the_other_axes(tmp_path, capsys, monkeypatch):
     drawn = {}
-    monkeypatch.setattr(plots, "lines", lambda path, title, xlabel, ylabel, series: drawn.update(
-        path=path, title=title, xlabel=xlabel, ylabel=ylabel, series=series) or path)
+    monkeypatch.setattr(plots, "lines", lambda path, title, xlabel, ylabel, series, bottom: drawn.update(
+        path=path, title=title, xlabel=xlabel, ylabel=ylabel, series=series, bottom=bottom) or path)
     _out, report = run(tmp_path, "plot.json", [*GRID, "--parallel", "1", "--sweep-plot", str(tmp_path / "p.png")],
                        capsys)
     goodput = [sorted(p["results"]["goodput_bps"])[len(p["results"]["goodput_bps"]) // 2] / 1e9
                for p in report["points"]]
     assert drawn == {"path": tmp_path / "p.png", "title": "ina sim: goodput per worker against workers",
-                     "xlabel": "workers", "ylabel": "goodput per worker, median (Gbit/s)",
+                     "xlabel": "workers", "ylabel": "goodput per worker, median (Gbit/s)", "bottom": 0,
                      "series": {"policy=sync": ([2, 3], [goodput[0], goodput[2]]),
                                 "policy=quorum:2": ([2, 3], [goodput[1], goodput[3]])}}
 
