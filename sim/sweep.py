@@ -116,15 +116,25 @@ def run_point(config: AllReduceConfig, git: str) -> dict:
         return {"error": f"the all-reduce failed: {err}"}
 
 
+class ClusterError(Exception):
+    """The Dask cluster could not run a point (not a failed all-reduce: that is the point's report)."""
+
+
 def run(grid: Sequence[Point], git: str, parallel: int = 1, dask: str | None = None) -> list[dict]:
     """Each point's report, in the grid's order: on the Dask scheduler at `dask`, else on `parallel`
-    local processes (1: in this one). Raises OSError when the scheduler cannot be reached."""
+    local processes (1: in this one). Raises OSError when the scheduler cannot be reached,
+    ClusterError when its workers fail."""
     configs = [point.config for point in grid]
     if dask:
         from distributed import Client
 
-        with Client(dask, timeout=DASK_TIMEOUT_S) as client:
-            return client.gather(client.map(run_point, configs, git=git, pure=False))
+        try:
+            with Client(dask, timeout=DASK_TIMEOUT_S) as client:
+                return client.gather(client.map(run_point, configs, git=git, pure=False))
+        except OSError:
+            raise
+        except Exception as err:  # a worker's failure comes back as whatever it raised there (ina not installed...)
+            raise ClusterError(f"{type(err).__name__}: {err}") from err
     if parallel == 1 or len(configs) == 1:
         return [run_point(config, git) for config in configs]
     with ProcessPoolExecutor(min(parallel, len(configs)), mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -225,6 +235,9 @@ def command(p: argparse.ArgumentParser, args: argparse.Namespace,
         reports = run(grid, git_revision(), parallel, args.dask)
     except OSError as err:
         print(f"ina sim: cannot reach the Dask scheduler at {args.dask}: {err}", file=sys.stderr)
+        return 1
+    except ClusterError as err:
+        print(f"ina sim: the Dask cluster at {args.dask} could not run the points: {err}", file=sys.stderr)
         return 1
     print(table(grid, reports))
     written = []

@@ -121,6 +121,21 @@ def test_an_unreachable_dask_scheduler_fails_in_one_line(capsys, monkeypatch):
     assert len(err) == 1 and err[0].startswith("ina sim: cannot reach the Dask scheduler at tcp://127.0.0.1:9: ")
 
 
+def test_a_cluster_whose_workers_fail_is_reported_in_one_line(capsys, monkeypatch):
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (the extra dask)")
+
+    def missing(config, git):  # as a worker without ina fails to load the task
+        raise ModuleNotFoundError("No module named 'ina'")
+
+    monkeypatch.setattr(sweep, "run_point", missing)
+    with distributed.LocalCluster(n_workers=1, processes=False, protocol="tcp://", dashboard_address=None) as cluster:
+        assert main([*SMALL, "--sweep", "workers=2", "--dask", cluster.scheduler_address]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (f"ina sim: the Dask cluster at {cluster.scheduler_address} could not run the points: "
+                       "ModuleNotFoundError: No module named 'ina'")
+    assert not [line for line in err if "Traceback" in line]
+
+
 def test_the_plot_has_a_line_per_combination_of_the_other_axes(tmp_path, capsys, monkeypatch):
     drawn = {}
     monkeypatch.setattr(plots, "lines", lambda path, title, xlabel, ylabel, series, bottom: drawn.update(
