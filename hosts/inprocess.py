@@ -180,8 +180,9 @@ class InProcessSwitch:
     `engine` is the Switch's ("native" or "python"). Every worker's link is `link` (ina.sim.links:
     rate, delay, queue, ECN threshold, loss, seeded from `seed`), or, without one, of unlimited
     rate with `latency` virtual seconds one way: every hop then takes exactly `latency`. `host` is
-    every worker host's NIC rate and CPU costs (`hosts` names a topology's hosts that differ), `pipeline` the switch's per-frame latency. `loss`
-    rules drop a datagram when any of them returns True (`dropped` lists what they dropped; `sent`
+    every worker host's NIC rate and CPU costs (`hosts`: a topology's hosts that differ, by name),
+    `pipeline` the switch's per-frame latency. `loss` rules drop a datagram when any of them returns
+    True (`dropped` lists what they dropped; `sent`
     every datagram with the virtual time it left, so tests can tell when a loss was repaired and how
     resends were spaced; `record=False` keeps no `sent`, for long runs). `network` has every link's
     counters. Without a `topology` the network is a star whose jobs `add_job` adds; with one, the
