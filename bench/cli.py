@@ -240,7 +240,7 @@ MAX_SECONDS = 3600.0  # measuring time per configuration, likewise
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ina bench", description=__doc__)
-    p.add_argument("what", choices=["compile", "switch", "allreduce", "profile", "train", "stragglers", "sim",
+    p.add_argument("what", choices=["compile", "switch", "allreduce", "profile", "train", "stragglers", "sim", "sim-shape",
                                     "arbitration", "hostile",
                                     "p4runtime", "sim-vs-emulation", "all"])
     mode = p.add_mutually_exclusive_group()
@@ -312,6 +312,10 @@ def main(argv: list[str] | None = None) -> int:
         from ina.bench.sim_vs_emulation import bench_sim_vs_emulation
 
         sections["sim_vs_emulation"] = bench_sim_vs_emulation(out, args.reps)
+    if args.what in ("sim-shape", "all"):
+        from ina.bench.sim_shape import bench_sim_shape
+
+        sections["sim_shape"] = bench_sim_shape(out, args.full)
     if args.what in ("arbitration", "all"):
         from ina.bench.arbitration import bench_arbitration
 

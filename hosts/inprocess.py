@@ -39,7 +39,7 @@ import random
 import socket
 import struct
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -180,8 +180,9 @@ class InProcessSwitch:
     `engine` is the Switch's ("native" or "python"). Every worker's link is `link` (ina.sim.links:
     rate, delay, queue, ECN threshold, loss, seeded from `seed`), or, without one, of unlimited
     rate with `latency` virtual seconds one way: every hop then takes exactly `latency`. `host` is
-    every worker host's NIC rate and CPU costs, `pipeline` the switch's per-frame latency. `loss`
-    rules drop a datagram when any of them returns True (`dropped` lists what they dropped; `sent`
+    every worker host's NIC rate and CPU costs (`hosts`: a topology's hosts that differ, by name),
+    `pipeline` the switch's per-frame latency. `loss` rules drop a datagram when any of them returns
+    True (`dropped` lists what they dropped; `sent`
     every datagram with the virtual time it left, so tests can tell when a loss was repaired and how
     resends were spaced; `record=False` keeps no `sent`, for long runs). `network` has every link's
     counters. Without a `topology` the network is a star whose jobs `add_job` adds; with one, the
@@ -195,10 +196,11 @@ class InProcessSwitch:
                  loss: Sequence[Callable[[Datagram], bool]] = (), link: LinkSpec | None = None,
                  host: HostSpec = IDEAL_HOST, pipeline: float = 0.0, seed: int = 0, record: bool = True,
                  trace: bool = False, topology: Topology | None = None, timeout: float = 1e-3,
-                 server: str | None = None, min_rto: float = MIN_RTO):
+                 server: str | None = None, min_rto: float = MIN_RTO, hosts: Mapping[str, HostSpec] | None = None):
         self.elems, self.loss, self.min_rto = elems, list(loss), min_rto
         self.link = LinkSpec(delay=latency) if link is None else link
         self.host_spec = host
+        self.host_specs = dict(hosts or {})  # a topology's hosts that differ from `host` (a slow host), by name
         self.sim = Simulator()
         self.network = Network(self.sim, seed, trace)
         self.jobs: dict[int, list[Member]] = {}
@@ -268,7 +270,8 @@ class InProcessSwitch:
         member per worker of each job."""
         nodes: dict[str, Host | SwitchNode] = {name: self._add_switch(name, engine, pipeline) for name in topo.switches}
         self.node = nodes[topo.jobs[0].aggregator] if topo.jobs else nodes[next(iter(topo.switches))]
-        nodes.update((name, self.network.add_host(name, self.host_spec)) for name in topo.hosts)
+        nodes.update((name, self.network.add_host(name, self.host_specs.get(name, self.host_spec)))
+                     for name in topo.hosts)
         links = {}
         for link in topo.links:
             a, b = nodes[link.a], nodes[link.b]

@@ -24,6 +24,7 @@ from ina.hosts.inprocess import FRAME_HEADERS, InProcessSwitch
 from ina.p4src.protocol import EPOCH_MAX, HEADER_LEN, SYNC, Policy
 from ina.sim.links import ChannelStats, LinkSpec, wire_bits
 from ina.sim.nodes import IDEAL_HOST, HostSpec
+from ina.sim.straggler import SlowHost
 from ina.topologies.topo import Topology, is_star, load
 
 DEFAULT_LINK = LinkSpec(rate=100e9, delay=1e-6, queue=1 << 20)  # a rack at 100 Gbit/s, 1 MiB per port
@@ -35,7 +36,8 @@ class AllReduceConfig:
     dealt into `jobs` jobs, each reduce `size` elements of `dtype` (make_array's arrays for seed +
     job id, as `ina run`), E = `elems` per packet, `window` slots, under `policy`, over `link`s with
     `host`s and switches adding `pipeline` seconds per frame; `timeout` is the workers' first RTO and
-    `min_rto` their RTO's floor beside 2 min_rtt (0: the path's alone; a host's is MIN_RTO)."""
+    `min_rto` their RTO's floor beside 2 min_rtt (0: the path's alone; a host's is MIN_RTO);
+    `slow_host` one host whose networking is slower (sim/straggler.py)."""
 
     topo: str = "star"
     workers: int = 8
@@ -51,6 +53,7 @@ class AllReduceConfig:
     seed: int = 1
     timeout: float = 1e-3
     min_rto: float = 0.0  # the workers' RTO floor beside 2 min_rtt: no host's scheduling noise in virtual time
+    slow_host: SlowHost | None = None
 
     def epoch(self, job: int) -> int:
         """A job's epoch, from the seed: the same seed sends the same bytes."""
@@ -110,15 +113,18 @@ def lossless_time(config: AllReduceConfig) -> float | None:
     serialization after all the others plus one packet's path (serialization twice, propagation
     both ways, the switch's pipeline, the hosts' costs); it holds when the window covers the path
     (`window_covers_path`). Host-bound: the CPU never idles, sending each packet and receiving its
-    answer, so the time is its work."""
+    answer, so the time is its work. A slow host (`slow_host`) is the last to finish: its time."""
     if not config.is_star:
         return None
-    link, host = config.link, config.host
+    link = config.link
     wire = wire_bits(frame_bytes(config.elems))
-    serialize = wire / min(link.rate, host.nic_rate)  # the worker's side: its NIC may be slower
-    path = wire / link.rate + 2 * link.delay + config.pipeline + host.send_cost + host.recv_cost
     packets = packets_per_worker(config)
-    return max(packets * serialize + path, packets * (host.send_cost + host.recv_cost))
+    times = []
+    for host in (config.host, *host_specs(config).values()):
+        serialize = wire / min(link.rate, host.nic_rate)  # the worker's side: its NIC may be slower
+        path = wire / link.rate + 2 * link.delay + config.pipeline + host.send_cost + host.recv_cost
+        times.append(max(packets * serialize + path, packets * (host.send_cost + host.recv_cost)))
+    return max(times)
 
 
 def packets_per_worker(config: AllReduceConfig) -> int:
@@ -136,6 +142,11 @@ def window_covers_path(config: AllReduceConfig) -> bool:
     return config.window * serialize >= 2 * serialize + 2 * link.delay + config.pipeline
 
 
+def pool_size(topo: Topology) -> int:
+    """Slots of the program every switch runs: the most any aggregator's jobs take (at least 256)."""
+    return max(256, *(sum(j.slots for j in topo.jobs if j.aggregator == s) for s in {j.aggregator for j in topo.jobs}))
+
+
 def job_arrays(config: AllReduceConfig, topo: Topology) -> dict[int, list[np.ndarray]]:
     """Each job's arrays by rank: make_array's for seed + job id, as `ina run` seeds its workers."""
     return {job.id: [make_array(config.seed + job.id, rank, config.size, config.dtype)
@@ -145,10 +156,10 @@ def job_arrays(config: AllReduceConfig, topo: Topology) -> dict[int, list[np.nda
 def harness(config: AllReduceConfig, topo: Topology, engine: str = "native", server: str | None = None) -> InProcessSwitch:
     """The in-process harness for `topo` with the configuration's links, hosts, pipeline and seed
     (`server`: the host the workers send to instead of their aggregator)."""
-    per_switch = max(sum(j.slots for j in topo.jobs if j.aggregator == s) for s in {j.aggregator for j in topo.jobs})
-    return InProcessSwitch(elems=config.elems, pool_size=max(256, per_switch), engine=engine, link=config.link,
+    return InProcessSwitch(elems=config.elems, pool_size=pool_size(topo), engine=engine, link=config.link,
                            host=config.host, pipeline=config.pipeline, seed=config.seed, record=False,
-                           topology=topo, timeout=config.timeout, server=server, min_rto=config.min_rto)
+                           topology=topo, timeout=config.timeout, server=server, min_rto=config.min_rto,
+                           hosts=host_specs(config))
 
 
 def simulate(config: AllReduceConfig, engine: str = "native", profiler: cProfile.Profile | None = None,
@@ -190,6 +201,12 @@ def simulate(config: AllReduceConfig, engine: str = "native", profiler: cProfile
         [s.retransmissions for s in stats], links, switch, arrivals, events, running - started, finished - running)
 
 
+def host_specs(config: AllReduceConfig) -> dict[str, HostSpec]:
+    """The hosts whose spec is not `config.host`, by name: the slow host's."""
+    slow = config.slow_host
+    return {slow.host: slow.spec(config.host, config.link.rate)} if slow else {}
+
+
 def report(result: AllReduceResult, git: str) -> dict:
     """Every figure of a run as JSON-able data: the configuration, the seed and the git revision,
     the simulated results, and (apart, as they depend on the machine) the wall-clock ones."""
@@ -202,7 +219,8 @@ def report(result: AllReduceResult, git: str) -> dict:
         "config": {"topo": config.topo, "jobs": config.jobs, "workers": len(result.workers), "size": config.size, "dtype": config.dtype, "elems": config.elems,
                    "window": config.window, "policy": str(config.policy), "link": _finite(link),
                    "host": _finite(asdict(config.host)), "pipeline_s": config.pipeline, "timeout_s": config.timeout,
-                   "min_rto_s": config.min_rto},
+                   "min_rto_s": config.min_rto,
+                   "slow_host": str(config.slow_host) if config.slow_host else None},
         "seed": config.seed,
         "git": git,
         "results": {

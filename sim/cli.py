@@ -15,7 +15,7 @@ from ina.bench.results import git_revision
 from ina.controller.aggregation import BurstLoss
 from ina.hosts.core import WorkerError
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, Policy
-from ina.sim import compare, output, ring
+from ina.sim import budget, compare, output, ring, sweep
 from ina.sim.allreduce import (
     DEFAULT_LINK,
     AllReduceConfig,
@@ -26,6 +26,7 @@ from ina.sim.allreduce import (
 )
 from ina.sim.links import LinkSpec
 from ina.sim.nodes import HostSpec
+from ina.sim.straggler import SlowHost
 from ina.sim.transport import ROCE, TransportError
 from ina.sim.units import format_rate, format_seconds, parse_rate, parse_seconds
 from ina.topologies.topo import TopologyError, is_star
@@ -88,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=parsed_by(timeout_seconds), default=DEFAULTS.timeout,
                    help="the workers' first retransmission timeout, before an RTT sample "
                         f"(default {format_seconds(DEFAULTS.timeout)})")
+    p.add_argument("--slow-host", type=parsed_by(SlowHost.parse), metavar="HOST:FACTORx",
+                   help="a communication straggler: HOST's NIC rate divided and its per-packet costs multiplied by "
+                        "FACTOR (e.g. h3:4x; docs/simulation.md)")
     p.add_argument("--seed", type=int_range(0), default=DEFAULTS.seed, help="the arrays and every link's loss")
     p.add_argument("--json", metavar="FILE", help="write every figure, the configuration, the seed and the git revision")
     output.add_arguments(p)
@@ -98,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
                            help=f"the ring's RoCE path MTU, payload bytes per frame (default {ROCE.mtu})")
     baselines.add_argument("--ring-chunk", type=int_range(1, 1 << 30), default=ring.CHUNK, metavar="BYTES",
                            help=f"the ring's message size: a step forwards each chunk as it arrives (default {ring.CHUNK})")
+    sweep.add_arguments(p)
     return p
 
 
@@ -118,17 +123,22 @@ def config_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> AllRedu
         policy=args.policy, link=LinkSpec(args.rate, args.delay, args.queue, args.ecn,
                                           args.loss if args.loss_burst is None else args.loss_burst),
         host=HostSpec(args.nic_rate or args.rate, send, recv), pipeline=args.pipeline, seed=args.seed,
-        timeout=args.timeout)
+        timeout=args.timeout, slow_host=args.slow_host)
     try:
         topo = config.plain_topology()
     except TopologyError as err:
         p.error(f"argument --topo {args.topo}: {err}")
+    if args.slow_host and args.slow_host.host not in topo.hosts:
+        p.error(f"argument --slow-host: {args.slow_host.host} is not a host of {args.topo} "
+                f"(hosts {next(iter(topo.hosts))}..{next(reversed(topo.hosts))})")
     if not topo.jobs:
         p.error(f"argument --topo {args.topo}: the topology has no jobs (declare them in the file, or give --jobs)")
     try:
         topo.with_policy(config.policy)
     except TopologyError as err:
         p.error(f"argument --policy: {err}")
+    if refusal := budget.refusal(config, topo):
+        p.error(refusal)
     return config
 
 
@@ -142,7 +152,7 @@ def describe(result: AllReduceResult) -> str:
     lines = [
         f"ina sim: {len(result.workers)} workers in {jobs} job(s) x {c.size} {c.dtype} (E={c.elems}, window "
         f"{c.window}, {c.policy}), {c.topo} at {format_rate(link.rate)}, {format_seconds(link.delay)} per link, "
-        f"queues {link.queue:,.0f} B, {loss}, seed {c.seed}",
+        f"queues {link.queue:,.0f} B, {loss}, seed {c.seed}" + (f", slow host {c.slow_host}" if c.slow_host else ""),
         f"communication time  {format_seconds(result.communication_s)} simulated "
         + ("(no lossless bound off the star, where links are shared)" if bound is None else
            f"(lossless bound {format_seconds(bound)}"
@@ -196,6 +206,8 @@ def run_compare(p: argparse.ArgumentParser, args: argparse.Namespace, config: Al
 def main(argv: list[str] | None = None) -> int:
     p = build_parser()
     args = p.parse_args(argv)
+    if args.sweep or args.parallel or args.dask or args.sweep_plot:
+        return sweep.command(p, args, config_from)
     config = config_from(p, args)
     if args.compare:
         return run_compare(p, args, config)

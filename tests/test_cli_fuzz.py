@@ -27,6 +27,8 @@ from ina.p4src.protocol import Policy
 from ina.sim.cli import build_parser as sim_parser
 from ina.sim.cli import host_costs, timeout_seconds
 from ina.sim.compare import parse_methods
+from ina.sim.straggler import SlowHost
+from ina.sim.sweep import dask_address
 from ina.sim.units import parse_rate, parse_seconds
 from ina.switch.cli import build_parser as switch_parser
 from ina.switch.stf import build_parser as stf_parser
@@ -125,7 +127,10 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str],
         "--nic-rate": RATE, "--timeout": PARSED(timeout_seconds, ("1ms", "0s", "61s", "x", "-1ms", "1e400s")),
         "--seed": INT(0), "--json": FREE, "--plot": FREE, "--pcap": FREE,
         "--compare": PARSED(parse_methods, ("ring", "ps", "ring,ps", "ps,ring", "", "ring,", "tree", "RING")),
-        "--mtu": ("one_of", (256, 512, 1024, 2048, 4096)), "--ring-chunk": INT(1, 1 << 30)}),
+        "--mtu": ("one_of", (256, 512, 1024, 2048, 4096)), "--ring-chunk": INT(1, 1 << 30),
+        "--slow-host": PARSED(SlowHost.parse, ("h3:4x", "h3", "h3:0x", ":2x", "h2:1.5")),
+        "--sweep": FREE, "--parallel": INT(1, 256), "--sweep-plot": FREE,
+        "--dask": PARSED(dask_address, ("tcp://10.0.0.5:8786", "tls://h:1", "localhost", "tcp://h", "tcp://h:x"))}),
     "compile": (compile_parser, {"program": "x.p4"}, {
         "-o": FREE, "--p4runtime-files": FREE, "-I": FREE, "-D": DEFINE, "--p4v": CHOICE}),
     "stf": (stf_parser, {"program": "x.p4", "stf": "x.stf"}, {"-I": FREE, "-D": DEFINE, "--engine": CHOICE}),

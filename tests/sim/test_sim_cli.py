@@ -53,6 +53,8 @@ SMALL = ["--workers", "3", "--size", "2000", "--rate", "10Gbps", "--delay", "2us
     (["--compare", "ring,ps", "--workers", "8", "--jobs", "2"], "argument --compare: the parameter server serves one job"),
     (["--mtu", "1500"], "argument --mtu: expected one of 256, 512, 1024, 2048, 4096"),
     (["--ring-chunk", "0"], "argument --ring-chunk: expected an integer in 1..1073741824"),
+    (["--workers", "4", "--slow-host", "h5:2x"], "argument --slow-host: h5 is not a host of star (hosts h1..h4)"),
+    (["--slow-host", "h3:0x"], "argument --slow-host: bad straggler 'h3:0x': use HOST:FACTORx"),
 ])
 def test_bad_input_is_refused_in_one_line_naming_the_argument(argv, says, capsys):
     with pytest.raises(SystemExit) as exit_:
@@ -124,6 +126,21 @@ def test_the_output_names_the_time_goodput_and_every_link(capsys):
     assert "every sum bit-exact" in out and "arrivals per wall second" in out
     assert [line.split()[:2] for line in out.splitlines() if line.startswith("h")] == [
         ["h1-s1", "up"], ["h1-s1", "down"], ["h2-s1", "up"], ["h2-s1", "down"], ["h3-s1", "up"], ["h3-s1", "down"]]
+
+
+@pytest.mark.parametrize(("spec", "says"), [
+    ("switches: {s1: {aggregator: true}}\nhosts: [h1, h2, h3]\nlinks: [[h1, s1], [h2, s1]]\n",
+     "host h3 is linked to no switch"),
+    ("switches: {s1: {aggregator: true}, s2: {}}\nhosts: [h1, h2, h3]\nlinks: [[h1, s1], [h2, s1], [h3, s2]]\n",
+     "switch s2 is not reachable from s1 over switch links"),
+])
+def test_a_topology_with_a_host_no_switch_reaches_is_refused(spec, says, tmp_path, capsys):
+    path = tmp_path / "cut.yaml"
+    path.write_text(spec)
+    with pytest.raises(SystemExit) as exit_:
+        main(["--topo", str(path), "--jobs", "1"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"ina sim: error: argument --topo {path}: {says}"
 
 
 def test_a_topology_file_without_jobs_is_refused_unless_jobs_are_dealt(tmp_path, capsys):
