@@ -184,7 +184,8 @@ class InProcessSwitch:
     rules drop a datagram when any of them returns True (`dropped` lists what they dropped; `sent`
     every datagram with the virtual time it left, so tests can tell when a loss was repaired and how
     resends were spaced; `record=False` keeps no `sent`, for long runs). `network` has every link's
-    counters. Without a `topology` the network is a star whose jobs `add_job` adds; with one, the
+    counters; `on_finished(member, core)`, if set, is called when a core gets its call's last
+    result (a workload's next step starts then: sim/workload.py). Without a `topology` the network is a star whose jobs `add_job` adds; with one, the
     topology's switches, links and jobs (every job's workers with first RTO `timeout`; `jobs` has
     them). Use it as a context manager, or call close().
     """
@@ -208,6 +209,7 @@ class InProcessSwitch:
         self._copies: dict[tuple[str, int, int, int, int], int] = {}  # (direction, job, rank, slot, use) -> sent
         self._servers: dict[str, grpc.Server] = {}  # switch name -> its P4Runtime server
         self._conn: SwitchConnection | None = None
+        self.on_finished: Callable[[Member, AllReduceCore], None] | None = None  # a core got its last result
         compiled = program(elems, pool_size)
         try:
             if topology is None:
@@ -420,8 +422,11 @@ class InProcessSwitch:
         self.sim.now = now
         cores = member.cores
         core = cores[0] if len(cores) == 1 else cores[min(slot_of(payload) // member.group, len(cores) - 1)]
+        was_finished = core.finished
         reply = core.receive(payload, source, now)  # a slot beyond the groups: its core calls it forged
         self._transmit(member, core, [] if reply is None else [reply])
+        if not was_finished and core.finished and self.on_finished is not None:
+            self.on_finished(member, core)
 
     @staticmethod
     def _addressed_to(member: Member, frame: bytes) -> bool:

@@ -131,6 +131,15 @@ def window_covers_path(config: AllReduceConfig) -> bool:
     return config.window * serialize >= 2 * serialize + 2 * link.delay + config.pipeline
 
 
+def harness(config: AllReduceConfig, topo: Topology, engine: str = "native") -> InProcessSwitch:
+    """The in-process harness for `topo` (config.topology()): its switches programmed, every link and
+    host of the configuration, each aggregator's pool holding its jobs' slots."""
+    per_switch = max(sum(j.slots for j in topo.jobs if j.aggregator == s) for s in {j.aggregator for j in topo.jobs})
+    return InProcessSwitch(elems=config.elems, pool_size=max(256, per_switch), engine=engine, link=config.link,
+                           host=config.host, pipeline=config.pipeline, seed=config.seed, record=False,
+                           topology=topo, timeout=config.timeout)
+
+
 def simulate(config: AllReduceConfig, engine: str = "native", profiler: cProfile.Profile | None = None) -> AllReduceResult:
     """Run every job's all-reduce at once (under `profiler`, if given, the simulation alone: not the
     set-up); a worker's WorkerError (a slot past its retries) propagates; a topology that cannot be
@@ -139,10 +148,7 @@ def simulate(config: AllReduceConfig, engine: str = "native", profiler: cProfile
     topo = config.topology()
     arrays = {job.id: [make_array(config.seed + job.id, rank, config.size, config.dtype)
                        for rank in range(len(job.workers))] for job in topo.jobs}
-    per_switch = max(sum(j.slots for j in topo.jobs if j.aggregator == s) for s in {j.aggregator for j in topo.jobs})
-    with InProcessSwitch(elems=config.elems, pool_size=max(256, per_switch), engine=engine, link=config.link,
-                         host=config.host, pipeline=config.pipeline, seed=config.seed, record=False,
-                         topology=topo, timeout=config.timeout) as net:
+    with harness(config, topo, engine) as net:
         if profiler:
             profiler.enable()
         running = time.perf_counter()
@@ -169,14 +175,9 @@ def report(result: AllReduceResult, git: str) -> dict:
     """Every figure of a run as JSON-able data: the configuration, the seed and the git revision,
     the simulated results, and (apart, as they depend on the machine) the wall-clock ones."""
     config = result.config
-    link = asdict(config.link)
-    if isinstance(config.link.loss, BurstLoss):
-        link["loss"] = {"burst": asdict(config.link.loss)}
     goodput = result.goodput_bps
     return {
-        "config": {"topo": config.topo, "jobs": config.jobs, "workers": len(result.workers), "size": config.size, "dtype": config.dtype, "elems": config.elems,
-                   "window": config.window, "policy": str(config.policy), "link": _finite(link),
-                   "host": _finite(asdict(config.host)), "pipeline_s": config.pipeline, "timeout_s": config.timeout},
+        "config": config_json(config, len(result.workers)),
         "seed": config.seed,
         "git": git,
         "results": {
@@ -194,6 +195,16 @@ def report(result: AllReduceResult, git: str) -> dict:
         "wall": {"setup_s": result.wall_setup_s, "run_s": result.wall_run_s,
                  "arrivals_per_s": result.arrivals / result.wall_run_s if result.wall_run_s else None},
     }
+
+
+def config_json(config: AllReduceConfig, workers: int) -> dict:
+    """The configuration as JSON-able data (`workers`: how many the topology gave)."""
+    link = asdict(config.link)
+    if isinstance(config.link.loss, BurstLoss):
+        link["loss"] = {"burst": asdict(config.link.loss)}
+    return {"topo": config.topo, "jobs": config.jobs, "workers": workers, "size": config.size, "dtype": config.dtype,
+            "elems": config.elems, "window": config.window, "policy": str(config.policy), "link": _finite(link),
+            "host": _finite(asdict(config.host)), "pipeline_s": config.pipeline, "timeout_s": config.timeout}
 
 
 def _finite(values: dict) -> dict:

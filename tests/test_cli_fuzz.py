@@ -27,6 +27,7 @@ from ina.p4src.protocol import Policy
 from ina.sim.cli import build_parser as sim_parser
 from ina.sim.cli import host_costs, timeout_seconds
 from ina.sim.units import parse_rate, parse_seconds
+from ina.sim.workload_cli import compute_seconds, training_spec
 from ina.switch.cli import build_parser as switch_parser
 from ina.switch.stf import build_parser as stf_parser
 from ina.topologies.cli import build_parser as run_parser
@@ -122,7 +123,14 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str],
         "--queue": INT(0), "--ecn": INT(0), "--loss": FLOAT(0, 1), "--loss-burst": BURST, "--pipeline": DURATION,
         "--host-cost": PARSED(host_costs, ("200ns", "200ns,300ns", "0s,1us", "1,2", "1us,2us,3us", "-1ns", ",")),
         "--nic-rate": RATE, "--timeout": PARSED(timeout_seconds, ("1ms", "0s", "61s", "x", "-1ms", "1e400s")),
-        "--seed": INT(0), "--json": FREE}),
+        "--seed": INT(0), "--json": FREE,
+        "--model": CHOICE, "--train": PARSED(training_spec, ("mlp:digits", "softmax:iris", "mlp", ":digits", "cnn:digits",
+                                                              "mlp:mnist", "mlp:digits:x")),
+        "--scale": FLOAT(0, 1, lo_open=True), "--bucket-cap-mb": FLOAT(0, 1e6, lo_open=True),
+        "--iterations": INT(1, 100_000), "--epochs": INT(1, 10_000), "--batch": INT(1),
+        "--lr": FLOAT(0, 10, lo_open=True),
+        "--compute": PARSED(compute_seconds, ("5ms", "0s", "3600s", "3601s", "5", "-1ms", "1e400s")),
+        "--straggler": STRAGGLER, "--straggler-dist": DISTRIBUTION}),
     "compile": (compile_parser, {"program": "x.p4"}, {
         "-o": FREE, "--p4runtime-files": FREE, "-I": FREE, "-D": DEFINE, "--p4v": CHOICE}),
     "stf": (stf_parser, {"program": "x.p4", "stf": "x.stf"}, {"-I": FREE, "-D": DEFINE, "--engine": CHOICE}),
