@@ -12,8 +12,8 @@ the harness's event loop: a compute is an event at its end, an all-reduce's end 
 An iteration is, per worker, its compute then its buckets all-reduced one after another (as
 `ina train --replay` does); under `stale:S` up to S + 1 of a worker's calls are in flight and an
 iteration waits only for the calls S back (as hosts/iterations.py does). A worker's iteration
-time is its compute plus the time it waited for all-reduces; a job's is its slowest worker's
-(with that worker's compute and communication). Every sum is checked: the first worker's of each call against numpy (bit-exact for
+time is its compute plus the time it waited for all-reduces; a job's is the longest of its
+workers', its compute the longest compute, its communication the rest. Every sum is checked: the first worker's of each call against numpy (bit-exact for
 int32, hosts/cli.verify), every other worker's equal to it.
 """
 
@@ -152,8 +152,9 @@ class WorkloadConfig:
 
 @dataclass
 class JobIteration:
-    """One iteration of one job, as its slowest worker (the longest compute plus wait for
-    all-reduces) spent it, in simulated seconds, and whether every worker's every sum was right."""
+    """One iteration of one job in simulated seconds: its longest compute, its time (the longest
+    compute plus wait for all-reduces of a worker), the communication the compute did not hide (the
+    difference), and whether every worker's every sum was right."""
 
     job: int
     iteration: int
@@ -183,7 +184,7 @@ class WorkloadResult:
         return all(it.verified for it in self.iterations)
 
 
-class _Checks:
+class SumChecks:
     """Every worker's sum of every call: the first of each (job, iteration, bucket) against numpy,
     the others equal to it (sums and contributors, as the switch multicast them)."""
 
@@ -244,7 +245,7 @@ def simulate_workload(config: WorkloadConfig, engine: str = "native") -> Workloa
     topo = c.topology()
     buckets = config.replay.buckets()
     sizes = {job.id: len(job.workers) for job in topo.jobs}
-    checks = _Checks(c, sizes, buckets)
+    checks = SumChecks(c, sizes, buckets)
     iterations = config.replay.iterations
     with harness(c, topo, engine) as net:
         programs = Programs(net)
@@ -268,9 +269,9 @@ def simulate_workload(config: WorkloadConfig, engine: str = "native") -> Workloa
     for i in range(iterations):
         for job in topo.jobs:
             mine = [r[i] for (j, *_), r in zip(workers, records, strict=True) if j == job.id]
-            slowest = max(mine, key=lambda r: r.compute_s + r.comm_s)
-            per_job.append(JobIteration(job.id, i + 1, slowest.compute_s, slowest.comm_s,
-                                        slowest.compute_s + slowest.comm_s, (job.id, i + 1) not in checks.failed))
+            compute, total = max(r.compute_s for r in mine), max(r.compute_s + r.comm_s for r in mine)
+            per_job.append(JobIteration(job.id, i + 1, compute, total - compute, total,
+                                        (job.id, i + 1) not in checks.failed))
     return WorkloadResult(config, buckets, [(j, r, h) for j, r, h, _ in workers], records, per_job,
                           checks.max_abs_error, links, switch, arrivals, events, running - started,
                           finished - running)

@@ -163,7 +163,7 @@ def _wall_line(setup_s: float, run_s: float, arrivals: int) -> str:
 
 
 def describe_workload(result: WorkloadResult) -> str:
-    """Per iteration and job: its slowest worker's compute, communication and iteration time."""
+    """Per iteration and job: the longest compute, the communication beyond it, the iteration time."""
     c = result.config
     jobs = len({job for job, _r, _h in result.workers})
     lines = [
