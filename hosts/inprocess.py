@@ -184,8 +184,8 @@ class InProcessSwitch:
     rules drop a datagram when any of them returns True (`dropped` lists what they dropped; `sent`
     every datagram with the virtual time it left, so tests can tell when a loss was repaired and how
     resends were spaced; `record=False` keeps no `sent`, for long runs). `network` has every link's
-    counters; `on_finished(member, core)`, if set, is called when a core gets its call's last
-    result (a workload's next step starts then: sim/workload.py). Without a `topology` the network is a star whose jobs `add_job` adds; with one, the
+    counters; `on_finished(member, core)`, if set, is called after a datagram reaches a core whose
+    call has every result (a workload's next step starts then: sim/workload.py). Without a `topology` the network is a star whose jobs `add_job` adds; with one, the
     topology's switches, links and jobs (every job's workers with first RTO `timeout`; `jobs` has
     them). Use it as a context manager, or call close().
     """
@@ -422,10 +422,9 @@ class InProcessSwitch:
         self.sim.now = now
         cores = member.cores
         core = cores[0] if len(cores) == 1 else cores[min(slot_of(payload) // member.group, len(cores) - 1)]
-        was_finished = core.finished
         reply = core.receive(payload, source, now)  # a slot beyond the groups: its core calls it forged
         self._transmit(member, core, [] if reply is None else [reply])
-        if not was_finished and core.finished and self.on_finished is not None:
+        if core.finished and self.on_finished is not None:
             self.on_finished(member, core)
 
     @staticmethod

@@ -21,6 +21,7 @@ from ina.sim.workload import (
     simulate_workload,
 )
 from ina.train.replay import ReplayConfig
+from ina.train.sgd import Compute, Reduce
 
 LINK = LinkSpec(rate=100e9, delay=1e-6, queue=1 << 20)
 REPLAY = ReplayConfig(scale=0.0005, iterations=3)  # resnet50: 5 buckets, 12,783 elements per iteration
@@ -124,3 +125,27 @@ def test_the_checks_catch_a_wrong_sum_and_a_worker_that_differs():
     checks.check(0, 2, 0, total + 1, everyone)  # the second worker's differs
     checks.check(0, 3, 0, total + 1, everyone)  # the first's is wrong
     assert checks.failed == {(0, 2), (0, 3)}
+
+
+def test_a_program_keeps_calls_in_flight_up_to_keep():
+    """Under stale:1 a Reduce with keep=1 returns at once with nothing, the next hands back the
+    first call's sum, and Reduce(None) the last; Compute lets exactly its virtual time pass."""
+    seen: dict[int, list] = {0: [], 1: []}
+    with InProcessSwitch(elems=8, link=LINK, record=False) as net:
+        net.add_job(0, 2, window=8, policy=Policy(staleness=1))
+        programs = Programs(net)
+
+        def program(rank: int):
+            a, b = (np.full(100, rank + 1, np.int32), np.full(100, 10 * (rank + 1), np.int32))
+            yield Compute(5e-6 * (rank + 1))
+            seen[rank].append(("computed", net.now))
+            seen[rank].append(("first", (yield Reduce(a, keep=1)), net.now))
+            seen[rank].append(("second", [s.tolist()[:1] for s in (yield Reduce(b, keep=1))]))
+            seen[rank].append(("last", [s.tolist()[:1] for s in (yield Reduce(None))]))
+
+        for rank in range(2):
+            programs.add(0, rank, program(rank), lambda core: core.result())
+        programs.run()
+    assert seen[0][0] == ("computed", 5e-6) and seen[1][0] == ("computed", 10e-6)
+    assert seen[0][1] == ("first", [], 5e-6) and seen[1][1] == ("first", [], 10e-6)
+    assert [s[1:] for s in seen[0][2:]] == [s[1:] for s in seen[1][2:]] == [([[3]],), ([[30]],)]
