@@ -3,8 +3,11 @@ the simulated switch ends with the accuracy of the same SGD with numpy all-reduc
 block floating point, so within docs/accuracy.md's point, not bit for bit), every worker with the
 same weights, and its time in simulated seconds built from the compute and the all-reduces."""
 
+import threading
+
 import numpy as np
 import pytest
+from ranks import run_ranks
 
 from ina.p4src.protocol import Policy
 from ina.sim.allreduce import AllReduceConfig
@@ -72,6 +75,27 @@ def test_bounded_staleness_trains_with_every_worker_alike(digits):
     assert stale.weights_identical
     _, numpy_history = numpy_training(sgd, digits, 4)
     assert abs(stale.histories[0].epochs[-1].test_accuracy - numpy_history.epochs[-1].test_accuracy) <= 0.02
+
+
+def test_numpy_training_is_train_with_a_numpy_allreduce(digits):
+    """Every rank running `train` in a thread, its all-reduce numpy's sum of the ranks' float32
+    gradients (a barrier): worker 0 ends with numpy_training's weights, bit for bit."""
+    sgd = Config(model="mlp", epochs=2, batch=64, seed=2)
+    handed: list = [None] * 4
+    summed: list = [None]
+    barrier = threading.Barrier(4, action=lambda: summed.__setitem__(0, np.sum(handed, axis=0)))
+    out: list = [None] * 4
+
+    def work(rank: int) -> None:
+        def allreduce(grad):
+            handed[rank] = grad
+            barrier.wait()
+            return summed[0]
+        out[rank] = train(sgd, digits, rank, 4, allreduce)[0].params
+
+    run_ranks(work, 4, timeout=120)
+    model, _ = numpy_training(sgd, digits, 4)
+    assert all(np.array_equal(params, model.params) for params in out)
 
 
 def test_numpy_training_sums_float32_gradients(digits):
