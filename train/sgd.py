@@ -14,6 +14,11 @@ order, and at most S iterations late: before computing iteration t a worker wait
 all-reduce of t - S - 1. Every worker applies the same sums in the same order, so the weights
 they end with (all updates applied) are the same; in between, gradients are computed on weights
 that lack up to S updates.
+
+The loop is one program, `steps`: a generator that yields a `Compute` request for each emulated
+compute and a `Reduce` for each all-reduce. `train` serves them in real time (a sleep, the
+worker's all-reduce); `ina sim` (sim/training.py) serves them in virtual time through the
+simulated network, so both apply exactly the same updates.
 """
 
 import collections
