@@ -93,7 +93,7 @@ def simulate_training(config: TrainingConfig, engine: str = "native") -> Trainin
                 compute = config.stragglers.compute(config.compute_s, sgd.seed, job.id, rank, host)
                 program = steps(sgd, data, rank, len(job.workers), lambda: net.now, compute=compute,
                                 staleness=job.policy.staleness)
-                workers.append((job.id, rank, host, programs.add(job.id, rank, program, _sum_and_counts)))
+                workers.append((job.id, rank, host, programs.add(job.id, rank, program, sum_and_counts)))
         running = time.perf_counter()
         programs.run()
         finished = time.perf_counter()
@@ -111,7 +111,7 @@ def simulate_training(config: TrainingConfig, engine: str = "native") -> Trainin
                           switch, arrivals, events, running - started, finished - running)
 
 
-def _sum_and_counts(core: AllReduceCore) -> tuple[np.ndarray, np.ndarray]:
+def sum_and_counts(core: AllReduceCore) -> tuple[np.ndarray, np.ndarray]:
     """A finished call as train/sgd.py applies it: the sum and how many gradients each element holds."""
     total = core.result()
     return total, core.contributors().element_counts(total.shape)

@@ -9,13 +9,20 @@ import numpy as np
 import pytest
 from ranks import run_ranks
 
+from ina.hosts.inprocess import InProcessSwitch
 from ina.p4src.protocol import Policy
 from ina.sim.allreduce import AllReduceConfig
 from ina.sim.links import LinkSpec
-from ina.sim.training import TARGET_BELOW, TrainingConfig, numpy_training, simulate_training
-from ina.sim.workload import Stragglers
+from ina.sim.training import (
+    TARGET_BELOW,
+    TrainingConfig,
+    numpy_training,
+    simulate_training,
+    sum_and_counts,
+)
+from ina.sim.workload import Programs, Stragglers
 from ina.train.data import load
-from ina.train.sgd import Config, train
+from ina.train.sgd import Compute, Config, Reduce, train
 
 SGD = Config(model="mlp", epochs=8, batch=64, lr=0.1, hidden=32, seed=0)
 LINK = LinkSpec(rate=100e9, delay=1e-6, queue=1 << 20)
@@ -106,3 +113,32 @@ def test_numpy_training_sums_float32_gradients(digits):
     reference, _ = train(sgd, digits)
     assert not np.array_equal(model.params, reference.params)
     assert np.allclose(model.params, reference.params, atol=1e-5)
+
+
+def test_under_a_quorum_each_sum_comes_with_the_gradients_it_holds():
+    """quorum:2 of 3, rank 2 computing 10x longer: the two others' sums count 2 per element, which
+    train/sgd.py divides by; the straggler takes the same sums and counts."""
+    got: dict[int, list] = {0: [], 1: [], 2: []}
+    with InProcessSwitch(elems=8, link=LINK, record=False) as net:
+        net.add_job(0, 3, window=8, policy=Policy(quorum=2))
+        programs = Programs(net)
+
+        def program(rank: int):
+            yield Compute(1e-6 * (10 if rank == 2 else 1))
+            got[rank] += (yield Reduce(np.full(20, rank + 1.0), keep=0))
+
+        for rank in range(3):
+            programs.add(0, rank, program(rank), sum_and_counts)
+        programs.run()
+    for rank in range(3):
+        [(total, counts)] = got[rank]
+        assert np.array_equal(total, np.full(20, 3.0, np.float32)) and np.array_equal(counts, np.full(20, 2))
+
+
+def test_training_under_a_quorum_with_a_straggler(digits):
+    sgd = Config(model="mlp", epochs=4, batch=64, lr=0.1, hidden=32, seed=0)
+    network = AllReduceConfig(workers=4, dtype="float32", link=LINK, policy=Policy.parse("quorum:3"))
+    trained = simulate_training(TrainingConfig(network, sgd, compute_s=COMPUTE, stragglers=Stragglers((("h4", 3.0),))))
+    assert trained.weights_identical
+    _, numpy_history = numpy_training(sgd, digits, 4)
+    assert abs(trained.histories[0].epochs[-1].test_accuracy - numpy_history.epochs[-1].test_accuracy) <= 0.02
