@@ -185,9 +185,10 @@ class InProcessSwitch:
     every datagram with the virtual time it left, so tests can tell when a loss was repaired and how
     resends were spaced; `record=False` keeps no `sent`, for long runs). `network` has every link's
     counters; `on_finished(member, core)`, if set, is called after a datagram reaches a core whose
-    call has every result (a workload's next step starts then: sim/workload.py). Without a `topology` the network is a star whose jobs `add_job` adds; with one, the
-    topology's switches, links and jobs (every job's workers with first RTO `timeout`; `jobs` has
-    them). Use it as a context manager, or call close().
+    call has every result (a workload's next step starts then: sim/workload.py). Without a
+    `topology` the network is a star whose jobs `add_job` adds; with one, the topology's switches,
+    links and jobs (every job's workers with first RTO `timeout`; `jobs` has them). Use it as a
+    context manager, or call close().
     """
 
     def __init__(self, elems: int = 8, pool_size: int = 256, engine: str = "native", latency: float = 10e-6,
