@@ -185,11 +185,13 @@ class InProcessSwitch:
     True (`dropped` lists what they dropped; `sent`
     every datagram with the virtual time it left, so tests can tell when a loss was repaired and how
     resends were spaced; `record=False` keeps no `sent`, for long runs). `network` has every link's
-    counters. Without a `topology` the network is a star whose jobs `add_job` adds; with one, the
-    topology's switches, links and jobs (every job's workers with first RTO `timeout`; `jobs` has
-    them). `server` names a topology host the workers send to instead of their aggregator (a host
-    parameter server, whose endpoint `attach` gives it). `min_rto` is every worker's RTO floor
-    (hosts/core.py: a host's by default). Use it as a context manager, or call close().
+    counters; `on_finished(member, core)`, if set, is called after a datagram reaches a core whose
+    call has every result (a workload's next step starts then: sim/workload.py). Without a
+    `topology` the network is a star whose jobs `add_job` adds; with one, the topology's switches,
+    links and jobs (every job's workers with first RTO `timeout`; `jobs` has them). `server` names a
+    topology host the workers send to instead of their aggregator (a host parameter server, whose
+    endpoint `attach` gives it). `min_rto` is every worker's RTO floor (hosts/core.py: a host's by
+    default). Use it as a context manager, or call close().
     """
 
     def __init__(self, elems: int = 8, pool_size: int = 256, engine: str = "native", latency: float = 10e-6,
@@ -219,6 +221,7 @@ class InProcessSwitch:
         self._host_links: dict[str, Link] = {}  # a topology's host -> its link (host at the `a` end)
         self._server = server
         self._conn: SwitchConnection | None = None
+        self.on_finished: Callable[[Member, AllReduceCore], None] | None = None  # a core got its last result
         compiled = program(elems, pool_size)
         try:
             if topology is None:
@@ -477,6 +480,8 @@ class InProcessSwitch:
         core = cores[0] if len(cores) == 1 else cores[min(slot_of(payload) // member.group, len(cores) - 1)]
         reply = core.receive(payload, source, now)  # a slot beyond the groups: its core calls it forged
         self._transmit(member, core, [] if reply is None else [reply])
+        if core.finished and self.on_finished is not None:
+            self.on_finished(member, core)
 
     @staticmethod
     def _addressed_to(member: Member, headers: bytes) -> bool:

@@ -211,16 +211,9 @@ def report(result: AllReduceResult, git: str) -> dict:
     """Every figure of a run as JSON-able data: the configuration, the seed and the git revision,
     the simulated results, and (apart, as they depend on the machine) the wall-clock ones."""
     config = result.config
-    link = asdict(config.link)
-    if isinstance(config.link.loss, BurstLoss):
-        link["loss"] = {"burst": asdict(config.link.loss)}
     goodput = result.goodput_bps
     return {
-        "config": {"topo": config.topo, "jobs": config.jobs, "workers": len(result.workers), "size": config.size, "dtype": config.dtype, "elems": config.elems,
-                   "window": config.window, "policy": str(config.policy), "link": _finite(link),
-                   "host": _finite(asdict(config.host)), "pipeline_s": config.pipeline, "timeout_s": config.timeout,
-                   "min_rto_s": config.min_rto,
-                   "slow_host": str(config.slow_host) if config.slow_host else None},
+        "config": config_json(config, len(result.workers)),
         "seed": config.seed,
         "git": git,
         "results": {
@@ -238,6 +231,17 @@ def report(result: AllReduceResult, git: str) -> dict:
         "wall": {"setup_s": result.wall_setup_s, "run_s": result.wall_run_s,
                  "arrivals_per_s": result.arrivals / result.wall_run_s if result.wall_run_s else None},
     }
+
+
+def config_json(config: AllReduceConfig, workers: int) -> dict:
+    """The configuration as JSON-able data (`workers`: how many the topology gave)."""
+    link = asdict(config.link)
+    if isinstance(config.link.loss, BurstLoss):
+        link["loss"] = {"burst": asdict(config.link.loss)}
+    return {"topo": config.topo, "jobs": config.jobs, "workers": workers, "size": config.size, "dtype": config.dtype,
+            "elems": config.elems, "window": config.window, "policy": str(config.policy), "link": _finite(link),
+            "host": _finite(asdict(config.host)), "pipeline_s": config.pipeline, "timeout_s": config.timeout,
+            "min_rto_s": config.min_rto, "slow_host": str(config.slow_host) if config.slow_host else None}
 
 
 def _finite(values: dict) -> dict:

@@ -15,7 +15,7 @@ from ina.bench.results import git_revision
 from ina.controller.aggregation import BurstLoss
 from ina.hosts.core import WorkerError
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, Policy
-from ina.sim import budget, compare, output, ring, sweep
+from ina.sim import budget, compare, output, ring, sweep, workload_cli
 from ina.sim.allreduce import (
     DEFAULT_LINK,
     AllReduceConfig,
@@ -63,8 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"deal the workers into this many jobs, each of at most {MAX_WORKERS} (default: 1 on a file, "
                         "the fewest that hold every host on a generated topology)"),
     p.add_argument("--size", type=int_range(1), default=DEFAULTS.size, help="elements each worker all-reduces")
-    p.add_argument("--dtype", choices=["int32", "float32"], default=DEFAULTS.dtype,
-                   help="float32 travels quantized (block floating point, hosts/quantize.py)")
+    p.add_argument("--dtype", choices=["int32", "float32"],
+                   help=f"float32 travels quantized (block floating point, hosts/quantize.py; default {DEFAULTS.dtype}, "
+                        "float32 for --model and --train)")
     p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=DEFAULTS.elems, help="elements per packet")
     p.add_argument("--window", type=int_range(1, MAX_SLOTS), default=DEFAULTS.window, help="slots in flight per worker")
     p.add_argument("--policy", type=parsed_by(Policy.parse), default=DEFAULTS.policy, metavar="POLICY",
@@ -103,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     baselines.add_argument("--ring-chunk", type=int_range(1, 1 << 30), default=ring.CHUNK, metavar="BYTES",
                            help=f"the ring's message size: a step forwards each chunk as it arrives (default {ring.CHUNK})")
     sweep.add_arguments(p)
+    workload_cli.add_arguments(p)
     return p
 
 
@@ -119,7 +121,7 @@ def config_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> AllRedu
     send, recv = args.host_cost
     config = AllReduceConfig(
         topo=args.topo, workers=DEFAULTS.workers if args.workers is None else args.workers, jobs=args.jobs,
-        size=args.size, dtype=args.dtype, elems=args.elems, window=args.window,
+        size=args.size, dtype=args.dtype or DEFAULTS.dtype, elems=args.elems, window=args.window,
         policy=args.policy, link=LinkSpec(args.rate, args.delay, args.queue, args.ecn,
                                           args.loss if args.loss_burst is None else args.loss_burst),
         host=HostSpec(args.nic_rate or args.rate, send, recv), pipeline=args.pipeline, seed=args.seed,
@@ -209,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.sweep or args.parallel or args.dask or args.sweep_plot:
         return sweep.command(p, args, config_from)
     config = config_from(p, args)
+    workload = workload_cli.run(p, args, config)
+    if workload is not None:
+        return workload
     if args.compare:
         return run_compare(p, args, config)
     try:

@@ -34,7 +34,9 @@ from ina.sim.allreduce import AllReduceConfig, report, simulate
 from ina.sim.units import format_rate, format_seconds
 
 UNSWEPT = ("sweep", "parallel", "dask", "sweep_plot", "json", "loss_burst", "host_cost", "plot", "pcap", "compare", "mtu",
-           "ring_chunk")  # not axes: comma values, outputs, and the baselines (a sweep runs the switch path)
+           "ring_chunk", "model", "train", "scale", "bucket_cap_mb", "iterations", "epochs", "batch", "lr", "compute",
+           "straggler", "straggler_dist")  # not axes: comma values, outputs, baselines and workloads (a sweep runs
+# the switch path's all-reduce)
 DASK_TIMEOUT_S = 10  # connecting to a scheduler
 MAX_PARALLEL = 256  # local processes at once
 
@@ -220,7 +222,8 @@ def command(p: argparse.ArgumentParser, args: argparse.Namespace,
         used = next(o for o, v in (("--parallel", args.parallel), ("--dask", args.dask),
                                    ("--sweep-plot", args.sweep_plot)) if v)
         p.error(f"argument {used}: applies to --sweep")
-    single = next((o for o, v in (("--compare", args.compare), ("--plot", args.plot), ("--pcap", args.pcap)) if v), None)
+    single = next((o for o, v in (("--compare", args.compare), ("--plot", args.plot), ("--pcap", args.pcap),
+                                  ("--model", args.model), ("--train", args.train)) if v), None)
     if single:
         p.error(f"argument {single}: applies to a single run, not to --sweep (a sweep runs the switch path; "
                 "its figures are in --json and --sweep-plot)")

@@ -30,6 +30,7 @@ from ina.sim.compare import parse_methods
 from ina.sim.straggler import SlowHost
 from ina.sim.sweep import dask_address
 from ina.sim.units import parse_rate, parse_seconds
+from ina.sim.workload_cli import compute_seconds, training_spec
 from ina.switch.cli import build_parser as switch_parser
 from ina.switch.stf import build_parser as stf_parser
 from ina.topologies.cli import build_parser as run_parser
@@ -130,7 +131,14 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str],
         "--mtu": ("one_of", (256, 512, 1024, 2048, 4096)), "--ring-chunk": INT(1, 1 << 30),
         "--slow-host": PARSED(SlowHost.parse, ("h3:4x", "h3", "h3:0x", ":2x", "h2:1.5")),
         "--sweep": FREE, "--parallel": INT(1, 256), "--sweep-plot": FREE,
-        "--dask": PARSED(dask_address, ("tcp://10.0.0.5:8786", "tls://h:1", "localhost", "tcp://h", "tcp://h:x"))}),
+        "--dask": PARSED(dask_address, ("tcp://10.0.0.5:8786", "tls://h:1", "localhost", "tcp://h", "tcp://h:x")),
+        "--model": CHOICE, "--train": PARSED(training_spec, ("mlp:digits", "softmax:iris", "mlp", ":digits", "cnn:digits",
+                                                              "mlp:mnist", "mlp:digits:x")),
+        "--scale": FLOAT(0, 1, lo_open=True), "--bucket-cap-mb": FLOAT(0, 1e6, lo_open=True),
+        "--iterations": INT(1, 100_000), "--epochs": INT(1, 10_000), "--batch": INT(1),
+        "--lr": FLOAT(0, 10, lo_open=True),
+        "--compute": PARSED(compute_seconds, ("5ms", "0s", "3600s", "3601s", "5", "-1ms", "1e400s")),
+        "--straggler": STRAGGLER, "--straggler-dist": DISTRIBUTION}),
     "compile": (compile_parser, {"program": "x.p4"}, {
         "-o": FREE, "--p4runtime-files": FREE, "-I": FREE, "-D": DEFINE, "--p4v": CHOICE}),
     "stf": (stf_parser, {"program": "x.p4", "stf": "x.stf"}, {"-I": FREE, "-D": DEFINE, "--engine": CHOICE}),

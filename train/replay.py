@@ -27,6 +27,15 @@ class ReplayConfig:
     iterations: int = 20
     seed: int = 0
 
+    def buckets(self) -> list[int]:
+        """Elements all-reduced per bucket, in order: the model's DDP buckets, scaled."""
+        return scaled_buckets(workload(self.workload), self.scale, self.bucket_cap_mb)
+
+    @property
+    def compute_s(self) -> float:
+        """One iteration's compute: the model's estimate (train/workloads.py), scaled."""
+        return workload(self.workload).compute_s * self.scale
+
 
 @dataclass
 class IterationRecord:
@@ -52,11 +61,10 @@ def replay(config: ReplayConfig, rank: int, allreduce: AllReduce,
            on_iteration: Callable[[IterationRecord], None] | None = None) -> tuple[ReplayHistory, str]:
     """Run the iterations; returns the history and a SHA-256 of the last iteration's sums, which
     every worker must share."""
-    w = workload(config.workload)
-    history = ReplayHistory(scaled_buckets(w, config.scale, config.bucket_cap_mb))
+    history = ReplayHistory(config.buckets())
     rng = np.random.default_rng([config.seed, rank])
     grads = [rng.standard_normal(n, dtype=np.float32) for n in history.buckets]
-    compute_s = w.compute_s * config.scale
+    compute_s = config.compute_s
     digest = hashlib.sha256()
     start = time.perf_counter()
     for i in range(config.iterations):

@@ -5,12 +5,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ina.train.runner import TrainOptions
-from ina.train.sgd import History
-
-
-def time_to_accuracy(epochs: list[dict], target: float) -> float | None:
-    """Wall seconds at the end of the first epoch whose test accuracy reaches `target`."""
-    return next((e["wall_s"] for e in epochs if e["test_accuracy"] >= target), None)
+from ina.train.sgd import History, time_to_accuracy
 
 
 def summarise(opts: TrainOptions, reference: History, finals: list[dict], target: float) -> dict:

@@ -14,12 +14,17 @@ order, and at most S iterations late: before computing iteration t a worker wait
 all-reduce of t - S - 1. Every worker applies the same sums in the same order, so the weights
 they end with (all updates applied) are the same; in between, gradients are computed on weights
 that lack up to S updates.
+
+The loop is one program, `steps`: a generator that yields a `Compute` request for each emulated
+compute and a `Reduce` for each all-reduce. `train` serves them in real time (a sleep, the
+worker's all-reduce); `ina sim` (sim/training.py) serves them in virtual time through the
+simulated network, so both apply exactly the same updates.
 """
 
 import collections
 import concurrent.futures
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -72,6 +77,12 @@ class History:
                 "missing_elements": self.missing_elements, "epochs": [asdict(e) for e in self.epochs]}
 
 
+def time_to_accuracy(epochs: list[dict], target: float) -> float | None:
+    """Seconds (`wall_s`: real or simulated) at the end of the first epoch whose test accuracy
+    reaches `target`."""
+    return next((e["wall_s"] for e in epochs if e["test_accuracy"] >= target), None)
+
+
 def global_batches(n_samples: int, batch: int, epoch: int, seed: int) -> list[np.ndarray]:
     """Sample indices of each full global batch of `epoch`: the same on every worker."""
     order = np.random.default_rng([seed, epoch]).permutation(n_samples)
@@ -97,64 +108,124 @@ def average(total: np.ndarray, counts: np.ndarray | int) -> np.ndarray:
     return np.divide(total, counts, out=np.zeros_like(total), where=np.asarray(counts) > 0)
 
 
-def train(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, allreduce: AllReduce | None = None,
-          on_epoch: Callable[[EpochRecord], None] | None = None, counts: Counts | None = None,
-          compute: ComputeModel | None = None, allreduce_async: AsyncAllReduce | None = None,
-          staleness: int = 0) -> tuple[Model, History]:
-    """Train worker `rank` of `n_workers`; without an all-reduce (one worker) this is the reference.
-    `counts` says how many gradients each element of `allreduce`'s last sum holds (default: all n);
-    `allreduce_async` instead pipelines the all-reduces, each update applied at most `staleness`
-    iterations late; `compute` adds its emulated compute time to every iteration."""
+@dataclass(frozen=True)
+class Compute:
+    """A request of a training program: let `seconds` of emulated compute pass (a sleep, or virtual
+    time in `ina sim`)."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Reduce:
+    """A request of a training program: all-reduce `grad` (None: nothing new), then hand back the
+    sums of the oldest calls in flight, in order, until at most `keep` remain: a list of (sum,
+    gradients per element or an int for all)."""
+
+    grad: np.ndarray | None
+    keep: int = 0
+
+    @property
+    def sent(self) -> np.ndarray:
+        """What the all-reduce carries: a float64 gradient as float32 (the reference keeps float64),
+        any other array as it is."""
+        return self.grad.astype(np.float32) if self.grad.dtype == np.float64 else self.grad
+
+
+Request = Compute | Reduce
+Sums = list[tuple[np.ndarray, np.ndarray | int]]
+
+
+def steps(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, clock: Callable[[], float] = time.perf_counter,
+          on_epoch: Callable[[EpochRecord], None] | None = None, compute: ComputeModel | None = None,
+          staleness: int = 0) -> Generator[Request, Sums | None, tuple[Model, History]]:
+    """Worker `rank`'s training as a program: each iteration's gradient, its emulated compute (a
+    `Compute` request) and its all-reduce (a `Reduce`, each update applied when its sum comes back,
+    at most `staleness` iterations late); `clock` times the phases. `train` runs it on a real
+    all-reduce and clock, `ina sim` (sim/training.py) in virtual time; both apply the same updates."""
     check(config, data, n_workers)
-    if allreduce is None and allreduce_async is None and n_workers != 1:
-        raise ValueError("several workers need an all-reduce")
     model = make_model(config.model, data.n_features, data.n_classes, config.seed, config.hidden)
     history = History()
     per_epoch = len(data.y_train) // config.batch
     sleeps = iter(compute.durations(config.epochs * per_epoch) if compute else [])
-    pending: collections.deque = collections.deque()  # the all-reduces whose updates are not applied yet
 
-    def apply(total: np.ndarray, counted: np.ndarray | int) -> None:
-        """One update from a sum of `counted` gradients per element (a missing sum updates nothing)."""
-        history.missing_elements += int(np.count_nonzero(np.asarray(counted) == 0))
-        model.params -= config.lr * average(total.astype(np.float64), counted)
+    def apply(sums: Sums) -> None:
+        """One update per sum of `counted` gradients per element (a missing sum updates nothing)."""
+        for total, counted in sums:
+            history.missing_elements += int(np.count_nonzero(np.asarray(counted) == 0))
+            model.params -= config.lr * average(total.astype(np.float64), counted)
 
-    def apply_oldest() -> None:
-        reduced = pending.popleft().result()
-        apply(reduced.total, reduced.contributors.element_counts(reduced.total.shape))
-
-    start = time.perf_counter()
+    start = clock()
     for epoch in range(config.epochs):
-        compute = comm = 0.0
+        compute_s = comm_s = 0.0
         for batch in global_batches(len(data.y_train), config.batch, epoch, config.seed):
-            t0 = time.perf_counter()
+            t0 = clock()
             mine = shard(batch, rank, n_workers)
             _loss, grad = model.loss_and_grad(data.x_train[mine], data.y_train[mine])
             emulated = next(sleeps, 0.0)
             if emulated:
-                time.sleep(emulated)
-            t1 = time.perf_counter()
-            if allreduce_async is not None:
-                pending.append(allreduce_async(grad.astype(np.float32)))
-                while pending and (len(pending) > staleness or pending[0].done()):
-                    apply_oldest()
-            elif allreduce is not None:
-                total = allreduce(grad.astype(np.float32))
-                apply(total, counts(total.shape) if counts else n_workers)
-            else:
-                model.params -= config.lr * grad
-            t2 = time.perf_counter()
-            compute += t1 - t0
-            comm += t2 - t1
+                yield Compute(emulated)
+            t1 = clock()
+            apply((yield Reduce(grad, staleness)))
+            t2 = clock()
+            compute_s += t1 - t0
+            comm_s += t2 - t1
             history.iterations += 1
         if epoch == config.epochs - 1:  # the last updates, so the model trained is every worker's
-            t1 = time.perf_counter()
-            while pending:
-                apply_oldest()
-            comm += time.perf_counter() - t1
-        record = EpochRecord(epoch + 1, time.perf_counter() - start, model.loss(data.x_train, data.y_train),
-                             model.accuracy(data.x_test, data.y_test), compute, comm)
+            t1 = clock()
+            apply((yield Reduce(None)))
+            comm_s += clock() - t1
+        record = EpochRecord(epoch + 1, clock() - start, model.loss(data.x_train, data.y_train),
+                             model.accuracy(data.x_test, data.y_test), compute_s, comm_s)
         history.epochs.append(record)
         if on_epoch is not None:
             on_epoch(record)
     return model, history
+
+
+def train(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, allreduce: AllReduce | None = None,
+          on_epoch: Callable[[EpochRecord], None] | None = None, counts: Counts | None = None,
+          compute: ComputeModel | None = None, allreduce_async: AsyncAllReduce | None = None,
+          staleness: int = 0) -> tuple[Model, History]:
+    """Train worker `rank` of `n_workers` in real time; without an all-reduce (one worker) this is the
+    reference. `counts` says how many gradients each element of `allreduce`'s last sum holds
+    (default: all n); `allreduce_async` instead pipelines the all-reduces, each update applied at
+    most `staleness` iterations late (earlier if its sum is already there); `compute` adds its
+    emulated compute time (a sleep) to every iteration."""
+    if allreduce is None and allreduce_async is None and n_workers != 1:
+        raise ValueError("several workers need an all-reduce")
+    pending: collections.deque = collections.deque()  # the all-reduces whose updates are not applied yet
+
+    def serve(request: Request) -> Sums | None:
+        if isinstance(request, Compute):
+            time.sleep(request.seconds)
+            return None
+        if allreduce_async is not None:
+            if request.grad is not None:
+                pending.append(allreduce_async(request.sent))
+            sums = []
+            while pending and (len(pending) > request.keep or pending[0].done()):
+                reduced = pending.popleft().result()
+                sums.append((reduced.total, reduced.contributors.element_counts(reduced.total.shape)))
+            return sums
+        if request.grad is None:
+            return []
+        if allreduce is None:
+            return [(request.grad, 1)]
+        total = allreduce(request.sent)
+        return [(total, counts(total.shape) if counts else n_workers)]
+
+    return run(steps(config, data, rank, n_workers, time.perf_counter, on_epoch, compute,
+                     staleness if allreduce_async is not None else 0), serve)
+
+
+def run(program: Generator[Request, Sums | None, tuple[Model, History]],
+        serve: Callable[[Request], Sums | None]) -> tuple[Model, History]:
+    """Run a training program to its end, each request served as it comes."""
+    answer = None
+    while True:
+        try:
+            request = program.send(answer)
+        except StopIteration as finished:
+            return finished.value
+        answer = serve(request)

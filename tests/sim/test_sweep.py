@@ -36,6 +36,7 @@ GRID = [*SMALL, "--sweep", "workers=2,3", "--sweep", "policy=sync,quorum:2"]
     (["--parallel", "2"], "argument --parallel: applies to --sweep"),
     (["--sweep", "workers=2,4", "--compare", "ring"], "argument --compare: applies to a single run, not to --sweep"),
     (["--sweep", "workers=2,4", "--pcap", "x"], "argument --pcap: applies to a single run, not to --sweep"),
+    (["--sweep", "workers=2,4", "--model", "resnet50"], "argument --model: applies to a single run, not to --sweep"),
     (["--sweep-plot", "a.png"], "argument --sweep-plot: applies to --sweep"),
     (["--sweep", "workers=2", "--parallel", "0"], "argument --parallel: expected an integer in 1..256"),
     (["--sweep", "workers=2", "--dask", "localhost"], "argument --dask: expected a Dask scheduler's address "
