@@ -9,8 +9,9 @@ from ina.hosts.cli import size_refusal
 from ina.hosts.compute import DelayDistribution, parse_duration, parse_straggler
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, Policy
 from ina.switch.p4runtime_server import COMPAT_MODES
-from ina.topologies import clean
-from ina.topologies.runner import RunError, RunOptions, run, say, summary
+from ina.topologies import clean, lock
+from ina.topologies.lock import MachineBusy
+from ina.topologies.runner import RunError, RunOptions, require_root, run, say, summary
 from ina.topologies.topo import TopologyError
 
 MAX_POOL_SIZE = 1 << 16  # a job's base slot and slot count are bit<16> in aggregate.p4's set_job
@@ -75,6 +76,23 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def clean_stale() -> int:
+    """`--clean`: what crashed runs left, removed while holding the machine, so a live run's
+    interfaces and switches are never taken for leftovers (a live run refuses it, exit 2)."""
+    try:
+        require_root()
+        with lock.machine():
+            removed = clean.cleanup()
+    except MachineBusy as err:
+        print(f"ina run --clean: {err}", file=sys.stderr)
+        return 2
+    except RunError as err:
+        print(f"ina run --clean: {err}", file=sys.stderr)
+        return 1
+    print("removed: " + (", ".join(removed) if removed else "nothing"))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -87,9 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         parser.error(problem)
     if args.clean:
-        removed = clean.cleanup()
-        print("removed: " + (", ".join(removed) if removed else "nothing"))
-        return 0
+        return clean_stale()
     opts = RunOptions(topo=args.topo, workers=args.workers, target=args.target, size=args.size, dtype=args.dtype,
                       loss=args.loss if args.loss_burst is None else args.loss_burst, loss_mode=args.loss_mode,
                       loss_link=args.loss_link, loss_direction=args.loss_direction, jobs=args.jobs, elems=args.elems, pool_size=args.pool_size,
@@ -100,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
                       link_delays=dict(args.link_delay))
     try:
         result = run(opts)
+    except MachineBusy as err:
+        print(f"ina run: {err}", file=sys.stderr)
+        return 2
     except (RunError, TopologyError) as err:
         print(f"ina run: {err}", file=sys.stderr)
         return 1

@@ -15,7 +15,7 @@ from pathlib import Path
 from ina.controller.aggregation import BurstLoss
 from ina.hosts.compute import check_stragglers
 from ina.p4src.protocol import Policy
-from ina.topologies import clean
+from ina.topologies import clean, lock
 from ina.topologies.net import Network
 from ina.topologies.switches import bmv2_toolchain
 from ina.topologies.topo import Topology, is_star, load
@@ -103,10 +103,21 @@ def compile_program(target: str, elems: int, pool_size: int, out_dir: Path):
     return result.bmv2, result.p4info
 
 
-def run(opts: RunOptions) -> RunResult:
+def require_root() -> None:
     if os.geteuid() != 0:
         raise RunError("ina run needs root: Mininet creates network namespaces, veth pairs and raw "
                        "sockets, which Linux allows only to root (try: sudo ina run ...)")
+
+
+def run(opts: RunOptions) -> RunResult:
+    """The run, holding the machine (lock.py): MachineBusy, before anything is touched, while
+    another run holds it."""
+    require_root()
+    with lock.machine():
+        return _run_on_machine(opts)
+
+
+def _run_on_machine(opts: RunOptions) -> RunResult:
     target = pick_target(opts.target)
     loss_mode = pick_loss_mode(opts.loss_mode) if opts.loss else None
     run_id = time.strftime("%Y%m%d-%H%M%S")
