@@ -4,6 +4,7 @@ ends within its deadline with a message naming the switch, and big batches keep 
 import functools
 import socket
 import threading
+import time
 from concurrent import futures
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from ina.p4rt.proto import p4runtime_pb2, p4runtime_pb2_grpc
 from ina.p4rt.schema import Schema
 from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import P4RuntimeService, serve
+from ina.switch.p4runtime_server import P4RuntimeService, _Arbiter, serve
 
 BOUND = 30  # seconds: only a hang gets there
 
@@ -167,3 +168,23 @@ def test_an_update_a_program_rule_denies_is_no_lost_election():
     assert not isinstance(err.value, NotPrimaryError)
     conn.close()
     srv.stop(None)
+
+
+def test_a_closed_connections_election_id_is_free_for_the_next(monkeypatch):
+    """`ina run` programs a switch, closes, and at once connects again with the same election id
+    (the drop simulator, `ina ctl`): close() returns only once the switch has let the stream go,
+    so the next arbitration never finds the id still taken, even from a switch slow to let go."""
+    release = _Arbiter.close
+
+    def slow_release(arbiter, stream):
+        time.sleep(0.5)  # a loaded switch: its stream thread runs late
+        release(arbiter, stream)
+
+    monkeypatch.setattr(_Arbiter, "close", slow_release)
+    srv = serve(P4RuntimeService(Switch(), threading.Lock()), "127.0.0.1:0")
+    address = f"127.0.0.1:{srv.bound_port}"
+    try:
+        for _ in range(10):
+            SwitchConnection(address, election_id=1, deadline=BOUND).close()
+    finally:
+        srv.stop(None)
