@@ -318,6 +318,12 @@ class SwitchConnection:
         updates = [self._update(Update.MODIFY, p4e.RegisterEntry(name, index, value)) for name, index, value in cells]
         self._write(updates, "write registers")
 
+    def clear_counters(self, cells: list[tuple[str, int]]) -> None:
+        """Set (counter, index) cells to zero packets and bytes, in one batch."""
+        updates = [self._update(Update.MODIFY, p4e.CounterEntry(name, index, p4e.CounterData()))
+                   for name, index in cells]
+        self._write(updates, "clear counters")
+
     def set_multicast_group(self, mgid: int, replicas: list[tuple[int, int]], kind: int = Update.INSERT) -> None:
         group = p4e.MulticastGroupEntry(mgid, tuple(p4e.Replica(*r) for r in replicas))
         self._write([self._update(kind, group)], f"multicast group {mgid}")

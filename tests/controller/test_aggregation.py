@@ -207,14 +207,18 @@ def test_a_new_run_on_dirty_slots_sums_only_its_own_packets(switch):
     agg.set_switch_address(SWITCH_MAC, SWITCH_IP)
     agg.add_job(3, [W0, W1], num_slots=4, epoch=0x11)
     assert sw.process(W0.port, update_packet(W0, 3, 2, [1000] * 8, 0x11)) == []  # left half full
-    agg.remove_job(3)
+    agg.add_job(4, [W0], num_slots=2, epoch=0x33)
+    assert sw.process(W0.port, update_packet(W0, 4, 0, [1] * 8, 0x33))
+    assert agg.stats()["jobs"] == {3: {"accepted": 1}, 4: {"accepted": 1, "completed": 1, "results_sent": 1}}
+    agg.remove_job(3)  # its counters go with it; job 4's stay
+    assert agg.stats()["jobs"] == {4: {"accepted": 1, "completed": 1, "results_sent": 1}}
     agg.add_job(3, [W0, W1], num_slots=4, epoch=0x22)
     assert agg.slot(3, 2, 0).current is False  # the old run's cell: empty for this one
     assert sw.process(W0.port, update_packet(W0, 3, 2, [1] * 8, 0x11)) == []  # old run: refused
     assert sw.process(W0.port, update_packet(W0, 3, 2, [1] * 8, 0x22)) == []
     out = sw.process(W1.port, update_packet(W1, 3, 2, [10] * 8, 0x22))
     assert [struct.unpack("!8i", data[-32:]) for _port, data in out] == [(11,) * 8] * 2
-    assert agg.stats()["jobs"][3] == {"accepted": 3, "completed": 1, "results_sent": 2, "wrong_epoch": 1}
+    assert agg.stats()["jobs"][3] == {"accepted": 2, "completed": 1, "results_sent": 2, "wrong_epoch": 1}
 
 
 def test_reset_starts_a_new_run_of_the_same_job(switch):

@@ -1,6 +1,7 @@
 """SwitchConnection and `ina ctl` against switches that hang, refuse or split statuses: every call
 ends within its deadline with a message naming the switch, and big batches keep per-update statuses."""
 
+import argparse
 import functools
 import socket
 import threading
@@ -12,6 +13,7 @@ import grpc
 import pytest
 
 from ina.compiler import compile_file
+from ina.controller.cli import build_parser
 from ina.controller.cli import main as ctl_main
 from ina.controller.client import (
     MAX_UPDATES_PER_WRITE,
@@ -188,3 +190,12 @@ def test_a_closed_connections_election_id_is_free_for_the_next(monkeypatch):
             SwitchConnection(address, election_id=1, deadline=BOUND).close()
     finally:
         srv.stop(None)
+
+
+def test_every_ina_ctl_command_and_argument_has_help():
+    parser = build_parser()
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert [c.dest for c in commands._choices_actions if not c.help] == []
+    unexplained = [f"{name} {a.dest}" for name, sub in commands.choices.items() for a in sub._actions
+                   if not a.help and not isinstance(a, argparse._HelpAction)]
+    assert unexplained == []
