@@ -6,7 +6,7 @@ import sys
 from ina.args import float_range, int_choice, int_range, parsed_by, probability
 from ina.controller.aggregation import BurstLoss
 from ina.hosts.cli import size_refusal
-from ina.hosts.compute import DelayDistribution, parse_duration, parse_straggler
+from ina.hosts.compute import DelayDistribution, parse_duration, parse_straggler, straggler_refusal
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, Policy
 from ina.switch.p4runtime_server import COMPAT_MODES
 from ina.topologies import clean, lock
@@ -100,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--loss-link/--loss-direction: say the loss with --loss or --loss-burst")
     if args.p4runtime_compat and args.target != "builtin":
         parser.error("--p4runtime-compat applies to --target builtin (ina's switch imitating the target)")
+    problem = straggler_refusal(dict(args.straggler), args.compute_ms)
+    if problem:
+        parser.error(problem)
     ranks = min(-(-args.workers // (args.jobs or 1)), MAX_WORKERS)  # per job (at most MAX_WORKERS); every worker verifies
     problem = size_refusal(args.size, ranks, verify=True, processes=args.workers)
     if problem:

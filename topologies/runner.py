@@ -364,19 +364,25 @@ def switch_stats(topo: Topology) -> dict:
 
 
 def summary(result: RunResult) -> str:
-    header = ["host", "job", "elements", "time s", "M elem/s", "Gbps", "sent", "retrans", "verified"]
+    """One row per worker; `entered` is the share of the rank's contributions (chunks, over every
+    repetition) that the sums hold: below 100% a quorum or timeout completed sums without it."""
+    header = ["host", "job", "elements", "time s", "M elem/s", "Gbps", "sent", "retrans", "entered", "verified"]
     rows = []
     for w in result.workers:
         if "error" in w and "elements" not in w:
-            rows.append([w["host"], w.get("job", "?"), "-", "-", "-", "-", "-", "-", "FAILED"])
+            rows.append([w["host"], w.get("job", "?"), "-", "-", "-", "-", "-", "-", "-", "FAILED"])
             continue
         rows.append([w["host"], w["job"], w["elements"], f"{w['elapsed_s']:.3f}",
                      f"{w['goodput_elements_per_s'] / 1e6:.2f}", f"{w['goodput_gbps']:.3f}",
-                     w["packets_sent"], w["retransmissions"], "yes" if w["verified"] else "NO"])
+                     w["packets_sent"], w["retransmissions"], f"{w['contributions_entered']:.1%}",
+                     "yes" if w["verified"] else "NO"])
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
     lines = ["  ".join(str(x).rjust(wd) for x, wd in zip(r, widths, strict=False)) for r in [header, *rows]]
     errors = [f"{w['host']}: {w['error']}" for w in result.workers if w.get("error")]
-    return "\n".join(lines + errors + drop_notes(result))
+    left_out = [w["host"] for w in result.workers if w.get("contributions_entered", 1.0) < 1.0]
+    notes = [f"entered: the share of each rank's contributions in the sums; {', '.join(left_out)} had some left "
+             "out by the completion policy (docs/protocol.md)"] if left_out else []
+    return "\n".join(lines + errors + notes + drop_notes(result))
 
 
 DROP_COUNTERS = ("refused", "malformed", "out_of_range", "wrong_epoch")

@@ -14,7 +14,7 @@ from pathlib import Path
 from mininet.link import TCIntf
 
 from ina.args import float_range, int_choice, int_range, parsed_by
-from ina.hosts.compute import DelayDistribution, parse_straggler
+from ina.hosts.compute import DelayDistribution, parse_straggler, straggler_refusal
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_SLOTS, MAX_WORKERS, SYNC, Policy
 from ina.topologies import lock
 from ina.topologies.lock import MachineBusy
@@ -76,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
                         replay=replay_from(args) if args.replay else None, bw=args.bw,
                         policy=args.policy, compute_ms=args.compute_ms, stragglers=dict(args.straggler),
                         straggler_dist=args.straggler_dist and str(args.straggler_dist))
+    problem = straggler_refusal(opts.stragglers, opts.compute_ms)
+    if problem:
+        p.error(problem)
     if args.policy.staleness and args.window <= args.policy.staleness:
         p.error(f"argument --policy: stale:{args.policy.staleness} splits the job's slots into "
                 f"{args.policy.staleness + 1} groups; --window {args.window} has too few")
