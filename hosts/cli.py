@@ -97,14 +97,13 @@ def size_refusal(size: int, workers: int, verify: bool, processes: int = 1) -> s
 
 class Outcome:
     """A worker's all-reduces, one repetition at a time: each with its own arrays (make_array's
-    iteration), each verified (with --verify) as it completes, and the share of this rank's
-    contributions that entered the sums (a quorum or timeout may complete a sum without it)."""
+    iteration), each verified (with --verify) as it completes; chunks whose sum lacks ranks counted."""
 
     def __init__(self, args: argparse.Namespace):
         self.args = args
         self.failed: list[int] = []  # the repetitions whose sum was wrong
         self.max_error = 0.0
-        self.chunks = self.entered = self.partial = self.missing = 0
+        self.partial = self.missing = 0
 
     def array(self, iteration: int) -> np.ndarray:
         a = self.args
@@ -113,8 +112,6 @@ class Outcome:
     def add(self, iteration: int, reduced: tuple[np.ndarray, Contributors]) -> None:
         result, counted = reduced
         a = self.args
-        self.chunks += len(counted.bitmaps)
-        self.entered += int(np.count_nonzero(counted.bitmaps >> a.rank & 1))
         self.partial += int(np.count_nonzero(counted.counts < a.workers))
         self.missing += len(counted.missing)
         if a.verify:
@@ -126,10 +123,6 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return not self.failed
-
-    @property
-    def entered_share(self) -> float:
-        return self.entered / self.chunks if self.chunks else 0.0
 
     def mismatch(self) -> str:
         which = ", ".join(map(str, self.failed[:10])) + (" ..." if len(self.failed) > 10 else "")
@@ -219,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
               "retransmissions": s.retransmissions, "timeouts": s.timeouts, "spurious": s.spurious,
               "statuses": s.statuses, "duplicates": s.duplicates,
               "verified": outcome.ok if args.verify else None, "max_abs_error": outcome.max_error,
-              "failed_repetitions": outcome.failed, "contributions_entered": round(outcome.entered_share, 6),
+              "failed_repetitions": outcome.failed, "contributions_entered": round(worker.share.fraction, 6),
               "partial_chunks": outcome.partial, "missing_chunks": outcome.missing,
               "iterations": [{"compute_s": round(i.compute_s, 6), "allreduce_s": round(i.allreduce_s, 6)}
                              for i in iterations]}
@@ -227,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report))
     else:
         print(f"rank {args.rank}: {s.elements} elements in {s.elapsed:.3f} s ({s.goodput / 1e6:.2f} M elem/s), "
-              f"{s.packets_sent} sent, {s.retransmissions} retransmitted, {outcome.entered_share:.1%} of its "
+              f"{s.packets_sent} sent, {s.retransmissions} retransmitted, {worker.share.fraction:.1%} of its "
               "contributions in the sums" + (f", verified: {outcome.ok}" if args.verify else ""))
     if not outcome.ok:
         print(f"ina worker: {outcome.mismatch()}", file=sys.stderr)

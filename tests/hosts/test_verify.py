@@ -7,6 +7,7 @@ import numpy as np
 
 from ina.hosts.cli import Outcome, make_array, verify
 from ina.hosts.core import Contributors
+from ina.hosts.worker import Share
 
 
 def test_int32_partial_sums_are_checked_against_the_counted_ranks_only():
@@ -76,10 +77,22 @@ def test_an_int32_mismatch_says_its_error():
     assert verify(result, 4, 2, 16, "int32", 8) == (False, 9.0)
 
 
-def test_the_share_of_a_ranks_contributions_in_the_sums_counts_chunks_over_repetitions():
+def test_the_share_of_a_ranks_contributions_in_the_sums_counts_chunks_over_all_reduces():
+    share = Share(rank=2)
+    assert share.fraction == 1.0  # nothing left out yet
+    without = Contributors(8, np.array([2, 3, 0], np.uint8), np.array([0b011, 0b111, 0], np.uint32))
+    share.add(without)
+    share.add(Contributors(8, np.full(3, 3, np.uint8), np.full(3, 0b111, np.uint32)))
+    assert (share.chunks, share.entered, share.fraction) == (6, 4, 4 / 6)
+    first = Share(rank=0)
+    first.add(without)
+    assert first.fraction == 2 / 3  # rank 0 is in chunks 0 and 1, not in the missing one
+
+
+def test_chunks_whose_sums_lack_ranks_are_counted_over_repetitions():
     args = argparse.Namespace(seed=1, rank=2, workers=3, size=24, dtype="int32", elems=8, repeat=2, verify=False)
     outcome = Outcome(args)
     without = Contributors(8, np.array([2, 3, 0], np.uint8), np.array([0b011, 0b111, 0], np.uint32))
     outcome.add(0, (np.zeros(24, np.int32), without))
     outcome.add(1, (np.zeros(24, np.int32), Contributors(8, np.full(3, 3, np.uint8), np.full(3, 0b111, np.uint32))))
-    assert (outcome.entered_share, outcome.partial, outcome.missing, outcome.ok) == (4 / 6, 2, 1, True)
+    assert (outcome.partial, outcome.missing, outcome.ok) == (2, 1, True)
