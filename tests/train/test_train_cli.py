@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from ina.cli import main as ina
+from ina.topologies import lock
 from ina.train import cli
 from ina.train.cli import main
 
@@ -24,8 +25,10 @@ def test_bad_input_lists_the_choices(capsys, argv, listed):
 
 
 @pytest.fixture
-def nothing_trains(monkeypatch):
-    """Past the argument checks `ina train` trains its reference, then starts Mininet: fail instead."""
+def nothing_trains(monkeypatch, tmp_path):
+    """Past the argument checks `ina train` trains its reference, then starts Mininet: fail instead.
+    As root it takes the machine lock first: its own file, so a live run elsewhere changes nothing."""
+    monkeypatch.setenv(lock.PATH_VARIABLE, str(tmp_path / "machine.lock"))
 
     def refuse(*args, **kwargs):
         raise AssertionError("ina train went past its argument checks")
