@@ -262,6 +262,10 @@ def test_a_job_policy_is_installed_read_back_and_changed_live(switch):
     assert agg.job(3).policy == Policy() and str(agg.job(3).policy) == "sync"
     assert sw.process(W0.port, update_packet(W0, 3, 1, [1] * 8, 0x77)) == []
     assert sw.process(W2.port, update_packet(W2, 3, 1, [2] * 8, 0x77)) == []  # now all 3 are needed
+    agg.set_policy(3, Policy(quorum=2))  # lowered while slot 1 collects with 2: its next packet completes it
+    out = sw.process(W0.port, update_packet(W0, 3, 1, [1] * 8, 0x77))  # W0's retransmission
+    assert [port for port, _ in out] == [W0.port, W1.port, W2.port]
+    assert {struct.unpack("!8i", data[-32:]) for _port, data in out} == {(3,) * 8}
 
 
 @pytest.mark.parametrize(("policy", "slots", "message"), [
