@@ -10,15 +10,19 @@ and PNG plots into --out, and a markdown summary (summary.md). Timing never deci
 """
 
 import argparse
+import contextlib
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from ina.args import float_range, int_range
 from ina.bench import plots
 from ina.bench.results import Progress, summarise, write
+from ina.topologies import lock
+from ina.topologies.lock import MachineBusy
 
 
 def bench_compile(out: Path, reps: int) -> list[dict]:
@@ -273,11 +277,24 @@ def main(argv: list[str] | None = None) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         p.error(f"argument --out: cannot create {out}: {err.strerror}")
-    sections = {}
     needs_root = args.what in ("allreduce", "train", "stragglers", "sim-vs-emulation", "all") or (args.what in ("switch", "profile") and not args.no_veth)
     if needs_root and os.geteuid() != 0:
         print("ina bench: veth and Mininet measurements need root (or use: ina bench switch --no-veth)")
         return 1
+    try:  # veth pairs and Mininet networks: the machine is held for the whole bench (topologies/lock.py)
+        with lock.machine() if needs_root else contextlib.nullcontext():
+            sections = measure(args, out, with_bmv2)
+    except MachineBusy as err:
+        print(f"ina bench: {err}", file=sys.stderr)
+        return 2
+    print(markdown(out, sections).read_text())
+    print(f"results, plots and summary in {out}/")
+    return 0
+
+
+def measure(args: argparse.Namespace, out: Path, with_bmv2: bool) -> dict:
+    """Every section `args.what` names, measured and written under `out`."""
+    sections = {}
     if args.what in ("compile", "all"):
         sections["compile"] = bench_compile(out, args.reps)
     if args.what in ("switch", "all"):
@@ -330,6 +347,4 @@ def main(argv: list[str] | None = None) -> int:
         sections["p4runtime"] = bench_p4runtime(out, args.reps)
     if args.what in ("profile", "all"):
         print(bench_profile(out, args.seconds, veth=not args.no_veth))
-    print(markdown(out, sections).read_text())
-    print(f"results, plots and summary in {out}/")
-    return 0
+    return sections

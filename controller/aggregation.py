@@ -271,6 +271,7 @@ class Aggregation:
         raise ControllerError(f"no job {job_id} on this switch (see: ina ctl show-jobs)")
 
     def remove_job(self, job_id: int) -> None:
+        """Uninstall a job: its entries, its multicast group and its counters."""
         job = self.job(job_id)
         self.conn.delete("InaIngress.jobs", {"hdr.agg.job_id": job_id})
         for w in job.workers:
@@ -279,6 +280,8 @@ class Aggregation:
                 "hdr.ipv4.src_addr": w.ip, "hdr.agg.job_id": job_id, "hdr.agg.rank": w.rank})
             self.conn.delete("InaEgress.result_rewrite", {"sm.egress_rid": worker_rid(job_id, w.rank)})
         self.conn.delete_multicast_group(job.mgid)
+        self.conn.clear_counters([(name, job_id) for name in JOB_COUNTERS])  # gone from stats(), and a
+        # job added later under its id starts from zero
 
     def reset_job(self, job_id: int, epoch: int | None = None) -> Job:
         """Start a new run of a job: a new epoch (default: a fresh random one) makes every slot of

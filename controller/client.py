@@ -106,7 +106,8 @@ class SwitchConnection:
                  *, deadline: float = 30.0, ssl: bool = False, ca_cert: str | None = None,
                  cert: str | None = None, key: str | None = None):
         self.address, self.device_id, self.election_id = address, device_id, election_id
-        self.deadline = deadline
+        self.timeout, self.deadline = timeout, deadline
+        self._reader: threading.Thread | None = None  # reads the stream (with an election id)
         self.channel = self._open_channel(ssl, ca_cert, cert, key)
         try:
             grpc.channel_ready_future(self.channel).result(timeout=timeout)
@@ -140,7 +141,8 @@ class SwitchConnection:
     def _arbitrate(self, timeout: float) -> None:
         """Open the stream and win the election, or raise saying who holds it."""
         self._stream = self.stub.StreamChannel(iter(self._requests.get, None))
-        threading.Thread(target=self._read_stream, daemon=True).start()
+        self._reader = threading.Thread(target=self._read_stream, daemon=True)
+        self._reader.start()
         msg = p4runtime_pb2.StreamMessageRequest()
         msg.arbitration.device_id = self.device_id
         _uint128(msg.arbitration.election_id, self.election_id)
@@ -208,7 +210,12 @@ class SwitchConnection:
         raise ControllerError(f"{self.address}: {what}: {code.name}: {err.details()}") from None
 
     def close(self) -> None:
+        """End the stream and wait (up to `timeout`) until the switch has ended its side: it lets
+        the election id go before that, so a next connection with the same id is never refused
+        as its duplicate."""
         self._requests.put(None)
+        if self._reader is not None:
+            self._reader.join(self.timeout)
         self.channel.close()
 
     def __enter__(self) -> "SwitchConnection":
@@ -310,6 +317,12 @@ class SwitchConnection:
         """Write (register, index, value) cells in one batch."""
         updates = [self._update(Update.MODIFY, p4e.RegisterEntry(name, index, value)) for name, index, value in cells]
         self._write(updates, "write registers")
+
+    def clear_counters(self, cells: list[tuple[str, int]]) -> None:
+        """Set (counter, index) cells to zero packets and bytes, in one batch."""
+        updates = [self._update(Update.MODIFY, p4e.CounterEntry(name, index, p4e.CounterData()))
+                   for name, index in cells]
+        self._write(updates, "clear counters")
 
     def set_multicast_group(self, mgid: int, replicas: list[tuple[int, int]], kind: int = Update.INSERT) -> None:
         group = p4e.MulticastGroupEntry(mgid, tuple(p4e.Replica(*r) for r in replicas))

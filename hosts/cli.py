@@ -31,35 +31,39 @@ from ina.p4src.protocol import (
 )
 
 
-def make_array(seed: int, rank: int, size: int, dtype: str) -> np.ndarray:
-    """The array rank `rank` contributes; any worker can rebuild every other rank's from the seed."""
-    rng = np.random.default_rng(seed * 1000 + rank)
+def make_array(seed: int, rank: int, size: int, dtype: str, iteration: int = 0) -> np.ndarray:
+    """The array rank `rank` contributes in `iteration` (each iteration its own); any worker can
+    rebuild every other rank's from the seed."""
+    rng = np.random.default_rng(seed * 1000 + rank if iteration == 0 else (seed * 1000 + rank, iteration))
     if dtype == "int32":
         return rng.integers(-(2**20), 2**20, size, dtype=np.int32)
     return rng.standard_normal(size).astype(dtype)
 
 
-def expected_sum(seed: int, n: int, size: int, dtype: str, counted: Contributors | None = None) -> np.ndarray:
+def expected_sum(seed: int, n: int, size: int, dtype: str, counted: Contributors | None = None,
+                 iteration: int = 0) -> np.ndarray:
     """The sum of every rank's array, or, per chunk, of the ranks `counted` says the sum holds."""
     total = np.zeros(size, dtype=np.int64 if dtype == "int32" else np.float64)
     bitmaps = None if counted is None else counted.element_bitmaps((size,))
     for rank in range(n):
-        array = make_array(seed, rank, size, dtype)
+        array = make_array(seed, rank, size, dtype, iteration)
         total += array if bitmaps is None else np.where(bitmaps >> rank & 1 == 1, array, 0)
     return total
 
 
 def verify(result: np.ndarray, seed: int, n: int, size: int, dtype: str, elems: int,
-           counted: Contributors | None = None) -> tuple[bool, float]:
-    """Bit-exact for int32 (with wraparound); within the block-floating-point bound for floats.
+           counted: Contributors | None = None, iteration: int = 0) -> tuple[bool, float]:
+    """Whether `result` is iteration `iteration`'s sum, and its largest element error.
+    Bit-exact for int32 (with wraparound); within the block-floating-point bound for floats.
     Under a quorum or timeout policy the expected sum is, per chunk, that of the ranks counted, and a
     float contribution may be clipped to the exponent the previous use agreed on (docs/protocol.md):
     at most to the smallest of the ranks' own exponents, which bounds what clipping can take."""
-    exact = expected_sum(seed, n, size, dtype, counted)
+    exact = expected_sum(seed, n, size, dtype, counted, iteration)
     if dtype == "int32":
-        wrapped = ((exact + 2**31) % 2**32 - 2**31).astype(np.int32)
-        return bool(np.array_equal(result, wrapped)), 0.0
-    arrays = np.stack([make_array(seed, r, size, dtype) for r in range(n)])
+        wrapped = (exact + 2**31) % 2**32 - 2**31
+        error = np.abs(result.astype(np.int64) - wrapped)
+        return bool(np.array_equal(result, wrapped)), float(error.max(initial=0))
+    arrays = np.stack([make_array(seed, r, size, dtype, iteration) for r in range(n)])
     pad = -size % elems
     chunks = np.pad(np.abs(arrays).max(axis=0), (0, pad)).reshape(-1, elems)
     bounds = np.array([error_bound(int(e), n) for e in chunk_exponents(chunks)])
@@ -89,6 +93,41 @@ def size_refusal(size: int, workers: int, verify: bool, processes: int = 1) -> s
     per_element = BYTES_PER_ELEMENT + (VERIFY_BYTES_PER_ELEMENT + VERIFY_BYTES_PER_RANK * workers if verify else 0)
     unit = "element" + (f" over {processes} workers" if processes > 1 else "")
     return memory_refusal("--size", size, per_element * processes, unit)
+
+
+class Outcome:
+    """A worker's all-reduces, one repetition at a time: each with its own arrays (make_array's
+    iteration), each verified (with --verify) as it completes; chunks whose sum lacks ranks counted."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.failed: list[int] = []  # the repetitions whose sum was wrong
+        self.max_error = 0.0
+        self.partial = self.missing = 0
+
+    def array(self, iteration: int) -> np.ndarray:
+        a = self.args
+        return make_array(a.seed, a.rank, a.size, a.dtype, iteration)
+
+    def add(self, iteration: int, reduced: tuple[np.ndarray, Contributors]) -> None:
+        result, counted = reduced
+        a = self.args
+        self.partial += int(np.count_nonzero(counted.counts < a.workers))
+        self.missing += len(counted.missing)
+        if a.verify:
+            ok, error = verify(result, a.seed, a.workers, a.size, a.dtype, a.elems, counted, iteration)
+            self.max_error = max(self.max_error, error)
+            if not ok:
+                self.failed.append(iteration)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def mismatch(self) -> str:
+        which = ", ".join(map(str, self.failed[:10])) + (" ..." if len(self.failed) > 10 else "")
+        return (f"the sum of {len(self.failed)} of {self.args.repeat} all-reduce(s) does not match the expected sum "
+                f"(repetition {which}; max error {self.max_error:g})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -154,37 +193,36 @@ def main(argv: list[str] | None = None) -> int:
         worker = Worker(args.job, args.rank, args.workers, args.switch, args.local_ip, args.udp_port,
                         args.elems, args.window, args.timeout, args.max_retries, epoch=args.epoch,
                         staleness=args.staleness)
-        array = make_array(args.seed, args.rank, args.size, args.dtype)
+        outcome = Outcome(args)
         if args.start_barrier:
             start_together(args.rank)
         compute = ComputeModel(args.compute_ms / 1e3, args.slowdown, args.delay_dist, args.seed, args.rank)
-        (result, counted), iterations = run_iterations(worker.allreduce_async, array, args.repeat, compute,
-                                                       args.staleness)
+        iterations = run_iterations(worker.allreduce_async, outcome.array, args.repeat, compute, outcome.add,
+                                    args.staleness)
     except WorkerError as err:
         print(f"ina worker: {err}", file=sys.stderr)
         return 1
     except MemoryError:  # within the budget, but this machine has less
         print(f"ina worker: --size {args.size} needs more memory than this machine has", file=sys.stderr)
         return 1
-    ok, max_error = (verify(result, args.seed, args.workers, args.size, args.dtype, args.elems, counted)
-                     if args.verify else (True, 0.0))
     s = worker.stats
     report = {"job": args.job, "rank": args.rank, "elements": s.elements, "elapsed_s": round(s.elapsed, 6),
               "goodput_elements_per_s": round(s.goodput), "goodput_gbps": round(s.goodput * 32 / 1e9, 6),
               "packets_sent": s.packets_sent, "packets_received": s.packets_received,
               "retransmissions": s.retransmissions, "timeouts": s.timeouts, "spurious": s.spurious,
               "statuses": s.statuses, "duplicates": s.duplicates,
-              "verified": ok if args.verify else None, "max_abs_error": max_error,
-              "partial_chunks": int(np.count_nonzero(counted.counts < args.workers)),
-              "missing_chunks": len(counted.missing),
+              "verified": outcome.ok if args.verify else None, "max_abs_error": outcome.max_error,
+              "failed_repetitions": outcome.failed, "contributions_entered": round(worker.share.fraction, 6),
+              "partial_chunks": outcome.partial, "missing_chunks": outcome.missing,
               "iterations": [{"compute_s": round(i.compute_s, 6), "allreduce_s": round(i.allreduce_s, 6)}
                              for i in iterations]}
     if args.json:
         print(json.dumps(report))
     else:
         print(f"rank {args.rank}: {s.elements} elements in {s.elapsed:.3f} s ({s.goodput / 1e6:.2f} M elem/s), "
-              f"{s.packets_sent} sent, {s.retransmissions} retransmitted" + (f", verified: {ok}" if args.verify else ""))
-    if not ok:
-        print(f"ina worker: result does not match the expected sum (max error {max_error})", file=sys.stderr)
+              f"{s.packets_sent} sent, {s.retransmissions} retransmitted, {worker.share.fraction:.1%} of its "
+              "contributions in the sums" + (f", verified: {outcome.ok}" if args.verify else ""))
+    if not outcome.ok:
+        print(f"ina worker: {outcome.mismatch()}", file=sys.stderr)
         return 1
     return 0

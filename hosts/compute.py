@@ -114,6 +114,15 @@ def check_stragglers(stragglers: dict[str, float], workers: list[str]) -> None:
         raise ValueError(f"--straggler {unknown[0]}: not a worker host (workers: {', '.join(workers)})")
 
 
+def straggler_refusal(stragglers: dict[str, float], compute_ms: float) -> str | None:
+    """The usage error for --straggler without emulated compute to slow (it would do nothing)."""
+    if stragglers and not compute_ms:
+        host, factor = next(iter(stragglers.items()))
+        return (f"argument --straggler: {host}:{factor:g}x slows the emulated compute, and there is none "
+                "(--compute-ms is 0): add --compute-ms MS, e.g. --compute-ms 20")
+    return None
+
+
 def parse_straggler(text: str) -> tuple[str, float]:
     """'h3:3x' -> ('h3', 3.0): that host's compute is slowed by the factor (above 0)."""
     host, _, factor = text.partition(":")

@@ -703,7 +703,7 @@ class AllReduceCore:
                     f"{self.max_retries} retransmissions of slot {index}. The switch may be unreachable, "
                     "refusing this worker (admission, or an epoch other than the job's), or dropping slots "
                     f"beyond the job's range (window {self.window}); `ina ctl show-jobs` lists each job's "
-                    "slots and epoch, `ina ctl stats` the switch's refused/wrong_epoch/out_of_range counts")
+                    "slots and epoch, `ina ctl show-stats` the switch's refused/wrong_epoch/out_of_range counts")
             if timed_out:
                 stats.timeouts += 1
                 if self._timeouts[index] > self._backoff:  # a slot's n-th timeout: the RTO doubles n times

@@ -24,24 +24,37 @@ class Iteration:
     allreduce_s: float  # the time this iteration waited for all-reduces (its own, or S back)
 
 
-def run_iterations(allreduce_async: Callable[[np.ndarray], Future], array: np.ndarray, iterations: int,
-                   compute: ComputeModel, staleness: int = 0, sleep: Callable[[float], None] = time.sleep,
-                   clock: Callable[[], float] = time.perf_counter) -> tuple[Reduced, list[Iteration]]:
+def run_iterations(allreduce_async: Callable[[np.ndarray], Future], array_of: Callable[[int], np.ndarray],
+                   iterations: int, compute: ComputeModel, on_result: Callable[[int, Reduced], None],
+                   staleness: int = 0, sleep: Callable[[float], None] = time.sleep,
+                   clock: Callable[[], float] = time.perf_counter) -> list[Iteration]:
     """Run `iterations` rounds of compute (a sleep of the model's duration) then an all-reduce of
-    `array`, with at most `staleness` + 1 all-reduces in flight; return the last all-reduce's
-    outcome and the measured split of each round."""
+    iteration i's `array_of(i)`, with at most `staleness` + 1 all-reduces in flight; each outcome
+    goes to `on_result(i, reduced)` in order, as it is waited for. Returns the measured split of
+    each round: making the arrays and `on_result` (a verification) count in neither part."""
     timings = []
-    pending: deque[Future] = deque()
-    last = None
-    for duration in compute.durations(iterations):
+    pending: deque[tuple[int, Future]] = deque()
+
+    def wait_oldest() -> float:
+        index, future = pending.popleft()
+        t0 = clock()
+        reduced = future.result()
+        waited = clock() - t0
+        on_result(index, reduced)
+        return waited
+
+    for index, duration in enumerate(compute.durations(iterations)):
+        array = array_of(index)
         t0 = clock()
         if duration > 0:
             sleep(duration)
+        computed = clock() - t0
         t1 = clock()
-        pending.append(allreduce_async(array))
+        pending.append((index, allreduce_async(array)))
+        waited = clock() - t1
         while len(pending) > staleness:
-            last = pending.popleft().result()
-        timings.append(Iteration(t1 - t0, clock() - t1))
+            waited += wait_oldest()
+        timings.append(Iteration(computed, waited))
     while pending:
-        last = pending.popleft().result()
-    return last, timings
+        wait_oldest()
+    return timings

@@ -23,6 +23,7 @@ import select
 import socket
 import threading
 import time
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -51,6 +52,26 @@ def _ipv4(name: str, text: str) -> str:
         return socket.inet_ntoa(socket.inet_aton(text))
     except (OSError, TypeError):
         raise ValueError(f"{name} = {text!r}: expected an IPv4 address") from None
+
+
+@dataclass
+class Share:
+    """How much of one rank's data the sums held, over its all-reduces: chunks whose sum holds the
+    rank's contribution, of all its chunks. A quorum or timeout completes sums without a late rank;
+    a persistent straggler's share can be 0 (docs/protocol.md, "Completion policies")."""
+
+    rank: int
+    chunks: int = 0
+    entered: int = 0
+
+    def add(self, contributors: Contributors) -> None:
+        self.chunks += len(contributors.bitmaps)
+        self.entered += int(np.count_nonzero(contributors.bitmaps >> self.rank & 1))
+
+    @property
+    def fraction(self) -> float:
+        """The share entered (1.0 before any all-reduce)."""
+        return self.entered / self.chunks if self.chunks else 1.0
 
 
 class Reduced(NamedTuple):
@@ -92,6 +113,7 @@ class Worker:
                                      stats=self.stats) for g in range(staleness + 1)]
         check("udp_port", port, 0 <= port <= 0xFFFF, "0..65535")
         self.contributors: Contributors | None = None  # the last all-reduce's, per chunk (see allreduce)
+        self.share = Share(rank)  # of this rank's contributions, how many the sums held
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:  # a window of results arrives in a burst; beyond rmem_max only root may ask (SO_RCVBUFFORCE)
             self.sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
@@ -219,7 +241,9 @@ class Worker:
     def _finish(self, core: AllReduceCore, running: dict) -> None:
         """Hand a finished call's sum to its future."""
         if core.finished and (future := running.pop(self._cores.index(core), None)) is not None:
-            future.set_result(Reduced(core.result(), core.contributors()))
+            contributors = core.contributors()
+            self.share.add(contributors)
+            future.set_result(Reduced(core.result(), contributors))
 
     def _send(self, pkt: bytearray, addr: tuple[str, int]) -> None:
         """Send once the socket is writable; a buffer full (or ARP pending) for timeout/4 is a loss

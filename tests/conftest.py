@@ -4,7 +4,8 @@
 run stays bounded and seeded, a longer hunt is `pytest -m fuzz --fuzz-scale 50`.
 
 Tests marked `netns` need root (namespaces, veth pairs, raw sockets, Mininet): as root (CI) they
-all run; otherwise each is skipped with the reason, and `-m "not netns"` selects the rest.
+all run; otherwise each is skipped with the reason, and `-m "not netns"` selects the rest. They
+hold the machine lock while the session lasts (`held_machine`).
 """
 
 import os
@@ -38,6 +39,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("netns"):
             item.add_marker(pytest.mark.skip(reason=NETNS_SKIP))
+
+
+@pytest.fixture(scope="session")
+def held_machine() -> Iterator[None]:
+    """The machine lock (topologies/lock.py) for the session's netns tests, shared with the `ina`
+    processes they start: beside a live `ina run` the suite stops at once, exit 2, naming it."""
+    from ina.topologies import lock
+
+    try:
+        with lock.machine(share=True):
+            yield
+    except lock.MachineBusy as err:
+        pytest.exit(f"netns tests: {err}", returncode=2)
+
+
+@pytest.fixture(autouse=True)
+def netns_holds_the_machine(request: pytest.FixtureRequest) -> None:
+    if request.node.get_closest_marker("netns"):
+        request.getfixturevalue("held_machine")
 
 
 @pytest.fixture

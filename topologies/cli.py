@@ -6,11 +6,12 @@ import sys
 from ina.args import float_range, int_choice, int_range, parsed_by, probability
 from ina.controller.aggregation import BurstLoss
 from ina.hosts.cli import size_refusal
-from ina.hosts.compute import DelayDistribution, parse_duration, parse_straggler
+from ina.hosts.compute import DelayDistribution, parse_duration, parse_straggler, straggler_refusal
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, Policy
 from ina.switch.p4runtime_server import COMPAT_MODES
-from ina.topologies import clean
-from ina.topologies.runner import RunError, RunOptions, run, say, summary
+from ina.topologies import clean, lock
+from ina.topologies.lock import MachineBusy
+from ina.topologies.runner import RunError, RunOptions, require_root, run, say, summary
 from ina.topologies.topo import TopologyError
 
 MAX_POOL_SIZE = 1 << 16  # a job's base slot and slot count are bit<16> in aggregate.p4's set_job
@@ -75,6 +76,23 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def clean_stale() -> int:
+    """`--clean`: what crashed runs left, removed while holding the machine, so a live run's
+    interfaces and switches are never taken for leftovers (a live run refuses it, exit 2)."""
+    try:
+        require_root()
+        with lock.machine():
+            removed = clean.cleanup()
+    except MachineBusy as err:
+        print(f"ina run --clean: {err}", file=sys.stderr)
+        return 2
+    except RunError as err:
+        print(f"ina run --clean: {err}", file=sys.stderr)
+        return 1
+    print("removed: " + (", ".join(removed) if removed else "nothing"))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -82,14 +100,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--loss-link/--loss-direction: say the loss with --loss or --loss-burst")
     if args.p4runtime_compat and args.target != "builtin":
         parser.error("--p4runtime-compat applies to --target builtin (ina's switch imitating the target)")
+    problem = straggler_refusal(dict(args.straggler), args.compute_ms)
+    if problem:
+        parser.error(problem)
     ranks = min(-(-args.workers // (args.jobs or 1)), MAX_WORKERS)  # per job (at most MAX_WORKERS); every worker verifies
     problem = size_refusal(args.size, ranks, verify=True, processes=args.workers)
     if problem:
         parser.error(problem)
     if args.clean:
-        removed = clean.cleanup()
-        print("removed: " + (", ".join(removed) if removed else "nothing"))
-        return 0
+        return clean_stale()
     opts = RunOptions(topo=args.topo, workers=args.workers, target=args.target, size=args.size, dtype=args.dtype,
                       loss=args.loss if args.loss_burst is None else args.loss_burst, loss_mode=args.loss_mode,
                       loss_link=args.loss_link, loss_direction=args.loss_direction, jobs=args.jobs, elems=args.elems, pool_size=args.pool_size,
@@ -100,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
                       link_delays=dict(args.link_delay))
     try:
         result = run(opts)
+    except MachineBusy as err:
+        print(f"ina run: {err}", file=sys.stderr)
+        return 2
     except (RunError, TopologyError) as err:
         print(f"ina run: {err}", file=sys.stderr)
         return 1

@@ -15,7 +15,7 @@ from pathlib import Path
 from ina.controller.aggregation import BurstLoss
 from ina.hosts.compute import check_stragglers
 from ina.p4src.protocol import Policy
-from ina.topologies import clean
+from ina.topologies import clean, lock
 from ina.topologies.net import Network
 from ina.topologies.switches import bmv2_toolchain
 from ina.topologies.topo import Topology, is_star, load
@@ -103,10 +103,21 @@ def compile_program(target: str, elems: int, pool_size: int, out_dir: Path):
     return result.bmv2, result.p4info
 
 
-def run(opts: RunOptions) -> RunResult:
+def require_root() -> None:
     if os.geteuid() != 0:
         raise RunError("ina run needs root: Mininet creates network namespaces, veth pairs and raw "
                        "sockets, which Linux allows only to root (try: sudo ina run ...)")
+
+
+def run(opts: RunOptions) -> RunResult:
+    """The run, holding the machine (lock.py): MachineBusy, before anything is touched, while
+    another run holds it."""
+    require_root()
+    with lock.machine():
+        return _run_on_machine(opts)
+
+
+def _run_on_machine(opts: RunOptions) -> RunResult:
     target = pick_target(opts.target)
     loss_mode = pick_loss_mode(opts.loss_mode) if opts.loss else None
     run_id = time.strftime("%Y%m%d-%H%M%S")
@@ -353,19 +364,25 @@ def switch_stats(topo: Topology) -> dict:
 
 
 def summary(result: RunResult) -> str:
-    header = ["host", "job", "elements", "time s", "M elem/s", "Gbps", "sent", "retrans", "verified"]
+    """One row per worker; `entered` is the share of the rank's contributions (chunks, over every
+    repetition) that the sums hold: below 100% a quorum or timeout completed sums without it."""
+    header = ["host", "job", "elements", "time s", "M elem/s", "Gbps", "sent", "retrans", "entered", "verified"]
     rows = []
     for w in result.workers:
         if "error" in w and "elements" not in w:
-            rows.append([w["host"], w.get("job", "?"), "-", "-", "-", "-", "-", "-", "FAILED"])
+            rows.append([w["host"], w.get("job", "?"), "-", "-", "-", "-", "-", "-", "-", "FAILED"])
             continue
         rows.append([w["host"], w["job"], w["elements"], f"{w['elapsed_s']:.3f}",
                      f"{w['goodput_elements_per_s'] / 1e6:.2f}", f"{w['goodput_gbps']:.3f}",
-                     w["packets_sent"], w["retransmissions"], "yes" if w["verified"] else "NO"])
+                     w["packets_sent"], w["retransmissions"], f"{w['contributions_entered']:.1%}",
+                     "yes" if w["verified"] else "NO"])
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
     lines = ["  ".join(str(x).rjust(wd) for x, wd in zip(r, widths, strict=False)) for r in [header, *rows]]
     errors = [f"{w['host']}: {w['error']}" for w in result.workers if w.get("error")]
-    return "\n".join(lines + errors + drop_notes(result))
+    left_out = [w["host"] for w in result.workers if w.get("contributions_entered", 1.0) < 1.0]
+    notes = [f"entered: the share of each rank's contributions in the sums; {', '.join(left_out)} had some left "
+             "out by the completion policy (docs/protocol.md)"] if left_out else []
+    return "\n".join(lines + errors + notes + drop_notes(result))
 
 
 DROP_COUNTERS = ("refused", "malformed", "out_of_range", "wrong_epoch")

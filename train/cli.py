@@ -4,7 +4,9 @@ global batch. With --replay it replays a real model's iterations instead (DDP bu
 for real, compute emulated). Writes train.json and train.png to the run directory."""
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -12,10 +14,12 @@ from pathlib import Path
 from mininet.link import TCIntf
 
 from ina.args import float_range, int_choice, int_range, parsed_by
-from ina.hosts.compute import DelayDistribution, parse_straggler
+from ina.hosts.compute import DelayDistribution, parse_straggler, straggler_refusal
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_SLOTS, MAX_WORKERS, SYNC, Policy
+from ina.topologies import lock
+from ina.topologies.lock import MachineBusy
 from ina.train import replay_report, report
-from ina.train.data import load
+from ina.train.data import Dataset, load
 from ina.train.options import (
     add_replay_arguments,
     add_training_arguments,
@@ -25,7 +29,7 @@ from ina.train.options import (
 )
 from ina.train.progress import EpochProgress
 from ina.train.runner import AGGREGATIONS, TrainError, TrainOptions, run
-from ina.train.sgd import check, train
+from ina.train.sgd import Config, check, train
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
                         replay=replay_from(args) if args.replay else None, bw=args.bw,
                         policy=args.policy, compute_ms=args.compute_ms, stragglers=dict(args.straggler),
                         straggler_dist=args.straggler_dist and str(args.straggler_dist))
+    problem = straggler_refusal(opts.stragglers, opts.compute_ms)
+    if problem:
+        p.error(problem)
     if args.policy.staleness and args.window <= args.policy.staleness:
         p.error(f"argument --policy: stale:{args.policy.staleness} splits the job's slots into "
                 f"{args.policy.staleness + 1} groups; --window {args.window} has too few")
@@ -90,8 +97,16 @@ def main(argv: list[str] | None = None) -> int:
         Path(opts.run_dir).mkdir(parents=True, exist_ok=True)
     except OSError as err:
         p.error(f"argument --out: cannot create {opts.run_dir}: {err.strerror}")
-    if opts.replay:
-        return replay(opts)
+    try:  # held before the reference trains, so a busy machine is said at once; root: run() says it
+        with lock.machine() if os.geteuid() == 0 else contextlib.nullcontext():
+            return replay(opts) if opts.replay else train_and_compare(args, opts, config, data)
+    except MachineBusy as err:
+        print(f"ina train: {err}", file=sys.stderr)
+        return 2
+
+
+def train_and_compare(args: argparse.Namespace, opts: TrainOptions, config: Config, data: Dataset) -> int:
+    """The reference in one process, then the run in Mininet; JSON, PNG and a summary of both."""
     _, reference = train(config, data)
     target = args.target_accuracy or reference.epochs[-1].test_accuracy - 0.01
     print(f"[ina train] reference (one process): test accuracy {reference.epochs[-1].test_accuracy:.2%} "

@@ -30,6 +30,7 @@ def summarise(opts: TrainOptions, reference: History, finals: list[dict], target
         "epochs": epochs,
         "reference": ref,
         "ranks": histories,
+        "contributions_entered": [f["contributions_entered"] for f in finals],  # per rank (Share)
     }
 
 
@@ -76,4 +77,6 @@ def text(summary: dict) -> str:
         f"weights            {'identical on every worker' if summary['weights_identical'] else 'DIFFER between workers'}"
         + "".join(f"; rank {rank} updated {h['missing_elements']} elements with no sum (a RESULT it could not fetch "
                   "again)" for rank, h in enumerate(summary["ranks"]) if h.get("missing_elements")),
+        f"{'gradients in sums':<19}" + ", ".join(f"rank {rank} {share:.1%}"
+                                         for rank, share in enumerate(summary["contributions_entered"])),
     ])

@@ -21,7 +21,7 @@ from pathlib import Path
 from ina.controller.topology_setup import program_topology
 from ina.hosts.compute import check_stragglers
 from ina.p4src.protocol import SYNC, Policy
-from ina.topologies import clean
+from ina.topologies import clean, lock
 from ina.topologies.net import Network
 from ina.topologies.runner import compile_program
 from ina.topologies.topo import load
@@ -66,10 +66,17 @@ def run(opts: TrainOptions, on_epoch: Callable[[dict], None],
         on_traffic: Callable[[dict], None] | None = None) -> list[dict]:
     """Train in Mininet; rank 0's epoch records go to `on_epoch` as they arrive, and what the
     links and CPUs did from the workers' start to their end to `on_traffic` (traffic.py). Returns
-    every worker's last report (history and weight digest), by rank."""
+    every worker's last report (history and weight digest), by rank. The machine is held for the
+    run (topologies/lock.py): MachineBusy, before anything is touched, while another run holds it."""
     if os.geteuid() != 0:
         raise TrainError("ina train needs root: Mininet creates network namespaces, veth pairs and raw "
                          "sockets (try: sudo ina train ...)")
+    with lock.machine():
+        return _run_on_machine(opts, on_epoch, on_traffic)
+
+
+def _run_on_machine(opts: TrainOptions, on_epoch: Callable[[dict], None],
+                    on_traffic: Callable[[dict], None] | None) -> list[dict]:
     run_dir = Path(opts.run_dir).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     leftovers = clean.cleanup()

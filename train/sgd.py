@@ -90,15 +90,24 @@ def global_batches(n_samples: int, batch: int, epoch: int, seed: int) -> list[np
 
 
 def shard(batch: np.ndarray, rank: int, n_workers: int) -> np.ndarray:
-    size = len(batch) // n_workers
-    return batch[rank * size:(rank + 1) * size]
+    """Rank `rank`'s part of a global batch: consecutive parts, the first len(batch) % n_workers
+    ranks one sample more, so any batch of at least n_workers samples splits over any worker count."""
+    size, extra = divmod(len(batch), n_workers)
+    start = rank * size + min(rank, extra)
+    return batch[start:start + size + (rank < extra)]
+
+
+def shard_weight(shard_size: int, batch_size: int, n_workers: int) -> float:
+    """What a rank's mean gradient is multiplied by before the all-reduce, so that the average over
+    the ranks is the whole batch's mean gradient with unequal shards too (exactly 1 for equal ones)."""
+    return shard_size * n_workers / batch_size
 
 
 def check(config: Config, data: Dataset, n_workers: int) -> None:
-    """Refuse a batch the workers cannot share equally, or one larger than the training set."""
-    if config.batch % n_workers:
-        raise ValueError(f"batch {config.batch} does not split into {n_workers} equal shards: "
-                         f"use a multiple of {n_workers}")
+    """Refuse a batch that leaves a worker without samples, or one larger than the training set."""
+    if config.batch < n_workers:
+        raise ValueError(f"batch {config.batch} leaves {n_workers - config.batch} of the {n_workers} workers "
+                         f"without a sample: use at least {n_workers}")
     if config.batch > len(data.y_train):
         raise ValueError(f"batch {config.batch} is larger than {data.name}'s {len(data.y_train)} training samples")
 
@@ -162,6 +171,8 @@ def steps(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, cloc
             t0 = clock()
             mine = shard(batch, rank, n_workers)
             _loss, grad = model.loss_and_grad(data.x_train[mine], data.y_train[mine])
+            if len(batch) % n_workers:
+                grad *= shard_weight(len(mine), len(batch), n_workers)
             emulated = next(sleeps, 0.0)
             if emulated:
                 yield Compute(emulated)

@@ -117,7 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         worker.close()
     stats = asdict(worker.stats) if isinstance(worker, Worker) else None  # the switch's or server's protocol
-    emit({"rank": args.rank, "history": history.as_dict(), "weights_sha256": digest, "stats": stats})
+    entered = worker.share.fraction if isinstance(worker, Worker) else 1.0  # a ring sums every rank
+    emit({"rank": args.rank, "history": history.as_dict(), "weights_sha256": digest, "stats": stats,
+          "contributions_entered": round(entered, 6)})
     return 0
 
 

@@ -18,7 +18,9 @@ from ina.controller.aggregation import (
     drop_threshold,
 )
 from ina.controller.cli import main as ctl_main
-from ina.controller.client import ControllerError, NotPrimaryError, SwitchConnection
+from ina.controller.client import ControllerError, NotPrimaryError, SwitchConnection, TableEntry
+from ina.p4rt import entities as p4e
+from ina.p4rt.proto import p4runtime_pb2
 from ina.p4src import AGGREGATE_P4
 from ina.p4src.protocol import FLOOD_GROUP, HEADER, MSG_UPDATE, UDP_PORT, Policy
 from ina.switch.engine import Switch
@@ -207,14 +209,18 @@ def test_a_new_run_on_dirty_slots_sums_only_its_own_packets(switch):
     agg.set_switch_address(SWITCH_MAC, SWITCH_IP)
     agg.add_job(3, [W0, W1], num_slots=4, epoch=0x11)
     assert sw.process(W0.port, update_packet(W0, 3, 2, [1000] * 8, 0x11)) == []  # left half full
-    agg.remove_job(3)
+    agg.add_job(4, [W0], num_slots=2, epoch=0x33)
+    assert sw.process(W0.port, update_packet(W0, 4, 0, [1] * 8, 0x33))
+    assert agg.stats()["jobs"] == {3: {"accepted": 1}, 4: {"accepted": 1, "completed": 1, "results_sent": 1}}
+    agg.remove_job(3)  # its counters go with it; job 4's stay
+    assert agg.stats()["jobs"] == {4: {"accepted": 1, "completed": 1, "results_sent": 1}}
     agg.add_job(3, [W0, W1], num_slots=4, epoch=0x22)
     assert agg.slot(3, 2, 0).current is False  # the old run's cell: empty for this one
     assert sw.process(W0.port, update_packet(W0, 3, 2, [1] * 8, 0x11)) == []  # old run: refused
     assert sw.process(W0.port, update_packet(W0, 3, 2, [1] * 8, 0x22)) == []
     out = sw.process(W1.port, update_packet(W1, 3, 2, [10] * 8, 0x22))
     assert [struct.unpack("!8i", data[-32:]) for _port, data in out] == [(11,) * 8] * 2
-    assert agg.stats()["jobs"][3] == {"accepted": 3, "completed": 1, "results_sent": 2, "wrong_epoch": 1}
+    assert agg.stats()["jobs"][3] == {"accepted": 2, "completed": 1, "results_sent": 2, "wrong_epoch": 1}
 
 
 def test_reset_starts_a_new_run_of_the_same_job(switch):
@@ -256,6 +262,10 @@ def test_a_job_policy_is_installed_read_back_and_changed_live(switch):
     assert agg.job(3).policy == Policy() and str(agg.job(3).policy) == "sync"
     assert sw.process(W0.port, update_packet(W0, 3, 1, [1] * 8, 0x77)) == []
     assert sw.process(W2.port, update_packet(W2, 3, 1, [2] * 8, 0x77)) == []  # now all 3 are needed
+    agg.set_policy(3, Policy(quorum=2))  # lowered while slot 1 collects with 2: its next packet completes it
+    out = sw.process(W0.port, update_packet(W0, 3, 1, [1] * 8, 0x77))  # W0's retransmission
+    assert [port for port, _ in out] == [W0.port, W1.port, W2.port]
+    assert {struct.unpack("!8i", data[-32:]) for _port, data in out} == {(3,) * 8}
 
 
 @pytest.mark.parametrize(("policy", "slots", "message"), [
@@ -382,3 +392,34 @@ def test_ctl_set_drop_refuses_bad_models_in_one_line(argv, message, capsys):
     assert exit_.value.code == 2
     [line] = [line for line in err.splitlines() if "error:" in line]
     assert message in line
+
+
+Update = p4runtime_pb2.Update
+JOB_PARAMS = {"base": 0, "num_slots": 1, "num_workers": 1, "mgid": 0x101, "epoch": 1, "quorum": 1, "timeout": 0,
+              "staleness": 0}
+
+
+def test_an_insert_into_a_full_table_is_resource_exhausted_and_a_bad_modify_leaves_the_entry(switch):
+    """The P4Runtime spec's codes, through the controller: the 257th job entry finds InaIngress.jobs
+    (size MAX_JOBS) full; a MODIFY with a parameter wider than its field is OUT_OF_RANGE and the
+    entry keeps its old parameters."""
+    sw, conn, _ = switch
+    entries = [TableEntry("InaIngress.jobs", {"hdr.agg.job_id": j}, "InaIngress.set_job", JOB_PARAMS)
+               for j in range(256)]
+    conn.write_table_entries(entries)
+    with pytest.raises(ControllerError, match=r"#0: RESOURCE_EXHAUSTED: table 'InaIngress.jobs' is full \(256 "
+                                              r"entries\)"):
+        conn.insert("InaIngress.jobs", {"hdr.agg.job_id": 256}, "InaIngress.set_job", JOB_PARAMS)
+    assert len(sw.tables["InaIngress.jobs"].entries()) == 256
+    with pytest.raises(ControllerError, match="256 does not fit in 8 bits"):  # the client refuses it first
+        conn.modify("InaIngress.jobs", {"hdr.agg.job_id": 7}, "InaIngress.set_job", {**JOB_PARAMS, "num_workers": 256})
+    entry = p4e.TableEntry.parse(conn.schema, "InaIngress.jobs", {"hdr.agg.job_id": 7}, "InaIngress.set_job",
+                                 {**JOB_PARAMS, "epoch": 2})
+    update = Update(type=Update.MODIFY, entity=p4e.to_entity(entry, conn.schema))
+    [wide] = [x for x in update.entity.table_entry.action.action.params if x.param_id == 3]  # num_workers
+    wide.value = b"\x01\x00"  # 256 in an 8-bit parameter, as a client without checks would send it
+    with pytest.raises(ControllerError, match=r"#0: OUT_OF_RANGE: parameter .num_workers. of .InaIngress.set_job.: "
+                                              r"256 does not fit in 8 bits"):  # the spec: a too-wide bytestring
+        conn._write([update], "modify")  # the server's own check
+    [entry] = [e for e in conn.read_table("InaIngress.jobs") if e.match["hdr.agg.job_id"] == 7]
+    assert entry.params == JOB_PARAMS  # unchanged

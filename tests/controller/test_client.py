@@ -1,9 +1,11 @@
 """SwitchConnection and `ina ctl` against switches that hang, refuse or split statuses: every call
 ends within its deadline with a message naming the switch, and big batches keep per-update statuses."""
 
+import argparse
 import functools
 import socket
 import threading
+import time
 from concurrent import futures
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import grpc
 import pytest
 
 from ina.compiler import compile_file
+from ina.controller.cli import build_parser
 from ina.controller.cli import main as ctl_main
 from ina.controller.client import (
     MAX_UPDATES_PER_WRITE,
@@ -23,7 +26,7 @@ from ina.p4rt.proto import p4runtime_pb2, p4runtime_pb2_grpc
 from ina.p4rt.schema import Schema
 from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import P4RuntimeService, serve
+from ina.switch.p4runtime_server import P4RuntimeService, _Arbiter, serve
 
 BOUND = 30  # seconds: only a hang gets there
 
@@ -167,3 +170,32 @@ def test_an_update_a_program_rule_denies_is_no_lost_election():
     assert not isinstance(err.value, NotPrimaryError)
     conn.close()
     srv.stop(None)
+
+
+def test_a_closed_connections_election_id_is_free_for_the_next(monkeypatch):
+    """`ina run` programs a switch, closes, and at once connects again with the same election id
+    (the drop simulator, `ina ctl`): close() returns only once the switch has let the stream go,
+    so the next arbitration never finds the id still taken, even from a switch slow to let go."""
+    release = _Arbiter.close
+
+    def slow_release(arbiter, stream):
+        time.sleep(0.5)  # a loaded switch: its stream thread runs late
+        release(arbiter, stream)
+
+    monkeypatch.setattr(_Arbiter, "close", slow_release)
+    srv = serve(P4RuntimeService(Switch(), threading.Lock()), "127.0.0.1:0")
+    address = f"127.0.0.1:{srv.bound_port}"
+    try:
+        for _ in range(10):
+            SwitchConnection(address, election_id=1, deadline=BOUND).close()
+    finally:
+        srv.stop(None)
+
+
+def test_every_ina_ctl_command_and_argument_has_help():
+    parser = build_parser()
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert [c.dest for c in commands._choices_actions if not c.help] == []
+    unexplained = [f"{name} {a.dest}" for name, sub in commands.choices.items() for a in sub._actions
+                   if not a.help and not isinstance(a, argparse._HelpAction)]
+    assert unexplained == []

@@ -14,12 +14,19 @@ with a directory there. Timing is the runner's, not ours: it writes table comman
 simple_switch_CLI, sleeps 1 s, then sends the packets, and stops the switch 2 s after the last one,
 so a packet is missed only if the CLI has not applied its entries within that second or the switch
 has not drained its input in those two. WORKERS keeps the load of a 2-core machine low enough for
-both (no miss in repeated runs of all files); raise it only with that in mind.
+both when it is quiet (no miss in repeated runs of all files); raise it only with that in mind. On a
+busy machine (other jobs, `make test` beside a build) those seconds can pass before the switch has
+sent anything: a run whose failure is "Expected N packets on port P got 0" runs once more with
+every sleep of the runner RETRY_SLEEP_SCALE times longer (time.sleep scaled in its process: the
+runner itself is p4c's, unchanged), and its test passes with a warning naming the miss (pytest's
+warnings summary) if the second run passes. A wrong packet, a missing one beside others, or a miss
+with the longer waits too still fail.
 """
 
 import os
 import re
 import subprocess
+import warnings
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -80,10 +87,23 @@ def _missing() -> str | None:
     return None
 
 
+RETRY_SLEEP_SCALE = 5.0  # the retry's sleeps: 5 s before the packets, 10 s for the switch to drain them
+SCALED_SLEEPS = """
+import os, runpy, sys, time
+scale, sleep = float(sys.argv[1]), time.sleep
+time.sleep = lambda seconds: sleep(seconds * scale)
+sys.argv = sys.argv[2:]
+sys.path.insert(0, os.path.dirname(sys.argv[0]))
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+MISSED = re.compile(r"Expected \d+ packets on port \d+ got 0\b")  # p4c's runner on a port that sent nothing
+
+
 @dataclass(frozen=True)
 class Run:
     returncode: int
     output: str
+    missed_first: str | None = None  # what the first run missed, when this is its retry
 
     @property
     def compiled(self) -> bool:
@@ -94,10 +114,22 @@ class Run:
 
 
 def _run_p4c(case: Case, workdir: Path) -> Run:
-    command = [P4C_PYTHON, str(P4C_RUNNER), str(P4C_DIR), str(case.program), "-bd", str(P4C_DIR / "build"),
+    """p4c's runner on `case`; once more, with longer sleeps, when the switch sent nothing on a port
+    within its fixed waits."""
+    run = _run_p4c_once(case, workdir)
+    missed = MISSED.search(run.output) if run.returncode else None
+    if missed is None:
+        return run
+    again = _run_p4c_once(case, workdir, RETRY_SLEEP_SCALE)
+    return Run(again.returncode, again.output, missed.group())
+
+
+def _run_p4c_once(case: Case, workdir: Path, sleep_scale: float = 1.0) -> Run:
+    runner = [str(P4C_RUNNER)] if sleep_scale == 1.0 else ["-c", SCALED_SLEEPS, str(sleep_scale), str(P4C_RUNNER)]
+    command = [P4C_PYTHON, *runner, str(P4C_DIR), str(case.program), "-bd", str(P4C_DIR / "build"),
                "-tf", str(case.stf)]
     if case.defines:
-        command[4:4] = ["-a", case.defines]
+        command[-4:-4] = ["-a", case.defines]
     env = {**os.environ, "PATH": f"{BMV2_BIN_DIR}:/usr/bin:/bin"}
     try:
         done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
@@ -142,6 +174,9 @@ def _assert_passed(run: Run) -> None:
     assert run.returncode == 0 and "All went well." in run.output, run.tail()
     assert "RuntimeCmd: Error" not in run.output, run.tail()
     assert _ignored(run) <= {"check_counter"}, f"p4c's runner skipped statements: {_ignored(run)}"
+    if run.missed_first:
+        warnings.warn(f"p4c's runner passed on its retry ({RETRY_SLEEP_SCALE:g}x its sleeps); the first run said: "
+                      f"{run.missed_first}", stacklevel=2)
 
 
 @pytest.mark.parametrize("name", list(P4_CASES))
@@ -163,3 +198,28 @@ def test_mutant(name: str, p4c_runs: dict[str, tuple[Case, Future]], capsys: pyt
     assert ina_says in capsys.readouterr().out
     run = future.result()
     assert (run.returncode != 0) == p4c_fails and p4c_says in run.output, run.tail()
+
+
+MISS = Run(1, "Expected 2 packets on port 1 got 0\n")
+WRONG = Run(1, "Packet 0 on port 1 differs\n")
+SHORT = Run(1, "Expected 2 packets on port 1 got 1\n")
+PASS = Run(0, "All went well.\n")
+
+
+@pytest.mark.parametrize(("runs", "expected"), [
+    ([PASS], PASS),
+    ([MISS, PASS], Run(0, PASS.output, "Expected 2 packets on port 1 got 0")),
+    ([MISS, MISS], Run(1, MISS.output, "Expected 2 packets on port 1 got 0")),
+    ([WRONG], WRONG),
+    ([SHORT], SHORT),
+], ids=["pass", "miss-then-pass", "miss-twice", "wrong-packet", "one-missing"])
+def test_only_a_port_that_sent_nothing_is_run_again_with_longer_sleeps(monkeypatch, tmp_path, runs, expected):
+    queued, scales = list(runs), []
+
+    def once(case, workdir, sleep_scale=1.0):
+        scales.append(sleep_scale)
+        return queued.pop(0)
+
+    monkeypatch.setattr(f"{__name__}._run_p4c_once", once)
+    assert _run_p4c(CASES["E8-slot_reuse"], tmp_path) == expected
+    assert queued == [] and scales == [1.0, RETRY_SLEEP_SCALE][:len(runs)]

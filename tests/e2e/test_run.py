@@ -107,12 +107,16 @@ def test_killed_switch_leaves_nothing_behind(tmp_path):
 
 
 def test_cli_exit_status_and_summary(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "ina", "run", "--workers", "2", "--size", "4096",
+    """Three repetitions, each of its own arrays and each verified; every rank's data in every sum."""
+    done = subprocess.run([sys.executable, "-m", "ina", "run", "--workers", "2", "--size", "4096", "--repeat", "3",
                            "--elems", "16", "--pool-size", "512", "--slots", "32", "--keep-logs", str(tmp_path)],
                           capture_output=True, text=True, cwd=REPO, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "all results verified" in done.stdout
     assert (tmp_path / "s1.log").exists() and (tmp_path / "result.json").exists()
+    workers = json.loads((tmp_path / "result.json").read_text())["workers"]
+    assert [(w["verified"], w["failed_repetitions"], w["elements"], w["contributions_entered"]) for w in workers] == [
+        (True, [], 3 * 4096, 1.0)] * 2
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """`ina worker` refuses every out-of-range argument in argparse (exit 2, one line naming the argument
 and the valid range) before a Worker exists: these values used to hang it or end in a traceback."""
 
+import json
 import subprocess
 import sys
 
@@ -84,13 +85,14 @@ def test_worker_and_baseline_server_through_the_cli():
     try:
         done = subprocess.run([sys.executable, "-m", "ina", "worker", *common, "--rank", "0",
                                "--switch", "127.0.0.77", "--local-ip", "127.0.0.78", "--size", "1000",
-                               "--verify", "--json", "--timeout", "0.05"],
+                               "--verify", "--json", "--timeout", "0.05", "--repeat", "3"],
                               capture_output=True, text=True, timeout=60)
     finally:
         server.kill()
         server.wait()
     assert done.returncode == 0, done.stderr
-    assert '"verified": true' in done.stdout
+    report = json.loads(done.stdout)
+    assert (report["verified"], report["contributions_entered"], report["failed_repetitions"]) == (True, 1.0, [])
 
 
 def test_baseline_server_needs_an_epoch(capsys):

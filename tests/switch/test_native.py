@@ -345,6 +345,17 @@ def test_clones_resubmit_recirculate_and_digests_match_python() -> None:
     assert outs[0][:2] == [(9, b"\x01\x01\x09"), (10, b"\x01\x01\x0a")] and len(outs[1]) == 1
 
 
+def test_a_drop_after_a_multicast_group_drops_and_a_group_after_a_drop_replicates() -> None:
+    """v1model's mark_to_drop sets egress_spec to the drop port and mcast_grp to 0 (simple_switch):
+    op 18 sets group 1 then marks, nothing goes out; op 19 marks then sets group 1, both replicas."""
+    py, native = engines(program(CLONE))
+    for sw in (py, native):
+        configure_replication(sw)
+    dropped, replicated = run_both(py, native, [(4, clone_packet(18)), (4, clone_packet(19))])
+    assert dropped == []
+    assert sorted(port for port, _d in replicated) == [1, 4]
+
+
 def test_run_time_errors_in_a_clone_drop_everything_the_packet_caused() -> None:
     """Division by zero in the clone's egress (arg 1) or the original's (arg 0): no packets out,
     one dropped_error each. The digest comes after the I2E clone: the original's error keeps it,

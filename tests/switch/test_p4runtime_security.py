@@ -344,6 +344,28 @@ def test_wildcard_reads_are_paged_lazily_and_capped(served, monkeypatch):
     primary.close()
 
 
+def test_a_read_of_exactly_the_cap_is_served_and_one_more_is_refused(served, monkeypatch):
+    """MAX_READ_ENTITIES is how many a Read may select: a register of that many cells reads whole
+    (over several pages); with the cap one lower, the same Read is RESOURCE_EXHAUSTED."""
+    _sw, channel, stub = served
+    primary = Stream(channel, 1)
+    primary.status()
+    set_pipeline(stub, 1)
+    monkeypatch.setattr(p4runtime_server, "READ_CHUNK", 8)
+    reg = Schema(program().p4info).register("InaIngress.slot_count")
+    query = p4runtime_pb2.ReadRequest(device_id=0, entities=[
+        p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry(register_id=reg.id))])
+    monkeypatch.setattr(p4runtime_server, "MAX_READ_ENTITIES", reg.size)
+    assert sum(len(page.entities) for page in stub.Read(query, timeout=BOUND)) == reg.size
+    monkeypatch.setattr(p4runtime_server, "MAX_READ_ENTITIES", reg.size - 1)
+    with pytest.raises(grpc.RpcError) as err:
+        for _page in stub.Read(query, timeout=BOUND):
+            pass
+    assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert err.value.details() == f"the Read selects more than {reg.size - 1} entities; read by id or index"
+    primary.close()
+
+
 def test_read_batch_reports_each_request_and_returns_the_good_ones(served):
     _sw, channel, stub = served
     primary = Stream(channel, 1)

@@ -24,6 +24,8 @@ CASES = [
     (["--policy", "quorum:0"], "argument --policy: quorum 0 is out of range 1..32"),
     (["--policy", "all"], "argument --policy: bad policy part 'all': use sync, quorum:K, timeout:T[us|ms|s] or stale:S"),
     (["--straggler", "h3:-2x"], "argument --straggler: bad straggler 'h3:-2x': use HOST:FACTORx, e.g. h3:3x"),
+    (["--straggler", "h2:5x"], "argument --straggler: h2:5x slows the emulated compute, and there is none "
+                               "(--compute-ms is 0): add --compute-ms MS, e.g. --compute-ms 20"),
     (["--straggler-dist", "exp"], "argument --straggler-dist: bad distribution 'exp': use exp:MEAN, uniform:MAX or "
                                   "pareto:MIN,ALPHA"),
     (["--repeat", "0"], "argument --repeat: expected an integer in 1..100000, got '0'"),

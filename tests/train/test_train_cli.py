@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from ina.cli import main as ina
+from ina.topologies import lock
 from ina.train import cli
 from ina.train.cli import main
 
@@ -14,7 +15,7 @@ from ina.train.cli import main
 @pytest.mark.parametrize(("argv", "listed"), [
     (["--model", "cnn"], "choose from 'softmax', 'mlp'"),
     (["--dataset", "mnist"], "choose from 'digits', 'iris', 'wine', 'breast_cancer'"),
-    (["--batch", "30", "--workers", "4"], "use a multiple of 4"),
+    (["--batch", "3", "--workers", "4"], "batch 3 leaves 1 of the 4 workers without a sample: use at least 4"),
 ])
 def test_bad_input_lists_the_choices(capsys, argv, listed):
     with pytest.raises(SystemExit) as exit_info:
@@ -24,8 +25,10 @@ def test_bad_input_lists_the_choices(capsys, argv, listed):
 
 
 @pytest.fixture
-def nothing_trains(monkeypatch):
-    """Past the argument checks `ina train` trains its reference, then starts Mininet: fail instead."""
+def nothing_trains(monkeypatch, tmp_path):
+    """Past the argument checks `ina train` trains its reference, then starts Mininet: fail instead.
+    As root it takes the machine lock first: its own file, so a live run elsewhere changes nothing."""
+    monkeypatch.setenv(lock.PATH_VARIABLE, str(tmp_path / "machine.lock"))
 
     def refuse(*args, **kwargs):
         raise AssertionError("ina train went past its argument checks")
@@ -45,6 +48,8 @@ def nothing_trains(monkeypatch):
      "argument --hidden: expected an integer in 1..103026 (41688 bytes per hidden unit on digits, at most 4 GiB), "
      "got '103027'"),
     (["--bw", "1001"], "argument --bw: expected a number in (0.0, 1000], got '1001'"),
+    (["--straggler", "h2:5x"], "argument --straggler: h2:5x slows the emulated compute, and there is none "
+                               "(--compute-ms is 0): add --compute-ms MS, e.g. --compute-ms 20"),
 ])
 def test_memory_and_link_arguments_are_refused_before_training(nothing_trains, capsys, argv, message):
     """These ended in MemoryError (--hidden) or a link Mininet silently left unlimited (--bw)."""

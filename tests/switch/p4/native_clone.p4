@@ -61,6 +61,12 @@ control I(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t 
         } else if (hdr.h.op == 12) {
             clone(CloneType.I2E, 1);
             mark_to_drop(sm);
+        } else if (hdr.h.op == 18) {
+            sm.mcast_grp = 1;
+            mark_to_drop(sm);  // v1model: the mark clears mcast_grp too, so nothing goes out
+        } else if (hdr.h.op == 19) {
+            mark_to_drop(sm);
+            sm.mcast_grp = 1;  // a group set after the mark is replicated
         } else if (hdr.h.op == 17) {
             clone(CloneType.I2E, 1);
             digest<learn_t>(1, { hdr.h.arg, sm.ingress_port, meta.s, meta.m2 });
