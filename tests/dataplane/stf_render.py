@@ -89,7 +89,7 @@ def total(*vectors: Sequence[int]) -> list[int]:
 
 def render(lines: Iterable[str], source: str) -> str:
     """The STF text of a case's lines, under the line naming the description it comes from."""
-    return "\n".join(lines) + "\n"
+    return "\n".join([GENERATED.format(source=source), *lines]) + "\n"
 
 
 def described() -> dict[Path, Path]:
