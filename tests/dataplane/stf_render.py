@@ -10,6 +10,7 @@ because p4c's runner reads files; test_stf_render.py fails when one is not curre
 `make stf-render` (this module run as a script) rewrites them.
 """
 
+import argparse
 import importlib.util
 import sys
 from collections.abc import Iterable, Sequence
@@ -108,7 +109,9 @@ def rendered(case: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Rewrite every rendered STF file that is not current; `--check` only names them (exit 1)."""
-    check = (argv if argv is not None else sys.argv[1:]) == ["--check"]
+    parser = argparse.ArgumentParser(description="Render tests/dataplane/cases/ to the STF files beside them.")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file is stale")
+    check = parser.parse_args(argv).check
     stale = 0
     for case, stf in described().items():
         text = rendered(case)

@@ -4,6 +4,7 @@ header change reaches them through `make stf-render`, never by hand."""
 from pathlib import Path
 
 import pytest
+import stf_render
 from stf_render import HERE, described, rendered
 
 from ina.p4src.protocol import UDP_PORT, UDP_PORT_MASK
@@ -30,3 +31,20 @@ def _aggregation_frame(line: str) -> bool:
 def test_hand_written_file_has_no_aggregation_frame(stf: Path) -> None:
     """An aggregation frame's lengths and checksums follow the header: it belongs in a description."""
     assert not any(map(_aggregation_frame, stf.read_text().splitlines())), f"{stf.name}: describe it in cases/"
+
+
+def test_make_stf_render_writes_then_checks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """`make stf-render` writes a missing or stale file; `--check` names a stale one and fails."""
+    source = HERE / "cases" / "basic_two_workers.py"
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / source.name).write_text(source.read_text())
+    monkeypatch.setattr(stf_render, "HERE", tmp_path)
+    monkeypatch.setattr(stf_render, "CASES", tmp_path / "cases")
+    stf = tmp_path / "basic_two_workers.stf"
+    assert stf_render.main([]) == 0 and capsys.readouterr().out == "rendered: basic_two_workers.stf\n"
+    assert stf.read_text() == (HERE / stf.name).read_text()
+    assert stf_render.main(["--check"]) == 0 and capsys.readouterr().out == ""
+    stf.write_text(stf.read_text().replace("packets == 2", "packets == 3"))
+    assert stf_render.main(["--check"]) == 1 and capsys.readouterr().out == "stale: basic_two_workers.stf\n"
+    assert "packets == 3" in stf.read_text()
