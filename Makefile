@@ -6,7 +6,7 @@ WORKERS ?= 4
 TARGET ?= auto
 PYTEST_ARGS ?=
 
-.PHONY: setup ns3 run test lint bench bench-full clean
+.PHONY: setup ns3 run test lint stf-render bench bench-full clean
 
 setup:
 	@VENV=$(VENV) bash scripts/setup.sh
@@ -27,6 +27,11 @@ test: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+# the aggregation STF files from their descriptions (tests/dataplane/cases/); test_stf_render.py
+# fails while one is stale
+stf-render: setup
+	$(PY) tests/dataplane/stf_render.py
 
 bench: setup
 	$(INA) bench all --quick

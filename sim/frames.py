@@ -14,11 +14,12 @@ def mac_bytes(mac: str) -> bytes:
     return bytes.fromhex(mac.replace(":", ""))
 
 
-def udp_headers(src: tuple[str, str, int], dst: tuple[str, str, int], payload_len: int) -> bytes:
-    """Ethernet, IPv4 (TTL 64, checksum) and UDP (checksum 0) headers of a frame carrying
-    `payload_len` bytes from `src` to `dst`, each (MAC, IPv4 address, UDP port)."""
+def udp_headers(src: tuple[str, str, int], dst: tuple[str, str, int], payload_len: int,
+                udp_checksum: int = 0) -> bytes:
+    """Ethernet, IPv4 (TTL 64, checksum) and UDP (checksum `udp_checksum`, 0 = none) headers of a
+    frame carrying `payload_len` bytes from `src` to `dst`, each (MAC, IPv4 address, UDP port)."""
     (src_mac, src_ip, src_port), (dst_mac, dst_ip, dst_port) = src, dst
-    udp = struct.pack("!HHHH", src_port, dst_port, 8 + payload_len, 0)
+    udp = struct.pack("!HHHH", src_port, dst_port, 8 + payload_len, udp_checksum)
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28 + payload_len, 0, 0, 64, socket.IPPROTO_UDP, 0,
                      socket.inet_aton(src_ip), socket.inet_aton(dst_ip))
     ip = ip[:10] + struct.pack("!H", ipv4_checksum(ip)) + ip[12:]

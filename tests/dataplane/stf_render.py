@@ -1,0 +1,127 @@
+"""The aggregation STF cases written once, packets by field name, rendered to the STF text that
+`ina stf` and p4c's runner read.
+
+A case is tests/dataplane/cases/<name>.py (cases/elems64/<name>.py for ELEMS=64) holding `LINES`,
+the STF lines in order: set-up lines and checks written as STF says them, packets through
+`update`, `result`, `status`, `packet` and `expect`, which encode them with ina.p4src.protocol's
+layout (ina.hosts.packets `datagram`) and ina.sim.frames' Ethernet/IPv4/UDP headers, so lengths
+and checksums follow the header. The .stf files beside this module are the rendering, checked in
+because p4c's runner reads files; test_stf_render.py fails when one is not current, and
+`make stf-render` (this module run as a script) rewrites them.
+"""
+
+import argparse
+import importlib.util
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ina.hosts.packets import datagram
+from ina.p4src.protocol import MSG_RESULT, MSG_STATUS, MSG_UPDATE, UDP_PORT
+from ina.sim.frames import udp_headers
+
+HERE = Path(__file__).parent
+CASES = HERE / "cases"
+# UPDATEs carry a UDP checksum the switch does not check (docs/protocol.md); RESULTs must carry 0
+UPDATE_UDP_CHECKSUM = 0x1234
+GENERATED = "# generated from tests/dataplane/{source} by `make stf-render`: edit that file, not this one"
+
+
+@dataclass(frozen=True)
+class Host:
+    """A host on switch port `port`: its MAC, IPv4 address and UDP port as frames carry them."""
+
+    port: int
+    mac: str
+    ip: str
+    udp_port: int = UDP_PORT
+
+    @property
+    def address(self) -> tuple[str, str, int]:
+        return self.mac, self.ip, self.udp_port
+
+
+def worker(n: int) -> Host:
+    """The dataplane cases' worker host on port n: MAC 02:00:00:00:00:n, IPv4 10.0.0.n."""
+    return Host(n, f"02:00:00:00:00:{n:02x}", f"10.0.0.{n}")
+
+
+SWITCH = Host(0, "02:aa:00:00:00:01", "10.0.0.254")  # set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)
+W1, W2, W3, W4 = (worker(n) for n in range(1, 5))
+
+
+def frame(src: Host, dst: Host, payload: bytes, udp_checksum: int = 0) -> bytes:
+    """A whole Ethernet/IPv4/UDP frame carrying `payload` from `src` to `dst`."""
+    return udp_headers(src.address, dst.address, len(payload), udp_checksum) + payload
+
+
+def packet(port: int, data: bytes) -> str:
+    """The STF line sending `data` into switch port `port`."""
+    return f"packet {port} {data.hex()}"
+
+
+def expect(port: int, data: bytes) -> str:
+    """The STF line expecting exactly `data` (`$`: no trailing bytes) out of switch port `port`."""
+    return f"expect {port} {data.hex()}$"
+
+
+def update(sender: Host, *, epoch: int, values: Sequence[int], port: int | None = None, **fields: int) -> str:
+    """`sender`'s UPDATE to the switch, into its own port unless `port` says another; `fields` are
+    ina.hosts.packets.datagram's (rank, job, index, round_, exponent, count, bitmap)."""
+    payload = datagram(MSG_UPDATE, epoch, values, **fields)
+    return packet(sender.port if port is None else port, frame(sender, SWITCH, payload, UPDATE_UDP_CHECKSUM))
+
+
+def result(receiver: Host, *, epoch: int, values: Sequence[int], msg_type: int = MSG_RESULT, **fields: int) -> str:
+    """The switch's RESULT (or `msg_type`) to `receiver`, expected out of its port."""
+    return expect(receiver.port, frame(SWITCH, receiver, datagram(msg_type, epoch, values, **fields)))
+
+
+def status(receiver: Host, *, epoch: int, values: Sequence[int], **fields: int) -> str:
+    """The switch's STATUS to `receiver`, expected out of its port."""
+    return result(receiver, epoch=epoch, values=values, msg_type=MSG_STATUS, **fields)
+
+
+def total(*vectors: Sequence[int]) -> list[int]:
+    """The element-wise sum the switch computes (datagram wraps it to int32)."""
+    return [sum(column) for column in zip(*vectors, strict=True)]
+
+
+def render(lines: Iterable[str], source: str) -> str:
+    """The STF text of a case's lines, under the line naming the description it comes from."""
+    return "\n".join([GENERATED.format(source=source), *lines]) + "\n"
+
+
+def described() -> dict[Path, Path]:
+    """Every case description and the STF file it renders to (cases/x/y.py -> x/y.stf)."""
+    return {case: HERE / case.relative_to(CASES).with_suffix(".stf") for case in sorted(CASES.rglob("*.py"))}
+
+
+def rendered(case: Path) -> str:
+    """The STF text of one case description."""
+    spec = importlib.util.spec_from_file_location(f"stf_case_{case.stem}", case)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return render(module.LINES, case.relative_to(HERE).as_posix())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rewrite every rendered STF file that is not current; `--check` only names them (exit 1)."""
+    parser = argparse.ArgumentParser(description="Render tests/dataplane/cases/ to the STF files beside them.")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file is stale")
+    check = parser.parse_args(argv).check
+    stale = 0
+    for case, stf in described().items():
+        text = rendered(case)
+        if not stf.exists() or stf.read_text() != text:
+            stale += 1
+            print(f"{'stale' if check else 'rendered'}: {stf.relative_to(HERE)}")
+            if not check:
+                stf.write_text(text)
+    return 1 if check and stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
