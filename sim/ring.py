@@ -175,12 +175,13 @@ def rank_wire_bits(config: AllReduceConfig, transport: TransportSpec, chunk: int
     return bits
 
 
-def lossless_time(config: AllReduceConfig, transport: TransportSpec = ROCE, chunk: int = CHUNK) -> float | None:
-    """docs/simulation.md's time of a lossless ring on a star (None elsewhere): the busiest rank's
+def lossless_time(config: AllReduceConfig, transport: Transport = ROCE, chunk: int = CHUNK) -> float | None:
+    """docs/simulation.md's time of a lossless ring over RoCE on a star (None elsewhere, and over
+    TCP, whose slow start and delayed ACKs the formula does not have): the busiest rank's
     uplink carries its data and ACK frames back to back at its NIC's rate, and the last data frame
     then crosses the switch: one frame's serialization, the propagation both hops, the pipeline.
     It holds when the pipeline never starves the link (`pipeline_full`)."""
-    if not config.is_star:
+    if not config.is_star or not isinstance(transport, TransportSpec):
         return None
     link = config.link
     n = config.workers
