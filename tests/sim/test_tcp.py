@@ -100,7 +100,7 @@ def test_a_lost_segment_is_recovered_by_fast_retransmit_on_the_third_duplicate_a
     pair.run(data(20))
     assert pair.delivered[0][1] == data(20)
     assert (pair.sender.fast_retransmits, pair.sender.timeouts, pair.sender.retransmissions) == (1, 0, 1)
-    # the ACK of 0-1, a duplicate at once for each of 3-11 and the two sent past the window, then the
+    # the ACK of 0-1, a duplicate at once for each of segments 3-13 (those after the ACK too), then the
     # hole filled (ACKed at once: 0-13), then every second segment
     assert [a // TCP_MSS for a in pair.acks()] == [2] * 12 + [14, 16, 18, 20]
     third_duplicate = [t for t, _f in pair.frames["ba"]][3] + ACK + DELAY
