@@ -32,6 +32,7 @@ TCP_NODELAY), checksums (zero). docs/simulation.md has the model and its checks.
 """
 
 import math
+import socket
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -86,6 +87,11 @@ class Host:
         self._rotation: deque[Sender] = deque()
         self._pulling = False
 
+    def add_sender(self, sender: "Sender") -> None:
+        """Serve `sender`'s data, in turn with the others'."""
+        self.ends[(sender.port, sender.peer[1])] = sender
+        self._rotation.append(sender)
+
     def transmit(self, now: float, frame: bytes) -> None:
         start = self.free_at if self.free_at > now else now
         self.free_at = start + wire_bits(len(frame)) / self.rate
@@ -103,19 +109,21 @@ class Host:
             self.sim.at(max(now, room_at), self._pull)
 
     def _pull(self, now: float) -> None:
-        """Every sender in turn hands the link what its windows allow, while the queue has room."""
+        """Every sender in turn hands the link what its windows allow, while the queue has room; the
+        next pull starts with the next sender."""
         self._pulling = False
         self.sim.now = now
         blocked = False
         for sender in list(self._rotation):
             blocked |= sender.push(now)
+        self._rotation.rotate(-1)
         if blocked:
             self.kick(now)
 
     def receive(self, now: float, frame: bytes) -> None:
         """A frame reached the host: to the connection's end its ports and peer name."""
         _sport, dst_port, seq, ack, _flags, window, _check, _urgent = TCP.unpack_from(frame, _TCP_AT)
-        end = self.ends.get((dst_port, _source_ip(frame)))
+        end = self.ends.get((dst_port, socket.inet_ntoa(frame[26:30])))
         if end is None:
             return
         self.sim.now = now
@@ -124,10 +132,6 @@ class Host:
             end.acknowledged(now, ack, window << WINDOW_SCALE, bool(payload))
         else:
             end.arrived(now, seq, payload)
-
-
-def _source_ip(frame: bytes) -> str:
-    return ".".join(str(b) for b in frame[26:30])
 
 
 class Sender:
@@ -151,8 +155,7 @@ class Sender:
         self._last_sent = 0.0
         self._deadline = math.inf
         self._tries = 0
-        host.ends[(port, peer[1])] = self
-        host._rotation.append(self)
+        host.add_sender(self)
 
     def post(self, now: float, data: bytes) -> None:
         """Append a message to the stream."""

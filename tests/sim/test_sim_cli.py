@@ -169,6 +169,7 @@ def test_compare_sets_the_switch_the_ring_and_the_server_side_by_side(tmp_path, 
 
 def test_the_ring_runs_over_tcp_when_asked(tmp_path, capsys):
     out, report = run(tmp_path, "tcp.json", [*SMALL, "--compare", "ring", "--ring-transport", "tcp"], capsys)
+    assert [line.split()[0] for line in out if line.split()[-1:] == ["verified"]] == ["switch", "ring"]
     ring = report["compare"]["ring"]
     assert ring["verified"] and ring["lossless_bound_s"] is None
     assert ring["transport"] == {"kind": "tcp", "mss": 1448, "initial_window": 10, "receive_window": 3 << 20,
