@@ -76,20 +76,20 @@ TCP_LINUX = TcpSpec()
 
 class Host:
     """A host's TCP stack on its link (`send(time, frame)` at `rate` bit/s): its connections' ends,
-    by (local port, peer address), and the clock of its link's serializer, so data waits in the
+    by (local port, peer's IPv4 address, peer's port), and the clock of its link's serializer, so data waits in the
     socket once `host_queue` bytes wait for the link. Frames arriving are handed to `receive`."""
 
     def __init__(self, sim: Simulator, address: Address, send: Callable[[float, bytes], None], rate: float,
                  spec: TcpSpec):
         self.sim, self.address, self._send, self.rate, self.spec = sim, address, send, rate, spec
         self.free_at = 0.0  # when the link has serialized every frame handed to it
-        self.ends: dict[tuple[int, str], Sender | Receiver] = {}
+        self.ends: dict[tuple[int, str, int], Sender | Receiver] = {}
         self._rotation: deque[Sender] = deque()
         self._pulling = False
 
     def add_sender(self, sender: "Sender") -> None:
         """Serve `sender`'s data, in turn with the others'."""
-        self.ends[(sender.port, sender.peer[1])] = sender
+        self.ends[(sender.port, sender.peer[1], LISTEN_PORT)] = sender
         self._rotation.append(sender)
 
     def transmit(self, now: float, frame: bytes) -> None:
@@ -122,8 +122,8 @@ class Host:
 
     def receive(self, now: float, frame: bytes) -> None:
         """A frame reached the host: to the connection's end its ports and peer name."""
-        _sport, dst_port, seq, ack, _flags, window, _check, _urgent = TCP.unpack_from(frame, _TCP_AT)
-        end = self.ends.get((dst_port, socket.inet_ntoa(frame[26:30])))
+        src_port, dst_port, seq, ack, _flags, window, _check, _urgent = TCP.unpack_from(frame, _TCP_AT)
+        end = self.ends.get((dst_port, socket.inet_ntoa(frame[26:30]), src_port))
         if end is None:
             return
         self.sim.now = now
@@ -295,7 +295,7 @@ class Receiver:
         self._stream = bytearray()  # taken bytes not yet delivered
         self._unacked = 0  # in-order segments taken since the last ACK
         self._delack_at = math.inf
-        host.ends[(LISTEN_PORT, peer[1])] = self
+        host.ends[(LISTEN_PORT, peer[1], peer_port)] = self
 
     def arrived(self, now: float, seq_field: int, payload: bytes) -> None:
         seq = self.expected + ((seq_field - self.expected) & 0xFFFFFFFF)

@@ -139,3 +139,24 @@ def test_the_ring_over_tcp_sums_int32_bit_exact_with_and_without_loss(workers, s
 def _arrays(config: AllReduceConfig) -> list[np.ndarray]:
     [arrays] = job_arrays(config, config.topology()).values()
     return arrays
+
+
+def test_the_host_holds_data_back_once_host_queue_bytes_wait_for_its_link_and_acks_go_at_once():
+    pair = Pair(spec=TcpSpec(host_queue=2 * 1514))
+    pair.run(data(4))
+    sent = [t for t, _f in pair.frames["ab"]]
+    room = 2 * 1514 * 8 / RATE  # the link's time for the bytes the host lets wait
+    assert sent == pytest.approx([0.0, 0.0, 2 * SEGMENT - room, 3 * SEGMENT - room], abs=1e-15)
+    assert pair.delivered[0][0] == pytest.approx(4 * SEGMENT + DELAY, abs=1e-15)  # the link never idled
+
+
+def test_two_connections_between_the_same_hosts_take_turns_at_the_host_queue():
+    pair = Pair(spec=TcpSpec(host_queue=1514))
+    other: list[tuple[float, bytes]] = []
+    second = connect(pair.a, pair.b, 6, pair.sender.spec, lambda t, d: other.append((t, d)))
+    pair.sender.post(0.0, data(3))
+    second.post(0.0, b"z" * 3 * TCP_MSS)
+    pair.sim.run()
+    ports = [int.from_bytes(f[34:36], "big") - SOURCE_PORT for _t, f in pair.frames["ab"]]
+    assert ports == [5, 6, 5, 6, 5, 6]
+    assert [d for _t, d in pair.delivered] == [data(3)] and [d for _t, d in other] == [b"z" * 3 * TCP_MSS]
