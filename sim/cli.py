@@ -101,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="also run the ring all-reduce over RoCE and/or the host parameter server; print them side by side")
     baselines.add_argument("--mtu", type=int_choice(compare.MTUS), default=ROCE.mtu,
                            help=f"the ring's RoCE path MTU, payload bytes per frame (default {ROCE.mtu})")
+    baselines.add_argument("--ring-transport", choices=tuple(ring.TRANSPORTS), default="roce",
+                           help="the ring's transport: RoCE's reliable connection as NCCL runs (default) or Linux's "
+                                "TCP as hosts/ring.py runs (sim/tcp.py; --mtu does not apply)")
     baselines.add_argument("--ring-chunk", type=int_range(1, 1 << 30), default=ring.CHUNK, metavar="BYTES",
                            help=f"the ring's message size: a step forwards each chunk as it arrives (default {ring.CHUNK})")
     sweep.add_arguments(p)
@@ -188,7 +191,8 @@ def run_compare(p: argparse.ArgumentParser, args: argparse.Namespace, config: Al
     if problem:
         p.error(f"argument --compare: {problem}")
     try:
-        result = compare.compare(config, args.compare, dataclasses.replace(ROCE, mtu=args.mtu), args.ring_chunk)
+        transport = dataclasses.replace(ROCE, mtu=args.mtu) if args.ring_transport == "roce" else ring.TRANSPORTS["tcp"]
+        result = compare.compare(config, args.compare, transport, args.ring_chunk)
     except (WorkerError, TransportError) as err:
         print(f"ina sim: the all-reduce failed: {err}", file=sys.stderr)
         return 1

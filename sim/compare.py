@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 
 from ina.sim import allreduce, ps, ring
 from ina.sim.allreduce import AllReduceConfig, AllReduceResult
+from ina.sim.ring import Transport
 from ina.sim.transport import ROCE, TransportSpec
 from ina.sim.units import format_rate, format_seconds
 
@@ -34,13 +35,13 @@ class Comparison:
 
     results: dict[str, AllReduceResult]
     bounds: dict[str, float | None]
-    transport: TransportSpec
+    transport: Transport
     chunk: int
     server: dict[str, int] | None
     notes: list[str]
 
 
-def compare(config: AllReduceConfig, methods: tuple[str, ...], transport: TransportSpec = ROCE,
+def compare(config: AllReduceConfig, methods: tuple[str, ...], transport: Transport = ROCE,
             chunk: int = ring.CHUNK, engine: str = "native") -> Comparison:
     """Run the switch path and each of `methods` on `config`. A worker's WorkerError, the ring's
     TransportError and the server's ServerRefused propagate."""
@@ -91,7 +92,8 @@ def report(comparison: Comparison, git: str) -> dict:
         one = allreduce.report(result, git)
         out["compare"][name] = {**one["results"], "lossless_bound_s": comparison.bounds[name], "wall": one["wall"]}
     if "ring" in out["compare"]:
-        out["compare"]["ring"]["transport"] = {**asdict(comparison.transport), "chunk_bytes": comparison.chunk}
+        out["compare"]["ring"]["transport"] = {"kind": "roce" if isinstance(comparison.transport, TransportSpec) else "tcp",
+                                               **asdict(comparison.transport), "chunk_bytes": comparison.chunk}
     if comparison.server is not None:
         out["compare"]["ps"]["server"] = comparison.server
     return out

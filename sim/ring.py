@@ -1,5 +1,5 @@
 """The ring all-reduce as NCCL runs it, on the simulated links: chunked and pipelined over RoCE's
-reliable transport (ina.sim.transport), through the same switches (forwarding by MAC, the real
+reliable transport (ina.sim.transport; or over TCP, ina.sim.tcp, as emulation's hosts/ring.py runs), through the same switches (forwarding by MAC, the real
 program) as the in-network all-reduce.
 
 Each job's workers form a ring in rank order and follow hosts/ring.py's schedule (`schedule`: n - 1
@@ -14,17 +14,50 @@ link), and the transport runs in the NIC, so the hosts' CPU costs do not apply.
 """
 
 import time
+from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
 from ina.hosts.inprocess import InProcessSwitch
 from ina.hosts.ring import schedule, segment_bounds
 from ina.sim.allreduce import AllReduceConfig, AllReduceResult, harness, job_arrays
+from ina.sim.events import Simulator
 from ina.sim.links import wire_bits
-from ina.sim.transport import DATA_OVERHEAD, ROCE, Nic, Sender, TransportSpec, connect
+from ina.sim.tcp import TcpSpec
+from ina.sim.transport import DATA_OVERHEAD, ROCE, Address, TransportSpec
 from ina.topologies.topo import Topology
 
 CHUNK = 1 << 15  # bytes per message: the unit a step forwards as soon as it has it (NCCL pipelines finer still: LL128 moves 128-byte lines)
+
+
+class Connection(Protocol):
+    """What the ring needs of a transport's sending end: messages posted in order, delivered in
+    order to the receiver's `deliver`, and its counters."""
+
+    frames_sent: int
+    retransmissions: int
+
+    def post(self, now: float, data: bytes) -> None: ...
+
+
+class Endpoint(Protocol):
+    """A host's end of a transport: every frame reaching the host is handed to `receive`."""
+
+    def receive(self, now: float, frame: bytes) -> None: ...
+
+
+class Transport(Protocol):
+    """A transport the ring runs over (sim/transport.py's RoCE, sim/tcp.py's TCP): an endpoint per
+    host on its link, and one-way connections between endpoints."""
+
+    def endpoint(self, sim: Simulator, address: Address, send: Callable[[float, bytes], None], rate: float) -> Endpoint: ...
+
+    def connect(self, sender: Endpoint, receiver: Endpoint, flow: int,
+                deliver: Callable[[float, bytes], None]) -> Connection: ...
+
+
+TRANSPORTS: dict[str, TransportSpec | TcpSpec] = {"roce": ROCE, "tcp": TcpSpec()}  # `ina sim --ring-transport`
 
 
 def chunks(length: int, per_chunk: int) -> list[slice]:
@@ -43,7 +76,7 @@ class RingRank:
         self.per_chunk = max(1, chunk // self.out.itemsize)
         self.steps = schedule(rank, n)
         self.step = self.chunk = 0  # what the next message from the left is
-        self.sender: Sender | None = None
+        self.sender: Connection | None = None
         self.finished_at: float | None = None
 
     def start(self, now: float) -> None:
@@ -72,30 +105,32 @@ class RingRank:
                 self.finished_at = now
 
 
-def _nic(net: InProcessSwitch, topo: Topology, host: str) -> Nic:
-    """A NIC on `host`, at its uplink's rate, receiving through the harness's endpoint hook."""
+def _endpoint(net: InProcessSwitch, topo: Topology, host: str, transport: Transport) -> Endpoint:
+    """The transport's endpoint on `host`, at its uplink's rate, receiving through the harness's
+    endpoint hook."""
     uplink = next(link.up for link in net.network.links if link.a.name == host)
     address = (topo.hosts[host].mac, topo.hosts[host].ip)
-    nic = Nic(net.sim, address, net.attach(host, lambda when, frame: nic.receive(when, frame)), uplink.rate)
-    return nic
+    endpoint = transport.endpoint(net.sim, address, net.attach(host, lambda when, frame: endpoint.receive(when, frame)),
+                                  uplink.rate)
+    return endpoint
 
 
-def simulate_ring(config: AllReduceConfig, transport: TransportSpec = ROCE, chunk: int = CHUNK,
+def simulate_ring(config: AllReduceConfig, transport: Transport = ROCE, chunk: int = CHUNK,
                   engine: str = "native") -> AllReduceResult:
     """Every job's ring all-reduce at once on the configuration's topology and links (each job's
     arrays as `simulate` makes them). A connection past its retries raises TransportError."""
     started = time.perf_counter()
     topo = config.topology()
     arrays = job_arrays(config, topo)
-    rings: list[tuple[int, str, RingRank, Sender]] = []
+    rings: list[tuple[int, str, RingRank, Connection]] = []
     with harness(config, topo, engine) as net:
         for job in topo.jobs:
             n = len(job.workers)
             ranks = [RingRank(r, n, arrays[job.id][r], chunk) for r in range(n)]
-            nics = [_nic(net, topo, host) for host in job.workers]
+            ends = [_endpoint(net, topo, host, transport) for host in job.workers]
             for r, rank in enumerate(ranks):
                 right = ranks[(r + 1) % n]
-                rank.sender = connect(nics[r], nics[(r + 1) % n], job.id, transport, right.delivered)
+                rank.sender = transport.connect(ends[r], ends[(r + 1) % n], job.id, right.delivered)
             rings += [(job.id, host, rank, rank.sender) for host, rank in zip(job.workers, ranks, strict=True)]
         running = time.perf_counter()
         for _job, _host, rank, _sender in rings:
@@ -140,12 +175,13 @@ def rank_wire_bits(config: AllReduceConfig, transport: TransportSpec, chunk: int
     return bits
 
 
-def lossless_time(config: AllReduceConfig, transport: TransportSpec = ROCE, chunk: int = CHUNK) -> float | None:
-    """docs/simulation.md's time of a lossless ring on a star (None elsewhere): the busiest rank's
+def lossless_time(config: AllReduceConfig, transport: Transport = ROCE, chunk: int = CHUNK) -> float | None:
+    """docs/simulation.md's time of a lossless ring over RoCE on a star (None elsewhere, and over
+    TCP, whose slow start and delayed ACKs the formula does not have): the busiest rank's
     uplink carries its data and ACK frames back to back at its NIC's rate, and the last data frame
     then crosses the switch: one frame's serialization, the propagation both hops, the pipeline.
     It holds when the pipeline never starves the link (`pipeline_full`)."""
-    if not config.is_star:
+    if not config.is_star or not isinstance(transport, TransportSpec):
         return None
     link = config.link
     n = config.workers

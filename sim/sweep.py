@@ -34,7 +34,7 @@ from ina.sim.allreduce import AllReduceConfig, report, simulate
 from ina.sim.units import format_rate, format_seconds
 
 UNSWEPT = ("sweep", "parallel", "dask", "sweep_plot", "json", "loss_burst", "host_cost", "plot", "pcap", "compare", "mtu",
-           "ring_chunk", "model", "train", "scale", "bucket_cap_mb", "iterations", "epochs", "batch", "lr", "compute",
+           "ring_chunk", "ring_transport", "model", "train", "scale", "bucket_cap_mb", "iterations", "epochs", "batch", "lr", "compute",
            "straggler", "straggler_dist")  # not axes: comma values, outputs, baselines and workloads (a sweep runs
 # the switch path's all-reduce)
 DASK_TIMEOUT_S = 10  # connecting to a scheduler

@@ -69,6 +69,12 @@ class TransportSpec:
         `ack_every` frames and one for the last."""
         return -(-self.frames(message_bytes) // self.ack_every)
 
+    def endpoint(self, sim: Simulator, address: "Address", send: Callable[[float, bytes], None], rate: float) -> "Nic":
+        return Nic(sim, address, send, rate)
+
+    def connect(self, sender: "Nic", receiver: "Nic", flow: int, deliver: Callable[[float, bytes], None]) -> "Sender":
+        return connect(sender, receiver, flow, self, deliver)
+
     def wire_bits(self, message_bytes: int) -> tuple[int, int]:
         """The bits a message's data frames occupy its sender's link for, and its ACKs the
         receiver's (docs/simulation.md)."""

@@ -1,8 +1,9 @@
 """Data-parallel SGD, and the single-process reference it must match.
 
 Every iteration takes one global batch (a seeded permutation per epoch, the last partial batch
-dropped) and cuts it into `n_workers` equal shards. Each worker computes the mean gradient of its
-shard, all-reduces it as flattened float32 (through the switch: block floating point), divides the
+dropped) and cuts it into `n_workers` consecutive shards (`shard`: the first batch % n_workers ranks
+one sample more). Each worker computes the mean gradient of its shard, weighted by its shard's share
+of the batch (`shard_weight`), all-reduces it as flattened float32 (through the switch: block floating point), divides the
 sum by the number of gradients it holds (n, or fewer under a quorum or timeout policy, per chunk)
 and applies the same update, so all workers keep the same weights and, up to the quantization of
 the sum, follow the reference: one process, the whole batch, float64 gradients. An emulated compute

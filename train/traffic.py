@@ -23,11 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from ina.p4src.protocol import HEADER_LEN
+from ina.sim.frames import TCP_HEADERS, TCP_MSS
 from ina.topologies.net import Network
 
 UDP_FRAME = 14 + 20 + 8  # Ethernet, IPv4, UDP headers
-TCP_FRAME = 14 + 20 + 32  # Ethernet, IPv4, TCP with the timestamp option
-TCP_MSS = 1500 - 20 - 32
 
 
 def expected_bytes(aggregation: str, buckets: list[int], workers: int, elems: int, window: int) -> dict:
@@ -40,7 +39,7 @@ def expected_bytes(aggregation: str, buckets: list[int], workers: int, elems: in
             segment_bytes = 4 * np.diff(bounds)  # each rank sends every segment but one twice
             per_rank = 2 * (segment_bytes.sum() - segment_bytes.mean()) if workers > 1 else 0
             frames = 2 * sum(math.ceil(s / TCP_MSS) for s in segment_bytes) * (workers - 1) / workers
-            sent += per_rank + frames * TCP_FRAME
+            sent += per_rank + frames * TCP_HEADERS
         return {"worker_link": sent, "busiest_link": sent}
     frame = UDP_FRAME + HEADER_LEN + 4 * elems
     chunks = [math.ceil(size / elems) for size in buckets]

@@ -179,9 +179,19 @@ def test_compare_sets_the_switch_the_ring_and_the_server_side_by_side(tmp_path, 
     assert set(report["compare"]) == {"ring", "ps"} and report["results"]["verified"]
     ring, ps = report["compare"]["ring"], report["compare"]["ps"]
     assert ring["verified"] and ps["verified"] and ring["lossless_bound_s"] > 0 and ps["lossless_bound_s"] is None
-    assert ring["transport"] == {"mtu": 1024, "window": 64, "ack_every": 8, "timeout": 4.096e-6 * 2 ** 14,
-                                 "retries": 7, "chunk_bytes": 2048}
+    assert ring["transport"] == {"kind": "roce", "mtu": 1024, "window": 64, "ack_every": 8,
+                                 "timeout": 4.096e-6 * 2 ** 14, "retries": 7, "chunk_bytes": 2048}
     assert ps["server"]["received"] == 3 * 32 and len(ps["links"]) == 4 and len(ring["links"]) == 3
+
+
+def test_the_ring_runs_over_tcp_when_asked(tmp_path, capsys):
+    out, report = run(tmp_path, "tcp.json", [*SMALL, "--compare", "ring", "--ring-transport", "tcp"], capsys)
+    assert [line.split()[0] for line in out if line.split()[-1:] == ["verified"]] == ["switch", "ring"]
+    ring = report["compare"]["ring"]
+    assert ring["verified"] and ring["lossless_bound_s"] is None
+    assert ring["transport"] == {"kind": "tcp", "mss": 1448, "initial_window": 10, "receive_window": 3 << 20,
+                                 "delayed_ack": 0.04, "min_rto": 0.2, "initial_rto": 1.0, "retries": 15,
+                                 "host_queue": 64 << 10, "chunk_bytes": 32768}
 
 
 def test_compare_gives_the_same_figures_for_the_same_seed(tmp_path, capsys):

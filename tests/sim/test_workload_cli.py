@@ -18,8 +18,9 @@ REPLAY = ["--model", "resnet50", "--scale", "0.0002", "--iterations", "2", "--wo
     (["--train", "mlp:mnist"], "argument --train: expected MODEL:DATASET with MODEL one of"),
     (["--train", "mlp:digits", "--model", "resnet50"], "argument --model: not allowed with argument --train"),
     (["--train", "mlp:digits", "--dtype", "int32"], "argument --dtype: --train all-reduces its gradients as float32"),
-    (["--train", "mlp:digits", "--workers", "3"], "argument --batch: job 0 has 3 workers: batch 64 does not split "
-                                                  "into 3 equal shards: use a multiple of 3"),
+    (["--train", "mlp:digits", "--workers", "8", "--batch", "4"], "argument --batch: job 0 has 8 workers: batch 4 "
+                                                                  "leaves 4 of the 8 workers without a sample: use at "
+                                                                  "least 8"),
     (["--train", "mlp:digits", "--epochs", "0"], "argument --epochs: expected an integer in 1..10000"),
     (["--train", "mlp:digits", "--lr", "0"], "argument --lr: expected a number in (0.0, 10.0]"),
     (["--model", "resnet50", "--straggler", "h9:3x"], "argument --straggler h9: not a worker host (workers: h1, h2,"),
