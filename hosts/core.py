@@ -2,89 +2,9 @@
 
 The core holds no socket and reads no clock: each event carries the time, so the same protocol
 runs over a UDP socket (ina.hosts.worker), on a harness's virtual clock with chosen packets lost
-(ina.hosts.inprocess), or in a simulator. docs/protocol.md ("Worker obligations") is the contract.
-
-The array is cut into chunks of E values. Slot k of the job (k < window) carries chunks k, k+W,
-k+2W, ...; each use of a slot has the next round (the slot's use number since the epoch began,
-carried on across all-reduces, as the switch keeps the slot's state) and set = round & 1. A RESULT
-counts only for the round its slot is on, whether or not this worker's contribution was sent or
-counted: under a quorum or timeout policy (docs/protocol.md, "Completion policies") a sum may hold
-only some ranks, and `contributors()` says, per chunk, how many and which (the RESULT's count and
-bitmap). The switch's STATUS answers without a sum. A retransmission into a slot still collecting
-gets one multicast to every worker, with the slot's bitmap: for the slot's round with this
-worker's bit set, it is counted and waits for others, who had the STATUS too; if the STATUS
-answered its own resend it asks once more PROBE_ALLOWANCES later (in case its RESULT copy, or
-their STATUS copy, was lost), then only at two rounds of turns and the RTO, and the answer's time
-is no RTT sample (it measures the others' recovery, not the path). Without this worker's bit, its
-latest copy (sent at least srtt before: it had time to arrive) was lost: resent at once. A STATUS of the slot's next round says another worker had this
-use's RESULT, so this worker's copy was lost: resent at once, the switch answering from the
-completed set. A STATUS refusing a later round of the same set says the use was done without this
-worker's RESULT and replaced: its chunk has no sum (count 0), and the slot moves on to the use
-before that later round, whose RESULT the switch still answers (a late contribution is never added).
-Loss recovery (docs/protocol.md, "Worker obligations"):
-- Time-based loss detection as in RACK (RFC 8985): a slot whose packet was sent before the most
-  recently answered one, and is still unanswered `rack_rtt + reo_wnd` after it was sent, is presumed
-  lost and resent at once, without waiting for a timer. rack_rtt is the RTT of that latest answer,
-  but at least srtt: a use completes when the last worker's copy arrives, so a worker that sent a
-  use last (it was behind) has it answered at once, and that time says nothing of its other uses
-  in flight. Only answers to uses sent once count (the switch answers a resend into a completed set
-  at once), and not the use after one this worker resent without a STATUS (its RESULT copy may have
-  been lost, and the others sent that use long before). The reordering window reo_wnd starts at min_rtt / 4 and widens by that much per
-  spurious retransmission (never beyond srtt).
-- Only the worker whose UPDATE was lost can complete the slot, and no worker can tell whether its
-  own UPDATE, another's, or its own RESULT copy was lost. So the workers take turns: in slot k,
-  worker (n - k) mod n resends one allowance (rack_rtt + reo_wnd) after its copy left, and worker r
-  ((r + k) mod n) x 2 allowances after that. The first one's resend completes the slot if the loss
-  was its own; if not, the switch multicasts a STATUS that reaches everyone within an RTT: the loser
-  resends at once, the counted skip their turns. The later turns matter only if that STATUS or the
-  first resend was lost, so they are two allowances apart: on a host whose RTT varies with queueing
-  and scheduling (Mininet: 1 to 7 ms), turns one allowance apart came before the STATUS. (An RTO
-  apart was tried: a use completed by others' resends is an RTT sample of their recovery, which
-  grows the RTO, which delays recovery further: 2 to 6 virtual seconds at 10% loss.) A lost UPDATE
-  so costs 1 + (n - 1) / n resends on average, never more than 2 (one loss per slot); a lost RESULT
-  copy costs its receiver's resend, plus one if another worker's turn in the next use came before
-  it (that resend's STATUS tells it). A worker that resent waits n allowances before its next RACK
-  resend of the slot; the turn rotates with the slot so no rank always goes first.
-- The retransmission timeout (RTO) is the last resort, for losses with no later answer to reveal
-  them (the last slots, a stall), and never fires before a slot's turn (there, the turns are one
-  allowance apart, as all workers time out alike): a slot RACK covers waits for its turn alone.
-  (Otherwise, with an RTT of milliseconds, the RTO's floor of 2 min_rtt came before the second
-  turn: both workers resent, as timeouts that doubled every slot's RTO.)
-  RFC 6298's estimator (its deviation shrinking `window` times slower than it grows: the RFC
-  assumes a sample per RTT, a window gives `window`), at least max(min_rto, RTO_MIN_RTTS x min_rtt)
-  and at most MAX_RTO. `min_rto` is a host's scheduling noise (MIN_RTO, the default: a kernel or
-  Python worker's timer is late by that much); in virtual time there is none, and the simulator
-  passes 0, so the RTO follows the path (at 100 Gbit/s a round trip is 2 us, a 300 us floor ten
-  times a whole all-reduce); `timeout` is the RTO until the first RTT sample. The RTO doubles per
-  timed-out retry of the same packet (the backoff is shared by all slots: the RTO of the path, not
-  of a packet) until a fresh RTT sample (Karn's rule: none from a retransmitted use). Only timeouts
-  count towards `max_retries`: a RACK resend needs later answers, so the switch is there.
-- Spurious retransmissions: an answer sooner than min_rtt after a slot's resend cannot answer the
-  resend, so the original got through. Sooner by more than SAME_TIME: in virtual time an answer
-  exactly one fastest round trip after the resend is common, and the two times, float sums of the
-  same terms in another order, differ in their last bits. The core counts it (`Stats.spurious`), takes the original's
-  RTT as a sample (Eifel: the path got slower), undoes the RTO backoff and widens reo_wnd.
-- Pacing: at most PACE_BURST resends leave at once; the rest follow PACE_BURST per
-  srtt * PACE_BURST / window, so after a stall the window is resent over one RTT, not in one burst,
-  and late answers that arrive meanwhile spare their slots the resend.
-A RESULT of a later use of a slot (at most `hold_rounds` uses ahead, HOLD_BYTES in all; also of
-the next all-reduces', or before the first) is held and taken when the slot gets there, with no UPDATE sent for that use:
-under a quorum or timeout policy the others run ahead of a straggler, the switch replaces a use
-once it is done, and the multicast copy is the straggler's only way to that use's sum. Held
-RESULTs carry their exponent too, so the chunk a window later is scaled as everyone's. Other
-RESULTs and STATUS answers for a round the slot is not on are duplicates.
-
-A RESULT counts only if it comes from the switch's address and port and carries this job and the
-job's epoch (the per-run token the controller installed); anything else is counted as forged and
-ignored, so another host cannot inject values into the sum.
-
-For floats the exponent of a chunk travels one use of the slot ahead: the first use of every slot
-in an all-reduce is an all-zero packet announcing the exponent of the slot's first chunk, and each
-chunk's packet announces the next one's. A worker whose announcement was not counted (a quorum
-completed without it) may hold a chunk beyond the agreed 2^e_max: it clips it to that bound, so
-the sum cannot overflow. After a use that was gone, the next chunk's scale is unknown (it came
-with the missed RESULT), so that chunk has no sum either; its RESULT brings the exponent of the
-one after. int32 needs none of that and is summed exactly (with int32 wraparound).
+(ina.hosts.inprocess), or in a simulator. docs/protocol.md is the contract ("Worker obligations")
+and the narrative ("Worker loss recovery": slots and rounds, the answers, exponents, RACK, the
+turns, the RTO, spurious resends, pacing, held RESULTs); ina.hosts.rto estimates the RTT and the RTO.
 """
 
 import math
@@ -96,6 +16,7 @@ from heapq import heappush as _heappush
 import numpy as np
 
 from ina.hosts.quantize import INT32_MAX, chunk_exponents, quantize, scale_for
+from ina.hosts.rto import MAX_RTO, MIN_RTO, SAME_TIME, RttEstimator
 from ina.p4src.protocol import (
     ELEMS_CHOICES,
     EPOCH_MAX,
@@ -114,12 +35,6 @@ from ina.p4src.protocol import (
 )
 
 MAX_DATAGRAM_ELEMS = (65507 - HEADER_LEN) // 4  # values that fit one UDP datagram over IPv4
-MIN_RTO = 300e-6  # a host's RTO floor in seconds, whatever the measured RTT: its scheduling noise (`min_rto`)
-RTO_MIN_RTTS = 2  # ... and in minimum RTTs: a timeout never fires within the fastest answer seen
-SAME_TIME = 1e-9  # seconds: RTTs closer than this are equal (in virtual time two sums of the same
-# terms in another order differ in their last bits; a host's clock reads no finer than 1 ns)
-MAX_RTO = 2.0
-MAX_BACKOFF = 6  # the RTO doubles per timed-out retry up to 2**6 times
 PROBE_ALLOWANCES = 4  # a counted worker that resent asks once more this many RACK allowances after its STATUS
 PACE_BURST = 4  # resends that leave at once; more are spread over one srtt per window
 HOLD_BYTES = 64 << 20  # RESULTs of later uses a worker keeps at most (`_hold`): a bound in memory, not calls
@@ -202,8 +117,8 @@ class AllReduceCore:
       expire(now) -> list                call it whenever now >= `deadline`: retransmissions
     State: `deadline` (inf when nothing waits), `finished`, `result()`, `contributors()`, `stats`.
     A datagram is the core's own buffer for its slot, not a copy: send it before the next event.
-    `timeout` is the RTO until the first RTT sample; then the RTO follows the measured RTT (the
-    module's docstring). Bad arguments raise ValueError naming the argument and its range.
+    `timeout` is the RTO until the first RTT sample; then the RTO follows the measured RTT
+    (docs/protocol.md, "Worker loss recovery"). Bad arguments raise ValueError naming the argument and its range.
     """
 
     def __init__(self, job_id: int, rank: int, n_workers: int, epoch: int, elems: int, window: int,
@@ -211,7 +126,7 @@ class AllReduceCore:
                  stats: Stats | None = None, min_rto: float = MIN_RTO):
         self.job_id, self.rank, self.n_workers, self.epoch = job_id, rank, n_workers, epoch
         self.elems, self.window, self.timeout, self.max_retries = elems, window, timeout, max_retries
-        self.min_rto = min_rto  # the RTO's floor in seconds beside RTO_MIN_RTTS x min_rtt
+        self.min_rto = min_rto  # the RTO's floor in seconds beside twice the fastest answer (ina.hosts.rto)
         self.switch = switch  # (IPv4 address, UDP port): the only source a RESULT is taken from
         self.base = base  # the job's slot of this core's slot 0: under staleness, its group's first
         self._check_arguments()
@@ -228,19 +143,7 @@ class AllReduceCore:
         self.hold_rounds = max(2, HOLD_BYTES // (window * self.datagram_size))
         self._round = [0] * window  # each slot's current round: its use number since the epoch began
         self._clip = INT32_MAX // n_workers  # the largest quantized magnitude n contributions can sum
-        self._srtt: float | None = None
-        self._rttvar = 0.0
-        # RFC 6298 assumes a sample per RTT; a window of answers gives `window`. The deviation grows
-        # with the RFC's gain but shrinks `window` times slower, so a scheduling spike is remembered
-        # for about an RTT, not forgotten after a few answers.
-        self._shrink = 0.25 / window
-        self._min_rtt = math.inf
-        self._floor = min_rto  # max(min_rto, RTO_MIN_RTTS * min_rtt)
-        self._rto = timeout
-        self._backoff = 0
-        self._timer = timeout  # the RTO times 2 ** backoff: how long a slot waits for its timer
-        self._reo_mult = 1
-        self._reo_wnd = 0.0  # reo_mult * min_rtt / 4; stops widening at srtt
+        self._rtt = RttEstimator(timeout, min_rto, window)
         self._allowance = math.inf  # rack_rtt + reo_wnd: how long an answer may take (RACK)
         self._sequence = 0  # transmissions so far: orders them, ties in time included
         self._rack_seq = 0  # the latest transmission that was answered (RACK.xmit_ts as an order)
@@ -385,18 +288,20 @@ class AllReduceCore:
         if self._status[index]:
             pass  # counted, the slot waited for others' resends: its time says nothing of the path
         elif self._retries[index] == 0:  # Karn's rule: an RTT sample only from a use sent once
-            self._sample(elapsed)
+            rtt = self._rtt
+            rtt.sample(elapsed)
             if seq_of[index] > self._rack_seq and not self._behind[index]:  # RACK: the latest answer and its RTT
                 self._rack_seq = seq_of[index]
                 self._overtake()
                 # ... but at least srtt: a use completes when the last worker's copy arrives, so
                 # the one a worker sends last (it was behind) is answered at once, and that short
                 # time would make its every use in flight look overdue.
-                self._allowance = max(elapsed, self._srtt) + self._reo_wnd
-        elif elapsed < self._min_rtt - SAME_TIME < math.inf:
+                self._allowance = max(elapsed, rtt.srtt) + rtt.reo_wnd
+        elif elapsed < self._rtt.min_rtt - SAME_TIME < math.inf:
             # Too soon to answer the resend: the original got through. (An answer exactly one
             # fastest round trip after the resend answers it: no margin, and float rounding decided.)
-            self._spurious(now - first_sent[index])
+            stats.spurious += 1  # its original's RTT a sample (the path got slower): the backoff undone
+            self._rtt.spurious(now - first_sent[index])
         # A resend's answer moves no RACK state: the switch answers it from a completed set at
         # once, far sooner than a use that waits for every worker, and as the latest answer it
         # would make every use sent before it look overdue after that short time.
@@ -522,7 +427,7 @@ class AllReduceCore:
         if not unanswered:
             return
         oldest = rack = next(iter(unanswered))
-        sent_at, timer = self._sent_at, self._timer
+        sent_at, timer = self._sent_at, self._rtt.timer
         due = sent_at[oldest] + timer
         if self._allowance < timer:
             status = self._status
@@ -533,35 +438,21 @@ class AllReduceCore:
         if due < self.deadline:
             self.deadline = due
 
-    def _sample(self, rtt: float) -> None:
-        """An RTT sample: RFC 6298's estimator and the RTO (its floor from the fastest answer seen);
-        a fresh sample ends the backoff."""
-        srtt = self._srtt
-        if srtt is None:
-            srtt, rttvar = rtt, rtt / 2
-        else:
-            err, rttvar = abs(srtt - rtt), self._rttvar
-            rttvar += (err - rttvar) * (0.25 if err > rttvar else self._shrink)
-            srtt = 0.875 * srtt + 0.125 * rtt
-        if rtt < self._min_rtt:
-            self._min_rtt = rtt
-            self._floor = max(self.min_rto, RTO_MIN_RTTS * rtt)
-            self._reo_wnd = self._reo_mult * rtt / 4
-        rto = srtt + 4 * rttvar
-        if rto < self._floor:
-            rto = self._floor
-        self._srtt, self._rttvar, self._backoff = srtt, rttvar, 0
-        self._rto = self._timer = rto if rto < MAX_RTO else MAX_RTO
+    # The estimator's figures, as `expire`'s replay in tests/hosts/test_inprocess.py reads them.
+    @property
+    def _srtt(self) -> float | None:
+        """The smoothed RTT (None before the first sample)."""
+        return self._rtt.srtt
 
-    def _spurious(self, rtt: float) -> None:
-        """The answer to a slot's original, after it was resent: the resend was not needed. Take the
-        original's RTT (the path was slower than the timer allowed), which also undoes the backoff,
-        and widen the reordering window (at most srtt) so the next delay is not called a loss."""
-        self.stats.spurious += 1
-        if self._reo_wnd < self._srtt:
-            self._reo_mult += 1
-            self._reo_wnd = self._reo_mult * self._min_rtt / 4
-        self._sample(rtt)
+    @property
+    def _rto(self) -> float:
+        """The RTO without backoff."""
+        return self._rtt.rto
+
+    @property
+    def _timer(self) -> float:
+        """The RTO with its backoff: how long a slot waits for its timeout."""
+        return self._rtt.timer
 
     def _current(self, seq: int, index: int, counted: bool | None) -> bool:
         """Whether transmission `seq` of slot `index` still waits (and, unless `counted` is None,
@@ -599,12 +490,13 @@ class AllReduceCore:
             due = sent + self.n_workers * allowance
         elif timed_out:
             due = sent + (1 + position) * allowance
-        else:  # RACK: the first in turn after one allowance, the others two apart (see above)
+        else:  # RACK: the first in turn after one allowance, the others two apart (docs/protocol.md, turns)
             due = sent + (1 + 2 * position) * allowance
-        if timed_out and (due < sent + self._timer or not self._rack_seq):
-            due = sent + self._timer
-        elif status and due < sent + self._rto:
-            due = sent + self._rto
+        rtt = self._rtt
+        if timed_out and (due < sent + rtt.timer or not self._rack_seq):
+            due = sent + rtt.timer
+        elif status and due < sent + rtt.rto:
+            due = sent + rtt.rto
         # Counted: the STATUS reached the missing workers too, whose resends complete the slot
         # within an RTT (two, if their last RESULT copy was lost). The worker whose resend the
         # STATUS answered asks once more PROBE_ALLOWANCES after it (its RESULT copy may be
@@ -653,7 +545,7 @@ class AllReduceCore:
             taken.append(_heappop(counted))
         for entry in taken:  # read in order, kept: those not resent now stay due
             _heappush(counted, entry)
-        order, rto, sent_at = self._order, self._timer, self._sent_at
+        order, rto, sent_at = self._order, self._rtt.timer, self._sent_at
         while order and not current(*order[0], None):
             order.popleft()
         if len(due_now) <= PACE_BURST:
@@ -682,7 +574,7 @@ class AllReduceCore:
             cut = resend[PACE_BURST]
             del resend[PACE_BURST:]
             next_due = min((due for seq, due in waits.items() if seq < cut), default=math.inf)
-            next_due = min(next_due, now + (self._srtt or self._rto) * PACE_BURST / self._window)
+            next_due = min(next_due, now + (self._rtt.srtt or self._rtt.rto) * PACE_BURST / self._window)
         else:
             next_due = min(waits.values(), default=math.inf)
         status, n_workers, stats, out = self._status, self.n_workers, self.stats, []
@@ -706,15 +598,13 @@ class AllReduceCore:
                     "slots and epoch, `ina ctl stats` the switch's refused/wrong_epoch/out_of_range counts")
             if timed_out:
                 stats.timeouts += 1
-                if self._timeouts[index] > self._backoff:  # a slot's n-th timeout: the RTO doubles n times
-                    self._backoff = min(self._timeouts[index], MAX_BACKOFF)
-                    self._timer = self._rto * (1 << self._backoff)
+                self._rtt.timed_out(self._timeouts[index])
             if probe:
                 self._probe_at[index] = math.inf
                 self._probing.discard(index)
             out.append(self._resend(index, now))
         if out:  # the resent slots' timers, with the backoff they may have raised
-            next_due = min(next_due, now + self._timer)
+            next_due = min(next_due, now + self._rtt.timer)
         self.deadline = next_due
         return out
 
