@@ -4,7 +4,8 @@ The core holds no socket and reads no clock: each event carries the time, so the
 runs over a UDP socket (ina.hosts.worker), on a harness's virtual clock with chosen packets lost
 (ina.hosts.inprocess), or in a simulator. docs/protocol.md is the contract ("Worker obligations")
 and the narrative ("Worker loss recovery": slots and rounds, the answers, exponents, RACK, the
-turns, the RTO, spurious resends, pacing, held RESULTs); ina.hosts.rto estimates the RTT and the RTO.
+turns, the RTO, spurious resends, pacing, held RESULTs). ina.hosts.rto estimates the RTT and the
+RTO; ina.hosts.chunks packs the array into chunks and the sums back.
 """
 
 import math
@@ -15,7 +16,7 @@ from heapq import heappush as _heappush
 
 import numpy as np
 
-from ina.hosts.quantize import INT32_MAX, chunk_exponents, quantize, scale_for
+from ina.hosts.chunks import Chunks, Contributors
 from ina.hosts.rto import MAX_RTO, MIN_RTO, SAME_TIME, RttEstimator
 from ina.p4src.protocol import (
     ELEMS_CHOICES,
@@ -66,32 +67,6 @@ class Stats:
         return self.elements / self.elapsed if self.elapsed else 0.0
 
 
-@dataclass(frozen=True)
-class Contributors:
-    """Whose contributions each chunk's sum holds, after an all-reduce: under a quorum or timeout
-    policy a sum may lack ranks, and the caller decides how to scale it (average over the count).
-    Chunk c is the flat elements c * elems .. (c + 1) * elems - 1 of the array."""
-
-    elems: int
-    counts: np.ndarray  # uint8 per chunk: contributions in its sum; 0 = missing (the result holds 0)
-    bitmaps: np.ndarray  # uint32 per chunk: bit r set = rank r's contribution is in the sum
-
-    @property
-    def missing(self) -> np.ndarray:
-        """The chunks with no sum: their use was done and replaced before this worker had its
-        RESULT (or, for floats, came right after such a use, so their scale is unknown)."""
-        return np.flatnonzero(self.counts == 0)
-
-    def element_counts(self, shape: tuple[int, ...]) -> np.ndarray:
-        """The count of every element of an array of `shape` (the all-reduced one's): divide the sum
-        by it to average over the contributions each element holds."""
-        return np.repeat(self.counts, self.elems)[: math.prod(shape)].reshape(shape)
-
-    def element_bitmaps(self, shape: tuple[int, ...]) -> np.ndarray:
-        """The bitmap of every element of an array of `shape`: bit r set = rank r is in its sum."""
-        return np.repeat(self.bitmaps, self.elems)[: math.prod(shape)].reshape(shape)
-
-
 def check(name: str, value, valid: bool, expected: str) -> None:
     if not valid:
         raise ValueError(f"{name} = {value!r}: expected {expected}")
@@ -131,7 +106,6 @@ class AllReduceCore:
         self.base = base  # the job's slot of this core's slot 0: under staleness, its group's first
         self._check_arguments()
         self.datagram_size = HEADER_LEN + 4 * elems
-        self._plen = 4 * elems  # payload bytes per datagram
         self.stats = stats or Stats()  # a worker's cores (one per staleness group) may share theirs
         self.deadline = math.inf
         self.finished = False  # True once the all-reduce `start` began has its every result
@@ -142,7 +116,6 @@ class AllReduceCore:
         # calls in a training run): what bounds it is memory, so the uses a slot may hold follow.
         self.hold_rounds = max(2, HOLD_BYTES // (window * self.datagram_size))
         self._round = [0] * window  # each slot's current round: its use number since the epoch began
-        self._clip = INT32_MAX // n_workers  # the largest quantized magnitude n contributions can sum
         self._rtt = RttEstimator(timeout, min_rto, window)
         self._allowance = math.inf  # rack_rtt + reo_wnd: how long an answer may take (RACK)
         self._sequence = 0  # transmissions so far: orders them, ties in time included
@@ -172,33 +145,12 @@ class AllReduceCore:
         array = np.asarray(array)
         if array.dtype not in (np.int32, np.float32, np.float64):
             raise WorkerError(f"dtype {array.dtype} is not supported: use int32, float32 or float64")
-        flat = array.ravel()
         if array.dtype != np.int32:
-            _check_finite(flat)
-        elems = self.elems
-        n_chunks = max(1, -(-flat.size // elems))
-        chunks = np.zeros((n_chunks, elems), dtype=array.dtype)
-        chunks.ravel()[: flat.size] = flat
+            _check_finite(array.ravel())
+        self._chunks = chunks = Chunks(array, self.elems, self.n_workers)
+        n_chunks = chunks.n
         window = min(self.window, n_chunks)
-        self._shape, self._dtype, self._n_chunks, self._window = array.shape, array.dtype, n_chunks, window
-        self._is_float = array.dtype != np.int32
-        if self._is_float:
-            exponents = chunk_exponents(chunks)
-            self._scale_of = [scale_for(e, self.n_workers) for e in range(256)]
-            self._own_exp = exponents.tolist()
-            payload = quantize(chunks, np.array(self._scale_of)[exponents][:, None]).astype(">i4")
-        else:
-            self._scale_of = []
-            self._own_exp = [0] * n_chunks
-            payload = chunks.astype(">i4")
-        self._own_exp.append(0)  # the exponent announced after the last chunk
-        self._chunks = chunks
-        self._payload = memoryview(payload.reshape(-1).view(np.uint8))
-        self._got = bytearray(n_chunks * 4 * elems)
-        self._got_view = memoryview(self._got)
-        self._scales = [1.0] * n_chunks
-        self._counts = [0] * n_chunks  # per chunk, its RESULT's count and bitmap (0: no sum yet)
-        self._bitmaps = [0] * n_chunks
+        self._n_chunks, self._window, self._is_float = n_chunks, window, chunks.is_float
         self._pkts = [bytearray(self.datagram_size) for _ in range(window)]
         self._chunk_of = [0] * window  # the chunk each slot's current use carries (< 0: a float slot's first use)
         self._done = [False] * window
@@ -336,9 +288,7 @@ class AllReduceCore:
         chunk = self._chunk_of[index]
         if chunk >= 0:
             if not self._blind[index]:
-                plen = self._plen
-                self._got_view[chunk * plen : chunk * plen + plen] = data[HEADER_LEN:]
-                self._counts[chunk], self._bitmaps[chunk] = count, bitmap
+                self._chunks.store(chunk, data, count, bitmap)
             self._remaining -= 1
         if round_ == self._last_round[index]:
             return self._slot_done(index, now)
@@ -354,30 +304,19 @@ class AllReduceCore:
         """The slot's next use, carrying `chunk` (< 0: a float slot's first use, the exponent alone),
         scaled for the switch's maximum `exponent` (None: not known, the chunk gets no sum); announces
         the exponent of the chunk a window later. Taken at once if its RESULT is held (None)."""
-        pkt, plen = self._pkts[index], self._plen
+        pkt, chunks = self._pkts[index], self._chunks
         round_ = self._round[index]
         self._chunk_of[index] = chunk
-        announce = 0
         if self._is_float:
             self._blind[index] = exponent is None
             if exponent is not None:
-                self._scales[chunk] = self._scale_of[exponent]
+                chunks.agree(chunk, exponent)
         held = self._held[index].pop(round_, None)
         if held is not None:
             _msg, _rank, _job, _pool, exponent, count, _epoch, _round, bitmap = _unpack_header(held, 0)
             return self._take(index, round_, exponent, count, bitmap, held, now)
-        if not self._is_float:
-            pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
-        else:
-            own_exp = self._own_exp
-            announce = own_exp[min(chunk + self._window, self._n_chunks)]
-            if chunk < 0:
-                pass  # values all zero: the buffer is new in `start`
-            elif exponent is None or exponent == own_exp[chunk]:
-                pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
-            else:  # clipped: a maximum below its own exponent means its announcement was not counted
-                values = quantize(self._chunks[chunk], self._scales[chunk])
-                pkt[HEADER_LEN:] = np.clip(values, -self._clip, self._clip).astype(">i4").tobytes()
+        chunks.fill(pkt, chunk, exponent)
+        announce = chunks.exponents[min(chunk + self._window, self._n_chunks)]  # the chunk a window later's
         _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, (round_ & 1) << SET_SHIFT | self.base + index, announce, 0,
                      self.epoch, round_, 0)
         self._retries[index], self._timeouts[index], self._status[index] = 0, 0, 0
@@ -625,17 +564,11 @@ class AllReduceCore:
         """Whose contributions each chunk's sum in `result()` holds (counts and bitmaps per chunk)."""
         if not self.finished:
             raise WorkerError("the all-reduce has not finished")
-        return Contributors(self.elems, np.array(self._counts, dtype=np.uint8),
-                            np.array(self._bitmaps, dtype=np.uint32))
+        return self._chunks.contributors()
 
     def result(self) -> np.ndarray:
         """The finished all-reduce's sum of the counted contributions (`contributors()` says whose), in
         the shape and dtype `start` was given; 0 where a chunk has no sum."""
         if not self.finished:
             raise WorkerError("the all-reduce has not finished")
-        got = np.frombuffer(self._got, dtype=">i4").reshape(self._n_chunks, self.elems)
-        size = math.prod(self._shape)
-        if not self._is_float:
-            return got.astype(np.int32).ravel()[:size].reshape(self._shape)
-        out = (got.astype(np.float64) / np.array(self._scales)[:, None]).ravel()[:size]
-        return out.astype(self._dtype).reshape(self._shape)
+        return self._chunks.result()
