@@ -5,18 +5,18 @@ runs over a UDP socket (ina.hosts.worker), on a harness's virtual clock with cho
 (ina.hosts.inprocess), or in a simulator. docs/protocol.md is the contract ("Worker obligations")
 and the narrative ("Worker loss recovery": slots and rounds, the answers, exponents, RACK, the
 turns, the RTO, spurious resends, pacing, held RESULTs). ina.hosts.rto estimates the RTT and the
-RTO; ina.hosts.chunks packs the array into chunks and the sums back.
+RTO; ina.hosts.chunks packs the array into chunks and the sums back; ina.hosts.expiry finds the
+slots `expire` resends.
 """
 
 import math
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from dataclasses import dataclass
-from heapq import heappop as _heappop
-from heapq import heappush as _heappush
 
 import numpy as np
 
 from ina.hosts.chunks import Chunks, Contributors
+from ina.hosts.expiry import PACE_BURST, DueIndex
 from ina.hosts.rto import MAX_RTO, MIN_RTO, SAME_TIME, RttEstimator
 from ina.p4src.protocol import (
     ELEMS_CHOICES,
@@ -37,7 +37,6 @@ from ina.p4src.protocol import (
 
 MAX_DATAGRAM_ELEMS = (65507 - HEADER_LEN) // 4  # values that fit one UDP datagram over IPv4
 PROBE_ALLOWANCES = 4  # a counted worker that resent asks once more this many RACK allowances after its STATUS
-PACE_BURST = 4  # resends that leave at once; more are spread over one srtt per window
 HOLD_BYTES = 64 << 20  # RESULTs of later uses a worker keeps at most (`_hold`): a bound in memory, not calls
 
 _pack_header, _unpack_header = HEADER.pack_into, HEADER.unpack_from
@@ -91,9 +90,20 @@ class AllReduceCore:
                                          a datagram `data` (bytes-like) arrived from `source`
       expire(now) -> list                call it whenever now >= `deadline`: retransmissions
     State: `deadline` (inf when nothing waits), `finished`, `result()`, `contributors()`, `stats`.
+    Each slot's current use is in one state, which the events move (docs/protocol.md, "Worker loss
+    recovery"):
+      waiting  sent (`_next_use`), in `_unanswered`; resent (`_resend`) by `expire` at its turn or
+               RTO, or by `receive` at once when a STATUS says its copy was lost
+      counted  waiting, and a STATUS said the switch has this worker's copy (`_status`): resent
+               only as the one probe that STATUS allows, or at the RTO
+      taken    its RESULT came (`_take`; a later use's is held, `_hold`): the chunk's sum is stored
+               and the slot's next use sent (taken at once if its RESULT is held)
+      gone     a STATUS of a later round of the set (`_gone`): the uses skipped have no sum, and
+               the slot goes on to the use before that round
+      done     the slot's last use of this all-reduce is taken (`_slot_done`); all done: `finished`
     A datagram is the core's own buffer for its slot, not a copy: send it before the next event.
     `timeout` is the RTO until the first RTT sample; then the RTO follows the measured RTT
-    (docs/protocol.md, "Worker loss recovery"). Bad arguments raise ValueError naming the argument and its range.
+    (ina.hosts.rto). Bad arguments raise ValueError naming the argument and its range.
     """
 
     def __init__(self, job_id: int, rank: int, n_workers: int, epoch: int, elems: int, window: int,
@@ -166,13 +176,10 @@ class AllReduceCore:
         self._seq_of = [0] * window  # each slot's latest transmission, in order
         self._unanswered = OrderedDict()  # waiting slots, oldest transmission first
         # The same waiting transmissions ordered for `expire`, so it finds the due ones without a
-        # scan: those sent after the latest answered one in the order sent, (seq, slot); those sent
-        # before it (RACK's evidence of loss) by class, each class due in the order sent: per turn
-        # position, resent, and counted by a STATUS (a heap of (sent, seq, slot)). Entries of
-        # transmissions answered or superseded since stay until they come first (`_current`).
-        self._order: deque[tuple[int, int]] = deque()
-        self._overtaken = [deque() for _ in range(self.n_workers + 1)]  # per turn position, then resent
-        self._overtaken_counted: list[tuple[float, int, int]] = []
+        # scan; every transmission goes to the end of its `order` (kept here: the per-packet path).
+        self._index = DueIndex(self.rank, self.n_workers, self._seq_of, self._unanswered, self._status,
+                               self._retries, self._sent_at)
+        self._order = self._index.order
         self._remaining = n_chunks
         self._started = now
         self.finished = False
@@ -223,7 +230,7 @@ class AllReduceCore:
                     self._probing.add(index)
                     self.deadline = min(self.deadline, now + PROBE_ALLOWANCES * self._allowance)
                 if not self._status[index] and self._seq_of[index] < self._rack_seq:
-                    _heappush(self._overtaken_counted, (self._sent_at[index], self._seq_of[index], index))
+                    self._index.count(index)
                 self._status[index] = bitmap
                 stats.statuses += 1
             elif self._latest_copy_lost(index, now):
@@ -244,7 +251,7 @@ class AllReduceCore:
             rtt.sample(elapsed)
             if seq_of[index] > self._rack_seq and not self._behind[index]:  # RACK: the latest answer and its RTT
                 self._rack_seq = seq_of[index]
-                self._overtake()
+                self._index.overtake(self._rack_seq)
                 # ... but at least srtt: a use completes when the last worker's copy arrives, so
                 # the one a worker sends last (it was behind) is answered at once, and that short
                 # time would make its every use in flight look overdue.
@@ -393,25 +400,6 @@ class AllReduceCore:
         """The RTO with its backoff: how long a slot waits for its timeout."""
         return self._rtt.timer
 
-    def _current(self, seq: int, index: int, counted: bool | None) -> bool:
-        """Whether transmission `seq` of slot `index` still waits (and, unless `counted` is None,
-        whether a STATUS counted it, as `counted` says)."""
-        return (index in self._unanswered and self._seq_of[index] == seq
-                and (counted is None or bool(self._status[index]) == counted))
-
-    def _overtake(self) -> None:
-        """A later transmission was answered: the waiting ones sent before it join their class."""
-        order, rack_seq, status, seq_of, unanswered = self._order, self._rack_seq, self._status, self._seq_of, self._unanswered
-        while order and order[0][0] <= rack_seq:
-            seq, index = order.popleft()
-            if seq_of[index] == seq and index in unanswered:
-                if status[index]:
-                    _heappush(self._overtaken_counted, (self._sent_at[index], seq, index))
-                elif self._retries[index]:
-                    self._overtaken[-1].append((seq, index))
-                else:
-                    self._overtaken[(self.rank + index) % self.n_workers].append((seq, index))
-
     def _due(self, index: int) -> tuple[float, bool, bool]:
         """When slot `index` is due for a resend, whether that is a timeout (else RACK's turn), and
         whether it is the one ask a STATUS allows (a probe)."""
@@ -451,63 +439,9 @@ class AllReduceCore:
         At most PACE_BURST leave per call; if more are due, the next deadline is one pacing gap
         away. Sets the deadline to the next slot's due time.
 
-        No scan of the window (`_order`, `_overtaken`): within a class of waiting transmissions
-        the due times follow the order sent, so each class is read up to its first one not due; of
-        those sent after the latest answered one, each is due no sooner than the RTO after it was
-        sent, so their walk stops at the first whose RTO is past both now and the next deadline
-        found. Only the few slots a STATUS lets ask early (`_probing`) are looked at apart.
-        Resends and the deadline are those of a scan of every waiting slot."""
-        due_now: dict[int, tuple[int, bool, bool]] = {}  # seq -> (slot, timed out, probe)
-        waits: dict[int, float] = {}  # seq -> due: each class's first not due, and all the walk saw
-        unanswered, status, seq_of, current = self._unanswered, self._status, self._seq_of, self._current
-        for queue in self._overtaken:
-            while queue and not current(*queue[0], False):
-                queue.popleft()
-            for seq, index in queue:
-                if index in unanswered and seq_of[index] == seq and not status[index]:
-                    due, timed_out, probe = self._due(index)
-                    if now < due:
-                        waits[seq] = due
-                        break
-                    due_now[seq] = (index, timed_out, probe)
-        counted, taken = self._overtaken_counted, []
-        while counted:
-            _sent, seq, index = counted[0]
-            if not current(seq, index, True):
-                _heappop(counted)
-                continue
-            due, timed_out, probe = self._due(index)
-            if now < due:
-                waits[seq] = due
-                break
-            due_now[seq] = (index, timed_out, probe)
-            taken.append(_heappop(counted))
-        for entry in taken:  # read in order, kept: those not resent now stay due
-            _heappush(counted, entry)
-        order, rto, sent_at = self._order, self._rtt.timer, self._sent_at
-        while order and not current(*order[0], None):
-            order.popleft()
-        if len(due_now) <= PACE_BURST:
-            soonest = min(waits.values(), default=math.inf)
-            for seq, index in order:
-                if index in unanswered and seq_of[index] == seq:
-                    earliest = sent_at[index] + rto  # sent after the latest answer: the RTO at least
-                    if now < earliest and soonest <= earliest:
-                        break
-                    due, timed_out, probe = self._due(index)
-                    if now < due:
-                        waits[seq] = due
-                        soonest = min(soonest, due)
-                    else:
-                        due_now[seq] = (index, timed_out, probe)
-        for index in self._probing:
-            seq = seq_of[index]
-            if index in unanswered and seq not in waits and seq not in due_now:
-                due, timed_out, probe = self._due(index)
-                if now < due:
-                    waits[seq] = due
-                else:
-                    due_now[seq] = (index, timed_out, probe)
+        The due slots are found without a scan of the window (ina.hosts.expiry): the resends and
+        the deadline are those of a scan of every waiting slot."""
+        due_now, waits = self._index.due(now, self._due, self._rtt.timer, self._probing)
         resend = sorted(due_now)
         if len(resend) > PACE_BURST:  # more are due: the next leave one pacing gap later
             cut = resend[PACE_BURST]
@@ -516,25 +450,13 @@ class AllReduceCore:
             next_due = min(next_due, now + (self._rtt.srtt or self._rtt.rto) * PACE_BURST / self._window)
         else:
             next_due = min(waits.values(), default=math.inf)
-        status, n_workers, stats, out = self._status, self.n_workers, self.stats, []
+        stats, out = self.stats, []
         for seq in resend:
             index, timed_out, probe = due_now[seq]
             if timed_out:
                 self._timeouts[index] += 1
-            if self._timeouts[index] > self.max_retries and status[index]:
-                waiting = [r for r in range(n_workers) if not status[index] >> r & 1]
-                raise WorkerError(
-                    f"job {self.job_id} rank {self.rank}: slot {index} was still waiting for rank(s) {waiting} "
-                    f"after {self.max_retries} retransmissions (the switch counted this worker's UPDATE). Are "
-                    "they running, with this job's epoch? A quorum or timeout policy (`ina ctl add-job "
-                    "--policy`) completes a slot without them")
             if self._timeouts[index] > self.max_retries:
-                raise WorkerError(
-                    f"job {self.job_id} rank {self.rank}: no answer from the switch at {self.switch[0]} after "
-                    f"{self.max_retries} retransmissions of slot {index}. The switch may be unreachable, "
-                    "refusing this worker (admission, or an epoch other than the job's), or dropping slots "
-                    f"beyond the job's range (window {self.window}); `ina ctl show-jobs` lists each job's "
-                    "slots and epoch, `ina ctl stats` the switch's refused/wrong_epoch/out_of_range counts")
+                self._give_up(index)
             if timed_out:
                 stats.timeouts += 1
                 self._rtt.timed_out(self._timeouts[index])
@@ -546,6 +468,23 @@ class AllReduceCore:
             next_due = min(next_due, now + self._rtt.timer)
         self.deadline = next_due
         return out
+
+    def _give_up(self, index: int) -> None:
+        """Slot `index` timed out more than max_retries times: say why the all-reduce cannot finish."""
+        status = self._status[index]
+        if status:
+            waiting = [r for r in range(self.n_workers) if not status >> r & 1]
+            raise WorkerError(
+                f"job {self.job_id} rank {self.rank}: slot {index} was still waiting for rank(s) {waiting} "
+                f"after {self.max_retries} retransmissions (the switch counted this worker's UPDATE). Are "
+                "they running, with this job's epoch? A quorum or timeout policy (`ina ctl add-job "
+                "--policy`) completes a slot without them")
+        raise WorkerError(
+            f"job {self.job_id} rank {self.rank}: no answer from the switch at {self.switch[0]} after "
+            f"{self.max_retries} retransmissions of slot {index}. The switch may be unreachable, "
+            "refusing this worker (admission, or an epoch other than the job's), or dropping slots "
+            f"beyond the job's range (window {self.window}); `ina ctl show-jobs` lists each job's "
+            "slots and epoch, `ina ctl stats` the switch's refused/wrong_epoch/out_of_range counts")
 
     def _resend(self, index: int, now: float) -> bytearray:
         """Slot `index`'s current use again (by RACK, the RTO, or a STATUS that lacks this worker):
