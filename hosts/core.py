@@ -207,41 +207,10 @@ class AllReduceCore:
                 or not 0 <= index < self.window):
             stats.forged += 1
             return None
-        rounds = self._round
-        if index >= self._window or round_ != rounds[index] or self._done[index]:
-            if msg == MSG_RESULT and self._hold(index, round_, data):
-                return None
-            if msg == MSG_STATUS and index < self._window and not self._done[index]:
-                ahead = (round_ - rounds[index]) & ROUND_MASK
-                if not ahead & 1 and round_newer(round_, rounds[index]):
-                    return self._gone(index, round_, now)
-                if ahead == 1 and self._latest_copy_lost(index, now):
-                    # Another worker is on the next use, so it had this use's RESULT, and this
-                    # worker's copy was lost: the switch answers a resend from the completed set.
-                    pkt = self._resend(index, now)
-                    self._rearm()
-                    return pkt
-            stats.duplicates += 1
-            return None
+        if index >= self._window or round_ != self._round[index] or self._done[index]:
+            return self._other_round(msg, index, round_, data, now)
         if msg == MSG_STATUS:
-            if bitmap >> self.rank & 1:  # counted: the slot waits for others
-                if not self._status[index] and self._retries[index]:  # its own resend's STATUS
-                    self._probe_at[index] = now
-                    self._probing.add(index)
-                    self.deadline = min(self.deadline, now + PROBE_ALLOWANCES * self._allowance)
-                if not self._status[index] and self._seq_of[index] < self._rack_seq:
-                    self._index.count(index)
-                self._status[index] = bitmap
-                stats.statuses += 1
-            elif self._latest_copy_lost(index, now):
-                # Another worker's resend found the slot without this worker, whose latest copy
-                # had time to arrive before it: lost. Resent now, not at its turn.
-                pkt = self._resend(index, now)
-                self._rearm()
-                return pkt
-            else:
-                stats.duplicates += 1  # this worker's latest copy may still be on its way
-            return None
+            return self._status_of_use(index, bitmap, now)
         first_sent, sent_at, seq_of = self._first_sent, self._sent_at, self._seq_of
         elapsed = now - sent_at[index]
         if self._status[index]:
@@ -267,11 +236,57 @@ class AllReduceCore:
         del self._unanswered[index]
         return self._take(index, round_, exponent, count, bitmap, data, now)
 
+    def _other_round(self, msg: int, index: int, round_: int, data: bytes | bytearray | memoryview,
+                     now: float) -> bytearray | None:
+        """An answer for a round slot `index` is not on (or a slot without a use in this
+        all-reduce): a later use's RESULT is held; a STATUS of a later round of the set says the
+        use is gone, one of the next round that this worker's RESULT copy was lost; the rest are
+        duplicates."""
+        if msg == MSG_RESULT and self._hold(index, round_, data):
+            return None
+        if msg == MSG_STATUS and index < self._window and not self._done[index]:
+            current = self._round[index]
+            ahead = (round_ - current) & ROUND_MASK
+            if not ahead & 1 and round_newer(round_, current):
+                return self._gone(index, round_, now)
+            if ahead == 1 and self._latest_copy_lost(index, now):
+                # Another worker is on the next use, so it had this use's RESULT, and this
+                # worker's copy was lost: the switch answers a resend from the completed set.
+                pkt = self._resend(index, now)
+                self._rearm()
+                return pkt
+        self.stats.duplicates += 1
+        return None
+
+    def _status_of_use(self, index: int, bitmap: int, now: float) -> bytearray | None:
+        """A STATUS of the use slot `index` is on: with this worker's bit the slot is counted and
+        waits for others; without it, this worker's latest copy was lost if it had time to arrive."""
+        stats = self.stats
+        if bitmap >> self.rank & 1:  # counted: the slot waits for others
+            if not self._status[index] and self._retries[index]:  # its own resend's STATUS
+                self._probe_at[index] = now
+                self._probing.add(index)
+                self.deadline = min(self.deadline, now + PROBE_ALLOWANCES * self._allowance)
+            if not self._status[index] and self._seq_of[index] < self._rack_seq:
+                self._index.count(index)
+            self._status[index] = bitmap
+            stats.statuses += 1
+        elif self._latest_copy_lost(index, now):
+            # Another worker's resend found the slot without this worker, whose latest copy
+            # had time to arrive before it: lost. Resent now, not at its turn.
+            pkt = self._resend(index, now)
+            self._rearm()
+            return pkt
+        else:
+            stats.duplicates += 1  # this worker's latest copy may still be on its way
+        return None
+
     def _latest_copy_lost(self, index: int, now: float) -> bool:
         """Told by a STATUS that the switch lacks this worker's copy of slot `index`'s use: lost, if
         sent at least srtt ago (it had time to arrive before the STATUS left). A copy sent later,
         or queued longer than usual, may still be on its way: then its turn decides."""
-        return self._srtt is not None and now - self._sent_at[index] >= self._srtt
+        srtt = self._rtt.srtt
+        return srtt is not None and now - self._sent_at[index] >= srtt
 
     def _hold(self, index: int, round_: int, data: bytes | bytearray | memoryview) -> bool:
         """Keep the RESULT of a later use of slot `index` (at most `hold_rounds` uses ahead), to take

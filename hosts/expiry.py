@@ -70,6 +70,27 @@ class DueIndex:
         than PACE_BURST are due already (they fill the next pacing gaps)."""
         due_now: dict[int, tuple[int, bool, bool]] = {}
         waits: dict[int, float] = {}
+        self._overtaken_due(now, due, due_now, waits)
+        self._counted_due(now, due, due_now, waits)
+        order = self.order
+        while order and not self._current(*order[0], None):
+            order.popleft()
+        if len(due_now) <= PACE_BURST:
+            self._order_due(now, due, timer, due_now, waits)
+        unanswered, seq_of = self._unanswered, self._seq_of
+        for index in probing:
+            seq = seq_of[index]
+            if index in unanswered and seq not in waits and seq not in due_now:
+                when, timed_out, probe = due(index)
+                if now < when:
+                    waits[seq] = when
+                else:
+                    due_now[seq] = (index, timed_out, probe)
+        return due_now, waits
+
+    def _overtaken_due(self, now: float, due: Due, due_now: dict[int, tuple[int, bool, bool]],
+                       waits: dict[int, float]) -> None:
+        """Those overtaken and not counted, per turn position and resent: each queue up to its first not due."""
         unanswered, status, seq_of, current = self._unanswered, self._status, self._seq_of, self._current
         for queue in self._overtaken:
             while queue and not current(*queue[0], False):
@@ -81,10 +102,14 @@ class DueIndex:
                         waits[seq] = when
                         break
                     due_now[seq] = (index, timed_out, probe)
+
+    def _counted_due(self, now: float, due: Due, due_now: dict[int, tuple[int, bool, bool]],
+                     waits: dict[int, float]) -> None:
+        """Those overtaken and counted by a STATUS, by time sent, up to the first not due."""
         counted, taken = self._counted, []
         while counted:
             _sent, seq, index = counted[0]
-            if not current(seq, index, True):
+            if not self._current(seq, index, True):
                 heappop(counted)
                 continue
             when, timed_out, probe = due(index)
@@ -95,28 +120,21 @@ class DueIndex:
             taken.append(heappop(counted))
         for entry in taken:  # read in order, kept: those not resent now stay due
             heappush(counted, entry)
-        order, sent_at = self.order, self._sent_at
-        while order and not current(*order[0], None):
-            order.popleft()
-        if len(due_now) <= PACE_BURST:
-            soonest = min(waits.values(), default=math.inf)
-            for seq, index in order:
-                if index in unanswered and seq_of[index] == seq:
-                    earliest = sent_at[index] + timer  # sent after the latest answer: the RTO at least
-                    if now < earliest and soonest <= earliest:
-                        break
-                    when, timed_out, probe = due(index)
-                    if now < when:
-                        waits[seq] = when
-                        soonest = min(soonest, when)
-                    else:
-                        due_now[seq] = (index, timed_out, probe)
-        for index in probing:
-            seq = seq_of[index]
-            if index in unanswered and seq not in waits and seq not in due_now:
+
+    def _order_due(self, now: float, due: Due, timer: float, due_now: dict[int, tuple[int, bool, bool]],
+                   waits: dict[int, float]) -> None:
+        """Those sent after the latest answered one, in the order sent, until one whose RTO (the
+        least it waits) is past both now and the soonest due time found."""
+        unanswered, seq_of, sent_at = self._unanswered, self._seq_of, self._sent_at
+        soonest = min(waits.values(), default=math.inf)
+        for seq, index in self.order:
+            if index in unanswered and seq_of[index] == seq:
+                earliest = sent_at[index] + timer  # sent after the latest answer: the RTO at least
+                if now < earliest and soonest <= earliest:
+                    break
                 when, timed_out, probe = due(index)
                 if now < when:
                     waits[seq] = when
+                    soonest = min(soonest, when)
                 else:
                     due_now[seq] = (index, timed_out, probe)
-        return due_now, waits
