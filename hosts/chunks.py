@@ -76,18 +76,26 @@ class Chunks:
         self._counts = [0] * n  # per chunk, its RESULT's count and bitmap (0: no sum yet)
         self._bitmaps = [0] * n
 
-    def agree(self, chunk: int, exponent: int) -> None:
-        """The switch's maximum `exponent` for float chunk `chunk`: everyone's scale for it."""
-        self._scales[chunk] = self._scale_of[exponent]
+    def agree(self, chunk: int, exponent: int | None) -> None:
+        """The switch's maximum `exponent` for chunk `chunk` (None: not known): for floats, everyone's
+        scale for it."""
+        if exponent is not None and self.is_float:
+            self._scales[chunk] = self._scale_of[exponent]
 
     def fill(self, pkt: bytearray, chunk: int, exponent: int | None) -> None:
         """Chunk `chunk`'s values into `pkt` after the header, for the switch's maximum `exponent`
-        (None: not known, its own scale). A float slot's first use (chunk < 0) carries zeros: the
-        packet is new."""
-        if chunk < 0:
-            return
+        (None: not known, its own scale), which it agrees (`agree`). A float slot's first use
+        (chunk < 0) carries zeros: the packet is new."""
         plen = self._plen
-        if not self.is_float or exponent is None or exponent == self.exponents[chunk]:
+        if not self.is_float:
+            pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
+            return
+        if exponent is None:
+            if chunk >= 0:
+                pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
+            return
+        self._scales[chunk] = self._scale_of[exponent]
+        if exponent == self.exponents[chunk]:
             pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
         else:  # clipped: a maximum below its own exponent means its announcement was not counted
             values = quantize(self._values[chunk], self._scales[chunk])

@@ -329,15 +329,13 @@ class AllReduceCore:
         pkt, chunks = self._pkts[index], self._chunks
         round_ = self._round[index]
         self._chunk_of[index] = chunk
-        if self._is_float:
-            self._blind[index] = exponent is None
-            if exponent is not None:
-                chunks.agree(chunk, exponent)
+        self._blind[index] = exponent is None and self._is_float
         held = self._held[index].pop(round_, None)
         if held is not None:
+            chunks.agree(chunk, exponent)
             _msg, _rank, _job, _pool, exponent, count, _epoch, _round, bitmap = _unpack_header(held, 0)
             return self._take(index, round_, exponent, count, bitmap, held, now)
-        chunks.fill(pkt, chunk, exponent)
+        chunks.fill(pkt, chunk, exponent)  # agrees the exponent too
         announce = chunks.exponents[min(chunk + self._window, self._n_chunks)]  # the chunk a window later's
         _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, (round_ & 1) << SET_SHIFT | self.base + index, announce, 0,
                      self.epoch, round_, 0)
