@@ -2,100 +2,22 @@
 
 The core holds no socket and reads no clock: each event carries the time, so the same protocol
 runs over a UDP socket (ina.hosts.worker), on a harness's virtual clock with chosen packets lost
-(ina.hosts.inprocess), or in a simulator. docs/protocol.md ("Worker obligations") is the contract.
-
-The array is cut into chunks of E values. Slot k of the job (k < window) carries chunks k, k+W,
-k+2W, ...; each use of a slot has the next round (the slot's use number since the epoch began,
-carried on across all-reduces, as the switch keeps the slot's state) and set = round & 1. A RESULT
-counts only for the round its slot is on, whether or not this worker's contribution was sent or
-counted: under a quorum or timeout policy (docs/protocol.md, "Completion policies") a sum may hold
-only some ranks, and `contributors()` says, per chunk, how many and which (the RESULT's count and
-bitmap). The switch's STATUS answers without a sum. A retransmission into a slot still collecting
-gets one multicast to every worker, with the slot's bitmap: for the slot's round with this
-worker's bit set, it is counted and waits for others, who had the STATUS too; if the STATUS
-answered its own resend it asks once more PROBE_ALLOWANCES later (in case its RESULT copy, or
-their STATUS copy, was lost), then only at two rounds of turns and the RTO, and the answer's time
-is no RTT sample (it measures the others' recovery, not the path). Without this worker's bit, its
-latest copy (sent at least srtt before: it had time to arrive) was lost: resent at once. A STATUS of the slot's next round says another worker had this
-use's RESULT, so this worker's copy was lost: resent at once, the switch answering from the
-completed set. A STATUS refusing a later round of the same set says the use was done without this
-worker's RESULT and replaced: its chunk has no sum (count 0), and the slot moves on to the use
-before that later round, whose RESULT the switch still answers (a late contribution is never added).
-Loss recovery (docs/protocol.md, "Worker obligations"):
-- Time-based loss detection as in RACK (RFC 8985): a slot whose packet was sent before the most
-  recently answered one, and is still unanswered `rack_rtt + reo_wnd` after it was sent, is presumed
-  lost and resent at once, without waiting for a timer. rack_rtt is the RTT of that latest answer,
-  but at least srtt: a use completes when the last worker's copy arrives, so a worker that sent a
-  use last (it was behind) has it answered at once, and that time says nothing of its other uses
-  in flight. Only answers to uses sent once count (the switch answers a resend into a completed set
-  at once), and not the use after one this worker resent without a STATUS (its RESULT copy may have
-  been lost, and the others sent that use long before). The reordering window reo_wnd starts at min_rtt / 4 and widens by that much per
-  spurious retransmission (never beyond srtt).
-- Only the worker whose UPDATE was lost can complete the slot, and no worker can tell whether its
-  own UPDATE, another's, or its own RESULT copy was lost. So the workers take turns: in slot k,
-  worker (n - k) mod n resends one allowance (rack_rtt + reo_wnd) after its copy left, and worker r
-  ((r + k) mod n) x 2 allowances after that. The first one's resend completes the slot if the loss
-  was its own; if not, the switch multicasts a STATUS that reaches everyone within an RTT: the loser
-  resends at once, the counted skip their turns. The later turns matter only if that STATUS or the
-  first resend was lost, so they are two allowances apart: on a host whose RTT varies with queueing
-  and scheduling (Mininet: 1 to 7 ms), turns one allowance apart came before the STATUS. (An RTO
-  apart was tried: a use completed by others' resends is an RTT sample of their recovery, which
-  grows the RTO, which delays recovery further: 2 to 6 virtual seconds at 10% loss.) A lost UPDATE
-  so costs 1 + (n - 1) / n resends on average, never more than 2 (one loss per slot); a lost RESULT
-  copy costs its receiver's resend, plus one if another worker's turn in the next use came before
-  it (that resend's STATUS tells it). A worker that resent waits n allowances before its next RACK
-  resend of the slot; the turn rotates with the slot so no rank always goes first.
-- The retransmission timeout (RTO) is the last resort, for losses with no later answer to reveal
-  them (the last slots, a stall), and never fires before a slot's turn (there, the turns are one
-  allowance apart, as all workers time out alike): a slot RACK covers waits for its turn alone.
-  (Otherwise, with an RTT of milliseconds, the RTO's floor of 2 min_rtt came before the second
-  turn: both workers resent, as timeouts that doubled every slot's RTO.)
-  RFC 6298's estimator (its deviation shrinking `window` times slower than it grows: the RFC
-  assumes a sample per RTT, a window gives `window`), at least max(min_rto, RTO_MIN_RTTS x min_rtt)
-  and at most MAX_RTO. `min_rto` is a host's scheduling noise (MIN_RTO, the default: a kernel or
-  Python worker's timer is late by that much); in virtual time there is none, and the simulator
-  passes 0, so the RTO follows the path (at 100 Gbit/s a round trip is 2 us, a 300 us floor ten
-  times a whole all-reduce); `timeout` is the RTO until the first RTT sample. The RTO doubles per
-  timed-out retry of the same packet (the backoff is shared by all slots: the RTO of the path, not
-  of a packet) until a fresh RTT sample (Karn's rule: none from a retransmitted use). Only timeouts
-  count towards `max_retries`: a RACK resend needs later answers, so the switch is there.
-- Spurious retransmissions: an answer sooner than min_rtt after a slot's resend cannot answer the
-  resend, so the original got through. Sooner by more than SAME_TIME: in virtual time an answer
-  exactly one fastest round trip after the resend is common, and the two times, float sums of the
-  same terms in another order, differ in their last bits. The core counts it (`Stats.spurious`), takes the original's
-  RTT as a sample (Eifel: the path got slower), undoes the RTO backoff and widens reo_wnd.
-- Pacing: at most PACE_BURST resends leave at once; the rest follow PACE_BURST per
-  srtt * PACE_BURST / window, so after a stall the window is resent over one RTT, not in one burst,
-  and late answers that arrive meanwhile spare their slots the resend.
-A RESULT of a later use of a slot (at most `hold_rounds` uses ahead, HOLD_BYTES in all; also of
-the next all-reduces', or before the first) is held and taken when the slot gets there, with no UPDATE sent for that use:
-under a quorum or timeout policy the others run ahead of a straggler, the switch replaces a use
-once it is done, and the multicast copy is the straggler's only way to that use's sum. Held
-RESULTs carry their exponent too, so the chunk a window later is scaled as everyone's. Other
-RESULTs and STATUS answers for a round the slot is not on are duplicates.
-
-A RESULT counts only if it comes from the switch's address and port and carries this job and the
-job's epoch (the per-run token the controller installed); anything else is counted as forged and
-ignored, so another host cannot inject values into the sum.
-
-For floats the exponent of a chunk travels one use of the slot ahead: the first use of every slot
-in an all-reduce is an all-zero packet announcing the exponent of the slot's first chunk, and each
-chunk's packet announces the next one's. A worker whose announcement was not counted (a quorum
-completed without it) may hold a chunk beyond the agreed 2^e_max: it clips it to that bound, so
-the sum cannot overflow. After a use that was gone, the next chunk's scale is unknown (it came
-with the missed RESULT), so that chunk has no sum either; its RESULT brings the exponent of the
-one after. int32 needs none of that and is summed exactly (with int32 wraparound).
+(ina.hosts.inprocess), or in a simulator. docs/protocol.md is the contract ("Worker obligations")
+and the narrative ("Worker loss recovery": slots and rounds, the answers, exponents, RACK, the
+turns, the RTO, spurious resends, pacing, held RESULTs). ina.hosts.rto estimates the RTT and the
+RTO; ina.hosts.chunks packs the array into chunks and the sums back; ina.hosts.expiry finds the
+slots `expire` resends.
 """
 
 import math
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from dataclasses import dataclass
-from heapq import heappop as _heappop
-from heapq import heappush as _heappush
 
 import numpy as np
 
-from ina.hosts.quantize import INT32_MAX, chunk_exponents, quantize, scale_for
+from ina.hosts.chunks import Chunks, Contributors
+from ina.hosts.expiry import PACE_BURST, DueIndex
+from ina.hosts.rto import MAX_RTO, MIN_RTO, SAME_TIME, RttEstimator
 from ina.p4src.protocol import (
     ELEMS_CHOICES,
     EPOCH_MAX,
@@ -114,14 +36,7 @@ from ina.p4src.protocol import (
 )
 
 MAX_DATAGRAM_ELEMS = (65507 - HEADER_LEN) // 4  # values that fit one UDP datagram over IPv4
-MIN_RTO = 300e-6  # a host's RTO floor in seconds, whatever the measured RTT: its scheduling noise (`min_rto`)
-RTO_MIN_RTTS = 2  # ... and in minimum RTTs: a timeout never fires within the fastest answer seen
-SAME_TIME = 1e-9  # seconds: RTTs closer than this are equal (in virtual time two sums of the same
-# terms in another order differ in their last bits; a host's clock reads no finer than 1 ns)
-MAX_RTO = 2.0
-MAX_BACKOFF = 6  # the RTO doubles per timed-out retry up to 2**6 times
 PROBE_ALLOWANCES = 4  # a counted worker that resent asks once more this many RACK allowances after its STATUS
-PACE_BURST = 4  # resends that leave at once; more are spread over one srtt per window
 HOLD_BYTES = 64 << 20  # RESULTs of later uses a worker keeps at most (`_hold`): a bound in memory, not calls
 
 _pack_header, _unpack_header = HEADER.pack_into, HEADER.unpack_from
@@ -151,32 +66,6 @@ class Stats:
         return self.elements / self.elapsed if self.elapsed else 0.0
 
 
-@dataclass(frozen=True)
-class Contributors:
-    """Whose contributions each chunk's sum holds, after an all-reduce: under a quorum or timeout
-    policy a sum may lack ranks, and the caller decides how to scale it (average over the count).
-    Chunk c is the flat elements c * elems .. (c + 1) * elems - 1 of the array."""
-
-    elems: int
-    counts: np.ndarray  # uint8 per chunk: contributions in its sum; 0 = missing (the result holds 0)
-    bitmaps: np.ndarray  # uint32 per chunk: bit r set = rank r's contribution is in the sum
-
-    @property
-    def missing(self) -> np.ndarray:
-        """The chunks with no sum: their use was done and replaced before this worker had its
-        RESULT (or, for floats, came right after such a use, so their scale is unknown)."""
-        return np.flatnonzero(self.counts == 0)
-
-    def element_counts(self, shape: tuple[int, ...]) -> np.ndarray:
-        """The count of every element of an array of `shape` (the all-reduced one's): divide the sum
-        by it to average over the contributions each element holds."""
-        return np.repeat(self.counts, self.elems)[: math.prod(shape)].reshape(shape)
-
-    def element_bitmaps(self, shape: tuple[int, ...]) -> np.ndarray:
-        """The bitmap of every element of an array of `shape`: bit r set = rank r is in its sum."""
-        return np.repeat(self.bitmaps, self.elems)[: math.prod(shape)].reshape(shape)
-
-
 def check(name: str, value, valid: bool, expected: str) -> None:
     if not valid:
         raise ValueError(f"{name} = {value!r}: expected {expected}")
@@ -201,9 +90,20 @@ class AllReduceCore:
                                          a datagram `data` (bytes-like) arrived from `source`
       expire(now) -> list                call it whenever now >= `deadline`: retransmissions
     State: `deadline` (inf when nothing waits), `finished`, `result()`, `contributors()`, `stats`.
+    Each slot's current use is in one state, which the events move (docs/protocol.md, "Worker loss
+    recovery"):
+      waiting  sent (`_next_use`), in `_unanswered`; resent (`_resend`) by `expire` at its turn or
+               RTO, or by `receive` at once when a STATUS says its copy was lost
+      counted  waiting, and a STATUS said the switch has this worker's copy (`_status`): resent
+               only as the one probe that STATUS allows, or at the RTO
+      taken    its RESULT came (`_take`; a later use's is held, `_hold`): the chunk's sum is stored
+               and the slot's next use sent (taken at once if its RESULT is held)
+      gone     a STATUS of a later round of the set (`_gone`): the uses skipped have no sum, and
+               the slot goes on to the use before that round
+      done     the slot's last use of this all-reduce is taken (`_slot_done`); all done: `finished`
     A datagram is the core's own buffer for its slot, not a copy: send it before the next event.
-    `timeout` is the RTO until the first RTT sample; then the RTO follows the measured RTT (the
-    module's docstring). Bad arguments raise ValueError naming the argument and its range.
+    `timeout` is the RTO until the first RTT sample; then the RTO follows the measured RTT
+    (ina.hosts.rto). Bad arguments raise ValueError naming the argument and its range.
     """
 
     def __init__(self, job_id: int, rank: int, n_workers: int, epoch: int, elems: int, window: int,
@@ -211,12 +111,11 @@ class AllReduceCore:
                  stats: Stats | None = None, min_rto: float = MIN_RTO):
         self.job_id, self.rank, self.n_workers, self.epoch = job_id, rank, n_workers, epoch
         self.elems, self.window, self.timeout, self.max_retries = elems, window, timeout, max_retries
-        self.min_rto = min_rto  # the RTO's floor in seconds beside RTO_MIN_RTTS x min_rtt
+        self.min_rto = min_rto  # the RTO's floor in seconds beside twice the fastest answer (ina.hosts.rto)
         self.switch = switch  # (IPv4 address, UDP port): the only source a RESULT is taken from
         self.base = base  # the job's slot of this core's slot 0: under staleness, its group's first
         self._check_arguments()
         self.datagram_size = HEADER_LEN + 4 * elems
-        self._plen = 4 * elems  # payload bytes per datagram
         self.stats = stats or Stats()  # a worker's cores (one per staleness group) may share theirs
         self.deadline = math.inf
         self.finished = False  # True once the all-reduce `start` began has its every result
@@ -227,20 +126,7 @@ class AllReduceCore:
         # calls in a training run): what bounds it is memory, so the uses a slot may hold follow.
         self.hold_rounds = max(2, HOLD_BYTES // (window * self.datagram_size))
         self._round = [0] * window  # each slot's current round: its use number since the epoch began
-        self._clip = INT32_MAX // n_workers  # the largest quantized magnitude n contributions can sum
-        self._srtt: float | None = None
-        self._rttvar = 0.0
-        # RFC 6298 assumes a sample per RTT; a window of answers gives `window`. The deviation grows
-        # with the RFC's gain but shrinks `window` times slower, so a scheduling spike is remembered
-        # for about an RTT, not forgotten after a few answers.
-        self._shrink = 0.25 / window
-        self._min_rtt = math.inf
-        self._floor = min_rto  # max(min_rto, RTO_MIN_RTTS * min_rtt)
-        self._rto = timeout
-        self._backoff = 0
-        self._timer = timeout  # the RTO times 2 ** backoff: how long a slot waits for its timer
-        self._reo_mult = 1
-        self._reo_wnd = 0.0  # reo_mult * min_rtt / 4; stops widening at srtt
+        self._rtt = RttEstimator(timeout, min_rto, window)
         self._allowance = math.inf  # rack_rtt + reo_wnd: how long an answer may take (RACK)
         self._sequence = 0  # transmissions so far: orders them, ties in time included
         self._rack_seq = 0  # the latest transmission that was answered (RACK.xmit_ts as an order)
@@ -269,33 +155,12 @@ class AllReduceCore:
         array = np.asarray(array)
         if array.dtype not in (np.int32, np.float32, np.float64):
             raise WorkerError(f"dtype {array.dtype} is not supported: use int32, float32 or float64")
-        flat = array.ravel()
         if array.dtype != np.int32:
-            _check_finite(flat)
-        elems = self.elems
-        n_chunks = max(1, -(-flat.size // elems))
-        chunks = np.zeros((n_chunks, elems), dtype=array.dtype)
-        chunks.ravel()[: flat.size] = flat
+            _check_finite(array.ravel())
+        self._chunks = chunks = Chunks(array, self.elems, self.n_workers)
+        n_chunks = chunks.n
         window = min(self.window, n_chunks)
-        self._shape, self._dtype, self._n_chunks, self._window = array.shape, array.dtype, n_chunks, window
-        self._is_float = array.dtype != np.int32
-        if self._is_float:
-            exponents = chunk_exponents(chunks)
-            self._scale_of = [scale_for(e, self.n_workers) for e in range(256)]
-            self._own_exp = exponents.tolist()
-            payload = quantize(chunks, np.array(self._scale_of)[exponents][:, None]).astype(">i4")
-        else:
-            self._scale_of = []
-            self._own_exp = [0] * n_chunks
-            payload = chunks.astype(">i4")
-        self._own_exp.append(0)  # the exponent announced after the last chunk
-        self._chunks = chunks
-        self._payload = memoryview(payload.reshape(-1).view(np.uint8))
-        self._got = bytearray(n_chunks * 4 * elems)
-        self._got_view = memoryview(self._got)
-        self._scales = [1.0] * n_chunks
-        self._counts = [0] * n_chunks  # per chunk, its RESULT's count and bitmap (0: no sum yet)
-        self._bitmaps = [0] * n_chunks
+        self._n_chunks, self._window, self._is_float = n_chunks, window, chunks.is_float
         self._pkts = [bytearray(self.datagram_size) for _ in range(window)]
         self._chunk_of = [0] * window  # the chunk each slot's current use carries (< 0: a float slot's first use)
         self._done = [False] * window
@@ -311,13 +176,10 @@ class AllReduceCore:
         self._seq_of = [0] * window  # each slot's latest transmission, in order
         self._unanswered = OrderedDict()  # waiting slots, oldest transmission first
         # The same waiting transmissions ordered for `expire`, so it finds the due ones without a
-        # scan: those sent after the latest answered one in the order sent, (seq, slot); those sent
-        # before it (RACK's evidence of loss) by class, each class due in the order sent: per turn
-        # position, resent, and counted by a STATUS (a heap of (sent, seq, slot)). Entries of
-        # transmissions answered or superseded since stay until they come first (`_current`).
-        self._order: deque[tuple[int, int]] = deque()
-        self._overtaken = [deque() for _ in range(self.n_workers + 1)]  # per turn position, then resent
-        self._overtaken_counted: list[tuple[float, int, int]] = []
+        # scan; every transmission goes to the end of its `order` (kept here: the per-packet path).
+        self._index = DueIndex(self.rank, self.n_workers, self._seq_of, self._unanswered, self._status,
+                               self._retries, self._sent_at)
+        self._order = self._index.order
         self._remaining = n_chunks
         self._started = now
         self.finished = False
@@ -345,69 +207,86 @@ class AllReduceCore:
                 or not 0 <= index < self.window):
             stats.forged += 1
             return None
-        rounds = self._round
-        if index >= self._window or round_ != rounds[index] or self._done[index]:
-            if msg == MSG_RESULT and self._hold(index, round_, data):
-                return None
-            if msg == MSG_STATUS and index < self._window and not self._done[index]:
-                ahead = (round_ - rounds[index]) & ROUND_MASK
-                if not ahead & 1 and round_newer(round_, rounds[index]):
-                    return self._gone(index, round_, now)
-                if ahead == 1 and self._latest_copy_lost(index, now):
-                    # Another worker is on the next use, so it had this use's RESULT, and this
-                    # worker's copy was lost: the switch answers a resend from the completed set.
-                    pkt = self._resend(index, now)
-                    self._rearm()
-                    return pkt
-            stats.duplicates += 1
-            return None
+        if index >= self._window or round_ != self._round[index] or self._done[index]:
+            return self._other_round(msg, index, round_, data, now)
         if msg == MSG_STATUS:
-            if bitmap >> self.rank & 1:  # counted: the slot waits for others
-                if not self._status[index] and self._retries[index]:  # its own resend's STATUS
-                    self._probe_at[index] = now
-                    self._probing.add(index)
-                    self.deadline = min(self.deadline, now + PROBE_ALLOWANCES * self._allowance)
-                if not self._status[index] and self._seq_of[index] < self._rack_seq:
-                    _heappush(self._overtaken_counted, (self._sent_at[index], self._seq_of[index], index))
-                self._status[index] = bitmap
-                stats.statuses += 1
-            elif self._latest_copy_lost(index, now):
-                # Another worker's resend found the slot without this worker, whose latest copy
-                # had time to arrive before it: lost. Resent now, not at its turn.
-                pkt = self._resend(index, now)
-                self._rearm()
-                return pkt
-            else:
-                stats.duplicates += 1  # this worker's latest copy may still be on its way
-            return None
+            return self._status_of_use(index, bitmap, now)
         first_sent, sent_at, seq_of = self._first_sent, self._sent_at, self._seq_of
         elapsed = now - sent_at[index]
         if self._status[index]:
             pass  # counted, the slot waited for others' resends: its time says nothing of the path
         elif self._retries[index] == 0:  # Karn's rule: an RTT sample only from a use sent once
-            self._sample(elapsed)
+            rtt = self._rtt
+            rtt.sample(elapsed)
             if seq_of[index] > self._rack_seq and not self._behind[index]:  # RACK: the latest answer and its RTT
                 self._rack_seq = seq_of[index]
-                self._overtake()
+                self._index.overtake(self._rack_seq)
                 # ... but at least srtt: a use completes when the last worker's copy arrives, so
                 # the one a worker sends last (it was behind) is answered at once, and that short
                 # time would make its every use in flight look overdue.
-                self._allowance = max(elapsed, self._srtt) + self._reo_wnd
-        elif elapsed < self._min_rtt - SAME_TIME < math.inf:
+                self._allowance = max(elapsed, rtt.srtt) + rtt.reo_wnd
+        elif elapsed < self._rtt.min_rtt - SAME_TIME < math.inf:
             # Too soon to answer the resend: the original got through. (An answer exactly one
             # fastest round trip after the resend answers it: no margin, and float rounding decided.)
-            self._spurious(now - first_sent[index])
+            stats.spurious += 1  # its original's RTT a sample (the path got slower): the backoff undone
+            self._rtt.spurious(now - first_sent[index])
         # A resend's answer moves no RACK state: the switch answers it from a completed set at
         # once, far sooner than a use that waits for every worker, and as the latest answer it
         # would make every use sent before it look overdue after that short time.
         del self._unanswered[index]
         return self._take(index, round_, exponent, count, bitmap, data, now)
 
+    def _other_round(self, msg: int, index: int, round_: int, data: bytes | bytearray | memoryview,
+                     now: float) -> bytearray | None:
+        """An answer for a round slot `index` is not on (or a slot without a use in this
+        all-reduce): a later use's RESULT is held; a STATUS of a later round of the set says the
+        use is gone, one of the next round that this worker's RESULT copy was lost; the rest are
+        duplicates."""
+        if msg == MSG_RESULT and self._hold(index, round_, data):
+            return None
+        if msg == MSG_STATUS and index < self._window and not self._done[index]:
+            current = self._round[index]
+            ahead = (round_ - current) & ROUND_MASK
+            if not ahead & 1 and round_newer(round_, current):
+                return self._gone(index, round_, now)
+            if ahead == 1 and self._latest_copy_lost(index, now):
+                # Another worker is on the next use, so it had this use's RESULT, and this
+                # worker's copy was lost: the switch answers a resend from the completed set.
+                pkt = self._resend(index, now)
+                self._rearm()
+                return pkt
+        self.stats.duplicates += 1
+        return None
+
+    def _status_of_use(self, index: int, bitmap: int, now: float) -> bytearray | None:
+        """A STATUS of the use slot `index` is on: with this worker's bit the slot is counted and
+        waits for others; without it, this worker's latest copy was lost if it had time to arrive."""
+        stats = self.stats
+        if bitmap >> self.rank & 1:  # counted: the slot waits for others
+            if not self._status[index] and self._retries[index]:  # its own resend's STATUS
+                self._probe_at[index] = now
+                self._probing.add(index)
+                self.deadline = min(self.deadline, now + PROBE_ALLOWANCES * self._allowance)
+            if not self._status[index] and self._seq_of[index] < self._rack_seq:
+                self._index.count(index)
+            self._status[index] = bitmap
+            stats.statuses += 1
+        elif self._latest_copy_lost(index, now):
+            # Another worker's resend found the slot without this worker, whose latest copy
+            # had time to arrive before it: lost. Resent now, not at its turn.
+            pkt = self._resend(index, now)
+            self._rearm()
+            return pkt
+        else:
+            stats.duplicates += 1  # this worker's latest copy may still be on its way
+        return None
+
     def _latest_copy_lost(self, index: int, now: float) -> bool:
         """Told by a STATUS that the switch lacks this worker's copy of slot `index`'s use: lost, if
         sent at least srtt ago (it had time to arrive before the STATUS left). A copy sent later,
         or queued longer than usual, may still be on its way: then its turn decides."""
-        return self._srtt is not None and now - self._sent_at[index] >= self._srtt
+        srtt = self._rtt.srtt
+        return srtt is not None and now - self._sent_at[index] >= srtt
 
     def _hold(self, index: int, round_: int, data: bytes | bytearray | memoryview) -> bool:
         """Keep the RESULT of a later use of slot `index` (at most `hold_rounds` uses ahead), to take
@@ -431,9 +310,7 @@ class AllReduceCore:
         chunk = self._chunk_of[index]
         if chunk >= 0:
             if not self._blind[index]:
-                plen = self._plen
-                self._got_view[chunk * plen : chunk * plen + plen] = data[HEADER_LEN:]
-                self._counts[chunk], self._bitmaps[chunk] = count, bitmap
+                self._chunks.store(chunk, data, count, bitmap)
             self._remaining -= 1
         if round_ == self._last_round[index]:
             return self._slot_done(index, now)
@@ -449,30 +326,17 @@ class AllReduceCore:
         """The slot's next use, carrying `chunk` (< 0: a float slot's first use, the exponent alone),
         scaled for the switch's maximum `exponent` (None: not known, the chunk gets no sum); announces
         the exponent of the chunk a window later. Taken at once if its RESULT is held (None)."""
-        pkt, plen = self._pkts[index], self._plen
+        pkt, chunks = self._pkts[index], self._chunks
         round_ = self._round[index]
         self._chunk_of[index] = chunk
-        announce = 0
-        if self._is_float:
-            self._blind[index] = exponent is None
-            if exponent is not None:
-                self._scales[chunk] = self._scale_of[exponent]
+        self._blind[index] = exponent is None and self._is_float
         held = self._held[index].pop(round_, None)
         if held is not None:
+            chunks.agree(chunk, exponent)
             _msg, _rank, _job, _pool, exponent, count, _epoch, _round, bitmap = _unpack_header(held, 0)
             return self._take(index, round_, exponent, count, bitmap, held, now)
-        if not self._is_float:
-            pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
-        else:
-            own_exp = self._own_exp
-            announce = own_exp[min(chunk + self._window, self._n_chunks)]
-            if chunk < 0:
-                pass  # values all zero: the buffer is new in `start`
-            elif exponent is None or exponent == own_exp[chunk]:
-                pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
-            else:  # clipped: a maximum below its own exponent means its announcement was not counted
-                values = quantize(self._chunks[chunk], self._scales[chunk])
-                pkt[HEADER_LEN:] = np.clip(values, -self._clip, self._clip).astype(">i4").tobytes()
+        chunks.fill(pkt, chunk, exponent)  # agrees the exponent too
+        announce = chunks.exponents[min(chunk + self._window, self._n_chunks)]  # the chunk a window later's
         _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, (round_ & 1) << SET_SHIFT | self.base + index, announce, 0,
                      self.epoch, round_, 0)
         self._retries[index], self._timeouts[index], self._status[index] = 0, 0, 0
@@ -522,7 +386,7 @@ class AllReduceCore:
         if not unanswered:
             return
         oldest = rack = next(iter(unanswered))
-        sent_at, timer = self._sent_at, self._timer
+        sent_at, timer = self._sent_at, self._rtt.timer
         due = sent_at[oldest] + timer
         if self._allowance < timer:
             status = self._status
@@ -533,54 +397,21 @@ class AllReduceCore:
         if due < self.deadline:
             self.deadline = due
 
-    def _sample(self, rtt: float) -> None:
-        """An RTT sample: RFC 6298's estimator and the RTO (its floor from the fastest answer seen);
-        a fresh sample ends the backoff."""
-        srtt = self._srtt
-        if srtt is None:
-            srtt, rttvar = rtt, rtt / 2
-        else:
-            err, rttvar = abs(srtt - rtt), self._rttvar
-            rttvar += (err - rttvar) * (0.25 if err > rttvar else self._shrink)
-            srtt = 0.875 * srtt + 0.125 * rtt
-        if rtt < self._min_rtt:
-            self._min_rtt = rtt
-            self._floor = max(self.min_rto, RTO_MIN_RTTS * rtt)
-            self._reo_wnd = self._reo_mult * rtt / 4
-        rto = srtt + 4 * rttvar
-        if rto < self._floor:
-            rto = self._floor
-        self._srtt, self._rttvar, self._backoff = srtt, rttvar, 0
-        self._rto = self._timer = rto if rto < MAX_RTO else MAX_RTO
+    # The estimator's figures, as `expire`'s replay in tests/hosts/test_inprocess.py reads them.
+    @property
+    def _srtt(self) -> float | None:
+        """The smoothed RTT (None before the first sample)."""
+        return self._rtt.srtt
 
-    def _spurious(self, rtt: float) -> None:
-        """The answer to a slot's original, after it was resent: the resend was not needed. Take the
-        original's RTT (the path was slower than the timer allowed), which also undoes the backoff,
-        and widen the reordering window (at most srtt) so the next delay is not called a loss."""
-        self.stats.spurious += 1
-        if self._reo_wnd < self._srtt:
-            self._reo_mult += 1
-            self._reo_wnd = self._reo_mult * self._min_rtt / 4
-        self._sample(rtt)
+    @property
+    def _rto(self) -> float:
+        """The RTO without backoff."""
+        return self._rtt.rto
 
-    def _current(self, seq: int, index: int, counted: bool | None) -> bool:
-        """Whether transmission `seq` of slot `index` still waits (and, unless `counted` is None,
-        whether a STATUS counted it, as `counted` says)."""
-        return (index in self._unanswered and self._seq_of[index] == seq
-                and (counted is None or bool(self._status[index]) == counted))
-
-    def _overtake(self) -> None:
-        """A later transmission was answered: the waiting ones sent before it join their class."""
-        order, rack_seq, status, seq_of, unanswered = self._order, self._rack_seq, self._status, self._seq_of, self._unanswered
-        while order and order[0][0] <= rack_seq:
-            seq, index = order.popleft()
-            if seq_of[index] == seq and index in unanswered:
-                if status[index]:
-                    _heappush(self._overtaken_counted, (self._sent_at[index], seq, index))
-                elif self._retries[index]:
-                    self._overtaken[-1].append((seq, index))
-                else:
-                    self._overtaken[(self.rank + index) % self.n_workers].append((seq, index))
+    @property
+    def _timer(self) -> float:
+        """The RTO with its backoff: how long a slot waits for its timeout."""
+        return self._rtt.timer
 
     def _due(self, index: int) -> tuple[float, bool, bool]:
         """When slot `index` is due for a resend, whether that is a timeout (else RACK's turn), and
@@ -599,12 +430,13 @@ class AllReduceCore:
             due = sent + self.n_workers * allowance
         elif timed_out:
             due = sent + (1 + position) * allowance
-        else:  # RACK: the first in turn after one allowance, the others two apart (see above)
+        else:  # RACK: the first in turn after one allowance, the others two apart (docs/protocol.md, turns)
             due = sent + (1 + 2 * position) * allowance
-        if timed_out and (due < sent + self._timer or not self._rack_seq):
-            due = sent + self._timer
-        elif status and due < sent + self._rto:
-            due = sent + self._rto
+        rtt = self._rtt
+        if timed_out and (due < sent + rtt.timer or not self._rack_seq):
+            due = sent + rtt.timer
+        elif status and due < sent + rtt.rto:
+            due = sent + rtt.rto
         # Counted: the STATUS reached the missing workers too, whose resends complete the slot
         # within an RTT (two, if their last RESULT copy was lost). The worker whose resend the
         # STATUS answered asks once more PROBE_ALLOWANCES after it (its RESULT copy may be
@@ -620,103 +452,52 @@ class AllReduceCore:
         At most PACE_BURST leave per call; if more are due, the next deadline is one pacing gap
         away. Sets the deadline to the next slot's due time.
 
-        No scan of the window (`_order`, `_overtaken`): within a class of waiting transmissions
-        the due times follow the order sent, so each class is read up to its first one not due; of
-        those sent after the latest answered one, each is due no sooner than the RTO after it was
-        sent, so their walk stops at the first whose RTO is past both now and the next deadline
-        found. Only the few slots a STATUS lets ask early (`_probing`) are looked at apart.
-        Resends and the deadline are those of a scan of every waiting slot."""
-        due_now: dict[int, tuple[int, bool, bool]] = {}  # seq -> (slot, timed out, probe)
-        waits: dict[int, float] = {}  # seq -> due: each class's first not due, and all the walk saw
-        unanswered, status, seq_of, current = self._unanswered, self._status, self._seq_of, self._current
-        for queue in self._overtaken:
-            while queue and not current(*queue[0], False):
-                queue.popleft()
-            for seq, index in queue:
-                if index in unanswered and seq_of[index] == seq and not status[index]:
-                    due, timed_out, probe = self._due(index)
-                    if now < due:
-                        waits[seq] = due
-                        break
-                    due_now[seq] = (index, timed_out, probe)
-        counted, taken = self._overtaken_counted, []
-        while counted:
-            _sent, seq, index = counted[0]
-            if not current(seq, index, True):
-                _heappop(counted)
-                continue
-            due, timed_out, probe = self._due(index)
-            if now < due:
-                waits[seq] = due
-                break
-            due_now[seq] = (index, timed_out, probe)
-            taken.append(_heappop(counted))
-        for entry in taken:  # read in order, kept: those not resent now stay due
-            _heappush(counted, entry)
-        order, rto, sent_at = self._order, self._timer, self._sent_at
-        while order and not current(*order[0], None):
-            order.popleft()
-        if len(due_now) <= PACE_BURST:
-            soonest = min(waits.values(), default=math.inf)
-            for seq, index in order:
-                if index in unanswered and seq_of[index] == seq:
-                    earliest = sent_at[index] + rto  # sent after the latest answer: the RTO at least
-                    if now < earliest and soonest <= earliest:
-                        break
-                    due, timed_out, probe = self._due(index)
-                    if now < due:
-                        waits[seq] = due
-                        soonest = min(soonest, due)
-                    else:
-                        due_now[seq] = (index, timed_out, probe)
-        for index in self._probing:
-            seq = seq_of[index]
-            if index in unanswered and seq not in waits and seq not in due_now:
-                due, timed_out, probe = self._due(index)
-                if now < due:
-                    waits[seq] = due
-                else:
-                    due_now[seq] = (index, timed_out, probe)
+        The due slots are found without a scan of the window (ina.hosts.expiry): the resends and
+        the deadline are those of a scan of every waiting slot."""
+        due_now, waits = self._index.due(now, self._due, self._rtt.timer, self._probing)
         resend = sorted(due_now)
         if len(resend) > PACE_BURST:  # more are due: the next leave one pacing gap later
             cut = resend[PACE_BURST]
             del resend[PACE_BURST:]
             next_due = min((due for seq, due in waits.items() if seq < cut), default=math.inf)
-            next_due = min(next_due, now + (self._srtt or self._rto) * PACE_BURST / self._window)
+            next_due = min(next_due, now + (self._rtt.srtt or self._rtt.rto) * PACE_BURST / self._window)
         else:
             next_due = min(waits.values(), default=math.inf)
-        status, n_workers, stats, out = self._status, self.n_workers, self.stats, []
+        stats, out = self.stats, []
         for seq in resend:
             index, timed_out, probe = due_now[seq]
             if timed_out:
                 self._timeouts[index] += 1
-            if self._timeouts[index] > self.max_retries and status[index]:
-                waiting = [r for r in range(n_workers) if not status[index] >> r & 1]
-                raise WorkerError(
-                    f"job {self.job_id} rank {self.rank}: slot {index} was still waiting for rank(s) {waiting} "
-                    f"after {self.max_retries} retransmissions (the switch counted this worker's UPDATE). Are "
-                    "they running, with this job's epoch? A quorum or timeout policy (`ina ctl add-job "
-                    "--policy`) completes a slot without them")
             if self._timeouts[index] > self.max_retries:
-                raise WorkerError(
-                    f"job {self.job_id} rank {self.rank}: no answer from the switch at {self.switch[0]} after "
-                    f"{self.max_retries} retransmissions of slot {index}. The switch may be unreachable, "
-                    "refusing this worker (admission, or an epoch other than the job's), or dropping slots "
-                    f"beyond the job's range (window {self.window}); `ina ctl show-jobs` lists each job's "
-                    "slots and epoch, `ina ctl show-stats` the switch's refused/wrong_epoch/out_of_range counts")
+                self._give_up(index)
             if timed_out:
                 stats.timeouts += 1
-                if self._timeouts[index] > self._backoff:  # a slot's n-th timeout: the RTO doubles n times
-                    self._backoff = min(self._timeouts[index], MAX_BACKOFF)
-                    self._timer = self._rto * (1 << self._backoff)
+                self._rtt.timed_out(self._timeouts[index])
             if probe:
                 self._probe_at[index] = math.inf
                 self._probing.discard(index)
             out.append(self._resend(index, now))
         if out:  # the resent slots' timers, with the backoff they may have raised
-            next_due = min(next_due, now + self._timer)
+            next_due = min(next_due, now + self._rtt.timer)
         self.deadline = next_due
         return out
+
+    def _give_up(self, index: int) -> None:
+        """Slot `index` timed out more than max_retries times: say why the all-reduce cannot finish."""
+        status = self._status[index]
+        if status:
+            waiting = [r for r in range(self.n_workers) if not status >> r & 1]
+            raise WorkerError(
+                f"job {self.job_id} rank {self.rank}: slot {index} was still waiting for rank(s) {waiting} "
+                f"after {self.max_retries} retransmissions (the switch counted this worker's UPDATE). Are "
+                "they running, with this job's epoch? A quorum or timeout policy (`ina ctl add-job "
+                "--policy`) completes a slot without them")
+        raise WorkerError(
+            f"job {self.job_id} rank {self.rank}: no answer from the switch at {self.switch[0]} after "
+            f"{self.max_retries} retransmissions of slot {index}. The switch may be unreachable, "
+            "refusing this worker (admission, or an epoch other than the job's), or dropping slots "
+            f"beyond the job's range (window {self.window}); `ina ctl show-jobs` lists each job's "
+            "slots and epoch, `ina ctl show-stats` the switch's refused/wrong_epoch/out_of_range counts")
 
     def _resend(self, index: int, now: float) -> bytearray:
         """Slot `index`'s current use again (by RACK, the RTO, or a STATUS that lacks this worker):
@@ -735,17 +516,11 @@ class AllReduceCore:
         """Whose contributions each chunk's sum in `result()` holds (counts and bitmaps per chunk)."""
         if not self.finished:
             raise WorkerError("the all-reduce has not finished")
-        return Contributors(self.elems, np.array(self._counts, dtype=np.uint8),
-                            np.array(self._bitmaps, dtype=np.uint32))
+        return self._chunks.contributors()
 
     def result(self) -> np.ndarray:
         """The finished all-reduce's sum of the counted contributions (`contributors()` says whose), in
         the shape and dtype `start` was given; 0 where a chunk has no sum."""
         if not self.finished:
             raise WorkerError("the all-reduce has not finished")
-        got = np.frombuffer(self._got, dtype=">i4").reshape(self._n_chunks, self.elems)
-        size = math.prod(self._shape)
-        if not self._is_float:
-            return got.astype(np.int32).ravel()[:size].reshape(self._shape)
-        out = (got.astype(np.float64) / np.array(self._scales)[:, None]).ravel()[:size]
-        return out.astype(self._dtype).reshape(self._shape)
+        return self._chunks.result()

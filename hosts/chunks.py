@@ -1,0 +1,122 @@
+"""The chunk codec of a worker's all-reduce: an array as chunks of E values, packed up front as the
+switch sums them, and the sums back (docs/protocol.md, "Exponents").
+
+int32 chunks travel as they are (the switch sums them with int32 wraparound). Float chunks are
+quantized with block floating point: each with its own exponent, right whenever the switch's
+maximum equals it; a chunk whose maximum came out lower (its announcement was not counted) is
+quantized again for that maximum and clipped, so n contributions cannot overflow.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ina.hosts.quantize import INT32_MAX, chunk_exponents, quantize, scale_for
+from ina.p4src.protocol import HEADER_LEN
+
+
+@dataclass(frozen=True)
+class Contributors:
+    """Whose contributions each chunk's sum holds, after an all-reduce: under a quorum or timeout
+    policy a sum may lack ranks, and the caller decides how to scale it (average over the count).
+    Chunk c is the flat elements c * elems .. (c + 1) * elems - 1 of the array."""
+
+    elems: int
+    counts: np.ndarray  # uint8 per chunk: contributions in its sum; 0 = missing (the result holds 0)
+    bitmaps: np.ndarray  # uint32 per chunk: bit r set = rank r's contribution is in the sum
+
+    @property
+    def missing(self) -> np.ndarray:
+        """The chunks with no sum: their use was done and replaced before this worker had its
+        RESULT (or, for floats, came right after such a use, so their scale is unknown)."""
+        return np.flatnonzero(self.counts == 0)
+
+    def element_counts(self, shape: tuple[int, ...]) -> np.ndarray:
+        """The count of every element of an array of `shape` (the all-reduced one's): divide the sum
+        by it to average over the contributions each element holds."""
+        return np.repeat(self.counts, self.elems)[: math.prod(shape)].reshape(shape)
+
+    def element_bitmaps(self, shape: tuple[int, ...]) -> np.ndarray:
+        """The bitmap of every element of an array of `shape`: bit r set = rank r is in its sum."""
+        return np.repeat(self.bitmaps, self.elems)[: math.prod(shape)].reshape(shape)
+
+
+class Chunks:
+    """One all-reduce's array (int32, float32 or float64, finite) as `n` chunks of `elems` values
+    for `n_workers`, and the sums that come back. `exponents[c]` is the exponent byte chunk c's
+    scale was announced with (0 for int32, and after the last chunk)."""
+
+    __slots__ = ("_bitmaps", "_clip", "_counts", "_got", "_payload", "_plen", "_scale_of", "_scales",
+                 "_values", "dtype", "elems", "exponents", "is_float", "n", "shape")
+
+    def __init__(self, array: np.ndarray, elems: int, n_workers: int):
+        flat = array.ravel()
+        self.shape, self.dtype, self.elems = array.shape, array.dtype, elems
+        self.n = n = max(1, -(-flat.size // elems))
+        values = np.zeros((n, elems), dtype=array.dtype)
+        values.ravel()[: flat.size] = flat
+        self.is_float = array.dtype != np.int32
+        if self.is_float:
+            exponents = chunk_exponents(values)
+            self._scale_of = [scale_for(e, n_workers) for e in range(256)]
+            self.exponents = exponents.tolist()
+            payload = quantize(values, np.array(self._scale_of)[exponents][:, None]).astype(">i4")
+        else:
+            self._scale_of = []
+            self.exponents = [0] * n
+            payload = values.astype(">i4")
+        self.exponents.append(0)  # the exponent announced after the last chunk
+        self._values = values
+        self._clip = INT32_MAX // n_workers  # the largest quantized magnitude n contributions can sum
+        self._plen = 4 * elems  # payload bytes per datagram
+        self._payload = memoryview(payload.reshape(-1).view(np.uint8))  # a packet's values: one memcpy
+        self._got = memoryview(bytearray(n * 4 * elems))  # the sums, as the RESULTs carry them
+        self._scales = [1.0] * n
+        self._counts = [0] * n  # per chunk, its RESULT's count and bitmap (0: no sum yet)
+        self._bitmaps = [0] * n
+
+    def agree(self, chunk: int, exponent: int | None) -> None:
+        """The switch's maximum `exponent` for chunk `chunk` (None: not known): for floats, everyone's
+        scale for it."""
+        if exponent is not None and self.is_float:
+            self._scales[chunk] = self._scale_of[exponent]
+
+    def fill(self, pkt: bytearray, chunk: int, exponent: int | None) -> None:
+        """Chunk `chunk`'s values into `pkt` after the header, for the switch's maximum `exponent`
+        (None: not known, its own scale), which it agrees (`agree`). A float slot's first use
+        (chunk < 0) carries zeros: the packet is new."""
+        plen = self._plen
+        if not self.is_float:
+            pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
+            return
+        if exponent is None:
+            if chunk >= 0:
+                pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
+            return
+        self._scales[chunk] = self._scale_of[exponent]
+        if exponent == self.exponents[chunk]:
+            pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
+        else:  # clipped: a maximum below its own exponent means its announcement was not counted
+            values = quantize(self._values[chunk], self._scales[chunk])
+            pkt[HEADER_LEN:] = np.clip(values, -self._clip, self._clip).astype(">i4").tobytes()
+
+    def store(self, chunk: int, data: bytes | bytearray | memoryview, count: int, bitmap: int) -> None:
+        """The RESULT `data` of chunk `chunk`: its sum, and whose contributions it holds."""
+        plen = self._plen
+        self._got[chunk * plen : chunk * plen + plen] = data[HEADER_LEN:]
+        self._counts[chunk], self._bitmaps[chunk] = count, bitmap
+
+    def contributors(self) -> Contributors:
+        """Whose contributions each chunk's sum holds (counts and bitmaps per chunk)."""
+        return Contributors(self.elems, np.array(self._counts, dtype=np.uint8),
+                            np.array(self._bitmaps, dtype=np.uint32))
+
+    def result(self) -> np.ndarray:
+        """The sums, in the array's shape and dtype; 0 where a chunk has no sum."""
+        got = np.frombuffer(self._got, dtype=">i4").reshape(self.n, self.elems)
+        size = math.prod(self.shape)
+        if not self.is_float:
+            return got.astype(np.int32).ravel()[:size].reshape(self.shape)
+        out = (got.astype(np.float64) / np.array(self._scales)[:, None]).ravel()[:size]
+        return out.astype(self.dtype).reshape(self.shape)
