@@ -76,7 +76,8 @@ METHODS: dict[str, Method] = {"in-network aggregation": in_network, "ring (RoCE)
 
 
 def payload_line_rate(config: AllReduceConfig) -> float:
-    """The most payload a worker's link carries: its rate x values per wire byte."""
+    """The most payload a worker's link carries in the switch path's frames: its rate x values per wire
+    byte (the ring's 4,096-byte frames carry more)."""
     return config.link.rate * 4 * config.elems * 8 / wire_bits(frame_bytes(config.elems))
 
 
@@ -129,7 +130,7 @@ def plot(out: Path, rows: list[dict], line_rate: float) -> None:
         mine = [r for r in shape if r["method"] == method]
         series[method] = ([r["workers"] for r in mine], [r["goodput_gbps_median"] for r in mine])
     xs = sorted({r["workers"] for r in shape})
-    series["payload at line rate"] = (xs, [line_rate / 1e9] * len(xs))
+    series["payload at line rate, switch frames"] = (xs, [line_rate / 1e9] * len(xs))
     plots.lines(out / "sim_shape_goodput.png", "ina sim: goodput per worker against workers (100 Gbit/s, one job)",
                 "workers", "goodput per worker, median (Gbit/s)", series, ymin=0)
     policy = [r for r in rows if r["sweep"] == "policy" and "error" not in r]

@@ -59,7 +59,7 @@ def test_each_method_has_its_curve_and_each_policy_its_row(tmp_path, monkeypatch
     line_rate = 100 * 256 / 342
     assert drawn["sim_shape_goodput.png"] == {"in-network aggregation": ([2, 3], [ina, ina]),
                                               "halved": ([2, 3], [half, half]),
-                                              "payload at line rate": ([2, 3], [pytest.approx(line_rate)] * 2)}
+                                              "payload at line rate, switch frames": ([2, 3], [pytest.approx(line_rate)] * 2)}
     labels, values = drawn["sim_shape_policies.png"]
     assert labels == ["sync\nno straggler", "sync", "quorum:\n2"]
     assert values == [r["time_us_median"] for r in rows[4:]]
@@ -88,7 +88,7 @@ def test_the_ring_and_the_parameter_server_have_their_curves(tmp_path, monkeypat
         assert by["parameter server", n]["lossless_bound_us"] is None
     # one host's link carries every worker's frames: 3 workers take longer each than 2
     assert by["parameter server", 3]["goodput_gbps_median"] < by["parameter server", 2]["goodput_gbps_median"]
-    assert set(drawn["sim_shape_goodput.png"]) == {*sim_shape.METHODS, "payload at line rate"}
+    assert set(drawn["sim_shape_goodput.png"]) == {*sim_shape.METHODS, "payload at line rate, switch frames"}
     assert drawn["sim_shape_goodput.png"]["ring (RoCE)"] == (
         [2, 3], [by["ring (RoCE)", 2]["goodput_gbps_median"], by["ring (RoCE)", 3]["goodput_gbps_median"]])
 
