@@ -5,8 +5,9 @@
 1. Per-worker goodput against workers (2 to 32 in one job, a star of 100 Gbit/s links, 1 us each):
    SwitchML's "flat in workers". Each method is a function from configurations to `report`s
    (sim/allreduce.py's JSON: `results.goodput_bps` per worker) in `METHODS`; in-network
-   aggregation's is `ina sim`'s sweep machinery (sim/sweep.py, the points in parallel processes).
-   Another method (the ring, the parameter server on the same simulated links) is one more entry.
+   aggregation's is `ina sim`'s sweep machinery (sim/sweep.py, the points in parallel processes);
+   the ring over RoCE (sim/ring.py, as NCCL runs it) and the host parameter server (sim/ps.py) run
+   on the same simulated links, in this process.
 2. The completion policies at 32 workers with a communication straggler (sim/straggler.py: one
    host's NIC and per-packet costs 4 times slower): sync, quorum:31, quorum:24, timeout:5us,
    timeout:50us, stale:1, beside sync without the straggler. Per policy: the median worker's
@@ -24,8 +25,8 @@ from pathlib import Path
 from ina.bench import plots
 from ina.bench.results import Progress, git_revision, write
 from ina.p4src.protocol import Policy
-from ina.sim import sweep
-from ina.sim.allreduce import AllReduceConfig, frame_bytes
+from ina.sim import ps, ring, sweep
+from ina.sim.allreduce import AllReduceConfig, AllReduceResult, frame_bytes, report
 from ina.sim.links import wire_bits
 from ina.sim.straggler import SlowHost
 
@@ -47,11 +48,36 @@ def in_network(configs: Sequence[AllReduceConfig]) -> list[dict]:
     return sweep.run(grid, git_revision(), os.cpu_count() or 1)
 
 
-METHODS: dict[str, Method] = {"in-network aggregation": in_network}
+def baseline(configs: Sequence[AllReduceConfig], simulate: Callable[[AllReduceConfig], AllReduceResult],
+             bound: Callable[[AllReduceConfig], float | None]) -> list[dict]:
+    """A baseline's reports, run in this process, each with the baseline's own lossless bound in
+    place of the switch path's."""
+    git, reports = git_revision(), []
+    for config in configs:
+        rep = report(simulate(config), git)
+        rep["results"]["lossless_bound_s"] = bound(config)
+        reports.append(rep)
+    return reports
+
+
+def ring_roce(configs: Sequence[AllReduceConfig]) -> list[dict]:
+    """The ring as NCCL runs it over RoCE (sim/ring.py's default transport and chunk)."""
+    return baseline(configs, ring.simulate_ring, ring.lossless_time)
+
+
+def parameter_server(configs: Sequence[AllReduceConfig]) -> list[dict]:
+    """The host parameter server: one host's link carries every worker's traffic, so its goodput per
+    worker falls as 1/N (sim/ps.py has no bound formula)."""
+    return baseline(configs, lambda config: ps.simulate_ps(config)[0], lambda config: None)
+
+
+METHODS: dict[str, Method] = {"in-network aggregation": in_network, "ring (RoCE)": ring_roce,
+                              "parameter server": parameter_server}
 
 
 def payload_line_rate(config: AllReduceConfig) -> float:
-    """The most payload a worker's link carries: its rate x values per wire byte."""
+    """The most payload a worker's link carries in the switch path's frames: its rate x values per wire
+    byte (the ring's 4,096-byte frames carry more)."""
     return config.link.rate * 4 * config.elems * 8 / wire_bits(frame_bytes(config.elems))
 
 
@@ -104,7 +130,7 @@ def plot(out: Path, rows: list[dict], line_rate: float) -> None:
         mine = [r for r in shape if r["method"] == method]
         series[method] = ([r["workers"] for r in mine], [r["goodput_gbps_median"] for r in mine])
     xs = sorted({r["workers"] for r in shape})
-    series["payload at line rate"] = (xs, [line_rate / 1e9] * len(xs))
+    series["payload at line rate, switch frames"] = (xs, [line_rate / 1e9] * len(xs))
     plots.lines(out / "sim_shape_goodput.png", "ina sim: goodput per worker against workers (100 Gbit/s, one job)",
                 "workers", "goodput per worker, median (Gbit/s)", series, ymin=0)
     policy = [r for r in rows if r["sweep"] == "policy" and "error" not in r]
