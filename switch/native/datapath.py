@@ -114,7 +114,8 @@ class NativeBackend:
         if not self.out.value:
             raise MemoryError("no memory for the native switch's output buffer")
         self.outputs = Out.from_address(self.out.value)
-        self._process = self.lib.ina_ctl_process
+        self._process = self.lib["ina_ctl_process"]  # a handle of its own, without argtypes: per frame,
+        # ctypes passes the ports (int), frames (bytes) and the two pointers as they are, converting nothing
         self._views = self._view(self.outputs)
         self.lock = threading.Lock()
         self.digest_width = native.digest_width
