@@ -142,9 +142,12 @@ class NativeBackend:
 
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
         """The frames out of C, read through views of its output buffer (no ctypes call per frame):
-        one output (the common case) copied alone, more from one copy of the arena's used bytes."""
+        none (an absorbed update) and one output (a forwarded frame) the common cases, one copied
+        alone, more from one copy of the arena's used bytes."""
         with self.lock:
             n = self._process(self.sw, port, data, len(data), self.out)
+            if not n:
+                return []
             out = self.outputs
             if out.pkts != self._views[0] or out.arena != self._views[1]:
                 self._views = self._view(out)
