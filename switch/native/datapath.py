@@ -148,10 +148,10 @@ class NativeBackend:
             n = self._process(self.sw, port, data, len(data), self.out)
             if not n:
                 return []
-            out = self.outputs
-            if out.pkts != self._views[0] or out.arena != self._views[1]:
-                self._views = self._view(out)
-            _pkts_at, _arena_at, pkts, arena = self._views
+            out, views = self.outputs, self._views
+            if out.cap != views[0] or out.size != views[1] or out.pkts != views[2] or out.arena != views[3]:
+                views = self._views = self._view(out)
+            pkts, arena = views[4], views[5]
             if n == 1:
                 off, out_port, size = _unpack(pkts)
                 return [(out_port, arena[off:off + size].tobytes())]
@@ -159,9 +159,10 @@ class NativeBackend:
             return [(out_port, frames[off:off + size]) for off, out_port, size in _unpack_all(pkts[:n * PACKET.size])]
 
     @staticmethod
-    def _view(out: Out) -> tuple[int, int, memoryview, memoryview]:
-        """Views of C's packet records and arena where they are now (C moves them as they grow)."""
-        return (out.pkts, out.arena, memoryview((c_uint8 * (out.cap * PACKET.size)).from_address(out.pkts)),
+    def _view(out: Out) -> tuple[int, int, int, int, memoryview, memoryview]:
+        """Views of C's packet records and arena as they are now, after the sizes and addresses they
+        are made for: C grows them (realloc: moved, or longer in place) when a fan-out needs it."""
+        return (out.cap, out.size, out.pkts, out.arena, memoryview((c_uint8 * (out.cap * PACKET.size)).from_address(out.pkts)),
                 memoryview((c_uint8 * out.size).from_address(out.arena)))
 
     def replay(self, packets: list[tuple[int, bytes]], rounds: int) -> int:
