@@ -137,15 +137,16 @@ class Channel:
     def send(self, now: float, frame: bytes | bytearray) -> float | None:
         """Queue `frame` at `now`; returns when it reaches the far end, or None when it is dropped
         (queue full) or lost on the wire. Calls come in time order."""
-        waiting, instant = self._waiting, now + SAME_INSTANT
-        if waiting and waiting[0][0] <= instant:
-            self._leave(instant)
-        size = len(frame)
-        stats = self.stats
+        size, stats, instant = len(frame), self.stats, now + SAME_INSTANT
         start = self._busy_until
-        if start <= instant:
-            start = now  # the wire is free: the frame never waits
+        if start <= instant:  # the wire is free: the frame never waits, and all that waited has left
+            if self._waiting:
+                self._leave(instant)
+            start = now
         else:
+            waiting = self._waiting
+            if waiting and waiting[0][0] <= instant:
+                self._leave(instant)
             if self.queued + size > self.capacity:
                 stats.dropped += 1
                 return None

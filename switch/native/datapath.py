@@ -7,6 +7,7 @@ frees its C state and unloads its library.
 """
 
 import ctypes
+import struct
 import threading
 from collections import Counter as Tally
 from collections import deque
@@ -42,15 +43,15 @@ LIBC = ctypes.CDLL(None)  # the process's own C library: dlclose here, malloc_tr
 LIBC.dlclose.argtypes, LIBC.dlclose.restype = [c_void_p], c_int
 
 
-class Packet(ctypes.Structure):
-    _fields_ = [("off", c_size_t), ("port", c_int), ("len", c_uint32)]
+PACKET = struct.Struct("@NiI")  # runtime.h's ina_pkt: off, port, len
+_unpack, _unpack_all = PACKET.unpack_from, PACKET.iter_unpack
 
 
 class Out(ctypes.Structure):
     """runtime.h's ina_out; C may move pkts and arena to grow them, so read them after each call."""
 
     _fields_ = [("n", c_int), ("cap", c_int), ("used", c_size_t), ("size", c_size_t), ("first", c_int),
-                ("bytes", c_uint64), ("pkts", POINTER(Packet)), ("arena", c_void_p)]
+                ("bytes", c_uint64), ("pkts", c_void_p), ("arena", c_void_p)]
 
 
 def _declare(lib: ctypes.CDLL) -> None:
@@ -113,6 +114,9 @@ class NativeBackend:
         if not self.out.value:
             raise MemoryError("no memory for the native switch's output buffer")
         self.outputs = Out.from_address(self.out.value)
+        self._process = self.lib["ina_ctl_process"]  # a handle of its own, without argtypes: per frame,
+        # ctypes passes the ports (int), frames (bytes) and the two pointers as they are, converting nothing
+        self._views = self._view(self.outputs)
         self.lock = threading.Lock()
         self.digest_width = native.digest_width
         self.learn_lists = native.learn_lists
@@ -137,10 +141,29 @@ class NativeBackend:
         return self.model.json
 
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
+        """The frames out of C, read through views of its output buffer (no ctypes call per frame):
+        none (an absorbed update) and one output (a forwarded frame) the common cases, one copied
+        alone, more from one copy of the arena's used bytes."""
         with self.lock:
-            n = self.lib.ina_ctl_process(self.sw, port, data, len(data), self.out)
-            pkts, arena = self.outputs.pkts, self.outputs.arena
-            return [(pkts[i].port, ctypes.string_at(arena + pkts[i].off, pkts[i].len)) for i in range(n)]
+            n = self._process(self.sw, port, data, len(data), self.out)
+            if not n:
+                return []
+            out, views = self.outputs, self._views
+            if out.cap != views[0] or out.size != views[1] or out.pkts != views[2] or out.arena != views[3]:
+                views = self._views = self._view(out)
+            pkts, arena = views[4], views[5]
+            if n == 1:
+                off, out_port, size = _unpack(pkts)
+                return [(out_port, arena[off:off + size].tobytes())]
+            frames = arena[:out.used].tobytes()
+            return [(out_port, frames[off:off + size]) for off, out_port, size in _unpack_all(pkts[:n * PACKET.size])]
+
+    @staticmethod
+    def _view(out: Out) -> tuple[int, int, int, int, memoryview, memoryview]:
+        """Views of C's packet records and arena as they are now, after the sizes and addresses they
+        are made for: C grows them (realloc: moved, or longer in place) when a fan-out needs it."""
+        return (out.cap, out.size, out.pkts, out.arena, memoryview((c_uint8 * (out.cap * PACKET.size)).from_address(out.pkts)),
+                memoryview((c_uint8 * out.size).from_address(out.arena)))
 
     def replay(self, packets: list[tuple[int, bytes]], rounds: int) -> int:
         """Run `packets` through the pipeline `rounds` times inside C; returns packets sent."""
