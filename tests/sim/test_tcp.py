@@ -4,49 +4,26 @@ times; and the ring's int32 sums bit-exact over it with and without loss."""
 
 import numpy as np
 import pytest
+from wire_pair import WirePair
 
 from ina.sim.allreduce import AllReduceConfig, job_arrays
-from ina.sim.events import Simulator
 from ina.sim.frames import TCP_HEADERS, TCP_MSS
-from ina.sim.links import Channel, LinkSpec, wire_bits
+from ina.sim.links import LinkSpec, wire_bits
 from ina.sim.ring import simulate_ring
 from ina.sim.tcp import LISTEN_PORT, SOURCE_PORT, Host, TcpSpec, connect
 
 RATE, DELAY = 1e9, 1e-6
 SPEC = TcpSpec()
-A, B = ("02:00:00:00:00:01", "10.0.0.1"), ("02:00:00:00:00:02", "10.0.0.2")
 SEGMENT = wire_bits(TCP_HEADERS + TCP_MSS) / RATE  # 12.304 us
 ACK = wire_bits(TCP_HEADERS) / RATE
 
 
-class Pair:
-    """Host a sends to host b over one channel each way; `drop` names frames lost on the wire as
-    (direction, index of the frame on that direction); `frames` keeps every frame sent."""
+class Pair(WirePair):
+    """TCP host a sends to host b (wire_pair.py); `acks` are b's acknowledgment numbers in order."""
 
     def __init__(self, drop: set[tuple[str, int]] = frozenset(), spec: TcpSpec = SPEC):
-        self.sim, self.drop = Simulator(), drop
-        self.frames: dict[str, list[tuple[float, bytes]]] = {"ab": [], "ba": []}
-        self.delivered: list[tuple[float, bytes]] = []
-        self.a = Host(self.sim, A, self._link("ab", lambda: self.b), RATE, spec)
-        self.b = Host(self.sim, B, self._link("ba", lambda: self.a), RATE, spec)
-        self.sender = connect(self.a, self.b, 5, spec, lambda t, data: self.delivered.append((t, data)))
-
-    def _link(self, key: str, far):
-        channel = Channel(key, RATE, DELAY)
-
-        def send(when: float, frame: bytes) -> None:
-            index = len(self.frames[key])
-            self.frames[key].append((when, frame))
-            arrival = channel.send(when, frame)
-            if arrival is not None and (key, index) not in self.drop:
-                self.sim.at(arrival, far().receive, frame)
-
-        return send
-
-    def run(self, *messages: bytes) -> None:
-        for data in messages:
-            self.sender.post(0.0, data)
-        self.sim.run()
+        super().__init__(lambda sim, address, send: Host(sim, address, send, RATE, spec), connect, spec, RATE, DELAY,
+                         drop)
 
     def acks(self) -> list[int]:
         return [int.from_bytes(f[42:46], "big") for _t, f in self.frames["ba"]]

@@ -3,10 +3,10 @@ frames lost: the real frame bytes, go-back-N on a NAK, the timeout for a tail lo
 re-ACKed, exact counts and virtual times."""
 
 import pytest
+from wire_pair import WirePair
 
 from ina.hosts.inprocess import FRAME_HEADERS
-from ina.sim.events import Simulator
-from ina.sim.links import Channel, wire_bits
+from ina.sim.links import wire_bits
 from ina.sim.transport import (
     ACK_FRAME,
     DATA_OVERHEAD,
@@ -21,40 +21,16 @@ from ina.sim.transport import (
 
 RATE, DELAY = 1e9, 1e-6
 SPEC = TransportSpec(mtu=1000, window=64, ack_every=4, timeout=1e-3, retries=2)
-A, B = ("02:00:00:00:00:01", "10.0.0.1"), ("02:00:00:00:00:02", "10.0.0.2")
 FRAME = wire_bits(DATA_OVERHEAD + 1000) / RATE  # 8.656 us
 ACK = wire_bits(ACK_FRAME) / RATE
 
 
-class Pair:
-    """NIC a sends to NIC b over one channel each way; `drop` names frames lost on the wire as
-    (direction, index of the frame on that direction); `frames` keeps every frame sent."""
+class Pair(WirePair):
+    """RoCE NIC a sends to NIC b (wire_pair.py); `receiver` is b's end of the connection."""
 
     def __init__(self, drop: set[tuple[str, int]] = frozenset(), spec: TransportSpec = SPEC):
-        self.sim, self.drop = Simulator(), drop
-        self.frames: dict[str, list[tuple[float, bytes]]] = {"ab": [], "ba": []}
-        self.delivered: list[tuple[float, bytes]] = []
-        self.a = Nic(self.sim, A, self._link("ab", lambda: self.b), RATE)
-        self.b = Nic(self.sim, B, self._link("ba", lambda: self.a), RATE)
-        self.sender = connect(self.a, self.b, 5, spec, lambda t, data: self.delivered.append((t, data)))
+        super().__init__(lambda sim, address, send: Nic(sim, address, send, RATE), connect, spec, RATE, DELAY, drop)
         self.receiver = self.b.receivers[5]
-
-    def _link(self, key: str, far):
-        channel = Channel(key, RATE, DELAY)
-
-        def send(when: float, frame: bytes) -> None:
-            index = len(self.frames[key])
-            self.frames[key].append((when, frame))
-            arrival = channel.send(when, frame)
-            if arrival is not None and (key, index) not in self.drop:
-                self.sim.at(arrival, far().receive, frame)
-
-        return send
-
-    def run(self, *messages: bytes) -> None:
-        for data in messages:
-            self.sender.post(0.0, data)
-        self.sim.run()
 
 
 DATA = bytes(range(256)) * 39 + bytes(16)  # 10,000 bytes: ten frames
