@@ -15,6 +15,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -186,10 +187,8 @@ def simulate(config: AllReduceConfig, engine: str = "native", profiler: cProfile
         finished = time.perf_counter()
         if profiler:
             profiler.disable()
-        switch = {name: net.stats(name) for name in dict.fromkeys(j.aggregator for j in topo.jobs)}
-        events = net.sim.scheduled
-        links = [(link.name, link.up.stats, link.down.stats) for link in net.network.links]
-        arrivals = net.network.arrivals
+        switch, links = aggregator_stats(net, topo), link_stats(net)
+        arrivals, events = net.network.arrivals, net.sim.scheduled
         members = [(job.id, m, host) for job in topo.jobs for m, host in zip(net.jobs[job.id], job.workers, strict=True)]
     checks = [verify(results[job][m.rank], config.seed + job, len(arrays[job]), config.size, config.dtype,
                      config.elems, m.core.contributors()) for job, m, _host in members]
@@ -224,13 +223,44 @@ def report(result: AllReduceResult, git: str) -> dict:
             "goodput_bps_min": min(goodput), "goodput_bps_max": max(goodput),
             "packets_sent": result.packets_sent, "retransmissions": result.retransmissions,
             "arrivals": result.arrivals, "events": result.events,
-            "links": [{"link": name, "up": asdict(up), "down": asdict(down)} for name, up, down in result.links],
-            "switch": {name: {group: {str(k): v for k, v in counts.items()} for group, counts in stats.items()}
-                       for name, stats in result.switch.items()},
+            **network_json(result),
         },
-        "wall": {"setup_s": result.wall_setup_s, "run_s": result.wall_run_s,
-                 "arrivals_per_s": result.arrivals / result.wall_run_s if result.wall_run_s else None},
+        "wall": wall_json(result),
     }
+
+
+def link_stats(net: InProcessSwitch) -> list[tuple[str, ChannelStats, ChannelStats]]:
+    """Every link's counters after a run: (name, a -> b, b -> a), in the topology's order."""
+    return [(link.name, link.up.stats, link.down.stats) for link in net.network.links]
+
+
+def aggregator_stats(net: InProcessSwitch, topo: Topology) -> dict[str, dict]:
+    """Each aggregating switch's non-zero counters after a run (Aggregation.stats)."""
+    return {name: net.stats(name) for name in dict.fromkeys(j.aggregator for j in topo.jobs)}
+
+
+class RunFigures(Protocol):
+    """What every simulated run (all-reduce, workload, training) reports of its network and wall time."""
+
+    links: list[tuple[str, ChannelStats, ChannelStats]]
+    switch: dict[str, dict]
+    arrivals: int
+    wall_setup_s: float
+    wall_run_s: float
+
+
+def network_json(result: RunFigures) -> dict:
+    """A run's links and aggregating switches as JSON: any result with `links` and `switch` as
+    link_stats and aggregator_stats give them."""
+    return {"links": [{"link": name, "up": asdict(up), "down": asdict(down)} for name, up, down in result.links],
+            "switch": {name: {group: {str(k): v for k, v in counts.items()} for group, counts in stats.items()}
+                       for name, stats in result.switch.items()}}
+
+
+def wall_json(result: RunFigures) -> dict:
+    """A run's wall-clock figures (apart from the rest: they depend on the machine)."""
+    return {"setup_s": result.wall_setup_s, "run_s": result.wall_run_s,
+            "arrivals_per_s": result.arrivals / result.wall_run_s if result.wall_run_s else None}
 
 
 def config_json(config: AllReduceConfig, workers: int) -> dict:

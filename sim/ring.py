@@ -21,7 +21,7 @@ import numpy as np
 
 from ina.hosts.inprocess import InProcessSwitch
 from ina.hosts.ring import schedule, segment_bounds
-from ina.sim.allreduce import AllReduceConfig, AllReduceResult, harness, job_arrays
+from ina.sim.allreduce import AllReduceConfig, AllReduceResult, harness, job_arrays, link_stats
 from ina.sim.events import Simulator
 from ina.sim.links import wire_bits
 from ina.sim.tcp import TcpSpec
@@ -137,7 +137,7 @@ def simulate_ring(config: AllReduceConfig, transport: Transport = ROCE, chunk: i
             rank.start(net.sim.now)
         net.run()
         finished = time.perf_counter()
-        links = [(link.name, link.up.stats, link.down.stats) for link in net.network.links]
+        links = link_stats(net)
         arrivals, events = net.network.arrivals, net.sim.scheduled
     results = [rank.out.reshape(arrays[job][rank.rank].shape) for job, _host, rank, _sender in rings]
     checks = [check(result, arrays[job]) for result, (job, _host, _rank, _sender) in zip(results, rings, strict=True)]

@@ -19,7 +19,15 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ina.hosts.core import AllReduceCore
-from ina.sim.allreduce import AllReduceConfig, config_json, harness
+from ina.sim.allreduce import (
+    AllReduceConfig,
+    aggregator_stats,
+    config_json,
+    harness,
+    link_stats,
+    network_json,
+    wall_json,
+)
 from ina.sim.links import ChannelStats
 from ina.sim.workload import GRADIENTS, Programs, Stragglers
 from ina.train.data import Dataset, load
@@ -97,8 +105,7 @@ def simulate_training(config: TrainingConfig, engine: str = "native") -> Trainin
         running = time.perf_counter()
         programs.run()
         finished = time.perf_counter()
-        switch = {name: net.stats(name) for name in dict.fromkeys(j.aggregator for j in topo.jobs)}
-        links = [(link.name, link.up.stats, link.down.stats) for link in net.network.links]
+        switch, links = aggregator_stats(net, topo), link_stats(net)
         arrivals, events = net.network.arrivals, net.sim.scheduled
     outcomes = [w.outcome for *_, w in workers]
     digests = {}
@@ -138,10 +145,7 @@ def training_report(result: TrainingResult, git: str) -> dict:
             "workers": [{"job": job, "rank": rank, "host": host, **history.as_dict()}
                         for (job, rank, host), history in zip(result.workers, result.histories, strict=True)],
             "arrivals": result.arrivals, "events": result.events,
-            "links": [{"link": name, "up": asdict(up), "down": asdict(down)} for name, up, down in result.links],
-            "switch": {name: {group: {str(k): v for k, v in counts.items()} for group, counts in stats.items()}
-                       for name, stats in result.switch.items()},
+            **network_json(result),
         },
-        "wall": {"setup_s": result.wall_setup_s, "run_s": result.wall_run_s,
-                 "arrivals_per_s": result.arrivals / result.wall_run_s if result.wall_run_s else None},
+        "wall": wall_json(result),
     }

@@ -29,7 +29,15 @@ from ina.hosts.cli import make_array, verify
 from ina.hosts.compute import ComputeModel, DelayDistribution
 from ina.hosts.core import AllReduceCore, Contributors
 from ina.hosts.inprocess import InProcessSwitch, Member
-from ina.sim.allreduce import AllReduceConfig, config_json, harness
+from ina.sim.allreduce import (
+    AllReduceConfig,
+    aggregator_stats,
+    config_json,
+    harness,
+    link_stats,
+    network_json,
+    wall_json,
+)
 from ina.sim.links import ChannelStats
 from ina.train.replay import IterationRecord, ReplayConfig
 from ina.train.sgd import Compute, Reduce, Request
@@ -261,8 +269,7 @@ def simulate_workload(config: WorkloadConfig, engine: str = "native") -> Workloa
         running = time.perf_counter()
         programs.run()
         finished = time.perf_counter()
-        switch = {name: net.stats(name) for name in dict.fromkeys(j.aggregator for j in topo.jobs)}
-        links = [(link.name, link.up.stats, link.down.stats) for link in net.network.links]
+        switch, links = aggregator_stats(net, topo), link_stats(net)
         arrivals, events = net.network.arrivals, net.sim.scheduled
     records = [w.outcome for *_, w in workers]
     per_job: list[JobIteration] = []
@@ -300,10 +307,7 @@ def workload_report(result: WorkloadResult, git: str) -> dict:
             "workers": [{"job": job, "rank": rank, "host": host, "iterations": [asdict(r) for r in records]}
                         for (job, rank, host), records in zip(result.workers, result.records, strict=True)],
             "arrivals": result.arrivals, "events": result.events,
-            "links": [{"link": name, "up": asdict(up), "down": asdict(down)} for name, up, down in result.links],
-            "switch": {name: {group: {str(k): v for k, v in counts.items()} for group, counts in stats.items()}
-                       for name, stats in result.switch.items()},
+            **network_json(result),
         },
-        "wall": {"setup_s": result.wall_setup_s, "run_s": result.wall_run_s,
-                 "arrivals_per_s": result.arrivals / result.wall_run_s if result.wall_run_s else None},
+        "wall": wall_json(result),
     }
