@@ -60,8 +60,15 @@ def chained(doc: dict, n: int) -> dict:
     for i in range(n):
         nxt = f"chain_{i + 1}" if i + 1 < n else first
         test = {"op": "==", "left": field_ref, "right": {"type": "hexstr", "value": hex(i % 512)}}
-        pipe["conditionals"].append({"name": f"chain_{i}", "id": ids + i, "true_next": nxt, "false_next": nxt,
-                                     "expression": {"type": "expression", "value": test}})
+        pipe["conditionals"].append(
+            {
+                "name": f"chain_{i}",
+                "id": ids + i,
+                "true_next": nxt,
+                "false_next": nxt,
+                "expression": {"type": "expression", "value": test},
+            }
+        )
     if n:
         pipe["init_table"] = "chain_0"
     return out
@@ -123,8 +130,12 @@ class Poller:
     stop: threading.Event = field(default_factory=threading.Event)
 
     def run(self) -> None:
-        calls = {"capabilities": lambda: self.stub.Capabilities(p4runtime_pb2.CapabilitiesRequest(), timeout=DEADLINE_S),
-                 "read": lambda: list(self.stub.Read(self.read, timeout=DEADLINE_S))}
+        calls = {
+            "capabilities": lambda: self.stub.Capabilities(
+                p4runtime_pb2.CapabilitiesRequest(), timeout=DEADLINE_S
+            ),
+            "read": lambda: list(self.stub.Read(self.read, timeout=DEADLINE_S)),
+        }
         while not self.stop.wait(POLL_S):
             for name, call in calls.items():
                 t0 = time.perf_counter()
@@ -139,12 +150,20 @@ class Bench:
         self.small = compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": "16"})
         self.sw = Switch(engine=engine)
         self.server = serve(P4RuntimeService(self.sw, threading.Lock()), "127.0.0.1:0")
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{self.server.bound_port}", options=[
-            ("grpc.max_send_message_length", 64 << 20), ("grpc.max_receive_message_length", 64 << 20)])
+        self.channel = grpc.insecure_channel(
+            f"127.0.0.1:{self.server.bound_port}",
+            options=[
+                ("grpc.max_send_message_length", 64 << 20),
+                ("grpc.max_receive_message_length", 64 << 20),
+            ],
+        )
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
         # the request goes as bytes serialised beforehand: the client's protobuf costs nothing here
-        self.push_raw = self.channel.unary_unary("/p4.v1.P4Runtime/SetForwardingPipelineConfig",
-                                                 request_serializer=None, response_deserializer=None)
+        self.push_raw = self.channel.unary_unary(
+            "/p4.v1.P4Runtime/SetForwardingPipelineConfig",
+            request_serializer=None,
+            response_deserializer=None,
+        )
         self.stream_requests: queue.Queue = queue.Queue()  # None ends the stream
         arbitration = p4runtime_pb2.StreamMessageRequest()
         arbitration.arbitration.device_id, arbitration.arbitration.election_id.low = 0, 1
@@ -152,8 +171,12 @@ class Bench:
         self.stream = self.stub.StreamChannel(iter(self.stream_requests.get, None))
         next(self.stream)  # primary while the stream stays open
         table = Schema(self.small.p4info).table("InaIngress.l2_forward")
-        self.read = p4runtime_pb2.ReadRequest(device_id=0, entities=[
-            p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=table.id))])
+        self.read = p4runtime_pb2.ReadRequest(
+            device_id=0,
+            entities=[
+                p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=table.id))
+            ],
+        )
 
     def request(self, doc: dict) -> bytes:
         req = Config(device_id=0, action=Config.VERIFY_AND_COMMIT)
@@ -187,14 +210,28 @@ class Bench:
         peak, after_push = rss_mb("VmHWM"), rss_mb()
         replaced = self.push(small)[0]
         after_replace = rss_mb()
-        row = {"case": label, "conditionals": n, "json_bytes": len(raw), "engine": self.sw.engine_name,
-               "answer": code, "answer_s": round(answer_s, 3), **self.apart(raw),
-               "peak_rss_mb": round(peak), "rss_before_mb": round(before), "rss_after_push_mb": round(after_push),
-               "rss_after_replace_mb": round(after_replace), "replaced_by_small": replaced,
-               "slowest_capabilities_s": round(poller.slowest["capabilities"], 3),
-               "slowest_read_s": round(poller.slowest["read"], 3), "message": message[:200]}
-        row["meets_targets"] = (answer_s <= TARGETS["answer_s"] and peak <= TARGETS["peak_rss_mb"]
-                                and max(poller.slowest.values()) <= TARGETS["slowest_call_s"])
+        row = {
+            "case": label,
+            "conditionals": n,
+            "json_bytes": len(raw),
+            "engine": self.sw.engine_name,
+            "answer": code,
+            "answer_s": round(answer_s, 3),
+            **self.apart(raw),
+            "peak_rss_mb": round(peak),
+            "rss_before_mb": round(before),
+            "rss_after_push_mb": round(after_push),
+            "rss_after_replace_mb": round(after_replace),
+            "replaced_by_small": replaced,
+            "slowest_capabilities_s": round(poller.slowest["capabilities"], 3),
+            "slowest_read_s": round(poller.slowest["read"], 3),
+            "message": message[:200],
+        }
+        row["meets_targets"] = (
+            answer_s <= TARGETS["answer_s"]
+            and peak <= TARGETS["peak_rss_mb"]
+            and max(poller.slowest.values()) <= TARGETS["slowest_call_s"]
+        )
         return row
 
     def apart(self, raw: bytes) -> dict:
@@ -207,7 +244,11 @@ class Bench:
         with contextlib.suppress(PipelineError), fresh_cache():
             Switch(engine=self.sw.engine).build(program)
         t3 = time.perf_counter()
-        return {"parse_s": round(t1 - t0, 3), "json_s": round(t2 - t1, 3), "build_s": round(t3 - t2, 3)}
+        return {
+            "parse_s": round(t1 - t0, 3),
+            "json_s": round(t2 - t1, 3),
+            "build_s": round(t3 - t2, 3),
+        }
 
     def close(self) -> None:
         self.stream_requests.put(None)
@@ -218,16 +259,23 @@ class Bench:
 def bench_hostile(out: Path, engines: tuple[str, ...] = ("auto", "python")) -> list[dict]:
     """Issue 28's pushes (see the module's docstring) on each engine; rows also in out/hostile.json."""
     small = compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": "16"}).bmv2
-    cases = [(f"{ISSUE_CONDITIONALS:,} conditionals", ISSUE_CONDITIONALS),
-             (f"{ISSUE_JSON_BYTES / 1e6:.1f} MB JSON", conditionals_for(small, ISSUE_JSON_BYTES)),
-             ("largest within the message limit", conditionals_for(small, MAX_MESSAGE_BYTES - P4INFO_ROOM)),
-             ("largest within the budget", largest_accepted(small))]
+    cases = [
+        (f"{ISSUE_CONDITIONALS:,} conditionals", ISSUE_CONDITIONALS),
+        (f"{ISSUE_JSON_BYTES / 1e6:.1f} MB JSON", conditionals_for(small, ISSUE_JSON_BYTES)),
+        (
+            "largest within the message limit",
+            conditionals_for(small, MAX_MESSAGE_BYTES - P4INFO_ROOM),
+        ),
+        ("largest within the budget", largest_accepted(small)),
+    ]
     progress = Progress(len(cases) * len(engines), "hostile")
     rows = []
     for engine in engines:
         bench = Bench(engine)
         try:
-            assert bench.push(bench.request(bench.small.bmv2))[0] == "OK", "the small program must load"
+            assert bench.push(bench.request(bench.small.bmv2))[0] == "OK", (
+                "the small program must load"
+            )
             for label, n in cases:
                 rows.append(bench.case(label, n))
                 progress.step(f"{engine}: {label}")
@@ -235,8 +283,10 @@ def bench_hostile(out: Path, engines: tuple[str, ...] = ("auto", "python")) -> l
             bench.close()
     write(out, "hostile", rows)
     for r in rows:
-        print(f"{r['engine']}, {r['case']}: {r['answer']} in {r['answer_s']} s (parse {r['parse_s']} s, json "
-              f"{r['json_s']} s, build {r['build_s']} s); peak RSS {r['peak_rss_mb']} MB (before "
-              f"{r['rss_before_mb']} MB, after replacement {r['rss_after_replace_mb']} MB); slowest "
-              f"Capabilities {r['slowest_capabilities_s']} s, Read {r['slowest_read_s']} s")
+        print(
+            f"{r['engine']}, {r['case']}: {r['answer']} in {r['answer_s']} s (parse {r['parse_s']} s, json "
+            f"{r['json_s']} s, build {r['build_s']} s); peak RSS {r['peak_rss_mb']} MB (before "
+            f"{r['rss_before_mb']} MB, after replacement {r['rss_after_replace_mb']} MB); slowest "
+            f"Capabilities {r['slowest_capabilities_s']} s, Read {r['slowest_read_s']} s"
+        )
     return rows

@@ -57,35 +57,79 @@ def _widest_updates(schema: Schema) -> dict[str, p4runtime_pb2.Update]:
     mac, ip, job, rank = "ff:ff:ff:ff:ff:ff", "255.255.255.255", MAX_JOBS - 1, MAX_WORKERS - 1
     entries = {
         "admission": p4e.TableEntry.parse(
-            schema, "InaIngress.admission", {"sm.ingress_port": MAX_PORT, "hdr.ethernet.src_addr": mac,
-                                             "hdr.ipv4.src_addr": ip, "hdr.agg.job_id": job,
-                                             "hdr.agg.rank": rank}, "InaIngress.admit"),
+            schema,
+            "InaIngress.admission",
+            {
+                "sm.ingress_port": MAX_PORT,
+                "hdr.ethernet.src_addr": mac,
+                "hdr.ipv4.src_addr": ip,
+                "hdr.agg.job_id": job,
+                "hdr.agg.rank": rank,
+            },
+            "InaIngress.admit",
+        ),
         "result_rewrite": p4e.TableEntry.parse(
-            schema, "InaEgress.result_rewrite", {"sm.egress_rid": 0xFFFF}, "InaEgress.to_worker",
-            {"mac": mac, "ip": ip, "udp_port": 0xFFFF}),
+            schema,
+            "InaEgress.result_rewrite",
+            {"sm.egress_rid": 0xFFFF},
+            "InaEgress.to_worker",
+            {"mac": mac, "ip": ip, "udp_port": 0xFFFF},
+        ),
         "jobs": p4e.TableEntry.parse(
-            schema, "InaIngress.jobs", {"hdr.agg.job_id": job}, "InaIngress.set_job",
-            {"base": 0xFFFF, "num_slots": 0xFFFF, "num_workers": MAX_WORKERS, "mgid": 0xFFFF,
-             "epoch": 0xFFFFFFFF, "quorum": MAX_WORKERS, "timeout": 0xFFFFFFFF, "staleness": 0xFF}),
-        "multicast group": p4e.MulticastGroupEntry(0xFFFF, (p4e.Replica(MAX_PORT, 0xFFFF),) * MAX_WORKERS),
+            schema,
+            "InaIngress.jobs",
+            {"hdr.agg.job_id": job},
+            "InaIngress.set_job",
+            {
+                "base": 0xFFFF,
+                "num_slots": 0xFFFF,
+                "num_workers": MAX_WORKERS,
+                "mgid": 0xFFFF,
+                "epoch": 0xFFFFFFFF,
+                "quorum": MAX_WORKERS,
+                "timeout": 0xFFFFFFFF,
+                "staleness": 0xFF,
+            },
+        ),
+        "multicast group": p4e.MulticastGroupEntry(
+            0xFFFF, (p4e.Replica(MAX_PORT, 0xFFFF),) * MAX_WORKERS
+        ),
     }
-    return {kind: p4runtime_pb2.Update(type=p4runtime_pb2.Update.INSERT, entity=p4e.to_entity(item, schema))
-            for kind, item in entries.items()}
+    return {
+        kind: p4runtime_pb2.Update(
+            type=p4runtime_pb2.Update.INSERT, entity=p4e.to_entity(item, schema)
+        )
+        for kind, item in entries.items()
+    }
 
 
 def message_sizes(program, out: Path) -> list[dict]:
     """The largest messages the aggregation program needs, in bytes, and their share of the limit."""
     schema = Schema(program.p4info)
     action = p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT
-    jsons = {"pipeline, as the controller sends it": json.dumps(program.bmv2),
-             "pipeline, as `ina compile` writes it (p4runtime-shell sends the file)":
-                 json.dumps(program.bmv2, indent=2) + "\n"}
+    jsons = {
+        "pipeline, as the controller sends it": json.dumps(program.bmv2),
+        "pipeline, as `ina compile` writes it (p4runtime-shell sends the file)": json.dumps(
+            program.bmv2, indent=2
+        )
+        + "\n",
+    }
     if shutil.which("p4c-bm2-ss"):
         from ina.p4src import AGGREGATE_P4
 
         p4c_json = out / "p4c-aggregate.json"
-        subprocess.run(["p4c-bm2-ss", "-DELEMS=64", f"-DPOOL_SIZE={MAX_POOL_SIZE}", "-o", str(p4c_json),
-                        str(AGGREGATE_P4)], check=True, capture_output=True)
+        subprocess.run(
+            [
+                "p4c-bm2-ss",
+                "-DELEMS=64",
+                f"-DPOOL_SIZE={MAX_POOL_SIZE}",
+                "-o",
+                str(p4c_json),
+                str(AGGREGATE_P4),
+            ],
+            check=True,
+            capture_output=True,
+        )
         jsons["pipeline, p4c-bm2-ss's JSON"] = p4c_json.read_text()
     rows = []
     for what, text in jsons.items():
@@ -98,9 +142,16 @@ def message_sizes(program, out: Path) -> list[dict]:
     kind, update = max(updates.items(), key=lambda item: item[1].ByteSize())
     batch = p4runtime_pb2.WriteRequest(device_id=0, updates=[update] * MAX_UPDATES_PER_WRITE)
     batch.election_id.low = 1
-    rows.append({"message": f"Write of {MAX_UPDATES_PER_WRITE} updates ({kind}, the widest)", "bytes": batch.ByteSize()})
+    rows.append(
+        {
+            "message": f"Write of {MAX_UPDATES_PER_WRITE} updates ({kind}, the widest)",
+            "bytes": batch.ByteSize(),
+        }
+    )
     page = p4runtime_pb2.ReadResponse(entities=[update.entity] * READ_CHUNK)
-    rows.append({"message": f"Read page of {READ_CHUNK} entities ({kind})", "bytes": page.ByteSize()})
+    rows.append(
+        {"message": f"Read page of {READ_CHUNK} entities ({kind})", "bytes": page.ByteSize()}
+    )
     for row in rows:
         row["share_of_limit"] = round(row["bytes"] / MAX_MESSAGE_BYTES, 4)
     return rows
@@ -111,7 +162,9 @@ def big_write(schema: Schema, size: int) -> bytes:
     messages concatenated parse as one with the repeated fields joined, so it is built in pieces."""
     head = p4runtime_pb2.WriteRequest(device_id=0)
     head.election_id.low = 1
-    one = p4runtime_pb2.WriteRequest(updates=[_widest_updates(schema)["admission"]]).SerializeToString()
+    one = p4runtime_pb2.WriteRequest(
+        updates=[_widest_updates(schema)["admission"]]
+    ).SerializeToString()
     return head.SerializeToString() + one * ((size - head.ByteSize()) // len(one))
 
 
@@ -163,8 +216,9 @@ def _probe(address: str, delay: float) -> float | None:
     with grpc.insecure_channel(address) as channel:
         t0 = time.perf_counter()
         try:
-            channel.unary_unary(CAPABILITIES)(p4runtime_pb2.CapabilitiesRequest().SerializeToString(),
-                                              timeout=PROBE_DEADLINE)
+            channel.unary_unary(CAPABILITIES)(
+                p4runtime_pb2.CapabilitiesRequest().SerializeToString(), timeout=PROBE_DEADLINE
+            )
         except grpc.RpcError:
             return None
         return time.perf_counter() - t0
@@ -174,8 +228,11 @@ def load(data: bytes) -> dict:
     """One Write of `data` from a client with no stream to a fresh `ina switch`, and PROBES probes
     starting with it, PROBE_SPACING apart."""
     address = f"127.0.0.1:{_free_port()}"
-    server = subprocess.Popen([sys.executable, "-m", "ina", "switch", "--no-p4", "--grpc-server-addr", address],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "ina", "switch", "--no-p4", "--grpc-server-addr", address],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         SwitchConnection(address, election_id=None, timeout=30).close()  # the server answers
         before = _memory_kib(server.pid)
@@ -188,9 +245,14 @@ def load(data: bytes) -> dict:
     finally:
         server.terminate()
         server.wait()
-    return {"write_code": code, "write_seconds": seconds, "server_rss_before_mib": before["VmRSS"] / 1024,
-            "server_peak_rss_mib": after["VmHWM"] / 1024, "probes_answered": len(answered),
-            "probe_seconds_max": answered[-1] if answered else None}
+    return {
+        "write_code": code,
+        "write_seconds": seconds,
+        "server_rss_before_mib": before["VmRSS"] / 1024,
+        "server_peak_rss_mib": after["VmHWM"] / 1024,
+        "probes_answered": len(answered),
+        "probe_seconds_max": answered[-1] if answered else None,
+    }
 
 
 def bench_p4runtime(out: Path, reps: int) -> list[dict]:
@@ -198,30 +260,46 @@ def bench_p4runtime(out: Path, reps: int) -> list[dict]:
     program = _program()
     sizes = message_sizes(program, out)
     for row in sizes:
-        print(f"{row['message']}: {row['bytes']:,} bytes ({row['share_of_limit']:.1%} of {MAX_MESSAGE_BYTES:,})")
+        print(
+            f"{row['message']}: {row['bytes']:,} bytes ({row['share_of_limit']:.1%} of {MAX_MESSAGE_BYTES:,})"
+        )
     schema = Schema(program.p4info)
     rows = [{"what": "size", **row} for row in sizes]
-    requests = {"issue 28's Write": big_write(schema, ISSUE_WRITE_BYTES),
-                "the largest Write accepted": big_write(schema, MAX_MESSAGE_BYTES)}
+    requests = {
+        "issue 28's Write": big_write(schema, ISSUE_WRITE_BYTES),
+        "the largest Write accepted": big_write(schema, MAX_MESSAGE_BYTES),
+    }
     progress = Progress(len(requests) * reps, "p4runtime")
     for what, data in requests.items():
         runs = []
         for _ in range(reps):
             runs.append(load(data))
             progress.step(what)
-        row = {"what": what, "bytes": len(data), "updates": len(p4runtime_pb2.WriteRequest.FromString(data).updates),
-               "protobuf": api_implementation.Type(), "write_codes": sorted({r["write_code"] for r in runs}),
-               **parse_seconds(data, reps)}
-        for key in ("write_seconds", "server_rss_before_mib", "server_peak_rss_mib", "probes_answered", "probe_seconds_max"):
+        row = {
+            "what": what,
+            "bytes": len(data),
+            "updates": len(p4runtime_pb2.WriteRequest.FromString(data).updates),
+            "protobuf": api_implementation.Type(),
+            "write_codes": sorted({r["write_code"] for r in runs}),
+            **parse_seconds(data, reps),
+        }
+        for key in (
+            "write_seconds",
+            "server_rss_before_mib",
+            "server_peak_rss_mib",
+            "probes_answered",
+            "probe_seconds_max",
+        ):
             values = [r[key] for r in runs if r[key] is not None]
             if values:
                 row[key] = summarise(values)
         rows.append(row)
-        print(f"{what}: {len(data):,} bytes, {row['updates']:,} updates -> {'/'.join(row['write_codes'])} in "
-              f"{row['write_seconds']['median']:.3f} s, server peak RSS {row['server_peak_rss_mib']['median']:.0f} MiB, "
-              f"{row['probes_answered']['median']:.0f}/{PROBES} probes answered; parse "
-              f"{row['parse_whole_s']['median'] * 1000:.1f} ms whole, {row['parse_head_s']['median'] * 1000:.3f} ms head "
-              f"(protobuf {row['protobuf']})")
+        print(
+            f"{what}: {len(data):,} bytes, {row['updates']:,} updates -> {'/'.join(row['write_codes'])} in "
+            f"{row['write_seconds']['median']:.3f} s, server peak RSS {row['server_peak_rss_mib']['median']:.0f} MiB, "
+            f"{row['probes_answered']['median']:.0f}/{PROBES} probes answered; parse "
+            f"{row['parse_whole_s']['median'] * 1000:.1f} ms whole, {row['parse_head_s']['median'] * 1000:.3f} ms head "
+            f"(protobuf {row['protobuf']})"
+        )
     write(out, "p4runtime", rows)
     return rows
-

@@ -21,8 +21,17 @@ def bars(path: Path, title: str, labels: list[str], values: list[float], ylabel:
     return path
 
 
-def lines(path: Path, title: str, xlabel: str, ylabel: str, series: dict[str, tuple[list, list]], *,
-          marker: str | None = "o", step: bool = False, ymin: float | None = None) -> Path:
+def lines(
+    path: Path,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    series: dict[str, tuple[list, list]],
+    *,
+    marker: str | None = "o",
+    step: bool = False,
+    ymin: float | None = None,
+) -> Path:
     """One line per series; `marker=None` for dense series, `step` holds each value until the next x
     (a queue's occupancy between changes), `ymin` fixes the y axis's bottom (0: no zoom on a spread)."""
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -41,7 +50,9 @@ def lines(path: Path, title: str, xlabel: str, ylabel: str, series: dict[str, tu
     return path
 
 
-def stacked(path: Path, title: str, labels: list[str], parts: dict[str, list[float]], ylabel: str) -> Path:
+def stacked(
+    path: Path, title: str, labels: list[str], parts: dict[str, list[float]], ylabel: str
+) -> Path:
     """One bar per label, split into the named parts (e.g. time per stage)."""
     fig, ax = plt.subplots(figsize=(8, 4.5))
     bottom = [0.0] * len(labels)
@@ -59,8 +70,13 @@ def stacked(path: Path, title: str, labels: list[str], parts: dict[str, list[flo
     return path
 
 
-def grouped(path: Path, title: str, panels: dict[str, tuple[list[str], dict[str, list[float]]]], ylabel: str,
-            lines: dict[str, dict[str, float]] | None = None) -> Path:
+def grouped(
+    path: Path,
+    title: str,
+    panels: dict[str, tuple[list[str], dict[str, list[float]]]],
+    ylabel: str,
+    lines: dict[str, dict[str, float]] | None = None,
+) -> Path:
     """One panel per key (its own y scale), categories on x, one bar per series in each group;
     `lines` draws labelled horizontal references in a panel (e.g. the I/O ceiling)."""
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), squeeze=False)
@@ -73,7 +89,9 @@ def grouped(path: Path, title: str, panels: dict[str, tuple[list[str], dict[str,
                 ax.text(x, v, f"{v / 1000:,.0f}k", ha="center", va="bottom", fontsize=7)
         for label, y in (lines or {}).get(name, {}).items():
             ax.axhline(y, color="gray", linestyle="--", linewidth=1)
-            ax.text(len(categories) - 0.5, y, label, ha="right", va="bottom", fontsize=8, color="gray")
+            ax.text(
+                len(categories) - 0.5, y, label, ha="right", va="bottom", fontsize=8, color="gray"
+            )
         ax.set_xticks(range(len(categories)), categories, fontsize=8)
         ax.set_title(name)
         ax.set_ylabel(ylabel)

@@ -44,8 +44,15 @@ def native_stages(out: Path, seconds: float, elems: int, veth: bool) -> str:
     ns_per_tick = 1.0
     for kind in ("forward", "aggregate"):
         ticks, count, ns_per_tick = _replay_profile(kind, elems, seconds)
-        rows.append({"mode": "in-process", "kind": kind, "elems": elems if kind == "aggregate" else 8,
-                     "packets": count, **{s: ticks[s] * ns_per_tick / max(count, 1) for s in STAGES}})
+        rows.append(
+            {
+                "mode": "in-process",
+                "kind": kind,
+                "elems": elems if kind == "aggregate" else 8,
+                "packets": count,
+                **{s: ticks[s] * ns_per_tick / max(count, 1) for s in STAGES},
+            }
+        )
     if veth:
         from ina.bench import veth as vb
 
@@ -53,8 +60,15 @@ def native_stages(out: Path, seconds: float, elems: int, veth: bool) -> str:
             e = elems if kind == "aggregate" else 8
             bmv2, p4info = vb.load_program(e, out / f"profile-E{e}")
             with tempfile.TemporaryDirectory() as tmp:
-                result = vb.measure(kind, e, seconds, bmv2, p4info, engine="native",
-                                    profile=str(Path(tmp) / "profile.json"))
+                result = vb.measure(
+                    kind,
+                    e,
+                    seconds,
+                    bmv2,
+                    p4info,
+                    engine="native",
+                    profile=str(Path(tmp) / "profile.json"),
+                )
             report = result["profile"]
             count = max(report["packets"], 1)
             row = {"mode": "veth", "kind": kind, "elems": e, "packets": report["packets"]}
@@ -64,13 +78,22 @@ def native_stages(out: Path, seconds: float, elems: int, veth: bool) -> str:
     write(out, "profile_native", rows)
     columns = [*STAGES, "io_receive", "io_send"]
     labels = [f"{r['mode']}\n{r['kind']} E={r['elems']}" for r in rows]
-    plots.stacked(out / "profile_native.png", "Native engine: nanoseconds per packet by stage", labels,
-                  {c: [r.get(c, 0.0) for r in rows] for c in columns}, "ns per packet")
+    plots.stacked(
+        out / "profile_native.png",
+        "Native engine: nanoseconds per packet by stage",
+        labels,
+        {c: [r.get(c, 0.0) for r in rows] for c in columns},
+        "ns per packet",
+    )
     header = f"{'':26}" + "".join(f"{c:>11}" for c in columns)
-    lines = ["native engine, ns per packet by stage (profiled build; io_* = the port loop's system calls)",
-             header]
+    lines = [
+        "native engine, ns per packet by stage (profiled build; io_* = the port loop's system calls)",
+        header,
+    ]
     for r, label in zip(rows, labels, strict=True):
-        lines.append(f"{label.replace(chr(10), ' '):26}" + "".join(f"{r.get(c, 0.0):11.0f}" for c in columns))
+        lines.append(
+            f"{label.replace(chr(10), ' '):26}" + "".join(f"{r.get(c, 0.0):11.0f}" for c in columns)
+        )
     text = "\n".join(lines) + "\n"
     (out / "profile_native.txt").write_text(text)
     return text
@@ -86,7 +109,9 @@ def python_cprofile(out: Path, seconds: float, elems: int) -> Path:
     text = io.StringIO()
     pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(20)
     path = out / "profile.txt"
-    path.write_text(f"Python engine, aggregation E={elems}: {pps:,.0f} packets/s under the profiler\n"
-                    "generated functions: parse_* parser, pipe_*/tbl_*/cond_* pipelines, act_* actions, "
-                    "calc_* checksums, deparse_*; engine.py: the traffic manager\n\n" + text.getvalue())
+    path.write_text(
+        f"Python engine, aggregation E={elems}: {pps:,.0f} packets/s under the profiler\n"
+        "generated functions: parse_* parser, pipe_*/tbl_*/cond_* pipelines, act_* actions, "
+        "calc_* checksums, deparse_*; engine.py: the traffic manager\n\n" + text.getvalue()
+    )
     return path

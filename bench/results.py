@@ -18,25 +18,49 @@ def machine() -> dict:
                 break
     except OSError:
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(), "python": platform.python_version()}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+    }
 
 
 def git_revision() -> str:
-    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parents[1])
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     return done.stdout.strip() or "unknown"
 
 
 def summarise(values: list[float]) -> dict:
-    return {"median": statistics.median(values), "min": min(values), "max": max(values), "reps": len(values),
-            "values": values}
+    return {
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+        "reps": len(values),
+        "values": values,
+    }
 
 
 def write(out_dir: Path, name: str, rows: list[dict]) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{name}.json"
-    path.write_text(json.dumps({"benchmark": name, "machine": machine(), "git": git_revision(),
-                                "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "results": rows}, indent=2))
+    path.write_text(
+        json.dumps(
+            {
+                "benchmark": name,
+                "machine": machine(),
+                "git": git_revision(),
+                "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "results": rows,
+            },
+            indent=2,
+        )
+    )
     return path
 
 
@@ -51,7 +75,11 @@ class Progress:
         self.done += 1
         bar = "#" * (20 * self.done // max(self.total, 1))
         line = f"{self.label} [{bar:<20}] {self.done}/{self.total} {what}"
-        print(("\r" + line.ljust(100)) if self.tty else line, end="" if self.tty else "\n",
-              file=__import__("sys").stderr, flush=True)
+        print(
+            ("\r" + line.ljust(100)) if self.tty else line,
+            end="" if self.tty else "\n",
+            file=__import__("sys").stderr,
+            flush=True,
+        )
         if self.tty and self.done == self.total:
             print(file=__import__("sys").stderr)

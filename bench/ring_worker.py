@@ -18,12 +18,16 @@ from ina.hosts.ring import PORT, Ring, RingError
 
 def tcp_retransmitted() -> int:
     """RetransSegs of this network namespace's TCP (/proc/net/snmp: a header line, then values)."""
-    header, values = (line.split() for line in Path("/proc/net/snmp").read_text().splitlines() if line.startswith("Tcp:"))
+    header, values = (
+        line.split()
+        for line in Path("/proc/net/snmp").read_text().splitlines()
+        if line.startswith("Tcp:")
+    )
     return int(values[header.index("RetransSegs")])
 
 
 def main(argv: list[str] | None = None) -> int:
-    rank, ips, size, seed = (argv if argv is not None else sys.argv[1:])
+    rank, ips, size, seed = argv if argv is not None else sys.argv[1:]
     rank, size, seed, peers = int(rank), int(size), int(seed), [(ip, PORT) for ip in ips.split(",")]
     array = make_array(seed, rank, size, "int32")
     try:
@@ -37,8 +41,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ring worker {rank}: {err}", file=sys.stderr)
         return 1
     ok, _error = verify(result, seed, len(peers), size, "int32", 1)
-    print(json.dumps({"rank": rank, "elapsed_s": round(elapsed, 6), "verified": ok,
-                      "retransmissions": tcp_retransmitted() - resent}))
+    print(
+        json.dumps(
+            {
+                "rank": rank,
+                "elapsed_s": round(elapsed, 6),
+                "verified": ok,
+                "retransmissions": tcp_retransmitted() - resent,
+            }
+        )
+    )
     return 0 if ok else 1
 
 

@@ -50,10 +50,22 @@ def bench_sim(out: Path, reps: int = 3, full: bool = False) -> list[dict]:
             walls.append(result.wall_run_s)
             rates.append(result.arrivals / result.wall_run_s)
             progress.step(f"{WORKERS} workers x {size}")
-        rows.append({"workers": WORKERS, "size": size, "rate_bps": config.link.rate, "arrivals": result.arrivals,
-                     "events": result.events, "simulated_s": result.communication_s, "verified": result.verified,
-                     "wall_s": summarise(walls), "arrivals_per_wall_s": summarise(rates)})
-    profile = profile_run(out / "sim_profile.txt", AllReduceConfig(workers=WORKERS, size=sizes[len(sizes) // 2]))
+        rows.append(
+            {
+                "workers": WORKERS,
+                "size": size,
+                "rate_bps": config.link.rate,
+                "arrivals": result.arrivals,
+                "events": result.events,
+                "simulated_s": result.communication_s,
+                "verified": result.verified,
+                "wall_s": summarise(walls),
+                "arrivals_per_wall_s": summarise(rates),
+            }
+        )
+    profile = profile_run(
+        out / "sim_profile.txt", AllReduceConfig(workers=WORKERS, size=sizes[len(sizes) // 2])
+    )
     progress.step("cProfile")
     arrivals = np.array([r["arrivals"] for r in rows], dtype=float)
     walls = np.array([r["wall_s"]["median"] for r in rows])
@@ -61,24 +73,46 @@ def bench_sim(out: Path, reps: int = 3, full: bool = False) -> list[dict]:
     fitted = slope * arrivals + intercept
     worst = float(np.max(np.abs(walls - fitted) / walls))
     for r in rows:
-        r.update(fit_us_per_arrival=slope * 1e6, fit_intercept_s=intercept, fit_worst_deviation=worst)
+        r.update(
+            fit_us_per_arrival=slope * 1e6, fit_intercept_s=intercept, fit_worst_deviation=worst
+        )
     write(out, "sim", rows)
-    plots.lines(out / "sim_wall_vs_arrivals.png", f"ina sim: wall time against packets ({WORKERS} workers, 100 Gbit/s)",
-                "packet arrivals", "wall seconds (median)",
-                {"measured": (arrivals.tolist(), walls.tolist()),
-                 f"least squares: {slope * 1e6:.2f} us per arrival": (arrivals.tolist(), fitted.tolist())})
-    plots.lines(out / "sim_arrivals_per_s.png", f"ina sim: packet arrivals per wall second ({WORKERS} workers)",
-                "packet arrivals", "arrivals per wall second (median)",
-                {"measured": (arrivals.tolist(), [r["arrivals_per_wall_s"]["median"] for r in rows]),
-                 f"target {TARGET:,}": (arrivals.tolist(), [TARGET] * len(rows))})
+    plots.lines(
+        out / "sim_wall_vs_arrivals.png",
+        f"ina sim: wall time against packets ({WORKERS} workers, 100 Gbit/s)",
+        "packet arrivals",
+        "wall seconds (median)",
+        {
+            "measured": (arrivals.tolist(), walls.tolist()),
+            f"least squares: {slope * 1e6:.2f} us per arrival": (
+                arrivals.tolist(),
+                fitted.tolist(),
+            ),
+        },
+    )
+    plots.lines(
+        out / "sim_arrivals_per_s.png",
+        f"ina sim: packet arrivals per wall second ({WORKERS} workers)",
+        "packet arrivals",
+        "arrivals per wall second (median)",
+        {
+            "measured": (arrivals.tolist(), [r["arrivals_per_wall_s"]["median"] for r in rows]),
+            f"target {TARGET:,}": (arrivals.tolist(), [TARGET] * len(rows)),
+        },
+    )
     best = max(r["arrivals_per_wall_s"]["median"] for r in rows)
-    print(f"sim: {WORKERS} workers, up to {best:,.0f} packet arrivals per wall second (target {TARGET:,}); "
-          f"wall time {slope * 1e6:.2f} us per arrival + {intercept:.3f} s, at most {worst:.1%} off that line; "
-          f"profile of {profile:,} arrivals in {out / 'sim_profile.txt'}")
+    print(
+        f"sim: {WORKERS} workers, up to {best:,.0f} packet arrivals per wall second (target {TARGET:,}); "
+        f"wall time {slope * 1e6:.2f} us per arrival + {intercept:.3f} s, at most {worst:.1%} off that line; "
+        f"profile of {profile:,} arrivals in {out / 'sim_profile.txt'}"
+    )
     return rows
 
 
-FABRICS = [("fattree:8", 4, 1 << 12), ("leafspine:8x32,4", 8, 1 << 16)]  # (topology, jobs, int32 per worker)
+FABRICS = [
+    ("fattree:8", 4, 1 << 12),
+    ("leafspine:8x32,4", 8, 1 << 16),
+]  # (topology, jobs, int32 per worker)
 
 
 def bench_fabrics(out: Path) -> list[dict]:
@@ -91,24 +125,45 @@ def bench_fabrics(out: Path) -> list[dict]:
         progress.step(topo)
     write(out, "sim_fabrics", rows)
     labels = [f"{r['topo']}\n{r['workers']} workers, {r['switches']} switches" for r in rows]
-    plots.bars(out / "sim_fabrics.png", "ina sim: wall seconds (set-up + simulation) per fabric", labels,
-               [r["wall_setup_s"] + r["wall_run_s"] for r in rows], "wall seconds")
-    plots.bars(out / "sim_fabrics_memory.png", "ina sim: peak RSS per fabric (issue 29's target: 4 GB)", labels,
-               [r["peak_rss_mb"] for r in rows], "MB")
+    plots.bars(
+        out / "sim_fabrics.png",
+        "ina sim: wall seconds (set-up + simulation) per fabric",
+        labels,
+        [r["wall_setup_s"] + r["wall_run_s"] for r in rows],
+        "wall seconds",
+    )
+    plots.bars(
+        out / "sim_fabrics_memory.png",
+        "ina sim: peak RSS per fabric (issue 29's target: 4 GB)",
+        labels,
+        [r["peak_rss_mb"] for r in rows],
+        "MB",
+    )
     for r in rows:
-        print(f"sim {r['topo']}: {r['workers']} workers in {r['jobs']} jobs, {r['switches']} switches, {r['size']} "
-              f"int32 each: set-up {r['wall_setup_s']:.1f} s, simulation {r['wall_run_s']:.1f} s "
-              f"({r['arrivals']:,} arrivals), peak RSS {r['peak_rss_mb']:,.0f} MB, verified {r['verified']}")
+        print(
+            f"sim {r['topo']}: {r['workers']} workers in {r['jobs']} jobs, {r['switches']} switches, {r['size']} "
+            f"int32 each: set-up {r['wall_setup_s']:.1f} s, simulation {r['wall_run_s']:.1f} s "
+            f"({r['arrivals']:,} arrivals), peak RSS {r['peak_rss_mb']:,.0f} MB, verified {r['verified']}"
+        )
     return rows
 
 
 def fabric_run(topo: str, jobs: int, size: int) -> dict:
     result = simulate(AllReduceConfig(topo=topo, jobs=jobs, size=size))
-    return {"topo": topo, "jobs": jobs, "size": size, "workers": len(result.workers),
-            "switches": len(result.config.plain_topology().switches), "verified": result.verified,
-            "simulated_s": result.communication_s, "arrivals": result.arrivals, "events": result.events,
-            "wall_setup_s": result.wall_setup_s, "wall_run_s": result.wall_run_s,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "topo": topo,
+        "jobs": jobs,
+        "size": size,
+        "workers": len(result.workers),
+        "switches": len(result.config.plain_topology().switches),
+        "verified": result.verified,
+        "simulated_s": result.communication_s,
+        "arrivals": result.arrivals,
+        "events": result.events,
+        "wall_setup_s": result.wall_setup_s,
+        "wall_run_s": result.wall_run_s,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def profile_run(path: Path, config: AllReduceConfig) -> int:
@@ -118,6 +173,8 @@ def profile_run(path: Path, config: AllReduceConfig) -> int:
     result = simulate(config, profiler=profiler)
     text = io.StringIO()
     pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(30)
-    path.write_text(f"{config}\n{result.arrivals} arrivals, {result.wall_run_s:.3f} s simulating "
-                    f"(under cProfile)\n{text.getvalue()}")
+    path.write_text(
+        f"{config}\n{result.arrivals} arrivals, {result.wall_run_s:.3f} s simulating "
+        f"(under cProfile)\n{text.getvalue()}"
+    )
     return result.arrivals

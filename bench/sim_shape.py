@@ -48,8 +48,11 @@ def in_network(configs: Sequence[AllReduceConfig]) -> list[dict]:
     return sweep.run(grid, git_revision(), os.cpu_count() or 1)
 
 
-def baseline(configs: Sequence[AllReduceConfig], simulate: Callable[[AllReduceConfig], AllReduceResult],
-             bound: Callable[[AllReduceConfig], float | None]) -> list[dict]:
+def baseline(
+    configs: Sequence[AllReduceConfig],
+    simulate: Callable[[AllReduceConfig], AllReduceResult],
+    bound: Callable[[AllReduceConfig], float | None],
+) -> list[dict]:
     """A baseline's reports, run in this process, each with the baseline's own lossless bound in
     place of the switch path's."""
     git, reports = git_revision(), []
@@ -71,8 +74,11 @@ def parameter_server(configs: Sequence[AllReduceConfig]) -> list[dict]:
     return baseline(configs, lambda config: ps.simulate_ps(config)[0], lambda config: None)
 
 
-METHODS: dict[str, Method] = {"in-network aggregation": in_network, "ring (RoCE)": ring_roce,
-                              "parameter server": parameter_server}
+METHODS: dict[str, Method] = {
+    "in-network aggregation": in_network,
+    "ring (RoCE)": ring_roce,
+    "parameter server": parameter_server,
+}
 
 
 def payload_line_rate(config: AllReduceConfig) -> float:
@@ -81,7 +87,9 @@ def payload_line_rate(config: AllReduceConfig) -> float:
     return config.link.rate * 4 * config.elems * 8 / wire_bits(frame_bytes(config.elems))
 
 
-def bench_sim_shape(out: Path, full: bool = False, methods: dict[str, Method] | None = None) -> list[dict]:
+def bench_sim_shape(
+    out: Path, full: bool = False, methods: dict[str, Method] | None = None
+) -> list[dict]:
     methods = METHODS if methods is None else methods
     workers, size = (FULL_WORKERS, FULL_SIZE) if full else (QUICK_WORKERS, QUICK_SIZE)
     progress = Progress(len(methods) + 1, "sim-shape")
@@ -92,17 +100,28 @@ def bench_sim_shape(out: Path, full: bool = False, methods: dict[str, Method] | 
             rows.append(shape_row("workers", name, str(config.workers), config, rep))
         progress.step(name)
     policies = {NO_STRAGGLER: AllReduceConfig(workers=POLICY_WORKERS, size=size)}
-    policies.update((p, AllReduceConfig(workers=POLICY_WORKERS, size=size, policy=Policy.parse(p),
-                                        slow_host=STRAGGLER)) for p in POLICIES)
-    for (label, config), rep in zip(policies.items(), in_network(list(policies.values())), strict=True):
+    policies.update(
+        (
+            p,
+            AllReduceConfig(
+                workers=POLICY_WORKERS, size=size, policy=Policy.parse(p), slow_host=STRAGGLER
+            ),
+        )
+        for p in POLICIES
+    )
+    for (label, config), rep in zip(
+        policies.items(), in_network(list(policies.values())), strict=True
+    ):
         rows.append(shape_row("policy", "in-network aggregation", label, config, rep))
     progress.step("policies")
     write(out, "sim_shape", rows)
     plot(out, rows, payload_line_rate(AllReduceConfig(size=size)))
     for r in rows:
-        print(f"sim-shape {r['sweep']} {r['point']:>18} {r['method']}: median worker {r['goodput_gbps_median']:.2f} "
-              f"Gbit/s in {r['time_us_median']:.2f} us, slowest {r['goodput_gbps_min']:.2f} Gbit/s in "
-              f"{r['time_us_max']:.2f} us, {r['resends']} resends, verified {r['verified']}")
+        print(
+            f"sim-shape {r['sweep']} {r['point']:>18} {r['method']}: median worker {r['goodput_gbps_median']:.2f} "
+            f"Gbit/s in {r['time_us_median']:.2f} us, slowest {r['goodput_gbps_min']:.2f} Gbit/s in "
+            f"{r['time_us_max']:.2f} us, {r['resends']} resends, verified {r['verified']}"
+        )
     return rows
 
 
@@ -113,14 +132,32 @@ def shape_row(swept: str, method: str, point: str, config: AllReduceConfig, rep:
         return {"sweep": swept, "method": method, "point": point, "error": rep["error"]}
     r = rep["results"]
     goodput, elapsed = r["goodput_bps"], r["elapsed_s"]
-    counters = {k: v for sw in r["switch"].values() for job in sw.get("jobs", {}).values() for k, v in job.items()}
-    return {"sweep": swept, "method": method, "point": point, "workers": len(goodput), "size": config.size,
-            "policy": str(config.policy), "slow_host": str(config.slow_host) if config.slow_host else None,
-            "goodput_gbps_median": statistics.median(goodput) / 1e9, "goodput_gbps_min": min(goodput) / 1e9,
-            "time_us_median": statistics.median(elapsed) * 1e6, "time_us_max": max(elapsed) * 1e6,
-            "lossless_bound_us": r["lossless_bound_s"] * 1e6 if r["lossless_bound_s"] is not None else None,
-            "resends": sum(r["retransmissions"]), "verified": r["verified"],
-            **{f"switch_{k}": v for k, v in counters.items()}, "wall_s": rep["wall"]["setup_s"] + rep["wall"]["run_s"]}
+    counters = {
+        k: v
+        for sw in r["switch"].values()
+        for job in sw.get("jobs", {}).values()
+        for k, v in job.items()
+    }
+    return {
+        "sweep": swept,
+        "method": method,
+        "point": point,
+        "workers": len(goodput),
+        "size": config.size,
+        "policy": str(config.policy),
+        "slow_host": str(config.slow_host) if config.slow_host else None,
+        "goodput_gbps_median": statistics.median(goodput) / 1e9,
+        "goodput_gbps_min": min(goodput) / 1e9,
+        "time_us_median": statistics.median(elapsed) * 1e6,
+        "time_us_max": max(elapsed) * 1e6,
+        "lossless_bound_us": r["lossless_bound_s"] * 1e6
+        if r["lossless_bound_s"] is not None
+        else None,
+        "resends": sum(r["retransmissions"]),
+        "verified": r["verified"],
+        **{f"switch_{k}": v for k, v in counters.items()},
+        "wall_s": rep["wall"]["setup_s"] + rep["wall"]["run_s"],
+    }
 
 
 def plot(out: Path, rows: list[dict], line_rate: float) -> None:
@@ -131,10 +168,20 @@ def plot(out: Path, rows: list[dict], line_rate: float) -> None:
         series[method] = ([r["workers"] for r in mine], [r["goodput_gbps_median"] for r in mine])
     xs = sorted({r["workers"] for r in shape})
     series["payload at line rate, switch frames"] = (xs, [line_rate / 1e9] * len(xs))
-    plots.lines(out / "sim_shape_goodput.png", "ina sim: goodput per worker against workers (100 Gbit/s, one job)",
-                "workers", "goodput per worker, median (Gbit/s)", series, ymin=0)
+    plots.lines(
+        out / "sim_shape_goodput.png",
+        "ina sim: goodput per worker against workers (100 Gbit/s, one job)",
+        "workers",
+        "goodput per worker, median (Gbit/s)",
+        series,
+        ymin=0,
+    )
     policy = [r for r in rows if r["sweep"] == "policy" and "error" not in r]
-    plots.bars(out / "sim_shape_policies.png",
-               f"ina sim: {POLICY_WORKERS} workers, {STRAGGLER.host}'s NIC {STRAGGLER.factor:g}x slower: "
-               "median worker's all-reduce", [r["point"].replace(", ", "\n").replace(":", ":\n") for r in policy],
-               [r["time_us_median"] for r in policy], "microseconds (simulated)")
+    plots.bars(
+        out / "sim_shape_policies.png",
+        f"ina sim: {POLICY_WORKERS} workers, {STRAGGLER.host}'s NIC {STRAGGLER.factor:g}x slower: "
+        "median worker's all-reduce",
+        [r["point"].replace(", ", "\n").replace(":", ":\n") for r in policy],
+        [r["time_us_median"] for r in policy],
+        "microseconds (simulated)",
+    )

@@ -67,7 +67,10 @@ SIM_RATES = ("nominal", "htb", "measured")  # Setup.links' keys
 HTB_QUEUE_FRAMES = 1000  # the pfifo under Mininet's HTB class holds the veth's txqueuelen of frames
 POOL_SIZE = 1024  # the switch program's slots (as ina train's): a job's window fits
 PROTOCOL_FRAMES = {  # tcpdump's filter for each method's own frames (the capture counts the others)
-    "switch": f"udp port {UDP_PORT}", "ps": f"udp port {UDP_PORT}", "ring": f"tcp port {RING_PORT}"}
+    "switch": f"udp port {UDP_PORT}",
+    "ps": f"udp port {UDP_PORT}",
+    "ring": f"tcp port {RING_PORT}",
+}
 
 
 @dataclass(frozen=True)
@@ -94,8 +97,14 @@ class Setup:
         queue = HTB_QUEUE_FRAMES * frame_bytes(self.elems)
         wire = wire_bits(frame_bytes(self.elems))
         times = {"htb": self.frame_time(), "measured": measured_frame_time}
-        return {"nominal": LinkSpec(rate=self.mbit * 1e6, delay=0.0, queue=queue),
-                **{kind: LinkSpec(rate=wire / t, delay=0.0, queue=queue) for kind, t in times.items() if t}}
+        return {
+            "nominal": LinkSpec(rate=self.mbit * 1e6, delay=0.0, queue=queue),
+            **{
+                kind: LinkSpec(rate=wire / t, delay=0.0, queue=queue)
+                for kind, t in times.items()
+                if t
+            },
+        }
 
 
 def htb_frame_time(setup: Setup, seconds: float = 3.0) -> float:
@@ -108,13 +117,24 @@ def htb_frame_time(setup: Setup, seconds: float = 3.0) -> float:
     clean.cleanup()
     net = Mininet(topo=None, build=False, controller=None, link=TCLink, autoSetMacs=True)
     try:
-        sender, receiver = net.addHost("h1", ip="10.77.0.1/24"), net.addHost("h2", ip="10.77.0.2/24")
+        sender, receiver = (
+            net.addHost("h1", ip="10.77.0.1/24"),
+            net.addHost("h2", ip="10.77.0.2/24"),
+        )
         net.addLink(sender, receiver, bw=setup.mbit)
         net.build()
-        sender.cmd(f"ip neigh replace 10.77.0.2 lladdr {receiver.MAC()} dev {sender.defaultIntf().name} nud permanent")
+        sender.cmd(
+            f"ip neigh replace 10.77.0.2 lladdr {receiver.MAC()} dev {sender.defaultIntf().name} nud permanent"
+        )
         payload = frame_bytes(setup.elems) - FRAME_HEADERS
-        blast = sender.popen([sys.executable, "-c", "import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-                              f"while True:\n    s.sendto(bytes({payload}), ('10.77.0.2', {UDP_PORT}))"])
+        blast = sender.popen(
+            [
+                sys.executable,
+                "-c",
+                "import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                f"while True:\n    s.sendto(bytes({payload}), ('10.77.0.2', {UDP_PORT}))",
+            ]
+        )
         try:
             time.sleep(0.5)  # past HTB's burst
             counter = f"/sys/class/net/{receiver.defaultIntf().name}/statistics/rx_packets"
@@ -137,21 +157,38 @@ class Side:
     frames: dict[str, tuple[int, int]]
     communication_s: float
     verified: bool
-    notes: dict = field(default_factory=dict)  # runner-specific figures (other frames, queue drops, ...)
+    notes: dict = field(
+        default_factory=dict
+    )  # runner-specific figures (other frames, queue drops, ...)
 
 
 def sim_config(setup: Setup, link: LinkSpec) -> AllReduceConfig:
     """The setup as `ina sim` takes it, every link `link`."""
-    return AllReduceConfig(topo="star", workers=setup.workers, jobs=1, size=setup.size, elems=setup.elems,
-                           window=setup.window, link=link, seed=setup.seed, timeout=setup.timeout)
+    return AllReduceConfig(
+        topo="star",
+        workers=setup.workers,
+        jobs=1,
+        size=setup.size,
+        elems=setup.elems,
+        window=setup.window,
+        link=link,
+        seed=setup.seed,
+        timeout=setup.timeout,
+    )
 
 
 def simulated_side(result: AllReduceResult) -> Side:
     """A simulated run's figures (host names are the first part of a star's link names, h1-s1)."""
     frames = {name.split("-")[0]: (up.frames, down.frames) for name, up, down in result.links}
-    dropped = sum(up.dropped + down.dropped + up.lost + down.lost for _name, up, down in result.links)
-    return Side(frames, result.communication_s, result.verified,
-                {"retransmissions": sum(result.retransmissions), "dropped": dropped})
+    dropped = sum(
+        up.dropped + down.dropped + up.lost + down.lost for _name, up, down in result.links
+    )
+    return Side(
+        frames,
+        result.communication_s,
+        result.verified,
+        {"retransmissions": sum(result.retransmissions), "dropped": dropped},
+    )
 
 
 def simulate_switch(setup: Setup, link: LinkSpec) -> Side:
@@ -173,10 +210,17 @@ def simulate_ring(setup: Setup, link: LinkSpec) -> Side:
     return simulated_side(run_ring_sim(sim_config(setup, link), TCP_LINUX, chunk=segment))
 
 
-SIMULATORS: dict[str, Callable[[Setup, LinkSpec], Side]] = {"switch": simulate_switch, "ps": simulate_ps,
-                                                           "ring": simulate_ring}
+SIMULATORS: dict[str, Callable[[Setup, LinkSpec], Side]] = {
+    "switch": simulate_switch,
+    "ps": simulate_ps,
+    "ring": simulate_ring,
+}
 FRAMES_COMPARED = ("switch", "ps")  # the ring's ACKs depend on the kernel's delayed-ACK timing
-METHODS = ("switch", "ps", "ring")  # in-network aggregation, the host parameter server, the ring over TCP
+METHODS = (
+    "switch",
+    "ps",
+    "ring",
+)  # in-network aggregation, the host parameter server, the ring over TCP
 
 
 def topology(method: str, setup: Setup) -> Topology:
@@ -197,16 +241,31 @@ def emulate(method: str, setup: Setup, run_dir: Path) -> Side:
         network.start()
         installed = program_topology(topo, bmv2, p4info)
         epochs = {job.job_id: job.epoch for jobs in installed.values() for job in jobs}
-        captures = {h: Capture.start(network.host(h), topo.hosts[h].mac, run_dir, f"not ({PROTOCOL_FRAMES[method]})")
-                    for h in topo.hosts}
+        captures = {
+            h: Capture.start(
+                network.host(h), topo.hosts[h].mac, run_dir, f"not ({PROTOCOL_FRAMES[method]})"
+            )
+            for h in topo.hosts
+        }
         load = os.getloadavg()[0]  # the machine's other work: the emulation shares its cores
         before, started = traffic.snapshot(network), time.time()
         if method == "ring":
             reports = run_ring(network, topo, setup)
         else:
-            reports = run_workers(network, topo, RunOptions(workers=setup.workers, size=setup.size, elems=setup.elems,
-                                                            slots=setup.window, timeout=setup.timeout, seed=setup.seed,
-                                                            baseline=method == "ps"), epochs)
+            reports = run_workers(
+                network,
+                topo,
+                RunOptions(
+                    workers=setup.workers,
+                    size=setup.size,
+                    elems=setup.elems,
+                    slots=setup.window,
+                    timeout=setup.timeout,
+                    seed=setup.seed,
+                    baseline=method == "ps",
+                ),
+                epochs,
+            )
         counted = traffic.difference(before, traffic.snapshot(network))
         ended = time.time()
         others = {h: c.stop(started, ended) for h, c in captures.items()}
@@ -215,15 +274,27 @@ def emulate(method: str, setup: Setup, run_dir: Path) -> Side:
             c.kill()
         network.stop()
     links = counted["links"]
-    frames = {h: (links[h]["up"]["packets"] - others[h][0], links[h]["down"]["packets"] - others[h][1])
-              for h in topo.hosts}
-    return Side(frames, max(w.get("elapsed_s", 0.0) for w in reports), all(w.get("verified") for w in reports),
-                {"other_frames": {h: list(o) for h, o in others.items() if any(o)},
-                 "queue_drops": sum(w["drops"] for ways in links.values() for w in ways.values()),
-                 **{k: sum(w.get(k, 0) for w in reports) for k in ("retransmissions", "timeouts", "spurious")},
-                 "elapsed_s": [w.get("elapsed_s") for w in reports],
-                 "machine_busy": round(counted["machine_busy_s"] / counted["machine_s"], 3),
-                 "switch_cpu_s": round(counted["switch_cpu_s"], 3), "load_average": load})
+    frames = {
+        h: (links[h]["up"]["packets"] - others[h][0], links[h]["down"]["packets"] - others[h][1])
+        for h in topo.hosts
+    }
+    return Side(
+        frames,
+        max(w.get("elapsed_s", 0.0) for w in reports),
+        all(w.get("verified") for w in reports),
+        {
+            "other_frames": {h: list(o) for h, o in others.items() if any(o)},
+            "queue_drops": sum(w["drops"] for ways in links.values() for w in ways.values()),
+            **{
+                k: sum(w.get(k, 0) for w in reports)
+                for k in ("retransmissions", "timeouts", "spurious")
+            },
+            "elapsed_s": [w.get("elapsed_s") for w in reports],
+            "machine_busy": round(counted["machine_busy_s"] / counted["machine_s"], 3),
+            "switch_cpu_s": round(counted["switch_cpu_s"], 3),
+            "load_average": load,
+        },
+    )
 
 
 def run_ring(network: Network, topo: Topology, setup: Setup) -> list[dict]:
@@ -231,10 +302,24 @@ def run_ring(network: Network, topo: Topology, setup: Setup) -> list[dict]:
     all released at once once every one is connected; each one's JSON report."""
     job = topo.jobs[0]
     ips = ",".join(topo.hosts[h].ip for h in job.workers)
-    procs = [network.host(h).popen([sys.executable, "-m", "ina.bench.ring_worker", str(rank), ips, str(setup.size),
-                                    str(setup.seed + job.id)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
-             for rank, h in enumerate(job.workers)]
+    procs = [
+        network.host(h).popen(
+            [
+                sys.executable,
+                "-m",
+                "ina.bench.ring_worker",
+                str(rank),
+                ips,
+                str(setup.size),
+                str(setup.seed + job.id),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for rank, h in enumerate(job.workers)
+    ]
     for proc in procs:  # every rank connected (or failed: its line is empty) ...
         proc.stdout.readline()
     for proc in procs:  # ... then all start together
@@ -245,7 +330,11 @@ def run_ring(network: Network, topo: Topology, setup: Setup) -> list[dict]:
     for proc in procs:
         out, err = proc.communicate(timeout=300)
         lines = out.strip().splitlines()
-        reports.append(json.loads(lines[-1]) if proc.returncode == 0 and lines else {"verified": False, "error": err})
+        reports.append(
+            json.loads(lines[-1])
+            if proc.returncode == 0 and lines
+            else {"verified": False, "error": err}
+        )
     return reports
 
 
@@ -263,8 +352,12 @@ class Capture:
         says so on stderr)."""
         path = run_dir / f"others-{host.name}.txt"
         with open(path, "w") as out:
-            proc = host.popen(["tcpdump", "-i", host.defaultIntf().name, "-n", "-e", "-tt", "-l", others],
-                              stdout=out, stderr=subprocess.PIPE, text=True)
+            proc = host.popen(
+                ["tcpdump", "-i", host.defaultIntf().name, "-n", "-e", "-tt", "-l", others],
+                stdout=out,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
         said = [proc.stderr.readline()]
         while said[-1] and "listening on" not in said[-1]:
             said.append(proc.stderr.readline())
@@ -301,7 +394,9 @@ def other_frames(capture: str, mac: str, started: float, ended: float) -> tuple[
     return up, down
 
 
-def compare(method: str, setup: Setup, out: Path, reps: int, measured_frame_time: float | None = None) -> dict:
+def compare(
+    method: str, setup: Setup, out: Path, reps: int, measured_frame_time: float | None = None
+) -> dict:
     """`reps` emulated runs and the simulated ones. Per link the frames of every emulated run beside
     the simulation's; `frames_equal` says whether every lossless emulated run (no worker resent:
     the simulation is lossless) matched them. Times: the emulation's median over its lossless runs
@@ -313,10 +408,16 @@ def compare(method: str, setup: Setup, out: Path, reps: int, measured_frame_time
     simulated = {kind: SIMULATORS[method](setup, link) for kind, link in links.items()}
     timed = summarise([e.communication_s for e in lossless or emulated])
     unskewed = summarise([min(e.notes["elapsed_s"]) for e in lossless or emulated])
-    row = {"method": method, **asdict(setup), "verified": all(e.verified for e in [*emulated, *simulated.values()]),
-           "lossless_runs": len(lossless), "frames_equal": None,
-           "emulation_s": summarise([e.communication_s for e in emulated]), "emulation_timed_s": timed,
-           "emulation_last_start_s": unskewed}
+    row = {
+        "method": method,
+        **asdict(setup),
+        "verified": all(e.verified for e in [*emulated, *simulated.values()]),
+        "lossless_runs": len(lossless),
+        "frames_equal": None,
+        "emulation_s": summarise([e.communication_s for e in emulated]),
+        "emulation_timed_s": timed,
+        "emulation_last_start_s": unskewed,
+    }
     for kind, sim in simulated.items():
         row[f"sim_{kind}_s"] = sim.communication_s
         row[f"sim_{kind}_rate_bps"] = links[kind].rate
@@ -324,17 +425,26 @@ def compare(method: str, setup: Setup, out: Path, reps: int, measured_frame_time
         row[f"x_{kind}_last_start"] = round(unskewed["median"] / sim.communication_s, 4)
     per_link = []
     for host in sorted(emulated[-1].frames, key=lambda h: int(h[1:])):
-        per_link.append({"link": host, "emulation": [e.frames[host] for e in emulated],
-                         "simulation": simulated["nominal"].frames[host]})
+        per_link.append(
+            {
+                "link": host,
+                "emulation": [e.frames[host] for e in emulated],
+                "simulation": simulated["nominal"].frames[host],
+            }
+        )
     if lossless and method in FRAMES_COMPARED:
-        row["frames_equal"] = all(e.frames[link["link"]] == link["simulation"] for link in per_link for e in lossless)
+        row["frames_equal"] = all(
+            e.frames[link["link"]] == link["simulation"] for link in per_link for e in lossless
+        )
     row["links"] = per_link
     row["emulation_runs"] = [e.notes for e in emulated]
     row["simulation_runs"] = [{"rate": kind, **sim.notes} for kind, sim in simulated.items()]
     return row
 
 
-def bench_sim_vs_emulation(out: Path, reps: int, setup: Setup = Setup(), methods: tuple[str, ...] = METHODS) -> list[dict]:
+def bench_sim_vs_emulation(
+    out: Path, reps: int, setup: Setup = Setup(), methods: tuple[str, ...] = METHODS
+) -> list[dict]:
     """HTB's frame time measured, then every method compared: JSON (sim_vs_emulation.json, every
     run's figures), PNG (sim_vs_emulation.png), printed; returns the rows without their lists."""
     progress = Progress(1 + len(methods), "sim-vs-emulation")
@@ -342,8 +452,13 @@ def bench_sim_vs_emulation(out: Path, reps: int, setup: Setup = Setup(), methods
     progress.step(f"HTB alone: {measured * 1e6:.2f} us per frame")
     rows = []
     for method in methods:
-        rows.append({**compare(method, setup, out, reps, measured), "htb_frame_time_s": measured,
-                     "rate_frame_time_s": setup.frame_time()})
+        rows.append(
+            {
+                **compare(method, setup, out, reps, measured),
+                "htb_frame_time_s": measured,
+                "rate_frame_time_s": setup.frame_time(),
+            }
+        )
         progress.step(method)
     write(out, "sim_vs_emulation", rows)
     for row in rows:
@@ -354,31 +469,42 @@ def bench_sim_vs_emulation(out: Path, reps: int, setup: Setup = Setup(), methods
 
 def describe(row: dict) -> str:
     t = row["emulation_s"]
-    lines = [f"[sim vs emulation] {row['method']}: {row['workers']} workers x {row['size']} int32 (E={row['elems']}, "
-             f"window {row['window']}), {row['mbit']:g} Mbit/s links, {t['reps']} emulated runs; frames per link "
-             "(emulation: its last run)",
-             f"{'link':>6} {'emulation up':>13} {'sim up':>8} {'emulation down':>15} {'sim down':>9}"]
+    lines = [
+        f"[sim vs emulation] {row['method']}: {row['workers']} workers x {row['size']} int32 (E={row['elems']}, "
+        f"window {row['window']}), {row['mbit']:g} Mbit/s links, {t['reps']} emulated runs; frames per link "
+        "(emulation: its last run)",
+        f"{'link':>6} {'emulation up':>13} {'sim up':>8} {'emulation down':>15} {'sim down':>9}",
+    ]
     for link in row["links"]:
         up, down = link["emulation"][-1]
         sim_up, sim_down = link.get("simulation", ("-", "-"))
         lines.append(f"{link['link']:>6} {up:>13} {sim_up:>8} {down:>15} {sim_down:>9}")
     resent = [n["retransmissions"] for n in row["emulation_runs"]]
-    lines.append(f"frames equal in every lossless run ({row['lossless_runs']} of {len(resent)}; resends per run "
-                 f"{resent}): {row['frames_equal']}; sums verified: {row['verified']}")
-    lines.append(f"HTB alone: {row['htb_frame_time_s'] * 1e6:.2f} us per frame (its rate says "
-                 f"{row['rate_frame_time_s'] * 1e6:.2f})")
+    lines.append(
+        f"frames equal in every lossless run ({row['lossless_runs']} of {len(resent)}; resends per run "
+        f"{resent}): {row['frames_equal']}; sums verified: {row['verified']}"
+    )
+    lines.append(
+        f"HTB alone: {row['htb_frame_time_s'] * 1e6:.2f} us per frame (its rate says "
+        f"{row['rate_frame_time_s'] * 1e6:.2f})"
+    )
     timed = row["emulation_timed_s"]
-    lines.append(f"communication: emulation {t['median'] * 1e3:.1f} ms median [{t['min'] * 1e3:.1f}, {t['max'] * 1e3:.1f}] "
-                 f"over all runs, {timed['median'] * 1e3:.1f} ms over the "
-                 + ("lossless ones" if row["lossless_runs"] else "same (none was lossless)") + "; the last worker to start "
-                 f"{row['emulation_last_start_s']['median'] * 1e3:.1f} ms (the others' time includes their start before it)")
+    lines.append(
+        f"communication: emulation {t['median'] * 1e3:.1f} ms median [{t['min'] * 1e3:.1f}, {t['max'] * 1e3:.1f}] "
+        f"over all runs, {timed['median'] * 1e3:.1f} ms over the "
+        + ("lossless ones" if row["lossless_runs"] else "same (none was lossless)")
+        + "; the last worker to start "
+        f"{row['emulation_last_start_s']['median'] * 1e3:.1f} ms (the others' time includes their start before it)"
+    )
     if "x_nominal" not in row:
         lines.append(f"simulation: this tree's `ina sim` has no {row['method']}")
     for kind in SIM_RATES:
         if f"x_{kind}" in row:
-            lines.append(f"  sim at {row[f'sim_{kind}_rate_bps'] / 1e6:.4g} Mbit/s ({kind}): "
-                         f"{row[f'sim_{kind}_s'] * 1e3:.1f} ms, emulation / simulation = {row[f'x_{kind}']:.3f} "
-                         f"({row[f'x_{kind}_last_start']:.3f} for the last worker to start)")
+            lines.append(
+                f"  sim at {row[f'sim_{kind}_rate_bps'] / 1e6:.4g} Mbit/s ({kind}): "
+                f"{row[f'sim_{kind}_s'] * 1e3:.1f} ms, emulation / simulation = {row[f'x_{kind}']:.3f} "
+                f"({row[f'x_{kind}_last_start']:.3f} for the last worker to start)"
+            )
     return "\n".join(lines)
 
 
@@ -393,23 +519,37 @@ def plot(path: Path, rows: list[dict]) -> None:
     fig, axes = plt.subplots(len(rows), 2, figsize=(12, 4 * len(rows)), squeeze=False)
     for (frames_ax, time_ax), row in zip(axes, rows, strict=True):
         hosts = [link["link"] for link in row["links"]]
-        series = {f"emulation {way}": [link["emulation"][-1][i] for link in row["links"]]
-                  for i, way in enumerate(("up", "down"))}
+        series = {
+            f"emulation {way}": [link["emulation"][-1][i] for link in row["links"]]
+            for i, way in enumerate(("up", "down"))
+        }
         if "simulation" in row["links"][0]:
-            series |= {f"simulation {way}": [link["simulation"][i] for link in row["links"]]
-                       for i, way in enumerate(("up", "down"))}
+            series |= {
+                f"simulation {way}": [link["simulation"][i] for link in row["links"]]
+                for i, way in enumerate(("up", "down"))
+            }
         width = 0.8 / len(series)
         for k, (label, values) in enumerate(series.items()):
-            frames_ax.bar([i + (k - (len(series) - 1) / 2) * width for i in range(len(hosts))], values, width, label=label)
+            frames_ax.bar(
+                [i + (k - (len(series) - 1) / 2) * width for i in range(len(hosts))],
+                values,
+                width,
+                label=label,
+            )
         frames_ax.set_xticks(range(len(hosts)), hosts)
         frames_ax.set(title=f"{row['method']}: aggregation frames per link", ylabel="frames")
         frames_ax.legend(fontsize=8, loc="lower center")
-        labels, values = ["emulation\n(median, lossless runs)"], [row["emulation_timed_s"]["median"] * 1e3]
+        labels, values = (
+            ["emulation\n(median, lossless runs)"],
+            [row["emulation_timed_s"]["median"] * 1e3],
+        )
         for kind in SIM_RATES:
             if f"x_{kind}" in row:
                 labels.append(f"sim, {kind}\n{row[f'sim_{kind}_rate_bps'] / 1e6:.4g} Mbit/s")
                 values.append(row[f"sim_{kind}_s"] * 1e3)
-        time_ax.bar(labels, values, color=["#3b7dd8", "#d8843b", "#6a9f58", "#9b59b6"][:len(values)])
+        time_ax.bar(
+            labels, values, color=["#3b7dd8", "#d8843b", "#6a9f58", "#9b59b6"][: len(values)]
+        )
         for i, v in enumerate(values):
             time_ax.text(i, v, f"{v:,.1f}", ha="center", va="bottom", fontsize=8)
         time_ax.set(title=f"{row['method']}: communication time", ylabel="ms")

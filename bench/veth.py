@@ -38,7 +38,9 @@ def setup() -> None:
         sh("ip", "-n", ns, "link", "set", inside, "up")
         sh("ip", "link", "set", outside, "up")
         for dev, where in ((inside, ["ip", "netns", "exec", ns]), (outside, [])):
-            subprocess.run([*where, "ethtool", "-K", dev, "tx", "off", "rx", "off"], capture_output=True)
+            subprocess.run(
+                [*where, "ethtool", "-K", dev, "tx", "off", "rx", "off"], capture_output=True
+            )
 
 
 def teardown() -> None:
@@ -55,12 +57,48 @@ def frame(kind: str, elems: int) -> str:
 
     if kind == "forward":
         body = b"x" * 26
-        ip = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + len(body), 0, 0, 64, 17, 0, parse_ipv4(H1[1]), parse_ipv4(H2[1]))
-        return (parse_mac(H2[0]).to_bytes(6, "big") + parse_mac(H1[0]).to_bytes(6, "big") + b"\x08\x00" + ip + body).hex()
+        ip = struct.pack(
+            "!BBHHHBBHII",
+            0x45,
+            0,
+            20 + len(body),
+            0,
+            0,
+            64,
+            17,
+            0,
+            parse_ipv4(H1[1]),
+            parse_ipv4(H2[1]),
+        )
+        return (
+            parse_mac(H2[0]).to_bytes(6, "big")
+            + parse_mac(H1[0]).to_bytes(6, "big")
+            + b"\x08\x00"
+            + ip
+            + body
+        ).hex()
     agg = datagram(MSG_UPDATE, EPOCH, [0] * elems)
     udp = struct.pack("!HHHH", UDP_PORT, UDP_PORT, 8 + len(agg), 0) + agg
-    ip = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, parse_ipv4(H1[1]), parse_ipv4(SWITCH_IP))
-    return (parse_mac(SWITCH_MAC).to_bytes(6, "big") + parse_mac(H1[0]).to_bytes(6, "big") + b"\x08\x00" + ip + udp).hex()
+    ip = struct.pack(
+        "!BBHHHBBHII",
+        0x45,
+        0,
+        20 + len(udp),
+        0,
+        0,
+        64,
+        17,
+        0,
+        parse_ipv4(H1[1]),
+        parse_ipv4(SWITCH_IP),
+    )
+    return (
+        parse_mac(SWITCH_MAC).to_bytes(6, "big")
+        + parse_mac(H1[0]).to_bytes(6, "big")
+        + b"\x08\x00"
+        + ip
+        + udp
+    ).hex()
 
 
 # The I/O ceiling: the native port loop (io.c) with a "pipeline" that only swaps ports 1 and 2.
@@ -88,11 +126,17 @@ def _blast(kind: str, elems: int, seconds: float) -> tuple[int, int]:
     tool = str(build_program(Path(__file__).with_name("traffic.c")))
     where = "bchA-0" if kind == "aggregate" else "bchB-0"
     ns = "bchA" if kind == "aggregate" else "bchB"
-    counter = subprocess.Popen(["ip", "netns", "exec", ns, tool, "count", where, str(seconds + 1), "0800"],
-                               stdout=subprocess.PIPE, text=True)
+    counter = subprocess.Popen(
+        ["ip", "netns", "exec", ns, tool, "count", where, str(seconds + 1), "0800"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(0.3)
-    sender = subprocess.run(["ip", "netns", "exec", "bchA", tool, "send", "bchA-0", str(seconds),
-                             frame(kind, elems)], capture_output=True, text=True)
+    sender = subprocess.run(
+        ["ip", "netns", "exec", "bchA", tool, "send", "bchA-0", str(seconds), frame(kind, elems)],
+        capture_output=True,
+        text=True,
+    )
     received = int(counter.communicate()[0].strip() or 0)
     return int(sender.stdout.strip() or 0), received
 
@@ -112,7 +156,9 @@ def measure_ceiling(seconds: float) -> dict:
     ports = Ports({1: "bch-s1", 2: "bch-s2"})
     loop = NativePorts.borrow(lib, ports, None)
     stop = threading.Event()
-    thread = threading.Thread(target=loop.run, args=(ctypes.c_void_p(lib.ina_new(511)), lambda _o: None, stop))
+    thread = threading.Thread(
+        target=loop.run, args=(ctypes.c_void_p(lib.ina_new(511)), lambda _o: None, stop)
+    )
     thread.start()
     try:
         sent, received = _blast("forward", 8, seconds)
@@ -125,8 +171,16 @@ def measure_ceiling(seconds: float) -> dict:
     return {"kind": "ceiling", "offered_pps": sent / seconds, "delivered_pps": received / seconds}
 
 
-def measure(kind: str, elems: int, seconds: float, bmv2: dict, p4info, grpc_port: int = 50350,
-            engine: str = "auto", profile: str | None = None) -> dict:
+def measure(
+    kind: str,
+    elems: int,
+    seconds: float,
+    bmv2: dict,
+    p4info,
+    grpc_port: int = 50350,
+    engine: str = "auto",
+    profile: str | None = None,
+) -> dict:
     """Delivered packets/s for one configuration; the switch runs as a real process: `ina switch`
     with the given engine, or BMv2's simple_switch_grpc for engine "simple_switch"."""
     setup()
@@ -135,8 +189,19 @@ def measure(kind: str, elems: int, seconds: float, bmv2: dict, p4info, grpc_port
     if engine == "simple_switch":
         cmd = ["simple_switch_grpc", "--no-p4", *ports, "--", f"--grpc-server-addr={address}"]
     else:
-        cmd = [sys.executable, "-m", "ina", "switch", "--no-p4", *ports, "--grpc-server-addr", address,
-               "--engine", engine, *(["--profile", profile] if profile else [])]
+        cmd = [
+            sys.executable,
+            "-m",
+            "ina",
+            "switch",
+            "--no-p4",
+            *ports,
+            "--grpc-server-addr",
+            address,
+            "--engine",
+            engine,
+            *(["--profile", profile] if profile else []),
+        ]
     switch = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         with SwitchConnection(address, timeout=20) as conn:
@@ -151,8 +216,13 @@ def measure(kind: str, elems: int, seconds: float, bmv2: dict, p4info, grpc_port
         switch.terminate()
         switch.wait()
         teardown()
-    result = {"kind": kind, "elems": elems, "engine": engine, "offered_pps": sent / seconds,
-              "delivered_pps": received / seconds}
+    result = {
+        "kind": kind,
+        "elems": elems,
+        "engine": engine,
+        "offered_pps": sent / seconds,
+        "delivered_pps": received / seconds,
+    }
     if profile:
         result["profile"] = json.loads(Path(profile).read_text())  # written by the switch at exit
     return result

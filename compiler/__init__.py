@@ -30,7 +30,9 @@ class CompileResult:
     p4info: Any  # ina.p4rt.proto.p4info_pb2.P4Info
 
 
-def compile_file(path: str | Path, include_dirs: Sequence[str] = (), defines: Mapping[str, str] = {}) -> CompileResult:
+def compile_file(
+    path: str | Path, include_dirs: Sequence[str] = (), defines: Mapping[str, str] = {}
+) -> CompileResult:
     """Compile one P4-16 v1model program; raises CompileError for programs it rejects."""
     path = Path(path)
     if not path.is_file():

@@ -68,15 +68,26 @@ class ActionBody:
 
     # ---- Effects protocol
     def emit(self, name: str, params: list[dict], loc: Location) -> None:
-        self.primitives.append({"op": name, "parameters": params,
-                                "source_info": {"filename": loc.file, "line": loc.line, "column": loc.col,
-                                                "source_fragment": name}})
+        self.primitives.append(
+            {
+                "op": name,
+                "parameters": params,
+                "source_info": {
+                    "filename": loc.file,
+                    "line": loc.line,
+                    "column": loc.col,
+                    "source_fragment": name,
+                },
+            }
+        )
 
     def temporary(self, vtype: t.P4Type, hint: str, loc: Location) -> Value:
         return self.services.allocate(vtype, hint, self.owner, loc)
 
     def packet_call(self, packet, name: str, call: n.Call) -> Any:
-        raise CompileError(f"{packet.kind}.{name} can be called only in a parser or deparser", call.loc)
+        raise CompileError(
+            f"{packet.kind}.{name} can be called only in a parser or deparser", call.loc
+        )
 
     # ---- statements
     def body(self, stmts: list[n.Stmt], scope: Scope) -> None:
@@ -93,7 +104,9 @@ class ActionBody:
                 self.assign(ec, lhs, ec.value(value, lhs.type), stmt.loc)
             case n.Assign(target=target, value=value, operator=operator):
                 lhs = ec.lvalue(target)
-                combined = ec.combine(n.Binary(stmt.loc, operator, target, value), lhs, ec.value(value))
+                combined = ec.combine(
+                    n.Binary(stmt.loc, operator, target, value), lhs, ec.value(value)
+                )
                 self.assign(ec, lhs, ec.coerce(combined, lhs.type, stmt.loc), stmt.loc)
             case n.CallStmt(call=call):
                 self.call_statement(ec, call)
@@ -116,18 +129,26 @@ class ActionBody:
             case n.Bind(name=name, value=value):
                 scope.define(name, value)
             case n.Break() | n.Continue():
-                raise CompileError(f"{type(stmt).__name__.lower()} can be used only inside a for loop", stmt.loc)
+                raise CompileError(
+                    f"{type(stmt).__name__.lower()} can be used only inside a for loop", stmt.loc
+                )
             case n.Switch():
-                raise CompileError("switch statements are supported only in apply blocks, not in "
-                                   "actions or functions", stmt.loc)
+                raise CompileError(
+                    "switch statements are supported only in apply blocks, not in "
+                    "actions or functions",
+                    stmt.loc,
+                )
             case _:
                 raise CompileError(f"unsupported statement ({type(stmt).__name__})", stmt.loc)
 
     def call_statement(self, ec: ExpressionCompiler, call: n.Call) -> None:
         result = compile_call(ec, call, as_statement=True)
         if isinstance(result, TableApply):
-            raise CompileError("tables can be applied only in a control's apply block, not in an action "
-                               "or function", call.loc)
+            raise CompileError(
+                "tables can be applied only in a control's apply block, not in an action "
+                "or function",
+                call.loc,
+            )
 
     def declare(self, ec: ExpressionCompiler, decl: n.VarDecl, scope: Scope) -> Value:
         vtype = self.services.model.resolve(decl.type, scope=scope)
@@ -139,7 +160,14 @@ class ActionBody:
         scope.define(decl.name, storage)
         return storage
 
-    def _if(self, ec: ExpressionCompiler, cond_expr: n.Expr, then: n.Stmt, other: n.Stmt | None, scope: Scope) -> None:
+    def _if(
+        self,
+        ec: ExpressionCompiler,
+        cond_expr: n.Expr,
+        then: n.Stmt,
+        other: n.Stmt | None,
+        scope: Scope,
+    ) -> None:
         cond = ec.boolean(cond_expr)
         if isinstance(cond, Const):
             chosen = then if cond.value else other
@@ -147,7 +175,9 @@ class ActionBody:
                 self.statement(chosen, scope.child())
             return
         skip = len(self.primitives)
-        self.emit("_jump_if_zero", [{"type": "expression", "value": as_data(cond)}, None], cond_expr.loc)  # type: ignore[list-item]
+        self.emit(
+            "_jump_if_zero", [{"type": "expression", "value": as_data(cond)}, None], cond_expr.loc
+        )  # type: ignore[list-item]
         self.statement(then, scope.child())
         if other is not None:
             done = len(self.primitives)
@@ -158,7 +188,9 @@ class ActionBody:
         else:
             self._patch(skip, 1, len(self.primitives))
 
-    def branch_value(self, ec: ExpressionCompiler, cond: Value, then_fn, else_fn, loc: Location) -> Value:
+    def branch_value(
+        self, ec: ExpressionCompiler, cond: Value, then_fn, else_fn, loc: Location
+    ) -> Value:
         """A value computed by only one of two branches (?: and short-circuit operators whose
         operands call functions), through jumps and a temporary."""
         skip = len(self.primitives)
@@ -176,7 +208,10 @@ class ActionBody:
         return read_only(result)
 
     def _patch(self, index: int, param: int, target: int) -> None:
-        self.primitives[index]["parameters"][param] = {"type": "hexstr", "value": hexstr(target, 32)}
+        self.primitives[index]["parameters"][param] = {
+            "type": "hexstr",
+            "value": hexstr(target, 32),
+        }
 
     def _exit(self, ec: ExpressionCompiler, loc: Location) -> None:
         """BMv2's exit only marks the packet, so the rest of the action is jumped over; inside an
@@ -235,11 +270,16 @@ class ActionBody:
         elif isinstance(target, Field) and isinstance(target.type, t.Varbit):
             if not isinstance(value.type, t.Varbit) or value.type.max_width > target.type.max_width:
                 raise CompileError(f"cannot assign {value.type} to {target.type}", loc)
-            self.emit("assign_VL", [param_json(target), param_json(value)], loc)  # as p4c: the value and its length
+            self.emit(
+                "assign_VL", [param_json(target), param_json(value)], loc
+            )  # as p4c: the value and its length
         elif isinstance(target, Field | Computed):
             if isinstance(value.type, t.Bool) and not isinstance(value, Field):
-                source = {"type": "expression", "value": as_data(value)} if not isinstance(value, Const) \
+                source = (
+                    {"type": "expression", "value": as_data(value)}
+                    if not isinstance(value, Const)
                     else {"type": "hexstr", "value": hexstr(int(bool(value.value)), 1)}
+                )
             else:
                 source = param_json(value)
             self.emit("assign", [param_json(target), source], loc)
@@ -263,7 +303,9 @@ class ActionBody:
         else:
             raise CompileError(f"cannot assign {value.type} to {target.type}", loc)
 
-    def _assign_header(self, ec: ExpressionCompiler, target: Value, value: Value, loc: Location) -> None:
+    def _assign_header(
+        self, ec: ExpressionCompiler, target: Value, value: Value, loc: Location
+    ) -> None:
         if isinstance(value, HeaderInstance | HeaderExpression):
             if value.type != target.type:
                 raise CompileError(f"cannot assign header {value.type} to {target.type}", loc)
@@ -278,37 +320,60 @@ class ActionBody:
             return
         raise CompileError(f"cannot assign {value.type} to header {target.type}", loc)
 
-    def _assign_slice(self, ec: ExpressionCompiler, target: SliceTarget, value: Value, loc: Location) -> None:
+    def _assign_slice(
+        self, ec: ExpressionCompiler, target: SliceTarget, value: Value, loc: Location
+    ) -> None:
         base = target.base
         width = base.type.width  # type: ignore[attr-defined]
         field_mask = mask_of(target.hi - target.lo + 1) << target.lo
-        keep = op("&", expr_json(base), {"type": "hexstr", "value": hexstr(mask_of(width) ^ field_mask, width)})
+        keep = op(
+            "&",
+            expr_json(base),
+            {"type": "hexstr", "value": hexstr(mask_of(width) ^ field_mask, width)},
+        )
         if isinstance(value, Const):
-            inserted: dict = {"type": "hexstr", "value": hexstr((int(value.value) << target.lo) & field_mask, width)}
+            inserted: dict = {
+                "type": "hexstr",
+                "value": hexstr((int(value.value) << target.lo) & field_mask, width),
+            }
         else:
             shifted = op("<<", as_data(value), {"type": "hexstr", "value": hexstr(target.lo, 8)})
-            inserted = {"type": "expression", "value": op("&", {"type": "expression", "value": shifted},
-                                                          {"type": "hexstr", "value": hexstr(field_mask, width)})}
+            inserted = {
+                "type": "expression",
+                "value": op(
+                    "&",
+                    {"type": "expression", "value": shifted},
+                    {"type": "hexstr", "value": hexstr(field_mask, width)},
+                ),
+            }
         combined = Computed(base.type, op("|", {"type": "expression", "value": keep}, inserted))
         self.assign(ec, base, combined, loc)
 
     # ---- inlining
-    def call_action(self, binding: ActionBinding, args: list[n.Arg], loc: Location, caller: Scope) -> None:
+    def call_action(
+        self, binding: ActionBinding, args: list[n.Arg], loc: Location, caller: Scope
+    ) -> None:
         decl = binding.decl
         if self.apply_block and len(self._frames) == 1:
             self.services.note_direct_call(binding)
         if not decl.body.stmts and not n.has_calls([a.value for a in args]):
             self._check_args(caller, binding, args, loc)  # an empty action: check, but copy nothing
             return
-        scope, copy_out = self._bind_params(caller, binding.scope, decl.params, args, loc, f"action '{decl.name}'")
+        scope, copy_out = self._bind_params(
+            caller, binding.scope, decl.params, args, loc, f"action '{decl.name}'"
+        )
         frame = _Frame()
         self._inline(decl.name, decl.body, scope, frame, loc)
         self._copy_out(copy_out, caller, loc)
         self._after_call(frame, loc)
 
-    def _check_args(self, caller: Scope, binding: ActionBinding, args: list[n.Arg], loc: Location) -> None:
+    def _check_args(
+        self, caller: Scope, binding: ActionBinding, args: list[n.Arg], loc: Location
+    ) -> None:
         ec = ExpressionCompiler(self.services, caller, self)
-        for param, arg in bind_args(binding.decl.params, args, loc, f"action '{binding.decl.name}'"):
+        for param, arg in bind_args(
+            binding.decl.params, args, loc, f"action '{binding.decl.name}'"
+        ):
             if arg is None or arg.value is None:
                 continue
             ptype = self.services.model.resolve(param.type, scope=binding.scope)
@@ -317,9 +382,13 @@ class ActionBody:
             else:
                 ec.value(arg.value, ptype)
 
-    def call_function(self, binding: FunctionBinding, args: list[n.Arg], loc: Location, caller: Scope) -> Value | None:
+    def call_function(
+        self, binding: FunctionBinding, args: list[n.Arg], loc: Location, caller: Scope
+    ) -> Value | None:
         proto = binding.decl.proto
-        scope, copy_out = self._bind_params(caller, binding.scope, proto.params, args, loc, f"function '{proto.name}'")
+        scope, copy_out = self._bind_params(
+            caller, binding.scope, proto.params, args, loc, f"function '{proto.name}'"
+        )
         rtype = self.services.model.resolve(proto.return_type, scope=binding.scope)
         frame = _Frame()
         if not isinstance(rtype, t.Void):
@@ -347,8 +416,15 @@ class ActionBody:
             self._inlining.pop()
         self._close(frame)
 
-    def _bind_params(self, caller_scope: Scope, outer: Scope, params: list[n.Param], args: list[n.Arg],
-                     loc: Location, what: str) -> tuple[Scope, list[tuple[Value, Value]]]:
+    def _bind_params(
+        self,
+        caller_scope: Scope,
+        outer: Scope,
+        params: list[n.Param],
+        args: list[n.Arg],
+        loc: Location,
+        what: str,
+    ) -> tuple[Scope, list[tuple[Value, Value]]]:
         """Parameters as P4 passes them: copy-in for in/inout, copy-out for out/inout (so that an
         argument aliased by the body behaves as the specification says)."""
         caller = ExpressionCompiler(self.services, caller_scope, self)
@@ -366,8 +442,11 @@ class ActionBody:
                         value = target
                     else:
                         if target.type != ptype:
-                            raise CompileError(f"argument '{n.expr_text(expr)}' has type {target.type}, but "
-                                               f"parameter '{param.name}' of {what} is {ptype}", expr.loc)
+                            raise CompileError(
+                                f"argument '{n.expr_text(expr)}' has type {target.type}, but "
+                                f"parameter '{param.name}' of {what} is {ptype}",
+                                expr.loc,
+                            )
                         value = self.temporary(ptype, param.name, param.loc)
                         if param.direction == "inout":
                             self.assign(caller, value, target, expr.loc)
@@ -389,8 +468,11 @@ class ActionBody:
         self.body(stmts, scope)
         self._close(self._frames.pop())
         if self._uses_exit_flag:  # clear the flag first: it may still be set from an earlier exit
-            self.emit("assign", [expr_json(self.services.exit_flag()), {"type": "hexstr", "value": "0x00"}],
-                      Location("<ina>", 0, 0))
+            self.emit(
+                "assign",
+                [expr_json(self.services.exit_flag()), {"type": "hexstr", "value": "0x00"}],
+                Location("<ina>", 0, 0),
+            )
             self.primitives.insert(0, self.primitives.pop())
             for prim in self.primitives[1:]:
                 if prim["op"] in ("_jump", "_jump_if_zero"):

@@ -11,20 +11,36 @@ FORMAT_VERSION = [2, 23]
 
 def _source(instance: ExternInstance) -> dict:
     loc = instance.decl.loc
-    return {"filename": loc.file, "line": loc.line, "column": loc.col, "source_fragment": instance.name}
+    return {
+        "filename": loc.file,
+        "line": loc.line,
+        "column": loc.col,
+        "source_fragment": instance.name,
+    }
 
 
 def _arrays(externs: list[ExternInstance]) -> tuple[list[dict], list[dict], list[dict]]:
     registers, counters, meters = [], [], []
     for inst in externs:
         if inst.kind == "register":
-            registers.append({"name": inst.name, "id": len(registers), "source_info": _source(inst),
-                              "size": inst.extra["size"], "bitwidth": inst.extra["bitwidth"]})
+            registers.append(
+                {
+                    "name": inst.name,
+                    "id": len(registers),
+                    "source_info": _source(inst),
+                    "size": inst.extra["size"],
+                    "bitwidth": inst.extra["bitwidth"],
+                }
+            )
         elif inst.kind in ("counter", "direct_counter"):
             if inst.kind == "direct_counter" and inst.bound_table is None:
                 continue
-            entry = {"name": inst.name, "id": len(counters), "source_info": _source(inst),
-                     "is_direct": inst.kind == "direct_counter"}
+            entry = {
+                "name": inst.name,
+                "id": len(counters),
+                "source_info": _source(inst),
+                "is_direct": inst.kind == "direct_counter",
+            }
             if inst.kind == "counter":
                 entry["size"] = inst.extra["size"]
             else:
@@ -33,9 +49,14 @@ def _arrays(externs: list[ExternInstance]) -> tuple[list[dict], list[dict], list
         elif inst.kind in ("meter", "direct_meter"):
             if inst.kind == "direct_meter" and inst.bound_table is None:
                 continue
-            entry = {"name": inst.name, "id": len(meters), "source_info": _source(inst),
-                     "is_direct": inst.kind == "direct_meter", "rate_count": 2,
-                     "type": "bytes" if inst.extra["unit"] == "bytes" else "packets"}
+            entry = {
+                "name": inst.name,
+                "id": len(meters),
+                "source_info": _source(inst),
+                "is_direct": inst.kind == "direct_meter",
+                "rate_count": 2,
+                "type": "bytes" if inst.extra["unit"] == "bytes" else "packets",
+            }
             if inst.kind == "meter":
                 entry["size"] = inst.extra["size"]
             else:
@@ -51,15 +72,23 @@ def assemble(program: LoweredProgram) -> dict:
     registers, counters, meters = _arrays(program.artifacts.externs)
     for meter in meters:
         if meter["is_direct"]:
-            table = next((t for p in pipelines for t in p["tables"] if t["name"] == meter["binding"]), None)
+            table = next(
+                (t for p in pipelines for t in p["tables"] if t["name"] == meter["binding"]), None
+            )
             if table is not None:
                 meter["size"] = table["max_size"]
     enums = []
     for name, decl in program.model.type_decls.items():
         if isinstance(decl, n.EnumDecl) and decl.base is None:
             etype = program.model.named_type(name, decl.loc)
-            enums.append({"name": name, "entries": sorted(([k, v] for k, v in etype.members.items()),
-                                                          key=lambda e: e[1])})
+            enums.append(
+                {
+                    "name": name,
+                    "entries": sorted(
+                        ([k, v] for k, v in etype.members.items()), key=lambda e: e[1]
+                    ),
+                }
+            )
     return {
         "header_types": storage.header_types,
         "headers": storage.headers,
@@ -88,8 +117,14 @@ def assemble(program: LoweredProgram) -> dict:
             ["queueing_metadata.enq_qdepth", ["standard_metadata", "enq_qdepth"]],
             ["queueing_metadata.deq_timedelta", ["standard_metadata", "deq_timedelta"]],
             ["queueing_metadata.deq_qdepth", ["standard_metadata", "deq_qdepth"]],
-            ["intrinsic_metadata.ingress_global_timestamp", ["standard_metadata", "ingress_global_timestamp"]],
-            ["intrinsic_metadata.egress_global_timestamp", ["standard_metadata", "egress_global_timestamp"]],
+            [
+                "intrinsic_metadata.ingress_global_timestamp",
+                ["standard_metadata", "ingress_global_timestamp"],
+            ],
+            [
+                "intrinsic_metadata.egress_global_timestamp",
+                ["standard_metadata", "egress_global_timestamp"],
+            ],
             ["intrinsic_metadata.mcast_grp", ["standard_metadata", "mcast_grp"]],
             ["intrinsic_metadata.egress_rid", ["standard_metadata", "egress_rid"]],
             ["intrinsic_metadata.priority", ["standard_metadata", "priority"]],

@@ -35,15 +35,20 @@ from ina.compiler.values import (
 )
 
 
-def bind_args(params: list[n.Param], args: list[n.Arg], loc: Location, what: str) -> list[tuple[n.Param, n.Arg | None]]:
+def bind_args(
+    params: list[n.Param], args: list[n.Arg], loc: Location, what: str
+) -> list[tuple[n.Param, n.Arg | None]]:
     """Match arguments (positional or named) to parameters; defaults fill the rest."""
     named = [a for a in args if a.name is not None]
     positional = [a for a in args if a.name is None]
-    if len(positional) > len(params) or (not named and len(args) < sum(
-            1 for p in params if p.default is None)):
+    if len(positional) > len(params) or (
+        not named and len(args) < sum(1 for p in params if p.default is None)
+    ):
         required = sum(1 for p in params if p.default is None)
         expected = str(len(params)) if required == len(params) else f"{required} to {len(params)}"
-        raise CompileError(f"wrong number of arguments: {what} takes {expected}, got {len(args)}", loc)
+        raise CompileError(
+            f"wrong number of arguments: {what} takes {expected}, got {len(args)}", loc
+        )
     bound: list[tuple[n.Param, n.Arg | None]] = []
     by_name = {a.name: a for a in named}
     for i, param in enumerate(params):
@@ -75,8 +80,11 @@ def compile_call(ec: Expressions, call: n.Call, as_statement: bool) -> Any:
 
 def _effects(ec: Expressions, call: n.Call, what: str):
     if ec.effects is None:
-        raise CompileError(f"{what} cannot be called here (calls with side effects are not allowed "
-                           "in this expression)", call.loc)
+        raise CompileError(
+            f"{what} cannot be called here (calls with side effects are not allowed "
+            "in this expression)",
+            call.loc,
+        )
     return ec.effects
 
 
@@ -92,7 +100,9 @@ def _method(ec: Expressions, method: BoundMethod, call: n.Call) -> Any:
             raise CompileError(f"wrong number of arguments: {name} takes 1, got 0", call.loc)
         effects = _effects(ec, call, name)
         prim = "push" if name == "push_front" else "pop"
-        effects.emit(prim, [expr_json(target), {"type": "hexstr", "value": hexstr(count, 32)}], call.loc)
+        effects.emit(
+            prim, [expr_json(target), {"type": "hexstr", "value": hexstr(count, 32)}], call.loc
+        )
         return None
     if isinstance(target, ExternInstance):
         return call_extern_method(ec, target, name, call)
@@ -104,8 +114,11 @@ def _method(ec: Expressions, method: BoundMethod, call: n.Call) -> Any:
             raise CompileError("wrong number of arguments: apply takes 0", call.loc)
         return TableApply(target, call.loc)
     if isinstance(target, BlockInstance):
-        raise CompileError(f"'{target.name}.apply()' can be called only as a statement of an apply "
-                           "block or parser state", call.loc)
+        raise CompileError(
+            f"'{target.name}.apply()' can be called only as a statement of an apply "
+            "block or parser state",
+            call.loc,
+        )
     raise CompileError(f"'{name}' cannot be called here", call.loc)
 
 
@@ -114,7 +127,9 @@ def _header_method(ec: Expressions, header: Value, name: str, call: n.Call) -> A
         bits = t.width_of(header.type)
         return Const(t.InfInt(), bits if name == "minSizeInBits" else (bits + 7) // 8)
     if call.args:
-        raise CompileError(f"wrong number of arguments: {name} takes 0, got {len(call.args)}", call.loc)
+        raise CompileError(
+            f"wrong number of arguments: {name} takes 0, got {len(call.args)}", call.loc
+        )
     if name == "isValid":
         return valid_bit(header)
     effects = _effects(ec, call, name)

@@ -48,14 +48,27 @@ class Pipeline:
     def add_action_profile(self, profile: Any, services: Services) -> None:
         if any(p["name"] == profile.name for p in self.action_profiles):
             return
-        entry = {"name": profile.name, "id": services.next_id("action_profile"), "max_size": profile.extra["size"]}
+        entry = {
+            "name": profile.name,
+            "id": services.next_id("action_profile"),
+            "max_size": profile.extra["size"],
+        }
         if profile.kind == "action_selector":
-            entry["selector"] = {"algo": profile.extra["algo"], "input": profile.extra["selector_input"]}
+            entry["selector"] = {
+                "algo": profile.extra["algo"],
+                "input": profile.extra["selector_input"],
+            }
         self.action_profiles.append(entry)
 
     def json(self, pipeline_id: int, init: str | None) -> dict:
-        return {"name": self.name, "id": pipeline_id, "init_table": init, "tables": self.tables,
-                "action_profiles": self.action_profiles, "conditionals": self.conditionals}
+        return {
+            "name": self.name,
+            "id": pipeline_id,
+            "init_table": init,
+            "tables": self.tables,
+            "action_profiles": self.action_profiles,
+            "conditionals": self.conditionals,
+        }
 
 
 class ControlLowering:
@@ -67,7 +80,9 @@ class ControlLowering:
         self._returns: list[list[Link]] = []
 
     # ---- declarations
-    def enter(self, decl: n.ControlDecl, owner: str, bindings: dict[str, Any]) -> tuple[Scope, list[n.Stmt]]:
+    def enter(
+        self, decl: n.ControlDecl, owner: str, bindings: dict[str, Any]
+    ) -> tuple[Scope, list[n.Stmt]]:
         """A scope with the parameters bound and the locals declared; returns local initializers."""
         scope = self.services.model.globals.child(owner)
         for name, value in bindings.items():
@@ -83,7 +98,9 @@ class ControlLowering:
                 scope.define(local.name, local)
             case n.VarDecl():
                 vtype = self.services.model.resolve(local.type, scope=scope)
-                scope.define(local.name, self.services.allocate(vtype, local.name, owner, local.loc))
+                scope.define(
+                    local.name, self.services.allocate(vtype, local.name, owner, local.loc)
+                )
                 if local.init is not None:
                     inits.append(n.Assign(local.loc, n.Name(local.loc, local.name), local.init))
             case n.Instantiation():
@@ -91,11 +108,15 @@ class ControlLowering:
             case n.ActionDecl():
                 scope.define(local.name, ActionBinding(local, scope, n.qualified(owner, local)))
             case n.TableDecl():
-                scope.define(local.name, TableObject(local, scope, local.name, n.qualified(owner, local)))
+                scope.define(
+                    local.name, TableObject(local, scope, local.name, n.qualified(owner, local))
+                )
             case n.FunctionDecl():
                 scope.define(local.name, FunctionBinding(local, scope))
             case _:
-                raise CompileError(f"unsupported declaration in a control ({type(local).__name__})", local.loc)
+                raise CompileError(
+                    f"unsupported declaration in a control ({type(local).__name__})", local.loc
+                )
 
     def lower(self, decl: n.ControlDecl, owner: str, bindings: dict[str, Any]) -> Fragment:
         scope, inits = self.enter(decl, owner, bindings)
@@ -130,33 +151,50 @@ class ControlLowering:
             result = self._seq(result, self._hidden(run, scope, owner))
         return result
 
-    def _hoist_table_results(self, stmt: n.Stmt, scope: Scope, owner: str) -> tuple[Fragment, n.Stmt]:
+    def _hoist_table_results(
+        self, stmt: n.Stmt, scope: Scope, owner: str
+    ) -> tuple[Fragment, n.Stmt]:
         """Apply tables whose `.hit`/`.miss` is used inside a larger expression first, recording the
         result in a bool temporary the expression then reads."""
         fragment = Fragment()
 
         def rewrite(node: Any) -> Any:
             nonlocal fragment
-            if isinstance(node, n.Member) and node.name in ("hit", "miss") and isinstance(node.expr, n.Call):
+            if (
+                isinstance(node, n.Member)
+                and node.name in ("hit", "miss")
+                and isinstance(node.expr, n.Call)
+            ):
                 table = self._apply_target(node.expr, scope)
                 if isinstance(table, TableObject):
                     flag = self._hit_flag(table, node.loc, scope, owner)
                     fragment = self._seq(fragment, flag[0])
                     ref = n.Name(node.loc, flag[1])
                     return ref if node.name == "hit" else n.Unary(node.loc, "!", ref)
-            if isinstance(node, n.Binary) and node.op in ("&&", "||") and self._applies_table(node.right, scope):
+            if (
+                isinstance(node, n.Binary)
+                and node.op in ("&&", "||")
+                and self._applies_table(node.right, scope)
+            ):
                 # short-circuit: the right side's tables are applied only when it is evaluated
                 left = rewrite(node.left)
                 result = self._temporary_name(t.Bool(), "cond", scope, owner, node.loc)
                 ref = n.Name(node.loc, result)
                 test = ref if node.op == "&&" else n.Unary(node.loc, "!", ref)
-                steps = [n.Assign(node.loc, ref, left), n.If(node.loc, test, n.Assign(node.loc, ref, node.right), None)]
+                steps = [
+                    n.Assign(node.loc, ref, left),
+                    n.If(node.loc, test, n.Assign(node.loc, ref, node.right), None),
+                ]
                 fragment = self._seq(fragment, self.block(steps, scope, owner))
                 return ref
             if isinstance(node, list):
                 return [rewrite(item) for item in node]
             if isinstance(node, n.Expr | n.Arg):
-                changes = {f.name: rewrite(getattr(node, f.name)) for f in dataclasses.fields(node) if f.name != "loc"}
+                changes = {
+                    f.name: rewrite(getattr(node, f.name))
+                    for f in dataclasses.fields(node)
+                    if f.name != "loc"
+                }
                 return dataclasses.replace(node, **changes)
             return node
 
@@ -168,8 +206,12 @@ class ControlLowering:
             case n.VarDecl(init=init) if init is not None:
                 stmt = dataclasses.replace(stmt, init=rewrite(init))
             case n.CallStmt(call=call):
-                stmt = dataclasses.replace(stmt, call=dataclasses.replace(call, args=rewrite(call.args)))
-            case n.Switch(expr=expr) if not (isinstance(expr, n.Member) and expr.name == "action_run"):
+                stmt = dataclasses.replace(
+                    stmt, call=dataclasses.replace(call, args=rewrite(call.args))
+                )
+            case n.Switch(expr=expr) if not (
+                isinstance(expr, n.Member) and expr.name == "action_run"
+            ):
                 stmt = dataclasses.replace(stmt, expr=rewrite(expr))
         return fragment, stmt
 
@@ -184,26 +226,38 @@ class ControlLowering:
                 return [init]
             case n.CallStmt(call=call):
                 return list(call.args)
-            case n.Switch(expr=expr) if not (isinstance(expr, n.Member) and expr.name == "action_run"):
+            case n.Switch(expr=expr) if not (
+                isinstance(expr, n.Member) and expr.name == "action_run"
+            ):
                 return [expr]
         return []
 
     def _applies_table(self, node: Any, scope: Scope) -> bool:
-        if isinstance(node, n.Member) and node.name in ("hit", "miss") and isinstance(node.expr, n.Call) \
-                and isinstance(self._apply_target(node.expr, scope), TableObject):
+        if (
+            isinstance(node, n.Member)
+            and node.name in ("hit", "miss")
+            and isinstance(node.expr, n.Call)
+            and isinstance(self._apply_target(node.expr, scope), TableObject)
+        ):
             return True
         if isinstance(node, list):
             return any(self._applies_table(item, scope) for item in node)
         if isinstance(node, n.Expr | n.Arg):
-            return any(self._applies_table(getattr(node, f.name), scope) for f in dataclasses.fields(node))
+            return any(
+                self._applies_table(getattr(node, f.name), scope) for f in dataclasses.fields(node)
+            )
         return False
 
-    def _temporary_name(self, vtype: t.P4Type, hint: str, scope: Scope, owner: str, loc: Location) -> str:
+    def _temporary_name(
+        self, vtype: t.P4Type, hint: str, scope: Scope, owner: str, loc: Location
+    ) -> str:
         name = self.services.unique_name(f"${hint}")
         scope.define(name, self.services.allocate(vtype, hint, owner, loc))
         return name
 
-    def _hit_flag(self, table: TableObject, loc: Location, scope: Scope, owner: str) -> tuple[Fragment, str]:
+    def _hit_flag(
+        self, table: TableObject, loc: Location, scope: Scope, owner: str
+    ) -> tuple[Fragment, str]:
         flag = self.services.allocate(t.Bool(), f"{table.local_name}_hit", owner, loc)
         name = self.services.unique_name(f"$hit_{table.local_name}")
         scope.define(name, flag)
@@ -243,7 +297,8 @@ class ControlLowering:
                 return self._apply_target(call, scope) is None
             case n.Block(stmts=stmts):
                 return all(self._straight(s, scope) for s in stmts) and not any(
-                    isinstance(s, n.If | n.Switch | n.Return | n.Exit) for s in stmts)
+                    isinstance(s, n.If | n.Switch | n.Return | n.Exit) for s in stmts
+                )
         return False
 
     def _apply_target(self, call: n.Call, scope: Scope) -> Any:
@@ -251,7 +306,9 @@ class ControlLowering:
         if isinstance(func, n.TypeMember) and func.name == "apply":
             decl = self.services.model.type_decls.get(func.type_name)
             if isinstance(decl, n.ControlDecl):
-                return BlockInstance(decl, f"{scope.owner}.{decl.name}" if scope.owner else decl.name, [])
+                return BlockInstance(
+                    decl, f"{scope.owner}.{decl.name}" if scope.owner else decl.name, []
+                )
         if isinstance(func, n.Member) and func.name == "apply":
             try:
                 target = ExpressionCompiler(self.services, scope).compile(func.expr)
@@ -284,8 +341,12 @@ class ControlLowering:
             case n.For() | n.ForIn():
                 return self.block(unroll(self.services, stmt, scope), scope, owner)
             case n.Break() | n.Continue():
-                raise CompileError(f"{type(stmt).__name__.lower()} can be used only inside a for loop", stmt.loc)
-        raise CompileError(f"unsupported statement in an apply block ({type(stmt).__name__})", stmt.loc)
+                raise CompileError(
+                    f"{type(stmt).__name__.lower()} can be used only inside a for loop", stmt.loc
+                )
+        raise CompileError(
+            f"unsupported statement in an apply block ({type(stmt).__name__})", stmt.loc
+        )
 
     def _hidden(self, stmts: list[n.Stmt], scope: Scope, owner: str) -> Fragment:
         body = ActionBody(self.services, owner, apply_block=True)
@@ -293,21 +354,45 @@ class ControlLowering:
         if not body.primitives:
             return Fragment()
         hint = "act"
-        if len(stmts) == 1 and isinstance(stmts[0], n.CallStmt) and isinstance(stmts[0].call.func, n.Name):
+        if (
+            len(stmts) == 1
+            and isinstance(stmts[0], n.CallStmt)
+            and isinstance(stmts[0].call.func, n.Name)
+        ):
             hint = stmts[0].call.func.name
         return self.hidden_table(body, hint, stmts[0].loc)
 
     def hidden_table(self, body: ActionBody, hint: str, loc: Location) -> Fragment:
-        action = self.services.add_action(self.services.unique_name("act"), [], body.primitives, loc)
+        action = self.services.add_action(
+            self.services.unique_name("act"), [], body.primitives, loc
+        )
         name = self.services.unique_name(f"tbl_{hint}")
         table = {
-            "name": name, "id": self.services.next_id("table"),
-            "source_info": {"filename": loc.file, "line": loc.line, "column": loc.col, "source_fragment": hint},
-            "key": [], "match_type": "exact", "type": "simple", "max_size": 1024, "with_counters": False,
-            "support_timeout": False, "direct_meters": None, "action_ids": [action["id"]],
-            "actions": [action["name"]], "base_default_next": None, "next_tables": {action["name"]: None},
-            "default_entry": {"action_id": action["id"], "action_const": True, "action_data": [],
-                              "action_entry_const": True},
+            "name": name,
+            "id": self.services.next_id("table"),
+            "source_info": {
+                "filename": loc.file,
+                "line": loc.line,
+                "column": loc.col,
+                "source_fragment": hint,
+            },
+            "key": [],
+            "match_type": "exact",
+            "type": "simple",
+            "max_size": 1024,
+            "with_counters": False,
+            "support_timeout": False,
+            "direct_meters": None,
+            "action_ids": [action["id"]],
+            "actions": [action["name"]],
+            "base_default_next": None,
+            "next_tables": {action["name"]: None},
+            "default_entry": {
+                "action_id": action["id"],
+                "action_const": True,
+                "action_data": [],
+                "action_entry_const": True,
+            },
         }
         self.pipeline.tables.append(table)
 
@@ -318,10 +403,15 @@ class ControlLowering:
         return Fragment(name, [link])
 
     # ---- tables
-    def apply_table(self, table: TableObject, loc: Location, scope: Scope, owner: str) -> tuple[Fragment, dict]:
+    def apply_table(
+        self, table: TableObject, loc: Location, scope: Scope, owner: str
+    ) -> tuple[Fragment, dict]:
         if table.applied:
-            raise CompileError(f"table '{table.local_name}' is applied more than once; BMv2 allows one "
-                               "application per table", loc)
+            raise CompileError(
+                f"table '{table.local_name}' is applied more than once; BMv2 allows one "
+                "application per table",
+                loc,
+            )
         table.applied = True
         lowered = TableLowering(self.services, table)
         json_table, info = lowered.build(self.services.next_id("table"))
@@ -350,7 +440,11 @@ class ControlLowering:
         while isinstance(cond, n.Unary) and cond.op == "!":
             negate = not negate
             cond = cond.expr
-        if isinstance(cond, n.Member) and cond.name in ("hit", "miss") and isinstance(cond.expr, n.Call):
+        if (
+            isinstance(cond, n.Member)
+            and cond.name in ("hit", "miss")
+            and isinstance(cond.expr, n.Call)
+        ):
             target = self._apply_target(cond.expr, scope)
             if isinstance(target, TableObject):
                 return target, (cond.name == "hit") != negate
@@ -371,18 +465,39 @@ class ControlLowering:
         prelude = self.hidden_table(effects, "cond", stmt.loc) if effects.primitives else Fragment()
         if isinstance(cond, Const):
             chosen = stmt.then if cond.value else stmt.other
-            return self._seq(prelude, self.statement_or_block(chosen, scope, owner) if chosen else Fragment())
+            return self._seq(
+                prelude, self.statement_or_block(chosen, scope, owner) if chosen else Fragment()
+            )
         name = self.services.unique_name("node")
-        conditional = {"name": name, "id": self.services.next_id("conditional"),
-                       "source_info": {"filename": stmt.loc.file, "line": stmt.loc.line,
-                                       "column": stmt.loc.col, "source_fragment": n.expr_text(stmt.cond)},
-                       "expression": as_bool(cond), "true_next": None, "false_next": None}
+        conditional = {
+            "name": name,
+            "id": self.services.next_id("conditional"),
+            "source_info": {
+                "filename": stmt.loc.file,
+                "line": stmt.loc.line,
+                "column": stmt.loc.col,
+                "source_fragment": n.expr_text(stmt.cond),
+            },
+            "expression": as_bool(cond),
+            "true_next": None,
+            "false_next": None,
+        }
         self.pipeline.conditionals.append(conditional)
-        exits = self._branches(conditional, "true_next", "false_next", stmt, scope, owner, direct=True)
+        exits = self._branches(
+            conditional, "true_next", "false_next", stmt, scope, owner, direct=True
+        )
         return self._seq(prelude, Fragment(name, exits))
 
-    def _branches(self, node: dict, then_key: str, else_key: str, stmt: n.If, scope: Scope, owner: str,
-                  direct: bool = False) -> list[Link]:
+    def _branches(
+        self,
+        node: dict,
+        then_key: str,
+        else_key: str,
+        stmt: n.If,
+        scope: Scope,
+        owner: str,
+        direct: bool = False,
+    ) -> list[Link]:
         def setter(key: str) -> Link:
             if direct:
                 return lambda target: node.__setitem__(key, target)
@@ -390,7 +505,9 @@ class ControlLowering:
 
         exits: list[Link] = []
         for key, branch in ((then_key, stmt.then), (else_key, stmt.other)):
-            fragment = self.statement_or_block(branch, scope, owner) if branch is not None else Fragment()
+            fragment = (
+                self.statement_or_block(branch, scope, owner) if branch is not None else Fragment()
+            )
             exits += self._attach(setter(key), fragment)
         if not direct:
             node["base_default_next"] = None
@@ -412,7 +529,11 @@ class ControlLowering:
 
     def _switch(self, stmt: n.Switch, scope: Scope, owner: str) -> Fragment:
         expr = stmt.expr
-        if isinstance(expr, n.Member) and expr.name == "action_run" and isinstance(expr.expr, n.Call):
+        if (
+            isinstance(expr, n.Member)
+            and expr.name == "action_run"
+            and isinstance(expr.expr, n.Call)
+        ):
             table = self._apply_target(expr.expr, scope)
             if isinstance(table, TableObject):
                 return self._switch_action_run(stmt, table, scope, owner)
@@ -431,7 +552,9 @@ class ControlLowering:
             groups.append((pending, n.Block(stmt.loc, [])))
         return groups
 
-    def _switch_action_run(self, stmt: n.Switch, table: TableObject, scope: Scope, owner: str) -> Fragment:
+    def _switch_action_run(
+        self, stmt: n.Switch, table: TableObject, scope: Scope, owner: str
+    ) -> Fragment:
         head, json_table = self.apply_table(table, stmt.expr.loc, scope, owner)
         actions = set(json_table["actions"])
         exits: list[Link] = []
@@ -443,14 +566,22 @@ class ControlLowering:
                 if label is None:
                     default_body = body
                     continue
-                found = ExpressionCompiler(self.services, scope).compile(label) if isinstance(label, n.Name) else None
+                found = (
+                    ExpressionCompiler(self.services, scope).compile(label)
+                    if isinstance(label, n.Name)
+                    else None
+                )
                 if isinstance(found, n.ActionDecl):
                     found = self.services.bind_global_action(found)
                 if not isinstance(found, ActionBinding) or found.qualified_name not in actions:
-                    raise CompileError(f"'{n.expr_text(label)}' is not an action of table '{table.local_name}'",
-                                       label.loc)
+                    raise CompileError(
+                        f"'{n.expr_text(label)}' is not an action of table '{table.local_name}'",
+                        label.loc,
+                    )
                 if found.qualified_name in covered:
-                    raise CompileError(f"action '{n.expr_text(label)}' appears in two cases", label.loc)
+                    raise CompileError(
+                        f"action '{n.expr_text(label)}' appears in two cases", label.loc
+                    )
                 names.append(found.qualified_name)
             if not names:
                 continue
@@ -459,7 +590,9 @@ class ControlLowering:
                 exits += self._attach(self._next_setter(json_table, name), fragment)
                 covered.add(name)
         rest = [a for a in json_table["actions"] if a not in covered]
-        default_fragment = self.block(default_body.stmts, scope.child(), owner) if default_body else Fragment()
+        default_fragment = (
+            self.block(default_body.stmts, scope.child(), owner) if default_body else Fragment()
+        )
         for name in rest:
             exits += self._attach(self._next_setter(json_table, name), default_fragment)
         exits.append(lambda target: json_table.__setitem__("base_default_next", target))
@@ -474,8 +607,11 @@ class ControlLowering:
         ec = ExpressionCompiler(self.services, scope)
         subject = ec.value(stmt.expr)
         if not isinstance(subject.type, t.Bits | t.Enum | t.ErrorType):
-            raise CompileError(f"switch needs a bit<N>, int<N>, enum or error value (or table.apply().action_run), "
-                               f"not {subject.type}", stmt.expr.loc)
+            raise CompileError(
+                f"switch needs a bit<N>, int<N>, enum or error value (or table.apply().action_run), "
+                f"not {subject.type}",
+                stmt.expr.loc,
+            )
         groups = self._case_groups(stmt)
         chain: n.Stmt | None = next((body for labels, body in groups if None in labels), None)
         for labels, body in reversed(groups):
@@ -497,10 +633,14 @@ class ControlLowering:
         return Fragment(fragment.entry, [])
 
     # ---- nested controls
-    def apply_control(self, instance: BlockInstance, call: n.Call, scope: Scope, owner: str) -> Fragment:
+    def apply_control(
+        self, instance: BlockInstance, call: n.Call, scope: Scope, owner: str
+    ) -> Fragment:
         decl = instance.decl
         if not isinstance(decl, n.ControlDecl):
-            raise CompileError(f"'{instance.name}' is a parser; parsers can be applied only in parsers", call.loc)
+            raise CompileError(
+                f"'{instance.name}' is a parser; parsers can be applied only in parsers", call.loc
+            )
         caller = ExpressionCompiler(self.services, scope)
         bindings: dict[str, Any] = {}
         for param, arg in bind_args(decl.params, call.args, call.loc, f"control '{decl.name}'"):
@@ -509,7 +649,9 @@ class ControlLowering:
                 bindings[param.name] = caller.lvalue(expr) if expr is not None else Unassigned(None)
             else:
                 ptype = self.services.model.resolve(param.type, scope=self.services.model.globals)
-                bindings[param.name] = read_only(caller.value(expr, ptype if not isinstance(ptype, t.TypeVar) else None))
+                bindings[param.name] = read_only(
+                    caller.value(expr, ptype if not isinstance(ptype, t.TypeVar) else None)
+                )
         for param, value in zip(decl.ctor_params, instance.ctor_args, strict=False):
             bindings[param.name] = value
         return self.lower(decl, instance.name, bindings)

@@ -22,13 +22,17 @@ class _EmitSink:
         self.order: list[str] = []
 
     def emit(self, name: str, params: list[dict], loc: Location) -> None:
-        raise CompileError(f"'{name}' is not supported in the deparser; the deparser can only emit headers", loc)
+        raise CompileError(
+            f"'{name}' is not supported in the deparser; the deparser can only emit headers", loc
+        )
 
     def packet_call(self, packet: PacketObject, name: str, call: n.Call) -> None:
         if packet.kind != "packet_out" or name != "emit":
             raise CompileError(f"{packet.kind}.{name} cannot be called in a deparser", call.loc)
         if len(call.args) != 1:
-            raise CompileError(f"wrong number of arguments: emit takes 1, got {len(call.args)}", call.loc)
+            raise CompileError(
+                f"wrong number of arguments: emit takes 1, got {len(call.args)}", call.loc
+            )
         value = ExpressionCompiler(self.services, self.scope, self).value(call.args[0].value)
         self._add(value, call.args[0].value)
 
@@ -43,8 +47,10 @@ class _EmitSink:
             for member in value.members.values():
                 self._add(member, expr)
         else:
-            raise CompileError(f"emit needs a header, stack, union or struct of headers, not '{n.expr_text(expr)}'",
-                               expr.loc)
+            raise CompileError(
+                f"emit needs a header, stack, union or struct of headers, not '{n.expr_text(expr)}'",
+                expr.loc,
+            )
 
     def call_action(self, *args: Any) -> None:
         raise CompileError("actions cannot be called in the deparser", args[2])
@@ -61,9 +67,18 @@ def lower_deparser(services: Services, decl: n.ControlDecl, bindings: dict[str, 
     declare_locals(services, decl, scope)
     sink = _EmitSink(services, scope)
     _walk(services, decl.body.stmts, scope, sink)
-    return {"name": "deparser", "id": 0, "source_info": {"filename": decl.loc.file, "line": decl.loc.line,
-                                                         "column": decl.loc.col, "source_fragment": decl.name},
-            "order": sink.order, "primitives": []}
+    return {
+        "name": "deparser",
+        "id": 0,
+        "source_info": {
+            "filename": decl.loc.file,
+            "line": decl.loc.line,
+            "column": decl.loc.col,
+            "source_fragment": decl.name,
+        },
+        "order": sink.order,
+        "primitives": [],
+    }
 
 
 def _walk(services: Services, stmts: list[n.Stmt], scope, sink: _EmitSink) -> None:
@@ -78,5 +93,7 @@ def _walk(services: Services, stmts: list[n.Stmt], scope, sink: _EmitSink) -> No
             case n.Empty():
                 pass
             case _:
-                raise CompileError("the deparser supports only emit calls (optionally inside if statements)",
-                                   stmt.loc)
+                raise CompileError(
+                    "the deparser supports only emit calls (optionally inside if statements)",
+                    stmt.loc,
+                )

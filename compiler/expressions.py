@@ -49,8 +49,13 @@ COMPARE = {"==", "!=", "<", ">", "<=", ">="}
 def wrap_width(expr: dict, vtype: t.P4Type) -> dict:
     """Truncate an unbounded BMv2 result to the type's width (mask, or two_comp_mod if signed)."""
     if isinstance(vtype, t.Bits):
-        width = {"type": "hexstr", "value": hexstr(vtype.width if vtype.signed else mask_of(vtype.width),
-                                                   None if vtype.signed else vtype.width)}
+        width = {
+            "type": "hexstr",
+            "value": hexstr(
+                vtype.width if vtype.signed else mask_of(vtype.width),
+                None if vtype.signed else vtype.width,
+            ),
+        }
         name = "two_comp_mod" if vtype.signed else "&"
         return op(name, {"type": "expression", "value": expr}, width)
     return expr
@@ -104,13 +109,28 @@ class ExpressionCompiler:
         result = self.compile(expr)
         if isinstance(result, Unassigned):
             return result
-        if isinstance(result, Const | RuntimeData | StringValue) or (isinstance(result, Value) and not result.writable):
+        if isinstance(result, Const | RuntimeData | StringValue) or (
+            isinstance(result, Value) and not result.writable
+        ):
             raise CompileError(f"cannot assign to '{n.expr_text(expr)}': it is read-only", expr.loc)
-        assignable = (Field, HeaderInstance, StackInstance, UnionInstance, StructValue, SliceTarget, ListValue)
+        assignable = (
+            Field,
+            HeaderInstance,
+            StackInstance,
+            UnionInstance,
+            StructValue,
+            SliceTarget,
+            ListValue,
+        )
         is_access = isinstance(result, Computed | HeaderExpression) and result.expr.get("op") in (
-            "access_field", "dereference_header_stack")
+            "access_field",
+            "dereference_header_stack",
+        )
         if not isinstance(result, assignable) and not is_access:
-            raise CompileError(f"cannot assign to '{n.expr_text(expr)}': it is not a variable, field or header", expr.loc)
+            raise CompileError(
+                f"cannot assign to '{n.expr_text(expr)}': it is not a variable, field or header",
+                expr.loc,
+            )
         if not result.writable:
             raise CompileError(f"cannot assign to '{n.expr_text(expr)}': it is read-only", expr.loc)
         return result
@@ -176,22 +196,33 @@ class ExpressionCompiler:
                 raise CompileError(f"index {index} is out of bounds for {base.type}", e.index.loc)
             return base.items[index]
         if not isinstance(base, StackInstance):
-            raise CompileError(f"'{n.expr_text(e.expr)}' is not a header stack; only stacks can be indexed", e.loc)
+            raise CompileError(
+                f"'{n.expr_text(e.expr)}' is not a header stack; only stacks can be indexed", e.loc
+            )
         index = self.value(e.index)
         if isinstance(index, Const):
             if not 0 <= int(index.value) < len(base.elements):
-                raise CompileError(f"index {index.value} is out of bounds for {base.type}", e.index.loc)
+                raise CompileError(
+                    f"index {index.value} is out of bounds for {base.type}", e.index.loc
+                )
             return base.elements[int(index.value)]
         if isinstance(base.type.element, t.Union):
-            raise CompileError("run-time indices into header union stacks are not supported by ina's compiler",
-                               e.index.loc)
-        return HeaderExpression(base.type.element, op("dereference_header_stack", expr_json(base),
-                                                      as_data(index)), writable=base.writable)
+            raise CompileError(
+                "run-time indices into header union stacks are not supported by ina's compiler",
+                e.index.loc,
+            )
+        return HeaderExpression(
+            base.type.element,
+            op("dereference_header_stack", expr_json(base), as_data(index)),
+            writable=base.writable,
+        )
 
     def _Slice(self, e: n.Slice, expected) -> Value:
         base = self.compile(e.expr)
         if not isinstance(base, Value) or not isinstance(base.type, t.Bits):
-            raise CompileError(f"only bit<N> and int<N> values can be sliced, not '{n.expr_text(e.expr)}'", e.loc)
+            raise CompileError(
+                f"only bit<N> and int<N> values can be sliced, not '{n.expr_text(e.expr)}'", e.loc
+            )
         hi = int(self.constant(e.hi).value)
         lo = int(self.constant(e.lo).value)
         if not base.type.width > hi >= lo >= 0:
@@ -203,9 +234,16 @@ class ExpressionCompiler:
             target = None
         if isinstance(base, Const):
             return Const(t.Bits(width), (int(base.value) >> lo) & mask_of(width))
-        shifted = op(">>", self._unsigned(base), {"type": "hexstr", "value": hexstr(lo, 8)}) if lo else None
+        shifted = (
+            op(">>", self._unsigned(base), {"type": "hexstr", "value": hexstr(lo, 8)})
+            if lo
+            else None
+        )
         source = {"type": "expression", "value": shifted} if shifted else self._unsigned(base)
-        result = Computed(t.Bits(width), op("&", source, {"type": "hexstr", "value": hexstr(mask_of(width), width)}))
+        result = Computed(
+            t.Bits(width),
+            op("&", source, {"type": "hexstr", "value": hexstr(mask_of(width), width)}),
+        )
         if target is not None:
             target.read = result
             return target
@@ -214,8 +252,17 @@ class ExpressionCompiler:
     def _unsigned(self, value: Value) -> dict:
         """JSON of a value as an unsigned number of its width (int<N> fields read as negative)."""
         if isinstance(value.type, t.Bits) and value.type.signed:
-            return {"type": "expression", "value": op("&", expr_json(value), {
-                "type": "hexstr", "value": hexstr(mask_of(value.type.width), value.type.width)})}
+            return {
+                "type": "expression",
+                "value": op(
+                    "&",
+                    expr_json(value),
+                    {
+                        "type": "hexstr",
+                        "value": hexstr(mask_of(value.type.width), value.type.width),
+                    },
+                ),
+            }
         return as_data(value)
 
     def _Unary(self, e: n.Unary, expected) -> Value:
@@ -265,8 +312,11 @@ class ExpressionCompiler:
                 return Computed(target, op("b2d", None, expr_json(value)))
             if isinstance(source, t.Enum) and source.base is not None:
                 if target != source.base:  # P4-16 8.3; p4c refuses the rest too
-                    raise CompileError(f"cannot cast {source} to {target}: a serializable enum casts only to "
-                                       f"its underlying type {source.base} (cast that to {target})", loc)
+                    raise CompileError(
+                        f"cannot cast {source} to {target}: a serializable enum casts only to "
+                        f"its underlying type {source.base} (cast that to {target})",
+                        loc,
+                    )
                 value = self._retype(value, source.base)
                 source = source.base
             if isinstance(source, t.InfInt | t.Bits):
@@ -294,11 +344,15 @@ class ExpressionCompiler:
     def _bits_cast(self, value: Value, source: t.Bits, target: t.Bits) -> Value:
         data = expr_json(value)
         if source.signed and not target.signed:
-            expr = op("&", data, {"type": "hexstr", "value": hexstr(mask_of(target.width), target.width)})
+            expr = op(
+                "&", data, {"type": "hexstr", "value": hexstr(mask_of(target.width), target.width)}
+            )
         elif target.signed:
             expr = op("two_comp_mod", data, {"type": "hexstr", "value": hexstr(target.width, None)})
         elif target.width < source.width:
-            expr = op("&", data, {"type": "hexstr", "value": hexstr(mask_of(target.width), target.width)})
+            expr = op(
+                "&", data, {"type": "hexstr", "value": hexstr(mask_of(target.width), target.width)}
+            )
         else:
             return self._retype(value, target)
         return Computed(target, expr)
@@ -317,25 +371,39 @@ class ExpressionCompiler:
         if isinstance(value, ListValue) and isinstance(expected, t.StructLike):
             if len(value.items) != len(expected.fields):
                 raise CompileError(
-                    f"{len(value.items)} values given for {expected}, which has {len(expected.fields)} fields", loc)
+                    f"{len(value.items)} values given for {expected}, which has {len(expected.fields)} fields",
+                    loc,
+                )
             if value.names is not None:
                 order = {name: i for i, name in enumerate(value.names)}
                 missing = [f for f, _ in expected.fields if f not in order]
                 if missing:
-                    raise CompileError(f"no value given for field '{missing[0]}' of {expected}", loc)
+                    raise CompileError(
+                        f"no value given for field '{missing[0]}' of {expected}", loc
+                    )
                 items = [value.items[order[f]] for f, _ in expected.fields]
             else:
                 items = value.items
-            members = {f: self.coerce(v, ft, loc) for (f, ft), v in zip(expected.fields, items, strict=True)}
+            members = {
+                f: self.coerce(v, ft, loc)
+                for (f, ft), v in zip(expected.fields, items, strict=True)
+            }
             return StructValue(expected, members, writable=False)
-        if isinstance(expected, t.Bits) and isinstance(value.type, t.Enum) and value.type.base == expected:
+        if (
+            isinstance(expected, t.Bits)
+            and isinstance(value.type, t.Enum)
+            and value.type.base == expected
+        ):
             return self._retype(value, expected)
         if isinstance(expected, t.Varbit) and isinstance(value.type, t.Varbit):
             return value
         if isinstance(value, ListValue) and isinstance(expected, t.Tuple):
             if len(value.items) != len(expected.elements):
                 raise CompileError(f"{len(value.items)} values given for {expected}", loc)
-            items = [self.coerce(v, et, loc) for v, et in zip(value.items, expected.elements, strict=True)]
+            items = [
+                self.coerce(v, et, loc)
+                for v, et in zip(value.items, expected.elements, strict=True)
+            ]
             return ListValue(expected, items, writable=False)
         raise CompileError(f"type mismatch: expected {expected}, got {value.type}", loc)
 
@@ -357,8 +425,11 @@ class ExpressionCompiler:
             equal = self._aggregate_equal(left, right, e)
             if e.op == "==":
                 return equal
-            return Const(t.Bool(), not equal.value) if isinstance(equal, Const) else \
-                Computed(t.Bool(), op("not", None, as_bool(equal)))
+            return (
+                Const(t.Bool(), not equal.value)
+                if isinstance(equal, Const)
+                else Computed(t.Bool(), op("not", None, as_bool(equal)))
+            )
         if e.op == "++":
             return self._concat(left, right, e)
         if e.op in ("<<", ">>"):
@@ -380,8 +451,14 @@ class ExpressionCompiler:
         if e.op in ("|+|", "|-|"):
             inner = op("+" if e.op == "|+|" else "-", expr_json(left), expr_json(right))
             name = "sat_cast" if vtype.signed else "usat_cast"
-            return Computed(vtype, op(name, {"type": "expression", "value": inner},
-                                      {"type": "hexstr", "value": hexstr(vtype.width, None)}))
+            return Computed(
+                vtype,
+                op(
+                    name,
+                    {"type": "expression", "value": inner},
+                    {"type": "hexstr", "value": hexstr(vtype.width, None)},
+                ),
+            )
         if e.op in ("/", "%") and vtype.signed:
             raise CompileError(f"'{e.op}' is not defined on {vtype}; use bit<N> operands", e.loc)
         inner = op(e.op, expr_json(left), expr_json(right))
@@ -393,8 +470,9 @@ class ExpressionCompiler:
             right = self.coerce(right, left.type, e.loc)
         if left.type != right.type:
             raise CompileError(f"cannot compare {left.type} with {right.type}", e.loc)
-        if isinstance(left, HeaderInstance | HeaderExpression | UnionInstance) and \
-                isinstance(right, HeaderInstance | HeaderExpression | UnionInstance):
+        if isinstance(left, HeaderInstance | HeaderExpression | UnionInstance) and isinstance(
+            right, HeaderInstance | HeaderExpression | UnionInstance
+        ):
             return Computed(t.Bool(), op("==", expr_json(left), expr_json(right)))
         pairs: list[tuple[Value, Value]] = []
         if isinstance(left, StackInstance) and isinstance(right, StackInstance):
@@ -411,9 +489,11 @@ class ExpressionCompiler:
                 same = self._aggregate_equal(a, b, e)
             else:
                 a2, b2 = self._unify(a, b, e)
-                same = self._fold_binary(n.Binary(e.loc, "==", e.left, e.right), a2, b2) \
-                    if isinstance(a2, Const) and isinstance(b2, Const) else \
-                    Computed(t.Bool(), op("==", as_data(a2), as_data(b2)))
+                same = (
+                    self._fold_binary(n.Binary(e.loc, "==", e.left, e.right), a2, b2)
+                    if isinstance(a2, Const) and isinstance(b2, Const)
+                    else Computed(t.Bool(), op("==", as_data(a2), as_data(b2)))
+                )
             if isinstance(result, Const):
                 result = same if result.value else result
             elif not (isinstance(same, Const) and same.value):
@@ -431,6 +511,7 @@ class ExpressionCompiler:
                 return left
             return self.boolean(e.right)
         if self._branches(e.right):  # short-circuit: the right side runs only when needed
+
             def right() -> Value:
                 return self.boolean(e.right)
 
@@ -451,7 +532,11 @@ class ExpressionCompiler:
             right = self.coerce(right, lt, e.right.loc) if isinstance(right, Const) else right
         for side in ("left", "right"):
             value = left if side == "left" else right
-            if isinstance(value.type, t.Enum) and value.type.base is not None and e.op not in ("==", "!="):
+            if (
+                isinstance(value.type, t.Enum)
+                and value.type.base is not None
+                and e.op not in ("==", "!=")
+            ):
                 value = self._retype(value, value.type.base)
                 if side == "left":
                     left = value
@@ -461,7 +546,9 @@ class ExpressionCompiler:
             if isinstance(left.type, t.Bits) and isinstance(right.type, t.Bits):
                 raise CompileError(
                     f"width mismatch: '{e.op}' on {left.type} and {right.type}; cast one operand, "
-                    f"e.g. ({left.type}) x", e.loc)
+                    f"e.g. ({left.type}) x",
+                    e.loc,
+                )
             raise CompileError(f"cannot apply '{e.op}' to {left.type} and {right.type}", e.loc)
         return left, right
 
@@ -469,42 +556,83 @@ class ExpressionCompiler:
         a, b = left.value, right.value
         vtype = left.type
         if e.op in COMPARE:
-            result = {"==": a == b, "!=": a != b, "<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b}[e.op]
+            result = {
+                "==": a == b,
+                "!=": a != b,
+                "<": a < b,
+                ">": a > b,
+                "<=": a <= b,
+                ">=": a >= b,
+            }[e.op]
             return Const(t.Bool(), result)
         a, b = int(a), int(b)
         if e.op in ("/", "%") and b == 0:
             raise CompileError("division by zero", e.loc)
         if e.op in ("|+|", "|-|") and isinstance(vtype, t.Bits):
             raw = a + b if e.op == "|+|" else a - b
-            lo, hi = (-(1 << (vtype.width - 1)), (1 << (vtype.width - 1)) - 1) if vtype.signed \
+            lo, hi = (
+                (-(1 << (vtype.width - 1)), (1 << (vtype.width - 1)) - 1)
+                if vtype.signed
                 else (0, mask_of(vtype.width))
+            )
             return Const(vtype, min(max(raw, lo), hi))
-        raw = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a // b,
-               "%": lambda: a % b, "&": lambda: a & b, "|": lambda: a | b, "^": lambda: a ^ b,
-               "|+|": lambda: a + b, "|-|": lambda: a - b}[e.op]()
+        raw = {
+            "+": lambda: a + b,
+            "-": lambda: a - b,
+            "*": lambda: a * b,
+            "/": lambda: a // b,
+            "%": lambda: a % b,
+            "&": lambda: a & b,
+            "|": lambda: a | b,
+            "^": lambda: a ^ b,
+            "|+|": lambda: a + b,
+            "|-|": lambda: a - b,
+        }[e.op]()
         return Const(vtype, fold(raw, vtype))
 
     def _shift(self, name: str, left: Value, right: Value, e: n.Binary) -> Value:
-        if not isinstance(right.type, t.Bits | t.InfInt) or (isinstance(right.type, t.Bits) and right.type.signed):
-            raise CompileError(f"shift amount must be an unsigned integer, not {right.type}", e.right.loc)
+        if not isinstance(right.type, t.Bits | t.InfInt) or (
+            isinstance(right.type, t.Bits) and right.type.signed
+        ):
+            raise CompileError(
+                f"shift amount must be an unsigned integer, not {right.type}", e.right.loc
+            )
         if not isinstance(left.type, t.Bits | t.InfInt):
             raise CompileError(f"'{name}' needs an integer left operand, not {left.type}", e.loc)
         if isinstance(left, Const) and isinstance(right, Const):
-            raw = int(left.value) << int(right.value) if name == "<<" else int(left.value) >> int(right.value)
+            raw = (
+                int(left.value) << int(right.value)
+                if name == "<<"
+                else int(left.value) >> int(right.value)
+            )
             return Const(left.type, fold(raw, left.type))
         if isinstance(left.type, t.InfInt):
-            raise CompileError("the left operand of a shift by a run-time amount needs a width", e.left.loc)
-        inner = op(name, expr_json(left), expr_json(right) if not isinstance(right, Const)
-                   else {"type": "hexstr", "value": hexstr(int(right.value), 8)})
+            raise CompileError(
+                "the left operand of a shift by a run-time amount needs a width", e.left.loc
+            )
+        inner = op(
+            name,
+            expr_json(left),
+            expr_json(right)
+            if not isinstance(right, Const)
+            else {"type": "hexstr", "value": hexstr(int(right.value), 8)},
+        )
         return Computed(left.type, wrap_width(inner, left.type) if name == "<<" else inner)
 
     def _concat(self, left: Value, right: Value, e: n.Binary) -> Value:
         if not isinstance(left.type, t.Bits) or not isinstance(right.type, t.Bits):
-            raise CompileError(f"'++' needs bit<N> or int<N> operands, not {left.type} and {right.type}", e.loc)
-        vtype = t.Bits(t.check_width(left.type.width + right.type.width, e.loc, "a concatenation"), left.type.signed)
+            raise CompileError(
+                f"'++' needs bit<N> or int<N> operands, not {left.type} and {right.type}", e.loc
+            )
+        vtype = t.Bits(
+            t.check_width(left.type.width + right.type.width, e.loc, "a concatenation"),
+            left.type.signed,
+        )
         rw = right.type.width
         if isinstance(left, Const) and isinstance(right, Const):
-            raw = ((int(left.value) & mask_of(left.type.width)) << rw) | (int(right.value) & mask_of(rw))
+            raw = ((int(left.value) & mask_of(left.type.width)) << rw) | (
+                int(right.value) & mask_of(rw)
+            )
             return Const(vtype, fold(raw, vtype))
         shifted = op("<<", self._unsigned(left), {"type": "hexstr", "value": hexstr(rw, 8)})
         inner = op("|", {"type": "expression", "value": shifted}, self._unsigned(right))
@@ -516,7 +644,12 @@ class ExpressionCompiler:
             return self.value(e.then if cond.value else e.other, expected)
         if self._branches(e.then, e.other):  # only the chosen branch runs
             return self.effects.branch_value(  # type: ignore[union-attr]
-                self, cond, lambda: self.value(e.then, expected), lambda: self.value(e.other, expected), e.loc)
+                self,
+                cond,
+                lambda: self.value(e.then, expected),
+                lambda: self.value(e.other, expected),
+                e.loc,
+            )
         then = self.value(e.then, expected)
         other = self.value(e.other, expected)
         if isinstance(then.type, t.InfInt) and not isinstance(other.type, t.InfInt):
@@ -524,7 +657,9 @@ class ExpressionCompiler:
         if isinstance(other.type, t.InfInt) and not isinstance(then.type, t.InfInt):
             other = self.coerce(other, then.type, e.other.loc)
         if then.type != other.type:
-            raise CompileError(f"the branches of '?:' have different types: {then.type} and {other.type}", e.loc)
+            raise CompileError(
+                f"the branches of '?:' have different types: {then.type} and {other.type}", e.loc
+            )
         if isinstance(cond, Const):
             return then if cond.value else other
         if isinstance(then.type, t.InfInt):
@@ -537,7 +672,9 @@ class ExpressionCompiler:
 
     def _KeyValueList(self, e: n.KeyValueList, expected) -> Value:
         items = [self.value(v) for _, v in e.items]
-        return ListValue(t.Tuple(tuple(i.type for i in items)), items, [k for k, _ in e.items], writable=False)
+        return ListValue(
+            t.Tuple(tuple(i.type for i in items)), items, [k for k, _ in e.items], writable=False
+        )
 
     def _Call(self, e: n.Call, expected) -> Any:
         return compile_call(self, e, as_statement=False)

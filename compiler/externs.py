@@ -28,9 +28,16 @@ from ina.compiler.values import (
 )
 
 INDEX_TYPE = t.Bits(32)
-HASH_ALGORITHMS = {"crc32": "crc32", "crc32_custom": "crc32_custom", "crc16": "crc16",
-                   "crc16_custom": "crc16_custom", "random": "random", "identity": "identity",
-                   "csum16": "csum16", "xor16": "xor16"}
+HASH_ALGORITHMS = {
+    "crc32": "crc32",
+    "crc32_custom": "crc32_custom",
+    "crc16": "crc16",
+    "crc16_custom": "crc16_custom",
+    "random": "random",
+    "identity": "identity",
+    "csum16": "csum16",
+    "xor16": "xor16",
+}
 ARCHITECTURE_FILES = {"core.p4", "v1model.p4"}
 
 
@@ -40,9 +47,10 @@ def unsupported_extern(what: str, decl: n.Decl) -> str:
     is one ina's compiler lacks."""
     if Path(decl.loc.file).name in ARCHITECTURE_FILES:
         return f"{what} '{decl.name}' is not supported by ina's compiler"
-    return (f"unknown {what} '{decl.name}' (declared at {decl.loc.file}:{decl.loc.line}): BMv2's simple_switch "
-            "implements only the externs of v1model.p4, so a program cannot declare its own")
-
+    return (
+        f"unknown {what} '{decl.name}' (declared at {decl.loc.file}:{decl.loc.line}): BMv2's simple_switch "
+        "implements only the externs of v1model.p4, so a program cannot declare its own"
+    )
 
 
 def _emit(ec: Expressions, call: n.Call, name: str, params: list[dict]) -> None:
@@ -63,19 +71,25 @@ def _index(ec: Expressions, arg: n.Arg) -> Value:
 def _out_field(ec: Expressions, arg: n.Arg, expected: t.P4Type | None, what: str) -> Value:
     target = ec.lvalue(arg.value)
     if expected is not None and not isinstance(expected, t.TypeVar) and target.type != expected:
-        raise CompileError(f"{what} writes {expected}, but '{n.expr_text(arg.value)}' is {target.type}", arg.loc)
+        raise CompileError(
+            f"{what} writes {expected}, but '{n.expr_text(arg.value)}' is {target.type}", arg.loc
+        )
     return target
 
 
 def _count_args(call: n.Call, count: int, what: str) -> None:
     if len(call.args) != count:
-        raise CompileError(f"wrong number of arguments: {what} takes {count}, got {len(call.args)}", call.loc)
+        raise CompileError(
+            f"wrong number of arguments: {what} takes {count}, got {len(call.args)}", call.loc
+        )
 
 
 def call_extern_method(ec: Expressions, inst: ExternInstance, method: str, call: n.Call) -> Any:
     handler = EXTERNS[inst.kind].methods.get(method)
     if handler is None:
-        raise CompileError(f"'{method}' of extern {inst.kind} is not supported by ina's compiler", call.loc)
+        raise CompileError(
+            f"'{method}' of extern {inst.kind} is not supported by ina's compiler", call.loc
+        )
     what = f"{inst.name.split('.')[-1]}.{method}"
     _count_args(call, handler.args, what)
     return handler.lower(ec, inst, call, what)
@@ -88,7 +102,12 @@ def _array(inst: ExternInstance) -> dict:
 
 def _register_read(ec: Expressions, inst: ExternInstance, call: n.Call, what: str) -> None:
     target = _out_field(ec, call.args[0], inst.extra["value_type"], what)
-    _emit(ec, call, "register_read", [param_json(target), _array(inst), param_json(_index(ec, call.args[1]))])
+    _emit(
+        ec,
+        call,
+        "register_read",
+        [param_json(target), _array(inst), param_json(_index(ec, call.args[1]))],
+    )
 
 
 def _register_write(ec: Expressions, inst: ExternInstance, call: n.Call, what: str) -> None:
@@ -114,7 +133,9 @@ def _execute_meter(ec: Expressions, inst: ExternInstance, call: n.Call, what: st
 def _direct_meter_read(ec: Expressions, inst: ExternInstance, call: n.Call, what: str) -> None:
     target = _out_field(ec, call.args[0], None, what)
     if not isinstance(target, Field):
-        raise CompileError("direct_meter.read needs a field or variable to write the color to", call.loc)
+        raise CompileError(
+            "direct_meter.read needs a field or variable to write the color to", call.loc
+        )
     inst.extra["result_target"] = [target.header, target.name]
 
 
@@ -136,7 +157,9 @@ class Extern:
 
 
 EXTERNS = {
-    "register": Extern((1,), {"read": Method(2, _register_read), "write": Method(2, _register_write)}),
+    "register": Extern(
+        (1,), {"read": Method(2, _register_read), "write": Method(2, _register_write)}
+    ),
     "counter": Extern((2,), {"count": Method(1, _count)}),
     "direct_counter": Extern((1,), {"count": Method(0, _direct_count)}),
     "meter": Extern((2,), {"execute_meter": Method(2, _execute_meter)}),
@@ -146,7 +169,9 @@ EXTERNS = {
 }
 
 
-def call_extern_function(ec: Expressions, overloads: list[n.ExternFunctionDecl], call: n.Call) -> Any:
+def call_extern_function(
+    ec: Expressions, overloads: list[n.ExternFunctionDecl], call: n.Call
+) -> Any:
     name = overloads[0].name
     handler = _FUNCTIONS.get(name)
     if handler is None:
@@ -154,7 +179,9 @@ def call_extern_function(ec: Expressions, overloads: list[n.ExternFunctionDecl],
     counts = {len(o.proto.params) for o in overloads}
     if len(call.args) not in counts:
         expected = " or ".join(str(c) for c in sorted(counts))
-        raise CompileError(f"wrong number of arguments: {name} takes {expected}, got {len(call.args)}", call.loc)
+        raise CompileError(
+            f"wrong number of arguments: {name} takes {expected}, got {len(call.args)}", call.loc
+        )
     return handler(ec, call)
 
 
@@ -169,12 +196,18 @@ def _random(ec: Expressions, call: n.Call) -> None:
         raise CompileError(f"random writes bit<N>, not {target.type}", call.args[0].loc)
     lo = ec.value(call.args[1].value, target.type)
     hi = ec.value(call.args[2].value, target.type)
-    _emit(ec, call, "modify_field_rng_uniform", [param_json(target), param_json(lo), param_json(hi)])
+    _emit(
+        ec, call, "modify_field_rng_uniform", [param_json(target), param_json(lo), param_json(hi)]
+    )
 
 
 def _algorithm(ec: Expressions, arg: n.Arg) -> str:
     value = ec.value(arg.value)
-    if not isinstance(value, Const) or not isinstance(value.type, t.Enum) or value.type.name != "HashAlgorithm":
+    if (
+        not isinstance(value, Const)
+        or not isinstance(value.type, t.Enum)
+        or value.type.name != "HashAlgorithm"
+    ):
         raise CompileError("expected a HashAlgorithm constant such as HashAlgorithm.crc32", arg.loc)
     names = {v: k for k, v in value.type.members.items()}
     return HASH_ALGORITHMS[names[int(value.value)]]
@@ -191,8 +224,17 @@ def _hash(ec: Expressions, call: n.Call) -> None:
     if isinstance(limit.type, t.InfInt):
         limit = ec.coerce(limit, t.Bits(32), call.args[4].loc)
     calc = ec.services.calculation(algo, data, call.loc)
-    _emit(ec, call, "modify_field_with_hash_based_offset",
-          [param_json(target), param_json(base), {"type": "calculation", "value": calc}, param_json(limit)])
+    _emit(
+        ec,
+        call,
+        "modify_field_with_hash_based_offset",
+        [
+            param_json(target),
+            param_json(base),
+            {"type": "calculation", "value": calc},
+            param_json(limit),
+        ],
+    )
 
 
 def _digest(ec: Expressions, call: n.Call) -> None:
@@ -203,8 +245,15 @@ def _digest(ec: Expressions, call: n.Call) -> None:
         dtype = ec.model.resolve(type_args[0], scope=ec.scope)
         data = ec.coerce(data, dtype, call.args[1].loc)
     list_id = ec.services.learn_list(data, call.loc)
-    _emit(ec, call, "generate_digest", [{"type": "hexstr", "value": hexstr(int(receiver.value), 32)},
-                                        {"type": "hexstr", "value": hexstr(list_id, 32)}])
+    _emit(
+        ec,
+        call,
+        "generate_digest",
+        [
+            {"type": "hexstr", "value": hexstr(int(receiver.value), 32)},
+            {"type": "hexstr", "value": hexstr(list_id, 32)},
+        ],
+    )
 
 
 def _clone_kind(ec: Expressions, arg: n.Arg) -> str:
@@ -212,7 +261,11 @@ def _clone_kind(ec: Expressions, arg: n.Arg) -> str:
     if not isinstance(value.type, t.Enum) or value.type.name != "CloneType":
         raise CompileError("expected CloneType.I2E or CloneType.E2E", arg.loc)
     names = {v: k for k, v in value.type.members.items()}
-    return "clone_ingress_pkt_to_egress" if names[int(value.value)] == "I2E" else "clone_egress_pkt_to_egress"
+    return (
+        "clone_ingress_pkt_to_egress"
+        if names[int(value.value)] == "I2E"
+        else "clone_egress_pkt_to_egress"
+    )
 
 
 def _session(ec: Expressions, arg: n.Arg) -> dict:
@@ -271,10 +324,21 @@ def _log_msg(ec: Expressions, call: n.Call) -> None:
     values: list[Value] = []
     if len(call.args) == 2:
         values = flatten_fields(ec.value(call.args[1].value))
-    vector = [expr_json(v) if not isinstance(v.type, t.InfInt) else expr_json(ec.coerce(v, t.Bits(32), call.loc))
-              for v in values]
-    _emit(ec, call, "log_msg", [{"type": "string", "value": message.text},  # type: ignore[attr-defined]
-                                {"type": "parameters_vector", "value": vector}])
+    vector = [
+        expr_json(v)
+        if not isinstance(v.type, t.InfInt)
+        else expr_json(ec.coerce(v, t.Bits(32), call.loc))
+        for v in values
+    ]
+    _emit(
+        ec,
+        call,
+        "log_msg",
+        [
+            {"type": "string", "value": message.text},  # type: ignore[attr-defined]
+            {"type": "parameters_vector", "value": vector},
+        ],
+    )
 
 
 def _parser_verify(ec: Expressions, call: n.Call) -> None:
@@ -283,15 +347,20 @@ def _parser_verify(ec: Expressions, call: n.Call) -> None:
     cond = ec.boolean(call.args[0].value)
     error = ec.value(call.args[1].value)
     if not isinstance(error.type, t.ErrorType):
-        raise CompileError(f"verify's second argument must be an error, not {error.type}", call.args[1].loc)
+        raise CompileError(
+            f"verify's second argument must be an error, not {error.type}", call.args[1].loc
+        )
     ec.effects.verify(cond, error)
 
 
 def _checksum(verify: bool, payload: bool):
     def handler(ec: Expressions, call: n.Call) -> None:
         if ec.effects is None or not hasattr(ec.effects, "checksum"):
-            raise CompileError(f"{'verify' if verify else 'update'}_checksum can be called only in the "
-                               "checksum controls of V1Switch", call.loc)
+            raise CompileError(
+                f"{'verify' if verify else 'update'}_checksum can be called only in the "
+                "checksum controls of V1Switch",
+                call.loc,
+            )
         cond = ec.boolean(call.args[0].value)
         data = flatten_fields(ec.value(call.args[1].value))
         target = ec.lvalue(call.args[2].value) if not verify else ec.value(call.args[2].value)
@@ -299,7 +368,6 @@ def _checksum(verify: bool, payload: bool):
         ec.effects.checksum(cond, data, target, algo, verify, payload, call.loc)
 
     return handler
-
 
 
 _FUNCTIONS = {

@@ -10,24 +10,32 @@ from ina.compiler.objects import ExternInstance
 from ina.compiler.services import Expressions
 
 
-def make_extern(ec: Expressions, decl: n.Instantiation, ext: n.ExternDecl, name: str) -> ExternInstance:
+def make_extern(
+    ec: Expressions, decl: n.Instantiation, ext: n.ExternDecl, name: str
+) -> ExternInstance:
     """`ec` evaluates the constructor arguments in the scope of the instantiation."""
     kind = ext.name
     if kind not in EXTERNS:
         raise CompileError(unsupported_extern("extern", ext), decl.loc)
     if len(decl.args) not in EXTERNS[kind].ctor_args:
         expected = " or ".join(map(str, EXTERNS[kind].ctor_args))
-        raise CompileError(f"wrong number of arguments: {kind} takes {expected}, got {len(decl.args)}", decl.loc)
+        raise CompileError(
+            f"wrong number of arguments: {kind} takes {expected}, got {len(decl.args)}", decl.loc
+        )
     type_args = tuple(ec.model.resolve(a, scope=ec.scope) for a in decl.type_args)
     instance = ExternInstance(kind, name, type_args, [], decl.annotations, decl)
     if kind == "register":
         if not type_args:
-            raise CompileError("register needs its value type, e.g. register<bit<32>>(1024)", decl.loc)
+            raise CompileError(
+                "register needs its value type, e.g. register<bit<32>>(1024)", decl.loc
+            )
         value_type = type_args[0]
         if isinstance(value_type, t.Enum) and value_type.base is not None:
             value_type = value_type.base
         if not isinstance(value_type, t.Bits | t.Bool):
-            raise CompileError(f"register values must be bit<N> or int<N>, not {value_type}", decl.loc)
+            raise CompileError(
+                f"register values must be bit<N> or int<N>, not {value_type}", decl.loc
+            )
         instance.extra["value_type"] = value_type
         instance.extra["bitwidth"] = t.width_of(value_type)
         instance.extra["size"] = _size(ec, decl.args[0])
@@ -39,10 +47,13 @@ def make_extern(ec: Expressions, decl: n.Instantiation, ext: n.ExternDecl, name:
         instance.extra["size"] = _size(ec, decl.args[1])
     elif kind in ("counter", "meter"):
         instance.extra["size"] = _size(ec, decl.args[0])
-        instance.extra["unit"] = _enum_member(ec, decl.args[1], "CounterType" if kind == "counter" else "MeterType")
+        instance.extra["unit"] = _enum_member(
+            ec, decl.args[1], "CounterType" if kind == "counter" else "MeterType"
+        )
     else:
-        instance.extra["unit"] = _enum_member(ec, decl.args[0],
-                                              "CounterType" if kind == "direct_counter" else "MeterType")
+        instance.extra["unit"] = _enum_member(
+            ec, decl.args[0], "CounterType" if kind == "direct_counter" else "MeterType"
+        )
     return instance
 
 

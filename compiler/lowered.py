@@ -68,7 +68,9 @@ class Artifacts:
     actions: dict[str, ActionInfo] = field(default_factory=dict)
     externs: list[ExternInstance] = field(default_factory=list)
     digests: list[DigestInfo] = field(default_factory=list)
-    controller_headers: list[tuple[str, t.StructLike, list[n.Annotation]]] = field(default_factory=list)
+    controller_headers: list[tuple[str, t.StructLike, list[n.Annotation]]] = field(
+        default_factory=list
+    )
     value_sets: list[tuple[str, int, int, list[n.Annotation]]] = field(default_factory=list)
     direct_actions: list[str] = field(default_factory=list)
 

@@ -68,14 +68,19 @@ class Lowering:
             vtype = self.model.resolve(decl.type, scope=scope)
             value = ExpressionCompiler(self, scope).value(decl.value, vtype)
             if not isinstance(value, Const):
-                raise CompileError(f"the value of constant '{decl.name}' is not known at compile time", decl.value.loc)
+                raise CompileError(
+                    f"the value of constant '{decl.name}' is not known at compile time",
+                    decl.value.loc,
+                )
             self._constants[key] = value
         return self._constants[key]
 
     def bind_global_action(self, decl: n.ActionDecl) -> ActionBinding:
         key = id(decl)
         if key not in self._global_actions:
-            self._global_actions[key] = ActionBinding(decl, self.model.globals, n.qualified("", decl))
+            self._global_actions[key] = ActionBinding(
+                decl, self.model.globals, n.qualified("", decl)
+            )
         return self._global_actions[key]
 
     def exit_flag(self) -> Value:
@@ -123,19 +128,33 @@ class Lowering:
     def construct(self, call: n.CtorCall, scope: Scope) -> BlockInstance:
         decl = self.model.type_decls.get(call.type_name)
         if not isinstance(decl, n.ParserDecl | n.ControlDecl):
-            raise CompileError(f"'{call.type_name}(...)' can only construct a parser or control here", call.loc)
+            raise CompileError(
+                f"'{call.type_name}(...)' can only construct a parser or control here", call.loc
+            )
         return BlockInstance(decl, decl.name, [self.ctor_arg(a, scope) for a in call.args])
 
     # ---- actions
-    def add_action(self, name: str, runtime_data: list[dict], primitives: list[dict], loc: Location) -> dict:
-        action = {"name": name, "id": self.next_id("action"), "runtime_data": runtime_data,
-                  "primitives": primitives,
-                  "source_info": {"filename": loc.file, "line": loc.line, "column": loc.col,
-                                  "source_fragment": name.rsplit(".", 1)[-1]}}
+    def add_action(
+        self, name: str, runtime_data: list[dict], primitives: list[dict], loc: Location
+    ) -> dict:
+        action = {
+            "name": name,
+            "id": self.next_id("action"),
+            "runtime_data": runtime_data,
+            "primitives": primitives,
+            "source_info": {
+                "filename": loc.file,
+                "line": loc.line,
+                "column": loc.col,
+                "source_fragment": name.rsplit(".", 1)[-1],
+            },
+        }
         self.sections.actions.append(action)
         return action
 
-    def table_action(self, binding: ActionBinding, bound: tuple[list[n.Arg], Scope] | None = None) -> dict:
+    def table_action(
+        self, binding: ActionBinding, bound: tuple[list[n.Arg], Scope] | None = None
+    ) -> dict:
         """The BMv2 action a table invokes: arguments bound in the table's actions list fill the
         first parameters; the remaining (directionless) ones become runtime data. A table that binds
         arguments gets its own copy, named as p4c names every copy: the action's own name (tables
@@ -148,8 +167,11 @@ class Lowering:
         scope = binding.scope.child()
         bound_args = bound[0] if bound else []
         if len(bound_args) > len(decl.params):
-            raise CompileError(f"wrong number of arguments: action '{decl.name}' takes {len(decl.params)}, "
-                               f"got {len(bound_args)}", bound_args[-1].loc)
+            raise CompileError(
+                f"wrong number of arguments: action '{decl.name}' takes {len(decl.params)}, "
+                f"got {len(bound_args)}",
+                bound_args[-1].loc,
+            )
         runtime_data, params = [], []
         body = ActionBody(self, binding.scope.owner)
         for i, param in enumerate(decl.params):
@@ -164,11 +186,16 @@ class Lowering:
                 scope.define(param.name, value)
                 continue
             if param.direction is not None:
-                raise CompileError(f"action '{decl.name}' has a directional parameter '{param.name}'; a table "
-                                   "must bind it in its actions list, e.g. actions = { a(hdr.x); }", param.loc)
+                raise CompileError(
+                    f"action '{decl.name}' has a directional parameter '{param.name}'; a table "
+                    "must bind it in its actions list, e.g. actions = { a(hdr.x); }",
+                    param.loc,
+                )
             if not isinstance(ptype, t.Bits | t.Bool | t.Enum):
-                raise CompileError(f"action data '{param.name}' must be bit<N>, int<N>, bool or an enum, not {ptype}",
-                                   param.loc)
+                raise CompileError(
+                    f"action data '{param.name}' must be bit<N>, int<N>, bool or an enum, not {ptype}",
+                    param.loc,
+                )
             width = t.width_of(ptype)
             scope.define(param.name, RuntimeData(ptype, len(runtime_data), writable=False))
             runtime_data.append({"name": param.name, "bitwidth": width})
@@ -194,24 +221,40 @@ class Lowering:
         self.artifacts.direct_actions.append(name)
 
     # ---- hashing, digests, field lists
-    def calculation(self, algo: str, fields: list[Value], loc: Location, payload: bool = False) -> str:
+    def calculation(
+        self, algo: str, fields: list[Value], loc: Location, payload: bool = False
+    ) -> str:
         inputs = []
         for value in fields:
             inputs.append(self._calc_input(value, loc))
         if payload:
             inputs.append({"type": "payload", "value": None})
         name = f"calc_{len(self.sections.calculations)}"
-        self.sections.calculations.append({"name": name, "id": len(self.sections.calculations),
-                                  "source_info": {"filename": loc.file, "line": loc.line, "column": loc.col,
-                                                  "source_fragment": algo},
-                                  "algo": algo, "input": inputs})
+        self.sections.calculations.append(
+            {
+                "name": name,
+                "id": len(self.sections.calculations),
+                "source_info": {
+                    "filename": loc.file,
+                    "line": loc.line,
+                    "column": loc.col,
+                    "source_fragment": algo,
+                },
+                "algo": algo,
+                "input": inputs,
+            }
+        )
         return name
 
     def _calc_input(self, value: Value, loc: Location) -> dict:
         if isinstance(value, Field):
             return value.json()
         if isinstance(value, Const) and isinstance(value.type, t.Bits):
-            return {"type": "hexstr", "value": hexstr(int(value.value), value.type.width), "bitwidth": value.type.width}
+            return {
+                "type": "hexstr",
+                "value": hexstr(int(value.value), value.type.width),
+                "bitwidth": value.type.width,
+            }
         raise CompileError("hash and checksum inputs must be fields or constants with a width", loc)
 
     def learn_list(self, data: Value, loc: Location) -> int:
@@ -223,16 +266,28 @@ class Lowering:
                 return digest.list_id
         elements = [self._calc_input(v, loc) for v in flatten_fields(data)]
         list_id = len(self.sections.learn_lists) + 1
-        self.sections.learn_lists.append({"id": list_id, "name": name, "source_info": {
-            "filename": loc.file, "line": loc.line, "column": loc.col, "source_fragment": "digest"},
-            "elements": elements})
+        self.sections.learn_lists.append(
+            {
+                "id": list_id,
+                "name": name,
+                "source_info": {
+                    "filename": loc.file,
+                    "line": loc.line,
+                    "column": loc.col,
+                    "source_fragment": "digest",
+                },
+                "elements": elements,
+            }
+        )
         self.artifacts.digests.append(DigestInfo(name, data.type, list_id))
         return list_id
 
     def field_list_of(self, fields: list[Value], loc: Location) -> int:
         elements = [self._calc_input(v, loc) for v in fields]
         list_id = len(self.sections.field_lists) + 1
-        self.sections.field_lists.append({"id": list_id, "name": f"fl_{list_id}", "elements": elements})
+        self.sections.field_lists.append(
+            {"id": list_id, "name": f"fl_{list_id}", "elements": elements}
+        )
         return list_id
 
     def annotated_field_list(self, index: int, loc: Location) -> int:
@@ -245,8 +300,9 @@ class Lowering:
         if self.metadata_value is not None:
             fields = _annotated_fields(self.metadata_value, index)
         list_id = len(self.sections.field_lists) + 1
-        self.sections.field_lists.append({"id": list_id, "name": name,
-                                 "elements": [self._calc_input(f, loc) for f in fields]})
+        self.sections.field_lists.append(
+            {"id": list_id, "name": name, "elements": [self._calc_input(f, loc) for f in fields]}
+        )
         return list_id
 
 
@@ -264,7 +320,10 @@ def _annotated_fields(struct: StructValue, index: int) -> list[Value]:
             result += _annotated_fields(value, index)
             continue
         for annotation in stype.annotations.get(name, []):
-            if annotation.name == "field_list" and annotation.body and str(index) in [
-                    p.strip() for p in annotation.body.split(",")]:
+            if (
+                annotation.name == "field_list"
+                and annotation.body
+                and str(index) in [p.strip() for p in annotation.body.split(",")]
+            ):
                 result.append(value)
     return result

@@ -77,10 +77,14 @@ def member_of(ec: Expressions, base: Any, e: n.Member) -> Any:
         return BoundMethod(base, name)
     if isinstance(base, TableApply):
         if name not in ("hit", "miss", "action_run"):
-            raise CompileError(f"a table application result has hit, miss and action_run, not '{name}'", e.loc)
+            raise CompileError(
+                f"a table application result has hit, miss and action_run, not '{name}'", e.loc
+            )
         raise CompileError(
             f"'.{name}' of a table application is supported only directly in an if condition "
-            "(`if (t.apply().hit)`) or a switch; store it first otherwise", e.loc)
+            "(`if (t.apply().hit)`) or a switch; store it first otherwise",
+            e.loc,
+        )
     if isinstance(base, Value):
         raise CompileError(f"a value of type {base.type} has no member '{name}'", e.loc)
     raise CompileError(f"'{name}' is not a member of this expression", e.loc)
@@ -96,8 +100,11 @@ def _stack_member(stack: StackInstance, e: n.Member) -> Any:
         return Computed(t.Bits(32), op("last_stack_index", None, expr_json(stack)))
     if name in ("next", "last"):
         return StackNext(stack, name == "last")
-    raise CompileError(f"header stack has no member '{name}' (it has next, last, size, lastIndex, "
-                       "push_front, pop_front)", e.loc)
+    raise CompileError(
+        f"header stack has no member '{name}' (it has next, last, size, lastIndex, "
+        "push_front, pop_front)",
+        e.loc,
+    )
 
 
 def valid_bit(header: Value) -> Value:
@@ -112,5 +119,8 @@ def valid_bit(header: Value) -> Value:
 def last_element(stack: StackInstance) -> HeaderExpression:
     """`stack.last`: the element at the last valid index, chosen at run time."""
     index = {"type": "expression", "value": op("last_stack_index", None, expr_json(stack))}
-    return HeaderExpression(stack.type.element, op("dereference_header_stack", expr_json(stack), index),
-                            writable=stack.writable)
+    return HeaderExpression(
+        stack.type.element,
+        op("dereference_header_stack", expr_json(stack), index),
+        writable=stack.writable,
+    )

@@ -580,7 +580,11 @@ def expr_text(expr: Expr) -> str:
 def has_calls(expr: Any) -> bool:
     """Whether an expression calls anything but the pure header methods."""
     if isinstance(expr, Call):
-        pure = isinstance(expr.func, Member) and expr.func.name in ("isValid", "minSizeInBits", "minSizeInBytes")
+        pure = isinstance(expr.func, Member) and expr.func.name in (
+            "isValid",
+            "minSizeInBits",
+            "minSizeInBytes",
+        )
         if not pure:
             return True
     if isinstance(expr, list):

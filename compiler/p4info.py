@@ -8,18 +8,47 @@ from ina.compiler import types as t
 from ina.compiler.lowered import Artifacts
 from ina.p4rt.proto import p4info_pb2
 
-PREFIX = {"action": 0x01, "table": 0x02, "value_set": 0x03, "controller_header": 0x04, "action_profile": 0x11,
-          "counter": 0x12, "direct_counter": 0x13, "meter": 0x14, "direct_meter": 0x15, "register": 0x16,
-          "digest": 0x17}
-MATCH_TYPES = {"exact": p4info_pb2.MatchField.EXACT, "lpm": p4info_pb2.MatchField.LPM,
-               "ternary": p4info_pb2.MatchField.TERNARY, "range": p4info_pb2.MatchField.RANGE,
-               "optional": p4info_pb2.MatchField.OPTIONAL}
-SCOPES = {"TABLE_AND_DEFAULT": p4info_pb2.ActionRef.TABLE_AND_DEFAULT,
-          "TABLE_ONLY": p4info_pb2.ActionRef.TABLE_ONLY, "DEFAULT_ONLY": p4info_pb2.ActionRef.DEFAULT_ONLY}
-COUNTER_UNITS = {"packets": p4info_pb2.CounterSpec.PACKETS, "bytes": p4info_pb2.CounterSpec.BYTES,
-                 "packets_and_bytes": p4info_pb2.CounterSpec.BOTH}
+PREFIX = {
+    "action": 0x01,
+    "table": 0x02,
+    "value_set": 0x03,
+    "controller_header": 0x04,
+    "action_profile": 0x11,
+    "counter": 0x12,
+    "direct_counter": 0x13,
+    "meter": 0x14,
+    "direct_meter": 0x15,
+    "register": 0x16,
+    "digest": 0x17,
+}
+MATCH_TYPES = {
+    "exact": p4info_pb2.MatchField.EXACT,
+    "lpm": p4info_pb2.MatchField.LPM,
+    "ternary": p4info_pb2.MatchField.TERNARY,
+    "range": p4info_pb2.MatchField.RANGE,
+    "optional": p4info_pb2.MatchField.OPTIONAL,
+}
+SCOPES = {
+    "TABLE_AND_DEFAULT": p4info_pb2.ActionRef.TABLE_AND_DEFAULT,
+    "TABLE_ONLY": p4info_pb2.ActionRef.TABLE_ONLY,
+    "DEFAULT_ONLY": p4info_pb2.ActionRef.DEFAULT_ONLY,
+}
+COUNTER_UNITS = {
+    "packets": p4info_pb2.CounterSpec.PACKETS,
+    "bytes": p4info_pb2.CounterSpec.BYTES,
+    "packets_and_bytes": p4info_pb2.CounterSpec.BOTH,
+}
 METER_UNITS = {"packets": p4info_pb2.MeterSpec.PACKETS, "bytes": p4info_pb2.MeterSpec.BYTES}
-_HIDDEN_ANNOTATIONS = {"name", "id", "hidden", "noWarn", "defaultonly", "tableonly", "brief", "description"}
+_HIDDEN_ANNOTATIONS = {
+    "name",
+    "id",
+    "hidden",
+    "noWarn",
+    "defaultonly",
+    "tableonly",
+    "brief",
+    "description",
+}
 
 
 def jenkins_one_at_a_time(text: str) -> int:
@@ -74,8 +103,11 @@ def aliases(names: list[str]) -> dict[str, str]:
 
 
 def _annotation_strings(annotations: list[n.Annotation]) -> list[str]:
-    return [f"@{a.name}" + (f"({a.body})" if a.body is not None else "") for a in annotations
-            if a.name not in _HIDDEN_ANNOTATIONS]
+    return [
+        f"@{a.name}" + (f"({a.body})" if a.body is not None else "")
+        for a in annotations
+        if a.name not in _HIDDEN_ANNOTATIONS
+    ]
 
 
 def _preamble(message, id_: int, name: str, alias: str, annotations: list[n.Annotation]) -> None:
@@ -98,11 +130,19 @@ def build_p4info(art: Artifacts) -> p4info_pb2.P4Info:
             if ref.name not in used_actions:
                 used_actions.append(ref.name)
     used_actions += [a for a in art.direct_actions if a not in used_actions]
-    externs = {kind: [e for e in art.externs if e.kind == kind and (
-        not kind.startswith("direct") or e.bound_table is not None)]
-        for kind in ("counter", "direct_counter", "meter", "direct_meter", "register")}
-    externs["action_profile"] = [e for e in art.externs if e.kind in ("action_profile", "action_selector")
-                                 and e.extra.get("tables")]
+    externs = {
+        kind: [
+            e
+            for e in art.externs
+            if e.kind == kind and (not kind.startswith("direct") or e.bound_table is not None)
+        ]
+        for kind in ("counter", "direct_counter", "meter", "direct_meter", "register")
+    }
+    externs["action_profile"] = [
+        e
+        for e in art.externs
+        if e.kind in ("action_profile", "action_selector") and e.extra.get("tables")
+    ]
     groups: dict[str, list[tuple[str, list[n.Annotation]]]] = {
         "action": [(a, art.actions[a].annotations) for a in used_actions],
         "table": [(tb.name, tb.annotations) for tb in art.tables],
@@ -111,27 +151,43 @@ def build_p4info(art: Artifacts) -> p4info_pb2.P4Info:
         "digest": [(d.name, []) for d in art.digests],
         **{kind: [(e.name, e.annotations) for e in items] for kind, items in externs.items()},
     }
-    fixed = {kind: {name: ids.reserve(kind, annots) for name, annots in items} for kind, items in groups.items()}
+    fixed = {
+        kind: {name: ids.reserve(kind, annots) for name, annots in items}
+        for kind, items in groups.items()
+    }
     id_of: dict[tuple[str, str], int] = {}
     alias_of: dict[str, dict[str, str]] = {}
     for kind, items in groups.items():
         alias_of[kind] = aliases([name for name, _ in items])
         for name, _ in items:
             hashed = name
-            if kind == "controller_header":  # p4c hashes the header type's name, not the annotation's
+            if (
+                kind == "controller_header"
+            ):  # p4c hashes the header type's name, not the annotation's
                 hashed = next(h.name for n, h, _ in art.controller_headers if n == name)
             id_of[(kind, name)] = ids.assign(kind, hashed, fixed[kind][name])
 
     for table in art.tables:
         message = info.tables.add()
-        _preamble(message, id_of[("table", table.name)], table.name, alias_of["table"][table.name], table.annotations)
+        _preamble(
+            message,
+            id_of[("table", table.name)],
+            table.name,
+            alias_of["table"][table.name],
+            table.annotations,
+        )
         for i, key in enumerate(table.keys, start=1):
-            field = message.match_fields.add(id=i, name=key.name, bitwidth=key.width,
-                                             match_type=MATCH_TYPES[key.match_kind])
+            field = message.match_fields.add(
+                id=i, name=key.name, bitwidth=key.width, match_type=MATCH_TYPES[key.match_kind]
+            )
             field.annotations.extend(_annotation_strings(key.annotations))
         for ref in table.actions:
-            action_ref = message.action_refs.add(id=id_of[("action", ref.name)], scope=SCOPES[ref.scope])
-            scope_annotations = [f"@{a.name}" for a in ref.annotations if a.name in ("defaultonly", "tableonly")]
+            action_ref = message.action_refs.add(
+                id=id_of[("action", ref.name)], scope=SCOPES[ref.scope]
+            )
+            scope_annotations = [
+                f"@{a.name}" for a in ref.annotations if a.name in ("defaultonly", "tableonly")
+            ]
             if ref.scope == "DEFAULT_ONLY" and not scope_annotations:
                 scope_annotations = ["@defaultonly"]
             action_ref.annotations.extend(scope_annotations + _annotation_strings(ref.annotations))
@@ -150,7 +206,9 @@ def build_p4info(art: Artifacts) -> p4info_pb2.P4Info:
     for name in used_actions:
         action = art.actions[name]
         message = info.actions.add()
-        _preamble(message, id_of[("action", name)], name, alias_of["action"][name], action.annotations)
+        _preamble(
+            message, id_of[("action", name)], name, alias_of["action"][name], action.annotations
+        )
         for i, (pname, width, annots) in enumerate(action.params, start=1):
             param = message.params.add(id=i, name=pname, bitwidth=width)
             param.annotations.extend(_annotation_strings(annots))
@@ -158,29 +216,57 @@ def build_p4info(art: Artifacts) -> p4info_pb2.P4Info:
     table_ids = {tb.name: id_of[("table", tb.name)] for tb in art.tables}
     for inst in externs["counter"]:
         message = info.counters.add()
-        _preamble(message, id_of[("counter", inst.name)], inst.name, alias_of["counter"][inst.name], inst.annotations)
+        _preamble(
+            message,
+            id_of[("counter", inst.name)],
+            inst.name,
+            alias_of["counter"][inst.name],
+            inst.annotations,
+        )
         message.spec.unit = COUNTER_UNITS[inst.extra["unit"]]
         message.size = inst.extra["size"]
     for inst in externs["direct_counter"]:
         message = info.direct_counters.add()
-        _preamble(message, id_of[("direct_counter", inst.name)], inst.name, alias_of["direct_counter"][inst.name],
-                  inst.annotations)
+        _preamble(
+            message,
+            id_of[("direct_counter", inst.name)],
+            inst.name,
+            alias_of["direct_counter"][inst.name],
+            inst.annotations,
+        )
         message.spec.unit = COUNTER_UNITS[inst.extra["unit"]]
         message.direct_table_id = table_ids[inst.bound_table]
     for inst in externs["meter"]:
         message = info.meters.add()
-        _preamble(message, id_of[("meter", inst.name)], inst.name, alias_of["meter"][inst.name], inst.annotations)
+        _preamble(
+            message,
+            id_of[("meter", inst.name)],
+            inst.name,
+            alias_of["meter"][inst.name],
+            inst.annotations,
+        )
         message.spec.unit = METER_UNITS[inst.extra["unit"]]
         message.size = inst.extra["size"]
     for inst in externs["direct_meter"]:
         message = info.direct_meters.add()
-        _preamble(message, id_of[("direct_meter", inst.name)], inst.name, alias_of["direct_meter"][inst.name],
-                  inst.annotations)
+        _preamble(
+            message,
+            id_of[("direct_meter", inst.name)],
+            inst.name,
+            alias_of["direct_meter"][inst.name],
+            inst.annotations,
+        )
         message.spec.unit = METER_UNITS[inst.extra["unit"]]
         message.direct_table_id = table_ids[inst.bound_table]
     for name, htype, annots in art.controller_headers:
         message = info.controller_packet_metadata.add()
-        _preamble(message, id_of[("controller_header", name)], name, alias_of["controller_header"][name], annots)
+        _preamble(
+            message,
+            id_of[("controller_header", name)],
+            name,
+            alias_of["controller_header"][name],
+            annots,
+        )
         for i, (fname, ftype) in enumerate(t.flat_fields(htype.fields), start=1):
             message.metadata.add(id=i, name=fname, bitwidth=t.width_of(ftype))
     for name, width, size, annots in art.value_sets:
@@ -190,20 +276,36 @@ def build_p4info(art: Artifacts) -> p4info_pb2.P4Info:
         message.size = size
     for inst in externs["action_profile"]:
         message = info.action_profiles.add()
-        _preamble(message, id_of[("action_profile", inst.name)], inst.name, alias_of["action_profile"][inst.name],
-                  inst.annotations)
+        _preamble(
+            message,
+            id_of[("action_profile", inst.name)],
+            inst.name,
+            alias_of["action_profile"][inst.name],
+            inst.annotations,
+        )
         message.table_ids.extend(table_ids[name] for name in inst.extra["tables"])
         message.with_selector = inst.kind == "action_selector"
         message.size = inst.extra["size"]
     for inst in externs["register"]:
         message = info.registers.add()
-        _preamble(message, id_of[("register", inst.name)], inst.name, alias_of["register"][inst.name],
-                  inst.annotations)
+        _preamble(
+            message,
+            id_of[("register", inst.name)],
+            inst.name,
+            alias_of["register"][inst.name],
+            inst.annotations,
+        )
         message.type_spec.bitstring.bit.bitwidth = inst.extra["bitwidth"]
         message.size = inst.extra["size"]
     for digest in art.digests:
         message = info.digests.add()
-        _preamble(message, id_of[("digest", digest.name)], digest.name, alias_of["digest"][digest.name], [])
+        _preamble(
+            message,
+            id_of[("digest", digest.name)],
+            digest.name,
+            alias_of["digest"][digest.name],
+            [],
+        )
         message.type_spec.struct.name = digest.type.name
         _struct_type_info(info, digest.type)
     return info

@@ -38,13 +38,17 @@ def preprocess(
     """Expand `path` with cpp; <core.p4> and <v1model.p4> resolve to ina's own p4include."""
     cpp = shutil.which("cpp")
     if cpp is None:
-        raise CompileError("the C preprocessor `cpp` is not installed; install it (apt-get install cpp)",
-                           Location(str(path), 0, 0))
+        raise CompileError(
+            "the C preprocessor `cpp` is not installed; install it (apt-get install cpp)",
+            Location(str(path), 0, 0),
+        )
     command = [cpp, "-x", "c", "-undef", "-nostdinc", "-Wno-comment", "-w"]
     command += [f"-I{d}" for d in include_dirs] + [f"-I{P4INCLUDE}"]
     command += [f"-D{name}={value}" for name, value in defines.items()]
     command.append(str(path))
-    result = subprocess.run(command, capture_output=True, encoding="utf-8", errors="replace", check=False)
+    result = subprocess.run(
+        command, capture_output=True, encoding="utf-8", errors="replace", check=False
+    )
     if result.returncode != 0:
         raise _cpp_error(result.stderr, path)
     return _split_markers(result.stdout, str(path))
@@ -55,7 +59,9 @@ def _cpp_error(stderr: str, path: Path) -> CompileError:
         match = _CPP_DIAGNOSTIC.match(line)
         if match:
             file, lineno, col, message = match.groups()
-            return CompileError(f"preprocessor: {message}", Location(file, int(lineno), int(col or 1)))
+            return CompileError(
+                f"preprocessor: {message}", Location(file, int(lineno), int(col or 1))
+            )
     return CompileError(f"preprocessor failed: {stderr.strip()}", Location(str(path), 1, 1))
 
 

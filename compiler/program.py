@@ -41,7 +41,9 @@ def _serializable(ftype: t.P4Type) -> bool:
     """Types a header field may have: bits, varbit, bool, serializable enums, structs of those."""
     if isinstance(ftype, t.Struct):
         return all(_serializable(sub) and not isinstance(sub, t.Varbit) for _, sub in ftype.fields)
-    return isinstance(ftype, t.Bits | t.Varbit | t.Bool) or (isinstance(ftype, t.Enum) and ftype.base is not None)
+    return isinstance(ftype, t.Bits | t.Varbit | t.Bool) or (
+        isinstance(ftype, t.Enum) and ftype.base is not None
+    )
 
 
 class ProgramModel:
@@ -143,7 +145,9 @@ class ProgramModel:
             if isinstance(result, t.Header) and not serializable:
                 raise CompileError(
                     f"header field '{f.name}' has type {ftype}; header fields must be "
-                    "bit<N>, int<N>, varbit<N>, bool, a serializable enum or a struct of those", f.loc)
+                    "bit<N>, int<N>, varbit<N>, bool, a serializable enum or a struct of those",
+                    f.loc,
+                )
             result.fields.append((f.name, ftype))
             result.annotations[f.name] = f.annotations
         return result
@@ -151,13 +155,17 @@ class ProgramModel:
     def _enum(self, name: str, base_ref: n.TypeRef | None, members) -> t.Enum:
         base = self.resolve(base_ref) if base_ref is not None else None
         if base is not None and not isinstance(base, t.Bits):
-            raise CompileError(f"enum '{name}' needs a bit<N> or int<N> underlying type", base_ref.loc)
+            raise CompileError(
+                f"enum '{name}' needs a bit<N> or int<N> underlying type", base_ref.loc
+            )
         values: dict[str, int] = {}
         for i, (member, expr) in enumerate(members):
             if base is None:
                 values[member] = i
             elif expr is None:
-                raise CompileError(f"serializable enum member '{member}' needs a value", base_ref.loc)
+                raise CompileError(
+                    f"serializable enum member '{member}' needs a value", base_ref.loc
+                )
             else:
                 values[member] = int(self.const_value(expr, self.globals)) & ((1 << base.width) - 1)
         return t.Enum(name, values, base)
@@ -166,14 +174,24 @@ class ProgramModel:
         assert self.const_evaluator is not None
         return self.const_evaluator(expr, scope)
 
-    def resolve(self, ref: n.TypeRef, type_env: dict[str, t.P4Type] | None = None,
-                scope: Scope | None = None) -> t.P4Type:
+    def resolve(
+        self,
+        ref: n.TypeRef,
+        type_env: dict[str, t.P4Type] | None = None,
+        scope: Scope | None = None,
+    ) -> t.P4Type:
         """A syntactic type as a semantic type; `type_env` binds generic type variables."""
         scope = scope or self.globals
         match ref:
             case n.BaseTypeRef(kind=kind):
-                return {"bool": t.Bool(), "error": t.ErrorType(), "string": t.String(),
-                        "void": t.Void(), "match_kind": t.MatchKind(), "int": t.InfInt()}[kind]
+                return {
+                    "bool": t.Bool(),
+                    "error": t.ErrorType(),
+                    "string": t.String(),
+                    "void": t.Void(),
+                    "match_kind": t.MatchKind(),
+                    "int": t.InfInt(),
+                }[kind]
             case n.BitsTypeRef(width=w, signed=signed, varbit=varbit):
                 width = t.check_width(self.const_value(w, scope), w.loc)
                 return t.Varbit(width) if varbit else t.Bits(width, signed)
@@ -181,15 +199,23 @@ class ProgramModel:
                 if type_env is not None and name in type_env:
                     return type_env[name]
                 if name not in self.type_decls:
-                    return t.TypeVar(name) if type_env is not None else self.named_type(name, ref.loc)
+                    return (
+                        t.TypeVar(name) if type_env is not None else self.named_type(name, ref.loc)
+                    )
                 resolved = self.named_type(name, ref.loc)
                 if isinstance(resolved, t.ExternType) and args:
                     return t.ExternType(name, tuple(self.resolve(a, type_env, scope) for a in args))
                 return resolved
             case n.StackTypeRef(element=e, size=size):
                 count = self.const_value(size, scope)
-                if not isinstance(count, int) or isinstance(count, bool) or not 0 < count <= t.MAX_STACK_SIZE:
-                    raise CompileError(f"a header stack has 1..{t.MAX_STACK_SIZE} elements, not {count}", size.loc)
+                if (
+                    not isinstance(count, int)
+                    or isinstance(count, bool)
+                    or not 0 < count <= t.MAX_STACK_SIZE
+                ):
+                    raise CompileError(
+                        f"a header stack has 1..{t.MAX_STACK_SIZE} elements, not {count}", size.loc
+                    )
                 return t.Stack(self.resolve(e, type_env, scope), count)
             case n.TupleTypeRef(args=args):
                 return t.Tuple(tuple(self.resolve(a, type_env, scope) for a in args))

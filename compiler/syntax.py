@@ -94,9 +94,19 @@ def _syntax_error(error: lark.exceptions.UnexpectedInput, source: Preprocessed) 
     return CompileError("syntax error", location)
 
 
-_TOKEN_SPELLING = {"SEMICOLON": "';'", "RPAR": "')'", "RBRACE": "'}'", "RSQB": "']'", "COMMA": "','",
-                   "COLON": "':'", "EQUAL": "'='", "LPAR": "'('", "LBRACE": "'{'", "GT": "'>'",
-                   "IDENT": "a name"}
+_TOKEN_SPELLING = {
+    "SEMICOLON": "';'",
+    "RPAR": "')'",
+    "RBRACE": "'}'",
+    "RSQB": "']'",
+    "COMMA": "','",
+    "COLON": "':'",
+    "EQUAL": "'='",
+    "LPAR": "'('",
+    "LBRACE": "'{'",
+    "GT": "'>'",
+    "IDENT": "a name",
+}
 
 
 def _expected_hint(expected: set[str]) -> str:
@@ -121,14 +131,37 @@ def parse_int_literal(text: str) -> tuple[int, int | None, bool]:
         width, signed = int(match.group(1)), match.group(2) == "s"
         text = text[match.end() :]
     digits = text.replace("_", "")
-    base = {"x": 16, "b": 2, "o": 8, "d": 10}.get(digits[1:2].lower(), 10) if digits[:1] == "0" else 10
+    base = (
+        {"x": 16, "b": 2, "o": 8, "d": 10}.get(digits[1:2].lower(), 10) if digits[:1] == "0" else 10
+    )
     if base != 10 or digits[1:2].lower() == "d":
         digits = digits[2:]
     return int(digits, base), width, signed
 
 
-_PRECEDENCE = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7, "<=": 7, ">=": 7,
-               "<<": 8, ">>": 8, "++": 9, "+": 10, "-": 10, "|+|": 10, "|-|": 10, "*": 11, "/": 11, "%": 11}
+_PRECEDENCE = {
+    "||": 1,
+    "&&": 2,
+    "|": 3,
+    "^": 4,
+    "&": 5,
+    "==": 6,
+    "!=": 6,
+    "<": 7,
+    ">": 7,
+    "<=": 7,
+    ">=": 7,
+    "<<": 8,
+    ">>": 8,
+    "++": 9,
+    "+": 10,
+    "-": 10,
+    "|+|": 10,
+    "|-|": 10,
+    "*": 11,
+    "/": 11,
+    "%": 11,
+}
 
 
 def _reduce(operands: list, operators: list[str]) -> None:
@@ -191,7 +224,9 @@ class _ToAst(Transformer):
         return items[0]
 
     def args(self, meta, items):
-        return [a if isinstance(a, n.Arg) else n.Arg(a.loc, None, a) for a in items if a is not None]
+        return [
+            a if isinstance(a, n.Arg) else n.Arg(a.loc, None, a) for a in items if a is not None
+        ]
 
     def dontcare_arg(self, meta, items):
         return n.Arg(self._loc(meta), None, None)
@@ -309,7 +344,12 @@ class _ToAst(Transformer):
     def param(self, meta, items):
         annots, direction, type_, name, default = items
         return n.Param(
-            self._loc(meta), str(direction) if direction else None, type_, name, default, annots or []
+            self._loc(meta),
+            str(direction) if direction else None,
+            type_,
+            name,
+            default,
+            annots or [],
         )
 
     def extern_method(self, meta, items):
@@ -352,7 +392,9 @@ class _ToAst(Transformer):
 
     def instantiation(self, meta, items):
         annots, type_name, targs, args, name = items
-        return n.Instantiation(self._loc(meta), name, annots or [], str(type_name), targs or [], args)
+        return n.Instantiation(
+            self._loc(meta), name, annots or [], str(type_name), targs or [], args
+        )
 
     def value_set_decl(self, meta, items):
         annots, type_, size, name = items
@@ -428,7 +470,9 @@ class _ToAst(Transformer):
                 entries, const_entries = value
             else:
                 others.append(value)
-        return n.TableDecl(self._loc(meta), name, annots or [], keys, actions, entries, const_entries, others)
+        return n.TableDecl(
+            self._loc(meta), name, annots or [], keys, actions, entries, const_entries, others
+        )
 
     def key_prop(self, meta, items):
         return ("key", list(items))
@@ -456,7 +500,10 @@ class _ToAst(Transformer):
 
     def table_prop(self, meta, items):
         annots, const, name, value = items
-        return ("prop", n.TableProperty(self._loc(meta), name, value, const is not None, annots or []))
+        return (
+            "prop",
+            n.TableProperty(self._loc(meta), name, value, const is not None, annots or []),
+        )
 
     # ---- statements
     def block(self, meta, items):

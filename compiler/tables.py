@@ -43,8 +43,11 @@ class TableLowering:
         actions, infos = self._actions()
         default_name, default_args, default_const, default_loc = self._default_action(props)
         if default_name not in {a.name for a in infos}:
-            raise CompileError(f"default action '{default_name}' is not in the actions of table "
-                               f"'{self.table.local_name}'", default_loc)
+            raise CompileError(
+                f"default action '{default_name}' is not in the actions of table "
+                f"'{self.table.local_name}'",
+                default_loc,
+            )
         default_binding = actions[default_name]
         default_json = self.services.table_action(default_binding, self.bound.get(default_name))
         default_data = self._action_data(default_binding, default_args, default_loc)
@@ -52,7 +55,9 @@ class TableLowering:
         support_timeout = False
         if "support_timeout" in props:
             support_timeout = bool(self.ec.constant(props["support_timeout"].value).value)
-        json_actions = [self.services.table_action(actions[a.name], self.bound.get(a.name)) for a in infos]
+        json_actions = [
+            self.services.table_action(actions[a.name], self.bound.get(a.name)) for a in infos
+        ]
         table = {
             "name": self.table.name,
             "id": table_id,
@@ -77,24 +82,40 @@ class TableLowering:
         }
         if implementation is not None:
             # like p4c: an indirect table's default action is the control plane's business
-            table["type"] = "indirect_ws" if implementation.kind == "action_selector" else "indirect"
+            table["type"] = (
+                "indirect_ws" if implementation.kind == "action_selector" else "indirect"
+            )
             table["action_profile"] = implementation.name
             del table["default_entry"]
             selector_input = [{"type": "field", "value": k["target"]} for k in self.selector_keys]
             if implementation.kind == "action_selector" and not selector_input:
-                raise CompileError(f"table '{self.table.local_name}' uses an action_selector but has no "
-                                   "selector key", props["implementation"].loc)
+                raise CompileError(
+                    f"table '{self.table.local_name}' uses an action_selector but has no "
+                    "selector key",
+                    props["implementation"].loc,
+                )
             implementation.extra.setdefault("tables", []).append(self.table.name)
             implementation.extra["selector_input"] = selector_input
         elif self.selector_keys:
-            raise CompileError("selector keys need an action_selector implementation", self.decl.loc)
+            raise CompileError(
+                "selector keys need an action_selector implementation", self.decl.loc
+            )
         if decl.entries is not None:
             table["entries"] = self._entries(kinds, keys_info, actions)
         for d in direct:
             d.bound_table = self.table.name
-        info = TableInfo(self.table.name, decl.annotations, keys_info, infos, size,
-                         default_name if default_const else None, decl.entries is not None and decl.const_entries,
-                         direct, support_timeout, implementation)
+        info = TableInfo(
+            self.table.name,
+            decl.annotations,
+            keys_info,
+            infos,
+            size,
+            default_name if default_const else None,
+            decl.entries is not None and decl.const_entries,
+            direct,
+            support_timeout,
+            implementation,
+        )
         return table, info
 
     # ---- keys
@@ -108,19 +129,25 @@ class TableLowering:
                 self.selector_keys.append({"target": target})
                 continue
             if kind not in MATCH_KINDS:
-                raise CompileError(f"unknown match kind '{kind}' (use exact, lpm, ternary, range or optional)",
-                                   element.loc)
+                raise CompileError(
+                    f"unknown match kind '{kind}' (use exact, lpm, ternary, range or optional)",
+                    element.loc,
+                )
             value = self.ec.value(element.expr)
             name_annotation = n.find_annotation(element.annotations, "name")
             name = name_annotation.string() if name_annotation else key_name(element.expr)
             target, mask, width = self._key_target(value, element)
             # BMv2 has no optional match type: p4c writes such keys as ternary (P4Info keeps OPTIONAL)
             json_kind = "ternary" if kind == "optional" else kind
-            keys_json.append({"match_type": json_kind, "name": name, "target": target, "mask": mask})
+            keys_json.append(
+                {"match_type": json_kind, "name": name, "target": target, "mask": mask}
+            )
             infos.append(KeyInfo(name, width, kind, element.annotations))
             kinds.append(kind)
         if kinds.count("lpm") > 1:
-            raise CompileError(f"table '{self.table.local_name}' has more than one lpm key", self.decl.loc)
+            raise CompileError(
+                f"table '{self.table.local_name}' has more than one lpm key", self.decl.loc
+            )
         return keys_json, infos, kinds
 
     def _key_target(self, value: Value, element: n.KeyElement) -> tuple[Any, Any, int]:
@@ -132,12 +159,16 @@ class TableLowering:
                 return inner["value"], None, 1
         if isinstance(value.type, t.Bits | t.Bool | t.Enum | t.ErrorType):
             width = t.width_of(value.type)
-            temp = self.services.allocate(value.type, "key", self.table.name.rsplit(".", 1)[0], element.loc)
+            temp = self.services.allocate(
+                value.type, "key", self.table.name.rsplit(".", 1)[0], element.loc
+            )
             self.key_assignments.append((temp, value, element.loc))
             assert isinstance(temp, Field)
             return [temp.header, temp.name], None, width
-        raise CompileError(f"a table key must be a bit<N>, int<N>, bool, enum or error value, not {value.type}",
-                           element.expr.loc)
+        raise CompileError(
+            f"a table key must be a bit<N>, int<N>, bool, enum or error value, not {value.type}",
+            element.expr.loc,
+        )
 
     # ---- actions
     def _actions(self) -> tuple[dict[str, ActionBinding], list[TableActionInfo]]:
@@ -172,17 +203,26 @@ class TableLowering:
             raise CompileError(f"'{name}' is not an action", loc)
         return found
 
-    def _default_action(self, props: dict[str, n.TableProperty]) -> tuple[str, list[n.Arg], bool, Location]:
+    def _default_action(
+        self, props: dict[str, n.TableProperty]
+    ) -> tuple[str, list[n.Arg], bool, Location]:
         prop = props.get("default_action")
         if prop is None:
-            return self._resolve_action("NoAction", True, self.decl.loc).qualified_name, [], False, self.decl.loc
+            return (
+                self._resolve_action("NoAction", True, self.decl.loc).qualified_name,
+                [],
+                False,
+                self.decl.loc,
+            )
         expr = prop.value
         args: list[n.Arg] = []
         if isinstance(expr, n.Call):
             args = expr.args
             expr = expr.func
         if not isinstance(expr, n.Name):
-            raise CompileError("default_action must name an action, e.g. default_action = drop();", prop.loc)
+            raise CompileError(
+                "default_action must name an action, e.g. default_action = drop();", prop.loc
+            )
         binding = self._resolve_action(expr.name, expr.top_level, expr.loc)
         return binding.qualified_name, args, prop.const, prop.loc
 
@@ -192,8 +232,11 @@ class TableLowering:
         if len(args) == len(binding.decl.params) and bound:
             args = args[bound:]
         if len(args) != len(params):
-            raise CompileError(f"wrong number of arguments: action '{binding.decl.name}' takes {len(params)}, "
-                               f"got {len(args)}", loc)
+            raise CompileError(
+                f"wrong number of arguments: action '{binding.decl.name}' takes {len(params)}, "
+                f"got {len(args)}",
+                loc,
+            )
         data = []
         for param, arg in zip(params, args, strict=True):
             ptype = self.services.model.resolve(param.type, scope=binding.scope)
@@ -202,22 +245,39 @@ class TableLowering:
         return data
 
     # ---- entries
-    def _entries(self, kinds: list[str], keys: list[KeyInfo], actions: dict[str, ActionBinding]) -> list[dict]:
+    def _entries(
+        self, kinds: list[str], keys: list[KeyInfo], actions: dict[str, ActionBinding]
+    ) -> list[dict]:
         entries = []
         explicit = [e for e in self.decl.entries or [] if e.priority is not None]
         top = max((int(self.ec.constant(e.priority).value) for e in explicit), default=0)
         for number, entry in enumerate(self.decl.entries or [], start=1):
             keyset = entry.keyset.items if isinstance(entry.keyset, n.TupleKey) else [entry.keyset]
-            if len(keyset) == 1 and isinstance(keyset[0], n.DefaultKey | n.DontCareKey) and len(kinds) > 1:
+            if (
+                len(keyset) == 1
+                and isinstance(keyset[0], n.DefaultKey | n.DontCareKey)
+                and len(kinds) > 1
+            ):
                 keyset = keyset * len(kinds)
             if len(keyset) != len(kinds):
-                raise CompileError(f"entry has {len(keyset)} key values, table '{self.table.local_name}' has "
-                                   f"{len(kinds)} keys", entry.loc)
-            match_key = [self._match(k, kind, info) for k, kind, info in zip(keyset, kinds, keys, strict=True)]
-            binding = self._resolve_action(entry.action.name, entry.action.top_level, entry.action.loc)
+                raise CompileError(
+                    f"entry has {len(keyset)} key values, table '{self.table.local_name}' has "
+                    f"{len(kinds)} keys",
+                    entry.loc,
+                )
+            match_key = [
+                self._match(k, kind, info)
+                for k, kind, info in zip(keyset, kinds, keys, strict=True)
+            ]
+            binding = self._resolve_action(
+                entry.action.name, entry.action.top_level, entry.action.loc
+            )
             if binding.qualified_name not in actions:
-                raise CompileError(f"action '{entry.action.name}' is not in the actions of table "
-                                   f"'{self.table.local_name}'", entry.action.loc)
+                raise CompileError(
+                    f"action '{entry.action.name}' is not in the actions of table "
+                    f"'{self.table.local_name}'",
+                    entry.action.loc,
+                )
             action = self.services.table_action(binding, self.bound.get(binding.qualified_name))
             data = self._action_data(binding, entry.action.args or [], entry.loc)
             annotated = n.find_annotation(entry.annotations, "priority")
@@ -227,9 +287,14 @@ class TableLowering:
                 priority = int(annotated.body.strip(), 0)
             else:
                 priority = number
-            entries.append({"source_info": _source(entry.loc, "entry"), "match_key": match_key,
-                            "action_entry": {"action_id": action["id"], "action_data": data},
-                            "priority": priority})
+            entries.append(
+                {
+                    "source_info": _source(entry.loc, "entry"),
+                    "match_key": match_key,
+                    "action_entry": {"action_id": action["id"], "action_data": data},
+                    "priority": priority,
+                }
+            )
         return entries
 
     def _match(self, key: n.Expr, kind: str, info: KeyInfo) -> dict:
@@ -258,7 +323,11 @@ class TableLowering:
                 length = bin(mask).count("1")
                 if mask != (full >> (width - length) << (width - length)) if length else mask != 0:
                     raise CompileError(f"lpm mask {hex(mask)} is not a prefix", key.loc)
-                return {"match_type": "lpm", "key": hx(const(key.value) & mask), "prefix_length": length}
+                return {
+                    "match_type": "lpm",
+                    "key": hx(const(key.value) & mask),
+                    "prefix_length": length,
+                }
             return {"match_type": "lpm", "key": hx(const(key)), "prefix_length": width}
         if kind in ("ternary", "optional"):
             if wildcard:
@@ -282,14 +351,29 @@ class TableLowering:
             return None
         if isinstance(prop.value, n.CtorCall):
             annotation = n.find_annotation(prop.annotations, "name")
-            name = annotation.string() if annotation and annotation.string() else f"{self.table.name}_profile"
-            decl = n.Instantiation(prop.loc, name.lstrip("."), [], prop.value.type_name, prop.value.type_args,
-                                   prop.value.args)
+            name = (
+                annotation.string()
+                if annotation and annotation.string()
+                else f"{self.table.name}_profile"
+            )
+            decl = n.Instantiation(
+                prop.loc,
+                name.lstrip("."),
+                [],
+                prop.value.type_name,
+                prop.value.type_args,
+                prop.value.args,
+            )
             value = self.services.instantiate(decl, self.table.scope, "")
         else:
             value = self.ec.compile(prop.value)
-        if not isinstance(value, ExternInstance) or value.kind not in ("action_profile", "action_selector"):
-            raise CompileError("a table implementation must be an action_profile or action_selector", prop.loc)
+        if not isinstance(value, ExternInstance) or value.kind not in (
+            "action_profile",
+            "action_selector",
+        ):
+            raise CompileError(
+                "a table implementation must be an action_profile or action_selector", prop.loc
+            )
         return value
 
     def _direct_resources(self, props: dict[str, n.TableProperty]) -> list[ExternInstance]:
@@ -300,17 +384,26 @@ class TableLowering:
                 continue
             value = self.ec.compile(prop.value)
             if not isinstance(value, ExternInstance) or value.kind != kind:
-                raise CompileError(f"table property '{prop_name}' needs a {kind} instance", prop.loc)
+                raise CompileError(
+                    f"table property '{prop_name}' needs a {kind} instance", prop.loc
+                )
             if value.bound_table not in (None, self.table.name):
-                raise CompileError(f"{kind} '{value.name}' is already attached to table '{value.bound_table}'",
-                                   prop.loc)
+                raise CompileError(
+                    f"{kind} '{value.name}' is already attached to table '{value.bound_table}'",
+                    prop.loc,
+                )
             result.append(value)
         return result
 
 
 def key_name(expr: n.Expr) -> str:
     """p4c's match-field name: the key's source text, with isValid() spelled `.$valid$`."""
-    if isinstance(expr, n.Call) and isinstance(expr.func, n.Member) and expr.func.name == "isValid" and not expr.args:
+    if (
+        isinstance(expr, n.Call)
+        and isinstance(expr.func, n.Member)
+        and expr.func.name == "isValid"
+        and not expr.args
+    ):
         return f"{n.expr_text(expr.func.expr)}.$valid$"
     return n.expr_text(expr)
 

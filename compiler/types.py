@@ -18,7 +18,9 @@ def check_width(width: object, loc: Location, what: str = "a width") -> int:
     if not isinstance(width, int) or isinstance(width, bool) or width <= 0:
         raise CompileError(f"{what} must be a positive integer, not {width}", loc)
     if width > MAX_WIDTH:
-        raise CompileError(f"{what} of {width} bits is more than the {MAX_WIDTH} bits p4c and ina support", loc)
+        raise CompileError(
+            f"{what} of {width} bits is more than the {MAX_WIDTH} bits p4c and ina support", loc
+        )
     return width
 
 
@@ -198,7 +200,6 @@ def width_of(t: P4Type) -> int:
 def is_scalar(t: P4Type) -> bool:
     """Values that live in one BMv2 field."""
     return isinstance(t, Bits | Bool | ErrorType | Enum | Varbit)
-
 
 
 def flat_fields(fields: list[tuple[str, P4Type]], prefix: str = "") -> list[tuple[str, P4Type]]:

@@ -27,7 +27,9 @@ V1SWITCH_BLOCKS = ("parser", "verify_checksum", "ingress", "egress", "compute_ch
 def standard_metadata(lowering: Lowering) -> StructValue:
     smtype = lowering.model.named_type("standard_metadata_t", None)
     assert isinstance(smtype, t.Struct)
-    lowering.storage.add_header(STANDARD_METADATA, smtype, metadata=True, type_name=STANDARD_METADATA)
+    lowering.storage.add_header(
+        STANDARD_METADATA, smtype, metadata=True, type_name=STANDARD_METADATA
+    )
     entry = lowering.storage.header_types[-1]
     bits = sum(f[1] for f in entry["fields"])
     if bits % 8:
@@ -35,7 +37,9 @@ def standard_metadata(lowering: Lowering) -> StructValue:
     return StructValue(smtype, {f: Field(ft, STANDARD_METADATA, f) for f, ft in smtype.fields})
 
 
-def block_bindings(lowering: Lowering, decl: n.ParserDecl | n.ControlDecl, values: dict[str, Any]) -> dict[str, Any]:
+def block_bindings(
+    lowering: Lowering, decl: n.ParserDecl | n.ControlDecl, values: dict[str, Any]
+) -> dict[str, Any]:
     """Bind a V1Switch block's parameters (by their types) to the shared instances."""
     bindings: dict[str, Any] = {}
     by_type = {id(values[k].type): values[k] for k in ("headers", "metadata", "standard_metadata")}
@@ -48,8 +52,11 @@ def block_bindings(lowering: Lowering, decl: n.ParserDecl | n.ControlDecl, value
             read = param.direction in (None, "in") and value is not values["standard_metadata"]
             bindings[param.name] = read_only(value) if read else value
         else:
-            raise CompileError(f"parameter '{param.name}' of '{decl.name}' does not match the V1Switch "
-                               "architecture (expected the headers, metadata or standard_metadata_t types)", param.loc)
+            raise CompileError(
+                f"parameter '{param.name}' of '{decl.name}' does not match the V1Switch "
+                "architecture (expected the headers, metadata or standard_metadata_t types)",
+                param.loc,
+            )
     return bindings
 
 
@@ -61,37 +68,57 @@ def lower_program(model: ProgramModel, source_file: str) -> LoweredProgram:
             lowering.constant_of(decl, model.globals)
     main = model.globals.lookup("main")
     if not isinstance(main, n.Instantiation):
-        raise CompileError("the program has no `main` package instance (e.g. V1Switch(...) main;)",
-                           Location(source_file, 1, 1))
+        raise CompileError(
+            "the program has no `main` package instance (e.g. V1Switch(...) main;)",
+            Location(source_file, 1, 1),
+        )
     if main.type_name != "V1Switch":
-        raise CompileError(f"package '{main.type_name}' is not supported; ina targets v1model's V1Switch", main.loc)
+        raise CompileError(
+            f"package '{main.type_name}' is not supported; ina targets v1model's V1Switch", main.loc
+        )
     if len(main.args) != 6:
-        raise CompileError(f"wrong number of arguments: V1Switch takes 6, got {len(main.args)}", main.loc)
+        raise CompileError(
+            f"wrong number of arguments: V1Switch takes 6, got {len(main.args)}", main.loc
+        )
     blocks: dict[str, BlockInstance] = {}
     for role, arg in zip(V1SWITCH_BLOCKS, main.args, strict=True):
         instance = lowering.ctor_arg(arg, model.globals)
         if not isinstance(instance, BlockInstance):
-            raise CompileError(f"V1Switch's {role} argument must be a parser or control instance", arg.loc)
+            raise CompileError(
+                f"V1Switch's {role} argument must be a parser or control instance", arg.loc
+            )
         blocks[role] = instance
     parser_decl = blocks["parser"].decl
     if not isinstance(parser_decl, n.ParserDecl) or len(parser_decl.params) != 4:
-        raise CompileError("V1Switch's first argument must be a parser with 4 parameters", main.args[0].loc)
+        raise CompileError(
+            "V1Switch's first argument must be a parser with 4 parameters", main.args[0].loc
+        )
     headers_ref, meta_ref = parser_decl.params[1].type, parser_decl.params[2].type
     headers_type = model.resolve(headers_ref)
     metadata_type = model.resolve(meta_ref)
     if not isinstance(headers_type, t.Struct) or not isinstance(metadata_type, t.Struct):
-        raise CompileError("the parser's headers and metadata parameters must be structs", parser_decl.loc)
+        raise CompileError(
+            "the parser's headers and metadata parameters must be structs", parser_decl.loc
+        )
     sm = standard_metadata(lowering)
-    headers = StructValue(headers_type, {f: lowering.storage.allocate(
-        ft, f, headers_ref.loc, metadata=False) if not t.is_scalar(ft) else _scalar_in_headers(ft, f, parser_decl)
-        for f, ft in headers_type.fields})
+    headers = StructValue(
+        headers_type,
+        {
+            f: lowering.storage.allocate(ft, f, headers_ref.loc, metadata=False)
+            if not t.is_scalar(ft)
+            else _scalar_in_headers(ft, f, parser_decl)
+            for f, ft in headers_type.fields
+        },
+    )
     meta_name = parser_decl.params[2].name
     metadata = lowering.storage.allocate(metadata_type, meta_name, meta_ref.loc)
     assert isinstance(metadata, StructValue)
     lowering.metadata_value = metadata
     values = {"headers": headers, "metadata": metadata, "standard_metadata": sm}
 
-    parser = ParserLowering(lowering, blocks["parser"], block_bindings(lowering, parser_decl, values))
+    parser = ParserLowering(
+        lowering, blocks["parser"], block_bindings(lowering, parser_decl, values)
+    )
     parser_json = parser.lower()
     verify = _checksum_control(blocks["verify_checksum"])
     lower_checksums(lowering, verify, block_bindings(lowering, verify, values), verify=True)
@@ -114,8 +141,16 @@ def lower_program(model: ProgramModel, source_file: str) -> LoweredProgram:
     deparser_json = lower_deparser(lowering, deparser, block_bindings(lowering, deparser, values))
     _controller_headers(lowering)
     lowering.storage.pad_scalars()
-    return LoweredProgram(source_file, model, lowering.storage, lowering.sections, lowering.artifacts,
-                          parser_json, deparser_json, pipelines)
+    return LoweredProgram(
+        source_file,
+        model,
+        lowering.storage,
+        lowering.sections,
+        lowering.artifacts,
+        parser_json,
+        deparser_json,
+        pipelines,
+    )
 
 
 def _checksum_control(instance: BlockInstance) -> n.ControlDecl:
@@ -126,8 +161,11 @@ def _checksum_control(instance: BlockInstance) -> n.ControlDecl:
 
 
 def _scalar_in_headers(ftype: t.P4Type, name: str, decl: n.Node) -> Value:
-    raise CompileError(f"the headers struct may contain only headers, stacks, unions and structs; "
-                       f"'{name}' has type {ftype}", decl.loc)
+    raise CompileError(
+        f"the headers struct may contain only headers, stacks, unions and structs; "
+        f"'{name}' has type {ftype}",
+        decl.loc,
+    )
 
 
 def _controller_headers(lowering: Lowering) -> None:
@@ -140,5 +178,6 @@ def _controller_headers(lowering: Lowering) -> None:
                 seen.add(decl.name)
                 htype = lowering.model.named_type(decl.name, decl.loc)
                 assert isinstance(htype, t.StructLike)
-                lowering.artifacts.controller_headers.append((annotation.string() or decl.name, htype,
-                                                              decl.annotations))
+                lowering.artifacts.controller_headers.append(
+                    (annotation.string() or decl.name, htype, decl.annotations)
+                )

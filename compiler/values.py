@@ -75,8 +75,14 @@ class HeaderInstance(Value):
 
 def _field_or_struct(ftype: t.P4Type, header: str, name: str, writable: bool) -> Value:
     if isinstance(ftype, t.Struct):
-        return StructValue(ftype, {sub: _field_or_struct(st, header, f"{name}.{sub}", writable)
-                                   for sub, st in ftype.fields}, writable=writable)
+        return StructValue(
+            ftype,
+            {
+                sub: _field_or_struct(st, header, f"{name}.{sub}", writable)
+                for sub, st in ftype.fields
+            },
+            writable=writable,
+        )
     return Field(ftype, header, name, writable=writable)
 
 
@@ -147,7 +153,9 @@ def flatten_fields(value: Value) -> list[Value]:
     if isinstance(value, StructValue):
         return [leaf for item in value.members.values() for leaf in flatten_fields(item)]
     if isinstance(value, HeaderInstance):
-        return [leaf for f, _ in value.header_type.fields for leaf in flatten_fields(value.member(f))]
+        return [
+            leaf for f, _ in value.header_type.fields for leaf in flatten_fields(value.member(f))
+        ]
     return [value]
 
 
@@ -223,4 +231,3 @@ def as_bool(value: Value) -> Json:
     if isinstance(value, Field | RuntimeData):
         return {"type": "expression", "value": op("d2b", None, expr_json(value))}
     return expr_json(value)
-

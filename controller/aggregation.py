@@ -26,15 +26,31 @@ from ina.p4src.protocol import (
     worker_rid,
 )
 
-JOB_COUNTERS = ("InaIngress.job_accepted", "InaIngress.job_completed", "InaEgress.job_results_sent",
-                "InaIngress.job_retrans_answered", "InaIngress.job_duplicates", "InaIngress.job_out_of_range",
-                "InaIngress.job_wrong_epoch", "InaIngress.job_late", "InaIngress.job_stale",
-                "InaIngress.job_timeouts")
-PORT_COUNTERS = ("InaIngress.port_refused", "InaIngress.port_malformed", "InaIngress.port_drop_sim_in",
-                 "InaEgress.port_drop_sim_out")
-DROP_TABLES = {"ingress": ("InaIngress.drop_sim_in", "sm.ingress_port"),
-               "egress": ("InaEgress.drop_sim_out", "sm.egress_port")}
-THRESHOLD_SCALE = 0xFFFFFFFF  # the drop simulator draws in [0, 0xFFFFFFFE]: this threshold drops all
+JOB_COUNTERS = (
+    "InaIngress.job_accepted",
+    "InaIngress.job_completed",
+    "InaEgress.job_results_sent",
+    "InaIngress.job_retrans_answered",
+    "InaIngress.job_duplicates",
+    "InaIngress.job_out_of_range",
+    "InaIngress.job_wrong_epoch",
+    "InaIngress.job_late",
+    "InaIngress.job_stale",
+    "InaIngress.job_timeouts",
+)
+PORT_COUNTERS = (
+    "InaIngress.port_refused",
+    "InaIngress.port_malformed",
+    "InaIngress.port_drop_sim_in",
+    "InaEgress.port_drop_sim_out",
+)
+DROP_TABLES = {
+    "ingress": ("InaIngress.drop_sim_in", "sm.ingress_port"),
+    "egress": ("InaEgress.drop_sim_out", "sm.egress_port"),
+}
+THRESHOLD_SCALE = (
+    0xFFFFFFFF  # the drop simulator draws in [0, 0xFFFFFFFE]: this threshold drops all
+)
 
 
 @dataclass(frozen=True)
@@ -94,8 +110,9 @@ class BurstLoss:
             return cls(*map(probability, parts))
         except argparse.ArgumentTypeError:
             shown = text if len(text) <= 40 else text[:40] + "..."
-            raise argparse.ArgumentTypeError("expected GOOD,BAD,P_GB,P_BG: four numbers in [0.0, 1.0], "
-                                             f"got {shown!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"expected GOOD,BAD,P_GB,P_BG: four numbers in [0.0, 1.0], got {shown!r}"
+            ) from None
 
     def __str__(self) -> str:
         return ",".join(f"{x:g}" for x in astuple(self))
@@ -126,8 +143,10 @@ def allocate(jobs: list[Job], num_slots: int, pool_size: int) -> int:
     if pool_size - base >= num_slots:
         return base
     free = pool_size - sum(j.num_slots for j in jobs)
-    raise ControllerError(f"the slot pool is full: {num_slots} slots wanted, {free} free of {pool_size} "
-                          "(remove a job or ask for fewer slots)")
+    raise ControllerError(
+        f"the slot pool is full: {num_slots} slots wanted, {free} free of {pool_size} "
+        "(remove a job or ask for fewer slots)"
+    )
 
 
 class Aggregation:
@@ -136,31 +155,53 @@ class Aggregation:
         schema = conn.schema or conn.adopt_pipeline()
         try:
             self.pool_size = schema.register("InaIngress.slot_bitmap").size // 2
-            self.elems = len([r for r in schema.all("register") if r.name.startswith("InaIngress.slot_acc_")])
+            self.elems = len(
+                [r for r in schema.all("register") if r.name.startswith("InaIngress.slot_acc_")]
+            )
         except KeyError:
-            raise ControllerError("the switch does not run ina's aggregation program (p4src/aggregate.p4)") from None
+            raise ControllerError(
+                "the switch does not run ina's aggregation program (p4src/aggregate.p4)"
+            ) from None
 
     # --- switch as a network citizen -----------------------------------------------------
     def set_switch_address(self, mac: str, ip: str) -> None:
-        self.conn.set_default("InaIngress.switch_config", "InaIngress.set_switch_addr", {"mac": mac, "ip": ip})
+        self.conn.set_default(
+            "InaIngress.switch_config", "InaIngress.set_switch_addr", {"mac": mac, "ip": ip}
+        )
 
-    def install_forwarding(self, hosts: list[tuple[str, int]], flood_ports: list[int] | None = None) -> None:
+    def install_forwarding(
+        self, hosts: list[tuple[str, int]], flood_ports: list[int] | None = None
+    ) -> None:
         """L2 entries for (mac, port) pairs and the flood group over `flood_ports` (default: host ports)."""
         ports = sorted(set(flood_ports if flood_ports is not None else [p for _m, p in hosts]))
         existing = self.conn.read_multicast_groups()
-        self.conn.set_multicast_group(FLOOD_GROUP, [(p, 0) for p in ports],
-                                      2 if FLOOD_GROUP in existing else 1)
-        entries = [TableEntry("InaIngress.l2_forward", {"hdr.ethernet.dst_addr": mac}, "InaIngress.forward",
-                              {"port": port}) for mac, port in hosts]
+        self.conn.set_multicast_group(
+            FLOOD_GROUP, [(p, 0) for p in ports], 2 if FLOOD_GROUP in existing else 1
+        )
+        entries = [
+            TableEntry(
+                "InaIngress.l2_forward",
+                {"hdr.ethernet.dst_addr": mac},
+                "InaIngress.forward",
+                {"port": port},
+            )
+            for mac, port in hosts
+        ]
         if entries:
             self.conn.write_table_entries(entries)
 
     def forwarding(self) -> list[tuple[str, int]]:
-        return [(codec.format_mac(e.match["hdr.ethernet.dst_addr"]), e.params["port"])
-                for e in self.conn.read_table("InaIngress.l2_forward")]
+        return [
+            (codec.format_mac(e.match["hdr.ethernet.dst_addr"]), e.params["port"])
+            for e in self.conn.read_table("InaIngress.l2_forward")
+        ]
 
-    def set_drop(self, port: int, ingress: float | BurstLoss | None = None,
-                 egress: float | BurstLoss | None = None) -> None:
+    def set_drop(
+        self,
+        port: int,
+        ingress: float | BurstLoss | None = None,
+        egress: float | BurstLoss | None = None,
+    ) -> None:
         """Loss on the packets `port` receives (ingress) and sends (egress): a probability (uniform
         loss) or a BurstLoss; None leaves that direction as it is."""
         for (table, key), spec in zip(DROP_TABLES.values(), (ingress, egress), strict=True):
@@ -185,7 +226,9 @@ class Aggregation:
             for e in self.conn.read_table(table):
                 values = {name: drop_probability(t) for name, t in e.params.items()}
                 burst = e.action.endswith(".set_burst_loss")
-                found[e.match[key], direction] = BurstLoss(**values) if burst else values["threshold"]
+                found[e.match[key], direction] = (
+                    BurstLoss(**values) if burst else values["threshold"]
+                )
         return dict(sorted(found.items()))
 
     # --- jobs ----------------------------------------------------------------------------
@@ -194,26 +237,44 @@ class Aggregation:
         for e in self.conn.read_table("InaIngress.jobs"):
             job_id, p = e.match["hdr.agg.job_id"], e.params
             quorum = None if p["quorum"] == p["num_workers"] else p["quorum"]
-            jobs[job_id] = Job(job_id, p["base"], p["num_slots"], p["epoch"],
-                               policy=Policy(quorum, p["timeout"], p["staleness"]))
-        rewrites = {e.match["sm.egress_rid"]: e.params
-                    for e in self.conn.read_table("InaEgress.result_rewrite")}
+            jobs[job_id] = Job(
+                job_id,
+                p["base"],
+                p["num_slots"],
+                p["epoch"],
+                policy=Policy(quorum, p["timeout"], p["staleness"]),
+            )
+        rewrites = {
+            e.match["sm.egress_rid"]: e.params
+            for e in self.conn.read_table("InaEgress.result_rewrite")
+        }
         for e in self.conn.read_table("InaIngress.admission"):
             job = jobs.get(e.match["hdr.agg.job_id"])
             if job is None:
                 continue
             rank = e.match["hdr.agg.rank"]
             rewrite = rewrites.get(worker_rid(job.job_id, rank), {})
-            job.workers.append(Worker(rank, e.match["sm.ingress_port"],
-                                      codec.format_mac(e.match["hdr.ethernet.src_addr"]),
-                                      codec.format_ipv4(e.match["hdr.ipv4.src_addr"]),
-                                      rewrite.get("udp_port", UDP_PORT)))
+            job.workers.append(
+                Worker(
+                    rank,
+                    e.match["sm.ingress_port"],
+                    codec.format_mac(e.match["hdr.ethernet.src_addr"]),
+                    codec.format_ipv4(e.match["hdr.ipv4.src_addr"]),
+                    rewrite.get("udp_port", UDP_PORT),
+                )
+            )
         for job in jobs.values():
             job.workers.sort(key=lambda w: w.rank)
         return sorted(jobs.values(), key=lambda j: j.job_id)
 
-    def add_job(self, job_id: int, workers: list[Worker], num_slots: int, epoch: int | None = None,
-                policy: Policy = SYNC) -> Job:
+    def add_job(
+        self,
+        job_id: int,
+        workers: list[Worker],
+        num_slots: int,
+        epoch: int | None = None,
+        policy: Policy = SYNC,
+    ) -> Job:
         """Install a job with `epoch` (default: a fresh random one) and completion `policy`; on any
         failure nothing of it stays on the switch."""
         epoch = new_epoch() if epoch is None else epoch
@@ -225,30 +286,54 @@ class Aggregation:
             raise ControllerError(f"a job has 1..{MAX_WORKERS} workers; got {len(workers)}")
         ranks = sorted(w.rank for w in workers)
         if ranks != list(range(len(workers))):
-            raise ControllerError(f"worker ranks must be 0..{len(workers) - 1}, each once; got {ranks}")
+            raise ControllerError(
+                f"worker ranks must be 0..{len(workers) - 1}, each once; got {ranks}"
+            )
         self._check_policy(policy, len(workers), num_slots)
         existing = self.jobs()
         if any(j.job_id == job_id for j in existing):
-            raise ControllerError(f"job {job_id} already exists (remove it first: ina ctl remove-job {job_id})")
+            raise ControllerError(
+                f"job {job_id} already exists (remove it first: ina ctl remove-job {job_id})"
+            )
         base = allocate(existing, num_slots, self.pool_size)
         job = Job(job_id, base, num_slots, epoch, sorted(workers, key=lambda w: w.rank), policy)
         # One write per entry, recorded once it succeeded: a batch that fails part-way would leave
         # its good updates applied with nothing to say which, and undo must remove only our own.
         done: list = []
         try:
-            self.conn.set_multicast_group(job.mgid, [(w.port, worker_rid(job_id, w.rank)) for w in job.workers])
+            self.conn.set_multicast_group(
+                job.mgid, [(w.port, worker_rid(job_id, w.rank)) for w in job.workers]
+            )
             done.append(("group", job.mgid))
             for w in job.workers:
                 for entry in (
-                        TableEntry("InaEgress.result_rewrite", {"sm.egress_rid": worker_rid(job_id, w.rank)},
-                                   "InaEgress.to_worker", {"mac": w.mac, "ip": w.ip, "udp_port": w.udp_port}),
-                        TableEntry("InaIngress.admission", {
-                            "sm.ingress_port": w.port, "hdr.ethernet.src_addr": w.mac, "hdr.ipv4.src_addr": w.ip,
-                            "hdr.agg.job_id": job_id, "hdr.agg.rank": w.rank}, "InaIngress.admit", {})):
+                    TableEntry(
+                        "InaEgress.result_rewrite",
+                        {"sm.egress_rid": worker_rid(job_id, w.rank)},
+                        "InaEgress.to_worker",
+                        {"mac": w.mac, "ip": w.ip, "udp_port": w.udp_port},
+                    ),
+                    TableEntry(
+                        "InaIngress.admission",
+                        {
+                            "sm.ingress_port": w.port,
+                            "hdr.ethernet.src_addr": w.mac,
+                            "hdr.ipv4.src_addr": w.ip,
+                            "hdr.agg.job_id": job_id,
+                            "hdr.agg.rank": w.rank,
+                        },
+                        "InaIngress.admit",
+                        {},
+                    ),
+                ):
                     self.conn.write_table_entries([entry])
                     done.append(("entry", entry))
-            self.conn.insert("InaIngress.jobs", {"hdr.agg.job_id": job_id}, "InaIngress.set_job",
-                             self._job_params(job))
+            self.conn.insert(
+                "InaIngress.jobs",
+                {"hdr.agg.job_id": job_id},
+                "InaIngress.set_job",
+                self._job_params(job),
+            )
         except ControllerError:
             self._undo(done)
             raise
@@ -275,12 +360,23 @@ class Aggregation:
         job = self.job(job_id)
         self.conn.delete("InaIngress.jobs", {"hdr.agg.job_id": job_id})
         for w in job.workers:
-            self.conn.delete("InaIngress.admission", {
-                "sm.ingress_port": w.port, "hdr.ethernet.src_addr": w.mac,
-                "hdr.ipv4.src_addr": w.ip, "hdr.agg.job_id": job_id, "hdr.agg.rank": w.rank})
-            self.conn.delete("InaEgress.result_rewrite", {"sm.egress_rid": worker_rid(job_id, w.rank)})
+            self.conn.delete(
+                "InaIngress.admission",
+                {
+                    "sm.ingress_port": w.port,
+                    "hdr.ethernet.src_addr": w.mac,
+                    "hdr.ipv4.src_addr": w.ip,
+                    "hdr.agg.job_id": job_id,
+                    "hdr.agg.rank": w.rank,
+                },
+            )
+            self.conn.delete(
+                "InaEgress.result_rewrite", {"sm.egress_rid": worker_rid(job_id, w.rank)}
+            )
         self.conn.delete_multicast_group(job.mgid)
-        self.conn.clear_counters([(name, job_id) for name in JOB_COUNTERS])  # gone from stats(), and a
+        self.conn.clear_counters(
+            [(name, job_id) for name in JOB_COUNTERS]
+        )  # gone from stats(), and a
         # job added later under its id starts from zero
 
     def reset_job(self, job_id: int, epoch: int | None = None) -> Job:
@@ -290,8 +386,12 @@ class Aggregation:
         job.epoch = new_epoch() if epoch is None else epoch
         if not 1 <= job.epoch <= EPOCH_MAX:
             raise ControllerError(f"epoch {job.epoch} is out of range 1..{EPOCH_MAX}")
-        self.conn.modify("InaIngress.jobs", {"hdr.agg.job_id": job_id}, "InaIngress.set_job",
-                         self._job_params(job))
+        self.conn.modify(
+            "InaIngress.jobs",
+            {"hdr.agg.job_id": job_id},
+            "InaIngress.set_job",
+            self._job_params(job),
+        )
         return job
 
     def set_policy(self, job_id: int, policy: Policy) -> Job:
@@ -300,8 +400,12 @@ class Aggregation:
         job = self.job(job_id)
         self._check_policy(policy, len(job.workers), job.num_slots)
         job = replace(job, policy=policy)
-        self.conn.modify("InaIngress.jobs", {"hdr.agg.job_id": job_id}, "InaIngress.set_job",
-                         self._job_params(job))
+        self.conn.modify(
+            "InaIngress.jobs",
+            {"hdr.agg.job_id": job_id},
+            "InaIngress.set_job",
+            self._job_params(job),
+        )
         return job
 
     @staticmethod
@@ -311,30 +415,46 @@ class Aggregation:
         except ValueError as err:
             raise ControllerError(f"policy {policy}: {err}") from None
         if num_slots < policy.staleness + 1:
-            raise ControllerError(f"policy {policy}: staleness {policy.staleness} needs at least "
-                                  f"{policy.staleness + 1} slots (one group per round in flight); got {num_slots}")
+            raise ControllerError(
+                f"policy {policy}: staleness {policy.staleness} needs at least "
+                f"{policy.staleness + 1} slots (one group per round in flight); got {num_slots}"
+            )
 
     @staticmethod
     def _job_params(job: Job) -> dict[str, int]:
         n = len(job.workers)
-        return {"base": job.base, "num_slots": job.num_slots, "num_workers": n, "mgid": job.mgid,
-                "epoch": job.epoch, "quorum": job.policy.needed(n), "timeout": job.policy.timeout_us,
-                "staleness": job.policy.staleness}
+        return {
+            "base": job.base,
+            "num_slots": job.num_slots,
+            "num_workers": n,
+            "mgid": job.mgid,
+            "epoch": job.epoch,
+            "quorum": job.policy.needed(n),
+            "timeout": job.policy.timeout_us,
+            "staleness": job.policy.staleness,
+        }
 
     # --- state ---------------------------------------------------------------------------
     def slot(self, job_id: int, index: int, pool_set: int) -> SlotState:
         job = self.job(job_id)
         if not 0 <= index < job.num_slots:
-            raise ControllerError(f"job {job_id} has slots 0..{job.num_slots - 1}; {index} is out of range")
+            raise ControllerError(
+                f"job {job_id} has slots 0..{job.num_slots - 1}; {index} is out of range"
+            )
         if pool_set not in (0, 1):
             raise ControllerError("the set is 0 or 1")
         cell = register_index(self.pool_size, pool_set, job.base + index)
         read = self.conn.read_register
         values = [read(f"InaIngress.slot_acc_{i}", cell)[0] for i in range(self.elems)]
         epoch = read("InaIngress.slot_epoch", cell)[0]
-        return SlotState(read("InaIngress.slot_bitmap", cell)[0], read("InaIngress.slot_count", cell)[0],
-                         read("InaIngress.slot_exponent", cell)[0],
-                         [v - (1 << 32) if v >> 31 else v for v in values], epoch, epoch == job.epoch)
+        return SlotState(
+            read("InaIngress.slot_bitmap", cell)[0],
+            read("InaIngress.slot_count", cell)[0],
+            read("InaIngress.slot_exponent", cell)[0],
+            [v - (1 << 32) if v >> 31 else v for v in values],
+            epoch,
+            epoch == job.epoch,
+        )
 
     def stats(self) -> dict[str, dict[int, dict[str, int]]]:
         """Non-zero packet counts: {"jobs": {job: {counter: packets}}, "ports": {port: {...}}}."""

@@ -37,23 +37,39 @@ from ina.p4src.protocol import (
     Policy,
 )
 
-MAX_TIMEOUT_S = 3600.0  # a switch silent for an hour is dead (and gRPC deadlines overflow near 1e10 s)
-READ_ONLY = {"show-pipeline", "table-dump", "show-jobs", "show-stats", "show-slot", "show-forwarding", "show-drops"}
+MAX_TIMEOUT_S = (
+    3600.0  # a switch silent for an hour is dead (and gRPC deadlines overflow near 1e10 s)
+)
+READ_ONLY = {
+    "show-pipeline",
+    "table-dump",
+    "show-jobs",
+    "show-stats",
+    "show-slot",
+    "show-forwarding",
+    "show-drops",
+}
 
 
 def _worker(text: str) -> Worker:
     """RANK:PORT:MAC:IP[:UDP]; the MAC has colons too, so split from both ends."""
     parts = text.split(":")
     if len(parts) not in (9, 10):
-        raise argparse.ArgumentTypeError(f"'{text}' is not RANK:PORT:MAC:IP[:UDP_PORT] "
-                                         "(e.g. 0:1:02:00:00:00:00:01:10.0.0.1)")
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not RANK:PORT:MAC:IP[:UDP_PORT] (e.g. 0:1:02:00:00:00:00:01:10.0.0.1)"
+        )
     mac = ":".join(parts[2:8])
     try:
         codec.parse_mac(mac)
     except ValueError as err:
         raise argparse.ArgumentTypeError(f"worker {text}: {err}") from None
-    return Worker(int_range(0, MAX_WORKERS - 1)(parts[0]), int_range(0, MAX_PORT)(parts[1]), mac,
-                  ipv4_address(parts[8]), udp_port(parts[9]) if len(parts) == 10 else UDP_PORT)
+    return Worker(
+        int_range(0, MAX_WORKERS - 1)(parts[0]),
+        int_range(0, MAX_PORT)(parts[1]),
+        mac,
+        ipv4_address(parts[8]),
+        udp_port(parts[9]) if len(parts) == 10 else UDP_PORT,
+    )
 
 
 def _mac(text: str) -> str:
@@ -65,63 +81,140 @@ def _mac(text: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ina ctl", description="Program and inspect an ina switch over P4Runtime.")
-    p.add_argument("--grpc-addr", type=host_port(1), default="127.0.0.1:9559", metavar="HOST:PORT",
-                   help="the switch's P4Runtime server (default: %(default)s)")
+    p = argparse.ArgumentParser(
+        prog="ina ctl", description="Program and inspect an ina switch over P4Runtime."
+    )
+    p.add_argument(
+        "--grpc-addr",
+        type=host_port(1),
+        default="127.0.0.1:9559",
+        metavar="HOST:PORT",
+        help="the switch's P4Runtime server (default: %(default)s)",
+    )
     p.add_argument("--device-id", type=int_range(0, 2**64 - 1), default=0)
-    p.add_argument("--election-id", type=int_range(0, 2**128 - 1), default=1,
-                   help="for commands that write; the highest the switch has seen wins (default: %(default)s)")
-    p.add_argument("--timeout", type=float_range(0.0, MAX_TIMEOUT_S, lo_open=True), default=10.0, metavar="SECONDS",
-                   help="bound on connecting and on every call (default: %(default)s)")
+    p.add_argument(
+        "--election-id",
+        type=int_range(0, 2**128 - 1),
+        default=1,
+        help="for commands that write; the highest the switch has seen wins (default: %(default)s)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float_range(0.0, MAX_TIMEOUT_S, lo_open=True),
+        default=10.0,
+        metavar="SECONDS",
+        help="bound on connecting and on every call (default: %(default)s)",
+    )
     tls = p.add_argument_group("TLS (a switch started with --grpc-server-ssl)")
     tls.add_argument("--ssl", action="store_true", help="connect over TLS")
-    tls.add_argument("--ca-cert", metavar="FILE", help="PEM CA certificate to verify the switch (default: system CAs)")
-    tls.add_argument("--cert", metavar="FILE", help="PEM client certificate (switch with --grpc-server-with-client-auth)")
+    tls.add_argument(
+        "--ca-cert",
+        metavar="FILE",
+        help="PEM CA certificate to verify the switch (default: system CAs)",
+    )
+    tls.add_argument(
+        "--cert",
+        metavar="FILE",
+        help="PEM client certificate (switch with --grpc-server-with-client-auth)",
+    )
     tls.add_argument("--key", metavar="FILE", help="PEM key of --cert")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("show-pipeline", help="tables, registers and counters of the loaded program")
     sp = sub.add_parser("set-pipeline", help="push a BMv2 JSON and its P4Info")
-    sp.add_argument("--bmv2-json", required=True, metavar="FILE", help="the program, as ina compile or p4c-bm2-ss writes it")
-    sp.add_argument("--p4info", required=True, metavar="FILE",
-                    help="in the format its suffix names, as ina compile writes it: .json, .bin, else text")
-    sa = sub.add_parser("set-switch-addr", help="the switch's own MAC and IP (ARP, ping, aggregation)")
+    sp.add_argument(
+        "--bmv2-json",
+        required=True,
+        metavar="FILE",
+        help="the program, as ina compile or p4c-bm2-ss writes it",
+    )
+    sp.add_argument(
+        "--p4info",
+        required=True,
+        metavar="FILE",
+        help="in the format its suffix names, as ina compile writes it: .json, .bin, else text",
+    )
+    sa = sub.add_parser(
+        "set-switch-addr", help="the switch's own MAC and IP (ARP, ping, aggregation)"
+    )
     sa.add_argument("mac", type=_mac, help="e.g. 02:00:00:00:01:00")
     sa.add_argument("ip", type=ipv4_address, help="e.g. 10.0.255.254")
     aj = sub.add_parser("add-job", help="install a job: admission, job entry, multicast group")
     aj.add_argument("job", type=int_range(0, MAX_JOBS - 1), help="the job's id")
-    aj.add_argument("--worker", type=_worker, action="append", required=True, metavar="RANK:PORT:MAC:IP",
-                    help="a worker: its rank, the switch port it is on, its MAC and IP; one per rank")
-    aj.add_argument("--slots", type=int_range(1, MAX_SLOTS), default=256,
-                    help="slots of the switch's pool for the job (its workers' window; default: %(default)s)")
-    aj.add_argument("--epoch", type=int_range(1, EPOCH_MAX), help="the run's token (default: a random one)")
-    aj.add_argument("--policy", type=parsed_by(Policy.parse), default=SYNC, metavar="POLICY",
-                    help="completion policy: sync (default), or quorum:K, timeout:T[us|ms|s], stale:S "
-                         "joined by commas (docs/protocol.md)")
+    aj.add_argument(
+        "--worker",
+        type=_worker,
+        action="append",
+        required=True,
+        metavar="RANK:PORT:MAC:IP",
+        help="a worker: its rank, the switch port it is on, its MAC and IP; one per rank",
+    )
+    aj.add_argument(
+        "--slots",
+        type=int_range(1, MAX_SLOTS),
+        default=256,
+        help="slots of the switch's pool for the job (its workers' window; default: %(default)s)",
+    )
+    aj.add_argument(
+        "--epoch", type=int_range(1, EPOCH_MAX), help="the run's token (default: a random one)"
+    )
+    aj.add_argument(
+        "--policy",
+        type=parsed_by(Policy.parse),
+        default=SYNC,
+        metavar="POLICY",
+        help="completion policy: sync (default), or quorum:K, timeout:T[us|ms|s], stale:S "
+        "joined by commas (docs/protocol.md)",
+    )
     pj = sub.add_parser("set-policy", help="change a live job's completion policy")
     pj.add_argument("job", type=int_range(0, MAX_JOBS - 1), help="the job's id")
-    pj.add_argument("policy", type=parsed_by(Policy.parse), metavar="POLICY", help="as add-job --policy")
-    rj = sub.add_parser("remove-job", help="uninstall a job: its entries, multicast group and counters")
+    pj.add_argument(
+        "policy", type=parsed_by(Policy.parse), metavar="POLICY", help="as add-job --policy"
+    )
+    rj = sub.add_parser(
+        "remove-job", help="uninstall a job: its entries, multicast group and counters"
+    )
     rj.add_argument("job", type=int_range(0, MAX_JOBS - 1), help="the job's id")
-    xj = sub.add_parser("reset-job", help="a new run of a job: a new epoch, so every slot is empty for it")
+    xj = sub.add_parser(
+        "reset-job", help="a new run of a job: a new epoch, so every slot is empty for it"
+    )
     xj.add_argument("job", type=int_range(0, MAX_JOBS - 1), help="the job's id")
-    xj.add_argument("--epoch", type=int_range(1, EPOCH_MAX), help="the new run's token (default: a random one)")
+    xj.add_argument(
+        "--epoch", type=int_range(1, EPOCH_MAX), help="the new run's token (default: a random one)"
+    )
     sub.add_parser("show-jobs", help="every job: slots, epoch, policy and workers")
     sub.add_parser("show-stats", help="the switch's non-zero counters, per job and per port")
-    ss = sub.add_parser("show-slot", help="one slot's registers: bitmap, count, exponent, epoch and the sums")
+    ss = sub.add_parser(
+        "show-slot", help="one slot's registers: bitmap, count, exponent, epoch and the sums"
+    )
     ss.add_argument("job", type=int_range(0, MAX_JOBS - 1), help="the job's id")
-    ss.add_argument("index", type=int_range(0, MAX_SLOTS - 1), help="the slot, relative to the job's first")
-    ss.add_argument("--set", type=int_range(0, 1), default=0, dest="pool_set",
-                    help="which of the slot's two sets (round & 1; default: %(default)s)")
+    ss.add_argument(
+        "index", type=int_range(0, MAX_SLOTS - 1), help="the slot, relative to the job's first"
+    )
+    ss.add_argument(
+        "--set",
+        type=int_range(0, 1),
+        default=0,
+        dest="pool_set",
+        help="which of the slot's two sets (round & 1; default: %(default)s)",
+    )
     sd = sub.add_parser("set-drop", help="emulate loss inside the switch on one port")
     sd.add_argument("port", type=int_range(0, MAX_PORT), help="the switch port")
     for direction, what in (("ingress", "received on"), ("egress", "sent out of")):
         model = sd.add_mutually_exclusive_group()
-        model.add_argument(f"--{direction}", type=probability, metavar="P",
-                           help=f"uniform loss probability of packets {what} the port")
-        model.add_argument(f"--{direction}-burst", type=BurstLoss.parse, metavar="GOOD,BAD,P_GB,P_BG",
-                           help=f"bursty (Gilbert-Elliott) loss of packets {what} the port: loss in the "
-                                "good and bad states, then the chance per packet of going good->bad, bad->good")
+        model.add_argument(
+            f"--{direction}",
+            type=probability,
+            metavar="P",
+            help=f"uniform loss probability of packets {what} the port",
+        )
+        model.add_argument(
+            f"--{direction}-burst",
+            type=BurstLoss.parse,
+            metavar="GOOD,BAD,P_GB,P_BG",
+            help=f"bursty (Gilbert-Elliott) loss of packets {what} the port: loss in the "
+            "good and bad states, then the chance per packet of going good->bad, bad->good",
+        )
     sub.add_parser("show-drops", help="the loss each port and direction emulates (set-drop)")
     sub.add_parser("show-forwarding", help="the L2 forwarding entries: MAC -> port")
     td = sub.add_parser("table-dump", help="every entry of one table")
@@ -142,14 +235,26 @@ def run(args) -> object:
     election_id = None if args.command in READ_ONLY else args.election_id
     if args.command == "set-pipeline":  # the files first: a bad one needs no switch to be refused
         pipeline = read_bmv2_json(args.bmv2_json), read_p4info(args.p4info)
-    with SwitchConnection(args.grpc_addr, args.device_id, election_id, args.timeout, deadline=args.timeout,
-                          ssl=args.ssl, ca_cert=args.ca_cert, cert=args.cert, key=args.key) as conn:
+    with SwitchConnection(
+        args.grpc_addr,
+        args.device_id,
+        election_id,
+        args.timeout,
+        deadline=args.timeout,
+        ssl=args.ssl,
+        ca_cert=args.ca_cert,
+        cert=args.cert,
+        key=args.key,
+    ) as conn:
         if args.command == "set-pipeline":
             conn.set_pipeline(*pipeline)
             return {"ok": True}
         schema = conn.adopt_pipeline()
         if args.command == "show-pipeline":
-            return {kind: sorted(x.name for x in schema.all(kind)) for kind in ("table", "register", "counter")}
+            return {
+                kind: sorted(x.name for x in schema.all(kind))
+                for kind in ("table", "register", "counter")
+            }
         if args.command == "table-dump":
             return [asdict(e) for e in conn.read_table(args.table)]
         agg = Aggregation(conn)
@@ -157,7 +262,9 @@ def run(args) -> object:
             agg.set_switch_address(args.mac, args.ip)
             return {"ok": True}
         if args.command == "add-job":
-            return _job_dict(agg.add_job(args.job, args.worker, args.slots, args.epoch, args.policy))
+            return _job_dict(
+                agg.add_job(args.job, args.worker, args.slots, args.epoch, args.policy)
+            )
         if args.command == "set-policy":
             return _job_dict(agg.set_policy(args.job, args.policy))
         if args.command == "reset-job":
@@ -172,13 +279,21 @@ def run(args) -> object:
         if args.command == "show-slot":
             return asdict(agg.slot(args.job, args.index, args.pool_set))
         if args.command == "set-drop":
-            agg.set_drop(args.port, args.ingress if args.ingress_burst is None else args.ingress_burst,
-                         args.egress if args.egress_burst is None else args.egress_burst)
+            agg.set_drop(
+                args.port,
+                args.ingress if args.ingress_burst is None else args.ingress_burst,
+                args.egress if args.egress_burst is None else args.egress_burst,
+            )
             return {"ok": True}
         if args.command == "show-drops":
-            return [{"port": port, "direction": direction,
-                     **({"burst": asdict(spec)} if isinstance(spec, BurstLoss) else {"loss": spec})}
-                    for (port, direction), spec in agg.drops().items()]
+            return [
+                {
+                    "port": port,
+                    "direction": direction,
+                    **({"burst": asdict(spec)} if isinstance(spec, BurstLoss) else {"loss": spec}),
+                }
+                for (port, direction), spec in agg.drops().items()
+            ]
         if args.command == "show-forwarding":
             return [{"mac": m, "port": p} for m, p in agg.forwarding()]
     raise ControllerError(f"unknown command {args.command}")
@@ -193,17 +308,39 @@ def _shell(args) -> NoReturn:
     Ctrl-C and exit status are the user's."""
     python = shell_python()
     if not python.exists():
-        raise ControllerError(f"p4runtime-shell runs in its own virtualenv, {shell_venv()}, which is missing "
-                              "(make setup creates it)")
-    os.execv(python, shell_argv(args.grpc_addr, args.device_id, args.election_id, args.ssl,
-                                args.ca_cert, args.cert, args.key))
+        raise ControllerError(
+            f"p4runtime-shell runs in its own virtualenv, {shell_venv()}, which is missing "
+            "(make setup creates it)"
+        )
+    os.execv(
+        python,
+        shell_argv(
+            args.grpc_addr,
+            args.device_id,
+            args.election_id,
+            args.ssl,
+            args.ca_cert,
+            args.cert,
+            args.key,
+        ),
+    )
 
 
 def _human(command: str, result) -> None:
     if command in ("show-jobs", "add-job", "reset-job", "set-policy"):
         jobs = result if command == "show-jobs" else [result]
-        rows = [[j["job_id"], j["base"], j["num_slots"], f"{j['epoch']:#010x}", j["policy"], len(j["workers"]),
-                 " ".join(f"{w['rank']}@{w['port']}/{w['ip']}" for w in j["workers"])] for j in jobs]
+        rows = [
+            [
+                j["job_id"],
+                j["base"],
+                j["num_slots"],
+                f"{j['epoch']:#010x}",
+                j["policy"],
+                len(j["workers"]),
+                " ".join(f"{w['rank']}@{w['port']}/{w['ip']}" for w in j["workers"]),
+            ]
+            for j in jobs
+        ]
         _print_table(rows, ["job", "base", "slots", "epoch", "policy", "workers", "rank@port/ip"])
         if command in ("add-job", "reset-job"):
             print(f"start its workers with --epoch {jobs[0]['epoch']:#010x}")
@@ -214,15 +351,29 @@ def _human(command: str, result) -> None:
         if not result["jobs"] and not result["ports"]:
             print("no packets counted yet")
     elif command == "show-drops":
-        _print_table([[r["port"], r["direction"], f"uniform {r['loss']:g}" if "loss" in r else
-                       "burst " + str(BurstLoss(**r["burst"]))] for r in result], ["port", "direction", "loss"])
+        _print_table(
+            [
+                [
+                    r["port"],
+                    r["direction"],
+                    f"uniform {r['loss']:g}"
+                    if "loss" in r
+                    else "burst " + str(BurstLoss(**r["burst"])),
+                ]
+                for r in result
+            ],
+            ["port", "direction", "loss"],
+        )
         if not result:
             print("no loss emulated")
     elif command == "show-forwarding":
         _print_table([[r["mac"], r["port"]] for r in result], ["mac", "port"])
     elif command == "show-slot":
-        print(f"bitmap {result['bitmap']:#010x}  count {result['count']}  exponent {result['exponent']}  "
-              f"epoch {result['epoch']:#010x}" + ("" if result["current"] else " (another run's: empty for this job)"))
+        print(
+            f"bitmap {result['bitmap']:#010x}  count {result['count']}  exponent {result['exponent']}  "
+            f"epoch {result['epoch']:#010x}"
+            + ("" if result["current"] else " (another run's: empty for this job)")
+        )
         print("values", result["values"])
     else:
         print(json.dumps(result, indent=2))
@@ -233,12 +384,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if (args.ca_cert or args.cert or args.key) and not args.ssl:
         parser.error("argument --ca-cert/--cert/--key: needs --ssl")
-    if args.command == "set-drop" and all(getattr(args, d) is None for d in
-                                          ("ingress", "ingress_burst", "egress", "egress_burst")):
-        parser.error("set-drop: give the loss of at least one direction (--ingress/--ingress-burst, "
-                     "--egress/--egress-burst)")
+    if args.command == "set-drop" and all(
+        getattr(args, d) is None for d in ("ingress", "ingress_burst", "egress", "egress_burst")
+    ):
+        parser.error(
+            "set-drop: give the loss of at least one direction (--ingress/--ingress-burst, "
+            "--egress/--egress-burst)"
+        )
     if bool(args.cert) != bool(args.key):
-        parser.error("argument --cert/--key: give both (the client certificate and its key) or neither")
+        parser.error(
+            "argument --cert/--key: give both (the client certificate and its key) or neither"
+        )
     try:
         result = run(args)
     except (ControllerError, FileError) as err:

@@ -102,9 +102,19 @@ class SwitchConnection:
     when the switch requires client certificates.
     """
 
-    def __init__(self, address: str, device_id: int = 0, election_id: int | None = 1, timeout: float = 5.0,
-                 *, deadline: float = 30.0, ssl: bool = False, ca_cert: str | None = None,
-                 cert: str | None = None, key: str | None = None):
+    def __init__(
+        self,
+        address: str,
+        device_id: int = 0,
+        election_id: int | None = 1,
+        timeout: float = 5.0,
+        *,
+        deadline: float = 30.0,
+        ssl: bool = False,
+        ca_cert: str | None = None,
+        cert: str | None = None,
+        key: str | None = None,
+    ):
         self.address, self.device_id, self.election_id = address, device_id, election_id
         self.timeout, self.deadline = timeout, deadline
         self._reader: threading.Thread | None = None  # reads the stream (with an election id)
@@ -114,8 +124,10 @@ class SwitchConnection:
         except grpc.FutureTimeoutError:
             self.channel.close()
             hint = " or the TLS options do not match its" if ssl else ""
-            raise ControllerError(f"no P4Runtime server answers at {address} within {timeout} s "
-                                  f"(is the switch running? is it TLS-only{hint}?)") from None
+            raise ControllerError(
+                f"no P4Runtime server answers at {address} within {timeout} s "
+                f"(is the switch running? is it TLS-only{hint}?)"
+            ) from None
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
         self.schema: Schema | None = None
         self._requests: queue.Queue = queue.Queue()
@@ -125,16 +137,22 @@ class SwitchConnection:
         if election_id is not None:
             self._arbitrate(timeout)
 
-    def _open_channel(self, ssl: bool, ca_cert: str | None, cert: str | None, key: str | None) -> grpc.Channel:
-        options = [("grpc.max_metadata_size", MAX_METADATA_BYTES),
-                   ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                   ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)]
+    def _open_channel(
+        self, ssl: bool, ca_cert: str | None, cert: str | None, key: str | None
+    ) -> grpc.Channel:
+        options = [
+            ("grpc.max_metadata_size", MAX_METADATA_BYTES),
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ]
         if not ssl:
             if ca_cert or cert or key:
                 raise ControllerError("--ca-cert/--cert/--key need --ssl")
             return grpc.insecure_channel(self.address, options=options)
         try:
-            return grpc.secure_channel(self.address, channel_credentials(ca_cert, cert, key), options=options)
+            return grpc.secure_channel(
+                self.address, channel_credentials(ca_cert, cert, key), options=options
+            )
         except TlsError as err:
             raise ControllerError(str(err)) from None
 
@@ -151,22 +169,28 @@ class SwitchConnection:
             reply = self._arbitration.get(timeout=timeout)
         except queue.Empty:
             self.close()
-            raise ControllerError(f"{self.address}: no arbitration answer within {timeout} s") from None
+            raise ControllerError(
+                f"{self.address}: no arbitration answer within {timeout} s"
+            ) from None
         if isinstance(reply, grpc.RpcError):
             self.close()
-            raise ControllerError(f"{self.address}: the switch ended the stream: "
-                                  f"{reply.code().name}: {reply.details()}") from None
+            raise ControllerError(
+                f"{self.address}: the switch ended the stream: "
+                f"{reply.code().name}: {reply.details()}"
+            ) from None
         if reply.status.code != code_pb2.OK:
             self.close()
             highest = (reply.election_id.high << 64) | reply.election_id.low
             if reply.status.code == code_pb2.ALREADY_EXISTS:
                 raise NotPrimaryError(
                     f"{self.address}: another controller is primary (election id {highest} > {self.election_id}); "
-                    "use a higher --election-id or stop the other controller")
+                    "use a higher --election-id or stop the other controller"
+                )
             raise NotPrimaryError(
                 f"{self.address}: election id {self.election_id} is below {highest}, the highest this switch "
                 "has seen (P4Runtime never lets a lower one become primary); use --election-id "
-                f"{highest} or higher")
+                f"{highest} or higher"
+            )
 
     def _read_stream(self) -> None:
         try:
@@ -201,12 +225,18 @@ class SwitchConnection:
         if code == grpc.StatusCode.PERMISSION_DENIED:
             raise NotPrimaryError(message) from None
         if code == grpc.StatusCode.UNIMPLEMENTED:
-            raise UnsupportedError(f"{self.address}: the switch does not implement {what} ({err.details()})") from None
+            raise UnsupportedError(
+                f"{self.address}: the switch does not implement {what} ({err.details()})"
+            ) from None
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-            raise ControllerError(f"{self.address}: no answer to {what} within {self.deadline} s "
-                                  "(the switch is hung or overloaded)") from None
+            raise ControllerError(
+                f"{self.address}: no answer to {what} within {self.deadline} s "
+                "(the switch is hung or overloaded)"
+            ) from None
         if code == grpc.StatusCode.UNAVAILABLE:
-            raise ControllerError(f"{self.address}: the switch is not reachable ({err.details()})") from None
+            raise ControllerError(
+                f"{self.address}: the switch is not reachable ({err.details()})"
+            ) from None
         raise ControllerError(f"{self.address}: {what}: {code.name}: {err.details()}") from None
 
     def close(self) -> None:
@@ -229,7 +259,9 @@ class SwitchConnection:
             _uint128(msg.election_id, self.election_id)
 
     # --- pipeline ------------------------------------------------------------------------
-    def set_pipeline(self, bmv2_json: dict | str | Path, p4info: p4info_pb2.P4Info | str | Path) -> None:
+    def set_pipeline(
+        self, bmv2_json: dict | str | Path, p4info: p4info_pb2.P4Info | str | Path
+    ) -> None:
         """Push a program: BMv2 JSON (dict or file) and its P4Info (message or text-format file)."""
         if not isinstance(bmv2_json, dict):
             bmv2_json = json.loads(Path(bmv2_json).read_text())
@@ -238,7 +270,9 @@ class SwitchConnection:
 
             p4info = text_format.Parse(Path(p4info).read_text(), p4info_pb2.P4Info())
         req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
-            device_id=self.device_id, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+            device_id=self.device_id,
+            action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
+        )
         self._election(req)
         req.config.p4info.CopyFrom(p4info)
         req.config.p4_device_config = json.dumps(bmv2_json).encode()
@@ -252,7 +286,8 @@ class SwitchConnection:
         """Use the program already loaded on the switch (its P4Info)."""
         req = p4runtime_pb2.GetForwardingPipelineConfigRequest(
             device_id=self.device_id,
-            response_type=p4runtime_pb2.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE)
+            response_type=p4runtime_pb2.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE,
+        )
         try:
             resp = self.stub.GetForwardingPipelineConfig(req, timeout=self.deadline)
         except grpc.RpcError as err:
@@ -271,8 +306,9 @@ class SwitchConnection:
         (CONTINUE_ON_ERROR), so all are attempted and the failures are reported together."""
         failures = []
         for start in range(0, len(updates), MAX_UPDATES_PER_WRITE):
-            req = p4runtime_pb2.WriteRequest(device_id=self.device_id,
-                                             updates=updates[start:start + MAX_UPDATES_PER_WRITE])
+            req = p4runtime_pb2.WriteRequest(
+                device_id=self.device_id, updates=updates[start : start + MAX_UPDATES_PER_WRITE]
+            )
             self._election(req)
             try:
                 self.stub.Write(req, timeout=self.deadline)
@@ -293,46 +329,76 @@ class SwitchConnection:
 
     def write_table_entries(self, entries: list[TableEntry], kind: int = Update.INSERT) -> None:
         with _refused():
-            typed = [p4e.TableEntry.parse(self._schema(), e.table, e.match, e.action or None, e.params, e.priority,
-                                          e.is_default) for e in entries]
+            typed = [
+                p4e.TableEntry.parse(
+                    self._schema(),
+                    e.table,
+                    e.match,
+                    e.action or None,
+                    e.params,
+                    e.priority,
+                    e.is_default,
+                )
+                for e in entries
+            ]
         updates = [self._update(kind, e) for e in typed]
         self._write(updates, f"{Update.Type.Name(kind).lower()} table entries")
 
-    def insert(self, table: str, match: dict, action: str, params: dict | None = None, priority: int = 0) -> None:
+    def insert(
+        self, table: str, match: dict, action: str, params: dict | None = None, priority: int = 0
+    ) -> None:
         self.write_table_entries([TableEntry(table, match, action, params or {}, priority)])
 
-    def modify(self, table: str, match: dict, action: str, params: dict | None = None, priority: int = 0) -> None:
-        self.write_table_entries([TableEntry(table, match, action, params or {}, priority)], Update.MODIFY)
+    def modify(
+        self, table: str, match: dict, action: str, params: dict | None = None, priority: int = 0
+    ) -> None:
+        self.write_table_entries(
+            [TableEntry(table, match, action, params or {}, priority)], Update.MODIFY
+        )
 
     def delete(self, table: str, match: dict, priority: int = 0) -> None:
         self.write_table_entries([TableEntry(table, match, "", {}, priority)], Update.DELETE)
 
     def set_default(self, table: str, action: str, params: dict | None = None) -> None:
-        self.write_table_entries([TableEntry(table, {}, action, params or {}, 0, True)], Update.MODIFY)
+        self.write_table_entries(
+            [TableEntry(table, {}, action, params or {}, 0, True)], Update.MODIFY
+        )
 
     def write_register(self, name: str, index: int, value: int) -> None:
         self.write_registers([(name, index, value)])
 
     def write_registers(self, cells: list[tuple[str, int, int]]) -> None:
         """Write (register, index, value) cells in one batch."""
-        updates = [self._update(Update.MODIFY, p4e.RegisterEntry(name, index, value)) for name, index, value in cells]
+        updates = [
+            self._update(Update.MODIFY, p4e.RegisterEntry(name, index, value))
+            for name, index, value in cells
+        ]
         self._write(updates, "write registers")
 
     def clear_counters(self, cells: list[tuple[str, int]]) -> None:
         """Set (counter, index) cells to zero packets and bytes, in one batch."""
-        updates = [self._update(Update.MODIFY, p4e.CounterEntry(name, index, p4e.CounterData()))
-                   for name, index in cells]
+        updates = [
+            self._update(Update.MODIFY, p4e.CounterEntry(name, index, p4e.CounterData()))
+            for name, index in cells
+        ]
         self._write(updates, "clear counters")
 
-    def set_multicast_group(self, mgid: int, replicas: list[tuple[int, int]], kind: int = Update.INSERT) -> None:
+    def set_multicast_group(
+        self, mgid: int, replicas: list[tuple[int, int]], kind: int = Update.INSERT
+    ) -> None:
         group = p4e.MulticastGroupEntry(mgid, tuple(p4e.Replica(*r) for r in replicas))
         self._write([self._update(kind, group)], f"multicast group {mgid}")
 
     def delete_multicast_group(self, mgid: int) -> None:
         self.set_multicast_group(mgid, [], Update.DELETE)
 
-    def set_clone_session(self, session: int, replicas: list[tuple[int, int]], truncate: int = 0,
-                          kind: int = Update.INSERT) -> None:
+    def set_clone_session(
+        self,
+        session: int,
+        replicas: list[tuple[int, int]],
+        truncate: int = 0,
+        kind: int = Update.INSERT,
+    ) -> None:
         clone = p4e.CloneSessionEntry(session, tuple(p4e.Replica(*r) for r in replicas), truncate)
         self._write([self._update(kind, clone)], f"clone session {session}")
 
@@ -341,23 +407,36 @@ class SwitchConnection:
         """The entities a query selects, decoded against the P4Info."""
         req = p4runtime_pb2.ReadRequest(device_id=self.device_id, entities=[entity])
         try:
-            found = [e for resp in self.stub.Read(req, timeout=self.deadline) for e in resp.entities]
+            found = [
+                e for resp in self.stub.Read(req, timeout=self.deadline) for e in resp.entities
+            ]
         except grpc.RpcError as err:
             self._raise_rpc(err, what)
             return []
         try:
             return [p4e.from_entity(e, self._schema()) for e in found]
         except p4e.EntityError as err:
-            raise ControllerError(f"{self.address}: {what}: the switch answered with {err}") from None
+            raise ControllerError(
+                f"{self.address}: {what}: the switch answered with {err}"
+            ) from None
 
     def read_table(self, table: str, default: bool = False) -> list[TableEntry]:
         with _refused():
             info = p4e.lookup(self._schema().table, table)
-        query = p4runtime_pb2.TableEntry(table_id=info.id, is_default_action=default)  # a wildcard: no match
-        return [TableEntry(e.table, {name: m.plain() for name, m in e.match.items()},
-                           e.action.name if e.action else "", e.action.params if e.action else {},
-                           e.priority, e.is_default)
-                for e in self._read(p4runtime_pb2.Entity(table_entry=query), f"read table {table}")]
+        query = p4runtime_pb2.TableEntry(
+            table_id=info.id, is_default_action=default
+        )  # a wildcard: no match
+        return [
+            TableEntry(
+                e.table,
+                {name: m.plain() for name, m in e.match.items()},
+                e.action.name if e.action else "",
+                e.action.params if e.action else {},
+                e.priority,
+                e.is_default,
+            )
+            for e in self._read(p4runtime_pb2.Entity(table_entry=query), f"read table {table}")
+        ]
 
     def read_register(self, name: str, index: int | None = None) -> list[int]:
         query = self._entity(p4e.RegisterEntry(name, index))
@@ -366,7 +445,8 @@ class SwitchConnection:
         except UnsupportedError:
             raise UnsupportedError(
                 f"{self.address}: this switch does not serve RegisterEntry reads (simple_switch_grpc does not); "
-                "use ina's built-in switch, or BMv2's Thrift CLI (simple_switch_CLI register_read)") from None
+                "use ina's built-in switch, or BMv2's Thrift CLI (simple_switch_CLI register_read)"
+            ) from None
         return [cell.value for cell in cells]
 
     def read_counter(self, name: str, index: int | None = None) -> list[tuple[int, int]]:
@@ -385,7 +465,9 @@ class SwitchConnection:
         msg.packet.payload = payload
         for m in cpm.metadata:
             if m.name in metadata:
-                msg.packet.metadata.add(metadata_id=m.id, value=codec.encode(metadata[m.name], m.bitwidth))
+                msg.packet.metadata.add(
+                    metadata_id=m.id, value=codec.encode(metadata[m.name], m.bitwidth)
+                )
         self._requests.put(msg)
 
     def next_digest(self, timeout: float = 1.0) -> p4runtime_pb2.DigestList | None:
@@ -402,6 +484,10 @@ class SwitchConnection:
             return None
         cpm = self._schema().controller_packet_metadata("packet_in")
         names = {m.id: m.name for m in cpm.metadata}
-        return PacketIn(packet.payload, {names.get(m.metadata_id, str(m.metadata_id)): codec.decode(m.value)
-                                         for m in packet.metadata})
-
+        return PacketIn(
+            packet.payload,
+            {
+                names.get(m.metadata_id, str(m.metadata_id)): codec.decode(m.value)
+                for m in packet.metadata
+            },
+        )

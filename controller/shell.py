@@ -20,15 +20,30 @@ def shell_python() -> Path:
     return shell_venv() / "bin" / "python"
 
 
-def shell_argv(grpc_addr: str, device_id: int, election_id: int, ssl: bool = False,
-               ca_cert: str | None = None, cert: str | None = None, key: str | None = None) -> list[str]:
+def shell_argv(
+    grpc_addr: str,
+    device_id: int,
+    election_id: int,
+    ssl: bool = False,
+    ca_cert: str | None = None,
+    cert: str | None = None,
+    key: str | None = None,
+) -> list[str]:
     """p4runtime-shell's own command line (`python -m p4runtime_sh`) for ina ctl's options."""
-    argv = [str(shell_python()), "-m", "p4runtime_sh", "--grpc-addr", grpc_addr, "--device-id", str(device_id),
-            "--election-id", f"{election_id >> 64},{election_id & (2**64 - 1)}"]
+    argv = [
+        str(shell_python()),
+        "-m",
+        "p4runtime_sh",
+        "--grpc-addr",
+        grpc_addr,
+        "--device-id",
+        str(device_id),
+        "--election-id",
+        f"{election_id >> 64},{election_id & (2**64 - 1)}",
+    ]
     if ssl:
         argv.append("--ssl")
         for option, value in (("--cacert", ca_cert), ("--cert", cert), ("--private-key", key)):
             if value:
                 argv += [option, value]
     return argv
-

@@ -17,15 +17,28 @@ def program_switch(agg: Aggregation, name: str, topo: Topology) -> list[Job]:
     sw = topo.switches[name]
     agg.set_switch_address(sw.mac, sw.ip)
     hops = next_hops(topo, name)
-    ports = {h: sw.hosts[h] if h in sw.hosts else hops[topo.attachment(h)[0].name] for h in topo.hosts}
+    ports = {
+        h: sw.hosts[h] if h in sw.hosts else hops[topo.attachment(h)[0].name] for h in topo.hosts
+    }
     hosts = [(topo.hosts[h].mac, p) for h, p in ports.items()]
     hosts += [(other.mac, hops[peer]) for peer, other in topo.switches.items() if peer != name]
     tree = spanning_tree(topo)
     uplinks = {port for peer, port in sw.peers.items() if frozenset((name, peer)) in tree}
     agg.install_forwarding(hosts, sorted(set(sw.hosts.values()) | uplinks))
-    return [agg.add_job(job.id, [Worker(rank, ports[h], topo.hosts[h].mac, topo.hosts[h].ip)
-                                 for rank, h in enumerate(job.workers)], job.slots, job.epoch, job.policy)
-            for job in topo.jobs if job.aggregator == name]
+    return [
+        agg.add_job(
+            job.id,
+            [
+                Worker(rank, ports[h], topo.hosts[h].mac, topo.hosts[h].ip)
+                for rank, h in enumerate(job.workers)
+            ],
+            job.slots,
+            job.epoch,
+            job.policy,
+        )
+        for job in topo.jobs
+        if job.aggregator == name
+    ]
 
 
 def spanning_tree(topo: Topology) -> set[frozenset]:
@@ -76,7 +89,9 @@ def route(topo: Topology, src: str, host: str) -> int:
     return port if sw.name == src else route_to_switch(topo, src, sw.name)
 
 
-def program_topology(topo: Topology, bmv2_json: dict, p4info, election_id: int = 1) -> dict[str, list[Job]]:
+def program_topology(
+    topo: Topology, bmv2_json: dict, p4info, election_id: int = 1
+) -> dict[str, list[Job]]:
     """Push the pipeline to every switch and program it; returns the jobs per switch."""
     out = {}
     for name, sw in topo.switches.items():

@@ -49,14 +49,29 @@ class ServerCore:
         self.job_id, self.n_workers, self.epoch, self.elems = job_id, n_workers, epoch, elems
         self.cells: dict[tuple[int, int], _Cell] = {}
         self.workers: dict[int, Address] = {}
-        self.stats = {"received": 0, "results_sent": 0, "retransmissions_answered": 0, "duplicates": 0,
-                      "stale": 0, "refused": 0}
+        self.stats = {
+            "received": 0,
+            "results_sent": 0,
+            "retransmissions_answered": 0,
+            "duplicates": 0,
+            "stale": 0,
+            "refused": 0,
+        }
 
     def _answer(self, msg: int, cell: _Cell, rank: int, index: int) -> bytes:
         """A RESULT (the sums) or a STATUS (no sum: the values are zeros) of `cell`."""
-        return packets.datagram(msg, self.epoch, cell.sums if msg == MSG_RESULT else np.zeros(self.elems), rank=rank,
-                                job=self.job_id, index=index, round_=cell.round, exponent=cell.exponent,
-                                count=cell.count, bitmap=cell.bitmap)
+        return packets.datagram(
+            msg,
+            self.epoch,
+            cell.sums if msg == MSG_RESULT else np.zeros(self.elems),
+            rank=rank,
+            job=self.job_id,
+            index=index,
+            round_=cell.round,
+            exponent=cell.exponent,
+            count=cell.count,
+            bitmap=cell.bitmap,
+        )
 
     def handle(self, data: bytes, sender: Address) -> list[tuple[bytes, Address]]:
         """What to send in answer to `data` from `sender` (nothing, one answer, or one per worker)."""
@@ -64,14 +79,21 @@ class ServerCore:
             self.stats["refused"] += 1
             return []
         h = packets.parse_header(data)
-        if h.msg_type != MSG_UPDATE or h.job != self.job_id or h.rank >= self.n_workers or h.epoch != self.epoch:
+        if (
+            h.msg_type != MSG_UPDATE
+            or h.job != self.job_id
+            or h.rank >= self.n_workers
+            or h.epoch != self.epoch
+        ):
             self.stats["refused"] += 1
             return []
         self.stats["received"] += 1
         self.workers[h.rank] = sender
         bit, done = 1 << h.rank, self.n_workers
         cell = self.cells.get((h.index, h.pool_set))
-        if cell is None or (cell.round != h.round and cell.count == done and round_newer(h.round, cell.round)):
+        if cell is None or (
+            cell.round != h.round and cell.count == done and round_newer(h.round, cell.round)
+        ):
             cell = self.cells[h.index, h.pool_set] = _Cell(h.round)  # the set's next use
         elif cell.round != h.round:  # an earlier round, or a later one over a use not done
             self.stats["stale"] += 1
@@ -80,7 +102,9 @@ class ServerCore:
             if cell.count == done:
                 self.stats["retransmissions_answered"] += 1
                 return [(self._answer(MSG_RESULT, cell, h.rank, h.index), sender)]
-            self.stats["duplicates"] += 1  # to every worker, as the switch multicasts it: a missing one resends now
+            self.stats["duplicates"] += (
+                1  # to every worker, as the switch multicasts it: a missing one resends now
+            )
             return self._to_all(self._answer(MSG_STATUS, cell, h.rank, h.index))
         values = packets.values_of(data, self.elems)
         if cell.bitmap == 0:
@@ -104,8 +128,17 @@ class ServerCore:
 class ParameterServer(ServerCore):
     """The server on a UDP socket, optionally losing a share of what arrives (emulated loss)."""
 
-    def __init__(self, job_id: int, n_workers: int, epoch: int, elems: int = 64, bind_ip: str = "",
-                 port: int = UDP_PORT, loss: float = 0.0, seed: int | None = None):
+    def __init__(
+        self,
+        job_id: int,
+        n_workers: int,
+        epoch: int,
+        elems: int = 64,
+        bind_ip: str = "",
+        port: int = UDP_PORT,
+        loss: float = 0.0,
+        seed: int | None = None,
+    ):
         super().__init__(job_id, n_workers, epoch, elems)
         self.loss = loss
         self.rng = np.random.default_rng(seed)

@@ -23,7 +23,9 @@ class Contributors:
     Chunk c is the flat elements c * elems .. (c + 1) * elems - 1 of the array."""
 
     elems: int
-    counts: np.ndarray  # uint8 per chunk: contributions in its sum; 0 = missing (the result holds 0)
+    counts: (
+        np.ndarray
+    )  # uint8 per chunk: contributions in its sum; 0 = missing (the result holds 0)
     bitmaps: np.ndarray  # uint32 per chunk: bit r set = rank r's contribution is in the sum
 
     @property
@@ -47,8 +49,23 @@ class Chunks:
     for `n_workers`, and the sums that come back. `exponents[c]` is the exponent byte chunk c's
     scale was announced with (0 for int32, and after the last chunk)."""
 
-    __slots__ = ("_bitmaps", "_clip", "_counts", "_got", "_payload", "_plen", "_scale_of", "_scales",
-                 "_values", "dtype", "elems", "exponents", "is_float", "n", "shape")
+    __slots__ = (
+        "_bitmaps",
+        "_clip",
+        "_counts",
+        "_got",
+        "_payload",
+        "_plen",
+        "_scale_of",
+        "_scales",
+        "_values",
+        "dtype",
+        "elems",
+        "exponents",
+        "is_float",
+        "n",
+        "shape",
+    )
 
     def __init__(self, array: np.ndarray, elems: int, n_workers: int):
         flat = array.ravel()
@@ -68,9 +85,13 @@ class Chunks:
             payload = values.astype(">i4")
         self.exponents.append(0)  # the exponent announced after the last chunk
         self._values = values
-        self._clip = INT32_MAX // n_workers  # the largest quantized magnitude n contributions can sum
+        self._clip = (
+            INT32_MAX // n_workers
+        )  # the largest quantized magnitude n contributions can sum
         self._plen = 4 * elems  # payload bytes per datagram
-        self._payload = memoryview(payload.reshape(-1).view(np.uint8))  # a packet's values: one memcpy
+        self._payload = memoryview(
+            payload.reshape(-1).view(np.uint8)
+        )  # a packet's values: one memcpy
         self._got = memoryview(bytearray(n * 4 * elems))  # the sums, as the RESULTs carry them
         self._scales = [1.0] * n
         self._counts = [0] * n  # per chunk, its RESULT's count and bitmap (0: no sum yet)
@@ -101,7 +122,9 @@ class Chunks:
             values = quantize(self._values[chunk], self._scales[chunk])
             pkt[HEADER_LEN:] = np.clip(values, -self._clip, self._clip).astype(">i4").tobytes()
 
-    def store(self, chunk: int, data: bytes | bytearray | memoryview, count: int, bitmap: int) -> None:
+    def store(
+        self, chunk: int, data: bytes | bytearray | memoryview, count: int, bitmap: int
+    ) -> None:
         """The RESULT `data` of chunk `chunk`: its sum, and whose contributions it holds."""
         plen = self._plen
         self._got[chunk * plen : chunk * plen + plen] = data[HEADER_LEN:]
@@ -109,8 +132,11 @@ class Chunks:
 
     def contributors(self) -> Contributors:
         """Whose contributions each chunk's sum holds (counts and bitmaps per chunk)."""
-        return Contributors(self.elems, np.array(self._counts, dtype=np.uint8),
-                            np.array(self._bitmaps, dtype=np.uint32))
+        return Contributors(
+            self.elems,
+            np.array(self._counts, dtype=np.uint8),
+            np.array(self._bitmaps, dtype=np.uint32),
+        )
 
     def result(self) -> np.ndarray:
         """The sums, in the array's shape and dtype; 0 where a chunk has no sum."""

@@ -34,14 +34,22 @@ from ina.p4src.protocol import (
 def make_array(seed: int, rank: int, size: int, dtype: str, iteration: int = 0) -> np.ndarray:
     """The array rank `rank` contributes in `iteration` (each iteration its own); any worker can
     rebuild every other rank's from the seed."""
-    rng = np.random.default_rng(seed * 1000 + rank if iteration == 0 else (seed * 1000 + rank, iteration))
+    rng = np.random.default_rng(
+        seed * 1000 + rank if iteration == 0 else (seed * 1000 + rank, iteration)
+    )
     if dtype == "int32":
         return rng.integers(-(2**20), 2**20, size, dtype=np.int32)
     return rng.standard_normal(size).astype(dtype)
 
 
-def expected_sum(seed: int, n: int, size: int, dtype: str, counted: Contributors | None = None,
-                 iteration: int = 0) -> np.ndarray:
+def expected_sum(
+    seed: int,
+    n: int,
+    size: int,
+    dtype: str,
+    counted: Contributors | None = None,
+    iteration: int = 0,
+) -> np.ndarray:
     """The sum of every rank's array, or, per chunk, of the ranks `counted` says the sum holds."""
     total = np.zeros(size, dtype=np.int64 if dtype == "int32" else np.float64)
     bitmaps = None if counted is None else counted.element_bitmaps((size,))
@@ -51,8 +59,16 @@ def expected_sum(seed: int, n: int, size: int, dtype: str, counted: Contributors
     return total
 
 
-def verify(result: np.ndarray, seed: int, n: int, size: int, dtype: str, elems: int,
-           counted: Contributors | None = None, iteration: int = 0) -> tuple[bool, float]:
+def verify(
+    result: np.ndarray,
+    seed: int,
+    n: int,
+    size: int,
+    dtype: str,
+    elems: int,
+    counted: Contributors | None = None,
+    iteration: int = 0,
+) -> tuple[bool, float]:
     """Whether `result` is iteration `iteration`'s sum, and its largest element error.
     Bit-exact for int32 (with wraparound); within the block-floating-point bound for floats.
     Under a quorum or timeout policy the expected sum is, per chunk, that of the ranks counted, and a
@@ -69,9 +85,13 @@ def verify(result: np.ndarray, seed: int, n: int, size: int, dtype: str, elems: 
     bounds = np.array([error_bound(int(e), n) for e in chunk_exponents(chunks)])
     allowed = np.repeat(bounds, elems)[:size] + np.abs(exact) * float(np.finfo(dtype).eps) * 2
     if counted is not None and np.any(counted.counts < n):
-        own = chunk_exponents(np.pad(np.abs(arrays), ((0, 0), (0, pad))).reshape(n, -1, elems).reshape(-1, elems))
+        own = chunk_exponents(
+            np.pad(np.abs(arrays), ((0, 0), (0, pad))).reshape(n, -1, elems).reshape(-1, elems)
+        )
         floor = np.where(own > 0, 2.0 ** (own - BIAS), 0.0).reshape(n, -1).min(axis=0)  # per chunk
-        ranks = (counted.element_bitmaps((size,))[None, :] >> np.arange(n)[:, None] & 1).astype(bool)
+        ranks = (counted.element_bitmaps((size,))[None, :] >> np.arange(n)[:, None] & 1).astype(
+            bool
+        )
         excess = np.maximum(np.abs(arrays) - np.repeat(floor, elems)[None, :size], 0.0)
         allowed += np.where(ranks, excess, 0.0).sum(axis=0)
     error = np.abs(result.astype(np.float64) - exact)
@@ -90,7 +110,9 @@ VERIFY_BYTES_PER_RANK = 8
 def size_refusal(size: int, workers: int, verify: bool, processes: int = 1) -> str | None:
     """The error for a --size whose arrays, in `processes` workers of a job of `workers` ranks, do
     not fit ina.args.MEMORY_BUDGET; None when they do."""
-    per_element = BYTES_PER_ELEMENT + (VERIFY_BYTES_PER_ELEMENT + VERIFY_BYTES_PER_RANK * workers if verify else 0)
+    per_element = BYTES_PER_ELEMENT + (
+        VERIFY_BYTES_PER_ELEMENT + VERIFY_BYTES_PER_RANK * workers if verify else 0
+    )
     unit = "element" + (f" over {processes} workers" if processes > 1 else "")
     return memory_refusal("--size", size, per_element * processes, unit)
 
@@ -115,7 +137,9 @@ class Outcome:
         self.partial += int(np.count_nonzero(counted.counts < a.workers))
         self.missing += len(counted.missing)
         if a.verify:
-            ok, error = verify(result, a.seed, a.workers, a.size, a.dtype, a.elems, counted, iteration)
+            ok, error = verify(
+                result, a.seed, a.workers, a.size, a.dtype, a.elems, counted, iteration
+            )
             self.max_error = max(self.max_error, error)
             if not ok:
                 self.failed.append(iteration)
@@ -126,40 +150,81 @@ class Outcome:
 
     def mismatch(self) -> str:
         which = ", ".join(map(str, self.failed[:10])) + (" ..." if len(self.failed) > 10 else "")
-        return (f"the sum of {len(self.failed)} of {self.args.repeat} all-reduce(s) does not match the expected sum "
-                f"(repetition {which}; max error {self.max_error:g})")
+        return (
+            f"the sum of {len(self.failed)} of {self.args.repeat} all-reduce(s) does not match the expected sum "
+            f"(repetition {which}; max error {self.max_error:g})"
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Every limit comes from the protocol (p4src/protocol.py), so a bad value never reaches Worker."""
-    p = argparse.ArgumentParser(prog="ina worker", description="Run one all-reduce worker through an ina switch.")
+    p = argparse.ArgumentParser(
+        prog="ina worker", description="Run one all-reduce worker through an ina switch."
+    )
     p.add_argument("--job", type=int_range(0, MAX_JOBS - 1), required=True)
-    p.add_argument("--rank", type=int_range(0, MAX_WORKERS - 1), help="this worker's rank, below --workers")
+    p.add_argument(
+        "--rank", type=int_range(0, MAX_WORKERS - 1), help="this worker's rank, below --workers"
+    )
     p.add_argument("--workers", type=int_range(1, MAX_WORKERS), required=True)
-    p.add_argument("--epoch", type=int_range(1, EPOCH_MAX),
-                   help="the job's epoch the controller installed (`ina ctl show-jobs`; default: $INA_EPOCH)")
+    p.add_argument(
+        "--epoch",
+        type=int_range(1, EPOCH_MAX),
+        help="the job's epoch the controller installed (`ina ctl show-jobs`; default: $INA_EPOCH)",
+    )
     p.add_argument("--switch", type=ipv4_address, help="the switch's IP (or the baseline server's)")
     p.add_argument("--local-ip", type=ipv4_address)
     p.add_argument("--udp-port", type=udp_port, default=UDP_PORT)
     p.add_argument("--size", type=int_range(1), default=1 << 16, help="elements per all-reduce")
     p.add_argument("--dtype", choices=["int32", "float32", "float64"], default="int32")
     p.add_argument("--seed", type=int_range(0), default=1)
-    p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=64,
-                   help="elements per packet (the switch's ELEMS)")
-    p.add_argument("--window", type=int_range(1, MAX_SLOTS), default=256,
-                   help="slots in flight (at most the job's slots)")
-    p.add_argument("--timeout", type=float_range(0.0, MAX_TIMEOUT_S, lo_open=True), default=0.01,
-                   help="the retransmission timeout until the first RTT sample; afterwards it follows the measured RTT")
-    p.add_argument("--max-retries", type=int_range(0), default=12,
-                   help="give up after this many timeouts of one packet; fast resends do not count")
-    p.add_argument("--repeat", type=int_range(1), default=1, help="all-reduces (iterations), each after its compute")
+    p.add_argument(
+        "--elems",
+        type=int_choice(ELEMS_CHOICES),
+        default=64,
+        help="elements per packet (the switch's ELEMS)",
+    )
+    p.add_argument(
+        "--window",
+        type=int_range(1, MAX_SLOTS),
+        default=256,
+        help="slots in flight (at most the job's slots)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float_range(0.0, MAX_TIMEOUT_S, lo_open=True),
+        default=0.01,
+        help="the retransmission timeout until the first RTT sample; afterwards it follows the measured RTT",
+    )
+    p.add_argument(
+        "--max-retries",
+        type=int_range(0),
+        default=12,
+        help="give up after this many timeouts of one packet; fast resends do not count",
+    )
+    p.add_argument(
+        "--repeat",
+        type=int_range(1),
+        default=1,
+        help="all-reduces (iterations), each after its compute",
+    )
     add_compute_arguments(p)
-    p.add_argument("--staleness", type=int_range(0, MAX_STALENESS), default=0,
-                   help="the job's bounded staleness (policy stale:S): up to S + 1 all-reduces in flight")
+    p.add_argument(
+        "--staleness",
+        type=int_range(0, MAX_STALENESS),
+        default=0,
+        help="the job's bounded staleness (policy stale:S): up to S + 1 all-reduces in flight",
+    )
     p.add_argument("--verify", action="store_true")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--baseline-server", action="store_true", help="serve as the host-only parameter server")
-    p.add_argument("--loss", type=probability, default=0.0, help="baseline server: drop this fraction of packets")
+    p.add_argument(
+        "--baseline-server", action="store_true", help="serve as the host-only parameter server"
+    )
+    p.add_argument(
+        "--loss",
+        type=probability,
+        default=0.0,
+        help="baseline server: drop this fraction of packets",
+    )
     return p
 
 
@@ -172,56 +237,104 @@ def main(argv: list[str] | None = None) -> int:
         if args.epoch is None:
             p.error("--epoch is required for --baseline-server")
         try:
-            server = ParameterServer(args.job, args.workers, args.epoch, args.elems, args.local_ip or "",
-                                     args.udp_port, args.loss)
+            server = ParameterServer(
+                args.job,
+                args.workers,
+                args.epoch,
+                args.elems,
+                args.local_ip or "",
+                args.udp_port,
+                args.loss,
+            )
         except OSError as err:
-            print(f"ina worker: cannot serve on UDP port {args.udp_port}: {err.strerror}", file=sys.stderr)
+            print(
+                f"ina worker: cannot serve on UDP port {args.udp_port}: {err.strerror}",
+                file=sys.stderr,
+            )
             return 1
         server.serve_forever()
         return 0
     if args.rank is None or args.switch is None:
         p.error("--rank and --switch are required for a worker")
     if args.rank >= args.workers:
-        p.error(f"argument --rank: expected an integer in 0..{args.workers - 1} (below --workers), got {args.rank}")
+        p.error(
+            f"argument --rank: expected an integer in 0..{args.workers - 1} (below --workers), got {args.rank}"
+        )
     problem = size_refusal(args.size, args.workers, args.verify)
     if problem:
         p.error(problem)
     if args.staleness >= args.window:
-        p.error(f"argument --staleness: expected an integer in 0..{args.window - 1} (below --window: every one of "
-                f"the S + 1 groups needs a slot), got {args.staleness}")
+        p.error(
+            f"argument --staleness: expected an integer in 0..{args.window - 1} (below --window: every one of "
+            f"the S + 1 groups needs a slot), got {args.staleness}"
+        )
     try:
-        worker = Worker(args.job, args.rank, args.workers, args.switch, args.local_ip, args.udp_port,
-                        args.elems, args.window, args.timeout, args.max_retries, epoch=args.epoch,
-                        staleness=args.staleness)
+        worker = Worker(
+            args.job,
+            args.rank,
+            args.workers,
+            args.switch,
+            args.local_ip,
+            args.udp_port,
+            args.elems,
+            args.window,
+            args.timeout,
+            args.max_retries,
+            epoch=args.epoch,
+            staleness=args.staleness,
+        )
         outcome = Outcome(args)
         if args.start_barrier:
             start_together(args.rank)
-        compute = ComputeModel(args.compute_ms / 1e3, args.slowdown, args.delay_dist, args.seed, args.rank)
-        iterations = run_iterations(worker.allreduce_async, outcome.array, args.repeat, compute, outcome.add,
-                                    args.staleness)
+        compute = ComputeModel(
+            args.compute_ms / 1e3, args.slowdown, args.delay_dist, args.seed, args.rank
+        )
+        iterations = run_iterations(
+            worker.allreduce_async, outcome.array, args.repeat, compute, outcome.add, args.staleness
+        )
     except WorkerError as err:
         print(f"ina worker: {err}", file=sys.stderr)
         return 1
     except MemoryError:  # within the budget, but this machine has less
-        print(f"ina worker: --size {args.size} needs more memory than this machine has", file=sys.stderr)
+        print(
+            f"ina worker: --size {args.size} needs more memory than this machine has",
+            file=sys.stderr,
+        )
         return 1
     s = worker.stats
-    report = {"job": args.job, "rank": args.rank, "elements": s.elements, "elapsed_s": round(s.elapsed, 6),
-              "goodput_elements_per_s": round(s.goodput), "goodput_gbps": round(s.goodput * 32 / 1e9, 6),
-              "packets_sent": s.packets_sent, "packets_received": s.packets_received,
-              "retransmissions": s.retransmissions, "timeouts": s.timeouts, "spurious": s.spurious,
-              "statuses": s.statuses, "duplicates": s.duplicates,
-              "verified": outcome.ok if args.verify else None, "max_abs_error": outcome.max_error,
-              "failed_repetitions": outcome.failed, "contributions_entered": round(worker.share.fraction, 6),
-              "partial_chunks": outcome.partial, "missing_chunks": outcome.missing,
-              "iterations": [{"compute_s": round(i.compute_s, 6), "allreduce_s": round(i.allreduce_s, 6)}
-                             for i in iterations]}
+    report = {
+        "job": args.job,
+        "rank": args.rank,
+        "elements": s.elements,
+        "elapsed_s": round(s.elapsed, 6),
+        "goodput_elements_per_s": round(s.goodput),
+        "goodput_gbps": round(s.goodput * 32 / 1e9, 6),
+        "packets_sent": s.packets_sent,
+        "packets_received": s.packets_received,
+        "retransmissions": s.retransmissions,
+        "timeouts": s.timeouts,
+        "spurious": s.spurious,
+        "statuses": s.statuses,
+        "duplicates": s.duplicates,
+        "verified": outcome.ok if args.verify else None,
+        "max_abs_error": outcome.max_error,
+        "failed_repetitions": outcome.failed,
+        "contributions_entered": round(worker.share.fraction, 6),
+        "partial_chunks": outcome.partial,
+        "missing_chunks": outcome.missing,
+        "iterations": [
+            {"compute_s": round(i.compute_s, 6), "allreduce_s": round(i.allreduce_s, 6)}
+            for i in iterations
+        ],
+    }
     if args.json:
         print(json.dumps(report))
     else:
-        print(f"rank {args.rank}: {s.elements} elements in {s.elapsed:.3f} s ({s.goodput / 1e6:.2f} M elem/s), "
-              f"{s.packets_sent} sent, {s.retransmissions} retransmitted, {worker.share.fraction:.1%} of its "
-              "contributions in the sums" + (f", verified: {outcome.ok}" if args.verify else ""))
+        print(
+            f"rank {args.rank}: {s.elements} elements in {s.elapsed:.3f} s ({s.goodput / 1e6:.2f} M elem/s), "
+            f"{s.packets_sent} sent, {s.retransmissions} retransmitted, {worker.share.fraction:.1%} of its "
+            "contributions in the sums" + (f", verified: {outcome.ok}" if args.verify else "")
+        )
     if not outcome.ok:
         print(f"ina worker: {outcome.mismatch()}", file=sys.stderr)
         return 1

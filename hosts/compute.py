@@ -43,10 +43,14 @@ class DelayDistribution:
         kind, _, args = text.partition(":")
         parts = args.split(",")
         if kind not in DISTRIBUTIONS or not args:
-            raise ValueError(f"bad distribution {text!r}: use exp:MEAN, uniform:MAX or pareto:MIN,ALPHA")
+            raise ValueError(
+                f"bad distribution {text!r}: use exp:MEAN, uniform:MAX or pareto:MIN,ALPHA"
+            )
         if kind == "pareto":
             if len(parts) != 2:
-                raise ValueError(f"bad distribution {text!r}: pareto needs MIN,ALPHA (e.g. pareto:5ms,1.5)")
+                raise ValueError(
+                    f"bad distribution {text!r}: pareto needs MIN,ALPHA (e.g. pareto:5ms,1.5)"
+                )
             alpha = float(parts[1]) if re.fullmatch(r"\d+(\.\d+)?", parts[1]) else 0.0
             if alpha <= 0:
                 raise ValueError(f"bad distribution {text!r}: ALPHA must be a number above 0")
@@ -88,15 +92,30 @@ def add_compute_arguments(p: argparse.ArgumentParser) -> None:
     """What a worker process (ina worker, a training worker) takes to emulate its compute and to
     start with the others: the straggler injector's per-host part, which `ina run` and `ina train`
     fill in per host."""
-    p.add_argument("--compute-ms", type=float_range(0.0, 3.6e6), default=0.0,
-                   help="emulated compute (a sleep) before each all-reduce, in ms")
-    p.add_argument("--slowdown", type=float_range(0.0, 1e6, lo_open=True), default=1.0,
-                   help="multiply --compute-ms (a straggler: e.g. 3)")
-    p.add_argument("--delay-dist", type=parsed_by(DelayDistribution.parse), metavar="DIST",
-                   help="extra compute per iteration, drawn with --seed and the rank: exp:MEAN, uniform:MAX, "
-                        "pareto:MIN,ALPHA")
-    p.add_argument("--start-barrier", action="store_true",
-                   help="once bound, print a ready line and wait for a line on stdin before the first all-reduce")
+    p.add_argument(
+        "--compute-ms",
+        type=float_range(0.0, 3.6e6),
+        default=0.0,
+        help="emulated compute (a sleep) before each all-reduce, in ms",
+    )
+    p.add_argument(
+        "--slowdown",
+        type=float_range(0.0, 1e6, lo_open=True),
+        default=1.0,
+        help="multiply --compute-ms (a straggler: e.g. 3)",
+    )
+    p.add_argument(
+        "--delay-dist",
+        type=parsed_by(DelayDistribution.parse),
+        metavar="DIST",
+        help="extra compute per iteration, drawn with --seed and the rank: exp:MEAN, uniform:MAX, "
+        "pareto:MIN,ALPHA",
+    )
+    p.add_argument(
+        "--start-barrier",
+        action="store_true",
+        help="once bound, print a ready line and wait for a line on stdin before the first all-reduce",
+    )
 
 
 def start_together(rank: int) -> None:
@@ -111,15 +130,19 @@ def check_stragglers(stragglers: dict[str, float], workers: list[str]) -> None:
     """Raise ValueError naming a --straggler host that is not one of the job's `workers`."""
     unknown = sorted(set(stragglers) - set(workers))
     if unknown:
-        raise ValueError(f"--straggler {unknown[0]}: not a worker host (workers: {', '.join(workers)})")
+        raise ValueError(
+            f"--straggler {unknown[0]}: not a worker host (workers: {', '.join(workers)})"
+        )
 
 
 def straggler_refusal(stragglers: dict[str, float], compute_ms: float) -> str | None:
     """The usage error for --straggler without emulated compute to slow (it would do nothing)."""
     if stragglers and not compute_ms:
         host, factor = next(iter(stragglers.items()))
-        return (f"argument --straggler: {host}:{factor:g}x slows the emulated compute, and there is none "
-                "(--compute-ms is 0): add --compute-ms MS, e.g. --compute-ms 20")
+        return (
+            f"argument --straggler: {host}:{factor:g}x slows the emulated compute, and there is none "
+            "(--compute-ms is 0): add --compute-ms MS, e.g. --compute-ms 20"
+        )
     return None
 
 

@@ -36,8 +36,12 @@ from ina.p4src.protocol import (
 )
 
 MAX_DATAGRAM_ELEMS = (65507 - HEADER_LEN) // 4  # values that fit one UDP datagram over IPv4
-PROBE_ALLOWANCES = 4  # a counted worker that resent asks once more this many RACK allowances after its STATUS
-HOLD_BYTES = 64 << 20  # RESULTs of later uses a worker keeps at most (`_hold`): a bound in memory, not calls
+PROBE_ALLOWANCES = (
+    4  # a counted worker that resent asks once more this many RACK allowances after its STATUS
+)
+HOLD_BYTES = (
+    64 << 20
+)  # RESULTs of later uses a worker keeps at most (`_hold`): a bound in memory, not calls
 
 _pack_header, _unpack_header = HEADER.pack_into, HEADER.unpack_from
 
@@ -55,7 +59,9 @@ class Stats:
     spurious: int = 0  # resends whose original was answered after all (answer within min_rtt)
     statuses: int = 0  # STATUS answers saying a slot's use counted this worker and waits for others
     duplicates: int = 0
-    held: int = 0  # RESULTs of a later use of a slot, kept until the slot gets there (others ran ahead)
+    held: int = (
+        0  # RESULTs of a later use of a slot, kept until the slot gets there (others ran ahead)
+    )
     forged: int = 0  # datagrams that were not this job's RESULTs from the switch
     elapsed: float = 0.0
     elements: int = 0
@@ -77,8 +83,10 @@ def _check_finite(flat: np.ndarray) -> None:
     bad = ~np.isfinite(flat)
     if bad.any():
         first = int(np.argmax(bad))
-        raise WorkerError(f"the array holds {int(bad.sum())} NaN or infinite value(s) (first at flat index "
-                          f"{first}: {flat[first]}); in-network aggregation sums finite values only")
+        raise WorkerError(
+            f"the array holds {int(bad.sum())} NaN or infinite value(s) (first at flat index "
+            f"{first}: {flat[first]}); in-network aggregation sums finite values only"
+        )
 
 
 class AllReduceCore:
@@ -106,12 +114,31 @@ class AllReduceCore:
     (ina.hosts.rto). Bad arguments raise ValueError naming the argument and its range.
     """
 
-    def __init__(self, job_id: int, rank: int, n_workers: int, epoch: int, elems: int, window: int,
-                 timeout: float, max_retries: int, switch: tuple[str, int], base: int = 0,
-                 stats: Stats | None = None, min_rto: float = MIN_RTO):
+    def __init__(
+        self,
+        job_id: int,
+        rank: int,
+        n_workers: int,
+        epoch: int,
+        elems: int,
+        window: int,
+        timeout: float,
+        max_retries: int,
+        switch: tuple[str, int],
+        base: int = 0,
+        stats: Stats | None = None,
+        min_rto: float = MIN_RTO,
+    ):
         self.job_id, self.rank, self.n_workers, self.epoch = job_id, rank, n_workers, epoch
-        self.elems, self.window, self.timeout, self.max_retries = elems, window, timeout, max_retries
-        self.min_rto = min_rto  # the RTO's floor in seconds beside twice the fastest answer (ina.hosts.rto)
+        self.elems, self.window, self.timeout, self.max_retries = (
+            elems,
+            window,
+            timeout,
+            max_retries,
+        )
+        self.min_rto = (
+            min_rto  # the RTO's floor in seconds beside twice the fastest answer (ina.hosts.rto)
+        )
         self.switch = switch  # (IPv4 address, UDP port): the only source a RESULT is taken from
         self.base = base  # the job's slot of this core's slot 0: under staleness, its group's first
         self._check_arguments()
@@ -121,11 +148,15 @@ class AllReduceCore:
         self.finished = False  # True once the all-reduce `start` began has its every result
         self._pkts: list[bytearray] = []
         self._window, self._done = 0, []  # no all-reduce yet: every slot is done
-        self._held: list[dict[int, bytes]] = [{} for _ in range(window)]  # per slot: round -> its RESULT
+        self._held: list[dict[int, bytes]] = [
+            {} for _ in range(window)
+        ]  # per slot: round -> its RESULT
         # A straggler under a quorum falls behind for as long as it is slower (a 3x one, hundreds of
         # calls in a training run): what bounds it is memory, so the uses a slot may hold follow.
         self.hold_rounds = max(2, HOLD_BYTES // (window * self.datagram_size))
-        self._round = [0] * window  # each slot's current round: its use number since the epoch began
+        self._round = [
+            0
+        ] * window  # each slot's current round: its use number since the epoch began
         self._rtt = RttEstimator(timeout, min_rto, window)
         self._allowance = math.inf  # rack_rtt + reo_wnd: how long an answer may take (RACK)
         self._sequence = 0  # transmissions so far: orders them, ties in time included
@@ -134,14 +165,29 @@ class AllReduceCore:
     def _check_arguments(self) -> None:
         check("job_id", self.job_id, 0 <= self.job_id < MAX_JOBS, f"0..{MAX_JOBS - 1}")
         check("n_workers", self.n_workers, 1 <= self.n_workers <= MAX_WORKERS, f"1..{MAX_WORKERS}")
-        check("rank", self.rank, 0 <= self.rank < self.n_workers, f"0..{self.n_workers - 1} (n_workers - 1)")
+        check(
+            "rank",
+            self.rank,
+            0 <= self.rank < self.n_workers,
+            f"0..{self.n_workers - 1} (n_workers - 1)",
+        )
         check("epoch", self.epoch, 1 <= self.epoch <= EPOCH_MAX, f"1..{EPOCH_MAX}")
-        check("elems", self.elems, 1 <= self.elems <= MAX_DATAGRAM_ELEMS,
-              f"1..{MAX_DATAGRAM_ELEMS} (the switch runs one of {ELEMS_CHOICES})")
+        check(
+            "elems",
+            self.elems,
+            1 <= self.elems <= MAX_DATAGRAM_ELEMS,
+            f"1..{MAX_DATAGRAM_ELEMS} (the switch runs one of {ELEMS_CHOICES})",
+        )
         check("window", self.window, 1 <= self.window <= MAX_SLOTS, f"1..{MAX_SLOTS}")
-        check("base", self.base, 0 <= self.base <= MAX_SLOTS - self.window, f"0..{MAX_SLOTS} - window")
-        check("timeout", self.timeout, math.isfinite(self.timeout) and self.timeout > 0,
-              "a finite number of seconds > 0")
+        check(
+            "base", self.base, 0 <= self.base <= MAX_SLOTS - self.window, f"0..{MAX_SLOTS} - window"
+        )
+        check(
+            "timeout",
+            self.timeout,
+            math.isfinite(self.timeout) and self.timeout > 0,
+            "a finite number of seconds > 0",
+        )
         check("max_retries", self.max_retries, self.max_retries >= 0, "0 or more")
         check("min_rto", self.min_rto, 0 <= self.min_rto <= MAX_RTO, f"0..{MAX_RTO:g} seconds")
         check("switch_port", self.switch[1], 1 <= self.switch[1] <= 0xFFFF, "1..65535")
@@ -154,7 +200,9 @@ class AllReduceCore:
         is quantized again when the maximum arrives."""
         array = np.asarray(array)
         if array.dtype not in (np.int32, np.float32, np.float64):
-            raise WorkerError(f"dtype {array.dtype} is not supported: use int32, float32 or float64")
+            raise WorkerError(
+                f"dtype {array.dtype} is not supported: use int32, float32 or float64"
+            )
         if array.dtype != np.int32:
             _check_finite(array.ravel())
         self._chunks = chunks = Chunks(array, self.elems, self.n_workers)
@@ -162,11 +210,19 @@ class AllReduceCore:
         window = min(self.window, n_chunks)
         self._n_chunks, self._window, self._is_float = n_chunks, window, chunks.is_float
         self._pkts = [bytearray(self.datagram_size) for _ in range(window)]
-        self._chunk_of = [0] * window  # the chunk each slot's current use carries (< 0: a float slot's first use)
+        self._chunk_of = [
+            0
+        ] * window  # the chunk each slot's current use carries (< 0: a float slot's first use)
         self._done = [False] * window
-        self._blind = [False] * window  # the current use's scale came with a RESULT never had: no sum
-        self._status = [0] * window  # a STATUS's bitmap: the switch counted the current use (0: not known)
-        self._probe_at = [math.inf] * window  # when that STATUS came, until the one resend it allows
+        self._blind = [
+            False
+        ] * window  # the current use's scale came with a RESULT never had: no sum
+        self._status = [
+            0
+        ] * window  # a STATUS's bitmap: the switch counted the current use (0: not known)
+        self._probe_at = [
+            math.inf
+        ] * window  # when that STATUS came, until the one resend it allows
         self._probing: set[int] = set()  # the slots whose probe_at is set
         self._behind = [False] * window  # the current use left late, after a resent one (see _take)
         self._retries = [0] * window  # resends of each slot's current use (Karn's rule, turns)
@@ -177,22 +233,35 @@ class AllReduceCore:
         self._unanswered = OrderedDict()  # waiting slots, oldest transmission first
         # The same waiting transmissions ordered for `expire`, so it finds the due ones without a
         # scan; every transmission goes to the end of its `order` (kept here: the per-packet path).
-        self._index = DueIndex(self.rank, self.n_workers, self._seq_of, self._unanswered, self._status,
-                               self._retries, self._sent_at)
+        self._index = DueIndex(
+            self.rank,
+            self.n_workers,
+            self._seq_of,
+            self._unanswered,
+            self._status,
+            self._retries,
+            self._sent_at,
+        )
         self._order = self._index.order
         self._remaining = n_chunks
         self._started = now
         self.finished = False
         self.deadline = math.inf
         rounds = self._round
-        self._last_round = [(rounds[k] + len(range(k, n_chunks, window)) - (not self._is_float)) & ROUND_MASK
-                            for k in range(window)]  # each slot's final use in this all-reduce
+        self._last_round = [
+            (rounds[k] + len(range(k, n_chunks, window)) - (not self._is_float)) & ROUND_MASK
+            for k in range(window)
+        ]  # each slot's final use in this all-reduce
         # A float slot's first use carries no chunk (the exponent only) and counts as chunk
         # index - window, so the next is always chunk + window. A use whose RESULT is held is not sent.
-        first = [self._next_use(k, k - window if self._is_float else k, None, now) for k in range(window)]
+        first = [
+            self._next_use(k, k - window if self._is_float else k, None, now) for k in range(window)
+        ]
         return [pkt for pkt in first if pkt is not None]
 
-    def receive(self, data: bytes | bytearray | memoryview, source: tuple[str, int], now: float) -> bytearray | None:
+    def receive(
+        self, data: bytes | bytearray | memoryview, source: tuple[str, int], now: float
+    ) -> bytearray | None:
         """A datagram arrived: take it if it is the RESULT (or STATUS) of the round a slot is on, and
         return the slot's next UPDATE, if any. The per-packet path: values are copied in place,
         headers packed in place."""
@@ -203,8 +272,12 @@ class AllReduceCore:
             return None
         msg, _rank, job, pool, exponent, count, epoch, round_, bitmap = _unpack_header(data, 0)
         index = (pool & INDEX_MASK) - self.base
-        if (msg not in (MSG_RESULT, MSG_STATUS) or job != self.job_id or epoch != self.epoch
-                or not 0 <= index < self.window):
+        if (
+            msg not in (MSG_RESULT, MSG_STATUS)
+            or job != self.job_id
+            or epoch != self.epoch
+            or not 0 <= index < self.window
+        ):
             stats.forged += 1
             return None
         if index >= self._window or round_ != self._round[index] or self._done[index]:
@@ -218,7 +291,9 @@ class AllReduceCore:
         elif self._retries[index] == 0:  # Karn's rule: an RTT sample only from a use sent once
             rtt = self._rtt
             rtt.sample(elapsed)
-            if seq_of[index] > self._rack_seq and not self._behind[index]:  # RACK: the latest answer and its RTT
+            if (
+                seq_of[index] > self._rack_seq and not self._behind[index]
+            ):  # RACK: the latest answer and its RTT
                 self._rack_seq = seq_of[index]
                 self._index.overtake(self._rack_seq)
                 # ... but at least srtt: a use completes when the last worker's copy arrives, so
@@ -228,7 +303,9 @@ class AllReduceCore:
         elif elapsed < self._rtt.min_rtt - SAME_TIME < math.inf:
             # Too soon to answer the resend: the original got through. (An answer exactly one
             # fastest round trip after the resend answers it: no margin, and float rounding decided.)
-            stats.spurious += 1  # its original's RTT a sample (the path got slower): the backoff undone
+            stats.spurious += (
+                1  # its original's RTT a sample (the path got slower): the backoff undone
+            )
             self._rtt.spurious(now - first_sent[index])
         # A resend's answer moves no RACK state: the switch answers it from a completed set at
         # once, far sooner than a use that waits for every worker, and as the latest answer it
@@ -236,8 +313,9 @@ class AllReduceCore:
         del self._unanswered[index]
         return self._take(index, round_, exponent, count, bitmap, data, now)
 
-    def _other_round(self, msg: int, index: int, round_: int, data: bytes | bytearray | memoryview,
-                     now: float) -> bytearray | None:
+    def _other_round(
+        self, msg: int, index: int, round_: int, data: bytes | bytearray | memoryview, now: float
+    ) -> bytearray | None:
         """An answer for a round slot `index` is not on (or a slot without a use in this
         all-reduce): a later use's RESULT is held; a STATUS of a later round of the set says the
         use is gone, one of the next round that this worker's RESULT copy was lost; the rest are
@@ -303,8 +381,16 @@ class AllReduceCore:
         self.stats.held += 1
         return True
 
-    def _take(self, index: int, round_: int, exponent: int, count: int, bitmap: int,
-              data: bytes | bytearray | memoryview, now: float) -> bytearray | None:
+    def _take(
+        self,
+        index: int,
+        round_: int,
+        exponent: int,
+        count: int,
+        bitmap: int,
+        data: bytes | bytearray | memoryview,
+        now: float,
+    ) -> bytearray | None:
         """The RESULT `data` of the use `round_` slot `index` is on: its chunk's sum, then the slot's
         next use (None: held too, and taken, or the slot is done)."""
         chunk = self._chunk_of[index]
@@ -322,7 +408,9 @@ class AllReduceCore:
         self._behind[index] = self._retries[index] > 0 and not self._status[index]
         return self._next_use(index, chunk + self._window, exponent, now)
 
-    def _next_use(self, index: int, chunk: int, exponent: int | None, now: float) -> bytearray | None:
+    def _next_use(
+        self, index: int, chunk: int, exponent: int | None, now: float
+    ) -> bytearray | None:
         """The slot's next use, carrying `chunk` (< 0: a float slot's first use, the exponent alone),
         scaled for the switch's maximum `exponent` (None: not known, the chunk gets no sum); announces
         the exponent of the chunk a window later. Taken at once if its RESULT is held (None)."""
@@ -333,12 +421,27 @@ class AllReduceCore:
         held = self._held[index].pop(round_, None)
         if held is not None:
             chunks.agree(chunk, exponent)
-            _msg, _rank, _job, _pool, exponent, count, _epoch, _round, bitmap = _unpack_header(held, 0)
+            _msg, _rank, _job, _pool, exponent, count, _epoch, _round, bitmap = _unpack_header(
+                held, 0
+            )
             return self._take(index, round_, exponent, count, bitmap, held, now)
         chunks.fill(pkt, chunk, exponent)  # agrees the exponent too
-        announce = chunks.exponents[min(chunk + self._window, self._n_chunks)]  # the chunk a window later's
-        _pack_header(pkt, 0, MSG_UPDATE, self.rank, self.job_id, (round_ & 1) << SET_SHIFT | self.base + index, announce, 0,
-                     self.epoch, round_, 0)
+        announce = chunks.exponents[
+            min(chunk + self._window, self._n_chunks)
+        ]  # the chunk a window later's
+        _pack_header(
+            pkt,
+            0,
+            MSG_UPDATE,
+            self.rank,
+            self.job_id,
+            (round_ & 1) << SET_SHIFT | self.base + index,
+            announce,
+            0,
+            self.epoch,
+            round_,
+            0,
+        )
         self._retries[index], self._timeouts[index], self._status[index] = 0, 0, 0
         self._sent_at[index] = self._first_sent[index] = now
         self._seq_of[index] = self._sequence = self._sequence + 1
@@ -357,7 +460,9 @@ class AllReduceCore:
         del self._unanswered[index]
         skipped = (newer - 1 - self._round[index]) & ROUND_MASK
         chunk, window, n_chunks = self._chunk_of[index], self._window, self._n_chunks
-        self._remaining -= len(range(chunk, min(chunk + skipped * window, n_chunks), window)) - (chunk < 0)
+        self._remaining -= len(range(chunk, min(chunk + skipped * window, n_chunks), window)) - (
+            chunk < 0
+        )
         following = chunk + skipped * window
         if following >= n_chunks:
             return self._slot_done(index, now)
@@ -460,7 +565,9 @@ class AllReduceCore:
             cut = resend[PACE_BURST]
             del resend[PACE_BURST:]
             next_due = min((due for seq, due in waits.items() if seq < cut), default=math.inf)
-            next_due = min(next_due, now + (self._rtt.srtt or self._rtt.rto) * PACE_BURST / self._window)
+            next_due = min(
+                next_due, now + (self._rtt.srtt or self._rtt.rto) * PACE_BURST / self._window
+            )
         else:
             next_due = min(waits.values(), default=math.inf)
         stats, out = self.stats, []
@@ -491,13 +598,15 @@ class AllReduceCore:
                 f"job {self.job_id} rank {self.rank}: slot {index} was still waiting for rank(s) {waiting} "
                 f"after {self.max_retries} retransmissions (the switch counted this worker's UPDATE). Are "
                 "they running, with this job's epoch? A quorum or timeout policy (`ina ctl add-job "
-                "--policy`) completes a slot without them")
+                "--policy`) completes a slot without them"
+            )
         raise WorkerError(
             f"job {self.job_id} rank {self.rank}: no answer from the switch at {self.switch[0]} after "
             f"{self.max_retries} retransmissions of slot {index}. The switch may be unreachable, "
             "refusing this worker (admission, or an epoch other than the job's), or dropping slots "
             f"beyond the job's range (window {self.window}); `ina ctl show-jobs` lists each job's "
-            "slots and epoch, `ina ctl show-stats` the switch's refused/wrong_epoch/out_of_range counts")
+            "slots and epoch, `ina ctl show-stats` the switch's refused/wrong_epoch/out_of_range counts"
+        )
 
     def _resend(self, index: int, now: float) -> bytearray:
         """Slot `index`'s current use again (by RACK, the RTO, or a STATUS that lacks this worker):

@@ -18,7 +18,9 @@ from heapq import heappop, heappush
 
 PACE_BURST = 4  # resends that leave at once; more are spread over one srtt per window
 
-Due = Callable[[int], tuple[float, bool, bool]]  # slot -> (due time, timed out, a probe): the turn's rules
+Due = Callable[
+    [int], tuple[float, bool, bool]
+]  # slot -> (due time, timed out, a probe): the turn's rules
 
 
 class DueIndex:
@@ -27,14 +29,37 @@ class DueIndex:
     waiting slots (`unanswered`), a STATUS's bitmap, resends and the time sent. The core appends
     every transmission to `order` itself (the per-packet path)."""
 
-    __slots__ = ("_counted", "_n_workers", "_overtaken", "_rank", "_retries", "_sent_at", "_seq_of", "_status",
-                 "_unanswered", "order")
+    __slots__ = (
+        "_counted",
+        "_n_workers",
+        "_overtaken",
+        "_rank",
+        "_retries",
+        "_sent_at",
+        "_seq_of",
+        "_status",
+        "_unanswered",
+        "order",
+    )
 
-    def __init__(self, rank: int, n_workers: int, seq_of: list[int], unanswered: OrderedDict[int, None],
-                 status: list[int], retries: list[int], sent_at: list[float]):
+    def __init__(
+        self,
+        rank: int,
+        n_workers: int,
+        seq_of: list[int],
+        unanswered: OrderedDict[int, None],
+        status: list[int],
+        retries: list[int],
+        sent_at: list[float],
+    ):
         self._rank, self._n_workers = rank, n_workers
         self._seq_of, self._unanswered, self._status, self._retries, self._sent_at = (
-            seq_of, unanswered, status, retries, sent_at)
+            seq_of,
+            unanswered,
+            status,
+            retries,
+            sent_at,
+        )
         self.order: deque[tuple[int, int]] = deque()  # sent after the latest answered one
         self._overtaken = [deque() for _ in range(n_workers + 1)]  # per turn position, then resent
         self._counted: list[tuple[float, int, int]] = []  # (sent, seq, slot), counted by a STATUS
@@ -42,8 +67,11 @@ class DueIndex:
     def _current(self, seq: int, index: int, counted: bool | None) -> bool:
         """Whether transmission `seq` of slot `index` still waits (and, unless `counted` is None,
         whether a STATUS counted it, as `counted` says)."""
-        return (index in self._unanswered and self._seq_of[index] == seq
-                and (counted is None or bool(self._status[index]) == counted))
+        return (
+            index in self._unanswered
+            and self._seq_of[index] == seq
+            and (counted is None or bool(self._status[index]) == counted)
+        )
 
     def overtake(self, rack_seq: int) -> None:
         """Transmission `rack_seq` was answered: the waiting ones sent before it join their class."""
@@ -62,8 +90,9 @@ class DueIndex:
         """A STATUS counted overtaken slot `index`: it joins the counted class."""
         heappush(self._counted, (self._sent_at[index], self._seq_of[index], index))
 
-    def due(self, now: float, due: Due, timer: float,
-            probing: set[int]) -> tuple[dict[int, tuple[int, bool, bool]], dict[int, float]]:
+    def due(
+        self, now: float, due: Due, timer: float, probing: set[int]
+    ) -> tuple[dict[int, tuple[int, bool, bool]], dict[int, float]]:
         """The transmissions due at `now`, seq -> (slot, timed out, probe), and those found waiting,
         seq -> due time (each class's first not due, and all the walk saw). `due` gives a slot's
         due time, `timer` is the RTO with its backoff; the walk of `order` is skipped when more
@@ -88,10 +117,20 @@ class DueIndex:
                     due_now[seq] = (index, timed_out, probe)
         return due_now, waits
 
-    def _overtaken_due(self, now: float, due: Due, due_now: dict[int, tuple[int, bool, bool]],
-                       waits: dict[int, float]) -> None:
+    def _overtaken_due(
+        self,
+        now: float,
+        due: Due,
+        due_now: dict[int, tuple[int, bool, bool]],
+        waits: dict[int, float],
+    ) -> None:
         """Those overtaken and not counted, per turn position and resent: each queue up to its first not due."""
-        unanswered, status, seq_of, current = self._unanswered, self._status, self._seq_of, self._current
+        unanswered, status, seq_of, current = (
+            self._unanswered,
+            self._status,
+            self._seq_of,
+            self._current,
+        )
         for queue in self._overtaken:
             while queue and not current(*queue[0], False):
                 queue.popleft()
@@ -103,8 +142,13 @@ class DueIndex:
                         break
                     due_now[seq] = (index, timed_out, probe)
 
-    def _counted_due(self, now: float, due: Due, due_now: dict[int, tuple[int, bool, bool]],
-                     waits: dict[int, float]) -> None:
+    def _counted_due(
+        self,
+        now: float,
+        due: Due,
+        due_now: dict[int, tuple[int, bool, bool]],
+        waits: dict[int, float],
+    ) -> None:
         """Those overtaken and counted by a STATUS, by time sent, up to the first not due."""
         counted, taken = self._counted, []
         while counted:
@@ -121,8 +165,14 @@ class DueIndex:
         for entry in taken:  # read in order, kept: those not resent now stay due
             heappush(counted, entry)
 
-    def _order_due(self, now: float, due: Due, timer: float, due_now: dict[int, tuple[int, bool, bool]],
-                   waits: dict[int, float]) -> None:
+    def _order_due(
+        self,
+        now: float,
+        due: Due,
+        timer: float,
+        due_now: dict[int, tuple[int, bool, bool]],
+        waits: dict[int, float],
+    ) -> None:
         """Those sent after the latest answered one, in the order sent, until one whose RTO (the
         least it waits) is past both now and the soonest due time found."""
         unanswered, seq_of, sent_at = self._unanswered, self._seq_of, self._sent_at

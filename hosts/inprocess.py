@@ -73,11 +73,21 @@ from ina.topologies.topo import Topology
 
 SWITCH_MAC, SWITCH_IP = "02:aa:00:00:00:01", "10.0.0.254"
 MAX_RETRIES = 12  # a worker's default retransmissions of one packet before it gives up
-UPDATE, RESULT, STATUS = "update", "result", "status"  # a Datagram's kind: worker -> switch, switch -> worker
+UPDATE, RESULT, STATUS = (
+    "update",
+    "result",
+    "status",
+)  # a Datagram's kind: worker -> switch, switch -> worker
 FRAME_HEADERS = 14 + 20 + 8  # Ethernet, IPv4 without options, UDP
 _ETH_IPV4 = b"\x08\x00"
-_SWITCH_SOURCE = (SWITCH_IP, UDP_PORT)  # what a worker's stack reports as the sender of the switch's frames
-_SWITCH_IP_PORT = socket.inet_aton(SWITCH_IP), UDP_PORT.to_bytes(2, "big")  # ... as the frames carry it
+_SWITCH_SOURCE = (
+    SWITCH_IP,
+    UDP_PORT,
+)  # what a worker's stack reports as the sender of the switch's frames
+_SWITCH_IP_PORT = (
+    socket.inet_aton(SWITCH_IP),
+    UDP_PORT.to_bytes(2, "big"),
+)  # ... as the frames carry it
 
 
 class Datagram(NamedTuple):
@@ -105,8 +115,22 @@ class Drop:
     transmission: int | None = None
 
     def __call__(self, d: Datagram) -> bool:
-        return all(want is None or want == got for want, got in zip(
-            (self.direction, self.job, self.rank, self.slot, self.pool_set, self.use, self.transmission), d, strict=True))
+        return all(
+            want is None or want == got
+            for want, got in zip(
+                (
+                    self.direction,
+                    self.job,
+                    self.rank,
+                    self.slot,
+                    self.pool_set,
+                    self.use,
+                    self.transmission,
+                ),
+                d,
+                strict=True,
+            )
+        )
 
 
 class RandomLoss:
@@ -136,12 +160,19 @@ class Member:
     port: int  # that switch's port for it
     delay: float = 0.0  # added to its UPDATEs' way to the switch
     calls: int = 0  # all-reduces started: call t runs on core t mod len(cores), as a Worker does
-    timer_at: list[float] = field(default_factory=list)  # per core, its earliest timer event in the queue
-    address: tuple[bytes, bytes, bytes] = field(init=False)  # its MAC, IPv4 address and UDP port as frames carry them
+    timer_at: list[float] = field(
+        default_factory=list
+    )  # per core, its earliest timer event in the queue
+    address: tuple[bytes, bytes, bytes] = field(
+        init=False
+    )  # its MAC, IPv4 address and UDP port as frames carry them
 
     def __post_init__(self) -> None:
-        self.address = (bytes.fromhex(self.entry.mac.replace(":", "")), socket.inet_aton(self.entry.ip),
-                        self.entry.udp_port.to_bytes(2, "big"))
+        self.address = (
+            bytes.fromhex(self.entry.mac.replace(":", "")),
+            socket.inet_aton(self.entry.ip),
+            self.entry.udp_port.to_bytes(2, "big"),
+        )
 
     @property
     def core(self) -> AllReduceCore:
@@ -161,13 +192,26 @@ def ipv4_checksum(header: bytes) -> int:
     return ~total & 0xFFFF
 
 
-def update_frame_header(entry: WorkerEntry, payload_len: int, switch_mac: str = SWITCH_MAC,
-                        switch_ip: str = SWITCH_IP) -> bytes:
+def update_frame_header(
+    entry: WorkerEntry, payload_len: int, switch_mac: str = SWITCH_MAC, switch_ip: str = SWITCH_IP
+) -> bytes:
     """Ethernet (to the aggregating switch's MAC), IPv4 (TTL 64, to its IP) and UDP (to UDP_PORT)
     headers of a worker's UPDATEs; UPDATEs all have one length, so every frame of a worker shares them."""
     udp = struct.pack("!HHHH", entry.udp_port, UDP_PORT, 8 + payload_len, 0)
     src, dst = socket.inet_aton(entry.ip), socket.inet_aton(switch_ip)
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp) + payload_len, 0, 0, 64, socket.IPPROTO_UDP, 0, src, dst)
+    ip = struct.pack(
+        "!BBHHHBBH4s4s",
+        0x45,
+        0,
+        20 + len(udp) + payload_len,
+        0,
+        0,
+        64,
+        socket.IPPROTO_UDP,
+        0,
+        src,
+        dst,
+    )
     ip = ip[:10] + struct.pack("!H", ipv4_checksum(ip)) + ip[12:]
     mac = bytes.fromhex(switch_mac.replace(":", "")) + bytes.fromhex(entry.mac.replace(":", ""))
     return mac + _ETH_IPV4 + ip + udp
@@ -194,15 +238,31 @@ class InProcessSwitch:
     default). Use it as a context manager, or call close().
     """
 
-    def __init__(self, elems: int = 8, pool_size: int = 256, engine: str = "native", latency: float = 10e-6,
-                 loss: Sequence[Callable[[Datagram], bool]] = (), link: LinkSpec | None = None,
-                 host: HostSpec = IDEAL_HOST, pipeline: float = 0.0, seed: int = 0, record: bool = True,
-                 trace: bool = False, topology: Topology | None = None, timeout: float = 1e-3,
-                 server: str | None = None, min_rto: float = MIN_RTO, hosts: Mapping[str, HostSpec] | None = None):
+    def __init__(
+        self,
+        elems: int = 8,
+        pool_size: int = 256,
+        engine: str = "native",
+        latency: float = 10e-6,
+        loss: Sequence[Callable[[Datagram], bool]] = (),
+        link: LinkSpec | None = None,
+        host: HostSpec = IDEAL_HOST,
+        pipeline: float = 0.0,
+        seed: int = 0,
+        record: bool = True,
+        trace: bool = False,
+        topology: Topology | None = None,
+        timeout: float = 1e-3,
+        server: str | None = None,
+        min_rto: float = MIN_RTO,
+        hosts: Mapping[str, HostSpec] | None = None,
+    ):
         self.elems, self.loss, self.min_rto = elems, list(loss), min_rto
         self.link = LinkSpec(delay=latency) if link is None else link
         self.host_spec = host
-        self.host_specs = dict(hosts or {})  # a topology's hosts that differ from `host` (a slow host), by name
+        self.host_specs = dict(
+            hosts or {}
+        )  # a topology's hosts that differ from `host` (a slow host), by name
         self.sim = Simulator()
         self.network = Network(self.sim, seed, trace)
         self.jobs: dict[int, list[Member]] = {}
@@ -210,18 +270,28 @@ class InProcessSwitch:
         self.sent: list[tuple[float, Datagram]] = []
         self.stray: list[tuple[int, bytes]] = []  # frames out of a switch port that no worker takes
         self._record = record
-        self._judged = record or bool(self.loss)  # every datagram numbered (and logged) as it leaves
+        self._judged = record or bool(
+            self.loss
+        )  # every datagram numbered (and logged) as it leaves
         self._members: dict[Host, Member] = {}
         # (host, a frame's Ethernet/IPv4/UDP headers) -> the worker there that takes the frame and
         # the source its stack reports, or None: the headers decide both, and a run has few
         self._deliveries: dict[tuple[Host, bytes], tuple[Member, tuple[str, int]] | None] = {}
-        self._copies: dict[tuple[str, int, int, int, int], int] = {}  # (direction, job, rank, slot, use) -> sent
+        self._copies: dict[
+            tuple[str, int, int, int, int], int
+        ] = {}  # (direction, job, rank, slot, use) -> sent
         self._servers: dict[str, grpc.Server] = {}  # switch name -> its P4Runtime server
-        self._endpoints: dict[Host, Callable[[float, bytes], None]] = {}  # `attach`ed receivers by host
-        self._host_links: dict[str, Link] = {}  # a topology's host -> its link (host at the `a` end)
+        self._endpoints: dict[
+            Host, Callable[[float, bytes], None]
+        ] = {}  # `attach`ed receivers by host
+        self._host_links: dict[
+            str, Link
+        ] = {}  # a topology's host -> its link (host at the `a` end)
         self._server = server
         self._conn: SwitchConnection | None = None
-        self.on_finished: Callable[[Member, AllReduceCore], None] | None = None  # a core got its last result
+        self.on_finished: Callable[[Member, AllReduceCore], None] | None = (
+            None  # a core got its last result
+        )
         compiled = program(elems, pool_size)
         try:
             if topology is None:
@@ -268,48 +338,116 @@ class InProcessSwitch:
     def _address(self, name: str) -> str:
         return f"127.0.0.1:{self._servers[name].bound_port}"
 
-    def _build(self, topo: Topology, engine: str, pipeline: float, compiled: CompileResult, timeout: float) -> None:
+    def _build(
+        self, topo: Topology, engine: str, pipeline: float, compiled: CompileResult, timeout: float
+    ) -> None:
         """The topology's switches, hosts and links, programmed as `ina run` programs them, and a
         member per worker of each job."""
-        nodes: dict[str, Host | SwitchNode] = {name: self._add_switch(name, engine, pipeline) for name in topo.switches}
-        self.node = nodes[topo.jobs[0].aggregator] if topo.jobs else nodes[next(iter(topo.switches))]
-        nodes.update((name, self.network.add_host(name, self.host_specs.get(name, self.host_spec)))
-                     for name in topo.hosts)
+        nodes: dict[str, Host | SwitchNode] = {
+            name: self._add_switch(name, engine, pipeline) for name in topo.switches
+        }
+        self.node = (
+            nodes[topo.jobs[0].aggregator] if topo.jobs else nodes[next(iter(topo.switches))]
+        )
+        nodes.update(
+            (name, self.network.add_host(name, self.host_specs.get(name, self.host_spec)))
+            for name in topo.hosts
+        )
         links = {}
         for link in topo.links:
             a, b = nodes[link.a], nodes[link.b]
             links[link.a if link.a in topo.hosts else link.b] = self.network.connect(
-                a, link.ports.get(link.a, 0), b, link.ports.get(link.b, 0), self.link)
+                a, link.ports.get(link.a, 0), b, link.ports.get(link.b, 0), self.link
+            )
         self._host_links = links
-        installed = program_topology(topo.with_grpc({n: self._address(n) for n in topo.switches}),
-                                     compiled.bmv2, compiled.p4info)
+        installed = program_topology(
+            topo.with_grpc({n: self._address(n) for n in topo.switches}),
+            compiled.bmv2,
+            compiled.p4info,
+        )
         entries = {job.job_id: job for jobs in installed.values() for job in jobs}
         for job in topo.jobs:
             installed_job, aggregator = entries[job.id], topo.switches[job.aggregator]
             target = topo.hosts[self._server] if self._server else aggregator
-            self.jobs[job.id] = [self._member(job.id, entry, len(job.workers), installed_job.epoch, job.slots,
-                                              job.policy, timeout, MAX_RETRIES, 0.0, links[name],
-                                              (target.mac, target.ip))
-                                 for entry, name in zip(installed_job.workers, job.workers, strict=True)]
+            self.jobs[job.id] = [
+                self._member(
+                    job.id,
+                    entry,
+                    len(job.workers),
+                    installed_job.epoch,
+                    job.slots,
+                    job.policy,
+                    timeout,
+                    MAX_RETRIES,
+                    0.0,
+                    links[name],
+                    (target.mac, target.ip),
+                )
+                for entry, name in zip(installed_job.workers, job.workers, strict=True)
+            ]
 
-    def _member(self, job_id: int, entry: WorkerEntry, n_workers: int, epoch: int, window: int, policy: Policy,
-                timeout: float, max_retries: int, delay: float, link: Link,
-                switch: tuple[str, str] = (SWITCH_MAC, SWITCH_IP)) -> Member:
+    def _member(
+        self,
+        job_id: int,
+        entry: WorkerEntry,
+        n_workers: int,
+        epoch: int,
+        window: int,
+        policy: Policy,
+        timeout: float,
+        max_retries: int,
+        delay: float,
+        link: Link,
+        switch: tuple[str, str] = (SWITCH_MAC, SWITCH_IP),
+    ) -> Member:
         """A worker on `link`'s host (its `a` end), with a core per staleness group, sending to the
         aggregating switch at `switch` (MAC, IPv4 address)."""
         groups = policy.staleness + 1
         group = window // groups
-        cores = [AllReduceCore(job_id, entry.rank, n_workers, epoch, self.elems, group, timeout, max_retries,
-                               (switch[1], UDP_PORT), base=g * group, min_rto=self.min_rto) for g in range(groups)]
-        member = Member(entry.rank, cores, group, entry, update_frame_header(entry, cores[0].datagram_size, *switch),
-                        link.a, link, link.b, link.b_port, delay, timer_at=[math.inf] * groups)
+        cores = [
+            AllReduceCore(
+                job_id,
+                entry.rank,
+                n_workers,
+                epoch,
+                self.elems,
+                group,
+                timeout,
+                max_retries,
+                (switch[1], UDP_PORT),
+                base=g * group,
+                min_rto=self.min_rto,
+            )
+            for g in range(groups)
+        ]
+        member = Member(
+            entry.rank,
+            cores,
+            group,
+            entry,
+            update_frame_header(entry, cores[0].datagram_size, *switch),
+            link.a,
+            link,
+            link.b,
+            link.b_port,
+            delay,
+            timer_at=[math.inf] * groups,
+        )
         self._members[link.a] = member
         return member
 
-    def add_job(self, job_id: int, n_workers: int, window: int, num_slots: int | None = None,
-                epoch: int | None = None, timeout: float | Sequence[float] = 1e-3,
-                max_retries: int = MAX_RETRIES, policy: Policy = SYNC,
-                delays: dict[int, float] | None = None) -> list[AllReduceCore]:
+    def add_job(
+        self,
+        job_id: int,
+        n_workers: int,
+        window: int,
+        num_slots: int | None = None,
+        epoch: int | None = None,
+        timeout: float | Sequence[float] = 1e-3,
+        max_retries: int = MAX_RETRIES,
+        policy: Policy = SYNC,
+        delays: dict[int, float] | None = None,
+    ) -> list[AllReduceCore]:
         """Install a job with its completion `policy` through the controller (num_slots defaults to
         the window; epoch to a fresh random one) and make its workers, each a host on a switch port
         of its own; `timeout` is every worker's, or one per rank; `delays` adds virtual seconds to
@@ -317,24 +455,49 @@ class InProcessSwitch:
         cores, on groups of window // (S + 1) slots, as a Worker does. Returns the (first) cores by
         rank. A star's alone (a topology's jobs come with it)."""
         if self._conn is None:
-            raise ValueError("add_job builds a star's jobs; a topology's come with it (InProcessSwitch(topology=...))")
+            raise ValueError(
+                "add_job builds a star's jobs; a topology's come with it (InProcessSwitch(topology=...))"
+            )
         timeouts = [timeout] * n_workers if isinstance(timeout, float | int) else list(timeout)
         first_port = 1 + len(self.network.hosts)
         if first_port + n_workers - 1 > MAX_PORT:
-            raise ValueError(f"the switch has ports 1..{MAX_PORT} for workers; {n_workers} more do not fit")
-        entries = [WorkerEntry(rank, first_port + rank, f"02:00:00:00:{job_id:02x}:{rank:02x}",
-                               f"10.1.{job_id}.{rank + 1}") for rank in range(n_workers)]
+            raise ValueError(
+                f"the switch has ports 1..{MAX_PORT} for workers; {n_workers} more do not fit"
+            )
+        entries = [
+            WorkerEntry(
+                rank,
+                first_port + rank,
+                f"02:00:00:00:{job_id:02x}:{rank:02x}",
+                f"10.1.{job_id}.{rank + 1}",
+            )
+            for rank in range(n_workers)
+        ]
         job = self.controller.add_job(job_id, entries, num_slots or window, epoch, policy)
         members = []
         for entry, worker_timeout in zip(entries, timeouts, strict=True):
             host = self.network.add_host(f"h{entry.port}", self.host_spec)
             link = self.network.connect(host, 0, self.node, entry.port, self.link)
-            members.append(self._member(job_id, entry, n_workers, job.epoch, window, policy, worker_timeout,
-                                        max_retries, (delays or {}).get(entry.rank, 0.0), link))
+            members.append(
+                self._member(
+                    job_id,
+                    entry,
+                    n_workers,
+                    job.epoch,
+                    window,
+                    policy,
+                    worker_timeout,
+                    max_retries,
+                    (delays or {}).get(entry.rank, 0.0),
+                    link,
+                )
+            )
         self.jobs[job_id] = members
         return [m.core for m in members]
 
-    def attach(self, host: str, receive: Callable[[float, bytes], None]) -> Callable[[float, bytes], None]:
+    def attach(
+        self, host: str, receive: Callable[[float, bytes], None]
+    ) -> Callable[[float, bytes], None]:
         """An endpoint on a topology's `host` beside (or instead of) its worker core, for a baseline's
         transport or server: every frame a switch sends to the host that no worker core takes is
         given to `receive(time, frame)` when it arrives. Returns `send(time, frame)`, which puts a
@@ -361,10 +524,14 @@ class InProcessSwitch:
         """Run the all-reduce of `arrays[job][rank]` for the given jobs at once, until every core has
         its result and no frame is in flight; returns each rank's result per job. A core's
         WorkerError (max_retries) propagates."""
-        cores = {job_id: [self.start(job_id, rank, array) for rank, array in enumerate(job_arrays)]
-                 for job_id, job_arrays in arrays.items()}
+        cores = {
+            job_id: [self.start(job_id, rank, array) for rank, array in enumerate(job_arrays)]
+            for job_id, job_arrays in arrays.items()
+        }
         self.run()
-        return {job_id: [core.result() for core in job_cores] for job_id, job_cores in cores.items()}
+        return {
+            job_id: [core.result() for core in job_cores] for job_id, job_cores in cores.items()
+        }
 
     def start(self, job_id: int, rank: int, array: np.ndarray) -> AllReduceCore:
         """Begin one rank's all-reduce of `array` now, on its own: ranks need not run their calls
@@ -427,7 +594,9 @@ class InProcessSwitch:
         self.sim.now = when
         leaves, at, deliveries = when + node.pipeline, self.sim.at, self._deliveries
         batch: list[tuple[Cpu, Member, bytes, tuple[str, int]]] = []
-        batch_at = math.nan  # the arrival of the batch last queued, while nothing was queued after it
+        batch_at = (
+            math.nan
+        )  # the arrival of the batch last queued, while nothing was queued after it
         for out_port, out_frame in node.process(when, port, frame):
             far = node.peer[out_port]
             if type(far) is SwitchNode:
@@ -450,8 +619,9 @@ class InProcessSwitch:
                 continue
             member, source = delivery
             payload = out_frame[FRAME_HEADERS:]
-            if self._judged and self._lost(RESULT if payload[0] == MSG_RESULT else STATUS, payload, member.rank,
-                                           leaves):
+            if self._judged and self._lost(
+                RESULT if payload[0] == MSG_RESULT else STATUS, payload, member.rank, leaves
+            ):
                 continue
             arrival = node.egress[out_port].send(leaves, out_frame)
             if arrival == batch_at:
@@ -460,7 +630,9 @@ class InProcessSwitch:
                 batch, batch_at = [(member.host.cpu, member, payload, source)], arrival
                 at(arrival, self._at_workers, batch)
 
-    def _at_workers(self, when: float, batch: list[tuple[Cpu, Member, bytes, tuple[str, int]]]) -> None:
+    def _at_workers(
+        self, when: float, batch: list[tuple[Cpu, Member, bytes, tuple[str, int]]]
+    ) -> None:
         """Frames reach workers' hosts: each CPU takes its payload in its turn."""
         for cpu, member, payload, source in batch:
             cpu.run(when, cpu.recv_cost, self._receive, member, payload, source)
@@ -470,15 +642,25 @@ class InProcessSwitch:
         from what source (None: none takes it); remembered in `_deliveries`."""
         host, headers = key
         member = self._members.get(host)
-        delivery = (member, self._source(headers)) if member is not None and self._addressed_to(member, headers) else None
+        delivery = (
+            (member, self._source(headers))
+            if member is not None and self._addressed_to(member, headers)
+            else None
+        )
         self._deliveries[key] = delivery
         return delivery
 
     def _receive(self, now: float, member: Member, payload: bytes, source: tuple[str, int]) -> None:
         self.sim.now = now
         cores = member.cores
-        core = cores[0] if len(cores) == 1 else cores[min(slot_of(payload) // member.group, len(cores) - 1)]
-        reply = core.receive(payload, source, now)  # a slot beyond the groups: its core calls it forged
+        core = (
+            cores[0]
+            if len(cores) == 1
+            else cores[min(slot_of(payload) // member.group, len(cores) - 1)]
+        )
+        reply = core.receive(
+            payload, source, now
+        )  # a slot beyond the groups: its core calls it forged
         self._transmit(member, core, [] if reply is None else [reply])
         if core.finished and self.on_finished is not None:
             self.on_finished(member, core)
@@ -488,9 +670,15 @@ class InProcessSwitch:
         """What the worker's host would take, by a frame's `headers` (FRAME_HEADERS bytes): its MAC,
         IPv4/UDP to its address and port, no IP options."""
         mac, ip, udp_port = member.address
-        return (len(headers) == FRAME_HEADERS and headers[:6] == mac and headers[12:14] == _ETH_IPV4
-                and headers[14] == 0x45 and headers[23] == socket.IPPROTO_UDP and headers[30:34] == ip
-                and headers[36:38] == udp_port)
+        return (
+            len(headers) == FRAME_HEADERS
+            and headers[:6] == mac
+            and headers[12:14] == _ETH_IPV4
+            and headers[14] == 0x45
+            and headers[23] == socket.IPPROTO_UDP
+            and headers[30:34] == ip
+            and headers[36:38] == udp_port
+        )
 
     @staticmethod
     def _source(frame: bytes) -> tuple[str, int]:
@@ -507,7 +695,9 @@ class InProcessSwitch:
         key = (direction, header.job, rank, header.index, header.round)
         transmission = self._copies.get(key, 0)
         self._copies[key] = transmission + 1
-        datagram = Datagram(direction, header.job, rank, header.index, header.pool_set, header.round, transmission)
+        datagram = Datagram(
+            direction, header.job, rank, header.index, header.pool_set, header.round, transmission
+        )
         if self._record:
             self.sent.append((when, datagram))
         if any(rule(datagram) for rule in self.loss):

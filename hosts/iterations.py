@@ -24,10 +24,16 @@ class Iteration:
     allreduce_s: float  # the time this iteration waited for all-reduces (its own, or S back)
 
 
-def run_iterations(allreduce_async: Callable[[np.ndarray], Future], array_of: Callable[[int], np.ndarray],
-                   iterations: int, compute: ComputeModel, on_result: Callable[[int, Reduced], None],
-                   staleness: int = 0, sleep: Callable[[float], None] = time.sleep,
-                   clock: Callable[[], float] = time.perf_counter) -> list[Iteration]:
+def run_iterations(
+    allreduce_async: Callable[[np.ndarray], Future],
+    array_of: Callable[[int], np.ndarray],
+    iterations: int,
+    compute: ComputeModel,
+    on_result: Callable[[int, Reduced], None],
+    staleness: int = 0,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.perf_counter,
+) -> list[Iteration]:
     """Run `iterations` rounds of compute (a sleep of the model's duration) then an all-reduce of
     iteration i's `array_of(i)`, with at most `staleness` + 1 all-reduces in flight; each outcome
     goes to `on_result(i, reduced)` in order, as it is waited for. Returns the measured split of

@@ -23,20 +23,45 @@ class Header(NamedTuple):
     bitmap: int  # RESULT and STATUS: the ranks in the sum
 
 
-def datagram(msg_type: int, epoch: int, values, *, rank: int = 0, job: int = 0, index: int = 0, round_: int = 0,
-             exponent: int = 0, count: int = 0, bitmap: int = 0) -> bytes:
+def datagram(
+    msg_type: int,
+    epoch: int,
+    values,
+    *,
+    rank: int = 0,
+    job: int = 0,
+    index: int = 0,
+    round_: int = 0,
+    exponent: int = 0,
+    count: int = 0,
+    bitmap: int = 0,
+) -> bytes:
     """A whole aggregation datagram, its set round_ & 1; `values` int32 in host order (int32
     wraparound applied). For the paths that are not per packet: the harness, the host server,
     benchmarks' traffic; a field they do not name keeps its default."""
     wrapped = (np.asarray(values, dtype=np.int64) + 2**31) % 2**32 - 2**31
-    return (HEADER.pack(msg_type, rank, job, pool_field(round_ & 1, index), exponent, count, epoch, round_, bitmap)
-            + wrapped.astype(">i4").tobytes())
+    return (
+        HEADER.pack(
+            msg_type,
+            rank,
+            job,
+            pool_field(round_ & 1, index),
+            exponent,
+            count,
+            epoch,
+            round_,
+            bitmap,
+        )
+        + wrapped.astype(">i4").tobytes()
+    )
 
 
 def parse_header(buf) -> Header:
     """The header fields of a received packet."""
     msg, rank, job, pool, exponent, count, epoch, round_, bitmap = HEADER.unpack_from(buf, 0)
-    return Header(msg, rank, job, pool >> SET_SHIFT, pool & INDEX_MASK, exponent, count, epoch, round_, bitmap)
+    return Header(
+        msg, rank, job, pool >> SET_SHIFT, pool & INDEX_MASK, exponent, count, epoch, round_, bitmap
+    )
 
 
 def values_of(buf, elems: int) -> np.ndarray:

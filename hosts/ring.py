@@ -54,7 +54,13 @@ def schedule(rank: int, n: int) -> list[Step]:
 
 
 class Ring:
-    def __init__(self, rank: int, peers: list[tuple[str, int]], timeout: float = 10.0, chunk_bytes: int = 1 << 18):
+    def __init__(
+        self,
+        rank: int,
+        peers: list[tuple[str, int]],
+        timeout: float = 10.0,
+        chunk_bytes: int = 1 << 18,
+    ):
         """`peers[i]` is rank i's listening address (this rank binds its own)."""
         if not 0 <= rank < len(peers):
             raise ValueError(f"rank {rank} is not in 0..{len(peers) - 1}")
@@ -80,19 +86,25 @@ class Ring:
             listener.listen(1)
             while self.right is None:
                 try:
-                    self.right = socket.create_connection(self.peers[right], timeout=max(deadline - time.monotonic(), 0.01))
+                    self.right = socket.create_connection(
+                        self.peers[right], timeout=max(deadline - time.monotonic(), 0.01)
+                    )
                 except OSError as err:
                     if time.monotonic() >= deadline:
-                        raise RingError(f"ring rank {self.rank}: cannot reach {self._name(right)} within "
-                                        f"{self.timeout:g} s: {err.strerror or err}") from None
+                        raise RingError(
+                            f"ring rank {self.rank}: cannot reach {self._name(right)} within "
+                            f"{self.timeout:g} s: {err.strerror or err}"
+                        ) from None
                     time.sleep(0.05)
             self.right.sendall(HELLO.pack(self.rank))
             listener.settimeout(max(deadline - time.monotonic(), 0.01))
             try:
                 self.left, _ = listener.accept()
             except TimeoutError:
-                raise RingError(f"ring rank {self.rank}: no connection from {self._name(left)} within "
-                                f"{self.timeout:g} s") from None
+                raise RingError(
+                    f"ring rank {self.rank}: no connection from {self._name(left)} within "
+                    f"{self.timeout:g} s"
+                ) from None
         finally:
             listener.close()
         for sock in (self.left, self.right):
@@ -101,8 +113,10 @@ class Ring:
         hello = bytearray(HELLO.size)
         self._recv_into(memoryview(hello), left)
         if HELLO.unpack(hello)[0] != left:
-            raise RingError(f"ring rank {self.rank}: expected {self._name(left)}, rank {HELLO.unpack(hello)[0]} "
-                            "connected instead")
+            raise RingError(
+                f"ring rank {self.rank}: expected {self._name(left)}, rank {HELLO.unpack(hello)[0]} "
+                "connected instead"
+            )
 
     def close(self) -> None:
         for sock in (self.left, self.right):
@@ -119,7 +133,7 @@ class Ring:
         if self.n == 1:
             return out.reshape(array.shape)
         bounds = segment_bounds(out.size, self.n)
-        segments = [out[bounds[i]:bounds[i + 1]] for i in range(self.n)]
+        segments = [out[bounds[i] : bounds[i + 1]] for i in range(self.n)]
         left = (self.rank - 1) % self.n
         for step in schedule(self.rank, self.n):
             self._exchange(segments[step.send], segments[step.recv], left, step.reduce)
@@ -132,8 +146,8 @@ class Ring:
         per_chunk = max(self.chunk_bytes // recv.itemsize, 1)
         buf = np.empty(min(per_chunk, recv.size), dtype=recv.dtype)
         for start in range(0, recv.size, per_chunk):
-            part = recv[start:start + per_chunk]
-            chunk = buf[:part.size]
+            part = recv[start : start + per_chunk]
+            chunk = buf[: part.size]
             self._recv_into(memoryview(chunk).cast("B"), left)
             if reduce:
                 part += chunk
@@ -146,9 +160,13 @@ class Ring:
         try:
             self.right.sendall(data)
         except TimeoutError:
-            raise RingError(f"ring rank {self.rank}: {self._name(right)} took nothing for {self.timeout:g} s") from None
+            raise RingError(
+                f"ring rank {self.rank}: {self._name(right)} took nothing for {self.timeout:g} s"
+            ) from None
         except OSError as err:
-            raise RingError(f"ring rank {self.rank}: lost {self._name(right)}: {err.strerror or err}") from None
+            raise RingError(
+                f"ring rank {self.rank}: lost {self._name(right)}: {err.strerror or err}"
+            ) from None
 
     def _recv_into(self, view: memoryview, left: int) -> None:
         got = 0
@@ -156,9 +174,13 @@ class Ring:
             try:
                 n = self.left.recv_into(view[got:])
             except TimeoutError:
-                raise RingError(f"ring rank {self.rank}: nothing from {self._name(left)} for {self.timeout:g} s") from None
+                raise RingError(
+                    f"ring rank {self.rank}: nothing from {self._name(left)} for {self.timeout:g} s"
+                ) from None
             except OSError as err:
-                raise RingError(f"ring rank {self.rank}: lost {self._name(left)}: {err.strerror or err}") from None
+                raise RingError(
+                    f"ring rank {self.rank}: lost {self._name(left)}: {err.strerror or err}"
+                ) from None
             if n == 0:
                 raise RingError(f"ring rank {self.rank}: {self._name(left)} closed the connection")
             got += n

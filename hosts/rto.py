@@ -21,8 +21,19 @@ class RttEstimator:
     times 2 ** backoff: how long a slot waits for its timeout) and `reo_wnd` (RACK's reordering
     window: reo_mult x min_rtt / 4, widened up to srtt). `timeout` is the RTO until the first sample."""
 
-    __slots__ = ("_floor", "_min_rto", "_reo_mult", "_shrink", "backoff", "min_rtt", "reo_wnd", "rto", "rttvar",
-                 "srtt", "timer")
+    __slots__ = (
+        "_floor",
+        "_min_rto",
+        "_reo_mult",
+        "_shrink",
+        "backoff",
+        "min_rtt",
+        "reo_wnd",
+        "rto",
+        "rttvar",
+        "srtt",
+        "timer",
+    )
 
     def __init__(self, timeout: float, min_rto: float, window: int):
         self.srtt: float | None = None

@@ -1,7 +1,7 @@
 """A scapy layer for ina's aggregation header, for decoding captures and crafting test packets.
 
-    >>> from ina.hosts.scapy_layer import InaAgg
-    >>> pkt = Ether()/IP(dst="10.0.0.254")/UDP(sport=0xBEE0, dport=0xBEE0)/InaAgg(rank=1, job_id=3, epoch=7)
+>>> from ina.hosts.scapy_layer import InaAgg
+>>> pkt = Ether()/IP(dst="10.0.0.254")/UDP(sport=0xBEE0, dport=0xBEE0)/InaAgg(rank=1, job_id=3, epoch=7)
 """
 
 from scapy.fields import (
@@ -22,7 +22,11 @@ from ina.p4src.protocol import MSG_RESULT, MSG_STATUS, MSG_UPDATE, UDP_PORT
 class InaAgg(Packet):
     name = "InaAgg"
     fields_desc = [  # noqa: RUF012 - scapy's declaration style
-        ByteEnumField("msg_type", MSG_UPDATE, {MSG_UPDATE: "UPDATE", MSG_RESULT: "RESULT", MSG_STATUS: "STATUS"}),
+        ByteEnumField(
+            "msg_type",
+            MSG_UPDATE,
+            {MSG_UPDATE: "UPDATE", MSG_RESULT: "RESULT", MSG_STATUS: "STATUS"},
+        ),
         ByteField("rank", 0),
         ShortField("job_id", 0),
         BitField("pool_set", 0, 1),

@@ -84,10 +84,22 @@ class Reduced(NamedTuple):
 class Worker:
     """One worker of a job. Bad arguments raise ValueError naming the argument and its range."""
 
-    def __init__(self, job_id: int, rank: int, n_workers: int, switch_ip: str | None = None,
-                 local_ip: str | None = None, udp_port: int | None = None, elems: int | None = None,
-                 window: int | None = None, timeout: float | None = None, max_retries: int | None = None,
-                 switch_port: int = UDP_PORT, epoch: int | None = None, staleness: int = 0):
+    def __init__(
+        self,
+        job_id: int,
+        rank: int,
+        n_workers: int,
+        switch_ip: str | None = None,
+        local_ip: str | None = None,
+        udp_port: int | None = None,
+        elems: int | None = None,
+        window: int | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        switch_port: int = UDP_PORT,
+        epoch: int | None = None,
+        staleness: int = 0,
+    ):
         self.job_id, self.rank, self.n_workers = job_id, rank, n_workers
         self.switch_port = switch_port
         switch_ip = _config("switch_ip", switch_ip, None)
@@ -96,23 +108,45 @@ class Worker:
         self.switch_ip = _ipv4("switch_ip", switch_ip)
         self.epoch = _config("epoch", epoch, None, lambda s: int(s, 0))
         if self.epoch is None:
-            raise WorkerError(f"no epoch for job {job_id}: pass the epoch the controller installed "
-                              "(`ina ctl show-jobs` shows it) or set INA_EPOCH")
+            raise WorkerError(
+                f"no epoch for job {job_id}: pass the epoch the controller installed "
+                "(`ina ctl show-jobs` shows it) or set INA_EPOCH"
+            )
         self.elems = _config("elems", elems, 64, int)
         self.window = _config("window", window, 256, int)
         self.timeout = _config("timeout", timeout, 0.01, float)
         self.max_retries = _config("max_retries", max_retries, 12, int)
         self.staleness = staleness
-        check("staleness", staleness, 0 <= staleness < max(self.window, 1), f"0..{self.window - 1} (window - 1)")
+        check(
+            "staleness",
+            staleness,
+            0 <= staleness < max(self.window, 1),
+            f"0..{self.window - 1} (window - 1)",
+        )
         port = _config("udp_port", udp_port, UDP_PORT, int)
         self.stats = Stats()  # every group's, summed (elapsed: of calls that may overlap)
         group = self.window // (staleness + 1)
         self._group = group
-        self._cores = [AllReduceCore(job_id, rank, n_workers, self.epoch, self.elems, group, self.timeout,
-                                     self.max_retries, (self.switch_ip, switch_port), base=g * group,
-                                     stats=self.stats) for g in range(staleness + 1)]
+        self._cores = [
+            AllReduceCore(
+                job_id,
+                rank,
+                n_workers,
+                self.epoch,
+                self.elems,
+                group,
+                self.timeout,
+                self.max_retries,
+                (self.switch_ip, switch_port),
+                base=g * group,
+                stats=self.stats,
+            )
+            for g in range(staleness + 1)
+        ]
         check("udp_port", port, 0 <= port <= 0xFFFF, "0..65535")
-        self.contributors: Contributors | None = None  # the last all-reduce's, per chunk (see allreduce)
+        self.contributors: Contributors | None = (
+            None  # the last all-reduce's, per chunk (see allreduce)
+        )
         self.share = Share(rank)  # of this rank's contributions, how many the sums held
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:  # a window of results arrives in a burst; beyond rmem_max only root may ask (SO_RCVBUFFORCE)
@@ -126,7 +160,9 @@ class Worker:
             raise WorkerError(f"cannot bind UDP port {port}: {err.strerror}") from None
         self.sock.setblocking(False)  # drain every queued datagram without a poll() per packet
         self._calls = 0  # all-reduces asked for: call t runs on group t mod (staleness + 1)
-        self._waiting: collections.deque = collections.deque()  # (core, array, future) not started yet
+        self._waiting: collections.deque = (
+            collections.deque()
+        )  # (core, array, future) not started yet
         self._lock = threading.Lock()
         self._wake_r, self._wake_w = os.pipe()  # a new call or close() wakes the I/O thread
         self._closing = False
@@ -149,10 +185,14 @@ class Worker:
         with self._lock:
             if self._closing:
                 raise WorkerError("the worker is closed")
-            self._waiting.append((self._cores[self._calls % len(self._cores)], np.array(array), future))
+            self._waiting.append(
+                (self._cores[self._calls % len(self._cores)], np.array(array), future)
+            )
             self._calls += 1
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=f"ina-worker-{self.rank}", daemon=True)
+                self._thread = threading.Thread(
+                    target=self._run, name=f"ina-worker-{self.rank}", daemon=True
+                )
                 self._thread.start()
         os.write(self._wake_w, b"x")
         return future
@@ -180,7 +220,9 @@ class Worker:
         whole = view[:size]  # what a datagram of the expected size is: no new view per packet
         sock = self.sock
         sendto, recvfrom_into, monotonic = sock.sendto, sock.recvfrom_into, time.monotonic
-        running: dict[int, concurrent.futures.Future] = {}  # group -> the future of its call in flight
+        running: dict[
+            int, concurrent.futures.Future
+        ] = {}  # group -> the future of its call in flight
         poller = select.poll()
         poller.register(sock, select.POLLIN)
         poller.register(self._wake_r, select.POLLIN)
@@ -193,7 +235,9 @@ class Worker:
                 else:
                     now = monotonic()
                     slot = slot_of(buf) if n >= HEADER_LEN else 0
-                    core = cores[min(slot // group, len(cores) - 1)]  # beyond the groups: its core calls it forged
+                    core = cores[
+                        min(slot // group, len(cores) - 1)
+                    ]  # beyond the groups: its core calls it forged
                     pkt = core.receive(whole if n == size else view[:n], source, now)
                     if pkt is not None:
                         try:
@@ -211,7 +255,9 @@ class Worker:
                             self._send(pkt, addr)
                         deadline = min(deadline, core.deadline)
                 if deadline > now:
-                    for fd, _ in poller.poll(None if deadline == float("inf") else (deadline - now) * 1000):
+                    for fd, _ in poller.poll(
+                        None if deadline == float("inf") else (deadline - now) * 1000
+                    ):
                         if fd == self._wake_r:
                             os.read(fd, 4096)
         except Exception as err:
@@ -230,7 +276,9 @@ class Worker:
                 core, array, future = self._waiting.popleft()
             try:
                 sent = core.start(array, now)
-            except WorkerError as err:  # refused before anything changed (dtype, NaN): this call only
+            except (
+                WorkerError
+            ) as err:  # refused before anything changed (dtype, NaN): this call only
                 future.set_exception(err)
                 continue
             running[self._cores.index(core)] = future

@@ -72,7 +72,9 @@ def int_choice(choices: Sequence[int]) -> Callable[[str], int]:
     return parse
 
 
-def float_range(lo: float, hi: float | None = None, lo_open: bool = False) -> Callable[[str], float]:
+def float_range(
+    lo: float, hi: float | None = None, lo_open: bool = False
+) -> Callable[[str], float]:
     """A finite number in [lo, hi] ((lo, hi] with lo_open): nan and inf never pass."""
     upper = f"{hi}]" if hi is not None else "inf)"
     expected = f"a number in {'(' if lo_open else '['}{lo}, {upper}"
@@ -106,8 +108,13 @@ def host_port(lowest_port: int) -> Callable[[str], str]:
 
     def parse(text: str) -> str:
         host, sep, port = text.rpartition(":")
-        if not (sep and host and port.isascii() and port.isdigit()
-                and lowest_port <= int(port) <= UDP_PORT_RANGE[1]):
+        if not (
+            sep
+            and host
+            and port.isascii()
+            and port.isdigit()
+            and lowest_port <= int(port) <= UDP_PORT_RANGE[1]
+        ):
             raise _bad(expected, text)
         return text
 

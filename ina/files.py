@@ -10,7 +10,9 @@ concern, not this module's. A P4Info's format follows its suffix, as `ina compil
 import json
 from pathlib import Path
 
-MAX_FILE_BYTES = 64 << 20  # far above any program the code budget accepts (switch/budget.py); ends /dev/zero
+MAX_FILE_BYTES = (
+    64 << 20
+)  # far above any program the code budget accepts (switch/budget.py); ends /dev/zero
 _SHOWN = 200  # characters of a parser's message kept (some quote the rest of the file)
 P4INFO_FORMATS = {".json": "JSON", ".bin": "binary", ".txt": "text", ".txtpb": "text"}  # by suffix
 
@@ -22,7 +24,7 @@ class FileError(Exception):
 def _one_line(text: str) -> str:
     """A parser's message as one printable line: it may quote the file's bytes."""
     text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in " ".join(text.split()))
-    return text if len(text) <= _SHOWN else text[:_SHOWN - 3] + "..."
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
 def read_bytes(path: str | Path, what: str) -> bytes:
@@ -43,8 +45,10 @@ def read_text(path: str | Path, what: str) -> str:
     try:
         return data.decode()
     except UnicodeDecodeError as err:
-        raise FileError(f"the {what} {path} is not UTF-8 text (byte 0x{data[err.start]:02x} at offset "
-                        f"{err.start})") from None
+        raise FileError(
+            f"the {what} {path} is not UTF-8 text (byte 0x{data[err.start]:02x} at offset "
+            f"{err.start})"
+        ) from None
 
 
 def read_bmv2_json(path: str | Path) -> dict:
@@ -86,8 +90,12 @@ def read_p4info(path: str | Path):
             text_format.Parse(data, p4info)
     except RecursionError:
         raise FileError(f"the P4Info {path} nests too deeply to read") from None
-    except Exception as err:  # DecodeError, ParseError, and for some input TypeError, UnicodeDecodeError...
-        raise FileError(f"the P4Info {path} is not a {kind} P4Info: {_one_line(str(err))}") from None
+    except (
+        Exception
+    ) as err:  # DecodeError, ParseError, and for some input TypeError, UnicodeDecodeError...
+        raise FileError(
+            f"the P4Info {path} is not a {kind} P4Info: {_one_line(str(err))}"
+        ) from None
     return p4info
 
 

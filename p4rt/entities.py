@@ -116,14 +116,22 @@ class _Match:
         part = getattr(msg, self.kind)
         for item in dataclasses.fields(self):
             value = getattr(self, item.name)
-            setattr(part, item.name, value if item.name in self.counts else codec.encode(value, f.bitwidth))
+            setattr(
+                part,
+                item.name,
+                value if item.name in self.counts else codec.encode(value, f.bitwidth),
+            )
         return msg
 
     @classmethod
     def decode(cls, msg: p4runtime_pb2.FieldMatch, f: MatchField, where: str) -> "_Match":
         part = getattr(msg, cls.kind)
-        values = {item.name: getattr(part, item.name) if item.name in cls.counts
-                  else decode_value(getattr(part, item.name), f.bitwidth, where) for item in dataclasses.fields(cls)}
+        values = {
+            item.name: getattr(part, item.name)
+            if item.name in cls.counts
+            else decode_value(getattr(part, item.name), f.bitwidth, where)
+            for item in dataclasses.fields(cls)
+        }
         match = cls(**values)
         match.check(f, where)
         return match
@@ -161,13 +169,17 @@ class LpmMatch(_Match):
 
     @classmethod
     def parse(cls, value: object, f: MatchField, where: str) -> "LpmMatch":
-        """"10.0.0.0/8", (value, prefix_len), or a bare value (the whole width)."""
+        """ "10.0.0.0/8", (value, prefix_len), or a bare value (the whole width)."""
         if isinstance(value, str) and "/" in value:
             text, _, length = value.partition("/")
             if not length.isdigit():
                 raise invalid(f"{where}: '{value}' has no prefix length after '/'")
             value = (text, int(length))
-        v, length = _pair(value, where, "(value, prefix_len)") if isinstance(value, tuple | list) else (value, f.bitwidth)
+        v, length = (
+            _pair(value, where, "(value, prefix_len)")
+            if isinstance(value, tuple | list)
+            else (value, f.bitwidth)
+        )
         if not isinstance(length, int):
             raise invalid(f"{where}: prefix length {length!r} is not an integer")
         return cls(parse_value(v, f.bitwidth, where), length)
@@ -192,7 +204,11 @@ class TernaryMatch(_Match):
     @classmethod
     def parse(cls, value: object, f: MatchField, where: str) -> "TernaryMatch":
         """(value, mask), or a bare value (all bits matter)."""
-        v, mask = _pair(value, where, "(value, mask)") if isinstance(value, tuple | list) else (value, (1 << f.bitwidth) - 1)
+        v, mask = (
+            _pair(value, where, "(value, mask)")
+            if isinstance(value, tuple | list)
+            else (value, (1 << f.bitwidth) - 1)
+        )
         return cls(parse_value(v, f.bitwidth, where), parse_value(mask, f.bitwidth, where))
 
 
@@ -207,7 +223,9 @@ class RangeMatch(_Match):
         if self.low > self.high:
             raise invalid(f"{where}: range low {self.low} is above high {self.high}")
         if self.is_dont_care(f):
-            raise invalid(f"{where}: a range over every value is a don't-care; omit the field instead")
+            raise invalid(
+                f"{where}: a range over every value is a don't-care; omit the field instead"
+            )
 
     def is_dont_care(self, f: MatchField) -> bool:
         return (self.low, self.high) == (0, (1 << f.bitwidth) - 1)
@@ -225,8 +243,9 @@ class OptionalMatch(_Match):
 
 
 Match = ExactMatch | LpmMatch | TernaryMatch | RangeMatch | OptionalMatch
-MATCH_KINDS: dict[str, type[Match]] = {k.kind.upper(): k for k in (ExactMatch, LpmMatch, TernaryMatch, RangeMatch,
-                                                                   OptionalMatch)}
+MATCH_KINDS: dict[str, type[Match]] = {
+    k.kind.upper(): k for k in (ExactMatch, LpmMatch, TernaryMatch, RangeMatch, OptionalMatch)
+}
 
 
 def _where(f: MatchField, table: Table) -> str:
@@ -291,11 +310,15 @@ def _check_scope(action: Action, table: Table, default: bool) -> None:
     if action.id not in table.action_ids:
         raise invalid(f"table '{table.name}' has no action '{action.name}'")
     if default and action.id in table.table_only:
-        raise EntityError(grpc.StatusCode.PERMISSION_DENIED,
-                          f"action '{action.name}' may not be the default action of '{table.name}' (@tableonly)")
+        raise EntityError(
+            grpc.StatusCode.PERMISSION_DENIED,
+            f"action '{action.name}' may not be the default action of '{table.name}' (@tableonly)",
+        )
     if not default and action.id in table.default_only:
-        raise EntityError(grpc.StatusCode.PERMISSION_DENIED,
-                          f"action '{action.name}' may only be the default action of '{table.name}' (@defaultonly)")
+        raise EntityError(
+            grpc.StatusCode.PERMISSION_DENIED,
+            f"action '{action.name}' may only be the default action of '{table.name}' (@defaultonly)",
+        )
 
 
 def _check_param_names(action: Action, names: Iterable[str]) -> None:
@@ -325,32 +348,53 @@ class TableAction:
         _check_param_names(action, self.params)
         msg = p4runtime_pb2.Action(action_id=action.id)
         for p in action.params:
-            msg.params.add(param_id=p.id, value=encode_value(self.params[p.name], p.bitwidth, _param_where(p, action)))
+            msg.params.add(
+                param_id=p.id,
+                value=encode_value(self.params[p.name], p.bitwidth, _param_where(p, action)),
+            )
         return msg
 
     @classmethod
-    def decode(cls, msg: p4runtime_pb2.Action, schema: Schema, table: Table, default: bool) -> "TableAction":
+    def decode(
+        cls, msg: p4runtime_pb2.Action, schema: Schema, table: Table, default: bool
+    ) -> "TableAction":
         if not msg.action_id:
             raise invalid(f"table '{table.name}': the entry has no action")
         try:
             action = schema.action(msg.action_id)
-        except SchemaError:  # the spec: an action id that is not one of the table's is INVALID_ARGUMENT
-            raise invalid(f"table '{table.name}' has no action id {msg.action_id:#x} (nor has the P4Info)") from None
+        except (
+            SchemaError
+        ):  # the spec: an action id that is not one of the table's is INVALID_ARGUMENT
+            raise invalid(
+                f"table '{table.name}' has no action id {msg.action_id:#x} (nor has the P4Info)"
+            ) from None
         _check_scope(action, table, default)
         given = {p.param_id: p.value for p in msg.params}
         if set(given) != {p.id for p in action.params} or len(given) != len(msg.params):
-            raise invalid(f"action '{action.name}' takes parameters {[p.name for p in action.params]}; "
-                          f"got ids {sorted(given)}")
-        return cls(action.name, {p.name: decode_value(given[p.id], p.bitwidth, _param_where(p, action))
-                                 for p in action.params})
+            raise invalid(
+                f"action '{action.name}' takes parameters {[p.name for p in action.params]}; "
+                f"got ids {sorted(given)}"
+            )
+        return cls(
+            action.name,
+            {
+                p.name: decode_value(given[p.id], p.bitwidth, _param_where(p, action))
+                for p in action.params
+            },
+        )
 
     @classmethod
     def parse(cls, schema: Schema, name: str, params: Mapping[str, object]) -> "TableAction":
         """From parameter values as people write them (text allowed)."""
         action = lookup(schema.action, name)
         _check_param_names(action, params)
-        return cls(action.name, {p.name: parse_value(params[p.name], p.bitwidth, _param_where(p, action))
-                                 for p in action.params})
+        return cls(
+            action.name,
+            {
+                p.name: parse_value(params[p.name], p.bitwidth, _param_where(p, action))
+                for p in action.params
+            },
+        )
 
     def args(self, schema: Schema) -> list[int]:
         """The parameter values in the P4Info's order (the switch engine's argument list)."""
@@ -381,8 +425,12 @@ class TableEntry:
         table = lookup(schema.table, self.table)
         _check_default(table, self.is_default, bool(self.match), self.priority)
         match = [] if self.is_default else encode_match(self.match, table)
-        msg = p4runtime_pb2.TableEntry(table_id=table.id, match=match, priority=self.priority,
-                                       is_default_action=self.is_default)
+        msg = p4runtime_pb2.TableEntry(
+            table_id=table.id,
+            match=match,
+            priority=self.priority,
+            is_default_action=self.is_default,
+        )
         if self.action is not None:
             msg.action.action.CopyFrom(self.action.encode(schema, table, self.is_default))
         return msg
@@ -398,23 +446,33 @@ class TableEntry:
         return cls(table.name, match, action, msg.priority, msg.is_default_action)
 
     @classmethod
-    def parse(cls, schema: Schema, table: str, match: Mapping[str, object], action: str | None = None,
-              params: Mapping[str, object] | None = None, priority: int = 0,
-              is_default: bool = False) -> "TableEntry":
+    def parse(
+        cls,
+        schema: Schema,
+        table: str,
+        match: Mapping[str, object],
+        action: str | None = None,
+        params: Mapping[str, object] | None = None,
+        priority: int = 0,
+        is_default: bool = False,
+    ) -> "TableEntry":
         """From values as people write them: keys by full name or a dotted suffix ("job_id"), a None
         value leaving the field out, text for values, an LPM as "10.0.0.0/8"; see each kind's parse."""
         info = lookup(schema.table, table)
         typed: dict[str, Match] = {}
         for key, value in match.items():
             f = next((x for x in info.match_fields if x.name == key), None) or next(
-                (x for x in info.match_fields if x.name.endswith("." + key)), None)
+                (x for x in info.match_fields if x.name.endswith("." + key)), None
+            )
             if f is None:
                 raise _no_key(info, key)
             if value is None:
                 continue
             kind = MATCH_KINDS.get(f.match_type)
             if kind is None:
-                raise invalid(f"{_where(f, info)} is {f.match_type}, a match type P4Runtime entities lack")
+                raise invalid(
+                    f"{_where(f, info)} is {f.match_type}, a match type P4Runtime entities lack"
+                )
             typed[f.name] = kind.parse(value, f, _where(f, info))
         typed_action = TableAction.parse(schema, action, params or {}) if action else None
         return cls(info.name, typed, typed_action, priority, is_default)
@@ -504,7 +562,9 @@ class CounterEntry:
     @classmethod
     def decode(cls, msg: p4runtime_pb2.CounterEntry, schema: Schema) -> "CounterEntry":
         info = lookup(schema.counter, msg.counter_id)
-        return cls(info.name, index_of(msg, f"counter '{info.name}'"), _data(msg, "data", CounterData))
+        return cls(
+            info.name, index_of(msg, f"counter '{info.name}'"), _data(msg, "data", CounterData)
+        )
 
 
 @dataclass
@@ -563,7 +623,9 @@ class MeterEntry:
     @classmethod
     def decode(cls, msg: p4runtime_pb2.MeterEntry, schema: Schema) -> "MeterEntry":
         info = lookup(schema.meter, msg.meter_id)
-        return cls(info.name, index_of(msg, f"meter '{info.name}'"), _data(msg, "config", MeterConfig))
+        return cls(
+            info.name, index_of(msg, f"meter '{info.name}'"), _data(msg, "config", MeterConfig)
+        )
 
 
 # --- packet replication engine -------------------------------------------------------------
@@ -591,13 +653,19 @@ class MulticastGroupEntry:
     entity: ClassVar[str] = "packet_replication_engine_entry"
 
     def encode(self, schema: Schema | None = None) -> p4runtime_pb2.PacketReplicationEngineEntry:
-        replicas = [p4runtime_pb2.Replica(egress_port=port, instance=rid) for port, rid in self.replicas]
-        return _pre(multicast_group_entry=p4runtime_pb2.MulticastGroupEntry(
-            multicast_group_id=self.group_id, replicas=replicas))
+        replicas = [
+            p4runtime_pb2.Replica(egress_port=port, instance=rid) for port, rid in self.replicas
+        ]
+        return _pre(
+            multicast_group_entry=p4runtime_pb2.MulticastGroupEntry(
+                multicast_group_id=self.group_id, replicas=replicas
+            )
+        )
 
     @classmethod
-    def decode(cls, msg: p4runtime_pb2.PacketReplicationEngineEntry,
-               schema: Schema | None = None) -> "MulticastGroupEntry":
+    def decode(
+        cls, msg: p4runtime_pb2.PacketReplicationEngineEntry, schema: Schema | None = None
+    ) -> "MulticastGroupEntry":
         group = msg.multicast_group_entry
         return cls(group.multicast_group_id, _replicas(group))
 
@@ -612,18 +680,28 @@ class CloneSessionEntry:
     entity: ClassVar[str] = "packet_replication_engine_entry"
 
     def encode(self, schema: Schema | None = None) -> p4runtime_pb2.PacketReplicationEngineEntry:
-        replicas = [p4runtime_pb2.Replica(egress_port=port, instance=rid) for port, rid in self.replicas]
-        return _pre(clone_session_entry=p4runtime_pb2.CloneSessionEntry(
-            session_id=self.session_id, replicas=replicas, packet_length_bytes=self.packet_length_bytes))
+        replicas = [
+            p4runtime_pb2.Replica(egress_port=port, instance=rid) for port, rid in self.replicas
+        ]
+        return _pre(
+            clone_session_entry=p4runtime_pb2.CloneSessionEntry(
+                session_id=self.session_id,
+                replicas=replicas,
+                packet_length_bytes=self.packet_length_bytes,
+            )
+        )
 
     @classmethod
-    def decode(cls, msg: p4runtime_pb2.PacketReplicationEngineEntry,
-               schema: Schema | None = None) -> "CloneSessionEntry":
+    def decode(
+        cls, msg: p4runtime_pb2.PacketReplicationEngineEntry, schema: Schema | None = None
+    ) -> "CloneSessionEntry":
         session = msg.clone_session_entry
         return cls(session.session_id, _replicas(session), session.packet_length_bytes)
 
 
-def decode_pre(msg: p4runtime_pb2.PacketReplicationEngineEntry) -> MulticastGroupEntry | CloneSessionEntry:
+def decode_pre(
+    msg: p4runtime_pb2.PacketReplicationEngineEntry,
+) -> MulticastGroupEntry | CloneSessionEntry:
     kind = msg.WhichOneof("type")
     if kind == "multicast_group_entry":
         return MulticastGroupEntry.decode(msg)
@@ -633,11 +711,21 @@ def decode_pre(msg: p4runtime_pb2.PacketReplicationEngineEntry) -> MulticastGrou
 
 
 # --- entities --------------------------------------------------------------------------------
-Entity = (TableEntry | RegisterEntry | CounterEntry | DirectCounterEntry | MeterEntry | MulticastGroupEntry
-          | CloneSessionEntry)
+Entity = (
+    TableEntry
+    | RegisterEntry
+    | CounterEntry
+    | DirectCounterEntry
+    | MeterEntry
+    | MulticastGroupEntry
+    | CloneSessionEntry
+)
 _DECODERS: dict[str, Callable[[object, Schema], Entity]] = {
-    "table_entry": TableEntry.decode, "register_entry": RegisterEntry.decode, "counter_entry": CounterEntry.decode,
-    "direct_counter_entry": DirectCounterEntry.decode, "meter_entry": MeterEntry.decode,
+    "table_entry": TableEntry.decode,
+    "register_entry": RegisterEntry.decode,
+    "counter_entry": CounterEntry.decode,
+    "direct_counter_entry": DirectCounterEntry.decode,
+    "meter_entry": MeterEntry.decode,
     "packet_replication_engine_entry": lambda msg, _schema: decode_pre(msg),
 }
 

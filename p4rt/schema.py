@@ -72,34 +72,87 @@ class Extern:
 class Schema:
     def __init__(self, p4info: p4info_pb2.P4Info):
         self.p4info = p4info
-        self._by: dict[str, dict] = {k: {} for k in ("table", "action", "register", "counter",
-                                                      "direct_counter", "meter", "digest", "packet_metadata")}
+        self._by: dict[str, dict] = {
+            k: {}
+            for k in (
+                "table",
+                "action",
+                "register",
+                "counter",
+                "direct_counter",
+                "meter",
+                "digest",
+                "packet_metadata",
+            )
+        }
         for a in p4info.actions:
             params = tuple(Param(p.id, p.name, p.bitwidth) for p in a.params)
             self._add("action", Action(a.preamble.id, a.preamble.name, a.preamble.alias, params))
         direct = {d.direct_table_id: d.preamble.id for d in p4info.direct_counters}
         for t in p4info.tables:
             match_type = p4info_pb2.MatchField.MatchType.Name
-            fields = tuple(MatchField(m.id, m.name, m.bitwidth, match_type(m.match_type)) for m in t.match_fields)
+            fields = tuple(
+                MatchField(m.id, m.name, m.bitwidth, match_type(m.match_type))
+                for m in t.match_fields
+            )
             refs = t.action_refs
-            self._add("table", Table(
-                t.preamble.id, t.preamble.name, t.preamble.alias, fields,
-                tuple(r.id for r in refs),
-                tuple(r.id for r in refs if r.scope == p4info_pb2.ActionRef.DEFAULT_ONLY),
-                tuple(r.id for r in refs if r.scope == p4info_pb2.ActionRef.TABLE_ONLY),
-                t.const_default_action_id, t.size, t.is_const_table, direct.get(t.preamble.id, 0)))
+            self._add(
+                "table",
+                Table(
+                    t.preamble.id,
+                    t.preamble.name,
+                    t.preamble.alias,
+                    fields,
+                    tuple(r.id for r in refs),
+                    tuple(r.id for r in refs if r.scope == p4info_pb2.ActionRef.DEFAULT_ONLY),
+                    tuple(r.id for r in refs if r.scope == p4info_pb2.ActionRef.TABLE_ONLY),
+                    t.const_default_action_id,
+                    t.size,
+                    t.is_const_table,
+                    direct.get(t.preamble.id, 0),
+                ),
+            )
         for r in p4info.registers:
-            self._add("register", Extern("register", r.preamble.id, r.preamble.name, r.preamble.alias,
-                                         r.size, r.type_spec.bitstring.bit.bitwidth, 0))
+            self._add(
+                "register",
+                Extern(
+                    "register",
+                    r.preamble.id,
+                    r.preamble.name,
+                    r.preamble.alias,
+                    r.size,
+                    r.type_spec.bitstring.bit.bitwidth,
+                    0,
+                ),
+            )
         for c in p4info.counters:
-            self._add("counter", Extern("counter", c.preamble.id, c.preamble.name, c.preamble.alias, c.size, 0, 0))
+            self._add(
+                "counter",
+                Extern("counter", c.preamble.id, c.preamble.name, c.preamble.alias, c.size, 0, 0),
+            )
         for d in p4info.direct_counters:
-            self._add("direct_counter", Extern("direct_counter", d.preamble.id, d.preamble.name,
-                                               d.preamble.alias, 0, 0, d.direct_table_id))
+            self._add(
+                "direct_counter",
+                Extern(
+                    "direct_counter",
+                    d.preamble.id,
+                    d.preamble.name,
+                    d.preamble.alias,
+                    0,
+                    0,
+                    d.direct_table_id,
+                ),
+            )
         for m in p4info.meters:
-            self._add("meter", Extern("meter", m.preamble.id, m.preamble.name, m.preamble.alias, m.size, 0, 0))
+            self._add(
+                "meter",
+                Extern("meter", m.preamble.id, m.preamble.name, m.preamble.alias, m.size, 0, 0),
+            )
         for d in p4info.digests:
-            self._add("digest", Extern("digest", d.preamble.id, d.preamble.name, d.preamble.alias, 0, 0, 0))
+            self._add(
+                "digest",
+                Extern("digest", d.preamble.id, d.preamble.name, d.preamble.alias, 0, 0, 0),
+            )
         for cm in p4info.controller_packet_metadata:
             self._by["packet_metadata"][cm.preamble.name] = cm
 

@@ -19,7 +19,9 @@ HEADER = struct.Struct("!BBHHBBIII")
 HEADER_LEN = HEADER.size
 SET_SHIFT = 15
 INDEX_MASK = (1 << SET_SHIFT) - 1
-_POOL = struct.Struct("!4xH")  # HEADER's pool field alone: a receiver hands a datagram to its slot's owner
+_POOL = struct.Struct(
+    "!4xH"
+)  # HEADER's pool field alone: a receiver hands a datagram to its slot's owner
 
 
 def slot_of(datagram) -> int:
@@ -103,7 +105,9 @@ class Policy:
                 elif name == "stale" and value.isdigit():
                     staleness = int(value)
                 else:
-                    raise ValueError(f"bad policy part {part!r}: use sync, quorum:K, timeout:T[us|ms|s] or stale:S")
+                    raise ValueError(
+                        f"bad policy part {part!r}: use sync, quorum:K, timeout:T[us|ms|s] or stale:S"
+                    )
         policy = cls(quorum, timeout_us, staleness)
         policy.check()
         return policy

@@ -30,7 +30,11 @@ import json
 import sys
 
 MIN_FRAME = 60  # bytes: Ethernet pads shorter frames to this (before the FCS)
-PREAMBLE, FCS, GAP = 8, 4, 12  # bytes of wire time a frame costs beside its own (preamble + SFD, FCS, IFG)
+PREAMBLE, FCS, GAP = (
+    8,
+    4,
+    12,
+)  # bytes of wire time a frame costs beside its own (preamble + SFD, FCS, IFG)
 PPP_IP_UDP = 2 + 20 + 8  # the point-to-point packet's headers before the UDP payload
 
 CPP = r"""
@@ -127,11 +131,20 @@ def run(scenario: dict, cpp) -> dict:
     drops = std.vector["uint64_t"]()
     queue_bytes = scenario["queue_frames"] * (ns3_payload(max(p[2] for p in packets)) + PPP_IP_UDP)
     delivered = cpp.ina_ns3.RunStar(
-        scenario["senders"], scenario["rate_bps"], scenario["delay_ns"], queue_bytes,
-        std.vector["uint32_t"]([p[0] for p in packets]), std.vector["int64_t"]([p[1] for p in packets]),
-        std.vector["uint32_t"]([ns3_payload(p[2]) for p in packets]), drops)
-    return {"name": scenario["name"], "delivered_ns": [t if t >= 0 else None for t in delivered],
-            "bottleneck_drops": int(drops[0])}
+        scenario["senders"],
+        scenario["rate_bps"],
+        scenario["delay_ns"],
+        queue_bytes,
+        std.vector["uint32_t"]([p[0] for p in packets]),
+        std.vector["int64_t"]([p[1] for p in packets]),
+        std.vector["uint32_t"]([ns3_payload(p[2]) for p in packets]),
+        drops,
+    )
+    return {
+        "name": scenario["name"],
+        "delivered_ns": [t if t >= 0 else None for t in delivered],
+        "bottleneck_drops": int(drops[0]),
+    }
 
 
 def main() -> int:

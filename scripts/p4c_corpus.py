@@ -24,9 +24,11 @@ TIME_LIMIT_S = 120
 
 def state(switch) -> dict:
     """What both engines must agree on besides the packets: registers, counters, statistics."""
-    return {"registers": {n: [r.read(i) for i in range(r.size)] for n, r in switch.registers.items()},
-            "counters": {n: [c.read(i) for i in range(c.size)] for n, c in switch.counters.items()},
-            "stats": dict(switch.stats)}
+    return {
+        "registers": {n: [r.read(i) for i in range(r.size)] for n, r in switch.registers.items()},
+        "counters": {n: [c.read(i) for i in range(c.size)] for n, c in switch.counters.items()},
+        "stats": dict(switch.stats),
+    }
 
 
 def run_one(p4: Path) -> dict:
@@ -53,17 +55,30 @@ def run_one(p4: Path) -> dict:
     out["native"] = native is not None
     out["python_pass"] = py is not None and py.ok
     out["native_pass"] = native is not None and native.ok
-    out["report"] = (py.report if py and not py.ok else native.report if native and not native.ok else "")
-    out["differ"] = bool(py and native and (py.ok != native.ok or py.outputs != native.outputs
-                                            or state(py.switch) != state(native.switch)))
+    out["report"] = (
+        py.report if py and not py.ok else native.report if native and not native.ok else ""
+    )
+    out["differ"] = bool(
+        py
+        and native
+        and (
+            py.ok != native.ok
+            or py.outputs != native.outputs
+            or state(py.switch) != state(native.switch)
+        )
+    )
     return out
 
 
 def run_isolated(p4: Path) -> dict:
     """run_one in a child process: a crash or a hang is that program's outcome, not the script's."""
     try:
-        done = subprocess.run([sys.executable, __file__, "--one", str(p4)], capture_output=True, text=True,
-                              timeout=TIME_LIMIT_S)
+        done = subprocess.run(
+            [sys.executable, __file__, "--one", str(p4)],
+            capture_output=True,
+            text=True,
+            timeout=TIME_LIMIT_S,
+        )
     except subprocess.TimeoutExpired:
         return {"program": p4.name, "compiled": None, "why": f"no result within {TIME_LIMIT_S} s"}
     if done.returncode:
@@ -75,20 +90,27 @@ def run_isolated(p4: Path) -> dict:
 def programs(checkout: Path) -> list[Path]:
     samples = checkout / "testdata" / "p4_16_samples"
     if not samples.is_dir():
-        raise SystemExit(f"p4c_corpus: {samples} is not a directory (give the root of a p4c checkout)")
-    return [p for p in sorted(samples.glob("*-bmv2.p4"))
-            if p.with_suffix(".stf").exists() and V1MODEL.search(p.read_text(errors="replace"))]
+        raise SystemExit(
+            f"p4c_corpus: {samples} is not a directory (give the root of a p4c checkout)"
+        )
+    return [
+        p
+        for p in sorted(samples.glob("*-bmv2.p4"))
+        if p.with_suffix(".stf").exists() and V1MODEL.search(p.read_text(errors="replace"))
+    ]
 
 
 def summary(rows: list[dict], listing: bool) -> str:
     compiled = [r for r in rows if r["compiled"]]
     native = [r for r in compiled if r["native"]]
-    lines = [f"{len(rows)} v1model programs with an STF test",
-             f"compile with ina: {len(compiled)}",
-             f"run natively: {len(native)}",
-             f"pass on the Python engine: {sum(r['python_pass'] for r in compiled)}",
-             f"pass on the native engine: {sum(r['native_pass'] for r in native)}",
-             f"differ between the engines: {sum(r['differ'] for r in native)}"]
+    lines = [
+        f"{len(rows)} v1model programs with an STF test",
+        f"compile with ina: {len(compiled)}",
+        f"run natively: {len(native)}",
+        f"pass on the Python engine: {sum(r['python_pass'] for r in compiled)}",
+        f"pass on the native engine: {sum(r['native_pass'] for r in native)}",
+        f"differ between the engines: {sum(r['differ'] for r in native)}",
+    ]
     if listing:
         for r in rows:
             if not r["compiled"]:
@@ -106,9 +128,15 @@ def summary(rows: list[dict], listing: bool) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("checkout", nargs="?", help="root of a p4c checkout (has testdata/p4_16_samples)")
-    parser.add_argument("-j", "--jobs", type=int, default=2, help="programs run at once (default 2)")
-    parser.add_argument("--list", action="store_true", help="name each program outside a count, and why")
+    parser.add_argument(
+        "checkout", nargs="?", help="root of a p4c checkout (has testdata/p4_16_samples)"
+    )
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=2, help="programs run at once (default 2)"
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="name each program outside a count, and why"
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: one program, JSON on stdout
     args = parser.parse_args(argv)
     if args.one:

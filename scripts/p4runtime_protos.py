@@ -26,7 +26,12 @@ from ina.controller.shell import shell_venv
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = "ina.p4rt.generated"
-PROTOS = ["p4/config/v1/p4types.proto", "p4/config/v1/p4info.proto", "p4/v1/p4data.proto", "p4/v1/p4runtime.proto"]
+PROTOS = [
+    "p4/config/v1/p4types.proto",
+    "p4/config/v1/p4info.proto",
+    "p4/v1/p4data.proto",
+    "p4/v1/p4runtime.proto",
+]
 SERVICES = ["p4/v1/p4runtime.proto"]  # the one with a service: a _pb2_grpc module
 HEADER = '"""protoc\'s output for P4Runtime 1.4.1: regenerate with scripts/p4runtime_protos.py, do not edit."""\n'
 
@@ -34,7 +39,11 @@ HEADER = '"""protoc\'s output for P4Runtime 1.4.1: regenerate with scripts/p4run
 def serialized_descriptor(module: Path) -> bytes:
     """The FileDescriptorProto an old-style _pb2 module passes as `serialized_pb`, read, not run."""
     for node in ast.walk(ast.parse(module.read_text())):
-        if isinstance(node, ast.keyword) and node.arg == "serialized_pb" and isinstance(node.value, ast.Constant):
+        if (
+            isinstance(node, ast.keyword)
+            and node.arg == "serialized_pb"
+            and isinstance(node.value, ast.Constant)
+        ):
             return node.value.value
     raise SystemExit(f"p4runtime_protos: {module} holds no serialized_pb; is it p4runtime 1.4.1's?")
 
@@ -54,10 +63,21 @@ def generate(p4_dir: Path, out: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         fds = Path(tmp) / "p4runtime.fds"
         fds.write_bytes(descriptor_set(p4_dir).SerializeToString())
-        for protos, outputs in ((PROTOS, [f"--python_out={tmp}"]),
-                                (SERVICES, [f"--grpc_python_out={tmp}"])):
-            subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"--descriptor_set_in={fds}", *outputs,
-                            *protos], check=True)
+        for protos, outputs in (
+            (PROTOS, [f"--python_out={tmp}"]),
+            (SERVICES, [f"--grpc_python_out={tmp}"]),
+        ):
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "grpc_tools.protoc",
+                    f"--descriptor_set_in={fds}",
+                    *outputs,
+                    *protos,
+                ],
+                check=True,
+            )
         out.mkdir(parents=True, exist_ok=True)
         (out / "__init__.py").write_text(HEADER)
         for module in sorted(Path(tmp).glob("p4/**/*.py")):
@@ -73,8 +93,11 @@ def renamed(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--p4", type=Path, help="p4runtime 1.4.1's `p4` package folder (default: p4runtime-shell's "
-                                           "virtualenv's)")
+    p.add_argument(
+        "--p4",
+        type=Path,
+        help="p4runtime 1.4.1's `p4` package folder (default: p4runtime-shell's virtualenv's)",
+    )
     p.add_argument("--out", type=Path, default=REPO / "p4rt" / "generated")
     args = p.parse_args(argv)
     p4_dir = args.p4 or next(shell_venv().glob("lib/python*/site-packages/p4"), None)

@@ -28,7 +28,9 @@ from ina.sim.nodes import IDEAL_HOST, HostSpec
 from ina.sim.straggler import SlowHost
 from ina.topologies.topo import Topology, is_star, load
 
-DEFAULT_LINK = LinkSpec(rate=100e9, delay=1e-6, queue=1 << 20)  # a rack at 100 Gbit/s, 1 MiB per port
+DEFAULT_LINK = LinkSpec(
+    rate=100e9, delay=1e-6, queue=1 << 20
+)  # a rack at 100 Gbit/s, 1 MiB per port
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,9 @@ class AllReduceConfig:
     pipeline: float = 0.0
     seed: int = 1
     timeout: float = 1e-3
-    min_rto: float = 0.0  # the workers' RTO floor beside 2 min_rtt: no host's scheduling noise in virtual time
+    min_rto: float = (
+        0.0  # the workers' RTO floor beside 2 min_rtt: no host's scheduling noise in virtual time
+    )
     slow_host: SlowHost | None = None
 
     def epoch(self, job: int) -> int:
@@ -65,12 +69,19 @@ class AllReduceConfig:
         TopologyError naming what is wrong); `extra_host` adds a host beside the workers on the
         first switch (a parameter server's)."""
         topo = self.plain_topology(extra_host).with_policy(self.policy)
-        return dataclasses.replace(topo, jobs=tuple(dataclasses.replace(j, epoch=self.epoch(j.id)) for j in topo.jobs))
+        return dataclasses.replace(
+            topo, jobs=tuple(dataclasses.replace(j, epoch=self.epoch(j.id)) for j in topo.jobs)
+        )
 
     def plain_topology(self, extra_host: bool = False) -> Topology:
         """The topology as loaded, its jobs dealt and given the window (raises TopologyError)."""
-        return load(self.topo, self.workers if self.is_star else None, self.jobs, slots=self.window,
-                    extra_host=extra_host)
+        return load(
+            self.topo,
+            self.workers if self.is_star else None,
+            self.jobs,
+            slots=self.window,
+            extra_host=extra_host,
+        )
 
     @property
     def is_star(self) -> bool:
@@ -80,7 +91,9 @@ class AllReduceConfig:
 @dataclass
 class AllReduceResult:
     config: AllReduceConfig
-    workers: list[tuple[int, int, str]]  # (job, rank, host) of each worker, in job then rank order; the lists below follow it
+    workers: list[
+        tuple[int, int, str]
+    ]  # (job, rank, host) of each worker, in job then rank order; the lists below follow it
     results: list[np.ndarray]  # each worker's all-reduced array
     verified: bool  # int32: every rank's sum bit-exact; float32: within docs/accuracy.md's bound
     max_abs_error: float
@@ -88,7 +101,9 @@ class AllReduceResult:
     elapsed_s: list[float]  # per rank, until it had its result
     packets_sent: list[int]  # per rank, resends included
     retransmissions: list[int]
-    links: list[tuple[str, ChannelStats, ChannelStats]]  # (name, a -> b, b -> a) per link, in the topology's order
+    links: list[
+        tuple[str, ChannelStats, ChannelStats]
+    ]  # (name, a -> b, b -> a) per link, in the topology's order
     switch: dict[str, dict]  # per aggregating switch, its non-zero counters (Aggregation.stats)
     arrivals: int  # frames that reached a host or the switch
     events: int  # the simulator's events
@@ -145,27 +160,55 @@ def window_covers_path(config: AllReduceConfig) -> bool:
 
 def pool_size(topo: Topology) -> int:
     """Slots of the program every switch runs: the most any aggregator's jobs take (at least 256)."""
-    return max(256, *(sum(j.slots for j in topo.jobs if j.aggregator == s) for s in {j.aggregator for j in topo.jobs}))
+    return max(
+        256,
+        *(
+            sum(j.slots for j in topo.jobs if j.aggregator == s)
+            for s in {j.aggregator for j in topo.jobs}
+        ),
+    )
 
 
 def job_arrays(config: AllReduceConfig, topo: Topology) -> dict[int, list[np.ndarray]]:
     """Each job's arrays by rank: make_array's for seed + job id, as `ina run` seeds its workers."""
-    return {job.id: [make_array(config.seed + job.id, rank, config.size, config.dtype)
-                     for rank in range(len(job.workers))] for job in topo.jobs}
+    return {
+        job.id: [
+            make_array(config.seed + job.id, rank, config.size, config.dtype)
+            for rank in range(len(job.workers))
+        ]
+        for job in topo.jobs
+    }
 
 
-def harness(config: AllReduceConfig, topo: Topology, engine: str = "native", server: str | None = None) -> InProcessSwitch:
+def harness(
+    config: AllReduceConfig, topo: Topology, engine: str = "native", server: str | None = None
+) -> InProcessSwitch:
     """The in-process harness for `topo` with the configuration's links, hosts, pipeline and seed
     (`server`: the host the workers send to instead of their aggregator)."""
-    return InProcessSwitch(elems=config.elems, pool_size=pool_size(topo), engine=engine, link=config.link,
-                           host=config.host, pipeline=config.pipeline, seed=config.seed, record=False,
-                           topology=topo, timeout=config.timeout, server=server, min_rto=config.min_rto,
-                           hosts=host_specs(config))
+    return InProcessSwitch(
+        elems=config.elems,
+        pool_size=pool_size(topo),
+        engine=engine,
+        link=config.link,
+        host=config.host,
+        pipeline=config.pipeline,
+        seed=config.seed,
+        record=False,
+        topology=topo,
+        timeout=config.timeout,
+        server=server,
+        min_rto=config.min_rto,
+        hosts=host_specs(config),
+    )
 
 
-def simulate(config: AllReduceConfig, engine: str = "native", profiler: cProfile.Profile | None = None,
-             server: Callable[[InProcessSwitch, Topology], object] | None = None,
-             watch: Callable[[InProcessSwitch], None] | None = None) -> AllReduceResult:
+def simulate(
+    config: AllReduceConfig,
+    engine: str = "native",
+    profiler: cProfile.Profile | None = None,
+    server: Callable[[InProcessSwitch, Topology], object] | None = None,
+    watch: Callable[[InProcessSwitch], None] | None = None,
+) -> AllReduceResult:
     """Run every job's all-reduce at once (under `profiler`, if given, the simulation alone: not the
     set-up); `watch` sees the harness once it is built, before anything runs (to set channels'
     taps and traces: sim/output.py); a worker's WorkerError (a slot past its retries) propagates; a topology that cannot be
@@ -189,15 +232,41 @@ def simulate(config: AllReduceConfig, engine: str = "native", profiler: cProfile
             profiler.disable()
         switch, links = aggregator_stats(net, topo), link_stats(net)
         arrivals, events = net.network.arrivals, net.sim.scheduled
-        members = [(job.id, m, host) for job in topo.jobs for m, host in zip(net.jobs[job.id], job.workers, strict=True)]
-    checks = [verify(results[job][m.rank], config.seed + job, len(arrays[job]), config.size, config.dtype,
-                     config.elems, m.core.contributors()) for job, m, _host in members]
+        members = [
+            (job.id, m, host)
+            for job in topo.jobs
+            for m, host in zip(net.jobs[job.id], job.workers, strict=True)
+        ]
+    checks = [
+        verify(
+            results[job][m.rank],
+            config.seed + job,
+            len(arrays[job]),
+            config.size,
+            config.dtype,
+            config.elems,
+            m.core.contributors(),
+        )
+        for job, m, _host in members
+    ]
     stats = [m.core.stats for _job, m, _host in members]
     return AllReduceResult(
-        config, [(job, m.rank, host) for job, m, host in members], [results[job][m.rank] for job, m, _h in members],
-        all(ok for ok, _ in checks), max(err for _, err in checks),
-        max(s.elapsed for s in stats), [s.elapsed for s in stats], [s.packets_sent for s in stats],
-        [s.retransmissions for s in stats], links, switch, arrivals, events, running - started, finished - running)
+        config,
+        [(job, m.rank, host) for job, m, host in members],
+        [results[job][m.rank] for job, m, _h in members],
+        all(ok for ok, _ in checks),
+        max(err for _, err in checks),
+        max(s.elapsed for s in stats),
+        [s.elapsed for s in stats],
+        [s.packets_sent for s in stats],
+        [s.retransmissions for s in stats],
+        links,
+        switch,
+        arrivals,
+        events,
+        running - started,
+        finished - running,
+    )
 
 
 def host_specs(config: AllReduceConfig) -> dict[str, HostSpec]:
@@ -216,13 +285,21 @@ def report(result: AllReduceResult, git: str) -> dict:
         "seed": config.seed,
         "git": git,
         "results": {
-            "verified": result.verified, "max_abs_error": result.max_abs_error,
-            "communication_s": result.communication_s, "lossless_bound_s": lossless_time(config),
-            "workers": [{"job": job, "rank": rank, "host": host} for job, rank, host in result.workers],
-            "elapsed_s": result.elapsed_s, "goodput_bps": goodput,
-            "goodput_bps_min": min(goodput), "goodput_bps_max": max(goodput),
-            "packets_sent": result.packets_sent, "retransmissions": result.retransmissions,
-            "arrivals": result.arrivals, "events": result.events,
+            "verified": result.verified,
+            "max_abs_error": result.max_abs_error,
+            "communication_s": result.communication_s,
+            "lossless_bound_s": lossless_time(config),
+            "workers": [
+                {"job": job, "rank": rank, "host": host} for job, rank, host in result.workers
+            ],
+            "elapsed_s": result.elapsed_s,
+            "goodput_bps": goodput,
+            "goodput_bps_min": min(goodput),
+            "goodput_bps_max": max(goodput),
+            "packets_sent": result.packets_sent,
+            "retransmissions": result.retransmissions,
+            "arrivals": result.arrivals,
+            "events": result.events,
             **network_json(result),
         },
         "wall": wall_json(result),
@@ -252,15 +329,25 @@ class RunFigures(Protocol):
 def network_json(result: RunFigures) -> dict:
     """A run's links and aggregating switches as JSON: any result with `links` and `switch` as
     link_stats and aggregator_stats give them."""
-    return {"links": [{"link": name, "up": asdict(up), "down": asdict(down)} for name, up, down in result.links],
-            "switch": {name: {group: {str(k): v for k, v in counts.items()} for group, counts in stats.items()}
-                       for name, stats in result.switch.items()}}
+    return {
+        "links": [
+            {"link": name, "up": asdict(up), "down": asdict(down)}
+            for name, up, down in result.links
+        ],
+        "switch": {
+            name: {group: {str(k): v for k, v in counts.items()} for group, counts in stats.items()}
+            for name, stats in result.switch.items()
+        },
+    }
 
 
 def wall_json(result: RunFigures) -> dict:
     """A run's wall-clock figures (apart from the rest: they depend on the machine)."""
-    return {"setup_s": result.wall_setup_s, "run_s": result.wall_run_s,
-            "arrivals_per_s": result.arrivals / result.wall_run_s if result.wall_run_s else None}
+    return {
+        "setup_s": result.wall_setup_s,
+        "run_s": result.wall_run_s,
+        "arrivals_per_s": result.arrivals / result.wall_run_s if result.wall_run_s else None,
+    }
 
 
 def config_json(config: AllReduceConfig, workers: int) -> dict:
@@ -268,10 +355,22 @@ def config_json(config: AllReduceConfig, workers: int) -> dict:
     link = asdict(config.link)
     if isinstance(config.link.loss, BurstLoss):
         link["loss"] = {"burst": asdict(config.link.loss)}
-    return {"topo": config.topo, "jobs": config.jobs, "workers": workers, "size": config.size, "dtype": config.dtype,
-            "elems": config.elems, "window": config.window, "policy": str(config.policy), "link": _finite(link),
-            "host": _finite(asdict(config.host)), "pipeline_s": config.pipeline, "timeout_s": config.timeout,
-            "min_rto_s": config.min_rto, "slow_host": str(config.slow_host) if config.slow_host else None}
+    return {
+        "topo": config.topo,
+        "jobs": config.jobs,
+        "workers": workers,
+        "size": config.size,
+        "dtype": config.dtype,
+        "elems": config.elems,
+        "window": config.window,
+        "policy": str(config.policy),
+        "link": _finite(link),
+        "host": _finite(asdict(config.host)),
+        "pipeline_s": config.pipeline,
+        "timeout_s": config.timeout,
+        "min_rto_s": config.min_rto,
+        "slow_host": str(config.slow_host) if config.slow_host else None,
+    }
 
 
 def _finite(values: dict) -> dict:

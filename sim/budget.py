@@ -30,9 +30,13 @@ def estimate(config: AllReduceConfig, topo: Topology) -> float:
     workers = sum(len(job.workers) for job in topo.jobs)
     switches = len(topo.switches)
     slots = min(config.window, packets_per_worker(config))
-    return (BASE + PER_SWITCH * (switches - 1) + PER_POOL_SLOT * switches * pool_size(topo)
-            + workers * (PER_SLOT * slots + PER_ELEMENT[config.dtype] * config.size)
-            + CHECK_PER_ELEMENT * config.size)
+    return (
+        BASE
+        + PER_SWITCH * (switches - 1)
+        + PER_POOL_SLOT * switches * pool_size(topo)
+        + workers * (PER_SLOT * slots + PER_ELEMENT[config.dtype] * config.size)
+        + CHECK_PER_ELEMENT * config.size
+    )
 
 
 def available() -> float:
@@ -57,12 +61,20 @@ def refusal(config: AllReduceConfig, topo: Topology, free: float | None = None) 
     workers = sum(len(job.workers) for job in topo.jobs)
     per_element = workers * PER_ELEMENT[config.dtype] + CHECK_PER_ELEMENT
     largest = int((free - (need - per_element * config.size)) // per_element)
-    where = f"at most {largest:,} here" if largest >= 1 else "too large here at any size (fewer workers or switches)"
-    return (f"argument --size: {config.size:,} {config.dtype} x {workers} workers needs an estimated {gb(need)} of "
-            f"memory, above the {gb(free)} available; --size {where} (sim/budget.py)")
+    where = (
+        f"at most {largest:,} here"
+        if largest >= 1
+        else "too large here at any size (fewer workers or switches)"
+    )
+    return (
+        f"argument --size: {config.size:,} {config.dtype} x {workers} workers needs an estimated {gb(need)} of "
+        f"memory, above the {gb(free)} available; --size {where} (sim/budget.py)"
+    )
 
 
-def most_at_once(runs: Sequence[tuple[AllReduceConfig, Topology]], free: float | None = None) -> int:
+def most_at_once(
+    runs: Sequence[tuple[AllReduceConfig, Topology]], free: float | None = None
+) -> int:
     """How many runs may run at once: the most whose largest estimates fit in `free` bytes together
     (at least 1: each alone was checked by `refusal`)."""
     free = available() if free is None else free
@@ -70,17 +82,22 @@ def most_at_once(runs: Sequence[tuple[AllReduceConfig, Topology]], free: float |
     return max([1, *(k for k in range(1, len(needs) + 1) if sum(needs[:k]) <= free)])
 
 
-def parallel_refusal(runs: Sequence[tuple[AllReduceConfig, Topology]], parallel: int,
-                     free: float | None = None) -> str | None:
+def parallel_refusal(
+    runs: Sequence[tuple[AllReduceConfig, Topology]], parallel: int, free: float | None = None
+) -> str | None:
     """None when the `parallel` largest runs fit in `free` bytes together (they may run at once),
     else the parser error naming --parallel and the most that fit."""
     free = available() if free is None else free
-    together = sum(sorted((estimate(config, topo) for config, topo in runs), reverse=True)[:parallel])
+    together = sum(
+        sorted((estimate(config, topo) for config, topo in runs), reverse=True)[:parallel]
+    )
     if together <= free:
         return None
-    return (f"argument --parallel: {min(parallel, len(runs))} points at once need an estimated {gb(together)} of "
-            f"memory, above the {gb(free)} available; --parallel at most {most_at_once(runs, free)} here "
-            "(sim/budget.py)")
+    return (
+        f"argument --parallel: {min(parallel, len(runs))} points at once need an estimated {gb(together)} of "
+        f"memory, above the {gb(free)} available; --parallel at most {most_at_once(runs, free)} here "
+        "(sim/budget.py)"
+    )
 
 
 def gb(size: float) -> str:

@@ -19,7 +19,9 @@ def parse_methods(text: str) -> tuple[str, ...]:
     """'ring,ps' -> ('ring', 'ps'); raises ValueError naming what is accepted."""
     methods = tuple(dict.fromkeys(m.strip() for m in text.split(",")))
     if not methods or any(m not in METHODS for m in methods):
-        raise ValueError(f"expected a comma-separated list of {', '.join(METHODS)}, got {text[:40]!r}")
+        raise ValueError(
+            f"expected a comma-separated list of {', '.join(METHODS)}, got {text[:40]!r}"
+        )
     return methods
 
 
@@ -41,8 +43,13 @@ class Comparison:
     notes: list[str]
 
 
-def compare(config: AllReduceConfig, methods: tuple[str, ...], transport: Transport = ROCE,
-            chunk: int = ring.CHUNK, engine: str = "native") -> Comparison:
+def compare(
+    config: AllReduceConfig,
+    methods: tuple[str, ...],
+    transport: Transport = ROCE,
+    chunk: int = ring.CHUNK,
+    engine: str = "native",
+) -> Comparison:
     """Run the switch path and each of `methods` on `config`. A worker's WorkerError, the ring's
     TransportError and the server's ServerRefused propagate."""
     results = {"switch": allreduce.simulate(config, engine)}
@@ -52,8 +59,10 @@ def compare(config: AllReduceConfig, methods: tuple[str, ...], transport: Transp
         results["ring"] = ring.simulate_ring(config, transport, chunk, engine)
         bounds["ring"] = ring.lossless_time(config, transport, chunk)
         if bounds["ring"] is not None and not ring.pipeline_full(config, transport, chunk):
-            notes.append("the ring's pipeline leaves the link idle (a step's chunks after the first take less than "
-                         "a frame's way to the neighbour, or the window is short), so its bound is not reached")
+            notes.append(
+                "the ring's pipeline leaves the link idle (a step's chunks after the first take less than "
+                "a frame's way to the neighbour, or the window is short), so its bound is not reached"
+            )
     if "ps" in methods:
         results["ps"], server = ps.simulate_ps(config, engine)
         bounds["ps"] = None
@@ -62,20 +71,26 @@ def compare(config: AllReduceConfig, methods: tuple[str, ...], transport: Transp
 
 def _wire(result: AllReduceResult) -> tuple[int, int]:
     """Frames and frame bytes all links carried, both ways."""
-    return (sum(up.frames + down.frames for _n, up, down in result.links),
-            sum(up.bytes + down.bytes for _n, up, down in result.links))
+    return (
+        sum(up.frames + down.frames for _n, up, down in result.links),
+        sum(up.bytes + down.bytes for _n, up, down in result.links),
+    )
 
 
 def describe(comparison: Comparison) -> str:
     """A table: one row per method."""
-    lines = [f"{'method':<8} {'time':>12} {'lossless bound':>15} {'goodput/worker min':>19} {'frames':>9} "
-             f"{'bytes':>12} {'resent':>7}  result"]
+    lines = [
+        f"{'method':<8} {'time':>12} {'lossless bound':>15} {'goodput/worker min':>19} {'frames':>9} "
+        f"{'bytes':>12} {'resent':>7}  result"
+    ]
     for name, r in comparison.results.items():
         bound = comparison.bounds[name]
         frames, nbytes = _wire(r)
-        lines.append(f"{name:<8} {format_seconds(r.communication_s):>12} "
-                     f"{format_seconds(bound) if bound is not None else '-':>15} {format_rate(min(r.goodput_bps)):>19} "
-                     f"{frames:>9} {nbytes:>12} {sum(r.retransmissions):>7}  {'verified' if r.verified else 'WRONG'}")
+        lines.append(
+            f"{name:<8} {format_seconds(r.communication_s):>12} "
+            f"{format_seconds(bound) if bound is not None else '-':>15} {format_rate(min(r.goodput_bps)):>19} "
+            f"{frames:>9} {nbytes:>12} {sum(r.retransmissions):>7}  {'verified' if r.verified else 'WRONG'}"
+        )
     if comparison.server is not None:
         lines.append("ps server: " + ", ".join(f"{k} {v}" for k, v in comparison.server.items()))
     return "\n".join(lines + comparison.notes)
@@ -90,10 +105,17 @@ def report(comparison: Comparison, git: str) -> dict:
         if name == "switch":
             continue
         one = allreduce.report(result, git)
-        out["compare"][name] = {**one["results"], "lossless_bound_s": comparison.bounds[name], "wall": one["wall"]}
+        out["compare"][name] = {
+            **one["results"],
+            "lossless_bound_s": comparison.bounds[name],
+            "wall": one["wall"],
+        }
     if "ring" in out["compare"]:
-        out["compare"]["ring"]["transport"] = {"kind": "roce" if isinstance(comparison.transport, TransportSpec) else "tcp",
-                                               **asdict(comparison.transport), "chunk_bytes": comparison.chunk}
+        out["compare"]["ring"]["transport"] = {
+            "kind": "roce" if isinstance(comparison.transport, TransportSpec) else "tcp",
+            **asdict(comparison.transport),
+            "chunk_bytes": comparison.chunk,
+        }
     if comparison.server is not None:
         out["compare"]["ps"]["server"] = comparison.server
     return out

@@ -34,7 +34,9 @@ from dataclasses import dataclass
 from ina.controller.aggregation import BurstLoss
 
 MIN_FRAME = 60  # bytes: Ethernet pads shorter frames (before the FCS) to this
-ETHERNET_OVERHEAD = 24  # bytes each frame costs on the wire beyond its own: preamble + SFD 8, FCS 4, IFG 12
+ETHERNET_OVERHEAD = (
+    24  # bytes each frame costs on the wire beyond its own: preamble + SFD 8, FCS 4, IFG 12
+)
 SAME_INSTANT = 1e-12  # seconds: a frame that finds the wire busy for less waits for nothing (float
 # sums along two paths to one instant differ in their last bits; a bit takes 10 ps at 100 Gbit/s)
 
@@ -89,7 +91,9 @@ class LinkSpec:
     loss: float | BurstLoss = 0.0
 
 
-def loss_model(loss: float | BurstLoss, rng: random.Random) -> UniformLoss | GilbertElliottLoss | None:
+def loss_model(
+    loss: float | BurstLoss, rng: random.Random
+) -> UniformLoss | GilbertElliottLoss | None:
     """The model of a link spec's `loss` (None when nothing is lost)."""
     if isinstance(loss, BurstLoss):
         return GilbertElliottLoss(loss, rng)
@@ -118,28 +122,58 @@ class ChannelStats:
 class Channel:
     """The egress port of one end of a link and the link's direction away from it."""
 
-    __slots__ = ("_busy_until", "_loss", "_serialization", "_waiting", "capacity", "delay", "ecn", "name", "queued",
-                 "rate", "stats", "tap", "trace")
+    __slots__ = (
+        "_busy_until",
+        "_loss",
+        "_serialization",
+        "_waiting",
+        "capacity",
+        "delay",
+        "ecn",
+        "name",
+        "queued",
+        "rate",
+        "stats",
+        "tap",
+        "trace",
+    )
 
-    def __init__(self, name: str, rate: float, delay: float, capacity: float = math.inf,
-                 ecn: float | None = None, loss: UniformLoss | GilbertElliottLoss | None = None,
-                 trace: bool = False):
+    def __init__(
+        self,
+        name: str,
+        rate: float,
+        delay: float,
+        capacity: float = math.inf,
+        ecn: float | None = None,
+        loss: UniformLoss | GilbertElliottLoss | None = None,
+        trace: bool = False,
+    ):
         self.name, self.rate, self.delay, self.capacity, self.ecn = name, rate, delay, capacity, ecn
         self._loss = loss
         self.stats = ChannelStats()
         self.queued = 0  # frame bytes waiting for the wire
-        self._waiting: deque[tuple[float, int]] = deque()  # (start of serialization, frame bytes), FIFO
+        self._waiting: deque[tuple[float, int]] = (
+            deque()
+        )  # (start of serialization, frame bytes), FIFO
         self._busy_until = -math.inf  # when the last frame queued leaves the wire
-        self._serialization: dict[int, float] = {}  # frame length -> wire_bits / rate: a run has few lengths
-        self.trace: list[tuple[float, int]] | None = [] if trace else None  # (time, bytes queued) per change
-        self.tap: Callable[[float, bytes | bytearray], None] | None = None  # tap(start, frame) per frame on the wire
+        self._serialization: dict[
+            int, float
+        ] = {}  # frame length -> wire_bits / rate: a run has few lengths
+        self.trace: list[tuple[float, int]] | None = (
+            [] if trace else None
+        )  # (time, bytes queued) per change
+        self.tap: Callable[[float, bytes | bytearray], None] | None = (
+            None  # tap(start, frame) per frame on the wire
+        )
 
     def send(self, now: float, frame: bytes | bytearray) -> float | None:
         """Queue `frame` at `now`; returns when it reaches the far end, or None when it is dropped
         (queue full) or lost on the wire. Calls come in time order."""
         size, stats, instant = len(frame), self.stats, now + SAME_INSTANT
         start = self._busy_until
-        if start <= instant:  # the wire is free: the frame never waits, and all that waited has left
+        if (
+            start <= instant
+        ):  # the wire is free: the frame never waits, and all that waited has left
             if self._waiting:
                 self._leave(instant)
             start = now

@@ -53,9 +53,19 @@ class Network:
 
     def connect(self, a: Node, a_port: int, b: Node, b_port: int, spec: LinkSpec) -> Link:
         """Join two ports with a link of `spec`; a host's end sends at most at its NIC's rate."""
-        link = Link(a, a_port, b, b_port, spec, self._channel(a, a_port, b, b_port, spec),
-                    self._channel(b, b_port, a, a_port, spec))
-        for node, port, channel, far, far_port in ((a, a_port, link.up, b, b_port), (b, b_port, link.down, a, a_port)):
+        link = Link(
+            a,
+            a_port,
+            b,
+            b_port,
+            spec,
+            self._channel(a, a_port, b, b_port, spec),
+            self._channel(b, b_port, a, a_port, spec),
+        )
+        for node, port, channel, far, far_port in (
+            (a, a_port, link.up, b, b_port),
+            (b, b_port, link.down, a, a_port),
+        ):
             if isinstance(node, Host):
                 node.egress = channel
             else:
@@ -63,14 +73,19 @@ class Network:
         self.links.append(link)
         return link
 
-    def _channel(self, src: Node, src_port: int, dst: Node, dst_port: int, spec: LinkSpec) -> Channel:
+    def _channel(
+        self, src: Node, src_port: int, dst: Node, dst_port: int, spec: LinkSpec
+    ) -> Channel:
         name = f"{src.name}:{src_port}->{dst.name}:{dst_port}"
         rate = min(spec.rate, src.spec.nic_rate) if isinstance(src, Host) else spec.rate
-        rng = random.Random(f"{self.seed}/{name}")  # a str seed is hashed with SHA-512: the same every run
-        return Channel(name, rate, spec.delay, spec.queue, spec.ecn, loss_model(spec.loss, rng), self.trace)
+        rng = random.Random(
+            f"{self.seed}/{name}"
+        )  # a str seed is hashed with SHA-512: the same every run
+        return Channel(
+            name, rate, spec.delay, spec.queue, spec.ecn, loss_model(spec.loss, rng), self.trace
+        )
 
     @property
     def arrivals(self) -> int:
         """Frames that reached a node (a host or a switch)."""
         return sum(link.up.stats.delivered + link.down.stats.delivered for link in self.links)
-

@@ -43,7 +43,9 @@ class Cpu:
     def __init__(self, sim: Simulator, send_cost: float = 0.0, recv_cost: float = 0.0):
         self._sim, self.send_cost, self.recv_cost = sim, send_cost, recv_cost
         self.free_at = 0.0  # when the work (and the sends) taken on so far are done
-        self._backlog: deque[tuple[float, float, Callable, tuple]] = deque()  # (came, cost, work, args)
+        self._backlog: deque[tuple[float, float, Callable, tuple]] = (
+            deque()
+        )  # (came, cost, work, args)
 
     def run(self, when: float, cost: float, work: Callable, *args) -> None:
         """Call work(start, *args) once the work before it is done and `cost` more seconds have
@@ -109,4 +111,8 @@ class SwitchNode:
                 self.switch.set_clock(us)
                 self._clock = us
             backend = self.switch.pipeline
-            return backend.process(port, frame) if backend is not None else self.switch.process(port, frame)
+            return (
+                backend.process(port, frame)
+                if backend is not None
+                else self.switch.process(port, frame)
+            )

@@ -71,9 +71,14 @@ class Scenario:
 
     def ns3_request(self) -> dict:
         """The scenario as scripts/ns3_star.py reads it (unbounded: 65,536 frames)."""
-        return {"name": self.name, "senders": self.senders, "rate_bps": self.rate, "delay_ns": self.delay_ns,
-                "queue_frames": self.queue_frames if self.queue_frames is not None else 1 << 16,
-                "packets": [list(p) for p in self.packets]}
+        return {
+            "name": self.name,
+            "senders": self.senders,
+            "rate_bps": self.rate,
+            "delay_ns": self.delay_ns,
+            "queue_frames": self.queue_frames if self.queue_frames is not None else 1 << 16,
+            "packets": [list(p) for p in self.packets],
+        }
 
 
 @dataclass(frozen=True)
@@ -87,15 +92,33 @@ class Outcome:
 def star(senders: int) -> Topology:
     """Hosts h1..hN and the receiver on one switch s1 (ports 1..N, then N + 1)."""
     hosts = [f"h{i}" for i in range(1, senders + 1)] + [RECEIVER]
-    return build({"name": "ns3-star", "switches": {"s1": {}}, "hosts": hosts, "links": [[h, "s1"] for h in hosts]})
+    return build(
+        {
+            "name": "ns3-star",
+            "switches": {"s1": {}},
+            "hosts": hosts,
+            "links": [[h, "s1"] for h in hosts],
+        }
+    )
 
 
 def udp_frame(src: Host, dst: Host, size: int, index: int) -> bytes:
     """An Ethernet/IPv4/UDP frame of `size` bytes from `src` to `dst`, its payload led by `index`."""
-    payload = index.to_bytes(4, "big").ljust(size - UDP_HEADERS, b"\0")[:size - UDP_HEADERS]
+    payload = index.to_bytes(4, "big").ljust(size - UDP_HEADERS, b"\0")[: size - UDP_HEADERS]
     udp = struct.pack("!HHHH", DEST_PORT, DEST_PORT, 8 + len(payload), 0)
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp) + len(payload), 0, 0, 64, socket.IPPROTO_UDP, 0,
-                     socket.inet_aton(src.ip), socket.inet_aton(dst.ip))
+    ip = struct.pack(
+        "!BBHHHBBH4s4s",
+        0x45,
+        0,
+        20 + len(udp) + len(payload),
+        0,
+        0,
+        64,
+        socket.IPPROTO_UDP,
+        0,
+        socket.inet_aton(src.ip),
+        socket.inet_aton(dst.ip),
+    )
     ip = ip[:10] + struct.pack("!H", ipv4_checksum(ip)) + ip[12:]
     mac = bytes.fromhex(dst.mac.replace(":", "") + src.mac.replace(":", ""))
     return mac + b"\x08\x00" + ip + udp + payload
@@ -131,7 +154,13 @@ def run_ina(scenario: Scenario) -> Outcome:
 
         for index, (sender, at_ns, size) in enumerate(scenario.packets):
             name = f"h{sender + 1}"
-            sim.at(at_ns * 1e-9, send, name, udp_frame(topo.hosts[name], topo.hosts[RECEIVER], size, index), index)
+            sim.at(
+                at_ns * 1e-9,
+                send,
+                name,
+                udp_frame(topo.hosts[name], topo.hosts[RECEIVER], size, index),
+                index,
+            )
         sim.run()
     return Outcome(tuple(delivered), bottleneck.stats.dropped)
 
@@ -140,12 +169,21 @@ def run_ns3(scenarios: list[Scenario], python: Path | None = None) -> tuple[str,
     """The scenarios in ns-3 (one process: loading ns-3 takes tens of seconds): its version and an
     outcome per scenario. Raises RuntimeError with ns-3's error output when the script fails."""
     request = json.dumps({"scenarios": [s.ns3_request() for s in scenarios]})
-    done = subprocess.run([str(python or ns3_python()), str(NS3_STAR)], input=request, capture_output=True,
-                          text=True, timeout=900)
+    done = subprocess.run(
+        [str(python or ns3_python()), str(NS3_STAR)],
+        input=request,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if done.returncode != 0:
-        raise RuntimeError(f"scripts/ns3_star.py failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+        raise RuntimeError(
+            f"scripts/ns3_star.py failed ({done.returncode}): {done.stderr.strip()[-2000:]}"
+        )
     answer = json.loads(done.stdout)
-    return answer["ns3"], [Outcome(tuple(r["delivered_ns"]), r["bottleneck_drops"]) for r in answer["scenarios"]]
+    return answer["ns3"], [
+        Outcome(tuple(r["delivered_ns"]), r["bottleneck_drops"]) for r in answer["scenarios"]
+    ]
 
 
 @dataclass(frozen=True)
@@ -164,27 +202,46 @@ class Comparison:
 
 
 def compare(scenario: Scenario, ina: Outcome, ns3: Outcome) -> Comparison:
-    both = [(sent, a, b) for (_, sent, _), a, b in zip(scenario.packets, ina.delivered_ns, ns3.delivered_ns,
-                                                        strict=True) if a is not None and b is not None]
-    differ = sum((a is None) != (b is None) for a, b in zip(ina.delivered_ns, ns3.delivered_ns, strict=True))
-    return Comparison(scenario.name, len(scenario.packets), ina.bottleneck_drops, ns3.bottleneck_drops, differ,
-                      max((abs(a - b) for _, a, b in both), default=0.0),
-                      max((abs(a - b) / (b - sent) for sent, a, b in both), default=0.0))
+    both = [
+        (sent, a, b)
+        for (_, sent, _), a, b in zip(
+            scenario.packets, ina.delivered_ns, ns3.delivered_ns, strict=True
+        )
+        if a is not None and b is not None
+    ]
+    differ = sum(
+        (a is None) != (b is None) for a, b in zip(ina.delivered_ns, ns3.delivered_ns, strict=True)
+    )
+    return Comparison(
+        scenario.name,
+        len(scenario.packets),
+        ina.bottleneck_drops,
+        ns3.bottleneck_drops,
+        differ,
+        max((abs(a - b) for _, a, b in both), default=0.0),
+        max((abs(a - b) / (b - sent) for sent, a, b in both), default=0.0),
+    )
 
 
-def trains(senders: int, frames: int, size: int, period_ns: int, skew_ns: int) -> tuple[tuple[int, int, int], ...]:
+def trains(
+    senders: int, frames: int, size: int, period_ns: int, skew_ns: int
+) -> tuple[tuple[int, int, int], ...]:
     """`frames` frames of `size` bytes from each sender, one every `period_ns`, sender i starting
     `skew_ns` x i after 1 us. Chosen so that no frame reaches the switch at the instant another
     starts leaving its queue: at such a tie ina lets the leaving frame go first, ns-3 runs
     whichever of its two events was scheduled first."""
-    return tuple((i, 1000 + skew_ns * i + k * period_ns, size) for k in range(frames) for i in range(senders))
+    return tuple(
+        (i, 1000 + skew_ns * i + k * period_ns, size) for k in range(frames) for i in range(senders)
+    )
 
 
 def paced(senders: int, sizes: tuple[int, ...], gap_ns: int) -> tuple[tuple[int, int, int], ...]:
     """One frame every `gap_ns`, senders in turn, sizes in turn: with a gap longer than twice the
     largest frame's time on the wire (the switch stores a frame whole, then forwards it) no frame
     waits for another."""
-    return tuple((k % senders, 1000 + k * gap_ns, sizes[k % len(sizes)]) for k in range(4 * len(sizes)))
+    return tuple(
+        (k % senders, 1000 + k * gap_ns, sizes[k % len(sizes)]) for k in range(4 * len(sizes))
+    )
 
 
 GBPS = 10**9
@@ -194,8 +251,18 @@ SCENARIOS = (
     Scenario("uncongested", 4, GBPS, 1000, None, paced(4, (42, 60, 318, 1000, 1514), 30_000)),
     # 4 senders each hand 8 frames to their NIC at once (318, 700, 1000 and 1514 bytes, 113 ns
     # apart): they queue at the NICs, then again at the bottleneck; the last waits 210 us in all.
-    Scenario("queueing", 4, GBPS, 1000, None,
-             tuple((i, 1000 + 113 * i, size) for i, size in enumerate((318, 700, 1000, 1514)) for _ in range(8))),
+    Scenario(
+        "queueing",
+        4,
+        GBPS,
+        1000,
+        None,
+        tuple(
+            (i, 1000 + 113 * i, size)
+            for i, size in enumerate((318, 700, 1000, 1514))
+            for _ in range(8)
+        ),
+    ),
     # 4 senders at 0.9 of the line rate each into a queue of 10 frames of 1000 bytes: the queue
     # fills, then drop-tail takes what does not fit.
     Scenario("dropping", 4, GBPS, 1000, 10, trains(4, 24, 1000, 9101, 97)),

@@ -34,11 +34,23 @@ def output_dir(text: str) -> Path:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The output options: --plot DIR, --pcap DIR, --quiet."""
     group = parser.add_argument_group("output")
-    group.add_argument("--plot", type=parsed_by(output_dir), metavar="DIR",
-                       help=f"write PNG plots of the run into DIR ({', '.join(plots.FILES)})")
-    group.add_argument("--pcap", type=parsed_by(output_dir), metavar="DIR",
-                       help="write one pcap per link direction into DIR (nanoseconds of virtual time, for Wireshark)")
-    group.add_argument("--quiet", action="store_true", help="no progress line on stderr (there is none off a terminal)")
+    group.add_argument(
+        "--plot",
+        type=parsed_by(output_dir),
+        metavar="DIR",
+        help=f"write PNG plots of the run into DIR ({', '.join(plots.FILES)})",
+    )
+    group.add_argument(
+        "--pcap",
+        type=parsed_by(output_dir),
+        metavar="DIR",
+        help="write one pcap per link direction into DIR (nanoseconds of virtual time, for Wireshark)",
+    )
+    group.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress line on stderr (there is none off a terminal)",
+    )
 
 
 def chain(taps: list[Tap]) -> Tap | None:
@@ -57,9 +69,19 @@ class Outputs:
     """The taps and traces a run's outputs need, set on the harness before it runs, and the files
     after."""
 
-    def __init__(self, config: AllReduceConfig, plot: Path | None = None, pcap_dir: Path | None = None,
-                 progress: TextIO | None = None):
-        self.config, self.plot, self.pcap_dir, self.progress_stream = config, plot, pcap_dir, progress
+    def __init__(
+        self,
+        config: AllReduceConfig,
+        plot: Path | None = None,
+        pcap_dir: Path | None = None,
+        progress: TextIO | None = None,
+    ):
+        self.config, self.plot, self.pcap_dir, self.progress_stream = (
+            config,
+            plot,
+            pcap_dir,
+            progress,
+        )
         self.channels: list[Channel] = []
         self.logs: list[plots.WireLog] = []
         self.captures: list[pcap.ChannelCapture] = []
@@ -78,8 +100,12 @@ class Outputs:
             for channel, capture in zip(self.channels, self.captures, strict=True):
                 taps[channel].append(capture)
         if self.progress_stream:
-            toward_workers = [member.link.down for members in net.jobs.values() for member in members]
-            self.progress = Progress(packets_per_worker(self.config) * len(toward_workers), self.progress_stream)
+            toward_workers = [
+                member.link.down for members in net.jobs.values() for member in members
+            ]
+            self.progress = Progress(
+                packets_per_worker(self.config) * len(toward_workers), self.progress_stream
+            )
             for channel in toward_workers:
                 taps[channel].append(self.progress)
         for channel, channel_taps in taps.items():
@@ -102,7 +128,9 @@ class Outputs:
 def simulate_with_output(config: AllReduceConfig, args: argparse.Namespace) -> AllReduceResult:
     """`simulate(config)` with the outputs `args` ask for (add_arguments' options); says what it
     wrote. Raises what simulate raises, and OSError for a file it cannot write."""
-    outputs = Outputs(config, args.plot, args.pcap, None if args.quiet or not sys.stderr.isatty() else sys.stderr)
+    outputs = Outputs(
+        config, args.plot, args.pcap, None if args.quiet or not sys.stderr.isatty() else sys.stderr
+    )
     try:
         result = simulate(config, watch=outputs.watch)
     finally:

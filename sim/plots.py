@@ -49,7 +49,9 @@ class WireLog:
         if not len(starts):
             return np.zeros(len(times))
         done = np.concatenate(([0.0], np.cumsum(durations)))
-        last = np.searchsorted(starts, times, side="right") - 1  # the last frame started by each time
+        last = (
+            np.searchsorted(starts, times, side="right") - 1
+        )  # the last frame started by each time
         clipped = np.maximum(last, 0)
         partial = np.clip(times - starts[clipped], 0.0, durations[clipped])
         return np.where(last >= 0, done[clipped] + partial, 0.0)
@@ -79,18 +81,31 @@ def plot_data(result: AllReduceResult, channels: list[Channel], logs: list[WireL
     edges = np.linspace(0.0, end, BINS + 1)
     width = end / BINS
     busiest = sorted(range(len(channels)), key=lambda i: -logs[i].busy)[:TOP]
-    utilisation = {channels[i].name: (np.diff(logs[i].busy_before(edges)) / width if width else np.zeros(BINS)).tolist()
-                   for i in busiest if logs[i].busy > 0}
-    queued = sorted((c for c in channels if c.stats.peak_queue), key=lambda c: -c.stats.peak_queue)[:TOP]
+    utilisation = {
+        channels[i].name: (
+            np.diff(logs[i].busy_before(edges)) / width if width else np.zeros(BINS)
+        ).tolist()
+        for i in busiest
+        if logs[i].busy > 0
+    }
+    queued = sorted((c for c in channels if c.stats.peak_queue), key=lambda c: -c.stats.peak_queue)[
+        :TOP
+    ]
     completion: dict[int, float] = {}
     for (job, _rank, _host), elapsed in zip(result.workers, result.elapsed_s, strict=True):
         completion[job] = max(completion.get(job, 0.0), elapsed)
     return {
         "end_s": end,
         "links": {"bin_s": width, "time_s": edges[:-1].tolist(), "busy": utilisation},
-        "queues": {c.name: {"time_s": [t for t, _b in c.trace], "bytes": [b for _t, b in c.trace]} for c in queued},
-        "goodput": {"host": [host for _j, _r, host in result.workers], "job": [job for job, _r, _h in result.workers],
-                    "bps": result.goodput_bps},
+        "queues": {
+            c.name: {"time_s": [t for t, _b in c.trace], "bytes": [b for _t, b in c.trace]}
+            for c in queued
+        },
+        "goodput": {
+            "host": [host for _j, _r, host in result.workers],
+            "job": [job for job, _r, _h in result.workers],
+            "bps": result.goodput_bps,
+        },
         "jobs": {"job": list(completion), "completion_s": list(completion.values())},
     }
 
@@ -101,8 +116,14 @@ def draw(directory: Path, data: dict) -> list[Path]:
     unit, per_second = time_unit(data["end_s"])
     axis = f"virtual time ({unit})"
     links = data["links"]
-    busy = {name: ([t * per_second for t in links["time_s"]], fractions) for name, fractions in links["busy"].items()}
-    queues = {name: ([t * per_second for t in q["time_s"]], q["bytes"]) for name, q in data["queues"].items()}
+    busy = {
+        name: ([t * per_second for t in links["time_s"]], fractions)
+        for name, fractions in links["busy"].items()
+    }
+    queues = {
+        name: ([t * per_second for t in q["time_s"]], q["bytes"])
+        for name, q in data["queues"].items()
+    }
     goodput = data["goodput"]
     per_job: dict[int, tuple[list, list]] = {}
     for index, (job, bps) in enumerate(zip(goodput["job"], goodput["bps"], strict=True)):
@@ -111,14 +132,40 @@ def draw(directory: Path, data: dict) -> list[Path]:
         ys.append(bps / 1e9)
     jobs = data["jobs"]
     paths = [
-        lines(directory / "links.png", f"Link utilisation, the {len(busy)} busiest directions", axis,
-              "busy fraction of the bin", busy or {"no frame on any wire": ([0.0], [0.0])}, marker=None, ymin=0),
-        lines(directory / "queues.png", f"Egress queues, the {len(queues)} highest peaks", axis, "bytes queued",
-              queues or {"no queue built": ([0.0, data["end_s"] * per_second], [0, 0])}, marker=None, step=True, ymin=0),
-        lines(directory / "goodput.png", "Goodput per worker", "worker (job, then rank)", "Gbit/s",
-              {f"job {job}": series for job, series in per_job.items()}, ymin=0),
-        bars(directory / "jobs.png", "Completion per job", [f"job {job}" for job in jobs["job"]],
-             [t * per_second for t in jobs["completion_s"]], axis),
+        lines(
+            directory / "links.png",
+            f"Link utilisation, the {len(busy)} busiest directions",
+            axis,
+            "busy fraction of the bin",
+            busy or {"no frame on any wire": ([0.0], [0.0])},
+            marker=None,
+            ymin=0,
+        ),
+        lines(
+            directory / "queues.png",
+            f"Egress queues, the {len(queues)} highest peaks",
+            axis,
+            "bytes queued",
+            queues or {"no queue built": ([0.0, data["end_s"] * per_second], [0, 0])},
+            marker=None,
+            step=True,
+            ymin=0,
+        ),
+        lines(
+            directory / "goodput.png",
+            "Goodput per worker",
+            "worker (job, then rank)",
+            "Gbit/s",
+            {f"job {job}": series for job, series in per_job.items()},
+            ymin=0,
+        ),
+        bars(
+            directory / "jobs.png",
+            "Completion per job",
+            [f"job {job}" for job in jobs["job"]],
+            [t * per_second for t in jobs["completion_s"]],
+            axis,
+        ),
     ]
     path = directory / "plots.json"
     path.write_text(json.dumps(data, indent=1) + "\n")

@@ -45,8 +45,10 @@ class Progress:
         """The line as it reads `wall` seconds into the run."""
         done = min(self.frames / self.total, 1.0)
         filled = round(done * WIDTH)
-        return (f"ina sim [{'#' * filled}{'.' * (WIDTH - filled)}] {done:4.0%}  {format_seconds(self.now)} simulated"
-                f"  {wall:.1f} s wall")
+        return (
+            f"ina sim [{'#' * filled}{'.' * (WIDTH - filled)}] {done:4.0%}  {format_seconds(self.now)} simulated"
+            f"  {wall:.1f} s wall"
+        )
 
     def _draw(self, wall: float) -> None:
         self._shown = True

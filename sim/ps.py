@@ -50,15 +50,21 @@ class ServerHost:
         self.sim.now = now
         for answer, (ip, port) in self.core.handle(frame[FRAME_HEADERS:], udp_source(frame)):
             leaves = self.cpu.depart(now)
-            self._send(leaves, udp_headers(self.address, (self.macs[ip], ip, port), len(answer)) + answer)
+            self._send(
+                leaves, udp_headers(self.address, (self.macs[ip], ip, port), len(answer)) + answer
+            )
 
 
-def simulate_ps(config: AllReduceConfig, engine: str = "native") -> tuple[AllReduceResult, dict[str, int]]:
+def simulate_ps(
+    config: AllReduceConfig, engine: str = "native"
+) -> tuple[AllReduceResult, dict[str, int]]:
     """The configuration's all-reduce through the parameter server; the result and the server's
     counters. Raises ServerRefused for what it cannot serve (`refusal`)."""
     problem = refusal(config)
     if problem:
         raise ServerRefused(problem)
     servers: list[ServerHost] = []
-    result = simulate(config, engine, server=lambda net, topo: servers.append(ServerHost(net, topo)))
+    result = simulate(
+        config, engine, server=lambda net, topo: servers.append(ServerHost(net, topo))
+    )
     return result, servers[0].core.stats

@@ -28,7 +28,9 @@ from ina.sim.tcp import TcpSpec
 from ina.sim.transport import DATA_OVERHEAD, ROCE, Address, TransportSpec
 from ina.topologies.topo import Topology
 
-CHUNK = 1 << 15  # bytes per message: the unit a step forwards as soon as it has it (NCCL pipelines finer still: LL128 moves 128-byte lines)
+CHUNK = (
+    1 << 15
+)  # bytes per message: the unit a step forwards as soon as it has it (NCCL pipelines finer still: LL128 moves 128-byte lines)
 
 
 class Connection(Protocol):
@@ -51,18 +53,30 @@ class Transport(Protocol):
     """A transport the ring runs over (sim/transport.py's RoCE, sim/tcp.py's TCP): an endpoint per
     host on its link, and one-way connections between endpoints."""
 
-    def endpoint(self, sim: Simulator, address: Address, send: Callable[[float, bytes], None], rate: float) -> Endpoint: ...
+    def endpoint(
+        self, sim: Simulator, address: Address, send: Callable[[float, bytes], None], rate: float
+    ) -> Endpoint: ...
 
-    def connect(self, sender: Endpoint, receiver: Endpoint, flow: int,
-                deliver: Callable[[float, bytes], None]) -> Connection: ...
+    def connect(
+        self,
+        sender: Endpoint,
+        receiver: Endpoint,
+        flow: int,
+        deliver: Callable[[float, bytes], None],
+    ) -> Connection: ...
 
 
-TRANSPORTS: dict[str, TransportSpec | TcpSpec] = {"roce": ROCE, "tcp": TcpSpec()}  # `ina sim --ring-transport`
+TRANSPORTS: dict[str, TransportSpec | TcpSpec] = {
+    "roce": ROCE,
+    "tcp": TcpSpec(),
+}  # `ina sim --ring-transport`
 
 
 def chunks(length: int, per_chunk: int) -> list[slice]:
     """A segment of `length` elements cut into chunks of `per_chunk` (an empty one is one empty chunk)."""
-    return [slice(start, min(start + per_chunk, length)) for start in range(0, length, per_chunk)] or [slice(0, 0)]
+    return [
+        slice(start, min(start + per_chunk, length)) for start in range(0, length, per_chunk)
+    ] or [slice(0, 0)]
 
 
 class RingRank:
@@ -72,7 +86,7 @@ class RingRank:
         self.rank = rank
         self.out = np.array(array, copy=True).reshape(-1)
         bounds = segment_bounds(self.out.size, n)
-        self.segments = [self.out[bounds[i]:bounds[i + 1]] for i in range(n)]
+        self.segments = [self.out[bounds[i] : bounds[i + 1]] for i in range(n)]
         self.per_chunk = max(1, chunk // self.out.itemsize)
         self.steps = schedule(rank, n)
         self.step = self.chunk = 0  # what the next message from the left is
@@ -110,13 +124,18 @@ def _endpoint(net: InProcessSwitch, topo: Topology, host: str, transport: Transp
     endpoint hook."""
     uplink = next(link.up for link in net.network.links if link.a.name == host)
     address = (topo.hosts[host].mac, topo.hosts[host].ip)
-    endpoint = transport.endpoint(net.sim, address, net.attach(host, lambda when, frame: endpoint.receive(when, frame)),
-                                  uplink.rate)
+    endpoint = transport.endpoint(
+        net.sim,
+        address,
+        net.attach(host, lambda when, frame: endpoint.receive(when, frame)),
+        uplink.rate,
+    )
     return endpoint
 
 
-def simulate_ring(config: AllReduceConfig, transport: Transport = ROCE, chunk: int = CHUNK,
-                  engine: str = "native") -> AllReduceResult:
+def simulate_ring(
+    config: AllReduceConfig, transport: Transport = ROCE, chunk: int = CHUNK, engine: str = "native"
+) -> AllReduceResult:
     """Every job's ring all-reduce at once on the configuration's topology and links (each job's
     arrays as `simulate` makes them). A connection past its retries raises TransportError."""
     started = time.perf_counter()
@@ -131,7 +150,10 @@ def simulate_ring(config: AllReduceConfig, transport: Transport = ROCE, chunk: i
             for r, rank in enumerate(ranks):
                 right = ranks[(r + 1) % n]
                 rank.sender = transport.connect(ends[r], ends[(r + 1) % n], job.id, right.delivered)
-            rings += [(job.id, host, rank, rank.sender) for host, rank in zip(job.workers, ranks, strict=True)]
+            rings += [
+                (job.id, host, rank, rank.sender)
+                for host, rank in zip(job.workers, ranks, strict=True)
+            ]
         running = time.perf_counter()
         for _job, _host, rank, _sender in rings:
             rank.start(net.sim.now)
@@ -139,14 +161,34 @@ def simulate_ring(config: AllReduceConfig, transport: Transport = ROCE, chunk: i
         finished = time.perf_counter()
         links = link_stats(net)
         arrivals, events = net.network.arrivals, net.sim.scheduled
-    results = [rank.out.reshape(arrays[job][rank.rank].shape) for job, _host, rank, _sender in rings]
-    checks = [check(result, arrays[job]) for result, (job, _host, _rank, _sender) in zip(results, rings, strict=True)]
-    elapsed = [rank.finished_at if rank.finished_at is not None else float("inf") for _j, _h, rank, _s in rings]
+    results = [
+        rank.out.reshape(arrays[job][rank.rank].shape) for job, _host, rank, _sender in rings
+    ]
+    checks = [
+        check(result, arrays[job])
+        for result, (job, _host, _rank, _sender) in zip(results, rings, strict=True)
+    ]
+    elapsed = [
+        rank.finished_at if rank.finished_at is not None else float("inf")
+        for _j, _h, rank, _s in rings
+    ]
     return AllReduceResult(
-        config, [(job, rank.rank, host) for job, host, rank, _s in rings], results,
-        all(ok for ok, _ in checks), max(err for _, err in checks), max(elapsed), elapsed,
-        [s.frames_sent for _j, _h, _r, s in rings], [s.retransmissions for _j, _h, _r, s in rings],
-        links, {}, arrivals, events, running - started, finished - running)
+        config,
+        [(job, rank.rank, host) for job, host, rank, _s in rings],
+        results,
+        all(ok for ok, _ in checks),
+        max(err for _, err in checks),
+        max(elapsed),
+        elapsed,
+        [s.frames_sent for _j, _h, _r, s in rings],
+        [s.retransmissions for _j, _h, _r, s in rings],
+        links,
+        {},
+        arrivals,
+        events,
+        running - started,
+        finished - running,
+    )
 
 
 def check(result: np.ndarray, arrays: list[np.ndarray]) -> tuple[bool, float]:
@@ -161,7 +203,9 @@ def check(result: np.ndarray, arrays: list[np.ndarray]) -> tuple[bool, float]:
     return bool(np.all(error <= allowed)), float(error.max(initial=0.0))
 
 
-def rank_wire_bits(config: AllReduceConfig, transport: TransportSpec, chunk: int, rank: int, n: int) -> int:
+def rank_wire_bits(
+    config: AllReduceConfig, transport: TransportSpec, chunk: int, rank: int, n: int
+) -> int:
     """The bits one rank's uplink carries in a lossless ring: its data frames for every chunk it
     sends, and its ACKs for every chunk it receives."""
     itemsize = np.dtype(config.dtype).itemsize
@@ -175,7 +219,9 @@ def rank_wire_bits(config: AllReduceConfig, transport: TransportSpec, chunk: int
     return bits
 
 
-def lossless_time(config: AllReduceConfig, transport: Transport = ROCE, chunk: int = CHUNK) -> float | None:
+def lossless_time(
+    config: AllReduceConfig, transport: Transport = ROCE, chunk: int = CHUNK
+) -> float | None:
     """docs/simulation.md's time of a lossless ring over RoCE on a star (None elsewhere, and over
     TCP, whose slow start and delayed ACKs the formula does not have): the busiest rank's
     uplink carries its data and ACK frames back to back at its NIC's rate, and the last data frame
@@ -186,11 +232,20 @@ def lossless_time(config: AllReduceConfig, transport: Transport = ROCE, chunk: i
     link = config.link
     n = config.workers
     busiest = max(rank_wire_bits(config, transport, chunk, r, n) for r in range(n))
-    frame = wire_bits(DATA_OVERHEAD + min(transport.mtu, config.size * np.dtype(config.dtype).itemsize))
-    return busiest / min(link.rate, config.host.nic_rate) + frame / link.rate + 2 * link.delay + config.pipeline
+    frame = wire_bits(
+        DATA_OVERHEAD + min(transport.mtu, config.size * np.dtype(config.dtype).itemsize)
+    )
+    return (
+        busiest / min(link.rate, config.host.nic_rate)
+        + frame / link.rate
+        + 2 * link.delay
+        + config.pipeline
+    )
 
 
-def pipeline_full(config: AllReduceConfig, transport: TransportSpec = ROCE, chunk: int = CHUNK) -> bool:
+def pipeline_full(
+    config: AllReduceConfig, transport: TransportSpec = ROCE, chunk: int = CHUNK
+) -> bool:
     """Whether a rank always has a chunk to send: the chunks of a step after its first take at least
     the first's way to the neighbour (its last frame across the switch), and the window covers the
     path of a frame and its ACK."""
@@ -200,5 +255,7 @@ def pipeline_full(config: AllReduceConfig, transport: TransportSpec = ROCE, chun
     frame = wire_bits(DATA_OVERHEAD + transport.mtu)
     path = frame / link.rate + 2 * link.delay + config.pipeline
     rest = max(segment_bytes - chunk, 0)
-    return (rest * 8 / rate >= path
-            and transport.window * frame / rate >= 2 * path + transport.ack_every * frame / rate)
+    return (
+        rest * 8 / rate >= path
+        and transport.window * frame / rate >= 2 * path + transport.ack_every * frame / rate
+    )

@@ -26,8 +26,11 @@ class SlowHost:
 
     def spec(self, base: HostSpec, link_rate: float) -> HostSpec:
         """The host's spec: `base` (on links of `link_rate`) slowed by the factor."""
-        return HostSpec(min(base.nic_rate, link_rate) / self.factor, base.send_cost * self.factor,
-                        base.recv_cost * self.factor)
+        return HostSpec(
+            min(base.nic_rate, link_rate) / self.factor,
+            base.send_cost * self.factor,
+            base.recv_cost * self.factor,
+        )
 
     def __str__(self) -> str:
         return f"{self.host}:{self.factor:g}x"

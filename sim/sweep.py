@@ -33,9 +33,32 @@ from ina.sim import budget
 from ina.sim.allreduce import AllReduceConfig, report, simulate
 from ina.sim.units import format_rate, format_seconds
 
-UNSWEPT = ("sweep", "parallel", "dask", "sweep_plot", "json", "loss_burst", "host_cost", "plot", "pcap", "compare", "mtu",
-           "ring_chunk", "ring_transport", "model", "train", "scale", "bucket_cap_mb", "iterations", "epochs", "batch", "lr", "compute",
-           "straggler", "straggler_dist")  # not axes: comma values, outputs, baselines and workloads (a sweep runs
+UNSWEPT = (
+    "sweep",
+    "parallel",
+    "dask",
+    "sweep_plot",
+    "json",
+    "loss_burst",
+    "host_cost",
+    "plot",
+    "pcap",
+    "compare",
+    "mtu",
+    "ring_chunk",
+    "ring_transport",
+    "model",
+    "train",
+    "scale",
+    "bucket_cap_mb",
+    "iterations",
+    "epochs",
+    "batch",
+    "lr",
+    "compute",
+    "straggler",
+    "straggler_dist",
+)  # not axes: comma values, outputs, baselines and workloads (a sweep runs
 # the switch path's all-reduce)
 DASK_TIMEOUT_S = 10  # connecting to a scheduler
 MAX_PARALLEL = 256  # local processes at once
@@ -63,13 +86,18 @@ class Point:
 def axes(p: argparse.ArgumentParser, specs: Sequence[str]) -> list[Axis]:
     """`--sweep NAME=V1,V2,...` texts -> axes, each value parsed by option --NAME's own type;
     refused through `p.error` naming the sweep, the option and its range."""
-    options = {a.option_strings[0].removeprefix("--"): a for a in p._actions
-               if a.option_strings and a.nargs != 0 and a.dest not in UNSWEPT}
+    options = {
+        a.option_strings[0].removeprefix("--"): a
+        for a in p._actions
+        if a.option_strings and a.nargs != 0 and a.dest not in UNSWEPT
+    }
     found: list[Axis] = []
     for spec in specs:
         name, sep, values = spec.partition("=")
         if not sep or name not in options or not values:
-            p.error(f"argument --sweep: expected NAME=V1,V2,... with NAME one of {', '.join(options)}, got {spec[:40]!r}")
+            p.error(
+                f"argument --sweep: expected NAME=V1,V2,... with NAME one of {', '.join(options)}, got {spec[:40]!r}"
+            )
         if name in (a.name for a in found):
             p.error(f"argument --sweep: {name} is swept twice")
         action, texts = options[name], tuple(values.split(","))
@@ -83,8 +111,12 @@ def axes(p: argparse.ArgumentParser, specs: Sequence[str]) -> list[Axis]:
     return found
 
 
-def points(p: argparse.ArgumentParser, args: argparse.Namespace, grid: list[Axis],
-           configure: Callable[[argparse.ArgumentParser, argparse.Namespace], AllReduceConfig]) -> list[Point]:
+def points(
+    p: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    grid: list[Axis],
+    configure: Callable[[argparse.ArgumentParser, argparse.Namespace], AllReduceConfig],
+) -> list[Point]:
     """Every combination of the axes' values (the last axis varying fastest), each configured by
     `configure` (sim/cli.py's `config_from`) from `args` with the point's values: a point it refuses
     exits through `p.error`, the point named."""
@@ -92,7 +124,12 @@ def points(p: argparse.ArgumentParser, args: argparse.Namespace, grid: list[Axis
     for combination in itertools.product(*(zip(a.texts, a.values, strict=True) for a in grid)):
         labels = {a.name: text for a, (text, _v) in zip(grid, combination, strict=True)}
         values = {a.dest: value for a, (_t, value) in zip(grid, combination, strict=True)}
-        found.append(Point(labels, configure(AtPoint(p, labels), argparse.Namespace(**{**vars(args), **values}))))
+        found.append(
+            Point(
+                labels,
+                configure(AtPoint(p, labels), argparse.Namespace(**{**vars(args), **values})),
+            )
+        )
     return found
 
 
@@ -140,7 +177,9 @@ def run(grid: Sequence[Point], git: str, parallel: int = 1, dask: str | None = N
             raise ClusterError(f"{type(err).__name__}: {err}") from err
     if parallel == 1 or len(configs) == 1:
         return [run_point(config, git) for config in configs]
-    with ProcessPoolExecutor(min(parallel, len(configs)), mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(
+        min(parallel, len(configs)), mp_context=multiprocessing.get_context("spawn")
+    ) as pool:
         return list(pool.map(run_point, configs, [git] * len(configs)))
 
 
@@ -149,8 +188,10 @@ def table(grid: Sequence[Point], reports: Sequence[dict]) -> str:
     names = list(grid[0].labels) if grid else []
     width = {n: max(len(n), *(len(p.labels[n]) for p in grid)) for n in names}
     head = " ".join(f"{n:<{width[n]}}" for n in names)
-    lines = [f"{head}  {'workers':>7} {'time':>12} {'lossless bound':>14} {'goodput min':>14} {'median':>14} "
-             f"{'resends':>8} {'result':>8} {'wall s':>7}"]
+    lines = [
+        f"{head}  {'workers':>7} {'time':>12} {'lossless bound':>14} {'goodput min':>14} {'median':>14} "
+        f"{'resends':>8} {'result':>8} {'wall s':>7}"
+    ]
     for point, rep in zip(grid, reports, strict=True):
         values = " ".join(f"{point.labels[n]:<{width[n]}}" for n in names)
         if "error" in rep:
@@ -158,10 +199,12 @@ def table(grid: Sequence[Point], reports: Sequence[dict]) -> str:
             continue
         r = rep["results"]
         bound = format_seconds(r["lossless_bound_s"]) if r["lossless_bound_s"] is not None else "-"
-        lines.append(f"{values}  {len(r['workers']):>7} {format_seconds(r['communication_s']):>12} {bound:>14} "
-                     f"{format_rate(r['goodput_bps_min']):>14} {format_rate(median_goodput(rep)):>14} "
-                     f"{sum(r['retransmissions']):>8} {'verified' if r['verified'] else 'WRONG':>8} "
-                     f"{rep['wall']['setup_s'] + rep['wall']['run_s']:>7.2f}")
+        lines.append(
+            f"{values}  {len(r['workers']):>7} {format_seconds(r['communication_s']):>12} {bound:>14} "
+            f"{format_rate(r['goodput_bps_min']):>14} {format_rate(median_goodput(rep)):>14} "
+            f"{sum(r['retransmissions']):>8} {'verified' if r['verified'] else 'WRONG':>8} "
+            f"{rep['wall']['setup_s'] + rep['wall']['run_s']:>7.2f}"
+        )
     return "\n".join(lines)
 
 
@@ -171,11 +214,17 @@ def median_goodput(rep: dict) -> float:
 
 
 def sweep_json(grid: Sequence[Point], reports: Sequence[dict], grid_axes: Sequence[Axis]) -> dict:
-    return {"sweep": {a.name: list(a.texts) for a in grid_axes},
-            "points": [{"point": point.labels, **rep} for point, rep in zip(grid, reports, strict=True)]}
+    return {
+        "sweep": {a.name: list(a.texts) for a in grid_axes},
+        "points": [
+            {"point": point.labels, **rep} for point, rep in zip(grid, reports, strict=True)
+        ],
+    }
 
 
-def plot(path: Path, grid: Sequence[Point], reports: Sequence[dict], grid_axes: Sequence[Axis]) -> Path:
+def plot(
+    path: Path, grid: Sequence[Point], reports: Sequence[dict], grid_axes: Sequence[Axis]
+) -> Path:
     """Median goodput per worker against the first axis, one line per combination of the others
     (numeric values on a numeric x axis, others as categories); failed points are left out."""
     x_axis, others = grid_axes[0], grid_axes[1:]
@@ -189,50 +238,99 @@ def plot(path: Path, grid: Sequence[Point], reports: Sequence[dict], grid_axes: 
         xs, ys = series.setdefault(name, ([], []))
         xs.append(x_of[point.labels[x_axis.name]])
         ys.append(median_goodput(rep) / 1e9)
-    return plots.lines(path, f"ina sim: goodput per worker against {x_axis.name}", x_axis.name,
-                       "goodput per worker, median (Gbit/s)", series, ymin=0)
+    return plots.lines(
+        path,
+        f"ina sim: goodput per worker against {x_axis.name}",
+        x_axis.name,
+        "goodput per worker, median (Gbit/s)",
+        series,
+        ymin=0,
+    )
 
 
 def dask_address(text: str) -> str:
     """A Dask scheduler's address: SCHEME://HOST:PORT (e.g. tcp://10.0.0.5:8786)."""
     if not re.fullmatch(r"[a-z][a-z0-9+]*://[^\s/]+:\d{1,5}", text):
-        raise ValueError(f"expected a Dask scheduler's address SCHEME://HOST:PORT, e.g. tcp://10.0.0.5:8786, "
-                         f"got {text[:40]!r}")
+        raise ValueError(
+            f"expected a Dask scheduler's address SCHEME://HOST:PORT, e.g. tcp://10.0.0.5:8786, "
+            f"got {text[:40]!r}"
+        )
     return text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """`ina sim`'s sweep options."""
     group = p.add_argument_group("sweeps (several --sweep make a grid; sim/sweep.py)")
-    group.add_argument("--sweep", action="append", metavar="NAME=V1,V2,...",
-                       help="run once per value of option --NAME (e.g. workers=8,16,32 or policy=sync,quorum:7)")
-    group.add_argument("--parallel", type=int_range(1, MAX_PARALLEL),
-                       help="points run at once, each in a local process (default: the machine's cores, fewer if "
-                            "their memory estimates do not fit together)")
-    group.add_argument("--dask", type=parsed_by(dask_address), metavar="SCHEME://HOST:PORT",
-                       help="run the points on this Dask scheduler's workers instead (needs the extra dask)")
-    group.add_argument("--sweep-plot", metavar="FILE.png", help="plot goodput per worker against the first --sweep")
+    group.add_argument(
+        "--sweep",
+        action="append",
+        metavar="NAME=V1,V2,...",
+        help="run once per value of option --NAME (e.g. workers=8,16,32 or policy=sync,quorum:7)",
+    )
+    group.add_argument(
+        "--parallel",
+        type=int_range(1, MAX_PARALLEL),
+        help="points run at once, each in a local process (default: the machine's cores, fewer if "
+        "their memory estimates do not fit together)",
+    )
+    group.add_argument(
+        "--dask",
+        type=parsed_by(dask_address),
+        metavar="SCHEME://HOST:PORT",
+        help="run the points on this Dask scheduler's workers instead (needs the extra dask)",
+    )
+    group.add_argument(
+        "--sweep-plot", metavar="FILE.png", help="plot goodput per worker against the first --sweep"
+    )
 
 
-def command(p: argparse.ArgumentParser, args: argparse.Namespace,
-            configure: Callable[[argparse.ArgumentParser, argparse.Namespace], AllReduceConfig]) -> int:
+def command(
+    p: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    configure: Callable[[argparse.ArgumentParser, argparse.Namespace], AllReduceConfig],
+) -> int:
     """`ina sim --sweep ...`: every point checked, then run; the table, and the JSON and PNG asked for.
     Exit 1 when a point failed or a sum was wrong."""
     if not args.sweep:
-        used = next(o for o, v in (("--parallel", args.parallel), ("--dask", args.dask),
-                                   ("--sweep-plot", args.sweep_plot)) if v)
+        used = next(
+            o
+            for o, v in (
+                ("--parallel", args.parallel),
+                ("--dask", args.dask),
+                ("--sweep-plot", args.sweep_plot),
+            )
+            if v
+        )
         p.error(f"argument {used}: applies to --sweep")
-    single = next((o for o, v in (("--compare", args.compare), ("--plot", args.plot), ("--pcap", args.pcap),
-                                  ("--model", args.model), ("--train", args.train)) if v), None)
+    single = next(
+        (
+            o
+            for o, v in (
+                ("--compare", args.compare),
+                ("--plot", args.plot),
+                ("--pcap", args.pcap),
+                ("--model", args.model),
+                ("--train", args.train),
+            )
+            if v
+        ),
+        None,
+    )
     if single:
-        p.error(f"argument {single}: applies to a single run, not to --sweep (a sweep runs the switch path; "
-                "its figures are in --json and --sweep-plot)")
+        p.error(
+            f"argument {single}: applies to a single run, not to --sweep (a sweep runs the switch path; "
+            "its figures are in --json and --sweep-plot)"
+        )
     if args.dask and args.parallel:
-        p.error("argument --parallel: not allowed with argument --dask (the cluster's workers run the points)")
+        p.error(
+            "argument --parallel: not allowed with argument --dask (the cluster's workers run the points)"
+        )
     if args.dask and importlib.util.find_spec("distributed") is None:
         p.error("argument --dask: needs dask.distributed (pip install 'ina[dask]')")
     if args.sweep_plot and not os.access(Path(args.sweep_plot).resolve().parent, os.W_OK):
-        p.error(f"argument --sweep-plot: cannot write {args.sweep_plot} (its directory is missing or not writable)")
+        p.error(
+            f"argument --sweep-plot: cannot write {args.sweep_plot} (its directory is missing or not writable)"
+        )
     grid_axes = axes(p, args.sweep)
     grid = points(p, args, grid_axes, configure)
     runs = [(point.config, point.config.plain_topology()) for point in grid]
@@ -245,13 +343,18 @@ def command(p: argparse.ArgumentParser, args: argparse.Namespace,
         print(f"ina sim: cannot reach the Dask scheduler at {args.dask}: {err}", file=sys.stderr)
         return 1
     except ClusterError as err:
-        print(f"ina sim: the Dask cluster at {args.dask} could not run the points: {err}", file=sys.stderr)
+        print(
+            f"ina sim: the Dask cluster at {args.dask} could not run the points: {err}",
+            file=sys.stderr,
+        )
         return 1
     print(table(grid, reports))
     written = []
     try:
         if args.json:
-            Path(args.json).write_text(json.dumps(sweep_json(grid, reports, grid_axes), indent=2) + "\n")
+            Path(args.json).write_text(
+                json.dumps(sweep_json(grid, reports, grid_axes), indent=2) + "\n"
+            )
             written.append(args.json)
         if args.sweep_plot:
             written.append(str(plot(Path(args.sweep_plot), grid, reports, grid_axes)))

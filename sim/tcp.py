@@ -64,10 +64,14 @@ class TcpSpec:
     retries: int = 15
     host_queue: int = 64 << 10
 
-    def endpoint(self, sim: Simulator, address: Address, send: Callable[[float, bytes], None], rate: float) -> "Host":
+    def endpoint(
+        self, sim: Simulator, address: Address, send: Callable[[float, bytes], None], rate: float
+    ) -> "Host":
         return Host(sim, address, send, rate, self)
 
-    def connect(self, sender: "Host", receiver: "Host", flow: int, deliver: Callable[[float, bytes], None]) -> "Sender":
+    def connect(
+        self, sender: "Host", receiver: "Host", flow: int, deliver: Callable[[float, bytes], None]
+    ) -> "Sender":
         return connect(sender, receiver, flow, self, deliver)
 
 
@@ -79,8 +83,14 @@ class Host:
     by (local port, peer's IPv4 address, peer's port), and the clock of its link's serializer, so data waits in the
     socket once `host_queue` bytes wait for the link. Frames arriving are handed to `receive`."""
 
-    def __init__(self, sim: Simulator, address: Address, send: Callable[[float, bytes], None], rate: float,
-                 spec: TcpSpec):
+    def __init__(
+        self,
+        sim: Simulator,
+        address: Address,
+        send: Callable[[float, bytes], None],
+        rate: float,
+        spec: TcpSpec,
+    ):
         self.sim, self.address, self._send, self.rate, self.spec = sim, address, send, rate, spec
         self.free_at = 0.0  # when the link has serialized every frame handed to it
         self.ends: dict[tuple[int, str, int], Sender | Receiver] = {}
@@ -101,6 +111,7 @@ class Host:
         """Whether fewer than `host_queue` bytes wait for (or on) the link at `now` (to a picosecond:
         `kick` wakes at the instant the queue falls to the limit)."""
         return (self.free_at - now) * self.rate / 8 < self.spec.host_queue + self.rate * 1e-12
+
     def kick(self, now: float) -> None:
         """A sender may have data to send: pull when the host's queue has room."""
         if not self._pulling:
@@ -122,12 +133,16 @@ class Host:
 
     def receive(self, now: float, frame: bytes) -> None:
         """A frame reached the host: to the connection's end its ports and peer name."""
-        src_port, dst_port, seq, ack, _flags, window, _check, _urgent = TCP.unpack_from(frame, _TCP_AT)
+        src_port, dst_port, seq, ack, _flags, window, _check, _urgent = TCP.unpack_from(
+            frame, _TCP_AT
+        )
         end = self.ends.get((dst_port, socket.inet_ntoa(frame[26:30]), src_port))
         if end is None:
             return
         self.sim.now = now
-        payload = frame[TCP_HEADERS:14 + int.from_bytes(frame[16:18], "big")]  # by IPv4's length: a short frame may be padded
+        payload = frame[
+            TCP_HEADERS : 14 + int.from_bytes(frame[16:18], "big")
+        ]  # by IPv4's length: a short frame may be padded
         if isinstance(end, Sender):
             end.acknowledged(now, ack, window << WINDOW_SCALE, bool(payload))
         else:
@@ -139,7 +154,9 @@ class Sender:
 
     def __init__(self, host: Host, port: int, peer: Address, spec: TcpSpec, receiver: "Receiver"):
         self.host, self.port, self.peer, self.spec = host, port, peer, spec
-        self._receiver = receiver  # told each message's length, to cut the stream as hosts/ring.py knows to
+        self._receiver = (
+            receiver  # told each message's length, to cut the stream as hosts/ring.py knows to
+        )
         self._stream = bytearray()  # posted bytes from `una` on
         self.una = self.nxt = self.high = self.end = 0  # sequence numbers, unwrapped, from 0
         self.cwnd = float(spec.initial_window)  # segments
@@ -151,7 +168,9 @@ class Sender:
         self.rttvar = 0.0
         self.rto = spec.initial_rto
         self.frames_sent = self.retransmissions = self.timeouts = self.fast_retransmits = 0
-        self._sent_at: dict[int, float] = {}  # a segment's end -> when it was first sent (never resent)
+        self._sent_at: dict[
+            int, float
+        ] = {}  # a segment's end -> when it was first sent (never resent)
         self._last_sent = 0.0
         self._deadline = math.inf
         self._tries = 0
@@ -161,7 +180,9 @@ class Sender:
         """Append a message to the stream."""
         self._receiver.lengths.append(len(data))
         if not data:
-            self.host.sim.at(now, self._receiver.hand_on)  # no bytes to send: it arrives with those before it
+            self.host.sim.at(
+                now, self._receiver.hand_on
+            )  # no bytes to send: it arrives with those before it
         self._stream += data
         self.end += len(data)
         self.host.kick(now)
@@ -193,9 +214,21 @@ class Sender:
         self._last_sent = now
         if self._deadline == math.inf:
             self._arm(now)
-        payload = bytes(self._stream[seq - self.una:seq - self.una + size])
-        self.host.transmit(now, tcp_headers((*self.host.address, self.port), (*self.peer, LISTEN_PORT), seq, 0,
-                                            TCP_ACK | TCP_PSH, 0, int(now * 1e3), size) + payload)
+        payload = bytes(self._stream[seq - self.una : seq - self.una + size])
+        self.host.transmit(
+            now,
+            tcp_headers(
+                (*self.host.address, self.port),
+                (*self.peer, LISTEN_PORT),
+                seq,
+                0,
+                TCP_ACK | TCP_PSH,
+                0,
+                int(now * 1e3),
+                size,
+            )
+            + payload,
+        )
 
     def acknowledged(self, now: float, ack_field: int, window: int, carries_data: bool) -> None:
         """An ACK: every byte before `ack` arrived; the receiver's window is `window`."""
@@ -216,7 +249,7 @@ class Sender:
             self._sample(now - sent)
         for stale in [end for end in self._sent_at if end <= ack]:
             del self._sent_at[stale]
-        del self._stream[:ack - self.una]
+        del self._stream[: ack - self.una]
         self.una, self.nxt = ack, max(self.nxt, ack)
         self._tries, self.dupacks = 0, 0
         if self.recover is not None:
@@ -227,7 +260,11 @@ class Sender:
                 self.cwnd = max(self.cwnd - acked + 1, 1.0)
         elif self.cwnd < self.ssthresh:
             grown = self.cwnd + acked
-            self.cwnd = grown if grown <= self.ssthresh else self.ssthresh + (grown - self.ssthresh) / self.ssthresh
+            self.cwnd = (
+                grown
+                if grown <= self.ssthresh
+                else self.ssthresh + (grown - self.ssthresh) / self.ssthresh
+            )
         else:
             self.cwnd += acked / self.cwnd
         self._deadline = math.inf
@@ -272,8 +309,10 @@ class Sender:
         self._tries += 1
         self.timeouts += 1
         if self._tries > self.spec.retries:
-            raise TransportError(f"TCP port {self.port} to {self.peer[1]}: byte {self.una} unacknowledged after "
-                                 f"{self.spec.retries} timeouts")
+            raise TransportError(
+                f"TCP port {self.port} to {self.peer[1]}: byte {self.una} unacknowledged after "
+                f"{self.spec.retries} timeouts"
+            )
         self._halve()
         self.cwnd, self.nxt, self.recover, self.dupacks = 1.0, self.una, None, 0
         self.rto = min(self.rto * 2, 120.0)
@@ -285,9 +324,21 @@ class Receiver:
     """The receiving end of one connection: the stream taken in order (segments past a hole kept),
     each message handed to `deliver(time, data)` when its last byte arrives."""
 
-    def __init__(self, host: Host, peer: Address, peer_port: int, spec: TcpSpec,
-                 deliver: Callable[[float, bytes], None]):
-        self.host, self.peer, self.peer_port, self.spec, self.deliver = host, peer, peer_port, spec, deliver
+    def __init__(
+        self,
+        host: Host,
+        peer: Address,
+        peer_port: int,
+        spec: TcpSpec,
+        deliver: Callable[[float, bytes], None],
+    ):
+        self.host, self.peer, self.peer_port, self.spec, self.deliver = (
+            host,
+            peer,
+            peer_port,
+            spec,
+            deliver,
+        )
         self.lengths: deque[int] = deque()  # the messages' lengths, in order
         self.expected = 0  # the next byte to take (unwrapped)
         self.acks_sent = self.duplicates = self.out_of_order = 0
@@ -339,13 +390,28 @@ class Receiver:
     def _ack(self, now: float) -> None:
         self._unacked, self._delack_at = 0, math.inf
         self.acks_sent += 1
-        self.host.transmit(now, tcp_headers((*self.host.address, LISTEN_PORT), (*self.peer, self.peer_port), 0,
-                                            self.expected, TCP_ACK, self.spec.receive_window >> WINDOW_SCALE,
-                                            int(now * 1e3), 0))
+        self.host.transmit(
+            now,
+            tcp_headers(
+                (*self.host.address, LISTEN_PORT),
+                (*self.peer, self.peer_port),
+                0,
+                self.expected,
+                TCP_ACK,
+                self.spec.receive_window >> WINDOW_SCALE,
+                int(now * 1e3),
+                0,
+            ),
+        )
 
 
-def connect(sender_host: Host, receiver_host: Host, flow: int, spec: TcpSpec,
-            deliver: Callable[[float, bytes], None]) -> Sender:
+def connect(
+    sender_host: Host,
+    receiver_host: Host,
+    flow: int,
+    spec: TcpSpec,
+    deliver: Callable[[float, bytes], None],
+) -> Sender:
     """A connection from one host to another (the sender's port SOURCE_PORT + `flow`); returns its
     sender."""
     port = SOURCE_PORT + flow

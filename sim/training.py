@@ -34,7 +34,9 @@ from ina.train.data import Dataset, load
 from ina.train.models import Model
 from ina.train.sgd import Config, History, Reduce, Sums, check, steps, time_to_accuracy
 
-TARGET_BELOW = 0.01  # the target accuracy: the numpy all-reduce's final one less this (as `ina train`)
+TARGET_BELOW = (
+    0.01  # the target accuracy: the numpy all-reduce's final one less this (as `ina train`)
+)
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,9 @@ class TrainingResult:
     workers: list[tuple[int, int, str]]  # (job, rank, host)
     histories: list[History]  # per worker: simulated seconds
     weights_identical: bool  # every worker of each job ended with the same weights
-    numpy_accuracy: float  # the same SGD with numpy all-reduces, per job's worker count (the first job's)
+    numpy_accuracy: (
+        float  # the same SGD with numpy all-reduces, per job's worker count (the first job's)
+    )
     target_accuracy: float
     links: list[tuple[str, ChannelStats, ChannelStats]]
     switch: dict[str, dict]
@@ -67,13 +71,17 @@ class TrainingResult:
 
     def time_to_target_s(self, index: int = 0) -> float | None:
         """Simulated seconds until worker `index`'s test accuracy reached the target."""
-        return time_to_accuracy([asdict(e) for e in self.histories[index].epochs], self.target_accuracy)
+        return time_to_accuracy(
+            [asdict(e) for e in self.histories[index].epochs], self.target_accuracy
+        )
 
 
 def numpy_training(config: Config, data: Dataset, n_workers: int) -> tuple[Model, History]:
     """The same SGD with numpy's sum of the float32 gradients as the all-reduce: every worker's
     program in lockstep (no time passes); returns worker 0's model and history."""
-    programs = [steps(config, data, rank, n_workers, clock=lambda: 0.0) for rank in range(n_workers)]
+    programs = [
+        steps(config, data, rank, n_workers, clock=lambda: 0.0) for rank in range(n_workers)
+    ]
     requests = [next(p) for p in programs]
     while True:
         grads = [r.sent for r in requests if isinstance(r, Reduce) and r.grad is not None]
@@ -99,9 +107,18 @@ def simulate_training(config: TrainingConfig, engine: str = "native") -> Trainin
         for job in topo.jobs:
             for rank, host in enumerate(job.workers):
                 compute = config.stragglers.compute(config.compute_s, sgd.seed, job.id, rank, host)
-                program = steps(sgd, data, rank, len(job.workers), lambda: net.now, compute=compute,
-                                staleness=job.policy.staleness)
-                workers.append((job.id, rank, host, programs.add(job.id, rank, program, sum_and_counts)))
+                program = steps(
+                    sgd,
+                    data,
+                    rank,
+                    len(job.workers),
+                    lambda: net.now,
+                    compute=compute,
+                    staleness=job.policy.staleness,
+                )
+                workers.append(
+                    (job.id, rank, host, programs.add(job.id, rank, program, sum_and_counts))
+                )
         running = time.perf_counter()
         programs.run()
         finished = time.perf_counter()
@@ -113,9 +130,20 @@ def simulate_training(config: TrainingConfig, engine: str = "native") -> Trainin
         digests.setdefault(job, set()).add(hashlib.sha256(model.params.tobytes()).digest())
     _, reference = numpy_training(sgd, data, len(topo.jobs[0].workers))
     accuracy = reference.epochs[-1].test_accuracy
-    return TrainingResult(config, [(j, r, h) for j, r, h, _ in workers], [h for _m, h in outcomes],
-                          all(len(d) == 1 for d in digests.values()), accuracy, accuracy - TARGET_BELOW, links,
-                          switch, arrivals, events, running - started, finished - running)
+    return TrainingResult(
+        config,
+        [(j, r, h) for j, r, h, _ in workers],
+        [h for _m, h in outcomes],
+        all(len(d) == 1 for d in digests.values()),
+        accuracy,
+        accuracy - TARGET_BELOW,
+        links,
+        switch,
+        arrivals,
+        events,
+        running - started,
+        finished - running,
+    )
 
 
 def sum_and_counts(core: AllReduceCore) -> tuple[np.ndarray, np.ndarray]:
@@ -133,18 +161,29 @@ def training_report(result: TrainingResult, git: str) -> dict:
     del network["size"], network["dtype"]
     first = result.histories[0]
     return {
-        "config": {**network, "train": f"{config.sgd.model}:{config.dataset}", "sgd": asdict(config.sgd),
-                   "compute_s": config.compute_s, **config.stragglers.as_dict()},
+        "config": {
+            **network,
+            "train": f"{config.sgd.model}:{config.dataset}",
+            "sgd": asdict(config.sgd),
+            "compute_s": config.compute_s,
+            **config.stragglers.as_dict(),
+        },
         "seed": config.network.seed,
         "git": git,
         "results": {
-            "test_accuracy": first.epochs[-1].test_accuracy, "numpy_allreduce_test_accuracy": result.numpy_accuracy,
-            "target_accuracy": result.target_accuracy, "time_to_target_s": result.time_to_target_s(),
-            "weights_identical": result.weights_identical, "iterations": first.iterations,
+            "test_accuracy": first.epochs[-1].test_accuracy,
+            "numpy_allreduce_test_accuracy": result.numpy_accuracy,
+            "target_accuracy": result.target_accuracy,
+            "time_to_target_s": result.time_to_target_s(),
+            "weights_identical": result.weights_identical,
+            "iterations": first.iterations,
             "epochs": [asdict(e) for e in first.epochs],
-            "workers": [{"job": job, "rank": rank, "host": host, **history.as_dict()}
-                        for (job, rank, host), history in zip(result.workers, result.histories, strict=True)],
-            "arrivals": result.arrivals, "events": result.events,
+            "workers": [
+                {"job": job, "rank": rank, "host": host, **history.as_dict()}
+                for (job, rank, host), history in zip(result.workers, result.histories, strict=True)
+            ],
+            "arrivals": result.arrivals,
+            "events": result.events,
             **network_json(result),
         },
         "wall": wall_json(result),

@@ -31,14 +31,18 @@ from ina.sim.links import wire_bits
 
 ROCE_PORT = 4791  # RoCEv2's UDP destination port
 SOURCE_PORT = 0xC000  # + the QP: the UDP source port RoCEv2 NICs pick per flow
-BTH = struct.Struct("!BBHII")  # opcode, flags, partition key, reserved:8 + destination QP:24, ack request:1 + reserved:7 + PSN:24
+BTH = struct.Struct(
+    "!BBHII"
+)  # opcode, flags, partition key, reserved:8 + destination QP:24, ack request:1 + reserved:7 + PSN:24
 AETH = struct.Struct("!I")  # syndrome:8 + message sequence number:24
 ICRC = b"\0\0\0\0"
 SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_ONLY, ACKNOWLEDGE = 0x00, 0x01, 0x02, 0x04, 0x11
 ACK_SYNDROME, NAK_SEQUENCE = 0x00, 0x60  # AETH syndromes: ACK; NAK, PSN sequence error
 ACK_REQUEST = 1 << 31
 PSN_MASK = (1 << 24) - 1
-DATA_OVERHEAD = FRAME_HEADERS + BTH.size + len(ICRC)  # 58 bytes of every data frame beyond its payload
+DATA_OVERHEAD = (
+    FRAME_HEADERS + BTH.size + len(ICRC)
+)  # 58 bytes of every data frame beyond its payload
 ACK_FRAME = FRAME_HEADERS + BTH.size + AETH.size + len(ICRC)  # 62 bytes
 _PKEY = 0xFFFF
 _LAST = (SEND_LAST, SEND_ONLY)
@@ -57,7 +61,7 @@ class TransportSpec:
     mtu: int = 4096
     window: int = 64
     ack_every: int = 8
-    timeout: float = 4.096e-6 * 2 ** 14  # IB's local ACK timeout exponent 14: 67 ms
+    timeout: float = 4.096e-6 * 2**14  # IB's local ACK timeout exponent 14: 67 ms
     retries: int = 7
 
     def frames(self, message_bytes: int) -> int:
@@ -69,21 +73,29 @@ class TransportSpec:
         `ack_every` frames and one for the last."""
         return -(-self.frames(message_bytes) // self.ack_every)
 
-    def endpoint(self, sim: Simulator, address: "Address", send: Callable[[float, bytes], None], rate: float) -> "Nic":
+    def endpoint(
+        self, sim: Simulator, address: "Address", send: Callable[[float, bytes], None], rate: float
+    ) -> "Nic":
         return Nic(sim, address, send, rate)
 
-    def connect(self, sender: "Nic", receiver: "Nic", flow: int, deliver: Callable[[float, bytes], None]) -> "Sender":
+    def connect(
+        self, sender: "Nic", receiver: "Nic", flow: int, deliver: Callable[[float, bytes], None]
+    ) -> "Sender":
         return connect(sender, receiver, flow, self, deliver)
 
     def wire_bits(self, message_bytes: int) -> tuple[int, int]:
         """The bits a message's data frames occupy its sender's link for, and its ACKs the
         receiver's (docs/simulation.md)."""
         full, rest = divmod(message_bytes, self.mtu)
-        data = full * wire_bits(DATA_OVERHEAD + self.mtu) + (wire_bits(DATA_OVERHEAD + rest) if rest or not full else 0)
+        data = full * wire_bits(DATA_OVERHEAD + self.mtu) + (
+            wire_bits(DATA_OVERHEAD + rest) if rest or not full else 0
+        )
         return data, self.acks(message_bytes) * wire_bits(ACK_FRAME)
 
 
-ROCE = TransportSpec()  # the defaults: 4096-byte MTU, 64 frames in flight, an ACK per 8, 67 ms timeout
+ROCE = (
+    TransportSpec()
+)  # the defaults: 4096-byte MTU, 64 frames in flight, an ACK per 8, 67 ms timeout
 
 
 Address = tuple[str, str]  # (MAC, IPv4 address)
@@ -94,7 +106,9 @@ class Nic:
     serves, and the clock of its link's serializer, so a data frame goes out only when the link is
     free. Frames arriving for the host are handed to `receive`."""
 
-    def __init__(self, sim: Simulator, address: Address, send: Callable[[float, bytes], None], rate: float):
+    def __init__(
+        self, sim: Simulator, address: Address, send: Callable[[float, bytes], None], rate: float
+    ):
         self.sim, self.address, self._send, self.rate = sim, address, send, rate
         self.free_at = 0.0  # when the link has serialized every frame handed to it
         self.senders: dict[int, Sender] = {}  # by this side's QP
@@ -140,13 +154,17 @@ class Nic:
             sender = self.senders.get(qp)
             if sender is not None:
                 self.sim.now = now
-                sender.acknowledged(now, AETH.unpack_from(frame, FRAME_HEADERS + BTH.size)[0], psn & PSN_MASK)
+                sender.acknowledged(
+                    now, AETH.unpack_from(frame, FRAME_HEADERS + BTH.size)[0], psn & PSN_MASK
+                )
         else:
             receiver = self.receivers.get(qp)
             if receiver is not None:
                 self.sim.now = now
-                end = 14 + int.from_bytes(frame[16:18], "big") - len(ICRC)  # by IPv4's length: a short frame may be padded
-                receiver.arrived(now, opcode, psn, frame[FRAME_HEADERS + BTH.size:end])
+                end = (
+                    14 + int.from_bytes(frame[16:18], "big") - len(ICRC)
+                )  # by IPv4's length: a short frame may be padded
+                receiver.arrived(now, opcode, psn, frame[FRAME_HEADERS + BTH.size : end])
 
 
 def _headers(src: Address, dst: Address, qp: int, payload_len: int) -> bytes:
@@ -165,7 +183,9 @@ class Sender:
 
     def __init__(self, nic: Nic, qp: int, peer: Address, spec: TransportSpec):
         self.nic, self.qp, self.peer, self.spec = nic, qp, peer, spec
-        self.una = 0  # the oldest unacknowledged PSN (PSNs here are unwrapped; frames carry them mod 2^24)
+        self.una = (
+            0  # the oldest unacknowledged PSN (PSNs here are unwrapped; frames carry them mod 2^24)
+        )
         self.nxt = 0  # the next PSN to send
         self.end = 0  # one past the last PSN posted
         self.high = 0  # one past the highest PSN ever sent: below it, a send is a resend
@@ -190,10 +210,19 @@ class Sender:
         message = next(m for m in self._messages if m.first + m.frames > psn)
         index, mtu = psn - message.first, self.spec.mtu
         last = index == message.frames - 1
-        opcode = (SEND_ONLY if index == 0 else SEND_LAST) if last else (SEND_FIRST if index == 0 else SEND_MIDDLE)
+        opcode = (
+            (SEND_ONLY if index == 0 else SEND_LAST)
+            if last
+            else (SEND_FIRST if index == 0 else SEND_MIDDLE)
+        )
         resend = psn < self.high
-        ask = last or resend or (index + 1) % self.spec.ack_every == 0 or psn + 1 == self.una + self.spec.window
-        payload = message.data[index * mtu:(index + 1) * mtu]
+        ask = (
+            last
+            or resend
+            or (index + 1) % self.spec.ack_every == 0
+            or psn + 1 == self.una + self.spec.window
+        )
+        payload = message.data[index * mtu : (index + 1) * mtu]
         self.nxt = psn + 1
         self.high = max(self.high, self.nxt)
         self.frames_sent += 1
@@ -201,7 +230,12 @@ class Sender:
         if self._deadline == math.inf:
             self._arm(now)
         bth = BTH.pack(opcode, 0, _PKEY, self.qp, (ACK_REQUEST if ask else 0) | psn & PSN_MASK)
-        return _headers(self.nic.address, self.peer, self.qp, BTH.size + len(payload) + len(ICRC)) + bth + payload + ICRC
+        return (
+            _headers(self.nic.address, self.peer, self.qp, BTH.size + len(payload) + len(ICRC))
+            + bth
+            + payload
+            + ICRC
+        )
 
     def acknowledged(self, now: float, aeth: int, psn: int) -> None:
         """An ACK (every PSN up to `psn` arrived) or a NAK (the receiver expects `psn`)."""
@@ -238,8 +272,10 @@ class Sender:
         self._tries += 1
         self.timeouts += 1
         if self._tries > self.spec.retries:
-            raise TransportError(f"QP {self.qp} to {self.peer[1]}: PSN {self.una} unacknowledged after "
-                                 f"{self.spec.retries} retries of {self.spec.timeout * 1e3:g} ms")
+            raise TransportError(
+                f"QP {self.qp} to {self.peer[1]}: PSN {self.una} unacknowledged after "
+                f"{self.spec.retries} retries of {self.spec.timeout * 1e3:g} ms"
+            )
         self.nxt = self.una
         self._arm(now)
         self.nic.kick(now)
@@ -249,8 +285,14 @@ class Receiver:
     """The responder side of one connection: frames taken in PSN order, each message handed to
     `deliver(time, data)` when its last frame arrives."""
 
-    def __init__(self, nic: Nic, qp: int, peer: Address, spec: TransportSpec,
-                 deliver: Callable[[float, bytes], None]):
+    def __init__(
+        self,
+        nic: Nic,
+        qp: int,
+        peer: Address,
+        spec: TransportSpec,
+        deliver: Callable[[float, bytes], None],
+    ):
         self.nic, self.qp, self.peer, self.spec, self.deliver = nic, qp, peer, spec, deliver
         self.expected = 0  # the next PSN to take (unwrapped)
         self.naks = self.duplicates = self.out_of_order = 0
@@ -284,12 +326,22 @@ class Receiver:
     def _answer(self, now: float, syndrome: int, psn: int) -> None:
         bth = BTH.pack(ACKNOWLEDGE, 0, _PKEY, self.qp, psn & PSN_MASK)
         aeth = AETH.pack(syndrome << 24 | self.expected & PSN_MASK)
-        self.nic.transmit(now, _headers(self.nic.address, self.peer, self.qp, BTH.size + AETH.size + len(ICRC))
-                          + bth + aeth + ICRC)
+        self.nic.transmit(
+            now,
+            _headers(self.nic.address, self.peer, self.qp, BTH.size + AETH.size + len(ICRC))
+            + bth
+            + aeth
+            + ICRC,
+        )
 
 
-def connect(sender_nic: Nic, receiver_nic: Nic, qp: int, spec: TransportSpec,
-            deliver: Callable[[float, bytes], None]) -> Sender:
+def connect(
+    sender_nic: Nic,
+    receiver_nic: Nic,
+    qp: int,
+    spec: TransportSpec,
+    deliver: Callable[[float, bytes], None],
+) -> Sender:
     """A connection from one NIC to another (QP `qp` at both ends); returns its sender."""
     Receiver(receiver_nic, qp, sender_nic.address, spec, deliver)
     return Sender(sender_nic, qp, receiver_nic.address, spec)

@@ -4,7 +4,12 @@ import re
 
 _PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 _RATE = re.compile(r"(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)\s*([kKMGT]?)(?:bps|bit/s|b/s)?")
-_PER_SECOND = {"ns": 1e9, "us": 1e6, "ms": 1e3, "s": 1.0}  # divide by these: 50 / 1e9 is 5e-08, 50 * 1e-9 is not
+_PER_SECOND = {
+    "ns": 1e9,
+    "us": 1e6,
+    "ms": 1e3,
+    "s": 1.0,
+}  # divide by these: 50 / 1e9 is 5e-08, 50 * 1e-9 is not
 _DURATION = re.compile(r"(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)\s*(ns|us|ms|s)")
 
 
@@ -13,7 +18,9 @@ def parse_rate(text: str) -> float:
     m = _RATE.fullmatch(text.strip())
     rate = float(m[1]) * _PREFIX[m[2]] if m else 0.0
     if not 0 < rate < float("inf"):
-        raise ValueError(f"expected a rate > 0 in bit/s, e.g. 100Gbps, 10Mbps or 1e9, got {text[:40]!r}")
+        raise ValueError(
+            f"expected a rate > 0 in bit/s, e.g. 100Gbps, 10Mbps or 1e9, got {text[:40]!r}"
+        )
     return rate
 
 
@@ -22,7 +29,9 @@ def parse_seconds(text: str) -> float:
     m = _DURATION.fullmatch(text.strip())
     seconds = float(m[1]) / _PER_SECOND[m[2]] if m else -1.0
     if not 0 <= seconds < float("inf"):
-        raise ValueError(f"expected a duration >= 0 with a unit (ns, us, ms, s), e.g. 1us, got {text[:40]!r}")
+        raise ValueError(
+            f"expected a duration >= 0 with a unit (ns, us, ms, s), e.g. 1us, got {text[:40]!r}"
+        )
     return seconds
 
 

@@ -139,7 +139,10 @@ class Stragglers:
         return ComputeModel(base_s, dict(self.factors).get(host, 1.0), self.dist, seed + job, rank)
 
     def as_dict(self) -> dict:
-        return {"stragglers": dict(self.factors), "straggler_dist": str(self.dist) if self.dist else None}
+        return {
+            "stragglers": dict(self.factors),
+            "straggler_dist": str(self.dist) if self.dist else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -203,12 +206,22 @@ class SumChecks:
         self.failed: set[tuple[int, int]] = set()  # (job, iteration) with a wrong sum
         self.max_abs_error = 0.0
 
-    def check(self, job: int, iteration: int, bucket: int, total: np.ndarray, counted: Contributors) -> None:
+    def check(
+        self, job: int, iteration: int, bucket: int, total: np.ndarray, counted: Contributors
+    ) -> None:
         key = (job, iteration, bucket)
         digest = hashlib.sha256(total.tobytes() + counted.bitmaps.tobytes()).digest()
         if key not in self.first:
             c = self.config
-            ok, error = verify(total, c.seed + job, self.workers[job], self.buckets[bucket], c.dtype, c.elems, counted)
+            ok, error = verify(
+                total,
+                c.seed + job,
+                self.workers[job],
+                self.buckets[bucket],
+                c.dtype,
+                c.elems,
+                counted,
+            )
             self.max_abs_error = max(self.max_abs_error, error)
             self.first[key] = (digest, ok)
         first, ok = self.first[key]
@@ -219,9 +232,13 @@ class SumChecks:
             del self.first[key], self.seen[key]
 
 
-def replay_steps(arrays: list[np.ndarray], durations: list[float], keep: int, clock: Callable[[], float],
-                 check: Callable[[int, int, np.ndarray, Contributors], None],
-                 ) -> Generator[Request, list | None, list[IterationRecord]]:
+def replay_steps(
+    arrays: list[np.ndarray],
+    durations: list[float],
+    keep: int,
+    clock: Callable[[], float],
+    check: Callable[[int, int, np.ndarray, Contributors], None],
+) -> Generator[Request, list | None, list[IterationRecord]]:
     """One worker's iterations: compute for each duration, then every bucket's array all-reduced,
     at most `keep` calls left in flight; each sum goes to check(iteration, bucket, sum, contributors)."""
     records: list[IterationRecord] = []
@@ -261,11 +278,21 @@ def simulate_workload(config: WorkloadConfig, engine: str = "native") -> Workloa
         for job in topo.jobs:
             for rank, host in enumerate(job.workers):
                 arrays = [make_array(c.seed + job.id, rank, n, c.dtype) for n in buckets]
-                durations = config.stragglers.compute(config.base_compute_s, c.seed, job.id, rank,
-                                                      host).durations(iterations)
-                program = replay_steps(arrays, durations, job.policy.staleness, lambda: net.now,
-                                       lambda i, b, total, counted, job=job.id: checks.check(job, i, b, total, counted))
-                workers.append((job.id, rank, host, programs.add(job.id, rank, program, _sum_and_contributors)))
+                durations = config.stragglers.compute(
+                    config.base_compute_s, c.seed, job.id, rank, host
+                ).durations(iterations)
+                program = replay_steps(
+                    arrays,
+                    durations,
+                    job.policy.staleness,
+                    lambda: net.now,
+                    lambda i, b, total, counted, job=job.id: checks.check(
+                        job, i, b, total, counted
+                    ),
+                )
+                workers.append(
+                    (job.id, rank, host, programs.add(job.id, rank, program, _sum_and_contributors))
+                )
         running = time.perf_counter()
         programs.run()
         finished = time.perf_counter()
@@ -276,12 +303,34 @@ def simulate_workload(config: WorkloadConfig, engine: str = "native") -> Workloa
     for i in range(iterations):
         for job in topo.jobs:
             mine = [r[i] for (j, *_), r in zip(workers, records, strict=True) if j == job.id]
-            compute, total = max(r.compute_s for r in mine), max(r.compute_s + r.comm_s for r in mine)
-            per_job.append(JobIteration(job.id, i + 1, compute, total - compute, total,
-                                        (job.id, i + 1) not in checks.failed))
-    return WorkloadResult(config, buckets, [(j, r, h) for j, r, h, _ in workers], records, per_job,
-                          checks.max_abs_error, links, switch, arrivals, events, running - started,
-                          finished - running)
+            compute, total = (
+                max(r.compute_s for r in mine),
+                max(r.compute_s + r.comm_s for r in mine),
+            )
+            per_job.append(
+                JobIteration(
+                    job.id,
+                    i + 1,
+                    compute,
+                    total - compute,
+                    total,
+                    (job.id, i + 1) not in checks.failed,
+                )
+            )
+    return WorkloadResult(
+        config,
+        buckets,
+        [(j, r, h) for j, r, h, _ in workers],
+        records,
+        per_job,
+        checks.max_abs_error,
+        links,
+        switch,
+        arrivals,
+        events,
+        running - started,
+        finished - running,
+    )
 
 
 def _sum_and_contributors(core: AllReduceCore) -> tuple[np.ndarray, Contributors]:
@@ -296,17 +345,28 @@ def workload_report(result: WorkloadResult, git: str) -> dict:
     network = config_json(config.network, len(result.workers))
     del network["size"]
     return {
-        "config": {**network, "model": config.replay.workload, "scale": config.replay.scale,
-                   "bucket_cap_mb": config.replay.bucket_cap_mb, "iterations": config.replay.iterations,
-                   "compute_s": config.base_compute_s, **config.stragglers.as_dict()},
+        "config": {
+            **network,
+            "model": config.replay.workload,
+            "scale": config.replay.scale,
+            "bucket_cap_mb": config.replay.bucket_cap_mb,
+            "iterations": config.replay.iterations,
+            "compute_s": config.base_compute_s,
+            **config.stragglers.as_dict(),
+        },
         "seed": config.network.seed,
         "git": git,
         "results": {
-            "verified": result.verified, "max_abs_error": result.max_abs_error, "buckets": result.buckets,
+            "verified": result.verified,
+            "max_abs_error": result.max_abs_error,
+            "buckets": result.buckets,
             "iterations": [asdict(it) for it in result.iterations],
-            "workers": [{"job": job, "rank": rank, "host": host, "iterations": [asdict(r) for r in records]}
-                        for (job, rank, host), records in zip(result.workers, result.records, strict=True)],
-            "arrivals": result.arrivals, "events": result.events,
+            "workers": [
+                {"job": job, "rank": rank, "host": host, "iterations": [asdict(r) for r in records]}
+                for (job, rank, host), records in zip(result.workers, result.records, strict=True)
+            ],
+            "arrivals": result.arrivals,
+            "events": result.events,
             **network_json(result),
         },
         "wall": wall_json(result),

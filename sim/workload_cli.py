@@ -41,8 +41,10 @@ def training_spec(text: str) -> tuple[str, str]:
     """'mlp:digits' -> ('mlp', 'digits'): one of train/models.py's models on a bundled dataset."""
     model, _, dataset = text.partition(":")
     if model not in MODELS or dataset not in LOADERS:
-        raise ValueError(f"expected MODEL:DATASET with MODEL one of {', '.join(MODELS)} and DATASET one of "
-                         f"{', '.join(LOADERS)}, e.g. mlp:digits, got {text[:40]!r}")
+        raise ValueError(
+            f"expected MODEL:DATASET with MODEL one of {', '.join(MODELS)} and DATASET one of "
+            f"{', '.join(LOADERS)}, e.g. mlp:digits, got {text[:40]!r}"
+        )
     return model, dataset
 
 
@@ -50,52 +52,109 @@ def compute_seconds(text: str) -> float:
     """Virtual compute per iteration: a duration in [0, MAX_COMPUTE_S] with a unit."""
     seconds = parse_seconds(text)
     if seconds > MAX_COMPUTE_S:
-        raise ValueError(f"expected a duration in [0, {MAX_COMPUTE_S:g}s] with a unit, e.g. 5ms, got {text[:40]!r}")
+        raise ValueError(
+            f"expected a duration in [0, {MAX_COMPUTE_S:g}s] with a unit, e.g. 5ms, got {text[:40]!r}"
+        )
     return seconds
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("workloads", "iterations of compute then all-reduce in virtual time: a replayed "
-                                          "model's DDP buckets, or real training (docs/simulation.md)")
+    g = p.add_argument_group(
+        "workloads",
+        "iterations of compute then all-reduce in virtual time: a replayed "
+        "model's DDP buckets, or real training (docs/simulation.md)",
+    )
     what = g.add_mutually_exclusive_group()
-    what.add_argument("--model", choices=WORKLOADS,
-                      help="replay this model's iterations: its DDP buckets all-reduced after its compute time")
-    what.add_argument("--train", type=parsed_by(training_spec), metavar="MODEL:DATASET",
-                      help=f"train data-parallel SGD (models {', '.join(MODELS)}; datasets {', '.join(LOADERS)})")
-    g.add_argument("--scale", type=float_range(0.0, 1.0, lo_open=True),
-                   help=f"--model: fraction of its gradient elements and compute time (default {REPLAY.scale:g})")
-    g.add_argument("--bucket-cap-mb", type=float_range(0.0, 1e6, lo_open=True),
-                   help=f"--model: DDP's bucket_cap_mb on the full model (default {REPLAY.bucket_cap_mb:g})")
-    g.add_argument("--iterations", type=int_range(1, MAX_ITERATIONS),
-                   help=f"--model: iterations (default {REPLAY.iterations})")
-    g.add_argument("--epochs", type=int_range(1, MAX_EPOCHS), help=f"--train: epochs (default {_SGD.epochs})")
-    g.add_argument("--batch", type=int_range(1), help=f"--train: the global batch, split equally between a job's "
-                                                      f"workers (default {_SGD.batch})")
-    g.add_argument("--lr", type=float_range(0.0, 10.0, lo_open=True), help=f"--train: learning rate (default {_SGD.lr:g})")
-    g.add_argument("--compute", type=parsed_by(compute_seconds), metavar="DURATION",
-                   help="virtual compute per iteration, e.g. 5ms (default: --model's estimate, scaled; 0 for --train)")
-    g.add_argument("--straggler", type=parsed_by(parse_straggler), action="append", default=[], metavar="HOST:Fx",
-                   help="slow this host's compute by factor F (e.g. h4:3x); repeatable")
-    g.add_argument("--straggler-dist", type=parsed_by(DelayDistribution.parse), metavar="DIST",
-                   help="extra compute per iteration on every host, seeded: exp:MEAN, uniform:MAX, pareto:MIN,ALPHA")
+    what.add_argument(
+        "--model",
+        choices=WORKLOADS,
+        help="replay this model's iterations: its DDP buckets all-reduced after its compute time",
+    )
+    what.add_argument(
+        "--train",
+        type=parsed_by(training_spec),
+        metavar="MODEL:DATASET",
+        help=f"train data-parallel SGD (models {', '.join(MODELS)}; datasets {', '.join(LOADERS)})",
+    )
+    g.add_argument(
+        "--scale",
+        type=float_range(0.0, 1.0, lo_open=True),
+        help=f"--model: fraction of its gradient elements and compute time (default {REPLAY.scale:g})",
+    )
+    g.add_argument(
+        "--bucket-cap-mb",
+        type=float_range(0.0, 1e6, lo_open=True),
+        help=f"--model: DDP's bucket_cap_mb on the full model (default {REPLAY.bucket_cap_mb:g})",
+    )
+    g.add_argument(
+        "--iterations",
+        type=int_range(1, MAX_ITERATIONS),
+        help=f"--model: iterations (default {REPLAY.iterations})",
+    )
+    g.add_argument(
+        "--epochs", type=int_range(1, MAX_EPOCHS), help=f"--train: epochs (default {_SGD.epochs})"
+    )
+    g.add_argument(
+        "--batch",
+        type=int_range(1),
+        help=f"--train: the global batch, split equally between a job's "
+        f"workers (default {_SGD.batch})",
+    )
+    g.add_argument(
+        "--lr",
+        type=float_range(0.0, 10.0, lo_open=True),
+        help=f"--train: learning rate (default {_SGD.lr:g})",
+    )
+    g.add_argument(
+        "--compute",
+        type=parsed_by(compute_seconds),
+        metavar="DURATION",
+        help="virtual compute per iteration, e.g. 5ms (default: --model's estimate, scaled; 0 for --train)",
+    )
+    g.add_argument(
+        "--straggler",
+        type=parsed_by(parse_straggler),
+        action="append",
+        default=[],
+        metavar="HOST:Fx",
+        help="slow this host's compute by factor F (e.g. h4:3x); repeatable",
+    )
+    g.add_argument(
+        "--straggler-dist",
+        type=parsed_by(DelayDistribution.parse),
+        metavar="DIST",
+        help="extra compute per iteration on every host, seeded: exp:MEAN, uniform:MAX, pareto:MIN,ALPHA",
+    )
 
 
 def _refuse_misplaced(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """An option of one workload given with the other, or with neither."""
-    for names, needs, given in ((_REPLAY_ONLY, "--model", args.model), (_TRAIN_ONLY, "--train", args.train),
-                                (_EITHER, "--model or --train", args.model or args.train)):
+    for names, needs, given in (
+        (_REPLAY_ONLY, "--model", args.model),
+        (_TRAIN_ONLY, "--train", args.train),
+        (_EITHER, "--model or --train", args.model or args.train),
+    ):
         for name in names:
             if getattr(args, name) not in (None, []) and not given:
                 p.error(f"argument --{name.replace('_', '-')}: applies to {needs}")
 
 
-def run(p: argparse.ArgumentParser, args: argparse.Namespace, network: AllReduceConfig) -> int | None:
+def run(
+    p: argparse.ArgumentParser, args: argparse.Namespace, network: AllReduceConfig
+) -> int | None:
     """Run the workload the arguments ask for on `network` and print it (exit 0, or 1 when a sum or
     the weights are wrong); None when they ask for none (the plain all-reduce)."""
     _refuse_misplaced(p, args)
     if not (args.model or args.train):
         return None
-    single = next((o for o, v in (("--compare", args.compare), ("--plot", args.plot), ("--pcap", args.pcap)) if v), None)
+    single = next(
+        (
+            o
+            for o, v in (("--compare", args.compare), ("--plot", args.plot), ("--pcap", args.pcap))
+            if v
+        ),
+        None,
+    )
     if single:
         p.error(f"argument {single}: applies to the plain all-reduce, not to --model or --train")
     if args.train and args.dtype == "int32":
@@ -109,15 +168,25 @@ def run(p: argparse.ArgumentParser, args: argparse.Namespace, network: AllReduce
     stragglers = Stragglers(tuple(args.straggler), args.straggler_dist)
     try:
         if args.model:
-            replay = dataclasses.replace(REPLAY, workload=args.model, scale=args.scale or REPLAY.scale,
-                                         bucket_cap_mb=args.bucket_cap_mb or REPLAY.bucket_cap_mb,
-                                         iterations=args.iterations or REPLAY.iterations)
+            replay = dataclasses.replace(
+                REPLAY,
+                workload=args.model,
+                scale=args.scale or REPLAY.scale,
+                bucket_cap_mb=args.bucket_cap_mb or REPLAY.bucket_cap_mb,
+                iterations=args.iterations or REPLAY.iterations,
+            )
             result = simulate_workload(WorkloadConfig(network, replay, args.compute, stragglers))
             text, data, ok = describe_workload(result), workload_report, result.verified
         else:
             model, dataset = args.train
-            sgd = Config(model, args.epochs or _SGD.epochs, args.batch or _SGD.batch, args.lr or _SGD.lr,
-                         _SGD.hidden, network.seed)
+            sgd = Config(
+                model,
+                args.epochs or _SGD.epochs,
+                args.batch or _SGD.batch,
+                args.lr or _SGD.lr,
+                _SGD.hidden,
+                network.seed,
+            )
             config = TrainingConfig(network, sgd, dataset, args.compute or 0.0, stragglers)
             _refuse_batch(p, config)
             result = simulate_training(config)
@@ -148,8 +217,10 @@ def _refuse_batch(p: argparse.ArgumentParser, config: TrainingConfig) -> None:
 
 def _network_line(network: AllReduceConfig, workers: int, jobs: int) -> str:
     link = network.link
-    return (f"{workers} workers in {jobs} job(s), {network.topo} at {format_rate(link.rate)}, "
-            f"{format_seconds(link.delay)} per link, {network.dtype}, {network.policy}, seed {network.seed}")
+    return (
+        f"{workers} workers in {jobs} job(s), {network.topo} at {format_rate(link.rate)}, "
+        f"{format_seconds(link.delay)} per link, {network.dtype}, {network.policy}, seed {network.seed}"
+    )
 
 
 def _stragglers_line(stragglers: Stragglers) -> str:
@@ -161,8 +232,10 @@ def _stragglers_line(stragglers: Stragglers) -> str:
 
 def _wall_line(setup_s: float, run_s: float, arrivals: int) -> str:
     rate = arrivals / run_s if run_s else 0.0
-    return (f"wall                {run_s:.3f} s simulating (+{setup_s:.3f} s setting up), {arrivals} packet "
-            f"arrivals, {rate:,.0f} arrivals per wall second")
+    return (
+        f"wall                {run_s:.3f} s simulating (+{setup_s:.3f} s setting up), {arrivals} packet "
+        f"arrivals, {rate:,.0f} arrivals per wall second"
+    )
 
 
 def describe_workload(result: WorkloadResult) -> str:
@@ -174,17 +247,31 @@ def describe_workload(result: WorkloadResult) -> str:
         f"{sum(result.buckets):,} elements per iteration, {format_seconds(c.base_compute_s)} compute; "
         + _network_line(c.network, len(result.workers), jobs),
         _stragglers_line(c.stragglers),
-        "result              " + ("every sum verified" + (" (bit-exact)" if c.network.dtype == "int32" else
-                                                             f" (max abs error {result.max_abs_error:.3g})")
-                                   if result.verified else "WRONG sums"),
+        "result              "
+        + (
+            "every sum verified"
+            + (
+                " (bit-exact)"
+                if c.network.dtype == "int32"
+                else f" (max abs error {result.max_abs_error:.3g})"
+            )
+            if result.verified
+            else "WRONG sums"
+        ),
         "",
         f"{'iteration':>9} {'job':>4} {'compute':>12} {'communication':>14} {'iteration':>12}  sums",
     ]
     for it in result.iterations:
-        lines.append(f"{it.iteration:>9} {it.job:>4} {format_seconds(it.compute_s):>12} "
-                     f"{format_seconds(it.communication_s):>14} {format_seconds(it.iteration_s):>12}  "
-                     + ("verified" if it.verified else "WRONG"))
-    lines += ["", _links_line(result.links), _wall_line(result.wall_setup_s, result.wall_run_s, result.arrivals)]
+        lines.append(
+            f"{it.iteration:>9} {it.job:>4} {format_seconds(it.compute_s):>12} "
+            f"{format_seconds(it.communication_s):>14} {format_seconds(it.iteration_s):>12}  "
+            + ("verified" if it.verified else "WRONG")
+        )
+    lines += [
+        "",
+        _links_line(result.links),
+        _wall_line(result.wall_setup_s, result.wall_run_s, result.arrivals),
+    ]
     return "\n".join(lines)
 
 
@@ -203,16 +290,22 @@ def describe_training(result: TrainingResult) -> str:
         f"{'epoch':>5} {'simulated':>12} {'loss':>8} {'test acc':>9} {'compute':>12} {'communication':>14}",
     ]
     for e in first.epochs:
-        lines.append(f"{e.epoch:>5} {format_seconds(e.wall_s):>12} {e.loss:>8.4f} {e.test_accuracy:>9.2%} "
-                     f"{format_seconds(e.compute_s):>12} {format_seconds(e.comm_s):>14}")
+        lines.append(
+            f"{e.epoch:>5} {format_seconds(e.wall_s):>12} {e.loss:>8.4f} {e.test_accuracy:>9.2%} "
+            f"{format_seconds(e.compute_s):>12} {format_seconds(e.comm_s):>14}"
+        )
     lines += [
         "",
         f"test accuracy       {first.epochs[-1].test_accuracy:.2%} (the same SGD with numpy all-reduces: "
         f"{result.numpy_accuracy:.2%})",
         f"{'time to ' + format(result.target_accuracy, '.2%'):<20}"
         + (f"{format_seconds(to_target)} simulated" if to_target is not None else "not reached"),
-        "weights             " + ("identical on every worker of each job" if result.weights_identical
-                                  else "DIFFERENT between workers"),
+        "weights             "
+        + (
+            "identical on every worker of each job"
+            if result.weights_identical
+            else "DIFFERENT between workers"
+        ),
         _links_line(result.links),
         _wall_line(result.wall_setup_s, result.wall_run_s, result.arrivals),
     ]
@@ -221,6 +314,8 @@ def describe_training(result: TrainingResult) -> str:
 
 def _links_line(links: list) -> str:
     stats = [s for _name, up, down in links for s in (up, down)]
-    return (f"links               {sum(s.frames for s in stats)} frames, {sum(s.dropped for s in stats)} dropped, "
-            f"{sum(s.lost for s in stats)} lost, {sum(s.marked for s in stats)} ECN marks, "
-            f"peak queue {max((s.peak_queue for s in stats), default=0)} B")
+    return (
+        f"links               {sum(s.frames for s in stats)} frames, {sum(s.dropped for s in stats)} dropped, "
+        f"{sum(s.lost for s in stats)} lost, {sum(s.marked for s in stats)} ECN marks, "
+        f"peak queue {max((s.peak_queue for s in stats), default=0)} B"
+    )

@@ -87,8 +87,16 @@ class Backend(Protocol):
         """Moves the digests generated so far, oldest first, to `into` as (learn list, values)."""
         ...
 
-    def serve(self, ports: Ports, process: Callable[[int, bytes], Packets], host: Host,
-              lock: threading.Lock, wake: threading.Event, cpu_port: int | None, ticks: Tally) -> None:
+    def serve(
+        self,
+        ports: Ports,
+        process: Callable[[int, bytes], Packets],
+        host: Host,
+        lock: threading.Lock,
+        wake: threading.Event,
+        cpu_port: int | None,
+        ticks: Tally,
+    ) -> None:
         """Forward frames between `ports` until `wake` is set (a new program, or the end), the
         sockets left open. `process` is Switch.process (its checks before this backend's); packets
         for `cpu_port` go to `host`; `lock` is held while frames run, so the control plane's

@@ -29,7 +29,9 @@ MAX_ITEMS = 65536  # elements of one list or members of one object
 MAX_DEPTH = 128  # nesting of JSON containers; an expression level takes two
 MAX_NODES = 1 << 21  # values visited in the whole document
 STATE_CELL_BUDGET = 1 << 24  # register, counter and meter cells plus table entries, all arrays
-FIELD_RECORD_BUDGET = 1 << 20  # fields of every header instance, plus those a calculation reads whole
+FIELD_RECORD_BUDGET = (
+    1 << 20
+)  # fields of every header instance, plus those a calculation reads whole
 
 Path = str
 Child = tuple[object, "Spec", Path]
@@ -110,7 +112,9 @@ class Enum(Spec):
 
     def check(self, value, path):
         if type(value) is not str or value not in self.values:
-            raise refused(path, f"expected one of {', '.join(sorted(self.values))}, got {_show(value)}")
+            raise refused(
+                path, f"expected one of {', '.join(sorted(self.values))}, got {_show(value)}"
+            )
         return iter(())
 
 
@@ -174,8 +178,14 @@ class Tuple(Spec):
 
     def check(self, value, path):
         if type(value) is not list or not self.least <= len(value) <= len(self.items):
-            raise refused(path, f"expected a list of {self.least}..{len(self.items)} items, got {_show(value)}")
-        return ((item, spec, f"{path}[{i}]") for i, (item, spec) in enumerate(zip(value, self.items, strict=False)))
+            raise refused(
+                path,
+                f"expected a list of {self.least}..{len(self.items)} items, got {_show(value)}",
+            )
+        return (
+            (item, spec, f"{path}[{i}]")
+            for i, (item, spec) in enumerate(zip(value, self.items, strict=False))
+        )
 
 
 @dataclass(frozen=True)
@@ -187,7 +197,9 @@ class Map(Spec):
 
     def check(self, value, path):
         if type(value) is not dict or len(value) > MAX_ITEMS:
-            raise refused(path, f"expected an object of at most {MAX_ITEMS} members, got {_show(value)}")
+            raise refused(
+                path, f"expected an object of at most {MAX_ITEMS} members, got {_show(value)}"
+            )
         for k in value:
             yield k, self.key, _key(path, "<key>")
         for k, v in value.items():
@@ -225,8 +237,10 @@ class Tagged(Spec):
             raise refused(path, f"expected an object, got {_show(value)}")
         tag = value.get(self.tag)
         if type(tag) is not str or tag not in self.cases:
-            raise refused(_key(path, self.tag), f"expected one of {', '.join(sorted(self.cases))}, "
-                                              f"got {_show(tag)}")
+            raise refused(
+                _key(path, self.tag),
+                f"expected one of {', '.join(sorted(self.cases))}, got {_show(tag)}",
+            )
         return iter(((value, self.cases[tag], path),))
 
 
@@ -249,7 +263,9 @@ OP = Str(re.compile(r"[A-Za-z_][A-Za-z0-9_]*"), MAX_NAME, "an operation name")
 TEXT = Str(re.compile(r"[ -~]*"), MAX_TEXT, "printable text")
 # log_msg formats go through str.format: only the `{}` placeholders P4 has, no field access or
 # padding specs (`{:999999999}` would allocate a gigabyte per packet).
-FORMAT = Str(re.compile(r"(?:[ -z|~]|\{\}|\{\{|\}\})*"), MAX_TEXT, "a log_msg format with {} placeholders")
+FORMAT = Str(
+    re.compile(r"(?:[ -z|~]|\{\}|\{\{|\}\})*"), MAX_TEXT, "a log_msg format with {} placeholders"
+)
 HEX = Str(HEXSTR, MAX_HEX_DIGITS + 3, "a hex string (0x... or -0x...)")
 ID = Int(0, MAX_ID)
 WIDTH = Int(1, MAX_BITS)
@@ -262,36 +278,88 @@ VALUE = Ref("value")
 # --- type/value objects and expressions ----------------------------------------------------
 _named = Obj({"value": NAME})
 SPECS: dict[str, Spec] = {
-    "value": Tagged("type", {
-        "field": Obj({"value": FIELD}),
-        "stack_field": Obj({"value": FIELD}),
-        "hexstr": Obj({"value": HEX}, {"bitwidth": WIDTH}),
-        "bool": Obj({"value": BOOL}),
-        "runtime_data": Obj({"value": INDEX}),
-        "local": Obj({"value": INDEX}),
-        "lookahead": Obj({"value": Tuple((Int(0, MAX_HEADER_BYTES * 8), WIDTH), 2)}),
-        "register": Obj({"value": Tuple((NAME, VALUE), 2)}),
-        "expression": Obj({"value": ByKind({"op": Ref("operation"), "dict": VALUE})}),
-        "string": Obj({"value": FORMAT}),
-        "parameters_vector": Obj({"value": List(VALUE)}),
-        "union_stack": Obj({"value": FIELD}),
-        "payload": Obj(),
-        **{kind: _named for kind in ("header", "regular", "stack", "header_stack", "header_union",
-                                     "header_union_stack", "register_array", "counter_array",
-                                     "meter_array", "calculation")},
-    }),
-    "operation": Tagged("op", {
-        **{op: Obj({"left": VALUE, "right": VALUE}) for op in (
-            "+", "*", "<<", ">>", "&", "|", "^", "==", "!=", ">", ">=", "<", "<=", "and", "or",
-            "/", "%", "two_comp_mod", "sat_cast", "usat_cast", "dereference_header_stack",
-            "dereference_union_stack")},
-        "-": Obj({"right": VALUE}, {"left": Opt(VALUE)}),
-        **{op: Obj({"right": VALUE}, {"left": Opt(VALUE)}) for op in (
-            "~", "not", "d2b", "b2d", "valid", "valid_union", "last_stack_index", "size_stack")},
-        "?": Obj({"left": VALUE, "right": VALUE, "cond": VALUE}),
-        "access_field": Obj({"left": VALUE, "right": INDEX}),
-        "access_union_header": Obj({"left": VALUE, "right": INDEX}),
-    }),
+    "value": Tagged(
+        "type",
+        {
+            "field": Obj({"value": FIELD}),
+            "stack_field": Obj({"value": FIELD}),
+            "hexstr": Obj({"value": HEX}, {"bitwidth": WIDTH}),
+            "bool": Obj({"value": BOOL}),
+            "runtime_data": Obj({"value": INDEX}),
+            "local": Obj({"value": INDEX}),
+            "lookahead": Obj({"value": Tuple((Int(0, MAX_HEADER_BYTES * 8), WIDTH), 2)}),
+            "register": Obj({"value": Tuple((NAME, VALUE), 2)}),
+            "expression": Obj({"value": ByKind({"op": Ref("operation"), "dict": VALUE})}),
+            "string": Obj({"value": FORMAT}),
+            "parameters_vector": Obj({"value": List(VALUE)}),
+            "union_stack": Obj({"value": FIELD}),
+            "payload": Obj(),
+            **{
+                kind: _named
+                for kind in (
+                    "header",
+                    "regular",
+                    "stack",
+                    "header_stack",
+                    "header_union",
+                    "header_union_stack",
+                    "register_array",
+                    "counter_array",
+                    "meter_array",
+                    "calculation",
+                )
+            },
+        },
+    ),
+    "operation": Tagged(
+        "op",
+        {
+            **{
+                op: Obj({"left": VALUE, "right": VALUE})
+                for op in (
+                    "+",
+                    "*",
+                    "<<",
+                    ">>",
+                    "&",
+                    "|",
+                    "^",
+                    "==",
+                    "!=",
+                    ">",
+                    ">=",
+                    "<",
+                    "<=",
+                    "and",
+                    "or",
+                    "/",
+                    "%",
+                    "two_comp_mod",
+                    "sat_cast",
+                    "usat_cast",
+                    "dereference_header_stack",
+                    "dereference_union_stack",
+                )
+            },
+            "-": Obj({"right": VALUE}, {"left": Opt(VALUE)}),
+            **{
+                op: Obj({"right": VALUE}, {"left": Opt(VALUE)})
+                for op in (
+                    "~",
+                    "not",
+                    "d2b",
+                    "b2d",
+                    "valid",
+                    "valid_union",
+                    "last_stack_index",
+                    "size_stack",
+                )
+            },
+            "?": Obj({"left": VALUE, "right": VALUE, "cond": VALUE}),
+            "access_field": Obj({"left": VALUE, "right": INDEX}),
+            "access_union_header": Obj({"left": VALUE, "right": INDEX}),
+        },
+    ),
     "primitive": Obj({"op": OP}, {"parameters": List(VALUE)}),
 }
 PRIMITIVE = Ref("primitive")
@@ -299,84 +367,168 @@ PRIMITIVE = Ref("primitive")
 # --- the program ---------------------------------------------------------------------------
 _next = Opt(NAME)
 _transition = {"next_state": _next}
-TRANSITION = Tagged("type", {
-    "default": Obj(optional=_transition),
-    "hexstr": Obj({"value": HEX}, {"mask": Opt(HEX), **_transition}),
-    "parse_vset": Obj({"value": NAME}, {"mask": Opt(HEX), **_transition}),
-})
-PARSE_STATE = Obj({"name": NAME, "id": ID}, {
-    "parser_ops": List(Obj({"op": OP}, {"parameters": List(ByKind({"op": PRIMITIVE, "dict": VALUE}))})),
-    "transition_key": List(VALUE),
-    "transitions": List(TRANSITION),
-})
+TRANSITION = Tagged(
+    "type",
+    {
+        "default": Obj(optional=_transition),
+        "hexstr": Obj({"value": HEX}, {"mask": Opt(HEX), **_transition}),
+        "parse_vset": Obj({"value": NAME}, {"mask": Opt(HEX), **_transition}),
+    },
+)
+PARSE_STATE = Obj(
+    {"name": NAME, "id": ID},
+    {
+        "parser_ops": List(
+            Obj({"op": OP}, {"parameters": List(ByKind({"op": PRIMITIVE, "dict": VALUE}))})
+        ),
+        "transition_key": List(VALUE),
+        "transitions": List(TRANSITION),
+    },
+)
 _key_base = {"mask": Opt(HEX), "name": TEXT}
-KEY = Tagged("match_type", {
-    "valid": Obj({"target": NAME}, _key_base),
-    **{kind: Obj({"target": FIELD}, _key_base) for kind in ("exact", "lpm", "ternary", "range", "optional")},
-})
+KEY = Tagged(
+    "match_type",
+    {
+        "valid": Obj({"target": NAME}, _key_base),
+        **{
+            kind: Obj({"target": FIELD}, _key_base)
+            for kind in ("exact", "lpm", "ternary", "range", "optional")
+        },
+    },
+)
 ACTION_DATA = List(HEX)
-MATCH = Tagged("match_type", {
-    "exact": Obj({"key": HEX}),
-    "valid": Obj({"key": HEX}),
-    "optional": Obj({"key": HEX}),
-    "lpm": Obj({"key": HEX, "prefix_length": Int(0, MAX_BITS)}),
-    "ternary": Obj({"key": HEX, "mask": HEX}),
-    "range": Obj({"start": HEX, "end": HEX}),
-})
-TABLE = Obj({"name": NAME, "id": ID}, {
-    "type": Enum(frozenset({"simple", "indirect", "indirect_ws"})),
-    "key": List(KEY),
-    "action_ids": List(ID),
-    "actions": List(NAME),
-    "next_tables": Map(NAME, _next),
-    "default_entry": Opt(Obj({"action_id": ID}, {"action_data": ACTION_DATA, "action_const": BOOL,
-                                                 "action_entry_const": BOOL})),
-    "entries": List(Obj({"match_key": List(MATCH), "action_entry": Obj({"action_id": ID}, {"action_data": ACTION_DATA})},
-                        {"priority": ID})),
-    "max_size": COUNT,
-    "with_counters": BOOL,
-    "direct_meters": Opt(NAME),
-})
-CONDITIONAL = Obj({"name": NAME, "id": ID, "expression": VALUE}, {"true_next": _next, "false_next": _next})
-PIPELINE = Obj({"name": NAME, "id": ID}, {
-    "init_table": _next,
-    "tables": List(TABLE, unique=("name", "id")),
-    "conditionals": List(CONDITIONAL, unique=("name", "id")),
-    "action_profiles": List(Obj()),
-})
+MATCH = Tagged(
+    "match_type",
+    {
+        "exact": Obj({"key": HEX}),
+        "valid": Obj({"key": HEX}),
+        "optional": Obj({"key": HEX}),
+        "lpm": Obj({"key": HEX, "prefix_length": Int(0, MAX_BITS)}),
+        "ternary": Obj({"key": HEX, "mask": HEX}),
+        "range": Obj({"start": HEX, "end": HEX}),
+    },
+)
+TABLE = Obj(
+    {"name": NAME, "id": ID},
+    {
+        "type": Enum(frozenset({"simple", "indirect", "indirect_ws"})),
+        "key": List(KEY),
+        "action_ids": List(ID),
+        "actions": List(NAME),
+        "next_tables": Map(NAME, _next),
+        "default_entry": Opt(
+            Obj(
+                {"action_id": ID},
+                {"action_data": ACTION_DATA, "action_const": BOOL, "action_entry_const": BOOL},
+            )
+        ),
+        "entries": List(
+            Obj(
+                {
+                    "match_key": List(MATCH),
+                    "action_entry": Obj({"action_id": ID}, {"action_data": ACTION_DATA}),
+                },
+                {"priority": ID},
+            )
+        ),
+        "max_size": COUNT,
+        "with_counters": BOOL,
+        "direct_meters": Opt(NAME),
+    },
+)
+CONDITIONAL = Obj(
+    {"name": NAME, "id": ID, "expression": VALUE}, {"true_next": _next, "false_next": _next}
+)
+PIPELINE = Obj(
+    {"name": NAME, "id": ID},
+    {
+        "init_table": _next,
+        "tables": List(TABLE, unique=("name", "id")),
+        "conditionals": List(CONDITIONAL, unique=("name", "id")),
+        "action_profiles": List(Obj()),
+    },
+)
 HEADER_FIELD = Tuple((NAME, ByKind({"int": WIDTH, "str": Enum(frozenset({"*"}))}), BOOL), 2)
 _list = Obj({"id": ID}, {"name": NAME, "elements": List(VALUE)})
-PROGRAM = Obj({
-    "header_types": List(Obj({"name": NAME, "fields": List(HEADER_FIELD)}, {"max_length": Int(0, MAX_HEADER_BYTES)}),
-                         unique=("name",)),
-    "headers": List(Obj({"name": NAME, "id": ID, "header_type": NAME, "metadata": BOOL}), unique=("name", "id")),
-    "parsers": List(Obj({"id": ID, "init_state": NAME, "parse_states": List(PARSE_STATE, 1, ("name", "id"))}),
-                    1, ("id",)),
-    "deparsers": List(Obj({"id": ID}, {"order": List(NAME)}), 1, ("id",)),
-    "actions": List(Obj({"name": NAME, "id": ID}, {
-        "runtime_data": List(Obj({"bitwidth": WIDTH}, {"name": NAME})),
-        "primitives": List(PRIMITIVE),
-    }), unique=("id",)),
-    "pipelines": List(PIPELINE, unique=("name", "id")),
-}, {
-    "header_stacks": List(Obj({"name": NAME, "header_ids": List(ID, 1)}), unique=("name",)),
-    "header_unions": List(Obj({"name": NAME, "id": ID, "header_ids": List(ID)}), unique=("name", "id")),
-    "header_union_stacks": List(Obj({"name": NAME, "header_union_ids": List(ID)}), unique=("name",)),
-    "errors": List(Tuple((NAME, Int(0, MAX_ID - 1)), 2)),
-    "field_lists": List(_list, unique=("id",)),
-    "learn_lists": List(_list, unique=("id",)),
-    "register_arrays": List(Obj({"name": NAME, "id": ID, "size": COUNT, "bitwidth": WIDTH}), unique=("id",)),
-    "counter_arrays": List(Obj({"name": NAME, "id": ID}, {"size": COUNT, "is_direct": BOOL, "binding": NAME}),
-                           unique=("id",)),
-    "meter_arrays": List(Obj({"name": NAME, "id": ID}, {
-        "size": COUNT, "is_direct": BOOL, "binding": NAME, "type": Enum(frozenset({"packets", "bytes"})),
-        "result_target": Opt(FIELD)}), unique=("id",)),
-    "calculations": List(Obj({"name": NAME, "id": ID, "algo": Enum(frozenset(ALGORITHMS)), "input": List(VALUE)}),
-                         unique=("name", "id")),
-    "checksums": List(Obj({"target": FIELD, "calculation": NAME},
-                          {"if_cond": Opt(VALUE), "update": BOOL, "verify": BOOL})),
-    "parse_vsets": List(Obj({"name": NAME}), unique=("name",)),
-})
+PROGRAM = Obj(
+    {
+        "header_types": List(
+            Obj(
+                {"name": NAME, "fields": List(HEADER_FIELD)},
+                {"max_length": Int(0, MAX_HEADER_BYTES)},
+            ),
+            unique=("name",),
+        ),
+        "headers": List(
+            Obj({"name": NAME, "id": ID, "header_type": NAME, "metadata": BOOL}),
+            unique=("name", "id"),
+        ),
+        "parsers": List(
+            Obj(
+                {"id": ID, "init_state": NAME, "parse_states": List(PARSE_STATE, 1, ("name", "id"))}
+            ),
+            1,
+            ("id",),
+        ),
+        "deparsers": List(Obj({"id": ID}, {"order": List(NAME)}), 1, ("id",)),
+        "actions": List(
+            Obj(
+                {"name": NAME, "id": ID},
+                {
+                    "runtime_data": List(Obj({"bitwidth": WIDTH}, {"name": NAME})),
+                    "primitives": List(PRIMITIVE),
+                },
+            ),
+            unique=("id",),
+        ),
+        "pipelines": List(PIPELINE, unique=("name", "id")),
+    },
+    {
+        "header_stacks": List(Obj({"name": NAME, "header_ids": List(ID, 1)}), unique=("name",)),
+        "header_unions": List(
+            Obj({"name": NAME, "id": ID, "header_ids": List(ID)}), unique=("name", "id")
+        ),
+        "header_union_stacks": List(
+            Obj({"name": NAME, "header_union_ids": List(ID)}), unique=("name",)
+        ),
+        "errors": List(Tuple((NAME, Int(0, MAX_ID - 1)), 2)),
+        "field_lists": List(_list, unique=("id",)),
+        "learn_lists": List(_list, unique=("id",)),
+        "register_arrays": List(
+            Obj({"name": NAME, "id": ID, "size": COUNT, "bitwidth": WIDTH}), unique=("id",)
+        ),
+        "counter_arrays": List(
+            Obj({"name": NAME, "id": ID}, {"size": COUNT, "is_direct": BOOL, "binding": NAME}),
+            unique=("id",),
+        ),
+        "meter_arrays": List(
+            Obj(
+                {"name": NAME, "id": ID},
+                {
+                    "size": COUNT,
+                    "is_direct": BOOL,
+                    "binding": NAME,
+                    "type": Enum(frozenset({"packets", "bytes"})),
+                    "result_target": Opt(FIELD),
+                },
+            ),
+            unique=("id",),
+        ),
+        "calculations": List(
+            Obj(
+                {"name": NAME, "id": ID, "algo": Enum(frozenset(ALGORITHMS)), "input": List(VALUE)}
+            ),
+            unique=("name", "id"),
+        ),
+        "checksums": List(
+            Obj(
+                {"target": FIELD, "calculation": NAME},
+                {"if_cond": Opt(VALUE), "update": BOOL, "verify": BOOL},
+            )
+        ),
+        "parse_vsets": List(Obj({"name": NAME}), unique=("name",)),
+    },
+)
 
 
 def validate(program: object) -> None:
@@ -401,12 +553,18 @@ def validate(program: object) -> None:
 
 def _check_budget(program: dict) -> None:
     """All state arrays and tables together may not hold more than STATE_CELL_BUDGET cells."""
-    cells = sum(a.get("size", 0) for kind in ("register_arrays", "counter_arrays", "meter_arrays")
-                for a in program.get(kind, []))
+    cells = sum(
+        a.get("size", 0)
+        for kind in ("register_arrays", "counter_arrays", "meter_arrays")
+        for a in program.get(kind, [])
+    )
     cells += sum(t.get("max_size", 0) for p in program["pipelines"] for t in p.get("tables", []))
     if cells > STATE_CELL_BUDGET:
-        raise refused("", f"registers, counters, meters and tables need {cells} cells; "
-                        f"the budget is {STATE_CELL_BUDGET}")
+        raise refused(
+            "",
+            f"registers, counters, meters and tables need {cells} cells; "
+            f"the budget is {STATE_CELL_BUDGET}",
+        )
     _check_field_records(program)
 
 
@@ -418,20 +576,33 @@ def _check_field_records(program: dict) -> None:
     fields = {t["name"]: len(t["fields"]) for t in program.get("header_types", [])}
     per_header = {h["name"]: fields.get(h["header_type"], 0) for h in program.get("headers", [])}
     records = sum(per_header.values())
-    records += sum(per_header.get(i["value"], 0) for c in program.get("calculations", [])
-                   for i in c["input"] if i["type"] == "header")
+    records += sum(
+        per_header.get(i["value"], 0)
+        for c in program.get("calculations", [])
+        for i in c["input"]
+        if i["type"] == "header"
+    )
     if records > FIELD_RECORD_BUDGET:
-        raise refused("", f"header instances and the headers calculations read make {records} field records; "
-                        f"the budget is {FIELD_RECORD_BUDGET}")
-
+        raise refused(
+            "",
+            f"header instances and the headers calculations read make {records} field records; "
+            f"the budget is {FIELD_RECORD_BUDGET}",
+        )
 
 
 def _check_acyclic(pipe: dict, path: Path) -> None:
     """A control's tables and conditionals form a DAG (P4 controls have no loops); a cycle would
     spin every packet forever in either engine. Depth-first, with an explicit stack."""
-    succ = {t["name"]: [n for n in t.get("next_tables", {}).values() if n] for t in pipe.get("tables", [])}
-    succ.update({c["name"]: [n for n in (c.get("true_next"), c.get("false_next")) if n]
-                 for c in pipe.get("conditionals", [])})
+    succ = {
+        t["name"]: [n for n in t.get("next_tables", {}).values() if n]
+        for t in pipe.get("tables", [])
+    }
+    succ.update(
+        {
+            c["name"]: [n for n in (c.get("true_next"), c.get("false_next")) if n]
+            for c in pipe.get("conditionals", [])
+        }
+    )
     done: set[str] = set()
     for root in succ:
         if root in done:

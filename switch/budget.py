@@ -25,7 +25,9 @@ from ina.switch.errors import PipelineError
 from ina.switch.layout import Layout
 from ina.switch.program import Control, Program
 
-MAX_NODES = 4096  # pipeline nodes (tables, conditionals) and parser states: C labels, Python functions
+MAX_NODES = (
+    4096  # pipeline nodes (tables, conditionals) and parser states: C labels, Python functions
+)
 MAX_FUNCTIONS = 8192  # functions of the larger of the two generated sources
 MAX_PYTHON_BYTES = 16 << 20  # generating and compiling take ~0.1 s and ~5 MB per MB of source
 MAX_C_BYTES = 4 << 20  # gcc -O2 takes ~5 s and ~60 MB per MB (its own limits: native/build.py)
@@ -50,8 +52,12 @@ class CodeSize:
 
 
 LIMITS = CodeSize(MAX_NODES, MAX_FUNCTIONS, MAX_PYTHON_BYTES, MAX_C_BYTES)
-WHAT = {"nodes": "pipeline nodes and parser states", "functions": "generated functions",
-        "python_bytes": "bytes of Python", "c_bytes": "bytes of C"}
+WHAT = {
+    "nodes": "pipeline nodes and parser states",
+    "functions": "generated functions",
+    "python_bytes": "bytes of Python",
+    "c_bytes": "bytes of C",
+}
 
 
 def check(layout: Layout, model: Program) -> CodeSize:
@@ -74,8 +80,10 @@ def check_source(source: str, language: str) -> None:
 
 
 def _refuse(name: str, count: int, limit: int) -> None:
-    raise PipelineError(f"the program is too large for the switch: it makes {count:,} {WHAT[name]}, "
-                        f"over the limit of {limit:,}")
+    raise PipelineError(
+        f"the program is too large for the switch: it makes {count:,} {WHAT[name]}, "
+        f"over the limit of {limit:,}"
+    )
 
 
 def estimate(layout: Layout, model: Program) -> CodeSize:
@@ -83,7 +91,9 @@ def estimate(layout: Layout, model: Program) -> CodeSize:
     digits = _digits(_widest(layout, model))  # of a mask a value may carry
     actions = sum(_values(a.primitives) for a in model.actions.values())
     states = [s for p in model.parsers for s in p.states]
-    parser = sum(_values(s.ops) + _values(k.expr for k in s.keys) + len(s.transitions) for s in states)
+    parser = sum(
+        _values(s.ops) + _values(k.expr for k in s.keys) + len(s.transitions) for s in states
+    )
     calcs = sum(len(c.inputs) for c in model.calculations.values())
     checks = sum(_values([ck.condition]) + 2 for ck in model.checksums)
     deparsed = sum(_deparsed(layout, name) for d in model.deparsers for name in d.order)
@@ -91,19 +101,35 @@ def estimate(layout: Layout, model: Program) -> CodeSize:
     bodies = [_bodies(c) for c in model.controls]
     inlined = [_inlined(b) for b in bodies]
     node_count, copies = sum(map(len, bodies)), sum(n for n, _v in inlined)
-    functions_py = (len(model.actions) + len(states) + node_count + len(model.controls)
-                    + 2 * len({h.type_name for h in layout.headers.values()}) + len(model.calculations) + 8)
+    functions_py = (
+        len(model.actions)
+        + len(states)
+        + node_count
+        + len(model.controls)
+        + 2 * len({h.type_name for h in layout.headers.values()})
+        + len(model.calculations)
+        + 8
+    )
     functions_c = len(model.actions) + 2 * len(model.calculations) + 16
-    python = ((PY_VALUE + digits // 4) * (once + sum(v for _n, v in inlined)) + PY_NODE * copies
-              + PY_FUNCTION * functions_py + PY_SLOT * layout.size)
-    c = ((C_VALUE + digits // 2) * (once + sum(map(sum, bodies))) + C_NODE * node_count
-         + C_FUNCTION * functions_c + C_SLOT * layout.size)
+    python = (
+        (PY_VALUE + digits // 4) * (once + sum(v for _n, v in inlined))
+        + PY_NODE * copies
+        + PY_FUNCTION * functions_py
+        + PY_SLOT * layout.size
+    )
+    c = (
+        (C_VALUE + digits // 2) * (once + sum(map(sum, bodies)))
+        + C_NODE * node_count
+        + C_FUNCTION * functions_c
+        + C_SLOT * layout.size
+    )
     return CodeSize(_nodes(model), max(functions_py, functions_c), python, c)
 
 
 def _nodes(model: Program) -> int:
-    return (sum(len(c.tables) + len(c.conditionals) for c in model.controls)
-            + sum(len(p.states) for p in model.parsers))
+    return sum(len(c.tables) + len(c.conditionals) for c in model.controls) + sum(
+        len(p.states) for p in model.parsers
+    )
 
 
 def _bodies(control: Control) -> list[int]:

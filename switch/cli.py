@@ -23,47 +23,91 @@ def _port(text: str) -> tuple[int, str]:
     if not sep or not number.isdigit() or not iface:
         raise argparse.ArgumentTypeError(f"'{text}' is not PORT@IFACE (e.g. 1@s1-eth1)")
     if int(number) > MAX_PORT:
-        raise argparse.ArgumentTypeError(f"'{text}': PORT must be in 0..{MAX_PORT} (v1model's 9-bit ports)")
+        raise argparse.ArgumentTypeError(
+            f"'{text}': PORT must be in 0..{MAX_PORT} (v1model's 9-bit ports)"
+        )
     return int(number), iface
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ina switch", description="Run ina's built-in P4 switch (BMv2 JSON, v1model) with a P4Runtime server.")
-    p.add_argument("json", nargs="?", help="BMv2 JSON to load at start (or use --no-p4 and push one over P4Runtime)")
-    p.add_argument("--no-p4", action="store_true", help="start with no program; a controller pushes one")
-    p.add_argument("-i", "--interface", action="append", type=_port, default=[], metavar="PORT@IFACE")
+    p = argparse.ArgumentParser(
+        prog="ina switch",
+        description="Run ina's built-in P4 switch (BMv2 JSON, v1model) with a P4Runtime server.",
+    )
+    p.add_argument(
+        "json",
+        nargs="?",
+        help="BMv2 JSON to load at start (or use --no-p4 and push one over P4Runtime)",
+    )
+    p.add_argument(
+        "--no-p4", action="store_true", help="start with no program; a controller pushes one"
+    )
+    p.add_argument(
+        "-i", "--interface", action="append", type=_port, default=[], metavar="PORT@IFACE"
+    )
     p.add_argument("--device-id", type=int_range(0, 2**64 - 1), default=0)
-    p.add_argument("--grpc-server-addr", type=host_port(0), default="127.0.0.1:9559", metavar="HOST:PORT",
-                   help="where the P4Runtime server listens (default: %(default)s, this host only; "
-                        "0.0.0.0:9559 lets any host that reaches the port program the switch: add TLS)")
+    p.add_argument(
+        "--grpc-server-addr",
+        type=host_port(0),
+        default="127.0.0.1:9559",
+        metavar="HOST:PORT",
+        help="where the P4Runtime server listens (default: %(default)s, this host only; "
+        "0.0.0.0:9559 lets any host that reaches the port program the switch: add TLS)",
+    )
     tls = p.add_argument_group("TLS for P4Runtime (simple_switch_grpc's options)")
     tls.add_argument("--grpc-server-ssl", action="store_true", help="serve P4Runtime over TLS")
-    tls.add_argument("--grpc-server-cert", metavar="FILE", help="PEM file holding the server certificate")
+    tls.add_argument(
+        "--grpc-server-cert", metavar="FILE", help="PEM file holding the server certificate"
+    )
     tls.add_argument("--grpc-server-key", metavar="FILE", help="PEM file holding the server key")
-    tls.add_argument("--grpc-server-cacert", metavar="FILE",
-                     help="PEM file holding the CA certificate that client certificates are verified against")
-    tls.add_argument("--grpc-server-with-client-auth", action="store_true",
-                     help="require a client certificate signed by --grpc-server-cacert (mutual TLS)")
-    p.add_argument("--p4runtime-compat", choices=sorted(COMPAT_MODES), default=None,
-                   help="answer P4Runtime as this target does where it differs from P4Runtime 1.4 "
-                        "(README: Known differences from BMv2), to test controllers against it")
+    tls.add_argument(
+        "--grpc-server-cacert",
+        metavar="FILE",
+        help="PEM file holding the CA certificate that client certificates are verified against",
+    )
+    tls.add_argument(
+        "--grpc-server-with-client-auth",
+        action="store_true",
+        help="require a client certificate signed by --grpc-server-cacert (mutual TLS)",
+    )
+    p.add_argument(
+        "--p4runtime-compat",
+        choices=sorted(COMPAT_MODES),
+        default=None,
+        help="answer P4Runtime as this target does where it differs from P4Runtime 1.4 "
+        "(README: Known differences from BMv2), to test controllers against it",
+    )
     p.add_argument("--cpu-port", type=int_range(0, MAX_PORT), default=None)
     p.add_argument("--drop-port", type=int_range(0, MAX_PORT), default=511)
     p.add_argument("--pcap", metavar="DIR", help="write one pcap per port and direction into DIR")
-    p.add_argument("--engine", choices=ENGINES, default="auto",
-                   help="data path: native (the program compiled to C), python (generated Python; the "
-                        "only one with packet logs), auto (native when the program allows; default)")
-    p.add_argument("--profile", metavar="FILE",
-                   help="native engine: count time per stage (parse, tables, actions, deparse, "
-                        "receive, send) and write it to FILE as JSON at exit (ina bench profile)")
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="auto",
+        help="data path: native (the program compiled to C), python (generated Python; the "
+        "only one with packet logs), auto (native when the program allows; default)",
+    )
+    p.add_argument(
+        "--profile",
+        metavar="FILE",
+        help="native engine: count time per stage (parse, tables, actions, deparse, "
+        "receive, send) and write it to FILE as JSON at exit (ina bench profile)",
+    )
     log = p.add_mutually_exclusive_group()
     log.add_argument("--log-console", action="store_true", help="trace every packet on stderr")
     log.add_argument("--log-file", metavar="FILE", help="trace every packet into FILE")
     return p
 
 
-def serve_ports(switch: Switch, io: Ports, service, lock: threading.Lock, stop: threading.Event,
-                wake: threading.Event, io_ticks: Tally) -> None:
+def serve_ports(
+    switch: Switch,
+    io: Ports,
+    service,
+    lock: threading.Lock,
+    stop: threading.Event,
+    wake: threading.Event,
+    io_ticks: Tally,
+) -> None:
     """Run the port loop of the loaded program's data path, until `stop`.
 
     A new program (`wake`) ends the current loop and starts its own (Switch.serve). The sockets
@@ -81,8 +125,11 @@ def write_profile(out: TextIO, switch: Switch, io_ticks: Tally) -> None:
     main opened at start: a path that cannot be written fails before the switch runs, not after."""
     stages, packets = switch.pipeline.profile() if switch.pipeline else ({}, 0)
     out.truncate(0)  # opened for appending, so a start that fails later leaves an old profile whole
-    json.dump({"packets": packets, "stages": stages, "io": dict(io_ticks), "engine": switch.engine_name}, out,
-              indent=2)
+    json.dump(
+        {"packets": packets, "stages": stages, "io": dict(io_ticks), "engine": switch.engine_name},
+        out,
+        indent=2,
+    )
 
 
 def tls_usage_error(args: argparse.Namespace) -> str | None:
@@ -105,8 +152,12 @@ def server_credentials(args: argparse.Namespace):
         return None
     from ina.p4rt.tls import server_credentials as credentials
 
-    return credentials(args.grpc_server_cert, args.grpc_server_key, args.grpc_server_cacert,
-                       args.grpc_server_with_client_auth)
+    return credentials(
+        args.grpc_server_cert,
+        args.grpc_server_key,
+        args.grpc_server_cacert,
+        args.grpc_server_with_client_auth,
+    )
 
 
 def _loopback(address: str) -> bool:
@@ -124,8 +175,11 @@ def main(argv: list[str] | None = None) -> int:
         print("ina switch: give a BMv2 JSON file or --no-p4", file=sys.stderr)
         return 2
     if args.engine == "native" and (args.log_console or args.log_file):
-        print("ina switch: per-packet logs come from the Python engine; use --engine python or auto "
-              "with --log-console/--log-file, or drop the log option", file=sys.stderr)
+        print(
+            "ina switch: per-packet logs come from the Python engine; use --engine python or auto "
+            "with --log-console/--log-file, or drop the log option",
+            file=sys.stderr,
+        )
         return 2
     ports = dict(args.interface)
     if len(ports) != len(args.interface):
@@ -144,8 +198,14 @@ def main(argv: list[str] | None = None) -> int:
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
         log = logger.info
-    switch = Switch(device_id=args.device_id, cpu_port=args.cpu_port, drop_port=args.drop_port, log=log,
-                    engine=args.engine, profile=bool(args.profile))
+    switch = Switch(
+        device_id=args.device_id,
+        cpu_port=args.cpu_port,
+        drop_port=args.drop_port,
+        log=log,
+        engine=args.engine,
+        profile=bool(args.profile),
+    )
     if args.json:
         try:
             switch.load(read_bmv2_json(args.json))
@@ -175,8 +235,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ina switch: gRPC: {err}", file=sys.stderr)
         return 1
     if not args.grpc_server_ssl and not _loopback(args.grpc_server_addr):
-        print(f"ina switch: warning: P4Runtime on {args.grpc_server_addr} without TLS: any host that reaches "
-              "the port can program this switch (see docs/security.md)", file=sys.stderr, flush=True)
+        print(
+            f"ina switch: warning: P4Runtime on {args.grpc_server_addr} without TLS: any host that reaches "
+            "the port can program this switch (see docs/security.md)",
+            file=sys.stderr,
+            flush=True,
+        )
     stop, wake = threading.Event(), threading.Event()
 
     def on_signal(*_args) -> None:
@@ -191,8 +255,11 @@ def main(argv: list[str] | None = None) -> int:
     protocol = "P4Runtime over TLS" if args.grpc_server_ssl else "P4Runtime"
     if args.p4runtime_compat:
         protocol += f" as {compat.name}"
-    print(f"ina switch: listening on {host}:{server.bound_port} ({protocol}, device {args.device_id}), "
-          f"ports {port_list}", flush=True)
+    print(
+        f"ina switch: listening on {host}:{server.bound_port} ({protocol}, device {args.device_id}), "
+        f"ports {port_list}",
+        flush=True,
+    )
     io_ticks: Tally[str] = Tally()
     try:
         serve_ports(switch, io, service, lock, stop, wake, io_ticks)

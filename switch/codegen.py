@@ -91,8 +91,12 @@ class CodeGenerator:
         # function is being emitted, so they go to a separate buffer placed first in the source.
         self.pre = Generated(namespace=self.out.namespace)
         self.errors = program.errors
-        self.sm = layout.header("standard_metadata") if "standard_metadata" in layout.headers else None
-        self.uses_exit = any(p["op"] == "exit" for a in program.actions.values() for p in a.primitives)
+        self.sm = (
+            layout.header("standard_metadata") if "standard_metadata" in layout.headers else None
+        )
+        self.uses_exit = any(
+            p["op"] == "exit" for a in program.actions.values() for p in a.primitives
+        )
         self.header_types: dict[str, str] = {}  # header type name -> generated extractor suffix
         self.calculations: set[str] = set()  # the calc_* functions generated so far
 
@@ -123,7 +127,9 @@ class CodeGenerator:
             o.emit(f"def ext_{suffix}(P, data, off, b, vl):")
             o.emit(f"total = {hl.fixed_bits} + vl", 1)
             o.emit(f"if vl % 8: raise ParserErr({self.error_code('ParserInvalidArgument')})", 1)
-            o.emit(f"if vl > {hl.varbit_max}: raise ParserErr({self.error_code('HeaderTooShort')})", 1)
+            o.emit(
+                f"if vl > {hl.varbit_max}: raise ParserErr({self.error_code('HeaderTooShort')})", 1
+            )
             o.emit("end = off + total // 8", 1)
             o.emit(f"if end > len(data): raise ParserErr({self.error_code('PacketTooShort')})", 1)
             o.emit("v = int.from_bytes(data[off:end], 'big')", 1)
@@ -132,7 +138,10 @@ class CodeGenerator:
                 width = "vl" if w < 0 else str(w)
                 o.emit(f"shift -= {width}", 1)
                 value = f"(v >> shift) & ((1 << {width}) - 1)"
-                o.emit(f"P[b + {1 + k}] = {'_two_comp(' + value + ', ' + width + ')' if s else value}", 1)
+                o.emit(
+                    f"P[b + {1 + k}] = {'_two_comp(' + value + ', ' + width + ')' if s else value}",
+                    1,
+                )
             o.emit(f"P[b + {1 + nfields}] = vl", 1)
             o.emit("P[b] = 1", 1)
             o.emit("return end", 1)
@@ -146,7 +155,9 @@ class CodeGenerator:
             return suffix
         total = sum(widths)
         if total % 8:
-            raise PipelineError(f"header type '{htype}' is {total} bits, not a whole number of bytes")
+            raise PipelineError(
+                f"header type '{htype}' is {total} bits, not a whole number of bytes"
+            )
         nbytes = total // 8
         codes = [STRUCT_CODES.get((w, s)) for _n, w, s in hl.fields]
         short = self.error_code("PacketTooShort")
@@ -202,18 +213,25 @@ class CodeGenerator:
     def copy_union(self, dst: str, src: str) -> list[str]:
         lines = []
         for dm, sm in zip(self.layout.unions[dst], self.layout.unions[src], strict=True):
-            lines += self.copy_header({"type": "header", "value": dm}, {"type": "header", "value": sm})
+            lines += self.copy_header(
+                {"type": "header", "value": dm}, {"type": "header", "value": sm}
+            )
         return lines
 
     def copy_stack(self, dst: str, src: str) -> list[str]:
         if dst in self.layout.union_stacks:
             lines = []
-            for du, su in zip(self.layout.union_stacks[dst], self.layout.union_stacks[src], strict=True):
+            for du, su in zip(
+                self.layout.union_stacks[dst], self.layout.union_stacks[src], strict=True
+            ):
                 lines += self.copy_union(du, su)
             return lines
         d, s = self.layout.stacks[dst], self.layout.stacks[src]
         n = d.stride * len(d.elements)
-        return [f"P[{d.base}:{d.base + n}] = P[{s.base}:{s.base + n}]", f"P[{d.next_slot}] = P[{s.next_slot}]"]
+        return [
+            f"P[{d.base}:{d.base + n}] = P[{s.base}:{s.base + n}]",
+            f"P[{d.next_slot}] = P[{s.next_slot}]",
+        ]
 
     def stack_args(self, name: str) -> str:
         stack = self.layout.stacks.get(name)
@@ -242,13 +260,18 @@ class CodeGenerator:
         o = self.pre
         o.namespace[f"ALGO_{calc.id}"] = ALGORITHMS[calc.algo].python
         o.emit(f"def {fn}(P, payload):")
-        o.emit(f"return ALGO_{calc.id}({self._packed(calc)}{' + payload' if calc.payload else ''})", 1)
+        o.emit(
+            f"return ALGO_{calc.id}({self._packed(calc)}{' + payload' if calc.payload else ''})", 1
+        )
         return fn
 
     def _packed(self, calc: Calculation) -> str:
         """An expression for the calculation's inputs as bytes: one big integer with every shift
         known now, padded to whole bytes like BMv2's field list."""
-        items = [(f"P[{self.layout.field_slot(*i.ref)}]" if i.ref else str(i.value), i.width) for i in calc.inputs]
+        items = [
+            (f"P[{self.layout.field_slot(*i.ref)}]" if i.ref else str(i.value), i.width)
+            for i in calc.inputs
+        ]
         bits = sum(width for _source, width in items)
         shift = bits + (-bits % 8)
         parts = []
@@ -300,8 +323,13 @@ class CodeGenerator:
             self._transitions(state, names)
             # On an error, the headers this state already extracted stay consumed (not payload).
             body = o.lines[start:]
-            o.lines[start:] = ["    try:", *("    " + line for line in body),
-                               "    except ParserErr as err:", "        err.offset = off", "        raise"]
+            o.lines[start:] = [
+                "    try:",
+                *("    " + line for line in body),
+                "    except ParserErr as err:",
+                "        err.offset = off",
+                "        raise",
+            ]
         entry = f"parse_{parser.id}"
         o.emit(f"def {entry}(P, data):")
         o.emit("off = 0", 1)
@@ -336,7 +364,9 @@ class CodeGenerator:
         if param["type"] == "union_stack":
             ustack, member = param["value"]
             unions = self.layout.union_stacks[ustack]
-            raise PipelineError(f"extract into header union stack '{ustack}' ({len(unions)} unions, member {member}) is not supported")
+            raise PipelineError(
+                f"extract into header union stack '{ustack}' ({len(unions)} unions, member {member}) is not supported"
+            )
         raise PipelineError(f"cannot extract into '{param['type']}'")
 
     def _parser_op(self, op: dict) -> list[str]:
@@ -363,8 +393,10 @@ class CodeGenerator:
             return [f"off += {e.value(params[0])}"]
         if kind == "advance":
             short = self.error_code("PacketTooShort")
-            return [f"off += ({e.value(params[0])}) // 8",
-                    f"if off > len(data): raise ParserErr({short})"]
+            return [
+                f"off += ({e.value(params[0])}) // 8",
+                f"if off > len(data): raise ParserErr({short})",
+            ]
         if kind == "primitive":
             return self.primitive(params[0]) if params else []
         raise PipelineError(f"unsupported parser operation '{kind}'")
@@ -375,8 +407,12 @@ class CodeGenerator:
         if len(keys) == 1:
             o.emit(f"k = {self.expr.value(keys[0].expr)}", 1)
         elif keys:
-            parts = [f"(({self.expr.value(k.expr)} & {k.mask}) << {k.shift})" if k.shift
-                     else f"({self.expr.value(k.expr)} & {k.mask})" for k in keys]
+            parts = [
+                f"(({self.expr.value(k.expr)} & {k.mask}) << {k.shift})"
+                if k.shift
+                else f"({self.expr.value(k.expr)} & {k.mask})"
+                for k in keys
+            ]
             o.emit(f"k = {' | '.join(parts)}", 1)
         for t in state.transitions:
             target = names[t.next_state] if t.next_state else "None"
@@ -398,7 +434,9 @@ class CodeGenerator:
         pid = pipe.id
         node_names = {name: node_function(key) for name, key in pipe.nodes.items()}
         if pipe.action_profiles:
-            raise PipelineError("action profiles and selectors are not supported by ina's switch yet")
+            raise PipelineError(
+                "action profiles and selectors are not supported by ina's switch yet"
+            )
 
         def ref(name: str | None) -> str:
             return node_names[name] if name else "None"
@@ -406,8 +444,13 @@ class CodeGenerator:
         exit_check = f"if P[{self.layout.hidden['exit']}]: return None" if self.uses_exit else None
         by_name = {t.name: t for t in pipe.tables}
         merge = not self.trace
-        fixed = {name: step for name, t in by_name.items() if merge and (step := self._fixed_step(t))}
-        conds = {c.name: (self.expr.value(c.expression), c.true_next, c.false_next) for c in pipe.conditionals}
+        fixed = {
+            name: step for name, t in by_name.items() if merge and (step := self._fixed_step(t))
+        }
+        conds = {
+            c.name: (self.expr.value(c.expression), c.true_next, c.false_next)
+            for c in pipe.conditionals
+        }
 
         def lookup(t: Table, indent: int) -> None:
             """Emit a table's lookup and action call; leaves `hit` and the entry `e` set."""
@@ -418,7 +461,9 @@ class CodeGenerator:
                     if k.match_type == "valid":
                         source = f"P[{self.layout.header(k.target).base}]"
                     else:
-                        source = f"P[{self.expr.field_ref({'type': 'field', 'value': k.target})[0]}]"
+                        source = (
+                            f"P[{self.expr.field_ref({'type': 'field', 'value': k.target})[0]}]"
+                        )
                         if k.mask is not None:
                             source = f"({source} & {k.mask})"
                     parts.append(source)
@@ -427,7 +472,10 @@ class CodeGenerator:
                 o.emit("hit = e is not None", indent)
                 o.emit(f"if not hit: e = {var}.default", indent)
                 if t.with_counters:
-                    o.emit(f"else: e.packets += 1; e.bytes += P[{self.sm_slot('packet_length')}]", indent)
+                    o.emit(
+                        f"else: e.packets += 1; e.bytes += P[{self.sm_slot('packet_length')}]",
+                        indent,
+                    )
                 if t.direct_meter:
                     meter = self.meter(t.direct_meter)
                     target = self.program.meter(t.direct_meter).result_target
@@ -440,7 +488,10 @@ class CodeGenerator:
                 o.emit(f"e = {var}.default", indent)
                 o.emit("hit = False", indent)
             if self.trace:
-                o.emit(f"_log('table ' + {t.name!r} + (' hit ' + repr(e.match) if hit else ' miss') + ' -> ' + e.action.name)", indent)
+                o.emit(
+                    f"_log('table ' + {t.name!r} + (' hit ' + repr(e.match) if hit else ' miss') + ' -> ' + e.action.name)",
+                    indent,
+                )
             o.emit("e.fn(P, e.args)", indent)
             if exit_check:
                 o.emit(exit_check, indent)
@@ -475,7 +526,9 @@ class CodeGenerator:
                     o.emit("if hit:", indent)
                     inline(nxt.get("__HIT__"), indent + 1, budget)
                     name = nxt.get("__MISS__")
-                elif len(after := {nxt.get(self.program.actions[a].name) for a in t.action_ids}) == 1:
+                elif (
+                    len(after := {nxt.get(self.program.actions[a].name) for a in t.action_ids}) == 1
+                ):
                     name = after.pop()  # every action continues with the same node
                 else:
                     o.emit("return e.next_node", indent)
@@ -492,7 +545,9 @@ class CodeGenerator:
             lookup(t, 1)
             nxt = t.next_tables
             if "__HIT__" in nxt or "__MISS__" in nxt:
-                o.emit(f"return {ref(nxt.get('__HIT__'))} if hit else {ref(nxt.get('__MISS__'))}", 1)
+                o.emit(
+                    f"return {ref(nxt.get('__HIT__'))} if hit else {ref(nxt.get('__MISS__'))}", 1
+                )
             else:
                 o.emit("return e.next_node", 1)
         for c in pipe.conditionals:
@@ -525,7 +580,9 @@ class CodeGenerator:
             return None
         action = self.program.actions[default.action_id]
         nxt = table.next_tables
-        target = nxt.get("__MISS__") if "__MISS__" in nxt or "__HIT__" in nxt else nxt.get(action.name)
+        target = (
+            nxt.get("__MISS__") if "__MISS__" in nxt or "__HIT__" in nxt else nxt.get(action.name)
+        )
         return f"act_{action.id}(P, {default.args!r})", target
 
     # --- checksums and deparser ----------------------------------------------------------

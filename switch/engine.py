@@ -72,12 +72,21 @@ class Switch:
     the program and machine allow it and no packet log is asked for, else Python; `engine_note`
     then says why."""
 
-    def __init__(self, device_id: int = 0, cpu_port: int | None = None, drop_port: int = 511,
-                 log: Callable[[str], None] | None = None, engine: str = "auto", profile: bool = False):
+    def __init__(
+        self,
+        device_id: int = 0,
+        cpu_port: int | None = None,
+        drop_port: int = 511,
+        log: Callable[[str], None] | None = None,
+        engine: str = "auto",
+        profile: bool = False,
+    ):
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not '{engine}'")
         self.engine = engine
-        self.profile = profile  # native engine: the build that counts time per stage (bench profile)
+        self.profile = (
+            profile  # native engine: the build that counts time per stage (bench profile)
+        )
         self.engine_note = ""
         self.device_id = device_id
         self.cpu_port = cpu_port
@@ -192,8 +201,11 @@ class Switch:
     def direct_counters(self) -> dict[str, DirectCounterView]:
         if not self.pipeline:
             return {}
-        return {c.binding: DirectCounterView(self.pipeline.tables[c.binding])
-                for c in self.pipeline.model.counters if c.direct}
+        return {
+            c.binding: DirectCounterView(self.pipeline.tables[c.binding])
+            for c in self.pipeline.model.counters
+            if c.direct
+        }
 
     # --- packets -------------------------------------------------------------------------
     def set_clock(self, us: int | None) -> None:
@@ -202,7 +214,9 @@ class Switch:
         (hosts/inprocess.py, `ina stf`) drives it so timestamps, and every decision taken on them
         (e.g. a job's timeout), are the same on both engines and on every run."""
         if us is not None and not 0 <= us < 1 << 48:
-            raise ValueError(f"clock {us} us is out of range 0..2^48-1 (v1model timestamps are 48 bits)")
+            raise ValueError(
+                f"clock {us} us is out of range 0..2^48-1 (v1model timestamps are 48 bits)"
+            )
         self._clock_us = us
         if self.pipeline is not None:
             self.pipeline.set_clock(us)
@@ -217,7 +231,9 @@ class Switch:
         if not isinstance(port, int):
             raise TypeError(f"port must be an int, not {type(port).__name__}")
         if not 0 <= port <= self.max_port:
-            raise ValueError(f"port {port} is out of range 0..{self.max_port} (the program's ingress_port)")
+            raise ValueError(
+                f"port {port} is out of range 0..{self.max_port} (the program's ingress_port)"
+            )
         if type(data) is not bytes:
             if not isinstance(data, (bytearray, memoryview)):
                 raise TypeError(f"data must be bytes, not {type(data).__name__}")
@@ -228,8 +244,9 @@ class Switch:
             return []
         return self.pipeline.process(port, data)
 
-    def serve(self, ports: Ports, host: Host, lock: threading.Lock, wake: threading.Event,
-              ticks: Tally) -> None:
+    def serve(
+        self, ports: Ports, host: Host, lock: threading.Lock, wake: threading.Event, ticks: Tally
+    ) -> None:
         """Forward frames between `ports` with the loaded program's data path until `wake` is set
         (backend.py `Backend.serve`); with no program yet, Python's loop drops and counts them."""
         if self.pipeline is None:

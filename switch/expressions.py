@@ -61,7 +61,11 @@ class ExpressionCompiler:
 
     def header_width_fields(self, obj: dict):
         """The HeaderLayout shape of the header `obj` designates (all stack elements share one)."""
-        obj = {"type": obj["type"], "value": unwrap(obj["value"])} if obj["type"] == "expression" else obj
+        obj = (
+            {"type": obj["type"], "value": unwrap(obj["value"])}
+            if obj["type"] == "expression"
+            else obj
+        )
         kind, value = obj["type"], obj["value"]
         if kind in ("header", "regular"):
             return self.layout.header(value)
@@ -106,7 +110,9 @@ class ExpressionCompiler:
         slot, width, signed = self.field_ref(target)
         return f"P[{slot}] = {self.truncate(source, width, signed, source_obj)}"
 
-    def truncate(self, source: str, width: int, signed: bool, source_obj: dict | None = None) -> str:
+    def truncate(
+        self, source: str, width: int, signed: bool, source_obj: dict | None = None
+    ) -> str:
         if signed:
             half = 1 << (width - 1)
             return f"((({source}) + {half}) & {(1 << width) - 1}) - {half}"
@@ -162,11 +168,17 @@ class ExpressionCompiler:
             return self.value(expr)
         op = expr["op"]
         left, right = expr.get("left"), expr.get("right")
-        if op in ("==", "!=") and left is not None and left.get("type") == "header" == right.get("type"):
+        if (
+            op in ("==", "!=")
+            and left is not None
+            and left.get("type") == "header" == right.get("type")
+        ):
             a, b = self.layout.header(left["value"]), self.layout.header(right["value"])
             n = a.size
-            same = (f"(P[{a.base}] == P[{b.base}] and (not P[{a.base}] or "
-                    f"P[{a.base + 1}:{a.base + n}] == P[{b.base + 1}:{b.base + n}]))")
+            same = (
+                f"(P[{a.base}] == P[{b.base}] and (not P[{a.base}] or "
+                f"P[{a.base + 1}:{a.base + n}] == P[{b.base + 1}:{b.base + n}]))"
+            )
             return same if op == "==" else f"(not {same})"
         if op in BINARY and left is not None:
             return f"({self.value(left)} {BINARY[op]} {self.value(right)})"

@@ -14,7 +14,9 @@ class Register:
 
     def _check(self, index: int) -> None:
         if not 0 <= index < self.size:
-            raise IndexError(f"register '{self.name}' has {self.size} cells; index {index} is out of range")
+            raise IndexError(
+                f"register '{self.name}' has {self.size} cells; index {index} is out of range"
+            )
 
     def read(self, index: int) -> int:
         self._check(index)
@@ -23,7 +25,9 @@ class Register:
     def write(self, index: int, value: int) -> None:
         self._check(index)
         if not 0 <= value < (1 << self.bitwidth):
-            raise ValueError(f"value {value} does not fit register '{self.name}' ({self.bitwidth} bits)")
+            raise ValueError(
+                f"value {value} does not fit register '{self.name}' ({self.bitwidth} bits)"
+            )
         self.cells[index] = value
 
     def reset(self) -> None:
@@ -40,7 +44,9 @@ class Counter:
 
     def _check(self, index: int) -> None:
         if not 0 <= index < self.size:
-            raise IndexError(f"counter '{self.name}' has {self.size} cells; index {index} is out of range")
+            raise IndexError(
+                f"counter '{self.name}' has {self.size} cells; index {index} is out of range"
+            )
 
     def read(self, index: int) -> tuple[int, int]:
         self._check(index)
@@ -80,7 +86,9 @@ class Meter:
     def set(self, index: object, cir: float, cburst: int, pir: float, pburst: int) -> None:
         """Configure a cell: an int index of an indirect meter, or ("entry", handle)."""
         if isinstance(index, int) and not 0 <= index < self.size:
-            raise IndexError(f"meter '{self.name}' has {self.size} cells; index {index} is out of range")
+            raise IndexError(
+                f"meter '{self.name}' has {self.size} cells; index {index} is out of range"
+            )
         if pir < cir:
             raise ValueError(f"meter '{self.name}': peak rate {pir} is below committed rate {cir}")
         self.states[index] = MeterState(cir, cburst, pir, pburst, cburst, pburst, time.monotonic())
@@ -144,6 +152,7 @@ class ValueSet(set):
             result = getattr(set, name)(self, *args)
             self._changed()
             return self if name.startswith("__i") else result
+
         method.__name__ = name
         return method
 
@@ -163,4 +172,5 @@ class ValueSet(set):
     def __ixor__(self, other):
         self.symmetric_difference_update(other)
         return self
+
     del _mutate

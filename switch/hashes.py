@@ -84,7 +84,9 @@ class Algorithm:
     """One hash algorithm as each engine runs it."""
 
     python: Callable[[bytes], int]
-    c: str | None  # state.c's function (data, n, payload, npayload); None: the C generator's own case
+    c: (
+        str | None
+    )  # state.c's function (data, n, payload, npayload); None: the C generator's own case
 
 
 ALGORITHMS: dict[str, Algorithm] = {  # BMv2's names; bmv2_schema accepts these and no others

@@ -21,6 +21,7 @@ def num(value: object) -> int:
         raise PipelineError(f"expected an integer, got a {type(value).__name__}")
     return value
 
+
 # Hidden per-packet values the traffic manager needs, kept in the same list.
 HIDDEN = (
     "exit",  # set by the exit primitive: stop the current pipeline

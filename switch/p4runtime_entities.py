@@ -38,8 +38,11 @@ from ina.switch.engine import Switch
 from ina.switch.errors import TableError
 from ina.switch.tables import declared_default
 
-INSERT, MODIFY, DELETE = (p4runtime_pb2.Update.INSERT, p4runtime_pb2.Update.MODIFY,
-                          p4runtime_pb2.Update.DELETE)
+INSERT, MODIFY, DELETE = (
+    p4runtime_pb2.Update.INSERT,
+    p4runtime_pb2.Update.MODIFY,
+    p4runtime_pb2.Update.DELETE,
+)
 decode = p4e.decode_value  # p4runtime_server.py decodes PacketOut metadata with it, as ent.decode
 
 
@@ -61,7 +64,11 @@ def _engine_match(info: Table, fields: dict[str, Match]) -> list:
     for f in info.match_fields:
         match fields.get(f.name):
             case None:
-                out.append(("range", 0, (1 << f.bitwidth) - 1) if f.match_type == "RANGE" else ("ternary", 0, 0))
+                out.append(
+                    ("range", 0, (1 << f.bitwidth) - 1)
+                    if f.match_type == "RANGE"
+                    else ("ternary", 0, 0)
+                )
             case ExactMatch(value):
                 out.append(value)
             case LpmMatch(value, prefix_len):
@@ -98,52 +105,75 @@ def _priority(info: Table, priority: int) -> int | None:
     """A written entry's priority for the engine (None: LPM/exact, longest prefix first), checked by the spec's rule."""
     if info.needs_priority:
         if priority <= 0:
-            raise invalid(f"table '{info.name}' needs a priority > 0 for its ternary/range/optional keys")
+            raise invalid(
+                f"table '{info.name}' needs a priority > 0 for its ternary/range/optional keys"
+            )
         return priority
     if priority:
         raise invalid(f"table '{info.name}' has no ternary/range/optional key; priority must be 0")
     return None
 
 
-def write_table_entry(sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.TableEntry) -> None:
+def write_table_entry(
+    sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.TableEntry
+) -> None:
     info = lookup(schema.table, entry.table_id)
     table = sw.tables.get(info.name)
     if table is None:
-        raise EntityError(grpc.StatusCode.NOT_FOUND, f"the running pipeline has no table '{info.name}'")
+        raise EntityError(
+            grpc.StatusCode.NOT_FOUND, f"the running pipeline has no table '{info.name}'"
+        )
     if entry.is_const:
-        raise invalid(f"table '{info.name}': a written entry must leave is_const false (the server sets it)")
+        raise invalid(
+            f"table '{info.name}': a written entry must leave is_const false (the server sets it)"
+        )
     if entry.is_default_action:
         if update_type != MODIFY:
             raise invalid(f"the default entry of '{info.name}' can only be modified")
         if table.default_is_const or info.const_default_action_id:
-            raise EntityError(grpc.StatusCode.PERMISSION_DENIED, f"the default action of '{info.name}' is const")
+            raise EntityError(
+                grpc.StatusCode.PERMISSION_DENIED, f"the default action of '{info.name}' is const"
+            )
         action = TableEntry.decode(entry, schema).action
         if action is None:  # the spec's reset to the default the program declares
-            table.set_default(*declared_default(sw.pipeline.model.tables[info.name], sw.pipeline.model))
+            table.set_default(
+                *declared_default(sw.pipeline.model.tables[info.name], sw.pipeline.model)
+            )
         else:
             table.set_default(action.name, action.args(schema))
         return
     if update_type == INSERT and not info.match_fields:
-        raise invalid(f"table '{info.name}' has no key: it has only its default entry (MODIFY it with is_default_action)")
+        raise invalid(
+            f"table '{info.name}' has no key: it has only its default entry (MODIFY it with is_default_action)"
+        )
     if info.is_const or table.is_const:
-        raise EntityError(grpc.StatusCode.PERMISSION_DENIED, f"table '{info.name}' is const; its entries cannot change")
+        raise EntityError(
+            grpc.StatusCode.PERMISSION_DENIED,
+            f"table '{info.name}' is const; its entries cannot change",
+        )
     match = _engine_match(info, p4e.decode_match(entry.match, info))
     priority = _priority(info, entry.priority)
     try:
         existing = table.find(match, priority)
         if update_type == INSERT:
             if existing is not None:
-                raise EntityError(grpc.StatusCode.ALREADY_EXISTS, f"table '{info.name}' already has this entry")
+                raise EntityError(
+                    grpc.StatusCode.ALREADY_EXISTS, f"table '{info.name}' already has this entry"
+                )
             action = TableAction.decode(entry.action.action, schema, info, default=False)
             table.add(match, action.name, action.args(schema), priority)
         elif update_type == MODIFY:
             if existing is None:
-                raise EntityError(grpc.StatusCode.NOT_FOUND, f"table '{info.name}' has no such entry to modify")
+                raise EntityError(
+                    grpc.StatusCode.NOT_FOUND, f"table '{info.name}' has no such entry to modify"
+                )
             action = TableAction.decode(entry.action.action, schema, info, default=False)
             table.modify(existing.handle, action.name, action.args(schema))
         elif update_type == DELETE:
             if existing is None:
-                raise EntityError(grpc.StatusCode.NOT_FOUND, f"table '{info.name}' has no such entry to delete")
+                raise EntityError(
+                    grpc.StatusCode.NOT_FOUND, f"table '{info.name}' has no such entry to delete"
+                )
             table.delete(existing.handle)
         else:
             raise invalid("unknown update type")
@@ -156,8 +186,13 @@ def _table_entry(schema: Schema, info: Table, engine_entry, default: bool = Fals
     action = schema.action(engine_entry.action.name)
     params = dict(zip((p.name for p in action.params), engine_entry.args, strict=True))
     priority = engine_entry.priority if info.needs_priority and not default else 0
-    return TableEntry(info.name, {} if default else _typed_match(info, engine_entry),
-                      TableAction(action.name, params), priority, default)
+    return TableEntry(
+        info.name,
+        {} if default else _typed_match(info, engine_entry),
+        TableAction(action.name, params),
+        priority,
+        default,
+    )
 
 
 def read_table_entries(sw: Switch, schema: Schema, query: p4runtime_pb2.TableEntry):
@@ -181,11 +216,15 @@ def _indices(size: int, index: int | None) -> range:
     if index is None:
         return range(size)
     if index >= size:
-        raise EntityError(grpc.StatusCode.OUT_OF_RANGE, f"index {index} is out of range 0..{size - 1}")
+        raise EntityError(
+            grpc.StatusCode.OUT_OF_RANGE, f"index {index} is out of range 0..{size - 1}"
+        )
     return range(index, index + 1)
 
 
-def write_register(sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.RegisterEntry) -> None:
+def write_register(
+    sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.RegisterEntry
+) -> None:
     """One cell, or with no index every cell (the spec's wildcard write)."""
     cell = RegisterEntry.decode(entry, schema)
     if update_type != MODIFY:
@@ -199,14 +238,20 @@ def write_register(sw: Switch, schema: Schema, update_type: int, entry: p4runtim
 
 
 def read_registers(sw: Switch, schema: Schema, query: p4runtime_pb2.RegisterEntry):
-    infos = [lookup(schema.register, query.register_id)] if query.register_id else schema.all("register")
+    infos = (
+        [lookup(schema.register, query.register_id)]
+        if query.register_id
+        else schema.all("register")
+    )
     for info in infos:
         reg = sw.registers[info.name]
         for i in _indices(reg.size, p4e.index_of(query, f"register '{info.name}'")):
             yield RegisterEntry(info.name, i, reg.read(i)).encode(schema)
 
 
-def write_counter(sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.CounterEntry) -> None:
+def write_counter(
+    sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.CounterEntry
+) -> None:
     """One cell, or with no index every cell; without data nothing changes (the spec's MODIFY)."""
     cell = CounterEntry.decode(entry, schema)
     if update_type != MODIFY:
@@ -220,7 +265,9 @@ def write_counter(sw: Switch, schema: Schema, update_type: int, entry: p4runtime
 
 
 def read_counters(sw: Switch, schema: Schema, query: p4runtime_pb2.CounterEntry):
-    infos = [lookup(schema.counter, query.counter_id)] if query.counter_id else schema.all("counter")
+    infos = (
+        [lookup(schema.counter, query.counter_id)] if query.counter_id else schema.all("counter")
+    )
     for info in infos:
         counter = sw.counters[info.name]
         for i in _indices(counter.size, p4e.index_of(query, f"counter '{info.name}'")):
@@ -237,27 +284,39 @@ def _find_entry(sw: Switch, schema: Schema, key: TableEntry):
     return info, found
 
 
-def write_direct_counter(sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.DirectCounterEntry) -> None:
+def write_direct_counter(
+    sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.DirectCounterEntry
+) -> None:
     if update_type != MODIFY:
         raise invalid("direct counters can only be modified")
     cell = DirectCounterEntry.decode(entry, schema)
     info, found = _find_entry(sw, schema, cell.table_entry)
     if cell.data is not None:  # without data nothing changes, as the spec says
-        sw.tables[info.name].set_counters(found.handle, cell.data.packet_count, cell.data.byte_count)
+        sw.tables[info.name].set_counters(
+            found.handle, cell.data.packet_count, cell.data.byte_count
+        )
 
 
 def read_direct_counters(sw: Switch, schema: Schema, query: p4runtime_pb2.DirectCounterEntry):
     if query.table_entry.match:
         entries = [_find_entry(sw, schema, TableEntry.decode(query.table_entry, schema))]
     else:
-        infos = [lookup(schema.table, query.table_entry.table_id)] if query.table_entry.table_id else schema.all("table")
-        entries = [(i, e) for i in infos if i.direct_counter_id for e in sw.tables[i.name].entries()]
+        infos = (
+            [lookup(schema.table, query.table_entry.table_id)]
+            if query.table_entry.table_id
+            else schema.all("table")
+        )
+        entries = [
+            (i, e) for i in infos if i.direct_counter_id for e in sw.tables[i.name].entries()
+        ]
     for info, found in entries:
         data = CounterData(*sw.tables[info.name].counters(found.handle))
         yield DirectCounterEntry(_table_entry(schema, info, found), data).encode(schema)
 
 
-def write_meter(sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.MeterEntry) -> None:
+def write_meter(
+    sw: Switch, schema: Schema, update_type: int, entry: p4runtime_pb2.MeterEntry
+) -> None:
     cell = MeterEntry.decode(entry, schema)
     if update_type != MODIFY:
         raise invalid("meter cells can only be modified")
@@ -279,7 +338,9 @@ def read_meters(sw: Switch, schema: Schema, query: p4runtime_pb2.MeterEntry):
         meter = sw.meters[info.name]
         for i in _indices(info.size, p4e.index_of(query, f"meter '{info.name}'")):
             config = meter.get(i)
-            yield MeterEntry(info.name, i, MeterConfig(*(int(x) for x in config)) if config else None).encode(schema)
+            yield MeterEntry(
+                info.name, i, MeterConfig(*(int(x) for x in config)) if config else None
+            ).encode(schema)
 
 
 # --- packet replication engine -----------------------------------------------------------
@@ -290,20 +351,26 @@ def _check_exists(update_type: int, exists: bool, what: str) -> None:
         raise EntityError(grpc.StatusCode.NOT_FOUND, f"{what} does not exist")
 
 
-def write_pre(sw: Switch, update_type: int, entry: p4runtime_pb2.PacketReplicationEngineEntry) -> None:
+def write_pre(
+    sw: Switch, update_type: int, entry: p4runtime_pb2.PacketReplicationEngineEntry
+) -> None:
     item = p4e.decode_pre(entry)
     try:
         match item:
             case MulticastGroupEntry(mgid, replicas):
                 if mgid == 0:
-                    raise invalid("multicast group 0 means 'no multicast' in v1model; use ids from 1")
+                    raise invalid(
+                        "multicast group 0 means 'no multicast' in v1model; use ids from 1"
+                    )
                 _check_exists(update_type, mgid in sw.multicast.groups(), f"multicast group {mgid}")
                 if update_type == DELETE:
                     sw.multicast.delete_group(mgid)
                 else:
                     sw.multicast.set_group(mgid, list(replicas))
             case CloneSessionEntry(session, replicas, truncate):
-                _check_exists(update_type, session in sw.clone.sessions(), f"clone session {session}")
+                _check_exists(
+                    update_type, session in sw.clone.sessions(), f"clone session {session}"
+                )
                 if update_type == DELETE:
                     sw.clone.delete_session(session)
                 else:
@@ -323,30 +390,42 @@ def read_pre(sw: Switch, query: p4runtime_pb2.PacketReplicationEngineEntry):
         wanted = query.clone_session_entry.session_id
         for session, (replicas, truncate) in sorted(sw.clone.sessions().items()):
             if not wanted or session == wanted:
-                yield CloneSessionEntry(session, tuple(map(Replica._make, replicas)), truncate).encode()
+                yield CloneSessionEntry(
+                    session, tuple(map(Replica._make, replicas)), truncate
+                ).encode()
 
 
 # --- digest entries ------------------------------------------------------------------------
-def write_digest(configs: dict[int, p4runtime_pb2.DigestEntry], schema: Schema, update_type: int,
-                 entry: p4runtime_pb2.DigestEntry) -> None:
+def write_digest(
+    configs: dict[int, p4runtime_pb2.DigestEntry],
+    schema: Schema,
+    update_type: int,
+    entry: p4runtime_pb2.DigestEntry,
+) -> None:
     """Store a digest's streaming config; `configs` (digest id -> entry) belongs to the pipeline."""
     info = lookup(schema.digest, entry.digest_id)
     exists = info.id in configs
     if update_type == INSERT and exists:
-        raise EntityError(grpc.StatusCode.ALREADY_EXISTS, f"digest '{info.name}' is already configured")
+        raise EntityError(
+            grpc.StatusCode.ALREADY_EXISTS, f"digest '{info.name}' is already configured"
+        )
     if update_type in (MODIFY, DELETE) and not exists:
         raise EntityError(grpc.StatusCode.NOT_FOUND, f"digest '{info.name}' is not configured")
     if update_type == DELETE:
         del configs[info.id]
         return
     if not entry.HasField("config"):
-        raise invalid(f"digest '{info.name}' needs a config (max_timeout_ns, max_list_size, ack_timeout_ns)")
+        raise invalid(
+            f"digest '{info.name}' needs a config (max_timeout_ns, max_list_size, ack_timeout_ns)"
+        )
     stored = p4runtime_pb2.DigestEntry()
     stored.CopyFrom(entry)
     configs[info.id] = stored
 
 
-def read_digests(configs: dict[int, p4runtime_pb2.DigestEntry], schema: Schema, query: p4runtime_pb2.DigestEntry):
+def read_digests(
+    configs: dict[int, p4runtime_pb2.DigestEntry], schema: Schema, query: p4runtime_pb2.DigestEntry
+):
     if query.digest_id:
         lookup(schema.digest, query.digest_id)
     for digest_id, entry in sorted(configs.items()):

@@ -56,12 +56,18 @@ API_VERSION = "1.4.1"
 READ_CHUNK = 4096  # entities per ReadResponse
 MAX_READ_ENTITIES = 1 << 18  # per ReadRequest; a Read selecting more ends with RESOURCE_EXHAUSTED
 MAX_CONTROLLERS = 16  # streams that have arbitrated; beyond, only a higher election id gets in
-MAX_UNARBITRATED = 8  # places kept for streams that have not arbitrated yet, so a newcomer always has one
-MAX_STREAMS = MAX_CONTROLLERS + MAX_UNARBITRATED  # open StreamChannels, each holding a server thread
+MAX_UNARBITRATED = (
+    8  # places kept for streams that have not arbitrated yet, so a newcomer always has one
+)
+MAX_STREAMS = (
+    MAX_CONTROLLERS + MAX_UNARBITRATED
+)  # open StreamChannels, each holding a server thread
 UNARY_WORKERS = 8  # threads that stay free for Write/Read/... while MAX_STREAMS streams are open
 ARBITRATION_TIMEOUT = 5.0  # seconds a new stream has to send its MasterArbitrationUpdate
 IDLE_TIMEOUT = 60.0  # seconds a stream other than the primary may stay silent before it is closed
-OUTBOX_LIMIT = 1024  # PacketIn/digest messages queued for a stream that does not read; more are dropped
+OUTBOX_LIMIT = (
+    1024  # PacketIn/digest messages queued for a stream that does not read; more are dropped
+)
 ERROR_MESSAGE_CHARS = 200  # per p4.Error message, so a batch's statuses stay small metadata
 Atomicity = p4runtime_pb2.WriteRequest.Atomicity
 _GRPC_CODES = {code.value[0]: code for code in grpc.StatusCode}  # canonical number -> code
@@ -89,7 +95,9 @@ class _Stream:
         self.arbitrated = False
         self.election_id: int | None = None  # None: arbitrated without one (never primary)
         self.outbox: queue.Queue = queue.Queue()
-        self.opened = self.heard = time.monotonic()  # heard: its last message, or its last moment as primary
+        self.opened = self.heard = (
+            time.monotonic()
+        )  # heard: its last message, or its last moment as primary
 
     def offer(self, msg: p4runtime_pb2.StreamMessageResponse) -> None:
         """Queue data for the client unless it stopped reading (the spec lets a loaded server drop)."""
@@ -118,8 +126,11 @@ class _Arbiter:
         with self.lock:
             if len(self.streams) >= MAX_STREAMS:
                 oldest = next(s for s in self.streams if not s.arbitrated)
-                self._evict(oldest, f"{MAX_STREAMS} StreamChannels are open: this one, the oldest that had not sent "
-                                    "its MasterArbitrationUpdate, made room for a newer one")
+                self._evict(
+                    oldest,
+                    f"{MAX_STREAMS} StreamChannels are open: this one, the oldest that had not sent "
+                    "its MasterArbitrationUpdate, made room for a newer one",
+                )
             self.streams.append(stream)
 
     def close(self, stream: _Stream) -> None:
@@ -144,14 +155,21 @@ class _Arbiter:
         arbitrated = self._arbitrated()
         if len(arbitrated) < MAX_CONTROLLERS:
             return None
-        if election_id is None or any(s.election_id is not None and s.election_id >= election_id for s in arbitrated):
-            return _StreamEnd(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                              f"{MAX_CONTROLLERS} controllers are connected, the most this switch serves; "
-                              "only an election id above all of theirs gets in")
+        if election_id is None or any(
+            s.election_id is not None and s.election_id >= election_id for s in arbitrated
+        ):
+            return _StreamEnd(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{MAX_CONTROLLERS} controllers are connected, the most this switch serves; "
+                "only an election id above all of theirs gets in",
+            )
         primary = self._primary()
         oldest = next(s for s in arbitrated if s is not primary)
-        self._evict(oldest, f"{MAX_CONTROLLERS} controllers were connected and one with a higher election id "
-                            "arrived: this one, the oldest backup, made room")
+        self._evict(
+            oldest,
+            f"{MAX_CONTROLLERS} controllers were connected and one with a higher election id "
+            "arrived: this one, the oldest backup, made room",
+        )
         return None
 
     def _left_primacy(self, previous: _Stream | None) -> None:
@@ -183,7 +201,11 @@ class _Arbiter:
         """Whether a unary request naming `election_id` comes from the live primary."""
         with self.lock:
             primary = self._primary()
-            return primary is not None and election_id is not None and election_id == primary.election_id
+            return (
+                primary is not None
+                and election_id is not None
+                and election_id == primary.election_id
+            )
 
     def to_primary(self, messages: list[p4runtime_pb2.StreamMessageResponse]) -> None:
         with self.lock:
@@ -191,7 +213,9 @@ class _Arbiter:
             for msg in messages if primary else ():
                 primary.offer(msg)
 
-    def update(self, stream: _Stream, arb: p4runtime_pb2.MasterArbitrationUpdate) -> _StreamEnd | None:
+    def update(
+        self, stream: _Stream, arb: p4runtime_pb2.MasterArbitrationUpdate
+    ) -> _StreamEnd | None:
         """Apply one MasterArbitrationUpdate; the error that ends the stream, or None."""
         first = not stream.arbitrated
         if arb.device_id != self.device_id:
@@ -199,19 +223,29 @@ class _Arbiter:
             return _StreamEnd(code, f"this switch is device {self.device_id}, not {arb.device_id}")
         if arb.HasField("role"):
             if not first:
-                return _StreamEnd(grpc.StatusCode.FAILED_PRECONDITION, "a stream's role cannot change")
+                return _StreamEnd(
+                    grpc.StatusCode.FAILED_PRECONDITION, "a stream's role cannot change"
+                )
             if arb.role.name:
-                return _StreamEnd(grpc.StatusCode.NOT_FOUND, f"no role '{arb.role.name}': this switch has only the default role")
+                return _StreamEnd(
+                    grpc.StatusCode.NOT_FOUND,
+                    f"no role '{arb.role.name}': this switch has only the default role",
+                )
             if arb.role.HasField("config"):
-                return _StreamEnd(grpc.StatusCode.INVALID_ARGUMENT, "this switch supports no role config")
+                return _StreamEnd(
+                    grpc.StatusCode.INVALID_ARGUMENT, "this switch supports no role config"
+                )
         election_id = _uint128(arb.election_id) if arb.HasField("election_id") else None
         with self.lock:
             if stream not in self.streams:  # evicted meanwhile: its end is queued
                 return None
-            if election_id is not None and any(s is not stream and s.election_id == election_id
-                                               for s in self._arbitrated()):
-                return _StreamEnd(grpc.StatusCode.INVALID_ARGUMENT,
-                                  f"election id {election_id} is already used by another controller")
+            if election_id is not None and any(
+                s is not stream and s.election_id == election_id for s in self._arbitrated()
+            ):
+                return _StreamEnd(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"election id {election_id} is already used by another controller",
+                )
             refused = self._admit(stream, election_id) if first else None
             if refused is not None:
                 return refused
@@ -234,7 +268,10 @@ class _Arbiter:
             arb = msg.arbitration
             arb.device_id = self.device_id
             if self.highest is not None:
-                arb.election_id.high, arb.election_id.low = self.highest >> 64, self.highest & (2**64 - 1)
+                arb.election_id.high, arb.election_id.low = (
+                    self.highest >> 64,
+                    self.highest & (2**64 - 1),
+                )
             if primary is None:
                 arb.status.code, arb.status.message = code_pb2.NOT_FOUND, "no primary controller"
             elif s is primary:
@@ -260,19 +297,26 @@ class _LiveElection(_Arbiter):
                 return election_id is None
             return (election_id or 0) == primary.election_id
 
-    def update(self, stream: _Stream, arb: p4runtime_pb2.MasterArbitrationUpdate) -> _StreamEnd | None:
+    def update(
+        self, stream: _Stream, arb: p4runtime_pb2.MasterArbitrationUpdate
+    ) -> _StreamEnd | None:
         first = not stream.arbitrated
         if arb.device_id != self.device_id:
             if first:  # PI makes a device per id; this switch is one device
-                return _StreamEnd(grpc.StatusCode.NOT_FOUND, f"this switch is device {self.device_id}, not {arb.device_id}")
+                return _StreamEnd(
+                    grpc.StatusCode.NOT_FOUND,
+                    f"this switch is device {self.device_id}, not {arb.device_id}",
+                )
             return _StreamEnd(grpc.StatusCode.FAILED_PRECONDITION, "Invalid device id")
         election_id = _uint128(arb.election_id)
         with self.lock:
             if stream not in self.streams or (not first and election_id == stream.election_id):
                 return None
             if any(s is not stream and s.election_id == election_id for s in self._arbitrated()):
-                return _StreamEnd(grpc.StatusCode.INVALID_ARGUMENT,
-                                  "Election id already exists" if first else "New election id already exists")
+                return _StreamEnd(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "Election id already exists" if first else "New election id already exists",
+                )
             refused = self._admit(stream, election_id) if first else None
             if refused is not None:
                 return refused
@@ -290,7 +334,10 @@ class _LiveElection(_Arbiter):
             msg = p4runtime_pb2.StreamMessageResponse()
             arb = msg.arbitration
             arb.device_id = self.device_id
-            arb.election_id.high, arb.election_id.low = primary.election_id >> 64, primary.election_id & (2**64 - 1)
+            arb.election_id.high, arb.election_id.low = (
+                primary.election_id >> 64,
+                primary.election_id & (2**64 - 1),
+            )
             if s is primary:
                 arb.status.code, arb.status.message = code_pb2.OK, "Is primary"
             else:
@@ -322,40 +369,74 @@ class Compat:
     no_pipeline: str  # FAILED_PRECONDITION message before a pipeline is set
     other_device: str | None  # unary RPCs naming another device: None = NOT_FOUND naming both ids,
     #                           else FAILED_PRECONDITION with this (PI has a pipeline-less device per id)
-    atomic_writes: str | None  # UNIMPLEMENTED message of ROLLBACK_ON_ERROR/DATAPLANE_ATOMIC; None names the mode
+    atomic_writes: (
+        str | None
+    )  # UNIMPLEMENTED message of ROLLBACK_ON_ERROR/DATAPLANE_ATOMIC; None names the mode
     write_refusals: tuple[Refusal, ...] = ()  # per update, the batch goes on
     read_refusals: tuple[Refusal, ...] = ()  # the whole Read ends with the refusal's code
-    read_error_ends_read: bool = False  # a failed request ends the Read with its own code, not UNKNOWN + details
+    read_error_ends_read: bool = (
+        False  # a failed request ends the Read with its own code, not UNKNOWN + details
+    )
     batch_summary: bool = True  # a failed Write's status message sums up its p4.Errors (else empty)
     error_space: str = ""  # p4.Error.space of each failed update
 
 
 SPEC = Compat(
-    name="p4runtime-1.4", api_version=API_VERSION, election=_Arbiter,
-    not_primary=("not the primary controller: open a StreamChannel and win the election "
-                 "(the highest election id), then send that election id"),
-    no_pipeline="no pipeline has been set", other_device=None, atomic_writes=None)
+    name="p4runtime-1.4",
+    api_version=API_VERSION,
+    election=_Arbiter,
+    not_primary=(
+        "not the primary controller: open a StreamChannel and win the election "
+        "(the highest election id), then send that election id"
+    ),
+    no_pipeline="no pipeline has been set",
+    other_device=None,
+    atomic_writes=None,
+)
 
 _PI_NO_PIPELINE = "No forwarding pipeline config set for this device"
 SIMPLE_SWITCH_GRPC = Compat(
-    name="simple_switch_grpc", api_version="1.3.0", election=_LiveElection, not_primary="Not primary",
-    no_pipeline=_PI_NO_PIPELINE, other_device=_PI_NO_PIPELINE,
+    name="simple_switch_grpc",
+    api_version="1.3.0",
+    election=_LiveElection,
+    not_primary="Not primary",
+    no_pipeline=_PI_NO_PIPELINE,
+    other_device=_PI_NO_PIPELINE,
     atomic_writes="Support for atomic write modes has not been implemented yet",
     write_refusals=(
-        Refusal("register_entry", grpc.StatusCode.UNIMPLEMENTED, "Register writes are not supported yet"),
-        Refusal("counter_entry", grpc.StatusCode.UNIMPLEMENTED, "Wildcard write is not supported for indirect counters yet",
-                lambda counter: not counter.HasField("index")),
+        Refusal(
+            "register_entry", grpc.StatusCode.UNIMPLEMENTED, "Register writes are not supported yet"
+        ),
+        Refusal(
+            "counter_entry",
+            grpc.StatusCode.UNIMPLEMENTED,
+            "Wildcard write is not supported for indirect counters yet",
+            lambda counter: not counter.HasField("index"),
+        ),
         Refusal(None, grpc.StatusCode.UNKNOWN, "Incorrect entity type"),
     ),
     read_refusals=(
-        Refusal("register_entry", grpc.StatusCode.UNIMPLEMENTED, "Register reads are not supported yet"),
-        Refusal("packet_replication_engine_entry", grpc.StatusCode.INVALID_ARGUMENT, "Invalid PRE operation",
-                lambda pre: pre.WhichOneof("type") is None),
-        Refusal("digest_entry", grpc.StatusCode.UNIMPLEMENTED, "digest_id must be set when reading DigestEntry",
-                lambda digest: not digest.digest_id),
+        Refusal(
+            "register_entry", grpc.StatusCode.UNIMPLEMENTED, "Register reads are not supported yet"
+        ),
+        Refusal(
+            "packet_replication_engine_entry",
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "Invalid PRE operation",
+            lambda pre: pre.WhichOneof("type") is None,
+        ),
+        Refusal(
+            "digest_entry",
+            grpc.StatusCode.UNIMPLEMENTED,
+            "digest_id must be set when reading DigestEntry",
+            lambda digest: not digest.digest_id,
+        ),
         Refusal(None, grpc.StatusCode.UNKNOWN, "Incorrect entity type"),
     ),
-    read_error_ends_read=True, batch_summary=False, error_space="ALL-sswitch-p4org")
+    read_error_ends_read=True,
+    batch_summary=False,
+    error_space="ALL-sswitch-p4org",
+)
 COMPAT_MODES = {"simple_switch_grpc": SIMPLE_SWITCH_GRPC}  # ina switch/run --p4runtime-compat
 
 
@@ -373,19 +454,33 @@ def _batch_status(errors: list[p4runtime_pb2.Error], what: str, compat: Compat) 
     for error in failed:
         error.space = compat.error_space
     first = failed[0]
-    message = (f"{what} failure: {len(failed)} of {len(errors)} failed; first: "
-               f"{code_pb2.Code.Name(first.canonical_code)}: {first.message}") if compat.batch_summary else ""
+    message = (
+        (
+            f"{what} failure: {len(failed)} of {len(errors)} failed; first: "
+            f"{code_pb2.Code.Name(first.canonical_code)}: {first.message}"
+        )
+        if compat.batch_summary
+        else ""
+    )
     status = status_pb2.Status(code=code_pb2.UNKNOWN, message=message)
     for error in errors:
         detail = any_pb2.Any()
         detail.Pack(error)
         status.details.append(detail)
-    return _Status(grpc.StatusCode.UNKNOWN, message, (("grpc-status-details-bin", status.SerializeToString()),))
+    return _Status(
+        grpc.StatusCode.UNKNOWN, message, (("grpc-status-details-bin", status.SerializeToString()),)
+    )
 
 
 class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
-    def __init__(self, switch: Switch, lock: threading.Lock, device_id: int = 0,
-                 transmit: Callable[[list[tuple[int, bytes]]], None] | None = None, compat: Compat = SPEC):
+    def __init__(
+        self,
+        switch: Switch,
+        lock: threading.Lock,
+        device_id: int = 0,
+        transmit: Callable[[list[tuple[int, bytes]]], None] | None = None,
+        compat: Compat = SPEC,
+    ):
         self.sw = switch
         self.compat = compat
         self.lock = lock
@@ -393,7 +488,9 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.transmit = transmit or (lambda outputs: None)
         self.schema: Schema | None = None
         self.config = p4runtime_pb2.ForwardingPipelineConfig()
-        self.pending: tuple[p4runtime_pb2.ForwardingPipelineConfig, Built, Schema] | None = None  # VERIFY_AND_SAVE's
+        self.pending: tuple[p4runtime_pb2.ForwardingPipelineConfig, Built, Schema] | None = (
+            None  # VERIFY_AND_SAVE's
+        )
         self.arbiter = compat.election(device_id)
         self.writing = threading.Lock()
         self._list_id = 0
@@ -404,9 +501,15 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         if request.device_id != self.device_id:
             if self.compat.other_device is not None:
                 context.abort(grpc.StatusCode.FAILED_PRECONDITION, self.compat.other_device)
-            context.abort(grpc.StatusCode.NOT_FOUND, f"this switch is device {self.device_id}, not {request.device_id}")
+            context.abort(
+                grpc.StatusCode.NOT_FOUND,
+                f"this switch is device {self.device_id}, not {request.device_id}",
+            )
         if getattr(request, "role", ""):
-            context.abort(grpc.StatusCode.NOT_FOUND, f"no role '{request.role}': this switch has only the default role")
+            context.abort(
+                grpc.StatusCode.NOT_FOUND,
+                f"no role '{request.role}': this switch has only the default role",
+            )
 
     def _check_primary(self, context, request) -> None:
         self._check_device(context, request)
@@ -423,7 +526,9 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         stream = _Stream()
         self.arbiter.open(stream)
         context.add_callback(lambda: stream.outbox.put(None))  # cancelled: free this thread
-        threading.Thread(target=self._read_stream, args=(stream, request_iterator), daemon=True).start()
+        threading.Thread(
+            target=self._read_stream, args=(stream, request_iterator), daemon=True
+        ).start()
         try:
             yield from self._replies(stream, context)
         finally:
@@ -442,17 +547,25 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         """The stream's outbox until it ends; a stream that does not arbitrate in time, or that is
         silent for IDLE_TIMEOUT while not primary, is closed (DEADLINE_EXCEEDED)."""
         while True:
-            due = stream.heard + IDLE_TIMEOUT if stream.arbitrated else stream.opened + ARBITRATION_TIMEOUT
+            due = (
+                stream.heard + IDLE_TIMEOUT
+                if stream.arbitrated
+                else stream.opened + ARBITRATION_TIMEOUT
+            )
             try:
                 item = stream.outbox.get(timeout=max(0.0, due - time.monotonic()))
             except queue.Empty:
                 if not stream.arbitrated:
-                    context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
-                                  f"no MasterArbitrationUpdate within {ARBITRATION_TIMEOUT} s of opening the stream")
+                    context.abort(
+                        grpc.StatusCode.DEADLINE_EXCEEDED,
+                        f"no MasterArbitrationUpdate within {ARBITRATION_TIMEOUT} s of opening the stream",
+                    )
                 if self.arbiter.idle(stream):
-                    context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
-                                  f"nothing received for {IDLE_TIMEOUT} s while not the primary controller "
-                                  "(a backup resends its MasterArbitrationUpdate to stay)")
+                    context.abort(
+                        grpc.StatusCode.DEADLINE_EXCEEDED,
+                        f"nothing received for {IDLE_TIMEOUT} s while not the primary controller "
+                        "(a backup resends its MasterArbitrationUpdate to stay)",
+                    )
                 continue
             if item is None:
                 return
@@ -475,10 +588,15 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         """Inject a PacketOut on the CPU port; a refused one gets a StreamError naming why."""
         try:
             if not self.arbiter.is_primary(stream):
-                raise ent.EntityError(grpc.StatusCode.PERMISSION_DENIED, "only the primary controller may send packets")
+                raise ent.EntityError(
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    "only the primary controller may send packets",
+                )
             if self.sw.cpu_port is None or self.schema is None:
-                raise ent.EntityError(grpc.StatusCode.FAILED_PRECONDITION,
-                                      "no CPU port (ina switch --cpu-port) or no pipeline")
+                raise ent.EntityError(
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    "no CPU port (ina switch --cpu-port) or no pipeline",
+                )
             data = self._packet_out_bytes(packet)
         except ent.EntityError as err:
             reply = p4runtime_pb2.StreamMessageResponse()
@@ -509,8 +627,12 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         given = {}
         for m in packet.metadata:
             if m.metadata_id not in widths:
-                raise ent.invalid(f"PacketOut metadata id {m.metadata_id} is not in the P4Info's packet_out header")
-            given[m.metadata_id] = ent.decode(m.value, widths[m.metadata_id], f"PacketOut metadata {m.metadata_id}")
+                raise ent.invalid(
+                    f"PacketOut metadata id {m.metadata_id} is not in the P4Info's packet_out header"
+                )
+            given[m.metadata_id] = ent.decode(
+                m.value, widths[m.metadata_id], f"PacketOut metadata {m.metadata_id}"
+            )
         value, bits = 0, 0
         for mid, width in layout:
             value = (value << width) | given.get(mid, 0)
@@ -543,7 +665,9 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             msg.digest.digest_id, msg.digest.list_id = digest_id, self._list_id
             struct = msg.digest.data.add().struct
             for value in values:
-                struct.members.add(bitstring=value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big"))
+                struct.members.add(
+                    bitstring=value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
+                )
             messages.append(msg)
         self.arbiter.to_primary(messages)
 
@@ -583,15 +707,27 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                 self._commit(request.config, built, schema)
         elif action == Action.COMMIT:
             if request.HasField("config"):
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, "COMMIT takes no config; it commits the saved one")
+                context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "COMMIT takes no config; it commits the saved one",
+                )
             if self.pending is None:
-                context.abort(grpc.StatusCode.NOT_FOUND, "COMMIT without a saved config (use VERIFY_AND_SAVE first)")
+                context.abort(
+                    grpc.StatusCode.NOT_FOUND,
+                    "COMMIT without a saved config (use VERIFY_AND_SAVE first)",
+                )
             (config, built, schema), self.pending = self.pending, None
             self._commit(config, built, schema)
         elif action == Action.RECONCILE_AND_COMMIT:
-            context.abort(grpc.StatusCode.UNIMPLEMENTED, "RECONCILE_AND_COMMIT is not supported; use VERIFY_AND_COMMIT")
+            context.abort(
+                grpc.StatusCode.UNIMPLEMENTED,
+                "RECONCILE_AND_COMMIT is not supported; use VERIFY_AND_COMMIT",
+            )
         else:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"SetForwardingPipelineConfig action {action} is not one the spec defines")
+            context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"SetForwardingPipelineConfig action {action} is not one the spec defines",
+            )
 
     def _verify(self, context, request) -> tuple[Built, Schema]:
         """The config's program built for this switch's engine, outside the engine lock (the old
@@ -607,19 +743,28 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         try:
             program = json.loads(config.p4_device_config)
         except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"p4_device_config is not BMv2 JSON: {str(err)[:200]}")
+            context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"p4_device_config is not BMv2 JSON: {str(err)[:200]}",
+            )
         try:
             built = self.sw.build(program)
         except PipelineError as err:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the switch cannot run this BMv2 JSON: {err}")
+            context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"the switch cannot run this BMv2 JSON: {err}"
+            )
         missing = _p4info_names_missing_from(config.p4info, built.backend.model)
         if missing:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"the P4Info names {', '.join(missing[:5])} that the BMv2 JSON lacks; "
-                          "push the P4Info and the JSON of one compile")
+            context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"the P4Info names {', '.join(missing[:5])} that the BMv2 JSON lacks; "
+                "push the P4Info and the JSON of one compile",
+            )
         return built, schema
 
-    def _commit(self, config: p4runtime_pb2.ForwardingPipelineConfig, built: Built, schema: Schema) -> None:
+    def _commit(
+        self, config: p4runtime_pb2.ForwardingPipelineConfig, built: Built, schema: Schema
+    ) -> None:
         """Install a built program and its P4Info: a swap under the engine lock."""
         saved = p4runtime_pb2.ForwardingPipelineConfig()
         saved.CopyFrom(config)
@@ -652,11 +797,16 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             self._check_primary(context, head)
             self._check_pipeline(context)
             if head.atomicity in (Atomicity.ROLLBACK_ON_ERROR, Atomicity.DATAPLANE_ATOMIC):
-                context.abort(grpc.StatusCode.UNIMPLEMENTED, self.compat.atomic_writes or
-                              f"atomicity {Atomicity.Name(head.atomicity)} is not supported; "
-                              "use CONTINUE_ON_ERROR (each update applies or fails alone)")
+                context.abort(
+                    grpc.StatusCode.UNIMPLEMENTED,
+                    self.compat.atomic_writes
+                    or f"atomicity {Atomicity.Name(head.atomicity)} is not supported; "
+                    "use CONTINUE_ON_ERROR (each update applies or fails alone)",
+                )
             if head.atomicity != Atomicity.CONTINUE_ON_ERROR:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unknown atomicity {head.atomicity}")
+                context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT, f"unknown atomicity {head.atomicity}"
+                )
             request = _parsed(context, p4runtime_pb2.WriteRequest, data)
             with self.lock:
                 errors = [self._attempt(update) for update in request.updates]
@@ -706,7 +856,9 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self._check_device(context, request)
         self._check_pipeline(context)
         errors = [_error(code_pb2.OK) for _ in request.entities]
-        found = chain.from_iterable(self._read_one(query, errors, i) for i, query in enumerate(request.entities))
+        found = chain.from_iterable(
+            self._read_one(query, errors, i) for i, query in enumerate(request.entities)
+        )
         sent = 0
         while True:
             with self.lock:
@@ -715,8 +867,10 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                 break
             sent += len(page)
             if sent > MAX_READ_ENTITIES:
-                context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                              f"the Read selects more than {MAX_READ_ENTITIES} entities; read by id or index")
+                context.abort(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"the Read selects more than {MAX_READ_ENTITIES} entities; read by id or index",
+                )
             yield p4runtime_pb2.ReadResponse(entities=page)
         failed = [e for e in errors if e.canonical_code != code_pb2.OK]
         if failed and self.compat.read_error_ends_read:
@@ -726,8 +880,9 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         if not sent:
             yield p4runtime_pb2.ReadResponse()
 
-    def _read_one(self, query: p4runtime_pb2.Entity, errors: list[p4runtime_pb2.Error],
-                  position: int) -> Iterator[p4runtime_pb2.Entity]:
+    def _read_one(
+        self, query: p4runtime_pb2.Entity, errors: list[p4runtime_pb2.Error], position: int
+    ) -> Iterator[p4runtime_pb2.Entity]:
         """The entities one request selects; its failure goes to errors[position]."""
         sw, schema = self.sw, self.schema
         kind = query.WhichOneof("entity")
@@ -735,17 +890,25 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             "table_entry": lambda e: ent.read_table_entries(sw, schema, e.table_entry),
             "register_entry": lambda e: ent.read_registers(sw, schema, e.register_entry),
             "counter_entry": lambda e: ent.read_counters(sw, schema, e.counter_entry),
-            "direct_counter_entry": lambda e: ent.read_direct_counters(sw, schema, e.direct_counter_entry),
+            "direct_counter_entry": lambda e: ent.read_direct_counters(
+                sw, schema, e.direct_counter_entry
+            ),
             "meter_entry": lambda e: ent.read_meters(sw, schema, e.meter_entry),
-            "packet_replication_engine_entry": lambda e: ent.read_pre(sw, e.packet_replication_engine_entry),
+            "packet_replication_engine_entry": lambda e: ent.read_pre(
+                sw, e.packet_replication_engine_entry
+            ),
             "digest_entry": lambda e: ent.read_digests(self.digest_configs, schema, e.digest_entry),
         }
         try:
             _refuse(self.compat.read_refusals, kind, query)
             if kind is None:
-                raise ent.invalid("the request has no entity (a wildcard read names the entity type)")
+                raise ent.invalid(
+                    "the request has no entity (a wildcard read names the entity type)"
+                )
             if kind not in readers:
-                raise ent.EntityError(grpc.StatusCode.UNIMPLEMENTED, f"reading {kind} is not supported")
+                raise ent.EntityError(
+                    grpc.StatusCode.UNIMPLEMENTED, f"reading {kind} is not supported"
+                )
             for item in readers[kind](query):
                 yield _wrap(kind, item)
         except ent.EntityError as err:
@@ -767,10 +930,19 @@ def _p4info_names_missing_from(p4info, model: Program) -> list[str]:
         "counter": {c.name for c in model.counters},
         "meter": {m.name for m in model.meters},
     }
-    named = [("table", p4info.tables), ("register", p4info.registers), ("counter", p4info.counters),
-             ("counter", p4info.direct_counters), ("meter", p4info.meters)]
-    return [f"{kind} '{e.preamble.name}'" for kind, items in named for e in items
-            if e.preamble.name not in in_json[kind]]
+    named = [
+        ("table", p4info.tables),
+        ("register", p4info.registers),
+        ("counter", p4info.counters),
+        ("counter", p4info.direct_counters),
+        ("meter", p4info.meters),
+    ]
+    return [
+        f"{kind} '{e.preamble.name}'"
+        for kind, items in named
+        for e in items
+        if e.preamble.name not in in_json[kind]
+    ]
 
 
 def _wrap(kind: str, item) -> p4runtime_pb2.Entity:
@@ -785,7 +957,9 @@ def _parsed(context, kind: type[Message], data: bytes) -> Message:
     try:
         return kind.FromString(data)
     except DecodeError as err:
-        context.abort(grpc.StatusCode.INTERNAL, f"the request is not a valid {kind.DESCRIPTOR.name}: {err}")
+        context.abort(
+            grpc.StatusCode.INTERNAL, f"the request is not a valid {kind.DESCRIPTOR.name}: {err}"
+        )
 
 
 class _WriteAsBytes(grpc.ServerInterceptor):
@@ -795,11 +969,14 @@ class _WriteAsBytes(grpc.ServerInterceptor):
         handler = continuation(handler_call_details)
         if handler is None or handler_call_details.method != "/p4.v1.P4Runtime/Write":
             return handler
-        return grpc.unary_unary_rpc_method_handler(handler.unary_unary,
-                                                   response_serializer=handler.response_serializer)
+        return grpc.unary_unary_rpc_method_handler(
+            handler.unary_unary, response_serializer=handler.response_serializer
+        )
 
 
-def serve(service: P4RuntimeService, address: str, credentials: grpc.ServerCredentials | None = None) -> grpc.Server:
+def serve(
+    service: P4RuntimeService, address: str, credentials: grpc.ServerCredentials | None = None
+) -> grpc.Server:
     """Start a gRPC server for `service` on `address` (HOST:PORT; port 0 picks one), with TLS when
     `credentials` are given (ina.p4rt.tls.server_credentials)."""
     workers = MAX_STREAMS + UNARY_WORKERS
@@ -811,17 +988,26 @@ def serve(service: P4RuntimeService, address: str, credentials: grpc.ServerCrede
         ("grpc.keepalive_timeout_ms", 10_000),
     ]
     # Calls beyond 4 per thread wait for none: gRPC answers them RESOURCE_EXHAUSTED at once.
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="p4rt"),
-                         options=options, maximum_concurrent_rpcs=4 * workers, interceptors=[_WriteAsBytes()])
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="p4rt"),
+        options=options,
+        maximum_concurrent_rpcs=4 * workers,
+        interceptors=[_WriteAsBytes()],
+    )
     p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(service, server)
     try:
-        port = (server.add_secure_port(address, credentials) if credentials
-                else server.add_insecure_port(address))
+        port = (
+            server.add_secure_port(address, credentials)
+            if credentials
+            else server.add_insecure_port(address)
+        )
     except RuntimeError:
         port = 0
     if port == 0:
-        raise OSError(f"cannot listen on {address}: the port is in use or the address is not HOST:PORT "
-                      "(pick another --grpc-server-addr)")
+        raise OSError(
+            f"cannot listen on {address}: the port is in use or the address is not HOST:PORT "
+            "(pick another --grpc-server-addr)"
+        )
     server.start()
     server.bound_port = port  # type: ignore[attr-defined]
     return server

@@ -24,7 +24,9 @@ def record(seconds: int, fraction: int, data: bytes | bytearray) -> bytes:
 class PcapWriter:
     def __init__(self, path: Path):
         # O_APPEND: the native port loop appends whole records to the same file descriptor.
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC, 0o644
+        )
         self.file = open(fd, "wb")  # noqa: SIM115 - kept open for the switch's lifetime
         self.file.write(file_header())
         self.file.flush()

@@ -44,9 +44,18 @@ class HotSlots:
     """Slot numbers of the standard_metadata fields and hidden flags the engine uses per packet,
     as plain attributes (cheaper than a dict lookup by name on every access)."""
 
-    SM_FIELDS = ("ingress_port", "packet_length", "instance_type", "ingress_global_timestamp",
-                 "egress_global_timestamp", "parser_error", "mcast_grp", "egress_spec",
-                 "egress_port", "egress_rid")
+    SM_FIELDS = (
+        "ingress_port",
+        "packet_length",
+        "instance_type",
+        "ingress_global_timestamp",
+        "egress_global_timestamp",
+        "parser_error",
+        "mcast_grp",
+        "egress_spec",
+        "egress_port",
+        "egress_rid",
+    )
     HIDDEN = ("clone_session", "digest", "resubmit", "exit", "recirculate", "truncate")
     __slots__ = SM_FIELDS + HIDDEN
 
@@ -57,21 +66,26 @@ class HotSlots:
             setattr(self, name, hidden[name])
 
 
-def load_pipeline(program: dict, drop_port: int = 511, log: Callable[[str], None] | None = None) -> Pipeline:
+def load_pipeline(
+    program: dict, drop_port: int = 511, log: Callable[[str], None] | None = None
+) -> Pipeline:
     """Check and compile a BMv2 JSON document; raises PipelineError naming what is wrong."""
     layout, model = load_program(program)
     return build_pipeline(layout, model, drop_port, log)
 
 
-def build_pipeline(layout: Layout, model: Program, drop_port: int = 511,
-                   log: Callable[[str], None] | None = None) -> Pipeline:
+def build_pipeline(
+    layout: Layout, model: Program, drop_port: int = 511, log: Callable[[str], None] | None = None
+) -> Pipeline:
     """The model's program as Python code bound to its own tables and externs; PipelineError when
     the document is malformed in a way only the code generator sees."""
     with malformed_json():
         return _build(layout, model, drop_port, log)
 
 
-def _build(layout: Layout, model: Program, drop_port: int, log: Callable[[str], None] | None) -> Pipeline:
+def _build(
+    layout: Layout, model: Program, drop_port: int, log: Callable[[str], None] | None
+) -> Pipeline:
     gen = CodeGenerator(model, layout, drop_port, trace=log is not None)
     ns = gen.out.namespace
     ns.update(base_namespace())
@@ -124,8 +138,13 @@ def _build(layout: Layout, model: Program, drop_port: int, log: Callable[[str], 
                 raise PipelineError(f"next node '{target}' does not exist")
             ref.next_node = ns[nodes[target]] if target else None
         install_program_entries(table, spec, model)
-    field_lists = {fl.id: [layout.field_slot(*ref) for ref in fl.fields] for fl in model.field_lists.values()}
-    learn_lists = {ll.id: (ll.name, [layout.field_slot(*ref) for ref in ll.fields]) for ll in model.learn_lists.values()}
+    field_lists = {
+        fl.id: [layout.field_slot(*ref) for ref in fl.fields] for fl in model.field_lists.values()
+    }
+    learn_lists = {
+        ll.id: (ll.name, [layout.field_slot(*ref) for ref in ll.fields])
+        for ll in model.learn_lists.values()
+    }
     sm = layout.header("standard_metadata")  # load_program refuses programs without it
     slots = {name: sm.base + 1 + k for k, (name, _w, _s) in enumerate(sm.fields)}
     return Pipeline(
@@ -150,7 +169,6 @@ def _build(layout: Layout, model: Program, drop_port: int, log: Callable[[str], 
         slots=slots,
         hot=HotSlots(slots, layout.hidden),
     )
-
 
 
 def _compiled(source: str) -> list[CodeType]:

@@ -68,7 +68,9 @@ class Ports:
             if pcap_dir:
                 Path(pcap_dir).mkdir(parents=True, exist_ok=True)
                 for direction in ("in", "out"):
-                    self.pcaps[(port, direction)] = PcapWriter(Path(pcap_dir) / f"port{port}-{iface}-{direction}.pcap")
+                    self.pcaps[(port, direction)] = PcapWriter(
+                        Path(pcap_dir) / f"port{port}-{iface}-{direction}.pcap"
+                    )
 
     def send(self, outputs: list[tuple[int, bytes]]) -> None:
         for port, data in outputs:
@@ -83,8 +85,13 @@ class Ports:
             if self.pcaps:
                 self.pcaps[(port, "out")].write(data)
 
-    def run(self, process: Callable[[int, bytes], list[tuple[int, bytes]]], deliver: Callable,
-            lock: threading.Lock, stop: threading.Event) -> None:
+    def run(
+        self,
+        process: Callable[[int, bytes], list[tuple[int, bytes]]],
+        deliver: Callable,
+        lock: threading.Lock,
+        stop: threading.Event,
+    ) -> None:
         """Receive, process and send until `stop` is set."""
         poller = select.epoll()
         for fd in self.by_fd:

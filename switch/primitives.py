@@ -59,7 +59,10 @@ class Primitive:
     least: int | None = None  # parameters that must be given (None: all of them)
 
 
-HEADER_EXPRESSIONS = ("dereference_header_stack", "access_union_header")  # a whole header's operators
+HEADER_EXPRESSIONS = (
+    "dereference_header_stack",
+    "access_union_header",
+)  # a whole header's operators
 
 
 def jump_target(params: list[dict]) -> int:
@@ -90,7 +93,8 @@ def py_assign(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
         return g.copy_stack(p[0]["value"], p[1]["value"])
     target = p[0]  # assign, modify_field
     if target["type"] in ("header", "regular") or (
-            target["type"] == "expression" and unwrap(target["value"])["op"] in HEADER_EXPRESSIONS):
+        target["type"] == "expression" and unwrap(target["value"])["op"] in HEADER_EXPRESSIONS
+    ):
         return g.copy_header(target, p[1])
     if target["type"] == "header_union":
         return g.copy_union(target["value"], p[1]["value"])
@@ -102,12 +106,21 @@ def py_assign(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
 def c_assign(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     target = p[0]
     if op in ("assign_header_stack", "assign_union_stack") or (
-            target["type"] == "header_stack" and op in ("assign", "modify_field")):
+        target["type"] == "header_stack" and op in ("assign", "modify_field")
+    ):
         return g.copy_stack(target["value"], p[1]["value"])
-    if op == "assign_union" or (target["type"] == "header_union" and op in ("assign", "modify_field")):
+    if op == "assign_union" or (
+        target["type"] == "header_union" and op in ("assign", "modify_field")
+    ):
         return g.copy_union(target, p[1])
-    if op in ("assign_header", "copy_header") or target["type"] in ("header", "regular") or (
-            target["type"] == "expression" and unwrap(target["value"]).get("op") in HEADER_EXPRESSIONS):
+    if (
+        op in ("assign_header", "copy_header")
+        or target["type"] in ("header", "regular")
+        or (
+            target["type"] == "expression"
+            and unwrap(target["value"]).get("op") in HEADER_EXPRESSIONS
+        )
+    ):
         return g.copy_header(target, p[1])
     return [g.e.store(target, p[1])]
 
@@ -115,7 +128,10 @@ def c_assign(g: CGenerator, op: str, p: list[dict]) -> list[str]:
 def py_assign_vl(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
     slot, _w, _s = g.expr.field_ref(p[0])
     lengths = g.layout.varbit_length_slots(p[0], p[1])
-    return [f"P[{slot}] = {g.expr.value(p[1])}", *([f"P[{lengths[0]}] = P[{lengths[1]}]"] if lengths else [])]
+    return [
+        f"P[{slot}] = {g.expr.value(p[1])}",
+        *([f"P[{lengths[0]}] = P[{lengths[1]}]"] if lengths else []),
+    ]
 
 
 def c_assign_vl(g: CGenerator, op: str, p: list[dict]) -> list[str]:
@@ -142,7 +158,11 @@ def _union_siblings(g: CodeGenerator | CGenerator, target: dict) -> list[int]:
 
 def py_add_header(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
     n = g.expr.header_width_fields(p[0]).size - 1
-    lines = [f"b = {g.expr.header_base(p[0])}", f"if not P[b]: P[b + 1:b + {1 + n}] = ZEROS[:{n}]", "P[b] = 1"]
+    lines = [
+        f"b = {g.expr.header_base(p[0])}",
+        f"if not P[b]: P[b + 1:b + {1 + n}] = ZEROS[:{n}]",
+        "P[b] = 1",
+    ]
     return lines + [f"P[{base}] = 0" for base in _union_siblings(g, p[0])]
 
 
@@ -185,7 +205,10 @@ def py_drop(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
 
 
 def c_drop(g: CGenerator, op: str, p: list[dict]) -> list[str]:
-    return [f"P[{g.sm['egress_spec']}] = (uint64_t)c->sw->drop_port;", f"P[{g.sm['mcast_grp']}] = 0;"]
+    return [
+        f"P[{g.sm['egress_spec']}] = (uint64_t)c->sw->drop_port;",
+        f"P[{g.sm['mcast_grp']}] = 0;",
+    ]
 
 
 def py_exit(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
@@ -199,16 +222,23 @@ def c_exit(g: CGenerator, op: str, p: list[dict]) -> list[str]:
 def py_clone(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
     fields = g.expr.value(p[1]) if len(p) > 1 else "0"
     hidden = g.layout.hidden
-    return [f"P[{hidden['clone_session']}] = {g.expr.value(p[0])} + 1", f"P[{hidden['clone_fields']}] = {fields}"]
+    return [
+        f"P[{hidden['clone_session']}] = {g.expr.value(p[0])} + 1",
+        f"P[{hidden['clone_fields']}] = {fields}",
+    ]
 
 
 def c_clone(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     session = g.e.value(p[0])
     fields = g.list_id(p[1] if len(p) > 1 else None, g.field_lists, 0)
     hidden = g.layout.hidden
-    return ["{", f"i128 s = {session};",
-            f"P[{hidden['clone_session']}] = s >= 0 && s <= 0xFFFF ? (uint64_t)s + 1 : s == -1 ? 0 : 0x10001;",
-            f"P[{hidden['clone_fields']}] = {fields};", "}"]
+    return [
+        "{",
+        f"i128 s = {session};",
+        f"P[{hidden['clone_session']}] = s >= 0 && s <= 0xFFFF ? (uint64_t)s + 1 : s == -1 ? 0 : 0x10001;",
+        f"P[{hidden['clone_fields']}] = {fields};",
+        "}",
+    ]
 
 
 def _request(op: str, p: list[dict]) -> tuple[str, dict | None]:
@@ -235,8 +265,13 @@ def py_truncate(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
 
 
 def c_truncate(g: CGenerator, op: str, p: list[dict]) -> list[str]:
-    return ["{", f"i128 keep = {g.e.value(p[0])};", "if (keep < 0) ina_fail(c);",
-            f"P[{g.layout.hidden['truncate']}] = (uint64_t)keep;", "}"]
+    return [
+        "{",
+        f"i128 keep = {g.e.value(p[0])};",
+        "if (keep < 0) ina_fail(c);",
+        f"P[{g.layout.hidden['truncate']}] = (uint64_t)keep;",
+        "}",
+    ]
 
 
 # --- externs: registers, counters, meters, random numbers, hashes ------------------------
@@ -256,34 +291,55 @@ def py_register_read(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
 def c_register_read(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     index = g.registers[p[1]["value"]]
     value = f"(ina_cell(c, i, R->size) ? (i128)R->cells[i] : {g.e.wrapped(p[0])})"
-    return ["{", f"ina_register *R = &c->sw->registers[{index}];", f"i128 i = {g.e.value(p[2])};",
-            g.e.store_c(p[0], value), "}"]
+    return [
+        "{",
+        f"ina_register *R = &c->sw->registers[{index}];",
+        f"i128 i = {g.e.value(p[2])};",
+        g.e.store_c(p[0], value),
+        "}",
+    ]
 
 
 def py_register_write(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
     reg = g.program.register(p[0]["value"])
     value = g.expr.truncate(g.expr.value(p[2]), reg.bitwidth, False, p[2])
-    return [f"i = {g.expr.value(p[1])}", f"v = {value}", f"if _cell(i, {reg.size}): {g.register(reg.name)}[i] = v"]
+    return [
+        f"i = {g.expr.value(p[1])}",
+        f"v = {value}",
+        f"if _cell(i, {reg.size}): {g.register(reg.name)}[i] = v",
+    ]
 
 
 def c_register_write(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     index = g.registers[p[0]["value"]]
     value = g.e.truncate(g.e.wrapped(p[2]), g.program.registers[index].bitwidth, False)
-    return ["{", f"ina_register *R = &c->sw->registers[{index}];", f"i128 i = {g.e.value(p[1])};",
-            f"uint64_t v = {value};", "if (ina_cell(c, i, R->size)) R->cells[i] = v;", "}"]
+    return [
+        "{",
+        f"ina_register *R = &c->sw->registers[{index}];",
+        f"i128 i = {g.e.value(p[1])};",
+        f"uint64_t v = {value};",
+        "if (ina_cell(c, i, R->size)) R->cells[i] = v;",
+        "}",
+    ]
 
 
 def py_count(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
     size, var = g.program.counter(p[0]["value"]).size, g.counter(p[0]["value"])
-    return [f"i = {g.expr.value(p[1])}",
-            f"if _cell(i, {size}): {var}[0][i] += 1; {var}[1][i] += P[{g.sm_slot('packet_length')}]"]
+    return [
+        f"i = {g.expr.value(p[1])}",
+        f"if _cell(i, {size}): {var}[0][i] += 1; {var}[1][i] += P[{g.sm_slot('packet_length')}]",
+    ]
 
 
 def c_count(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     index = g.counters[p[0]["value"]]
-    return ["{", f"ina_counter *K = &c->sw->counters[{index}];", f"i128 i = {g.e.value(p[1])};",
-            f"if (ina_cell(c, i, K->size)) {{ K->packets[i]++; K->bytes[i] += P[{g.sm['packet_length']}]; }}",
-            "}"]
+    return [
+        "{",
+        f"ina_counter *K = &c->sw->counters[{index}];",
+        f"i128 i = {g.e.value(p[1])};",
+        f"if (ina_cell(c, i, K->size)) {{ K->packets[i]++; K->bytes[i] += P[{g.sm['packet_length']}]; }}",
+        "}",
+    ]
 
 
 def py_meter(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
@@ -297,8 +353,13 @@ def c_meter(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     index = g.meters[p[0]["value"]]
     color = f"(i128)ina_meter_at(M, (uint64_t)i, P[{g.sm['packet_length']}])"
     value = f"(ina_cell(c, i, M->size) ? {color} : {g.e.wrapped(p[2])})"
-    return ["{", f"ina_meter *M = &c->sw->meters[{index}];", f"i128 i = {g.e.value(p[1])};",
-            g.e.store_c(p[2], value), "}"]
+    return [
+        "{",
+        f"ina_meter *M = &c->sw->meters[{index}];",
+        f"i128 i = {g.e.value(p[1])};",
+        g.e.store_c(p[2], value),
+        "}",
+    ]
 
 
 def py_random(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
@@ -307,8 +368,13 @@ def py_random(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
 
 def c_random(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     # random.randint refuses lo > hi (ValueError: the packet is dropped)
-    return ["{", f"i128 lo = {g.e.value(p[1])}, hi = {g.e.value(p[2])};", "if (lo > hi) ina_fail(c);",
-            g.e.store_c(p[0], "lo + (i128)ina_random(c->sw, 0, (uint64_t)(hi - lo))"), "}"]
+    return [
+        "{",
+        f"i128 lo = {g.e.value(p[1])}, hi = {g.e.value(p[2])};",
+        "if (lo > hi) ina_fail(c);",
+        g.e.store_c(p[0], "lo + (i128)ina_random(c->sw, 0, (uint64_t)(hi - lo))"),
+        "}",
+    ]
 
 
 def py_hash(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
@@ -320,8 +386,13 @@ def py_hash(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
 def c_hash(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     calc = g.calculation(p[2]["value"], with_payload=False)
     base, size = g.e.wrapped(p[1]), g.e.value(p[3])
-    return ["{", f"i128 size = {size};", f"i128 h = (i128){calc};",
-            g.e.store_c(p[0], f"{base} + (size ? ina_mod(c, h, size) : h)"), "}"]
+    return [
+        "{",
+        f"i128 size = {size};",
+        f"i128 h = (i128){calc};",
+        g.e.store_c(p[0], f"{base} + (size ? ina_mod(c, h, size) : h)"),
+        "}",
+    ]
 
 
 # --- checks and logs ---------------------------------------------------------------------
@@ -376,12 +447,20 @@ PRIMITIVES: dict[str, Primitive] = {
     "recirculate": _REQUEST,
     "generate_digest": Primitive(py_request, c_request, (Kind.VALUE, Kind.VALUE)),
     "truncate": Primitive(py_truncate, c_truncate, (Kind.VALUE,)),
-    "register_read": Primitive(py_register_read, c_register_read, (Kind.FIELD, Kind.REGISTER, Kind.INDEX)),
-    "register_write": Primitive(py_register_write, c_register_write, (Kind.REGISTER, Kind.INDEX, Kind.VALUE)),
+    "register_read": Primitive(
+        py_register_read, c_register_read, (Kind.FIELD, Kind.REGISTER, Kind.INDEX)
+    ),
+    "register_write": Primitive(
+        py_register_write, c_register_write, (Kind.REGISTER, Kind.INDEX, Kind.VALUE)
+    ),
     "count": Primitive(py_count, c_count, (Kind.COUNTER, Kind.INDEX)),
     "execute_meter": Primitive(py_meter, c_meter, (Kind.METER, Kind.INDEX, Kind.FIELD)),
-    "modify_field_rng_uniform": Primitive(py_random, c_random, (Kind.FIELD, Kind.VALUE, Kind.VALUE)),
-    "modify_field_with_hash_based_offset": Primitive(py_hash, c_hash, (Kind.FIELD, Kind.VALUE, Kind.CALCULATION, Kind.VALUE)),
+    "modify_field_rng_uniform": Primitive(
+        py_random, c_random, (Kind.FIELD, Kind.VALUE, Kind.VALUE)
+    ),
+    "modify_field_with_hash_based_offset": Primitive(
+        py_hash, c_hash, (Kind.FIELD, Kind.VALUE, Kind.CALCULATION, Kind.VALUE)
+    ),
     "no_op": Primitive(py_no_op, c_nothing, ()),
     "log_msg": Primitive(py_log_msg, c_nothing, (Kind.TEXT, Kind.VALUES), least=1),
     "assert": _ASSERT,

@@ -43,7 +43,11 @@ class Action:
     @property
     def jumps(self) -> dict[int, int]:
         """Index of each jump primitive -> the index it goes to (references.py checked each)."""
-        return {i: jump_target(p["parameters"]) for i, p in enumerate(self.primitives) if p["op"] in JUMPS}
+        return {
+            i: jump_target(p["parameters"])
+            for i, p in enumerate(self.primitives)
+            if p["op"] in JUMPS
+        }
 
 
 @dataclass(frozen=True)
@@ -298,8 +302,16 @@ def malformed_json() -> Iterator[None]:
         yield
     except PipelineError:
         raise
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError,
-            StopIteration, TableError) as err:
+    except (
+        KeyError,
+        IndexError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        OverflowError,
+        StopIteration,
+        TableError,
+    ) as err:
         raise PipelineError(f"malformed BMv2 JSON: {type(err).__name__}: {err}") from None
 
 
@@ -311,7 +323,9 @@ def load_program(json: dict) -> tuple[Layout, Program]:
     with malformed_json():
         layout = build_layout(json)
         if "standard_metadata" not in layout.headers:
-            raise PipelineError("the program has no standard_metadata header (not a v1model program?)")
+            raise PipelineError(
+                "the program has no standard_metadata header (not a v1model program?)"
+            )
         model = read_program(json, layout)
         check_references(model, layout)
         return layout, model
@@ -329,7 +343,9 @@ def build_layout(program: dict) -> Layout:
         name = header["name"]
         htype = types.get(header["header_type"])
         if htype is None:
-            raise PipelineError(f"header '{name}' uses unknown header type '{header['header_type']}'")
+            raise PipelineError(
+                f"header '{name}' uses unknown header type '{header['header_type']}'"
+            )
         fields = []
         varbit_max = 0
         for spec in htype["fields"]:
@@ -342,8 +358,14 @@ def build_layout(program: dict) -> Layout:
                 fields.append((fname, -1, False))
             else:
                 fields.append((fname, num(width), signed))
-        hl = HeaderLayout(name, next_slot, tuple(fields), max(varbit_max, 0), bool(header["metadata"]),
-                          htype["name"])
+        hl = HeaderLayout(
+            name,
+            next_slot,
+            tuple(fields),
+            max(varbit_max, 0),
+            bool(header["metadata"]),
+            htype["name"],
+        )
         layout.headers[name] = hl
         layout.by_id[header["id"]] = name
         next_slot += hl.size
@@ -355,7 +377,9 @@ def build_layout(program: dict) -> Layout:
         )
         if not contiguous:
             raise PipelineError(f"header stack '{stack_name}': elements are not declared in order")
-        layout.stacks[stack_name] = StackLayout(stack_name, tuple(members), first.base, stride, next_slot)
+        layout.stacks[stack_name] = StackLayout(
+            stack_name, tuple(members), first.base, stride, next_slot
+        )
         next_slot += 1
     for union in program.get("header_unions", []):
         members = tuple(_header_name(program, i) for i in union["header_ids"])
@@ -364,7 +388,9 @@ def build_layout(program: dict) -> Layout:
             layout.union_of[m] = union["name"]
     union_names = {u["id"]: u["name"] for u in program.get("header_unions", [])}
     for ustack in program.get("header_union_stacks", []):
-        layout.union_stacks[ustack["name"]] = tuple(union_names[i] for i in ustack["header_union_ids"])
+        layout.union_stacks[ustack["name"]] = tuple(
+            union_names[i] for i in ustack["header_union_ids"]
+        )
     for hidden in HIDDEN:
         layout.hidden[hidden] = next_slot
         next_slot += 1
@@ -385,12 +411,26 @@ def read_program(json: dict, layout: Layout) -> Program:
     reader = _Reader(layout)
     actions = {num(a["id"]): reader.action(a) for a in json.get("actions", [])}
     calculations = {c["name"]: reader.calculation(c) for c in json.get("calculations", [])}
-    controls = tuple(Control(p["name"], num(p["id"]), p.get("init_table"),
-                             tuple(reader.table(t, actions) for t in p.get("tables", [])),
-                             tuple(Conditional(c["name"], num(c["id"]), c["expression"], c.get("true_next"),
-                                               c.get("false_next")) for c in p.get("conditionals", [])),
-                             tuple(p.get("action_profiles", [])))
-                     for p in json.get("pipelines", []))
+    controls = tuple(
+        Control(
+            p["name"],
+            num(p["id"]),
+            p.get("init_table"),
+            tuple(reader.table(t, actions) for t in p.get("tables", [])),
+            tuple(
+                Conditional(
+                    c["name"],
+                    num(c["id"]),
+                    c["expression"],
+                    c.get("true_next"),
+                    c.get("false_next"),
+                )
+                for c in p.get("conditionals", [])
+            ),
+            tuple(p.get("action_profiles", [])),
+        )
+        for p in json.get("pipelines", [])
+    )
     return Program(
         json=json,
         actions=actions,
@@ -400,13 +440,17 @@ def read_program(json: dict, layout: Layout) -> Program:
         checksums=tuple(reader.checksum(ck, calculations) for ck in json.get("checksums", [])),
         field_lists={fl["id"]: reader.field_list(fl) for fl in json.get("field_lists", [])},
         learn_lists={ll["id"]: reader.field_list(ll) for ll in json.get("learn_lists", [])},
-        registers=tuple(RegisterArray(r["name"], num(r["id"]), r["size"], r["bitwidth"])
-                        for r in json.get("register_arrays", [])),
+        registers=tuple(
+            RegisterArray(r["name"], num(r["id"]), r["size"], r["bitwidth"])
+            for r in json.get("register_arrays", [])
+        ),
         counters=tuple(reader.counter(c) for c in json.get("counter_arrays", [])),
         meters=tuple(reader.meter(m) for m in json.get("meter_arrays", [])),
         value_sets=tuple(v["name"] for v in json.get("parse_vsets", [])),
         parsers=tuple(reader.parser(p) for p in json.get("parsers", [])),
-        deparsers=tuple(Deparser(num(d["id"]), tuple(d.get("order", []))) for d in json.get("deparsers", [])),
+        deparsers=tuple(
+            Deparser(num(d["id"]), tuple(d.get("order", []))) for d in json.get("deparsers", [])
+        ),
         errors={name: num(code) for name, code in json.get("errors", [])},
     )
 
@@ -429,12 +473,19 @@ class _Reader:
         keys = tuple(self.key(k) for k in t.get("key", []))
         default = t.get("default_entry")
         return Table(
-            name=t["name"], id=num(t["id"]), keys=keys,
+            name=t["name"],
+            id=num(t["id"]),
+            keys=keys,
             action_ids=tuple(num(a) for a in t.get("action_ids", [])),
             max_size=int(t.get("max_size", 1024)) or 1024,
-            default=DefaultEntry(num(default["action_id"]), tuple(hexint(x) for x in default.get("action_data", [])),
-                                 bool(default.get("action_const")), bool(default.get("action_entry_const")))
-            if default else None,
+            default=DefaultEntry(
+                num(default["action_id"]),
+                tuple(hexint(x) for x in default.get("action_data", [])),
+                bool(default.get("action_const")),
+                bool(default.get("action_entry_const")),
+            )
+            if default
+            else None,
             entries=tuple(self.entry(e, keys, actions) for e in t.get("entries", [])),
             next_tables=dict(t.get("next_tables", {})),
             with_counters=bool(t.get("with_counters")),
@@ -448,7 +499,13 @@ class _Reader:
         if k["match_type"] == "valid":
             return TableKey(name, "valid", target, 1, None)
         ref = (target[0], target[1])
-        return TableKey(name, k["match_type"], ref, self.width(ref), hexint(k["mask"]) if k.get("mask") else None)
+        return TableKey(
+            name,
+            k["match_type"],
+            ref,
+            self.width(ref),
+            hexint(k["mask"]) if k.get("mask") else None,
+        )
 
     @staticmethod
     def entry(e: dict, keys: tuple[TableKey, ...], actions: dict[int, Action]) -> ConstEntry:
@@ -478,13 +535,17 @@ class _Reader:
             elif item["type"] == "header":
                 hl = self.layout.header(item["value"])
                 if hl.varbit_max:
-                    raise PipelineError(f"calculation '{c['name']}' reads varbit header '{hl.name}' whole")
+                    raise PipelineError(
+                        f"calculation '{c['name']}' reads varbit header '{hl.name}' whole"
+                    )
                 inputs += [CalcInput(w, (hl.name, name)) for name, w, _s in hl.fields]
             elif item["type"] == "field":
                 ref = (item["value"][0], item["value"][1])
                 inputs.append(CalcInput(self.width(ref), ref))
             else:  # a constant: its bitwidth, or its hex digits' (at least a byte)
-                width = item.get("bitwidth") or max(8, len(str(item["value"]).removeprefix("0x")) * 4)
+                width = item.get("bitwidth") or max(
+                    8, len(str(item["value"]).removeprefix("0x")) * 4
+                )
                 inputs.append(CalcInput(width, value=hexint(item["value"])))
         return Calculation(c["name"], num(c["id"]), c["algo"], tuple(inputs), payload)
 
@@ -492,11 +553,18 @@ class _Reader:
         if ck["calculation"] not in calculations:
             raise PipelineError(f"unknown calculation '{ck['calculation']}'")
         target = (ck["target"][0], ck["target"][1])
-        verify, update = bool(ck.get("verify", False)), bool(ck.get("update", True))  # BMv2's defaults
-        return Checksum(target, calculations[ck["calculation"]], verify, update, ck.get("if_cond") or None)
+        verify, update = (
+            bool(ck.get("verify", False)),
+            bool(ck.get("update", True)),
+        )  # BMv2's defaults
+        return Checksum(
+            target, calculations[ck["calculation"]], verify, update, ck.get("if_cond") or None
+        )
 
     def field_list(self, fl: dict) -> FieldList:
-        fields = tuple((e["value"][0], e["value"][1]) for e in fl.get("elements", []) if e["type"] == "field")
+        fields = tuple(
+            (e["value"][0], e["value"][1]) for e in fl.get("elements", []) if e["type"] == "field"
+        )
         for ref in fields:
             self.layout.field_slot(*ref)
         return FieldList(fl["id"], fl["name"], fields)
@@ -504,21 +572,39 @@ class _Reader:
     @staticmethod
     def counter(c: dict) -> CounterArray:
         direct = bool(c.get("is_direct"))
-        return CounterArray(c["name"], num(c["id"]), 0 if direct else int(c["size"]), direct,
-                            c.get("binding") if direct else None)
+        return CounterArray(
+            c["name"],
+            num(c["id"]),
+            0 if direct else int(c["size"]),
+            direct,
+            c.get("binding") if direct else None,
+        )
 
     @staticmethod
     def meter(m: dict) -> MeterArray:
         direct = bool(m.get("is_direct"))
         target = m.get("result_target")
-        return MeterArray(m["name"], num(m["id"]), int(m.get("size", 0)), m.get("type") == "bytes", direct,
-                          m.get("binding") if direct else None, (target[0], target[1]) if target else None)
+        return MeterArray(
+            m["name"],
+            num(m["id"]),
+            int(m.get("size", 0)),
+            m.get("type") == "bytes",
+            direct,
+            m.get("binding") if direct else None,
+            (target[0], target[1]) if target else None,
+        )
 
     def parser(self, p: dict) -> Parser:
-        states = tuple(ParserState(s["name"], num(s["id"]), tuple(s.get("parser_ops", [])),
-                                   self.transition_keys(s.get("transition_key", [])),
-                                   self.transitions(s.get("transitions", [])))
-                       for s in p["parse_states"])
+        states = tuple(
+            ParserState(
+                s["name"],
+                num(s["id"]),
+                tuple(s.get("parser_ops", [])),
+                self.transition_keys(s.get("transition_key", [])),
+                self.transitions(s.get("transitions", [])),
+            )
+            for s in p["parse_states"]
+        )
         return Parser(p["name"], num(p["id"]), p["init_state"], states)
 
     def transitions(self, cases: list[dict]) -> tuple[Transition, ...]:

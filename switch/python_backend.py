@@ -41,8 +41,13 @@ class PythonBackend:
 
     name = "python"
 
-    def __init__(self, layout: Layout, model: Program, drop_port: int,
-                 log: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        layout: Layout,
+        model: Program,
+        drop_port: int,
+        log: Callable[[str], None] | None = None,
+    ):
         self.pipeline: Pipeline = build_pipeline(layout, model, drop_port, log)
         self.model, self.drop_port, self.log = model, drop_port, log
         self.max_port = max_port(layout)
@@ -73,8 +78,16 @@ class PythonBackend:
     def _now_us(self) -> int:
         return self._set_us if self._set_us is not None else int((monotonic() - self._start) * 1e6)
 
-    def serve(self, ports: Ports, process: Callable[[int, bytes], Packets], host: Host,
-              lock: threading.Lock, wake: threading.Event, cpu_port: int | None, ticks: Tally) -> None:
+    def serve(
+        self,
+        ports: Ports,
+        process: Callable[[int, bytes], Packets],
+        host: Host,
+        lock: threading.Lock,
+        wake: threading.Event,
+        cpu_port: int | None,
+        ticks: Tally,
+    ) -> None:
         """Ports' Python loop: every frame through `process`, under `lock`."""
         ports.run(process, host.deliver, lock, wake)
 
@@ -102,8 +115,16 @@ class PythonBackend:
         if self.log is not None:
             self.log(message)
 
-    def _ingress(self, pl: Pipeline, port: int, data: bytes, itype: int,
-                 preserved: tuple, out: Sent, depth: int) -> None:
+    def _ingress(
+        self,
+        pl: Pipeline,
+        port: int,
+        data: bytes,
+        itype: int,
+        preserved: tuple,
+        out: Sent,
+        depth: int,
+    ) -> None:
         h = pl.hot
         P = pl.template[:]
         P[h.ingress_port] = port
@@ -179,7 +200,9 @@ class PythonBackend:
             packet = packet[:truncate]
         if len(out) >= MAX_OUTPUT_PACKETS or out.bytes + len(packet) > MAX_OUTPUT_BYTES:
             self._stats["dropped_output_full"] += 1
-            self._trace(f"drop: the packet has sent {len(out)} packets of {out.bytes} bytes already")
+            self._trace(
+                f"drop: the packet has sent {len(out)} packets of {out.bytes} bytes already"
+            )
             return
         out.bytes += len(packet)
         if self.log:

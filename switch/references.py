@@ -94,21 +94,34 @@ class _Checker:
     # --- the program, section by section -------------------------------------------------
     def program(self) -> None:
         m, layout = self.model, self.layout
-        for section, arrays in (("register_arrays", m.registers), ("counter_arrays", m.counters),
-                                ("meter_arrays", m.meters)):
+        for section, arrays in (
+            ("register_arrays", m.registers),
+            ("counter_arrays", m.counters),
+            ("meter_arrays", m.meters),
+        ):
             unique((a.name, f"{section}[{i}].name") for i, a in enumerate(arrays))
-        unique((t.name, f"pipelines[{i}].tables[{j}].name")
-               for i, c in enumerate(m.controls) for j, t in enumerate(c.tables))
+        unique(
+            (t.name, f"pipelines[{i}].tables[{j}].name")
+            for i, c in enumerate(m.controls)
+            for j, t in enumerate(c.tables)
+        )
         for i, stack in enumerate(layout.stacks.values()):
             if len({header_shape(layout.header(h)) for h in stack.elements}) > 1:
-                raise refused(f"header_stacks[{i}].header_ids", f"the elements of stack '{stack.name}' differ in shape")
+                raise refused(
+                    f"header_stacks[{i}].header_ids",
+                    f"the elements of stack '{stack.name}' differ in shape",
+                )
         for i, action in enumerate(m.actions.values()):
             scope = Scope(action.params, action.name)
             for j, prim in enumerate(action.primitives):
                 self.primitive(prim, f"actions[{i}].primitives[{j}]", scope)
                 if prim["op"] in JUMPS:
-                    self.jump(prim["parameters"][-1], j, len(action.primitives),
-                              f"actions[{i}].primitives[{j}].parameters[{len(prim['parameters']) - 1}]")
+                    self.jump(
+                        prim["parameters"][-1],
+                        j,
+                        len(action.primitives),
+                        f"actions[{i}].primitives[{j}].parameters[{len(prim['parameters']) - 1}]",
+                    )
         for i, control in enumerate(m.controls):
             self.control(control, f"pipelines[{i}]")
         for i, parser in enumerate(m.parsers):
@@ -120,14 +133,23 @@ class _Checker:
         for section, arrays in (("counter_arrays", m.counters), ("meter_arrays", m.meters)):
             for i, array in enumerate(arrays):
                 if array.binding is not None and array.binding not in m.tables:
-                    raise refused(f"{section}[{i}].binding", f"no table is called '{array.binding}'")
+                    raise refused(
+                        f"{section}[{i}].binding", f"no table is called '{array.binding}'"
+                    )
         for i, meter in enumerate(m.meters):
             if meter.result_target is not None:
                 self.ref(meter.result_target, f"meter_arrays[{i}].result_target")
         for i, deparser in enumerate(m.deparsers):
             for j, name in enumerate(deparser.order):
-                if name not in layout.headers and name not in layout.stacks and name not in layout.unions:
-                    raise refused(f"deparsers[{i}].order[{j}]", f"no header, header stack or union is called '{name}'")
+                if (
+                    name not in layout.headers
+                    and name not in layout.stacks
+                    and name not in layout.unions
+                ):
+                    raise refused(
+                        f"deparsers[{i}].order[{j}]",
+                        f"no header, header stack or union is called '{name}'",
+                    )
 
     # --- actions and primitives ----------------------------------------------------------
     def primitive(self, prim: dict, path: str, scope: Scope) -> None:
@@ -138,7 +160,9 @@ class _Checker:
         least = len(entry.params) if entry.least is None else entry.least
         if not least <= len(params) <= len(entry.params):
             wanted = str(least) if least == len(entry.params) else f"{least}..{len(entry.params)}"
-            raise refused(f"{path}.parameters", f"'{op}' takes {wanted} parameters, got {len(params)}")
+            raise refused(
+                f"{path}.parameters", f"'{op}' takes {wanted} parameters, got {len(params)}"
+            )
         self.parameters(entry.params, params, f"{path}.parameters", scope)
 
     @staticmethod
@@ -146,10 +170,15 @@ class _Checker:
         """Where primitive `at` of an action of `count` jumps: forward, within the action (P4 actions
         have no loops; a jump back would spin the packet forever)."""
         if target.get("type") != "hexstr" or not at < hexint(target["value"]) <= count:
-            raise refused(path, f"a jump from primitive {at} goes to {literal(target)}, not forward "
-                                f"within its action of {count}")
+            raise refused(
+                path,
+                f"a jump from primitive {at} goes to {literal(target)}, not forward "
+                f"within its action of {count}",
+            )
 
-    def parameters(self, kinds: tuple[str, ...], params: list[dict], path: str, scope: Scope) -> None:
+    def parameters(
+        self, kinds: tuple[str, ...], params: list[dict], path: str, scope: Scope
+    ) -> None:
         """Each parameter checked as its kind says; a SOURCE, INDEX or VALUES parameter against the
         one before it (what it is copied to, the array it indexes, the format it fills)."""
         before: tuple[str, dict] | None = None
@@ -199,7 +228,9 @@ class _Checker:
         elif kind == "primitive":
             self.primitive(obj, path, scope)
         elif kind not in (Kind.JUMP, Kind.TEXT):
-                raise AssertionError(f"parameter kind {kind!r} has no check")  # a Kind added without one
+            raise AssertionError(
+                f"parameter kind {kind!r} has no check"
+            )  # a Kind added without one
         return None
 
     def source(self, obj: dict, before: tuple[str, dict], path: str, scope: Scope) -> None:
@@ -213,7 +244,9 @@ class _Checker:
             return
         wanted, got = self.check(kind, target, "", scope), self.check(kind, obj, path, scope)
         if kind == Kind.VARBIT and got > wanted:
-            raise refused(path, f"a varbit field of up to {got} bits copied into one of up to {wanted}")
+            raise refused(
+                path, f"a varbit field of up to {got} bits copied into one of up to {wanted}"
+            )
         if kind != Kind.VARBIT and got != wanted:
             raise refused(path, f"expected {kind.value} of the shape of the one it is copied to")
 
@@ -230,13 +263,18 @@ class _Checker:
         self.value(obj, path, scope)
         cells = self.things[array["type"]][array["value"]]
         if (i := literal(obj)) is not None and not 0 <= i < cells.size:
-            raise refused(path, f"index {i} is outside {NAMES[array['type']]} '{cells.name}' (0..{cells.size - 1})")
+            raise refused(
+                path,
+                f"index {i} is outside {NAMES[array['type']]} '{cells.name}' (0..{cells.size - 1})",
+            )
 
     def array(self, kind: Kind, obj: dict, path: str) -> None:
         """A register, counter or meter array a primitive indexes: an indirect one."""
         array = self.typed(obj, ARRAYS[kind], path)
         if getattr(array, "direct", False):
-            raise refused(f"{path}.value", f"'{array.name}' is direct: its cells are its table's entries")
+            raise refused(
+                f"{path}.value", f"'{array.name}' is direct: its cells are its table's entries"
+            )
 
     def varbit(self, obj: dict, path: str) -> int:
         """A header's varbit field; returns its most bits."""
@@ -266,7 +304,9 @@ class _Checker:
             if scope.params is None:
                 raise refused(path, f"{kind} {v} outside an action")
             if v >= len(scope.params):
-                raise refused(path, f"{kind} {v}: action '{scope.action}' has {len(scope.params)} parameters")
+                raise refused(
+                    path, f"{kind} {v}: action '{scope.action}' has {len(scope.params)} parameters"
+                )
         elif kind == "lookahead" and not scope.parser:
             raise refused(path, "a lookahead outside a parser state")
         elif kind == "register":
@@ -298,21 +338,34 @@ class _Checker:
             self.union(right, f"{epath}.right")
         elif op in STACK_OPS:
             self.stack(right, f"{epath}.right")
-        elif op in ("==", "!=") and left is not None and left.get("type") == "header" == right.get("type"):
-            if self.check(Kind.HEADER, left, f"{epath}.left", scope) != self.check(Kind.HEADER, right, f"{epath}.right", scope):
+        elif (
+            op in ("==", "!=")
+            and left is not None
+            and left.get("type") == "header" == right.get("type")
+        ):
+            if self.check(Kind.HEADER, left, f"{epath}.left", scope) != self.check(
+                Kind.HEADER, right, f"{epath}.right", scope
+            ):
                 raise refused(epath, "a comparison of headers of other shapes")
         else:
             for side in ("left", "right", "cond"):
                 if expr.get(side) is not None:
                     self.value(expr[side], f"{epath}.{side}", scope)
-            if op in WIDTH_OPS and (width := literal(right)) is not None and not 1 <= width <= MAX_BITS:
+            if (
+                op in WIDTH_OPS
+                and (width := literal(right)) is not None
+                and not 1 <= width <= MAX_BITS
+            ):
                 raise refused(f"{epath}.right", f"width {width} is out of range 1..{MAX_BITS}")
 
     def access_field(self, expr: dict, path: str, scope: Scope) -> HeaderLayout:
         """A field at an offset of a header expression; returns the header's layout."""
         hl = self.header(expr["left"], f"{path}.left", scope)
         if not 0 <= expr["right"] < len(hl.fields):
-            raise refused(f"{path}.right", f"header '{hl.name}' has {len(hl.fields)} fields, no field {expr['right']}")
+            raise refused(
+                f"{path}.right",
+                f"header '{hl.name}' has {len(hl.fields)} fields, no field {expr['right']}",
+            )
         return hl
 
     def field(self, obj: dict, path: str, scope: Scope) -> HeaderLayout:
@@ -325,7 +378,10 @@ class _Checker:
             stack = self.named("header_stack", v[0], f"{path}.value[0]")
             hl = self.layout.header(stack.elements[0])
             if v[1] not in (n for n, _w, _s in hl.fields):
-                raise refused(f"{path}.value[1]", f"the elements of stack '{stack.name}' have no field '{v[1]}'")
+                raise refused(
+                    f"{path}.value[1]",
+                    f"the elements of stack '{stack.name}' have no field '{v[1]}'",
+                )
             return hl
         if kind == "expression":
             expr, epath = operator(obj, path)
@@ -355,7 +411,10 @@ class _Checker:
             if expr.get("op") == "access_union_header":
                 members = self.union(expr["left"], f"{epath}.left")
                 if not 0 <= expr["right"] < len(members):
-                    raise refused(f"{epath}.right", f"the union has {len(members)} members, no member {expr['right']}")
+                    raise refused(
+                        f"{epath}.right",
+                        f"the union has {len(members)} members, no member {expr['right']}",
+                    )
                 return self.layout.header(members[expr["right"]])
         raise refused(path, f"expected a header, got a {kind}")
 
@@ -373,7 +432,10 @@ class _Checker:
             raise refused(path, f"expected a header stack, got a {obj.get('type')}")
         if obj["value"] in self.layout.union_stacks:
             unions = self.layout.union_stacks[obj["value"]]
-            return tuple(tuple(header_shape(self.layout.header(m)) for m in self.layout.unions[u]) for u in unions)
+            return tuple(
+                tuple(header_shape(self.layout.header(m)) for m in self.layout.unions[u])
+                for u in unions
+            )
         stack = self.named("header_stack", obj["value"], f"{path}.value")
         return len(stack.elements), header_shape(self.layout.header(stack.elements[0]))
 
@@ -402,7 +464,9 @@ class _Checker:
 
         def node(name: str | None, where: str) -> None:
             if name is not None and name not in nodes:
-                raise refused(where, f"'{name}' is no table or conditional of pipeline '{control.name}'")
+                raise refused(
+                    where, f"'{name}' is no table or conditional of pipeline '{control.name}'"
+                )
 
         node(control.init_table, f"{path}.init_table")
         for j, table in enumerate(control.tables):
@@ -419,11 +483,15 @@ class _Checker:
         for k, aid in enumerate(table.action_ids):
             if aid not in actions:
                 raise refused(f"{path}.action_ids[{k}]", f"no action has id {aid}")
-        unique((actions[aid].name, f"{path}.action_ids[{k}]") for k, aid in enumerate(table.action_ids))
+        unique(
+            (actions[aid].name, f"{path}.action_ids[{k}]") for k, aid in enumerate(table.action_ids)
+        )
         names = {actions[aid].name for aid in table.action_ids}
         for name, target in table.next_tables.items():
             if name not in names and name not in ("__HIT__", "__MISS__"):
-                raise refused(f"{path}.next_tables", f"'{name}' is no action of table '{table.name}'")
+                raise refused(
+                    f"{path}.next_tables", f"'{name}' is no action of table '{table.name}'"
+                )
             node(target, f"{path}.next_tables.{name}")
         for k, key in enumerate(table.keys):
             if key.match_type == "valid":
@@ -435,7 +503,9 @@ class _Checker:
         if table.direct_meter is not None:
             meter = self.things["meter_array"].get(table.direct_meter)
             if meter is None or not meter.direct:
-                raise refused(f"{path}.direct_meters", f"no direct meter is called '{table.direct_meter}'")
+                raise refused(
+                    f"{path}.direct_meters", f"no direct meter is called '{table.direct_meter}'"
+                )
 
     def entry(self, table: Table, aid: int, args: tuple[int, ...], path: str) -> None:
         """An entry the program declares: one of the table's actions, with its parameters."""
@@ -443,12 +513,16 @@ class _Checker:
             raise refused(f"{path}.action_id", f"action {aid} is no action of table '{table.name}'")
         action = self.model.actions[aid]
         if len(args) != len(action.params):
-            raise refused(f"{path}.action_data", f"action '{action.name}' takes {len(action.params)} "
-                                                 f"parameters, got {len(args)}")
+            raise refused(
+                f"{path}.action_data",
+                f"action '{action.name}' takes {len(action.params)} parameters, got {len(args)}",
+            )
         for k, (value, param) in enumerate(zip(args, action.params, strict=True)):
             if not 0 <= value < 1 << param.width:
-                raise refused(f"{path}.action_data[{k}]", f"{value:#x} does not fit the {param.width}-bit "
-                                                          f"parameter '{param.name}'")
+                raise refused(
+                    f"{path}.action_data[{k}]",
+                    f"{value:#x} does not fit the {param.width}-bit parameter '{param.name}'",
+                )
 
     def parser(self, parser: Parser, path: str) -> None:
         states = {s.name for s in parser.states}
@@ -463,17 +537,26 @@ class _Checker:
                 self.value(key.expr, f"{where}.transition_key[{k}]", scope)
             for k, t in enumerate(state.transitions):
                 if t.next_state is not None and t.next_state not in states:
-                    raise refused(f"{where}.transitions[{k}].next_state", f"no parse state is called '{t.next_state}'")
+                    raise refused(
+                        f"{where}.transitions[{k}].next_state",
+                        f"no parse state is called '{t.next_state}'",
+                    )
                 if t.kind == "parse_vset" and t.vset not in self.model.value_sets:
-                    raise refused(f"{where}.transitions[{k}].value", f"no parser value set is called '{t.vset}'")
+                    raise refused(
+                        f"{where}.transitions[{k}].value",
+                        f"no parser value set is called '{t.vset}'",
+                    )
 
     def parser_op(self, op: dict, path: str, scope: Scope) -> None:
         kinds, params = PARSER_OPS.get(op["op"]), op.get("parameters", [])
         if kinds is None:
             raise refused(f"{path}.op", f"unknown parser operation '{op['op']}'")
         if len(params) < len(kinds):
-            raise refused(f"{path}.parameters", f"'{op['op']}' takes {len(kinds)} parameters, got {len(params)}")
-        self.parameters(kinds, params[:len(kinds)], f"{path}.parameters", scope)
+            raise refused(
+                f"{path}.parameters",
+                f"'{op['op']}' takes {len(kinds)} parameters, got {len(params)}",
+            )
+        self.parameters(kinds, params[: len(kinds)], f"{path}.parameters", scope)
 
 
 def unique(named: Iterable[tuple[str, str]]) -> None:
@@ -491,5 +574,10 @@ def target_kind(obj: dict) -> Kind:
     kind = obj.get("type")
     if kind == "expression":
         return Kind.HEADER if operator(obj, "")[0].get("op") in HEADER_EXPRESSIONS else Kind.FIELD
-    return {"header": Kind.HEADER, "regular": Kind.HEADER, "header_union": Kind.UNION,
-            "header_stack": Kind.STACK, "header_union_stack": Kind.STACK}.get(kind, Kind.FIELD)
+    return {
+        "header": Kind.HEADER,
+        "regular": Kind.HEADER,
+        "header_union": Kind.UNION,
+        "header_stack": Kind.STACK,
+        "header_union_stack": Kind.STACK,
+    }.get(kind, Kind.FIELD)

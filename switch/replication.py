@@ -61,7 +61,10 @@ class CloneSessions:
             raise TableError(f"clone session {session} is out of range")
         if not 0 <= truncate < (1 << 64):
             raise TableError(f"clone session {session}: truncate length {truncate} is out of range")
-        self._sessions[session] = (_check_replicas(f"clone session {session}", replicas), int(truncate))
+        self._sessions[session] = (
+            _check_replicas(f"clone session {session}", replicas),
+            int(truncate),
+        )
         self._changed(session, self._sessions[session])
 
     def delete_session(self, session: int) -> None:

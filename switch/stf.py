@@ -75,11 +75,17 @@ def _hex(text: str, what: str) -> bytes:
 def _suffix_match(name: str, candidates, what: str) -> str:
     if name in candidates:
         return name
-    hits = [c for c in candidates if c.endswith("." + name) or (c.split(".")[-1] == name.split(".")[-1] and c.endswith(name))]
+    hits = [
+        c
+        for c in candidates
+        if c.endswith("." + name) or (c.split(".")[-1] == name.split(".")[-1] and c.endswith(name))
+    ]
     if len(hits) == 1:
         return hits[0]
     if not hits:
-        raise StfError(f"unknown {what} '{name}' (known: {', '.join(sorted(candidates)) or 'none'})")
+        raise StfError(
+            f"unknown {what} '{name}' (known: {', '.join(sorted(candidates)) or 'none'})"
+        )
     raise StfError(f"{what} '{name}' is ambiguous: {', '.join(hits)}")
 
 
@@ -100,7 +106,9 @@ def _parse_action(text: str) -> tuple[str, dict[str, int]]:
 def _match_value(text: str, match_type: str = "ternary"):
     if "*" in text and text.lower().startswith("0x"):  # 0x****0101: '*' digits are don't-care
         digits = text[2:]
-        if match_type == "lpm":  # p4c's runner: the prefix is the digits before the '*'s, 4 bits each
+        if (
+            match_type == "lpm"
+        ):  # p4c's runner: the prefix is the digits before the '*'s, 4 bits each
             if not re.fullmatch(r"[0-9a-fA-F]*\**", digits):
                 raise StfError(f"an LPM value may have '*' digits only at its end: '{text}'")
             return ("lpm", int(digits.replace("*", "0"), 16), 4 * len(digits.rstrip("*")))
@@ -119,19 +127,27 @@ def _match_value(text: str, match_type: str = "ternary"):
     return _int(text)
 
 
-COMPARISONS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
-               ">": operator.gt, ">=": operator.ge}
+COMPARISONS = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
 NUMBER = r"0[xX][0-9a-fA-F]+|0[bB][01]+|\d+"
 # p4c's grammar: CHECK_COUNTER ID LPAREN id_or_index RPAREN [count_type logical_cond number], where
 # an ID is a plain identifier or a double-quoted name (so a dotted name must be quoted), the
 # index a number or $NAME (a table entry added with `= NAME`, for a direct counter).
 CHECK_COUNTER_RE = re.compile(
-    r'(?P<name>[A-Za-z_$][\w$]*|"[^"]+")\s*\(\s*(?P<index>' + NUMBER + r'|\$[\w$]+)\s*\)'
+    r'(?P<name>[A-Za-z_$][\w$]*|"[^"]+")\s*\(\s*(?P<index>' + NUMBER + r"|\$[\w$]+)\s*\)"
     r"(?:\s*(?P<kind>packets|bytes)\s*(?P<op>==|!=|<=|>=|<|>)\s*(?P<expected>" + NUMBER + r"))?",
     re.IGNORECASE,
 )
 REGISTER_DIRECTIVE_RE = re.compile(
-    r"register\s+(?P<name>[\w.$]+)\s*\[\s*(?P<index>" + NUMBER + r")\s*\]\s*(?P<op>==|!=|<=|>=|<|>)\s*"
+    r"register\s+(?P<name>[\w.$]+)\s*\[\s*(?P<index>"
+    + NUMBER
+    + r")\s*\]\s*(?P<op>==|!=|<=|>=|<|>)\s*"
     r"(?P<expected>" + NUMBER + ")"
 )
 ENTRY_NAME_RE = re.compile(r"^(?P<entry>.*\))\s*=\s*(?P<id>[A-Za-z_$][\w$]*)$")
@@ -142,7 +158,9 @@ def _expect_pattern(hexdata: str) -> tuple[str, bool]:
     exact = text.endswith("$")
     pattern = text.removesuffix("$").lower()
     if not re.fullmatch(r"[0-9a-f*]*", pattern):
-        raise StfError(f"expected packet is not hex digits and '*' (with an optional final '$'): '{hexdata}'")
+        raise StfError(
+            f"expected packet is not hex digits and '*' (with an optional final '$'): '{hexdata}'"
+        )
     return pattern, exact
 
 
@@ -187,7 +205,12 @@ class StfRunner:
                     self._line(line.strip(), lineno)
                 if directive:
                     self._directive(directive.group(1).strip(), lineno)
-            except (StfError, TableError, ValueError, IndexError) as err:  # the switch's own range checks
+            except (
+                StfError,
+                TableError,
+                ValueError,
+                IndexError,
+            ) as err:  # the switch's own range checks
                 self.failures.append(f"{self._at(lineno)}: {err}")
         return self._verdict()
 
@@ -229,8 +252,10 @@ class StfRunner:
         elif cmd == "mc_node_associate":
             mgid, handle = (_int(x) for x in _fields(rest, "mc_node_associate GROUP NODE", 2)[:2])
             if handle not in self.mc_nodes:
-                raise StfError(f"multicast node {handle} was not created (mc_node_create numbers nodes from 0; "
-                               f"{len(self.mc_nodes)} so far)")
+                raise StfError(
+                    f"multicast node {handle} was not created (mc_node_create numbers nodes from 0; "
+                    f"{len(self.mc_nodes)} so far)"
+                )
             handles = [*self.mc_groups.get(mgid, []), handle]
             self.switch.multicast.set_group(mgid, [r for h in handles for r in self.mc_nodes[h]])
             self.mc_groups[mgid] = handles
@@ -239,21 +264,33 @@ class StfRunner:
             reg = self.switch.registers[_suffix_match(name, self.switch.registers, "register")]
             reg.write(_int(index), _int(value))
         elif cmd == "register_read":  # p4c passes `register_read NAME INDEX` to simple_switch_CLI
-            parts = _exact_fields(rest, "register_read REGISTER INDEX [VALUE (ina's older form; not p4c's)]", 2, 3)
+            parts = _exact_fields(
+                rest, "register_read REGISTER INDEX [VALUE (ina's older form; not p4c's)]", 2, 3
+            )
             actual = self._register(parts[0], parts[1])
             if len(parts) == 3:
                 self._compare(f"register {parts[0]}[{parts[1]}]", actual, "==", parts[2], lineno)
         elif cmd == "check_counter":
             m = CHECK_COUNTER_RE.fullmatch(rest.strip())
             if not m:
-                raise StfError("expected: check_counter NAME(INDEX) [packets|bytes ==|!=|<|<=|>|>= NUMBER] "
-                               '(NAME a plain identifier or "quoted", INDEX a number or $ENTRY)')
-            self._check_counter(m.group("name").strip('"'), m.group("index"), m.group("kind"), m.group("op"),
-                                m.group("expected"), lineno)
+                raise StfError(
+                    "expected: check_counter NAME(INDEX) [packets|bytes ==|!=|<|<=|>|>= NUMBER] "
+                    '(NAME a plain identifier or "quoted", INDEX a number or $ENTRY)'
+                )
+            self._check_counter(
+                m.group("name").strip('"'),
+                m.group("index"),
+                m.group("kind"),
+                m.group("op"),
+                m.group("expected"),
+                lineno,
+            )
         elif cmd == "counter_read":  # p4c passes `counter_read NAME INDEX` to simple_switch_CLI
             usage = "counter_read COUNTER INDEX [packets|bytes VALUE (ina's older form; not p4c's)]"
             parts = _exact_fields(rest, usage, 2, 4)
-            if len(parts) == 3 or (len(parts) == 4 and parts[2].lower() not in ("packets", "bytes")):
+            if len(parts) == 3 or (
+                len(parts) == 4 and parts[2].lower() not in ("packets", "bytes")
+            ):
                 raise StfError(f"expected: {usage}")
             kind, expected = (parts[2], parts[3]) if len(parts) == 4 else (None, None)
             self._check_counter(parts[0], parts[1], kind, "==", expected, lineno)
@@ -266,26 +303,46 @@ class StfRunner:
         """`# ina: ...` comments: expectations p4c's STF grammar has no statement for."""
         m = REGISTER_DIRECTIVE_RE.fullmatch(text)
         if not m:
-            raise StfError(f"expected: # ina: register NAME[INDEX] ==|!=|<|<=|>|>= NUMBER; got '# ina: {text}'")
+            raise StfError(
+                f"expected: # ina: register NAME[INDEX] ==|!=|<|<=|>|>= NUMBER; got '# ina: {text}'"
+            )
         actual = self._register(m.group("name"), m.group("index"))
-        self._compare(f"register {m.group('name')}[{m.group('index')}]", actual, m.group("op"), m.group("expected"),
-                      lineno)
+        self._compare(
+            f"register {m.group('name')}[{m.group('index')}]",
+            actual,
+            m.group("op"),
+            m.group("expected"),
+            lineno,
+        )
 
     def _register(self, name: str, index: str) -> int:
-        return self.switch.registers[_suffix_match(name, self.switch.registers, "register")].read(_int(index))
+        return self.switch.registers[_suffix_match(name, self.switch.registers, "register")].read(
+            _int(index)
+        )
 
-    def _check_counter(self, name: str, index: str, kind: str | None, op: str | None, expected: str | None,
-                       lineno: int) -> None:
+    def _check_counter(
+        self,
+        name: str,
+        index: str,
+        kind: str | None,
+        op: str | None,
+        expected: str | None,
+        lineno: int,
+    ) -> None:
         """Read counter NAME at INDEX (or a direct counter at entry $NAME); check it when a test is given."""
         if index.startswith("$"):
             if index[1:] not in self.entries:
-                raise StfError(f"no table entry named '{index[1:]}' (name one with: add ... ACTION(...) = NAME)")
+                raise StfError(
+                    f"no table entry named '{index[1:]}' (name one with: add ... ACTION(...) = NAME)"
+                )
             table, handle = self.entries[index[1:]]
             direct = {c.name: c.binding for c in self.switch.pipeline.model.counters if c.direct}
             counter = _suffix_match(name, direct, "direct counter")
             if direct[counter] != table:
-                raise StfError(f"direct counter '{counter}' belongs to table '{direct[counter]}', "
-                               f"entry '{index[1:]}' to '{table}'")
+                raise StfError(
+                    f"direct counter '{counter}' belongs to table '{direct[counter]}', "
+                    f"entry '{index[1:]}' to '{table}'"
+                )
             packets, nbytes = self.switch.direct_counters[table].read(handle)
         else:
             counter = self.switch.counters[_suffix_match(name, self.switch.counters, "counter")]
@@ -296,11 +353,15 @@ class StfRunner:
 
     def _compare(self, what: str, actual: int, op: str, expected: str, lineno: int) -> None:
         if not COMPARISONS[op](actual, _int(expected)):
-            self.failures.append(f"{self._at(lineno)}: {what} is {actual}, expected {op} {_int(expected)}")
+            self.failures.append(
+                f"{self._at(lineno)}: {what} is {actual}, expected {op} {_int(expected)}"
+            )
 
     def _add(self, rest: str) -> None:
         usage = "add TABLE [PRIORITY] KEY:VALUE... ACTION(PARAM:VALUE, ...)"
-        named = ENTRY_NAME_RE.match(rest.strip())  # `... ACTION(...) = NAME` names the entry for check_counter
+        named = ENTRY_NAME_RE.match(
+            rest.strip()
+        )  # `... ACTION(...) = NAME` names the entry for check_counter
         if named:
             rest = named.group("entry")
         tokens = shlex.split(rest)  # ValueError (an unclosed quote) is reported like any bad line
@@ -321,7 +382,14 @@ class StfRunner:
             keys[re.sub(r"\$(\d+)", r"[\1]", key)] = value  # STF writes stack[0] as stack$0
         match = []
         for kf in table.keys:
-            hit = [k for k in keys if kf.name == k or kf.name.endswith("." + k) or k.endswith("." + kf.name) or kf.name.endswith(k)]
+            hit = [
+                k
+                for k in keys
+                if kf.name == k
+                or kf.name.endswith("." + k)
+                or k.endswith("." + kf.name)
+                or kf.name.endswith(k)
+            ]
             if not hit:
                 if kf.match_type in ("ternary", "optional"):
                     match.append(("ternary", 0, 0))
@@ -336,7 +404,9 @@ class StfRunner:
     def _call(self, table, name: str, args: dict[str, int], entry, default: bool) -> int | None:
         """Install the action as the default or as an entry; returns the entry's handle."""
         action = _suffix_match(name, table.actions, f"action of table '{table.name}'")
-        action_id = table.action(action).id  # copies of one action share its name: take this table's
+        action_id = table.action(
+            action
+        ).id  # copies of one action share its name: take this table's
         values = []
         for param in self.switch.pipeline.model.actions[action_id].params:
             if param.name not in args:
@@ -355,8 +425,10 @@ class StfRunner:
             actual = self.outputs.get(port, [])
             for i in range(max(len(expected), len(actual))):
                 if i >= len(actual):
-                    lines.append(f"port {port}: expected packet ({self._at(expected[i][2])}) never came out:\n"
-                                 f"    {expected[i][0]}")
+                    lines.append(
+                        f"port {port}: expected packet ({self._at(expected[i][2])}) never came out:\n"
+                        f"    {expected[i][0]}"
+                    )
                 elif i >= len(expected):
                     lines.append(f"port {port}: unexpected packet:\n    {actual[i].hex()}")
                 elif not _matches(expected[i][0], expected[i][1], actual[i]):
@@ -368,7 +440,9 @@ class StfRunner:
         return StfResult(not lines, report, self.outputs, self.switch)
 
 
-def run_stf(program_json: dict, stf_text: str, engine: str = "auto", name: str = "<stf>") -> StfResult:
+def run_stf(
+    program_json: dict, stf_text: str, engine: str = "auto", name: str = "<stf>"
+) -> StfResult:
     return StfRunner(program_json, engine).run(stf_text, name)
 
 
@@ -392,19 +466,36 @@ def read_stf(path: str) -> str:
         bad = err.start if bad < 0 else min(bad, err.start)
     if bad >= 0:
         line = data.count(b"\n", 0, bad) + 1
-        raise StfError(f"{path}:{line}: not an STF text file (byte 0x{data[bad]:02x} is binary or not UTF-8)")
+        raise StfError(
+            f"{path}:{line}: not an STF text file (byte 0x{data[bad]:02x} is binary or not UTF-8)"
+        )
     return text
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ina stf", description="Run a P4 program against an STF test, in process.")
-    parser.add_argument("program", help="PROGRAM.p4 (compiled with ina's compiler) or PROGRAM.json (BMv2 JSON)")
+    parser = argparse.ArgumentParser(
+        prog="ina stf", description="Run a P4 program against an STF test, in process."
+    )
+    parser.add_argument(
+        "program", help="PROGRAM.p4 (compiled with ina's compiler) or PROGRAM.json (BMv2 JSON)"
+    )
     parser.add_argument("stf", help="the STF test file")
     parser.add_argument("-I", dest="include", action="append", default=[], metavar="DIR")
-    parser.add_argument("-D", dest="define", action="append", default=[], type=macro_define, metavar="NAME[=VALUE]")
-    parser.add_argument("-v", "--verbose", action="store_true", help="trace every packet through the pipeline (Python engine)")
-    parser.add_argument("--engine", choices=ENGINES, default="auto",
-                        help="data path: native (compiled to C), python, or auto (native when it can)")
+    parser.add_argument(
+        "-D", dest="define", action="append", default=[], type=macro_define, metavar="NAME[=VALUE]"
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="trace every packet through the pipeline (Python engine)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="auto",
+        help="data path: native (compiled to C), python, or auto (native when it can)",
+    )
     return parser
 
 

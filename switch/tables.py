@@ -55,7 +55,9 @@ class KeyField:
 
 
 class Table:
-    def __init__(self, name: str, keys: list[KeyField], actions: dict[str, ActionRef], max_size: int):
+    def __init__(
+        self, name: str, keys: list[KeyField], actions: dict[str, ActionRef], max_size: int
+    ):
         self.name = name
         self.keys = keys
         self.actions = actions
@@ -99,13 +101,17 @@ class Table:
             )
         for value, width in zip(args, action.param_widths, strict=True):
             if not 0 <= value < (1 << width):
-                raise TableError(f"value {value} does not fit the {width}-bit parameter of '{action.name}'")
+                raise TableError(
+                    f"value {value} does not fit the {width}-bit parameter of '{action.name}'"
+                )
         return tuple(args)
 
     def _normalise(self, match: list) -> tuple[tuple, int]:
         """Turn API match values into (kind, value, mask|hi) triples; returns them and the LPM length."""
         if len(match) != len(self.keys):
-            raise TableError(f"table '{self.name}' has {len(self.keys)} key fields, got {len(match)}")
+            raise TableError(
+                f"table '{self.name}' has {len(self.keys)} key fields, got {len(match)}"
+            )
         out = []
         prefix = 0
         for key, value in zip(self.keys, match, strict=True):
@@ -136,13 +142,22 @@ class Table:
             else:
                 raise TableError(f"unknown match kind '{kind}' for '{key.name}'")
             if not 0 <= v <= full or not 0 <= mask <= full:
-                raise TableError(f"value {v:#x} does not fit the {key.bitwidth}-bit key '{key.name}'")
+                raise TableError(
+                    f"value {v:#x} does not fit the {key.bitwidth}-bit key '{key.name}'"
+                )
             if key.match_type == "exact" and kind != "exact":
                 raise TableError(f"key '{key.name}' is exact; got a {kind} match")
             out.append(("m", v & mask, mask))
         return tuple(out), prefix
 
-    def add(self, match: list, action: str, args: list[int], priority: int | None = None, const: bool = False) -> int:
+    def add(
+        self,
+        match: list,
+        action: str,
+        args: list[int],
+        priority: int | None = None,
+        const: bool = False,
+    ) -> int:
         if len(self.handles) >= self.max_size:
             raise TableError(f"table '{self.name}' is full ({self.max_size} entries)")
         ref = self.action(action)
@@ -157,7 +172,9 @@ class Table:
             self.exact[key] = entry
         else:
             if any(e.match == norm and e.priority == prio for e in self.ordered):
-                raise TableError(f"table '{self.name}' already has an entry with this key and priority")
+                raise TableError(
+                    f"table '{self.name}' already has an entry with this key and priority"
+                )
             position = len(self.ordered)
             for i, e in enumerate(self.ordered):
                 if e.priority < prio:
@@ -217,7 +234,9 @@ class Table:
 
     def set_default(self, action: str, args: list[int]) -> None:
         if self.default_is_const:
-            raise TableError(f"the default action of table '{self.name}' is const and cannot be changed")
+            raise TableError(
+                f"the default action of table '{self.name}' is const and cannot be changed"
+            )
         ref = self.action(action)
         self.default = Entry(0, (), ref, self._args(ref, args), 0)
         self._default_set(self.default)
@@ -274,5 +293,11 @@ def install_program_entries(table: Table, spec: TableSpec, model: Program) -> No
     lpm_only = all(k.match_type in ("exact", "lpm", "valid") for k in table.keys)
     for entry in spec.entries:
         prio = None if lpm_only else -entry.priority
-        table.add(list(entry.match), model.actions[entry.action_id].name, list(entry.args), prio, const=True)
+        table.add(
+            list(entry.match),
+            model.actions[entry.action_id].name,
+            list(entry.args),
+            prio,
+            const=True,
+        )
     table.is_const = bool(spec.entries)

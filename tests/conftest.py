@@ -19,16 +19,22 @@ import pytest
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--fuzz-scale", type=float, default=None,
-                     help="multiply the case count of fuzz tests (default 1, or INA_FUZZ_SCALE)")
+    parser.addoption(
+        "--fuzz-scale",
+        type=float,
+        default=None,
+        help="multiply the case count of fuzz tests (default 1, or INA_FUZZ_SCALE)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "fuzz: seeded, bounded fuzzing; longer with --fuzz-scale")
 
 
-NETNS_SKIP = ("needs root: network namespaces, veth pairs and raw sockets (run `make test` as root, "
-              "as CI does; `-m \"not netns\"` deselects it)")
+NETNS_SKIP = (
+    "needs root: network namespaces, veth pairs and raw sockets (run `make test` as root, "
+    'as CI does; `-m "not netns"` deselects it)'
+)
 
 
 @pytest.hookimpl(trylast=True)  # after folder conftests (tests/e2e) have added their markers

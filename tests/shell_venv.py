@@ -11,6 +11,8 @@ def run_in_shell_venv(script: str, *args: str) -> str:
     its standard output. The virtualenv is part of `make setup`, so a missing one fails."""
     python = shell_python()
     assert python.exists(), f"no {python}: `make setup` creates p4runtime-shell's virtualenv"
-    done = subprocess.run([str(python), "-c", script, *args], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(python), "-c", script, *args], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout

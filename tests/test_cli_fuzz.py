@@ -52,16 +52,46 @@ def PARSED(parse: Callable[[str], object], samples: tuple[str, ...]) -> tuple:
     return ("parsed", parse, samples)
 
 
-POLICY = PARSED(Policy.parse, ("sync", "quorum:3", "quorum:0", "quorum:33", "timeout:5ms", "timeout:5xs", "stale:2",
-                               "stale:999", "quorum:3,timeout:1s", "quorum:", ",", "sync,quorum:2"))
+POLICY = PARSED(
+    Policy.parse,
+    (
+        "sync",
+        "quorum:3",
+        "quorum:0",
+        "quorum:33",
+        "timeout:5ms",
+        "timeout:5xs",
+        "stale:2",
+        "stale:999",
+        "quorum:3,timeout:1s",
+        "quorum:",
+        ",",
+        "sync,quorum:2",
+    ),
+)
 STRAGGLER = PARSED(parse_straggler, ("h3:3x", "h3", "h3:0x", "h1:1.5", ":2x", "h2:-1x"))
-DISTRIBUTION = PARSED(DelayDistribution.parse, ("exp:5ms", "exp", "pareto:5ms,1.5", "pareto:5ms", "uniform:2s",
-                                               "gauss:1ms", "pareto:1ms,0", "exp:1ms,2"))
+DISTRIBUTION = PARSED(
+    DelayDistribution.parse,
+    (
+        "exp:5ms",
+        "exp",
+        "pareto:5ms,1.5",
+        "pareto:5ms",
+        "uniform:2s",
+        "gauss:1ms",
+        "pareto:1ms,0",
+        "exp:1ms,2",
+    ),
+)
 ONE_OF_ELEMS = ("one_of", (8, 16, 32, 64))
 IPV4, DEFINE, CHOICE, FREE = ("ipv4",), ("define",), ("choice",), ("free",)
 BURST = ("burst",)  # GOOD,BAD,P_GB,P_BG: four probabilities
-RATE = PARSED(parse_rate, ("100Gbps", "10Mbit/s", "2.5G", "1e9", "0", "0Gbps", "-1G", "fast", "1e400", "nan"))
-DURATION = PARSED(parse_seconds, ("1us", "250ns", "0.5ms", "2s", "0s", "1", "-1us", "us", "1e400s", "nan s"))
+RATE = PARSED(
+    parse_rate, ("100Gbps", "10Mbit/s", "2.5G", "1e9", "0", "0Gbps", "-1G", "fast", "1e400", "nan")
+)
+DURATION = PARSED(
+    parse_seconds, ("1us", "250ns", "0.5ms", "2s", "0s", "1", "-1us", "us", "1e400s", "nan s")
+)
 
 
 def ADDRESS(lowest_port: int) -> tuple:
@@ -69,87 +99,275 @@ def ADDRESS(lowest_port: int) -> tuple:
     return ("address", lowest_port)
 
 
-def subcommand(build: Callable[[], argparse.ArgumentParser], name: str) -> Callable[[], argparse.ArgumentParser]:
+def subcommand(
+    build: Callable[[], argparse.ArgumentParser], name: str
+) -> Callable[[], argparse.ArgumentParser]:
     """The parser of one subcommand (its errors read `ina ctl NAME: error: ...`)."""
+
     def parser() -> argparse.ArgumentParser:
         [sub] = [a for a in build()._actions if isinstance(a, argparse._SubParsersAction)]
         return sub.choices[name]
+
     return parser
 
 
-def without_subcommand(build: Callable[[], argparse.ArgumentParser]) -> Callable[[], argparse.ArgumentParser]:
+def without_subcommand(
+    build: Callable[[], argparse.ArgumentParser],
+) -> Callable[[], argparse.ArgumentParser]:
     """A parser whose subcommand may be left out, so its global options parse on their own."""
+
     def parser() -> argparse.ArgumentParser:
         p = build()
         [sub] = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
         sub.required = False
         return p
+
     return parser
 
 
 # command -> (parser, arguments every parse needs, {option: kind})
-COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str], dict[str, tuple]]] = {
-    "worker": (worker_parser, {"--job": "1", "--workers": "2"}, {
-        "--job": INT(0, 255), "--rank": INT(0, 31), "--workers": INT(1, 32), "--epoch": INT(1, 2**32 - 1),
-        "--switch": IPV4, "--local-ip": IPV4, "--udp-port": INT(1, 65535), "--size": INT(1),
-        "--dtype": CHOICE, "--seed": INT(0), "--elems": ONE_OF_ELEMS, "--window": INT(1, 32768),
-        "--timeout": FLOAT(0, 60, lo_open=True), "--max-retries": INT(0), "--repeat": INT(1),
-        "--loss": FLOAT(0, 1), "--compute-ms": FLOAT(0, 3.6e6), "--slowdown": FLOAT(0, 1e6, lo_open=True),
-        "--delay-dist": DISTRIBUTION, "--staleness": INT(0, 255)}),
-    "run": (run_parser, {}, {
-        "--topo": FREE, "--workers": INT(1, 32 * 256), "--target": CHOICE, "--p4runtime-compat": CHOICE,
-        "--size": INT(1), "--dtype": CHOICE,
-        "--loss": FLOAT(0, 1), "--loss-burst": BURST, "--loss-link": FREE, "--loss-direction": CHOICE,
-        "--loss-mode": CHOICE, "--jobs": INT(1, 256), "--elems": ONE_OF_ELEMS, "--pool-size": INT(1, 65536),
-        "--slots": INT(1, 32768), "--keep-logs": FREE, "--policy": POLICY, "--repeat": INT(1, 100000),
-        "--compute-ms": FLOAT(0, 3.6e6), "--straggler": STRAGGLER, "--straggler-dist": DISTRIBUTION,
-        "--link-delay": PARSED(parse_link_delay, ("h3:5ms", "h3", ":5ms", "h1:2", "h2:1.5s", "h2:5xs"))}),
-    "ctl set-drop": (subcommand(ctl_parser, "set-drop"), {"port": "1"}, {
-        "--ingress": FLOAT(0, 1), "--egress": FLOAT(0, 1), "--ingress-burst": BURST, "--egress-burst": BURST}),
-    "ctl": (without_subcommand(ctl_parser), {}, {
-        "--grpc-addr": ADDRESS(1), "--device-id": INT(0, 2**64 - 1), "--election-id": INT(0, 2**128 - 1),
-        "--timeout": FLOAT(0, 3600, lo_open=True), "--ca-cert": FREE, "--cert": FREE, "--key": FREE}),
-    "bench": (bench_parser, {"what": "compile"}, {
-        "--out": FREE, "--reps": INT(1, 1000), "--seconds": FLOAT(0, 3600, lo_open=True), "--target": CHOICE,
-        "--sweep": CHOICE, "--workers": INT(2, 16)}),
-    "train": (train_parser, {}, {
-        "--model": CHOICE, "--dataset": CHOICE, "--epochs": INT(1), "--batch": INT(1), "--lr": FLOAT(0, 10, lo_open=True),
-        "--hidden": INT(1), "--seed": INT(0), "--replay": CHOICE, "--scale": FLOAT(0, 1, lo_open=True),
-        "--bucket-cap-mb": FLOAT(0, None, lo_open=True), "--iterations": INT(1), "--bw": FLOAT(0, 1000, lo_open=True),
-        "--workers": INT(1, 32), "--aggregation": CHOICE, "--target-accuracy": FLOAT(0, 1, lo_open=True),
-        "--elems": ONE_OF_ELEMS, "--window": INT(1, 32768), "--timeout": FLOAT(0, 60, lo_open=True),
-        "--max-retries": INT(0), "--time-limit": FLOAT(0, None, lo_open=True), "--out": FREE, "--policy": POLICY,
-        "--compute-ms": FLOAT(0, 3.6e6), "--straggler": STRAGGLER, "--straggler-dist": DISTRIBUTION}),
-    "sim": (sim_parser, {}, {
-        "--topo": FREE, "--workers": INT(2, 32 * 256), "--jobs": INT(1, 256), "--size": INT(1), "--dtype": CHOICE,
-        "--elems": ONE_OF_ELEMS, "--window": INT(1, 32768), "--policy": POLICY, "--rate": RATE, "--delay": DURATION,
-        "--queue": INT(0), "--ecn": INT(0), "--loss": FLOAT(0, 1), "--loss-burst": BURST, "--pipeline": DURATION,
-        "--host-cost": PARSED(host_costs, ("200ns", "200ns,300ns", "0s,1us", "1,2", "1us,2us,3us", "-1ns", ",")),
-        "--nic-rate": RATE, "--timeout": PARSED(timeout_seconds, ("1ms", "0s", "61s", "x", "-1ms", "1e400s")),
-        "--seed": INT(0), "--json": FREE, "--plot": FREE, "--pcap": FREE,
-        "--compare": PARSED(parse_methods, ("ring", "ps", "ring,ps", "ps,ring", "", "ring,", "tree", "RING")),
-        "--mtu": ("one_of", (256, 512, 1024, 2048, 4096)), "--ring-chunk": INT(1, 1 << 30), "--ring-transport": CHOICE,
-        "--slow-host": PARSED(SlowHost.parse, ("h3:4x", "h3", "h3:0x", ":2x", "h2:1.5")),
-        "--sweep": FREE, "--parallel": INT(1, 256), "--sweep-plot": FREE,
-        "--dask": PARSED(dask_address, ("tcp://10.0.0.5:8786", "tls://h:1", "localhost", "tcp://h", "tcp://h:x")),
-        "--model": CHOICE, "--train": PARSED(training_spec, ("mlp:digits", "softmax:iris", "mlp", ":digits", "cnn:digits",
-                                                              "mlp:mnist", "mlp:digits:x")),
-        "--scale": FLOAT(0, 1, lo_open=True), "--bucket-cap-mb": FLOAT(0, 1e6, lo_open=True),
-        "--iterations": INT(1, 100_000), "--epochs": INT(1, 10_000), "--batch": INT(1),
-        "--lr": FLOAT(0, 10, lo_open=True),
-        "--compute": PARSED(compute_seconds, ("5ms", "0s", "3600s", "3601s", "5", "-1ms", "1e400s")),
-        "--straggler": STRAGGLER, "--straggler-dist": DISTRIBUTION}),
-    "compile": (compile_parser, {"program": "x.p4"}, {
-        "-o": FREE, "--p4runtime-files": FREE, "-I": FREE, "-D": DEFINE, "--p4v": CHOICE}),
-    "stf": (stf_parser, {"program": "x.p4", "stf": "x.stf"}, {"-I": FREE, "-D": DEFINE, "--engine": CHOICE}),
-    "switch": (switch_parser, {}, {
-        "-i": FREE, "--device-id": INT(0, 2**64 - 1), "--grpc-server-addr": ADDRESS(0), "--grpc-server-cert": FREE,
-        "--grpc-server-key": FREE, "--grpc-server-cacert": FREE, "--cpu-port": INT(0, 511),
-        "--drop-port": INT(0, 511), "--pcap": FREE, "--engine": CHOICE, "--profile": FREE, "--log-file": FREE,
-        "--p4runtime-compat": CHOICE}),
+COMMANDS: dict[
+    str, tuple[Callable[[], argparse.ArgumentParser], dict[str, str], dict[str, tuple]]
+] = {
+    "worker": (
+        worker_parser,
+        {"--job": "1", "--workers": "2"},
+        {
+            "--job": INT(0, 255),
+            "--rank": INT(0, 31),
+            "--workers": INT(1, 32),
+            "--epoch": INT(1, 2**32 - 1),
+            "--switch": IPV4,
+            "--local-ip": IPV4,
+            "--udp-port": INT(1, 65535),
+            "--size": INT(1),
+            "--dtype": CHOICE,
+            "--seed": INT(0),
+            "--elems": ONE_OF_ELEMS,
+            "--window": INT(1, 32768),
+            "--timeout": FLOAT(0, 60, lo_open=True),
+            "--max-retries": INT(0),
+            "--repeat": INT(1),
+            "--loss": FLOAT(0, 1),
+            "--compute-ms": FLOAT(0, 3.6e6),
+            "--slowdown": FLOAT(0, 1e6, lo_open=True),
+            "--delay-dist": DISTRIBUTION,
+            "--staleness": INT(0, 255),
+        },
+    ),
+    "run": (
+        run_parser,
+        {},
+        {
+            "--topo": FREE,
+            "--workers": INT(1, 32 * 256),
+            "--target": CHOICE,
+            "--p4runtime-compat": CHOICE,
+            "--size": INT(1),
+            "--dtype": CHOICE,
+            "--loss": FLOAT(0, 1),
+            "--loss-burst": BURST,
+            "--loss-link": FREE,
+            "--loss-direction": CHOICE,
+            "--loss-mode": CHOICE,
+            "--jobs": INT(1, 256),
+            "--elems": ONE_OF_ELEMS,
+            "--pool-size": INT(1, 65536),
+            "--slots": INT(1, 32768),
+            "--keep-logs": FREE,
+            "--policy": POLICY,
+            "--repeat": INT(1, 100000),
+            "--compute-ms": FLOAT(0, 3.6e6),
+            "--straggler": STRAGGLER,
+            "--straggler-dist": DISTRIBUTION,
+            "--link-delay": PARSED(
+                parse_link_delay, ("h3:5ms", "h3", ":5ms", "h1:2", "h2:1.5s", "h2:5xs")
+            ),
+        },
+    ),
+    "ctl set-drop": (
+        subcommand(ctl_parser, "set-drop"),
+        {"port": "1"},
+        {
+            "--ingress": FLOAT(0, 1),
+            "--egress": FLOAT(0, 1),
+            "--ingress-burst": BURST,
+            "--egress-burst": BURST,
+        },
+    ),
+    "ctl": (
+        without_subcommand(ctl_parser),
+        {},
+        {
+            "--grpc-addr": ADDRESS(1),
+            "--device-id": INT(0, 2**64 - 1),
+            "--election-id": INT(0, 2**128 - 1),
+            "--timeout": FLOAT(0, 3600, lo_open=True),
+            "--ca-cert": FREE,
+            "--cert": FREE,
+            "--key": FREE,
+        },
+    ),
+    "bench": (
+        bench_parser,
+        {"what": "compile"},
+        {
+            "--out": FREE,
+            "--reps": INT(1, 1000),
+            "--seconds": FLOAT(0, 3600, lo_open=True),
+            "--target": CHOICE,
+            "--sweep": CHOICE,
+            "--workers": INT(2, 16),
+        },
+    ),
+    "train": (
+        train_parser,
+        {},
+        {
+            "--model": CHOICE,
+            "--dataset": CHOICE,
+            "--epochs": INT(1),
+            "--batch": INT(1),
+            "--lr": FLOAT(0, 10, lo_open=True),
+            "--hidden": INT(1),
+            "--seed": INT(0),
+            "--replay": CHOICE,
+            "--scale": FLOAT(0, 1, lo_open=True),
+            "--bucket-cap-mb": FLOAT(0, None, lo_open=True),
+            "--iterations": INT(1),
+            "--bw": FLOAT(0, 1000, lo_open=True),
+            "--workers": INT(1, 32),
+            "--aggregation": CHOICE,
+            "--target-accuracy": FLOAT(0, 1, lo_open=True),
+            "--elems": ONE_OF_ELEMS,
+            "--window": INT(1, 32768),
+            "--timeout": FLOAT(0, 60, lo_open=True),
+            "--max-retries": INT(0),
+            "--time-limit": FLOAT(0, None, lo_open=True),
+            "--out": FREE,
+            "--policy": POLICY,
+            "--compute-ms": FLOAT(0, 3.6e6),
+            "--straggler": STRAGGLER,
+            "--straggler-dist": DISTRIBUTION,
+        },
+    ),
+    "sim": (
+        sim_parser,
+        {},
+        {
+            "--topo": FREE,
+            "--workers": INT(2, 32 * 256),
+            "--jobs": INT(1, 256),
+            "--size": INT(1),
+            "--dtype": CHOICE,
+            "--elems": ONE_OF_ELEMS,
+            "--window": INT(1, 32768),
+            "--policy": POLICY,
+            "--rate": RATE,
+            "--delay": DURATION,
+            "--queue": INT(0),
+            "--ecn": INT(0),
+            "--loss": FLOAT(0, 1),
+            "--loss-burst": BURST,
+            "--pipeline": DURATION,
+            "--host-cost": PARSED(
+                host_costs, ("200ns", "200ns,300ns", "0s,1us", "1,2", "1us,2us,3us", "-1ns", ",")
+            ),
+            "--nic-rate": RATE,
+            "--timeout": PARSED(timeout_seconds, ("1ms", "0s", "61s", "x", "-1ms", "1e400s")),
+            "--seed": INT(0),
+            "--json": FREE,
+            "--plot": FREE,
+            "--pcap": FREE,
+            "--compare": PARSED(
+                parse_methods, ("ring", "ps", "ring,ps", "ps,ring", "", "ring,", "tree", "RING")
+            ),
+            "--mtu": ("one_of", (256, 512, 1024, 2048, 4096)),
+            "--ring-chunk": INT(1, 1 << 30),
+            "--ring-transport": CHOICE,
+            "--slow-host": PARSED(SlowHost.parse, ("h3:4x", "h3", "h3:0x", ":2x", "h2:1.5")),
+            "--sweep": FREE,
+            "--parallel": INT(1, 256),
+            "--sweep-plot": FREE,
+            "--dask": PARSED(
+                dask_address,
+                ("tcp://10.0.0.5:8786", "tls://h:1", "localhost", "tcp://h", "tcp://h:x"),
+            ),
+            "--model": CHOICE,
+            "--train": PARSED(
+                training_spec,
+                (
+                    "mlp:digits",
+                    "softmax:iris",
+                    "mlp",
+                    ":digits",
+                    "cnn:digits",
+                    "mlp:mnist",
+                    "mlp:digits:x",
+                ),
+            ),
+            "--scale": FLOAT(0, 1, lo_open=True),
+            "--bucket-cap-mb": FLOAT(0, 1e6, lo_open=True),
+            "--iterations": INT(1, 100_000),
+            "--epochs": INT(1, 10_000),
+            "--batch": INT(1),
+            "--lr": FLOAT(0, 10, lo_open=True),
+            "--compute": PARSED(
+                compute_seconds, ("5ms", "0s", "3600s", "3601s", "5", "-1ms", "1e400s")
+            ),
+            "--straggler": STRAGGLER,
+            "--straggler-dist": DISTRIBUTION,
+        },
+    ),
+    "compile": (
+        compile_parser,
+        {"program": "x.p4"},
+        {"-o": FREE, "--p4runtime-files": FREE, "-I": FREE, "-D": DEFINE, "--p4v": CHOICE},
+    ),
+    "stf": (
+        stf_parser,
+        {"program": "x.p4", "stf": "x.stf"},
+        {"-I": FREE, "-D": DEFINE, "--engine": CHOICE},
+    ),
+    "switch": (
+        switch_parser,
+        {},
+        {
+            "-i": FREE,
+            "--device-id": INT(0, 2**64 - 1),
+            "--grpc-server-addr": ADDRESS(0),
+            "--grpc-server-cert": FREE,
+            "--grpc-server-key": FREE,
+            "--grpc-server-cacert": FREE,
+            "--cpu-port": INT(0, 511),
+            "--drop-port": INT(0, 511),
+            "--pcap": FREE,
+            "--engine": CHOICE,
+            "--profile": FREE,
+            "--log-file": FREE,
+            "--p4runtime-compat": CHOICE,
+        },
+    ),
 }
-GARBAGE = ["", "abc", "nan", "inf", "-inf", "1e400", "1.5", "0x", "1e3", "five", "0b2", "12abc", "-",
-           "1" * 5000, "\n", "🙂", "0x-1"]
+GARBAGE = [
+    "",
+    "abc",
+    "nan",
+    "inf",
+    "-inf",
+    "1e400",
+    "1.5",
+    "0x",
+    "1e3",
+    "five",
+    "0b2",
+    "12abc",
+    "-",
+    "1" * 5000,
+    "\n",
+    "🙂",
+    "0x-1",
+]
 
 
 def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
@@ -166,8 +384,10 @@ def _int_case(rng: random.Random, lo: int, hi: int | None) -> tuple[str, int | N
 
 
 def _float_case(rng: random.Random, lo: float, hi: float | None) -> tuple[str, float | None]:
-    x = rng.choice([lo, lo - 1e-9, lo + 1e-9, -1.0, rng.uniform(-100, 100), 1e300, -0.0]
-                   + ([hi, hi + 1e-6, hi - 1e-6] if hi is not None else []))
+    x = rng.choice(
+        [lo, lo - 1e-9, lo + 1e-9, -1.0, rng.uniform(-100, 100), 1e300, -0.0]
+        + ([hi, hi + 1e-6, hi - 1e-6] if hi is not None else [])
+    )
     if rng.random() < 0.25:
         text = rng.choice(GARBAGE)
         try:
@@ -179,23 +399,44 @@ def _float_case(rng: random.Random, lo: float, hi: float | None) -> tuple[str, f
 
 def _ipv4_case(rng: random.Random) -> tuple[str, bool]:
     good = ".".join(str(rng.randint(0, 255)) for _ in range(4))
-    text = rng.choice([good, good, "256.1.1.1", "1.2.3", "::1", "host.example", "10.0.0.01", "1.2.3.4.5",
-                       *GARBAGE])
+    text = rng.choice(
+        [
+            good,
+            good,
+            "256.1.1.1",
+            "1.2.3",
+            "::1",
+            "host.example",
+            "10.0.0.01",
+            "1.2.3.4.5",
+            *GARBAGE,
+        ]
+    )
     parts = text.split(".")
-    valid = len(parts) == 4 and all(p.isascii() and p.isdigit() and str(int(p)) == p and int(p) <= 255 for p in parts)
+    valid = len(parts) == 4 and all(
+        p.isascii() and p.isdigit() and str(int(p)) == p and int(p) <= 255 for p in parts
+    )
     return text, valid
 
 
 def _define_case(rng: random.Random) -> tuple[str, bool]:
-    text = rng.choice(["A", "ELEMS=8", "_x=y z", "POOL_SIZE=", "=1", "1A", "A B", "a-b=1", "A.B=1", *GARBAGE])
+    text = rng.choice(
+        ["A", "ELEMS=8", "_x=y z", "POOL_SIZE=", "=1", "1A", "A B", "a-b=1", "A.B=1", *GARBAGE]
+    )
     return text, bool(re.fullmatch(r"[A-Za-z_]\w*", text.partition("=")[0]))
 
 
 def _address_case(rng: random.Random, lowest_port: int) -> tuple[str, bool]:
-    port = rng.choice(["-1", "0", "1", "9559", "65535", "65536", "1000000", "", "x", "\u0663", "0x10"])
-    text = rng.choice([f"127.0.0.1:{port}", f"[::1]:{port}", f"switch:{port}", f":{port}", "127.0.0.1", *GARBAGE])
+    port = rng.choice(
+        ["-1", "0", "1", "9559", "65535", "65536", "1000000", "", "x", "\u0663", "0x10"]
+    )
+    text = rng.choice(
+        [f"127.0.0.1:{port}", f"[::1]:{port}", f"switch:{port}", f":{port}", "127.0.0.1", *GARBAGE]
+    )
     host, sep, digits = text.rpartition(":")
-    valid = bool(sep and host and re.fullmatch("[0-9]+", digits) and lowest_port <= int(digits) <= 65535)
+    valid = bool(
+        sep and host and re.fullmatch("[0-9]+", digits) and lowest_port <= int(digits) <= 65535
+    )
     return text, valid
 
 
@@ -210,12 +451,21 @@ def _case(rng: random.Random, kind: tuple, action: argparse.Action) -> tuple[str
     if kind[0] == "float":
         lo, hi, lo_open = kind[1:]
         text, x = _float_case(rng, lo, hi)
-        ok = x is not None and math.isfinite(x) and (x > lo if lo_open else x >= lo) and (hi is None or x <= hi)
+        ok = (
+            x is not None
+            and math.isfinite(x)
+            and (x > lo if lo_open else x >= lo)
+            and (hi is None or x <= hi)
+        )
         return text, ok, x
     if kind[0] == "burst":
         cases = [_float_case(rng, 0.0, 1.0) for _ in range(rng.choice([4, 4, 4, 3, 5]))]
         ok = len(cases) == 4 and all(x is not None and 0 <= x <= 1 for _t, x in cases)
-        return ",".join(t for t, _x in cases), ok, BurstLoss(*(x for _t, x in cases)) if ok else None
+        return (
+            ",".join(t for t, _x in cases),
+            ok,
+            BurstLoss(*(x for _t, x in cases)) if ok else None,
+        )
     if kind[0] == "ipv4":
         text, ok = _ipv4_case(rng)
         return text, ok, str(ipaddress.IPv4Address(text)) if ok else None
@@ -289,24 +539,47 @@ def test_cli_options_refuse_out_of_range_values_in_one_line(capsys, fuzz_cases):
             assert not valid, (case, name, argv, err)
             assert exit_.code == 2, (case, argv)
             assert len(lines) == 1 and err.rstrip("\n").endswith(lines[0]), (case, argv, err)
-            assert lines[0].startswith(f"ina {name}: error: argument {'/'.join(action.option_strings)}"), (argv, err)
-            if "expected one argument" not in lines[0]:  # argparse's own refusal of a value like '-'
+            assert lines[0].startswith(
+                f"ina {name}: error: argument {'/'.join(action.option_strings)}"
+            ), (argv, err)
+            if (
+                "expected one argument" not in lines[0]
+            ):  # argparse's own refusal of a value like '-'
                 assert _range_words(table[option], action, text) in lines[0], (argv, lines[0])
             continue
         assert valid, (case, name, argv, "was accepted")
         assert getattr(args, action.dest) == value, (case, argv, getattr(args, action.dest))
 
 
-@pytest.mark.parametrize(("command", "argv"), [
-    ("worker", ["--job", "1", "--rank", "0", "--workers", "2", "--switch", "127.0.0.1", "--timeout", "-1"]),
-    ("run", ["--slots", "0"]),
-    ("bench", ["compile", "--reps", "-3"]),
-    ("compile", ["x.p4", "-D", "1=2"]),
-    ("stf", ["x.p4", "x.stf", "-D", "="]),
-    ("switch", ["--no-p4", "-i", "600@eth0"]),
-])
+@pytest.mark.parametrize(
+    ("command", "argv"),
+    [
+        (
+            "worker",
+            [
+                "--job",
+                "1",
+                "--rank",
+                "0",
+                "--workers",
+                "2",
+                "--switch",
+                "127.0.0.1",
+                "--timeout",
+                "-1",
+            ],
+        ),
+        ("run", ["--slots", "0"]),
+        ("bench", ["compile", "--reps", "-3"]),
+        ("compile", ["x.p4", "-D", "1=2"]),
+        ("stf", ["x.p4", "x.stf", "-D", "="]),
+        ("switch", ["--no-p4", "-i", "600@eth0"]),
+    ],
+)
 def test_bad_value_through_the_ina_command_exits_2_without_traceback(command, argv):
-    done = subprocess.run([sys.executable, "-m", "ina", command, *argv], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "ina", command, *argv], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert done.stderr.splitlines()[-1].startswith(f"ina {command}: error: argument ")
@@ -333,16 +606,36 @@ def _mutated(rng: random.Random, good: bytes) -> bytes:
             data[i] = rng.randrange(256)
         return bytes(data)
     if how == "insert":
-        return good[:at] + rng.choice([b"\x00", b"\xff\xfe", "\u2028".encode(), b"{", b"]", b'"', b"\\"]) + good[at:]
-    if how == "nest":  # a value nested past the schema's 128 levels, or past Python's parser's recursion
+        return (
+            good[:at]
+            + rng.choice([b"\x00", b"\xff\xfe", "\u2028".encode(), b"{", b"]", b'"', b"\\"])
+            + good[at:]
+        )
+    if (
+        how == "nest"
+    ):  # a value nested past the schema's 128 levels, or past Python's parser's recursion
         colon = good.find(b":", at)
         depth = rng.choice([2, 127, 129, 500, 990, 5000, 100_000])
-        return good[:colon + 1] + _nest(depth).encode() + b"," + good[colon + 1:] if colon >= 0 else good
+        return (
+            good[: colon + 1] + _nest(depth).encode() + b"," + good[colon + 1 :]
+            if colon >= 0
+            else good
+        )
     if how == "number":
-        return re.sub(rb"\d+", lambda m: rng.choice([b"9" * 5000, b"1e400", b"NaN", b"-0", b"Infinity", m[0]]),
-                      good, count=rng.randint(1, 5))
+        return re.sub(
+            rb"\d+",
+            lambda m: rng.choice([b"9" * 5000, b"1e400", b"NaN", b"-0", b"Infinity", m[0]]),
+            good,
+            count=rng.randint(1, 5),
+        )
     if how == "encoding":
-        return rng.choice([good.decode("latin-1").encode("utf-16"), b"\xef\xbb\xbf" + good, good.replace(b"\n", b"\r")])
+        return rng.choice(
+            [
+                good.decode("latin-1").encode("utf-16"),
+                b"\xef\xbb\xbf" + good,
+                good.replace(b"\n", b"\r"),
+            ]
+        )
     if how == "noise":
         return bytes(rng.randrange(256) for _ in range(rng.choice([1, 64, 4096])))
     return b""
@@ -366,27 +659,40 @@ def good_program(tmp_path_factory):
 
 
 @pytest.mark.fuzz
-def test_cli_files_are_refused_in_one_line(tmp_path, capsys, fuzz_cases, good_program, taken_address):
+def test_cli_files_are_refused_in_one_line(
+    tmp_path, capsys, fuzz_cases, good_program, taken_address
+):
     from ina.controller.cli import main as ctl
     from ina.switch.cli import main as switch
     from ina.switch.stf import main as stf
 
     rng = random.Random(2828)
     nowhere = ["--grpc-addr", "127.0.0.1:1", "--timeout", "0.2", "set-pipeline"]
-    program, p4infos = good_program / "prog.json", {s: good_program / f"p4info{s}" for s in (".txtpb", ".json", ".bin")}
+    program, p4infos = (
+        good_program / "prog.json",
+        {s: good_program / f"p4info{s}" for s in (".txtpb", ".json", ".bin")},
+    )
     for case in range(fuzz_cases(200)):
         target = rng.choice(["switch", "stf", "ctl", "ctl p4info"])
         suffix = rng.choice(list(p4infos)) if target == "ctl p4info" else ".json"
         path = tmp_path / f"case{case}{suffix}"
-        path.write_bytes(_mutated(rng, (p4infos[suffix] if target == "ctl p4info" else program).read_bytes()))
+        path.write_bytes(
+            _mutated(rng, (p4infos[suffix] if target == "ctl p4info" else program).read_bytes())
+        )
         if target == "switch":
             code = switch([str(path), "--engine", "python", "--grpc-server-addr", taken_address])
         elif target == "stf":
             code = stf([str(path), str(good_program / "empty.stf"), "--engine", "python"])
         else:
-            json_file, p4info = (program, path) if target == "ctl p4info" else (path, p4infos[".txtpb"])
+            json_file, p4info = (
+                (program, path) if target == "ctl p4info" else (path, p4infos[".txtpb"])
+            )
             code = ctl([*nowhere, "--bmv2-json", str(json_file), "--p4info", str(p4info)])
         err = capsys.readouterr().err
         assert code == 1 or (target == "stf" and code == 0 and not err), (case, target, code, err)
         if code == 1:
-            assert err.count("\n") == 1 and err.startswith(f"ina {target.split()[0]}: "), (case, target, err[:500])
+            assert err.count("\n") == 1 and err.startswith(f"ina {target.split()[0]}: "), (
+                case,
+                target,
+                err[:500],
+            )

@@ -23,9 +23,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-DEFAULT_PATH = "/run/ina/machine.lock"  # beside clean.STATE_DIR's run records; root's, as the runs are
+DEFAULT_PATH = (
+    "/run/ina/machine.lock"  # beside clean.STATE_DIR's run records; root's, as the runs are
+)
 PATH_VARIABLE = "INA_MACHINE_LOCK"  # another lock file (tests use their own)
-HOLDER_VARIABLE = "INA_MACHINE_HOLDER"  # the pid of a holder that shares the lock with its descendants
+HOLDER_VARIABLE = (
+    "INA_MACHINE_HOLDER"  # the pid of a holder that shares the lock with its descendants
+)
 
 
 class MachineBusy(Exception):
@@ -56,7 +60,9 @@ def _is_ancestor(pid: int) -> bool:
 def command_line() -> str:
     """This process's command as its user typed it: `ina run ...`, `pytest ...` (`python -m X` as X)."""
     program = Path(sys.argv[0])
-    return shlex.join([program.parent.name if program.name == "__main__.py" else program.name, *sys.argv[1:]])
+    return shlex.join(
+        [program.parent.name if program.name == "__main__.py" else program.name, *sys.argv[1:]]
+    )
 
 
 def holder() -> dict:
@@ -70,7 +76,9 @@ def holder() -> dict:
 def describe(info: dict) -> str:
     if not info:
         return "another ina process (it has not written its name yet)"
-    return f"`{info.get('command', '?')}` (pid {info.get('pid', '?')}, since {info.get('since', '?')})"
+    return (
+        f"`{info.get('command', '?')}` (pid {info.get('pid', '?')}, since {info.get('since', '?')})"
+    )
 
 
 def _inside(info: dict) -> bool:
@@ -97,11 +105,16 @@ def machine(command: str | None = None, share: bool = False) -> Iterator[None]:
             if _inside(info):
                 yield
                 return
-            raise MachineBusy(f"this machine is in use by {describe(info)}: a second run would delete its "
-                              f"interfaces and take its ports; wait for it to end, or stop it "
-                              f"(kill {info.get('pid', '<pid>')}) and run `ina run --clean`") from None
-        info = {"command": command or command_line(), "pid": os.getpid(),
-                "since": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
+            raise MachineBusy(
+                f"this machine is in use by {describe(info)}: a second run would delete its "
+                f"interfaces and take its ports; wait for it to end, or stop it "
+                f"(kill {info.get('pid', '<pid>')}) and run `ina run --clean`"
+            ) from None
+        info = {
+            "command": command or command_line(),
+            "pid": os.getpid(),
+            "since": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        }
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps(info).encode())
         if share:

@@ -14,8 +14,14 @@ from ina.topologies.topo import PREFIX_LEN, Topology
 
 
 class Network:
-    def __init__(self, topo: Topology, run_dir: str, target: str = "builtin", run_id: str = "ina",
-                 p4runtime_compat: str | None = None):
+    def __init__(
+        self,
+        topo: Topology,
+        run_dir: str,
+        target: str = "builtin",
+        run_id: str = "ina",
+        p4runtime_compat: str | None = None,
+    ):
         self.topo, self.run_dir, self.target, self.run_id = topo, run_dir, target, run_id
         self.p4runtime_compat = p4runtime_compat
         self.net: Mininet | None = None
@@ -27,11 +33,19 @@ class Network:
         for name, h in self.topo.hosts.items():
             net.addHost(name, cls=Host, ip=f"{h.ip}/{PREFIX_LEN}", mac=h.mac)
         for name, s in self.topo.switches.items():
-            net.addSwitch(name, cls=P4Switch, grpc_addr=s.grpc, run_dir=self.run_dir, target=self.target,
-                          p4runtime_compat=self.p4runtime_compat)
+            net.addSwitch(
+                name,
+                cls=P4Switch,
+                grpc_addr=s.grpc,
+                run_dir=self.run_dir,
+                target=self.target,
+                p4runtime_compat=self.p4runtime_compat,
+            )
         for link in self.topo.links:
             params = {k: v for k, v in link.params.items() if v not in (None, 0, "0ms")}
-            net.addLink(link.a, link.b, port1=link.ports.get(link.a), port2=link.ports.get(link.b), **params)
+            net.addLink(
+                link.a, link.b, port1=link.ports.get(link.a), port2=link.ports.get(link.b), **params
+            )
         net.build()
         for host in net.hosts:
             for intf in host.intfList():
@@ -41,13 +55,18 @@ class Network:
         clean.record(self.run_id, [], list(self.topo.hosts))
         for switch in net.switches:
             switch.start([])
-        clean.record(self.run_id, [s.proc.pid for s in net.switches if s.proc], list(self.topo.hosts))
+        clean.record(
+            self.run_id, [s.proc.pid for s in net.switches if s.proc], list(self.topo.hosts)
+        )
 
     def _static_neighbours(self, host) -> None:
         """Every other host's and every switch's address, resolved up front: with loss emulated,
         a lost ARP request would stall a worker for the kernel's 1 s retry, an artifact of the
         emulation rather than of the protocol under study."""
-        others = [*(h for name, h in self.topo.hosts.items() if name != host.name), *self.topo.switches.values()]
+        others = [
+            *(h for name, h in self.topo.hosts.items() if name != host.name),
+            *self.topo.switches.values(),
+        ]
         intf = host.defaultIntf().name
         for node in others:
             host.cmd(f"ip neigh replace {node.ip} lladdr {node.mac} dev {intf} nud permanent")

@@ -32,11 +32,17 @@ class RunOptions:
     target: str = "builtin"
     size: int = 1 << 16
     dtype: str = "int32"
-    loss: float | BurstLoss | None = None  # uniform loss probability, or bursty (Gilbert-Elliott) loss
-    loss_mode: str = "auto"  # where --loss is applied: "netem" (links), "switch" (drop simulator), "auto"
+    loss: float | BurstLoss | None = (
+        None  # uniform loss probability, or bursty (Gilbert-Elliott) loss
+    )
+    loss_mode: str = (
+        "auto"  # where --loss is applied: "netem" (links), "switch" (drop simulator), "auto"
+    )
     loss_link: str | None = None  # only this host's link (None: every host link)
     loss_direction: str = "both"  # "up" (host -> switch), "down" (switch -> host) or "both"
-    jobs: int | None = None  # deal the workers into this many jobs (None: 1 on a star, a file's own jobs)
+    jobs: int | None = (
+        None  # deal the workers into this many jobs (None: 1 on a star, a file's own jobs)
+    )
     elems: int = 64
     pool_size: int = 8192
     slots: int = 128
@@ -45,13 +51,19 @@ class RunOptions:
     cli: bool = False
     baseline: bool = False
     seed: int = 1
-    p4runtime_compat: str | None = None  # builtin switches answer P4Runtime as this target (COMPAT_MODES)
+    p4runtime_compat: str | None = (
+        None  # builtin switches answer P4Runtime as this target (COMPAT_MODES)
+    )
     policy: Policy | None = None  # every job's completion policy; None: the topology's
     repeat: int = 1  # all-reduces per worker, each after its emulated compute
     compute_ms: float = 0.0  # emulated compute before each all-reduce
     stragglers: dict[str, float] = field(default_factory=dict)  # host -> compute slowdown factor
-    straggler_dist: str | None = None  # extra compute per iteration on every host (DelayDistribution)
-    link_delays: dict[str, str] = field(default_factory=dict)  # host -> its link's one-way delay (netem)
+    straggler_dist: str | None = (
+        None  # extra compute per iteration on every host (DelayDistribution)
+    )
+    link_delays: dict[str, str] = field(
+        default_factory=dict
+    )  # host -> its link's one-way delay (netem)
 
 
 @dataclass
@@ -61,7 +73,9 @@ class RunResult:
     ok: bool = False
     loss_mode: str | None = None  # where the loss was applied: "netem" or "switch" (None: no loss)
     switch_stats: dict = field(default_factory=dict)
-    switch_cpu_s: dict = field(default_factory=dict)  # CPU seconds each switch process used while workers ran
+    switch_cpu_s: dict = field(
+        default_factory=dict
+    )  # CPU seconds each switch process used while workers ran
     toolchain: dict = field(default_factory=dict)  # --target bmv2: {binary: {"path", "version"}}
 
 
@@ -71,11 +85,19 @@ def say(message: str) -> None:
 
 def pick_target(target: str) -> str:
     if target == "auto":
-        chosen = "bmv2" if shutil.which("simple_switch_grpc") and shutil.which("p4c-bm2-ss") else "builtin"
-        say(f"target auto: using {chosen} ({'BMv2 is installed' if chosen == 'bmv2' else 'BMv2 not found'})")
+        chosen = (
+            "bmv2"
+            if shutil.which("simple_switch_grpc") and shutil.which("p4c-bm2-ss")
+            else "builtin"
+        )
+        say(
+            f"target auto: using {chosen} ({'BMv2 is installed' if chosen == 'bmv2' else 'BMv2 not found'})"
+        )
         return chosen
     if target == "bmv2" and not shutil.which("simple_switch_grpc"):
-        raise RunError("target bmv2: simple_switch_grpc is not installed (use the Vagrant VM, or --target builtin)")
+        raise RunError(
+            "target bmv2: simple_switch_grpc is not installed (use the Vagrant VM, or --target builtin)"
+        )
     return target
 
 
@@ -91,13 +113,24 @@ def compile_program(target: str, elems: int, pool_size: int, out_dir: Path):
         from ina.p4rt.proto import p4info_pb2
 
         p4info_path = out_dir / "aggregate.p4info.txtpb"
-        cmd = ["p4c-bm2-ss", "--p4v", "16", "-o", str(out_dir / "aggregate.json"), "--p4runtime-files",
-               str(p4info_path), *[f"-D{k}={v}" for k, v in defines.items()], str(AGGREGATE_P4)]
+        cmd = [
+            "p4c-bm2-ss",
+            "--p4v",
+            "16",
+            "-o",
+            str(out_dir / "aggregate.json"),
+            "--p4runtime-files",
+            str(p4info_path),
+            *[f"-D{k}={v}" for k, v in defines.items()],
+            str(AGGREGATE_P4),
+        ]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode:
             raise RunError(f"p4c-bm2-ss failed:\n{done.stderr}")
-        return (json.loads((out_dir / "aggregate.json").read_text()),
-                text_format.Parse(p4info_path.read_text(), p4info_pb2.P4Info()))
+        return (
+            json.loads((out_dir / "aggregate.json").read_text()),
+            text_format.Parse(p4info_path.read_text(), p4info_pb2.P4Info()),
+        )
     result = compile_file(AGGREGATE_P4, defines=defines)
     (out_dir / "aggregate.json").write_text(json.dumps(result.bmv2))
     return result.bmv2, result.p4info
@@ -105,8 +138,10 @@ def compile_program(target: str, elems: int, pool_size: int, out_dir: Path):
 
 def require_root() -> None:
     if os.geteuid() != 0:
-        raise RunError("ina run needs root: Mininet creates network namespaces, veth pairs and raw "
-                       "sockets, which Linux allows only to root (try: sudo ina run ...)")
+        raise RunError(
+            "ina run needs root: Mininet creates network namespaces, veth pairs and raw "
+            "sockets, which Linux allows only to root (try: sudo ina run ...)"
+        )
 
 
 def run(opts: RunOptions) -> RunResult:
@@ -125,9 +160,16 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
     run_dir.mkdir(parents=True, exist_ok=True)
     leftovers = clean.cleanup()
     if leftovers:
-        say(f"removed leftovers of an earlier run: {', '.join(leftovers[:6])}{' ...' if len(leftovers) > 6 else ''}")
-    topo = load(opts.topo, opts.workers if is_star(opts.topo) else None, opts.jobs, slots=opts.slots,
-                extra_host=opts.baseline)
+        say(
+            f"removed leftovers of an earlier run: {', '.join(leftovers[:6])}{' ...' if len(leftovers) > 6 else ''}"
+        )
+    topo = load(
+        opts.topo,
+        opts.workers if is_star(opts.topo) else None,
+        opts.jobs,
+        slots=opts.slots,
+        extra_host=opts.baseline,
+    )
     try:
         check_stragglers(opts.stragglers, [h for job in topo.jobs for h in job.workers])
     except ValueError as err:
@@ -137,26 +179,44 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
     topo = delay_links(topo, opts.link_delays)
     lossy = loss_links(topo, opts.loss_link) if loss_mode else []
     if loss_mode:
-        model = f"bursty loss {opts.loss} (GOOD,BAD,P_GB,P_BG)" if isinstance(opts.loss, BurstLoss) \
+        model = (
+            f"bursty loss {opts.loss} (GOOD,BAD,P_GB,P_BG)"
+            if isinstance(opts.loss, BurstLoss)
             else f"{opts.loss:.1%} loss"
+        )
         where = f"{opts.loss_link}'s link" if opts.loss_link else "every host link"
-        how = ("netem on the links" if loss_mode == "netem" else "the switch's drop simulator on the host ports"
-               + ("" if opts.loss_mode == "switch" else " (this kernel has no netem qdisc)"))
+        how = (
+            "netem on the links"
+            if loss_mode == "netem"
+            else "the switch's drop simulator on the host ports"
+            + ("" if opts.loss_mode == "switch" else " (this kernel has no netem qdisc)")
+        )
         say(f"emulating {model} on {where}, direction {opts.loss_direction}, with {how}")
     if opts.baseline and len(topo.jobs) != 1:
         raise RunError("the host-only baseline serves one job; drop --jobs")
-    say(f"topology {topo.name}: {len(topo.switches)} switch(es), {len(topo.hosts)} hosts, "
-        f"{len(topo.jobs)} job(s); target {target}; logs in {run_dir}")
+    say(
+        f"topology {topo.name}: {len(topo.switches)} switch(es), {len(topo.hosts)} hosts, "
+        f"{len(topo.jobs)} job(s); target {target}; logs in {run_dir}"
+    )
     t0 = time.monotonic()
     bmv2, p4info = compile_program(target, opts.elems, opts.pool_size, run_dir)
-    say(f"compiled p4src/aggregate.p4 (ELEMS={opts.elems}, POOL_SIZE={opts.pool_size}) in {time.monotonic() - t0:.2f} s")
+    say(
+        f"compiled p4src/aggregate.p4 (ELEMS={opts.elems}, POOL_SIZE={opts.pool_size}) in {time.monotonic() - t0:.2f} s"
+    )
     network = Network(topo, str(run_dir), target, run_id, opts.p4runtime_compat)
     result = RunResult(str(run_dir), loss_mode=loss_mode)
     if target == "bmv2":
         result.toolchain = bmv2_toolchain()
-        say("BMv2: " + "; ".join(f"{name} {t['version']} ({t['path']})" for name, t in result.toolchain.items()))
-        say("BMv2 cannot show slot state: simple_switch_grpc has no P4Runtime register reads "
-            "(UNIMPLEMENTED); the run is judged by the workers' results and the switch's counters")
+        say(
+            "BMv2: "
+            + "; ".join(
+                f"{name} {t['version']} ({t['path']})" for name, t in result.toolchain.items()
+            )
+        )
+        say(
+            "BMv2 cannot show slot state: simple_switch_grpc has no P4Runtime register reads "
+            "(UNIMPLEMENTED); the run is judged by the workers' results and the switch's counters"
+        )
     try:
         network.start()
         say("switches answer on gRPC; programming them")
@@ -180,8 +240,10 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
             return result
         cpu_before = {s.name: process_cpu_seconds(s.proc) for s in network.switches()}
         result.workers = run_workers(network, topo, opts, epochs)
-        result.switch_cpu_s = {s.name: round(process_cpu_seconds(s.proc) - cpu_before[s.name], 3)
-                               for s in network.switches()}
+        result.switch_cpu_s = {
+            s.name: round(process_cpu_seconds(s.proc) - cpu_before[s.name], 3)
+            for s in network.switches()
+        }
         result.ok = all(w.get("verified") for w in result.workers)
         result.switch_stats = switch_stats(topo)
         for s in network.switches():
@@ -212,8 +274,13 @@ def netem_available() -> bool:
     if subprocess.run(probe, capture_output=True).returncode:
         return False
     try:
-        return subprocess.run(["tc", "qdisc", "add", "dev", "inanetem0", "root", "netem", "loss", "1%"],
-                              capture_output=True).returncode == 0
+        return (
+            subprocess.run(
+                ["tc", "qdisc", "add", "dev", "inanetem0", "root", "netem", "loss", "1%"],
+                capture_output=True,
+            ).returncode
+            == 0
+        )
     finally:
         subprocess.run(["ip", "link", "del", "inanetem0"], capture_output=True)
 
@@ -224,8 +291,10 @@ def pick_loss_mode(mode: str) -> str:
     if mode == "auto":
         return "netem" if netem_available() else "switch"
     if mode == "netem" and not netem_available():
-        raise RunError("--loss-mode netem: this kernel has no netem qdisc (`tc qdisc add ... netem` "
-                       "fails); use --loss-mode switch for the switch's drop simulator")
+        raise RunError(
+            "--loss-mode netem: this kernel has no netem qdisc (`tc qdisc add ... netem` "
+            "fails); use --loss-mode switch for the switch's drop simulator"
+        )
     return mode
 
 
@@ -242,21 +311,30 @@ def delay_links(topo: Topology, delays: dict[str, str]) -> Topology:
     asking = [(link, p) for link in topo.links for p in NETEM_PARAMS if link.params.get(p)]
     if asking and not netem_available():
         link, param = asking[0]
-        raise RunError(f"link {link.a}-{link.b} asks for {param} {link.params[param]}, which Mininet "
-                       "applies with the netem qdisc, and this kernel has none: a slower host can be emulated "
-                       "with --straggler HOST:Fx, loss with --loss-mode switch")
+        raise RunError(
+            f"link {link.a}-{link.b} asks for {param} {link.params[param]}, which Mininet "
+            "applies with the netem qdisc, and this kernel has none: a slower host can be emulated "
+            "with --straggler HOST:Fx, loss with --loss-mode switch"
+        )
     return topo
 
 
 def loss_links(topo: Topology, host: str | None) -> list[tuple[str, str, int]]:
     """(switch, host, switch port) of every host link that gets the loss, or of `host`'s alone."""
-    links = [(s, h, port) for s, sw in topo.switches.items() for h, port in sw.hosts.items() if host in (None, h)]
+    links = [
+        (s, h, port)
+        for s, sw in topo.switches.items()
+        for h, port in sw.hosts.items()
+        if host in (None, h)
+    ]
     if not links:
         raise RunError(f"--loss-link {host}: no such host (hosts: {', '.join(topo.hosts)})")
     return links
 
 
-def emulate_loss(topo: Topology, links: list[tuple[str, str, int]], loss: float | BurstLoss, direction: str) -> None:
+def emulate_loss(
+    topo: Topology, links: list[tuple[str, str, int]], loss: float | BurstLoss, direction: str
+) -> None:
     """The drop simulator on each link's switch port: up is what the port receives, down what it sends."""
     from ina.controller.aggregation import Aggregation
     from ina.controller.client import SwitchConnection
@@ -265,60 +343,139 @@ def emulate_loss(topo: Topology, links: list[tuple[str, str, int]], loss: float 
         with SwitchConnection(topo.switches[name].grpc, election_id=1) as conn:
             agg = Aggregation(conn)
             for _s, _h, port in (link for link in links if link[0] == name):
-                agg.set_drop(port, ingress=loss if direction in ("up", "both") else None,
-                             egress=loss if direction in ("down", "both") else None)
+                agg.set_drop(
+                    port,
+                    ingress=loss if direction in ("up", "both") else None,
+                    egress=loss if direction in ("down", "both") else None,
+                )
 
 
 def netem_args(loss: float | BurstLoss) -> list[str]:
     """netem's loss arguments: random, or gemodel p r 1-h 1-k (in percent), the same chain as the
     drop simulator's burst mode."""
     if isinstance(loss, BurstLoss):
-        return ["loss", "gemodel", *(f"{100 * x:g}%" for x in (loss.p_gb, loss.p_bg, loss.loss_bad, loss.loss_good))]
+        return [
+            "loss",
+            "gemodel",
+            *(f"{100 * x:g}%" for x in (loss.p_gb, loss.p_bg, loss.loss_bad, loss.loss_good)),
+        ]
     return ["loss", "random", f"{100 * loss:g}%"]
 
 
-def netem_loss(network: Network, links: list[tuple[str, str, int]], loss: float | BurstLoss, direction: str) -> None:
+def netem_loss(
+    network: Network, links: list[tuple[str, str, int]], loss: float | BurstLoss, direction: str
+) -> None:
     """netem on each link's interfaces, as the root qdisc: the host's sends up, the switch's down."""
     for switch, host, _port in links:
         host_intf, switch_intf = network.host(host).connectionsTo(network.host(switch))[0]
-        chosen = [host_intf] * (direction in ("up", "both")) + [switch_intf] * (direction in ("down", "both"))
+        chosen = [host_intf] * (direction in ("up", "both")) + [switch_intf] * (
+            direction in ("down", "both")
+        )
         for intf in chosen:
-            out = intf.node.cmd(" ".join(["tc", "qdisc", "replace", "dev", intf.name, "root", "netem",
-                                          *netem_args(loss)]))
+            out = intf.node.cmd(
+                " ".join(
+                    ["tc", "qdisc", "replace", "dev", intf.name, "root", "netem", *netem_args(loss)]
+                )
+            )
             if out.strip():
                 raise RunError(f"netem on {intf.name}: {out.strip()}")
 
 
-def run_workers(network: Network, topo: Topology, opts: RunOptions, epochs: dict[int, int]) -> list[dict]:
+def run_workers(
+    network: Network, topo: Topology, opts: RunOptions, epochs: dict[int, int]
+) -> list[dict]:
     """Start every job's workers (and the baseline server) with the job's epoch; collect reports."""
     server = None
     if opts.baseline:
         ps_host = topo.extra_host
         job = topo.jobs[0]
         server = network.host(ps_host).popen(
-            [sys.executable, "-m", "ina", "worker", "--baseline-server", "--job", str(job.id),
-             "--workers", str(len(job.workers)), "--elems", str(opts.elems), "--local-ip", topo.hosts[ps_host].ip,
-             "--epoch", str(epochs[job.id])],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        say(f"host-only baseline: parameter server on {ps_host} ({topo.hosts[ps_host].ip}); the switch only forwards")
+            [
+                sys.executable,
+                "-m",
+                "ina",
+                "worker",
+                "--baseline-server",
+                "--job",
+                str(job.id),
+                "--workers",
+                str(len(job.workers)),
+                "--elems",
+                str(opts.elems),
+                "--local-ip",
+                topo.hosts[ps_host].ip,
+                "--epoch",
+                str(epochs[job.id]),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        say(
+            f"host-only baseline: parameter server on {ps_host} ({topo.hosts[ps_host].ip}); the switch only forwards"
+        )
         time.sleep(0.5)
     procs = []
     for job in topo.jobs:
-        target_ip = topo.hosts[topo.extra_host].ip if opts.baseline else topo.switches[job.aggregator].ip
+        target_ip = (
+            topo.hosts[topo.extra_host].ip if opts.baseline else topo.switches[job.aggregator].ip
+        )
         for rank, host in enumerate(job.workers):
-            cmd = [sys.executable, "-m", "ina", "worker", "--job", str(job.id), "--rank", str(rank),
-                   "--workers", str(len(job.workers)), "--switch", target_ip,
-                   "--size", str(opts.size), "--dtype", opts.dtype, "--elems", str(opts.elems),
-                   "--window", str(min(job.slots, 256)), "--timeout", str(opts.timeout),
-                   "--seed", str(opts.seed + job.id), "--epoch", str(epochs[job.id]), "--verify", "--json",
-                   "--repeat", str(opts.repeat), "--staleness", str(job.policy.staleness)]
+            cmd = [
+                sys.executable,
+                "-m",
+                "ina",
+                "worker",
+                "--job",
+                str(job.id),
+                "--rank",
+                str(rank),
+                "--workers",
+                str(len(job.workers)),
+                "--switch",
+                target_ip,
+                "--size",
+                str(opts.size),
+                "--dtype",
+                opts.dtype,
+                "--elems",
+                str(opts.elems),
+                "--window",
+                str(min(job.slots, 256)),
+                "--timeout",
+                str(opts.timeout),
+                "--seed",
+                str(opts.seed + job.id),
+                "--epoch",
+                str(epochs[job.id]),
+                "--verify",
+                "--json",
+                "--repeat",
+                str(opts.repeat),
+                "--staleness",
+                str(job.policy.staleness),
+            ]
             if opts.compute_ms or opts.stragglers or opts.straggler_dist:
-                cmd += ["--compute-ms", str(opts.compute_ms), "--slowdown", str(opts.stragglers.get(host, 1.0))]
+                cmd += [
+                    "--compute-ms",
+                    str(opts.compute_ms),
+                    "--slowdown",
+                    str(opts.stragglers.get(host, 1.0)),
+                ]
             if opts.straggler_dist:
                 cmd += ["--delay-dist", opts.straggler_dist]
-            procs.append((job.id, host, network.host(host).popen([*cmd, "--start-barrier"], stdin=subprocess.PIPE,
-                                                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                                                     text=True)))
+            procs.append(
+                (
+                    job.id,
+                    host,
+                    network.host(host).popen(
+                        [*cmd, "--start-barrier"],
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        text=True,
+                    ),
+                )
+            )
     for _job, _host, proc in procs:  # every worker bound (or failed: its line is empty) ...
         proc.stdout.readline()
     for _job, _host, proc in procs:  # ... then all start together (communicate closes stdin)
@@ -366,22 +523,52 @@ def switch_stats(topo: Topology) -> dict:
 def summary(result: RunResult) -> str:
     """One row per worker; `entered` is the share of the rank's contributions (chunks, over every
     repetition) that the sums hold: below 100% a quorum or timeout completed sums without it."""
-    header = ["host", "job", "elements", "time s", "M elem/s", "Gbps", "sent", "retrans", "entered", "verified"]
+    header = [
+        "host",
+        "job",
+        "elements",
+        "time s",
+        "M elem/s",
+        "Gbps",
+        "sent",
+        "retrans",
+        "entered",
+        "verified",
+    ]
     rows = []
     for w in result.workers:
         if "error" in w and "elements" not in w:
             rows.append([w["host"], w.get("job", "?"), "-", "-", "-", "-", "-", "-", "-", "FAILED"])
             continue
-        rows.append([w["host"], w["job"], w["elements"], f"{w['elapsed_s']:.3f}",
-                     f"{w['goodput_elements_per_s'] / 1e6:.2f}", f"{w['goodput_gbps']:.3f}",
-                     w["packets_sent"], w["retransmissions"], f"{w['contributions_entered']:.1%}",
-                     "yes" if w["verified"] else "NO"])
+        rows.append(
+            [
+                w["host"],
+                w["job"],
+                w["elements"],
+                f"{w['elapsed_s']:.3f}",
+                f"{w['goodput_elements_per_s'] / 1e6:.2f}",
+                f"{w['goodput_gbps']:.3f}",
+                w["packets_sent"],
+                w["retransmissions"],
+                f"{w['contributions_entered']:.1%}",
+                "yes" if w["verified"] else "NO",
+            ]
+        )
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
-    lines = ["  ".join(str(x).rjust(wd) for x, wd in zip(r, widths, strict=False)) for r in [header, *rows]]
+    lines = [
+        "  ".join(str(x).rjust(wd) for x, wd in zip(r, widths, strict=False))
+        for r in [header, *rows]
+    ]
     errors = [f"{w['host']}: {w['error']}" for w in result.workers if w.get("error")]
     left_out = [w["host"] for w in result.workers if w.get("contributions_entered", 1.0) < 1.0]
-    notes = [f"entered: the share of each rank's contributions in the sums; {', '.join(left_out)} had some left "
-             "out by the completion policy (docs/protocol.md)"] if left_out else []
+    notes = (
+        [
+            f"entered: the share of each rank's contributions in the sums; {', '.join(left_out)} had some left "
+            "out by the completion policy (docs/protocol.md)"
+        ]
+        if left_out
+        else []
+    )
     return "\n".join(lines + errors + notes + drop_notes(result))
 
 
@@ -398,5 +585,7 @@ def drop_notes(result: RunResult) -> list[str]:
             for index, counts in sorted(stats.get(group, {}).items()):
                 dropped = [f"{k} {counts[k]}" for k in DROP_COUNTERS if counts.get(k)]
                 if dropped:
-                    notes.append(f"switch {name} dropped, {group[:-1]} {index}: {', '.join(dropped)}")
+                    notes.append(
+                        f"switch {name} dropped, {group[:-1]} {index}: {', '.join(dropped)}"
+                    )
     return notes

@@ -32,8 +32,10 @@ def bmv2_toolchain() -> dict[str, dict[str, str]]:
         done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
         lines = (done.stdout + done.stderr).splitlines()
         # p4c prints its own path first, then "Version X (SHA: ...)"
-        version = next((ln.removeprefix("Version ") for ln in lines if ln.startswith("Version ")),
-                       lines[0] if lines else f"exit status {done.returncode}")
+        version = next(
+            (ln.removeprefix("Version ") for ln in lines if ln.startswith("Version ")),
+            lines[0] if lines else f"exit status {done.returncode}",
+        )
         found[name] = {"path": path, "version": version.strip()}
     return found
 
@@ -48,23 +50,57 @@ def log_tail(path: Path, lines: int = 15) -> str:
 class P4Switch(Switch):
     """A Mininet switch backed by a P4 target process with a P4Runtime server."""
 
-    def __init__(self, name, grpc_addr: str, run_dir: str, target: str = "builtin", pcap: bool = True,
-                 p4runtime_compat: str | None = None, **kwargs):
+    def __init__(
+        self,
+        name,
+        grpc_addr: str,
+        run_dir: str,
+        target: str = "builtin",
+        pcap: bool = True,
+        p4runtime_compat: str | None = None,
+        **kwargs,
+    ):
         kwargs["inNamespace"] = False
         Switch.__init__(self, name, **kwargs)
-        self.grpc_addr, self.run_dir, self.target, self.pcap = grpc_addr, Path(run_dir), target, pcap
+        self.grpc_addr, self.run_dir, self.target, self.pcap = (
+            grpc_addr,
+            Path(run_dir),
+            target,
+            pcap,
+        )
         self.p4runtime_compat = p4runtime_compat
         self.proc: subprocess.Popen | None = None
         self.log_path = self.run_dir / f"{name}.log"
 
     def command(self) -> list[str]:
-        ports = [arg for intf in self.intfList() if intf.name != "lo"
-                 for arg in ("-i", f"{self.ports[intf]}@{intf.name}")]
+        ports = [
+            arg
+            for intf in self.intfList()
+            if intf.name != "lo"
+            for arg in ("-i", f"{self.ports[intf]}@{intf.name}")
+        ]
         if self.target == "bmv2":
-            base = ["simple_switch_grpc", "--no-p4", "--device-id", "0", *ports, "--log-file", str(self.log_path.with_suffix(""))]
+            base = [
+                "simple_switch_grpc",
+                "--no-p4",
+                "--device-id",
+                "0",
+                *ports,
+                "--log-file",
+                str(self.log_path.with_suffix("")),
+            ]
             base += ["--", f"--grpc-server-addr={self.grpc_addr}"]
             return base
-        cmd = [sys.executable, "-m", "ina", "switch", "--no-p4", *ports, "--grpc-server-addr", self.grpc_addr]
+        cmd = [
+            sys.executable,
+            "-m",
+            "ina",
+            "switch",
+            "--no-p4",
+            *ports,
+            "--grpc-server-addr",
+            self.grpc_addr,
+        ]
         if self.pcap:
             cmd += ["--pcap", str(self.run_dir / f"{self.name}-pcap")]
         if self.p4runtime_compat:
@@ -74,10 +110,14 @@ class P4Switch(Switch):
     def start(self, controllers) -> None:
         for intf in self.intfList():
             if intf.name != "lo":
-                self.cmd(f"ethtool -K {intf.name} tx off rx off tso off gso off gro off >/dev/null 2>&1")
+                self.cmd(
+                    f"ethtool -K {intf.name} tx off rx off tso off gso off gro off >/dev/null 2>&1"
+                )
         self.run_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "w")  # noqa: SIM115 - handed to the child process
-        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         channel = grpc.insecure_channel(self.grpc_addr)
         deadline = time.monotonic() + 20
         try:
@@ -85,14 +125,17 @@ class P4Switch(Switch):
                 if self.proc.poll() is not None:
                     raise SwitchStartError(
                         f"switch {self.name} ({self.target}) exited with status {self.proc.returncode} while starting; "
-                        f"last lines of {self.log_path}:\n{log_tail(self.log_path)}")
+                        f"last lines of {self.log_path}:\n{log_tail(self.log_path)}"
+                    )
                 try:
                     grpc.channel_ready_future(channel).result(timeout=0.5)
                     return
                 except grpc.FutureTimeoutError:
                     continue
-            raise SwitchStartError(f"switch {self.name} did not answer on gRPC {self.grpc_addr} within 20 s; "
-                                   f"last lines of {self.log_path}:\n{log_tail(self.log_path)}")
+            raise SwitchStartError(
+                f"switch {self.name} did not answer on gRPC {self.grpc_addr} within 20 s; "
+                f"last lines of {self.log_path}:\n{log_tail(self.log_path)}"
+            )
         finally:
             channel.close()
 
@@ -103,7 +146,11 @@ class P4Switch(Switch):
             return None
         deadline = time.monotonic() + wait
         while True:
-            lines = [ln for ln in self.log_path.read_text(errors="replace").splitlines() if "data path" in ln]
+            lines = [
+                ln
+                for ln in self.log_path.read_text(errors="replace").splitlines()
+                if "data path" in ln
+            ]
             if lines or time.monotonic() > deadline:
                 return lines[-1].removeprefix("ina switch: ") if lines else None
             time.sleep(0.05)

@@ -80,7 +80,9 @@ class Job:
     slots: int
     policy: Policy
     aggregator: str
-    epoch: int | None = None  # None: the controller draws a fresh one (ina sim sets it from its seed)
+    epoch: int | None = (
+        None  # None: the controller draws a fresh one (ina sim sets it from its seed)
+    )
 
 
 @dataclass(frozen=True)
@@ -103,20 +105,28 @@ class Topology:
         """Every job under `policy` (checked against each job's workers)."""
         for job in self.jobs:
             _check_policy(job.id, policy, len(job.workers))
-        return dataclasses.replace(self, jobs=tuple(dataclasses.replace(j, policy=policy) for j in self.jobs))
+        return dataclasses.replace(
+            self, jobs=tuple(dataclasses.replace(j, policy=policy) for j in self.jobs)
+        )
 
     def with_grpc(self, addresses: Mapping[str, str]) -> "Topology":
         """The named switches' P4Runtime servers at these addresses (in-process servers on chosen ports)."""
-        switches = {n: dataclasses.replace(sw, grpc=addresses[n]) if n in addresses else sw
-                    for n, sw in self.switches.items()}
+        switches = {
+            n: dataclasses.replace(sw, grpc=addresses[n]) if n in addresses else sw
+            for n, sw in self.switches.items()
+        }
         return dataclasses.replace(self, switches=switches)
 
     def with_link_params(self, params: Mapping[str, Any], host: str | None = None) -> "Topology":
         """`params` on the link of `host` (every link when None); refuses an unknown host."""
         if host is not None and host not in self.hosts:
             raise TopologyError(f"no such host {host} (hosts: {', '.join(self.hosts)})")
-        links = tuple(dataclasses.replace(link, params={**link.params, **params})
-                      if host in (None, link.a, link.b) else link for link in self.links)
+        links = tuple(
+            dataclasses.replace(link, params={**link.params, **params})
+            if host in (None, link.a, link.b)
+            else link
+            for link in self.links
+        )
         return dataclasses.replace(self, links=links)
 
 
@@ -129,8 +139,14 @@ def builtin(name: str) -> Path:
     return TOPOLOGY_DIR / f"{name.removesuffix('.yaml')}.yaml"
 
 
-def load(source: str | Path, workers: int | None = None, jobs: int | None = None,
-         loss: float | None = None, slots: int | None = None, extra_host: bool = False) -> Topology:
+def load(
+    source: str | Path,
+    workers: int | None = None,
+    jobs: int | None = None,
+    loss: float | None = None,
+    slots: int | None = None,
+    extra_host: bool = False,
+) -> Topology:
     """Read a topology from `source` (a file, a built-in name, fattree:K or leafspine:LxH,S).
     `workers` sizes a star (other topologies have their hosts); `jobs` splits the workers into that
     many jobs, ranks dealt round-robin (as a star's); `extra_host` adds one more host on the first
@@ -139,14 +155,19 @@ def load(source: str | Path, workers: int | None = None, jobs: int | None = None
     if spec.get("generate") == "star":
         spec = star(workers or spec.get("workers", 4), spec.get("link", {}), jobs or 1)
     elif workers is not None and workers != len(spec.get("hosts", [])):
-        raise TopologyError(f"{source} has a fixed set of {len(spec.get('hosts', []))} hosts; --workers applies to star")
+        raise TopologyError(
+            f"{source} has a fixed set of {len(spec.get('hosts', []))} hosts; --workers applies to star"
+        )
     elif jobs is not None and jobs != len(spec.get("jobs") or []):
         spec = {**spec, "jobs": split_jobs(spec, jobs)}
     extra = None
     if extra_host:
         extra = f"h{len(spec.get('hosts', [])) + 1}"
-        spec = {**spec, "hosts": [*spec.get("hosts", []), extra],
-                "links": [*spec.get("links", []), [extra, next(iter(spec["switches"]))]]}
+        spec = {
+            **spec,
+            "hosts": [*spec.get("hosts", []), extra],
+            "links": [*spec.get("links", []), [extra, next(iter(spec["switches"]))]],
+        }
     return dataclasses.replace(build(spec, loss, slots), extra_host=extra)
 
 
@@ -173,8 +194,10 @@ def generated(source: str, jobs: int | None) -> dict | None:
     if m := _LEAFSPINE.fullmatch(source):
         return leafspine(int(m[1]), int(m[2]), int(m[3]), jobs)
     if source.startswith(("fattree", "leafspine:")):
-        raise TopologyError(f"bad topology {source!r}: use fattree:K (K even, e.g. fattree:4) or leafspine:LxH,S "
-                            "(L leaves of H hosts, S spines, e.g. leafspine:8x32,4)")
+        raise TopologyError(
+            f"bad topology {source!r}: use fattree:K (K even, e.g. fattree:4) or leafspine:LxH,S "
+            "(L leaves of H hosts, S spines, e.g. leafspine:8x32,4)"
+        )
     return None
 
 
@@ -182,22 +205,37 @@ def star(n: int, link: dict, jobs: int = 1) -> dict:
     if n < 1:
         raise TopologyError(f"a star needs at least 1 worker, got {n}")
     hosts = [f"h{i}" for i in range(1, n + 1)]
-    return {"name": f"star{n}", "switches": {"s1": {"aggregator": True}}, "hosts": hosts,
-            "links": [[h, "s1"] for h in hosts], "link": link, "jobs": deal(hosts, jobs)}
+    return {
+        "name": f"star{n}",
+        "switches": {"s1": {"aggregator": True}},
+        "hosts": hosts,
+        "links": [[h, "s1"] for h in hosts],
+        "link": link,
+        "jobs": deal(hosts, jobs),
+    }
 
 
 def leafspine(leaves: int, per_leaf: int, spines: int, jobs: int | None = None) -> dict:
     """Leaves s1..sL, spines after them (each aggregates: job j on spine j mod S), every leaf linked
     to every spine, per_leaf hosts on each leaf."""
     if min(leaves, per_leaf, spines) < 1:
-        raise TopologyError(f"leafspine:{leaves}x{per_leaf},{spines}: every count must be at least 1")
+        raise TopologyError(
+            f"leafspine:{leaves}x{per_leaf},{spines}: every count must be at least 1"
+        )
     leaf = [f"s{i}" for i in range(1, leaves + 1)]
     spine = [f"s{i}" for i in range(leaves + 1, leaves + spines + 1)]
     hosts = [f"h{i}" for i in range(1, leaves * per_leaf + 1)]
-    links = [[h, leaf[i // per_leaf]] for i, h in enumerate(hosts)] + [[lf, sp] for lf in leaf for sp in spine]
+    links = [[h, leaf[i // per_leaf]] for i, h in enumerate(hosts)] + [
+        [lf, sp] for lf in leaf for sp in spine
+    ]
     switches = {s: {"aggregator": s in spine} for s in leaf + spine}
-    return {"name": f"leafspine:{leaves}x{per_leaf},{spines}", "switches": switches, "hosts": hosts, "links": links,
-            "jobs": deal(hosts, jobs or fewest_jobs(len(hosts)))}
+    return {
+        "name": f"leafspine:{leaves}x{per_leaf},{spines}",
+        "switches": switches,
+        "hosts": hosts,
+        "links": links,
+        "jobs": deal(hosts, jobs or fewest_jobs(len(hosts))),
+    }
 
 
 def fattree(k: int, jobs: int | None = None) -> dict:
@@ -212,13 +250,27 @@ def fattree(k: int, jobs: int | None = None) -> dict:
     first_edge = len(core) + k * half
     edge = [[f"s{first_edge + p * half + i + 1}" for i in range(half)] for p in range(k)]
     hosts = [f"h{i}" for i in range(1, k * half * half + 1)]
-    links = [[hosts[(p * half + e) * half + h], edge[p][e]] for p in range(k) for e in range(half) for h in range(half)]
+    links = [
+        [hosts[(p * half + e) * half + h], edge[p][e]]
+        for p in range(k)
+        for e in range(half)
+        for h in range(half)
+    ]
     links += [[edge[p][e], agg[p][a]] for p in range(k) for e in range(half) for a in range(half)]
-    links += [[agg[p][a], core[a * half + c]] for p in range(k) for a in range(half) for c in range(half)]
-    switches = {s: {"aggregator": s in core} for s in [*core, *(s for pod in agg for s in pod),
-                                                       *(s for pod in edge for s in pod)]}
-    return {"name": f"fattree:{k}", "switches": switches, "hosts": hosts, "links": links,
-            "jobs": deal(hosts, jobs or fewest_jobs(len(hosts)))}
+    links += [
+        [agg[p][a], core[a * half + c]] for p in range(k) for a in range(half) for c in range(half)
+    ]
+    switches = {
+        s: {"aggregator": s in core}
+        for s in [*core, *(s for pod in agg for s in pod), *(s for pod in edge for s in pod)]
+    }
+    return {
+        "name": f"fattree:{k}",
+        "switches": switches,
+        "hosts": hosts,
+        "links": links,
+        "jobs": deal(hosts, jobs or fewest_jobs(len(hosts))),
+    }
 
 
 def fewest_jobs(hosts: int) -> int:
@@ -244,23 +296,36 @@ def split_jobs(spec: dict, jobs: int) -> list[dict]:
 
 def check_shape(spec: dict) -> None:
     """The spec's parts have the types a topology needs (a file may hold anything)."""
+
     def names(value) -> bool:
         return isinstance(value, list) and all(isinstance(n, str) for n in value)
 
     switches, links, jobs = spec.get("switches"), spec.get("links") or [], spec.get("jobs") or []
-    if not isinstance(switches, dict) or not all(isinstance(o, dict | None) for o in switches.values()):
-        raise TopologyError("switches: a mapping of switch names to their options, e.g. {s1: {aggregator: true}}")
+    if not isinstance(switches, dict) or not all(
+        isinstance(o, dict | None) for o in switches.values()
+    ):
+        raise TopologyError(
+            "switches: a mapping of switch names to their options, e.g. {s1: {aggregator: true}}"
+        )
     if not names(spec.get("hosts") or []):
         raise TopologyError("hosts: a list of host names, e.g. [h1, h2]")
     if not isinstance(spec.get("link") or {}, dict):
         raise TopologyError("link: a mapping of link parameters, e.g. {bw: 1000}")
     for link in links if isinstance(links, list) else [links]:
-        if not (isinstance(link, list) and 2 <= len(link) <= 3 and names(link[:2])
-                and (len(link) == 2 or isinstance(link[2], dict))):
-            raise TopologyError(f"links: each link is [A, B] or [A, B, {{parameters}}], got {link!r:.60}")
+        if not (
+            isinstance(link, list)
+            and 2 <= len(link) <= 3
+            and names(link[:2])
+            and (len(link) == 2 or isinstance(link[2], dict))
+        ):
+            raise TopologyError(
+                f"links: each link is [A, B] or [A, B, {{parameters}}], got {link!r:.60}"
+            )
     for job in jobs if isinstance(jobs, list) else [jobs]:
         if not (isinstance(job, dict) and names(job.get("workers"))):
-            raise TopologyError(f"jobs: each job is a mapping with a list of workers, got {job!r:.60}")
+            raise TopologyError(
+                f"jobs: each job is a mapping with a list of workers, got {job!r:.60}"
+            )
 
 
 def build(spec: dict, loss: float | None = None, slots: int | None = None) -> Topology:
@@ -285,56 +350,82 @@ def build(spec: dict, loss: float | None = None, slots: int | None = None) -> To
         if a in hosts and b in hosts:
             raise TopologyError(f"link {a}-{b} joins two hosts; a host links to a switch")
         if a == b or b in ports.get(a, {}):
-            raise TopologyError(f"link {a}-{b}: {'a node cannot link to itself' if a == b else 'a second link'}")
+            raise TopologyError(
+                f"link {a}-{b}: {'a node cannot link to itself' if a == b else 'a second link'}"
+            )
         ends = {}
         for end, other in ((a, b), (b, a)):
             if end in ports:
                 ports[end][other] = ends[end] = len(ports[end]) + 1
                 if ends[end] > MAX_PORT:
-                    raise TopologyError(f"switch {end} has more than {MAX_PORT} links (its ports are 1..{MAX_PORT})")
+                    raise TopologyError(
+                        f"switch {end} has more than {MAX_PORT} links (its ports are 1..{MAX_PORT})"
+                    )
             else:
                 host_links[end] += 1
         links.append(Link(a, b, ends, {**default_link, **(rest[0] if rest else {})}))
     for h, count in host_links.items():
         if count != 1:
-            raise TopologyError(f"host {h} is linked to no switch" if not count else
-                                f"host {h} has {count} links; a host has one, to its switch")
+            raise TopologyError(
+                f"host {h} is linked to no switch"
+                if not count
+                else f"host {h} has {count} links; a host has one, to its switch"
+            )
     switches = {}
     for i, (s, opts) in enumerate(switch_specs.items(), 1):
-        switches[s] = Switch(s, _mac(0x02AA, i), _ip((1 << 16) - 1 - i), f"127.0.0.1:{GRPC_BASE + i - 1}",
-                             bool((opts or {}).get("aggregator")),
-                             {n: p for n, p in ports[s].items() if n in hosts},
-                             {n: p for n, p in ports[s].items() if n in ports})
+        switches[s] = Switch(
+            s,
+            _mac(0x02AA, i),
+            _ip((1 << 16) - 1 - i),
+            f"127.0.0.1:{GRPC_BASE + i - 1}",
+            bool((opts or {}).get("aggregator")),
+            {n: p for n, p in ports[s].items() if n in hosts},
+            {n: p for n, p in ports[s].items() if n in ports},
+        )
     _check_connected(switches)
     jobs = read_jobs(spec.get("jobs") or [], hosts, switches, slots)
     return Topology(str(spec.get("name", "topology")), switches, hosts, tuple(links), jobs)
 
 
-def read_jobs(specs: list[dict], hosts: Mapping[str, Host], switches: Mapping[str, Switch],
-              slots: int | None) -> tuple[Job, ...]:
+def read_jobs(
+    specs: list[dict], hosts: Mapping[str, Host], switches: Mapping[str, Switch], slots: int | None
+) -> tuple[Job, ...]:
     aggregators = [s for s, sw in switches.items() if sw.aggregator]
     jobs, seen = [], set()
     for index, job in enumerate(specs):
         job_id, workers = job.get("id", index), list(job.get("workers") or [])
         if not isinstance(job_id, int) or not 0 <= job_id < MAX_JOBS or job_id in seen:
-            raise TopologyError(f"job {job_id}: a job id is an integer in 0..{MAX_JOBS - 1}, once per topology")
+            raise TopologyError(
+                f"job {job_id}: a job id is an integer in 0..{MAX_JOBS - 1}, once per topology"
+            )
         seen.add(job_id)
         unknown = [w for w in workers if w not in hosts]
         if unknown:
             raise TopologyError(f"job {job_id}: unknown workers {unknown}")
         if not 1 <= len(workers) <= MAX_WORKERS or len(set(workers)) != len(workers):
-            raise TopologyError(f"job {job_id} has {len(workers)} workers; a job has 1..{MAX_WORKERS} distinct "
-                                "ones (the protocol's MAX_WORKERS)")
+            raise TopologyError(
+                f"job {job_id} has {len(workers)} workers; a job has 1..{MAX_WORKERS} distinct "
+                "ones (the protocol's MAX_WORKERS)"
+            )
         try:
             policy = Policy.parse(str(job.get("policy", "sync")))
         except ValueError as err:
             raise TopologyError(f"job {job_id}: {err}") from None
         _check_policy(job_id, policy, len(workers))
-        aggregator = job.get("aggregator") or (aggregators[len(jobs) % len(aggregators)] if aggregators else None)
+        aggregator = job.get("aggregator") or (
+            aggregators[len(jobs) % len(aggregators)] if aggregators else None
+        )
         if aggregator not in switches:
-            raise TopologyError(f"job {job_id}: no aggregator (mark a switch aggregator: true or name one in the job)"
-                                if aggregator is None else f"job {job_id}: aggregator '{aggregator}' is no switch")
-        jobs.append(Job(job_id, tuple(workers), slots or job.get("slots", DEFAULT_SLOTS), policy, aggregator))
+            raise TopologyError(
+                f"job {job_id}: no aggregator (mark a switch aggregator: true or name one in the job)"
+                if aggregator is None
+                else f"job {job_id}: aggregator '{aggregator}' is no switch"
+            )
+        jobs.append(
+            Job(
+                job_id, tuple(workers), slots or job.get("slots", DEFAULT_SLOTS), policy, aggregator
+            )
+        )
     return tuple(jobs)
 
 

@@ -42,7 +42,13 @@ def load(name: str, seed: int = 0) -> Dataset:
         raise ValueError(f"unknown dataset {name!r}: choose one of {', '.join(LOADERS)}")
     x, y = LOADERS[name](return_X_y=True)
     x_train, x_test, y_train, y_test = train_test_split(
-        x.astype(np.float64), y.astype(np.int64), test_size=TEST_FRACTION, random_state=seed, stratify=y)
+        x.astype(np.float64),
+        y.astype(np.int64),
+        test_size=TEST_FRACTION,
+        random_state=seed,
+        stratify=y,
+    )
     scaler = StandardScaler().fit(x_train)
-    return Dataset(name, scaler.transform(x_train), y_train, scaler.transform(x_test), y_test,
-                   int(y.max()) + 1)
+    return Dataset(
+        name, scaler.transform(x_train), y_train, scaler.transform(x_test), y_test, int(y.max()) + 1
+    )

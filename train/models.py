@@ -29,7 +29,9 @@ class Model:
     def views(self, flat: np.ndarray) -> list[np.ndarray]:
         """`flat` cut into one array per shape, sharing its memory."""
         ends = np.cumsum([int(np.prod(s)) for s in self.shapes])
-        return [part.reshape(s) for part, s in zip(np.split(flat, ends[:-1]), self.shapes, strict=True)]
+        return [
+            part.reshape(s) for part, s in zip(np.split(flat, ends[:-1]), self.shapes, strict=True)
+        ]
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError

@@ -15,15 +15,31 @@ from ina.train.workloads import WORKLOADS
 def add_training_arguments(p: argparse.ArgumentParser) -> None:
     defaults = Config()
     p.add_argument("--model", choices=MODELS, default=defaults.model)
-    p.add_argument("--dataset", choices=list(LOADERS), default="digits",
-                   help="one of scikit-learn's bundled classification sets (no download)")
+    p.add_argument(
+        "--dataset",
+        choices=list(LOADERS),
+        default="digits",
+        help="one of scikit-learn's bundled classification sets (no download)",
+    )
     p.add_argument("--epochs", type=int_range(1), default=defaults.epochs)
-    p.add_argument("--batch", type=int_range(1), default=defaults.batch,
-                   help="the global batch, split equally between the workers")
-    p.add_argument("--lr", type=float_range(0.0, 10.0, lo_open=True), default=defaults.lr, help="learning rate")
-    p.add_argument("--hidden", type=int_range(1), default=defaults.hidden, help="hidden units of the MLP")
-    p.add_argument("--seed", type=int_range(0), default=defaults.seed,
-                   help="initial weights, test split and batch order")
+    p.add_argument(
+        "--batch",
+        type=int_range(1),
+        default=defaults.batch,
+        help="the global batch, split equally between the workers",
+    )
+    p.add_argument(
+        "--lr", type=float_range(0.0, 10.0, lo_open=True), default=defaults.lr, help="learning rate"
+    )
+    p.add_argument(
+        "--hidden", type=int_range(1), default=defaults.hidden, help="hidden units of the MLP"
+    )
+    p.add_argument(
+        "--seed",
+        type=int_range(0),
+        default=defaults.seed,
+        help="initial weights, test split and batch order",
+    )
 
 
 # Peak bytes per hidden unit of the MLP in one training process: a forward pass over the whole
@@ -39,7 +55,9 @@ def hidden_refusal(config: Config, data: Dataset, processes: int) -> str | None:
     not fit ina.args.MEMORY_BUDGET; None when they do (or the model has no hidden layer)."""
     if config.model != "mlp":
         return None
-    per_unit = 8 * ROW_COPIES * len(data.y_train) + PARAMETER_BYTES * (data.n_features + 1 + data.n_classes)
+    per_unit = 8 * ROW_COPIES * len(data.y_train) + PARAMETER_BYTES * (
+        data.n_features + 1 + data.n_classes
+    )
     unit = f"hidden unit on {data.name}" + (f" over {processes} workers" if processes > 1 else "")
     return memory_refusal("--hidden", config.hidden, per_unit * processes, unit)
 
@@ -50,21 +68,47 @@ def config_from(args: argparse.Namespace) -> Config:
 
 def training_argv(config: Config, dataset: str) -> list[str]:
     """The arguments that make a worker process train exactly `config` on `dataset`."""
-    return ["--model", config.model, "--dataset", dataset, "--epochs", str(config.epochs),
-            "--batch", str(config.batch), "--lr", repr(config.lr), "--hidden", str(config.hidden),
-            "--seed", str(config.seed)]
+    return [
+        "--model",
+        config.model,
+        "--dataset",
+        dataset,
+        "--epochs",
+        str(config.epochs),
+        "--batch",
+        str(config.batch),
+        "--lr",
+        repr(config.lr),
+        "--hidden",
+        str(config.hidden),
+        "--seed",
+        str(config.seed),
+    ]
 
 
 def add_replay_arguments(p: argparse.ArgumentParser) -> None:
     defaults = ReplayConfig()
-    p.add_argument("--replay", choices=WORKLOADS,
-                   help="replay a real model's iterations instead of training: its DDP buckets all-reduced "
-                        "for real, its compute time emulated")
-    p.add_argument("--scale", type=float_range(0.0, 1.0, lo_open=True), default=defaults.scale,
-                   help="fraction of the replayed model's gradient elements and compute time")
-    p.add_argument("--bucket-cap-mb", type=float_range(0.0, lo_open=True), default=defaults.bucket_cap_mb,
-                   help="DDP's bucket_cap_mb, applied to the full-size model before scaling")
-    p.add_argument("--iterations", type=int_range(1), default=defaults.iterations, help="replayed iterations")
+    p.add_argument(
+        "--replay",
+        choices=WORKLOADS,
+        help="replay a real model's iterations instead of training: its DDP buckets all-reduced "
+        "for real, its compute time emulated",
+    )
+    p.add_argument(
+        "--scale",
+        type=float_range(0.0, 1.0, lo_open=True),
+        default=defaults.scale,
+        help="fraction of the replayed model's gradient elements and compute time",
+    )
+    p.add_argument(
+        "--bucket-cap-mb",
+        type=float_range(0.0, lo_open=True),
+        default=defaults.bucket_cap_mb,
+        help="DDP's bucket_cap_mb, applied to the full-size model before scaling",
+    )
+    p.add_argument(
+        "--iterations", type=int_range(1), default=defaults.iterations, help="replayed iterations"
+    )
 
 
 def replay_from(args: argparse.Namespace) -> ReplayConfig:
@@ -73,5 +117,15 @@ def replay_from(args: argparse.Namespace) -> ReplayConfig:
 
 def replay_argv(config: ReplayConfig) -> list[str]:
     """The arguments that make a worker process replay exactly `config`."""
-    return ["--replay", config.workload, "--scale", repr(config.scale), "--bucket-cap-mb",
-            repr(config.bucket_cap_mb), "--iterations", str(config.iterations), "--seed", str(config.seed)]
+    return [
+        "--replay",
+        config.workload,
+        "--scale",
+        repr(config.scale),
+        "--bucket-cap-mb",
+        repr(config.bucket_cap_mb),
+        "--iterations",
+        str(config.iterations),
+        "--seed",
+        str(config.seed),
+    ]

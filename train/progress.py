@@ -19,8 +19,11 @@ class EpochProgress:
             self.bar.set_postfix(loss=f"{loss:.4f}", accuracy=f"{test_accuracy:.1%}")
             self.bar.update(1)
         else:
-            print(f"{self.prefix} epoch {epoch}/{self.epochs}: loss {loss:.4f}, test accuracy "
-                  f"{test_accuracy:.1%}, {wall_s:.1f} s", flush=True)
+            print(
+                f"{self.prefix} epoch {epoch}/{self.epochs}: loss {loss:.4f}, test accuracy "
+                f"{test_accuracy:.1%}, {wall_s:.1f} s",
+                flush=True,
+            )
 
     def close(self) -> None:
         if self.bar is not None:

@@ -51,14 +51,21 @@ class ReplayHistory:
     iterations: list[IterationRecord] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {"buckets": self.buckets, "iterations": len(self.iterations),
-                "compute_s": sum(r.compute_s for r in self.iterations),
-                "comm_s": sum(r.comm_s for r in self.iterations),
-                "per_iteration": [asdict(r) for r in self.iterations]}
+        return {
+            "buckets": self.buckets,
+            "iterations": len(self.iterations),
+            "compute_s": sum(r.compute_s for r in self.iterations),
+            "comm_s": sum(r.comm_s for r in self.iterations),
+            "per_iteration": [asdict(r) for r in self.iterations],
+        }
 
 
-def replay(config: ReplayConfig, rank: int, allreduce: AllReduce,
-           on_iteration: Callable[[IterationRecord], None] | None = None) -> tuple[ReplayHistory, str]:
+def replay(
+    config: ReplayConfig,
+    rank: int,
+    allreduce: AllReduce,
+    on_iteration: Callable[[IterationRecord], None] | None = None,
+) -> tuple[ReplayHistory, str]:
     """Run the iterations; returns the history and a SHA-256 of the last iteration's sums, which
     every worker must share."""
     history = ReplayHistory(config.buckets())

@@ -16,21 +16,37 @@ def summarise(opts: TrainOptions, finals: list[dict], measured: dict | None = No
     """`measured` is what runner.run gave its on_traffic."""
     histories = [f["history"] for f in finals]
     w = workload(opts.replay.workload)
-    per_iteration = [{phase: 1000 * statistics.fmean(h["per_iteration"][i][f"{phase}_s"] for h in histories)
-                      for phase in ("compute", "comm")} for i in range(histories[0]["iterations"])]
+    per_iteration = [
+        {
+            phase: 1000 * statistics.fmean(h["per_iteration"][i][f"{phase}_s"] for h in histories)
+            for phase in ("compute", "comm")
+        }
+        for i in range(histories[0]["iterations"])
+    ]
     return {
-        "replay": asdict(opts.replay), "workers": opts.workers, "aggregation": opts.aggregation,
-        "link_mbit_s": opts.bw, "model_parameters": w.parameters,
-        "model_compute_ms": 1000 * w.compute_s, "buckets": histories[0]["buckets"],
+        "replay": asdict(opts.replay),
+        "workers": opts.workers,
+        "aggregation": opts.aggregation,
+        "link_mbit_s": opts.bw,
+        "model_parameters": w.parameters,
+        "model_compute_ms": 1000 * w.compute_s,
+        "buckets": histories[0]["buckets"],
         "bytes_per_iteration": BYTES_PER_ELEMENT * sum(histories[0]["buckets"]),
         "iterations": histories[0]["iterations"],
-        "iteration_ms": {phase: statistics.fmean(it[phase] for it in per_iteration) for phase in ("compute", "comm")},
-        "median_iteration_ms": {phase: statistics.median(it[phase] for it in per_iteration)
-                                for phase in ("compute", "comm")},
+        "iteration_ms": {
+            phase: statistics.fmean(it[phase] for it in per_iteration)
+            for phase in ("compute", "comm")
+        },
+        "median_iteration_ms": {
+            phase: statistics.median(it[phase] for it in per_iteration)
+            for phase in ("compute", "comm")
+        },
         "per_iteration_ms": per_iteration,
         "sums_identical": len({f["weights_sha256"] for f in finals}) == 1,
-        "traffic": measured and links(opts, finals, measured,
-                                      statistics.median(it["comm"] for it in per_iteration) / 1000),
+        "traffic": measured
+        and links(
+            opts, finals, measured, statistics.median(it["comm"] for it in per_iteration) / 1000
+        ),
         "ranks": histories,
     }
 
@@ -46,19 +62,28 @@ def links(opts: TrainOptions, finals: list[dict], measured: dict, comm_s: float)
     worker_links = [measured["links"][h] for h in measured["workers"]]
     directions = [ways[way] for ways in measured["links"].values() for way in ("up", "down")]
     busiest = max(d["bytes"] for d in directions) / its
-    theory = traffic.expected_bytes(opts.aggregation, buckets, opts.workers, opts.elems, opts.window)
+    theory = traffic.expected_bytes(
+        opts.aggregation, buckets, opts.workers, opts.elems, opts.window
+    )
     rate = opts.bw * 1e6 / 8 if opts.bw else None
     return {
-        "worker_link_bytes": statistics.fmean(w[way]["bytes"] for w in worker_links for way in ("up", "down")) / its,
+        "worker_link_bytes": statistics.fmean(
+            w[way]["bytes"] for w in worker_links for way in ("up", "down")
+        )
+        / its,
         "busiest_link_bytes": busiest,
         "theory": theory,
         "theory_comm_ms": 1000 * theory["busiest_link"] / rate if rate else None,
         "busiest_link_utilisation": busiest / comm_s / rate if rate else None,
         "drops": sum(d["drops"] for d in directions),
-        "retransmissions": sum(f["stats"]["retransmissions"] for f in finals) if finals[0]["stats"] else None,
+        "retransmissions": sum(f["stats"]["retransmissions"] for f in finals)
+        if finals[0]["stats"]
+        else None,
         "worker_stats": [f["stats"] for f in finals],
         "switch_cpu_per_comm_s": measured["switch_cpu_s"] / its / comm_s,
-        "worker_packets_per_s": statistics.fmean(w["up"]["packets"] for w in worker_links) / its / comm_s,
+        "worker_packets_per_s": statistics.fmean(w["up"]["packets"] for w in worker_links)
+        / its
+        / comm_s,
         "machine_busy": measured["machine_busy_s"] / measured["machine_s"],
         "measured": measured,
     }
@@ -75,10 +100,16 @@ def plot(summary: dict, path: Path) -> None:
     xs = range(1, len(its) + 1)
     fig, ax = plt.subplots(figsize=(8, 4))
     ax.bar(xs, [it["compute"] for it in its], label="compute (emulated)")
-    ax.bar(xs, [it["comm"] for it in its], bottom=[it["compute"] for it in its], label="communication")
+    ax.bar(
+        xs, [it["comm"] for it in its], bottom=[it["compute"] for it in its], label="communication"
+    )
     links = f", {summary['link_mbit_s']:g} Mbit/s links" if summary["link_mbit_s"] else ""
-    ax.set(title=f"{summary['replay']['workload']} x {summary['replay']['scale']:g}: {summary['workers']} workers "
-                 f"via {summary['aggregation']}{links}", xlabel="iteration", ylabel="ms (mean over workers)")
+    ax.set(
+        title=f"{summary['replay']['workload']} x {summary['replay']['scale']:g}: {summary['workers']} workers "
+        f"via {summary['aggregation']}{links}",
+        xlabel="iteration",
+        ylabel="ms (mean over workers)",
+    )
     ax.grid(alpha=0.3, axis="y")
     ax.legend()
     fig.tight_layout()
@@ -88,24 +119,32 @@ def plot(summary: dict, path: Path) -> None:
 
 def text(summary: dict) -> str:
     ms = summary["median_iteration_ms"]
-    return "\n".join([
-        f"buckets            {len(summary['buckets'])} ({summary['bytes_per_iteration'] / 1e6:.2f} MB per iteration)",
-        f"per iteration      {ms['compute']:.2f} ms compute + {ms['comm']:.2f} ms communication "
-        f"(median of {summary['iterations']} iterations)",
-        f"sums               {'identical on every worker' if summary['sums_identical'] else 'DIFFER between workers'}",
-        *([traffic_text(summary["traffic"])] if summary["traffic"] else []),
-    ])
+    return "\n".join(
+        [
+            f"buckets            {len(summary['buckets'])} ({summary['bytes_per_iteration'] / 1e6:.2f} MB per iteration)",
+            f"per iteration      {ms['compute']:.2f} ms compute + {ms['comm']:.2f} ms communication "
+            f"(median of {summary['iterations']} iterations)",
+            f"sums               {'identical on every worker' if summary['sums_identical'] else 'DIFFER between workers'}",
+            *([traffic_text(summary["traffic"])] if summary["traffic"] else []),
+        ]
+    )
 
 
 def traffic_text(t: dict) -> str:
-    lines = [f"worker link        {t['worker_link_bytes'] / 1e6:.3f} MB each way per iteration "
-             f"(theory {t['theory']['worker_link'] / 1e6:.3f}); busiest link {t['busiest_link_bytes'] / 1e6:.3f} MB "
-             f"(theory {t['theory']['busiest_link'] / 1e6:.3f}), {t['drops']} drops in the queues"
-             + (f", {t['retransmissions']} retransmissions" if t["retransmissions"] is not None else "")]
+    lines = [
+        f"worker link        {t['worker_link_bytes'] / 1e6:.3f} MB each way per iteration "
+        f"(theory {t['theory']['worker_link'] / 1e6:.3f}); busiest link {t['busiest_link_bytes'] / 1e6:.3f} MB "
+        f"(theory {t['theory']['busiest_link'] / 1e6:.3f}), {t['drops']} drops in the queues"
+        + (f", {t['retransmissions']} retransmissions" if t["retransmissions"] is not None else "")
+    ]
     if t["theory_comm_ms"] is not None:
-        lines.append(f"link rate          theory {t['theory_comm_ms']:.0f} ms communication per iteration; "
-                     f"busiest link {t['busiest_link_utilisation']:.0%} busy while communicating")
-    lines.append(f"CPU                switch {t['switch_cpu_per_comm_s']:.0%} of a core while communicating, "
-                 f"machine {t['machine_busy']:.0%} busy (run incl. start-up); "
-                 f"{t['worker_packets_per_s']:,.0f} packets/s sent per worker")
+        lines.append(
+            f"link rate          theory {t['theory_comm_ms']:.0f} ms communication per iteration; "
+            f"busiest link {t['busiest_link_utilisation']:.0%} busy while communicating"
+        )
+    lines.append(
+        f"CPU                switch {t['switch_cpu_per_comm_s']:.0%} of a core while communicating, "
+        f"machine {t['machine_busy']:.0%} busy (run incl. start-up); "
+        f"{t['worker_packets_per_s']:,.0f} packets/s sent per worker"
+    )
     return "\n".join(lines)

@@ -46,7 +46,9 @@ class TrainOptions:
     config: Config
     dataset: str = "digits"
     workers: int = 4
-    aggregation: str = "switch"  # "switch": in-network; "ps": the host parameter server; "ring": TCP ring
+    aggregation: str = (
+        "switch"  # "switch": in-network; "ps": the host parameter server; "ring": TCP ring
+    )
     elems: int = 64
     pool_size: int = 1024
     window: int = 64  # slots of the job, and each worker's window
@@ -54,29 +56,39 @@ class TrainOptions:
     max_retries: int = 6  # a worker gives up (exit 1) after this many retransmissions of one packet
     time_limit: float = 600.0  # the whole run, workers started to last report
     run_dir: str = "runs/train"
-    replay: ReplayConfig | None = None  # replay a real model's iterations instead of training `config`
+    replay: ReplayConfig | None = (
+        None  # replay a real model's iterations instead of training `config`
+    )
     bw: float | None = None  # Mbit/s of every link (TCLink), so the network is the bottleneck
     policy: Policy = SYNC  # the job's completion policy
     compute_ms: float = 0.0  # emulated compute added to every training iteration
     stragglers: dict[str, float] = field(default_factory=dict)  # host -> compute slowdown factor
-    straggler_dist: str | None = None  # extra compute per iteration on every host (DelayDistribution)
+    straggler_dist: str | None = (
+        None  # extra compute per iteration on every host (DelayDistribution)
+    )
 
 
-def run(opts: TrainOptions, on_epoch: Callable[[dict], None],
-        on_traffic: Callable[[dict], None] | None = None) -> list[dict]:
+def run(
+    opts: TrainOptions,
+    on_epoch: Callable[[dict], None],
+    on_traffic: Callable[[dict], None] | None = None,
+) -> list[dict]:
     """Train in Mininet; rank 0's epoch records go to `on_epoch` as they arrive, and what the
     links and CPUs did from the workers' start to their end to `on_traffic` (traffic.py). Returns
     every worker's last report (history and weight digest), by rank. The machine is held for the
     run (topologies/lock.py): MachineBusy, before anything is touched, while another run holds it."""
     if os.geteuid() != 0:
-        raise TrainError("ina train needs root: Mininet creates network namespaces, veth pairs and raw "
-                         "sockets (try: sudo ina train ...)")
+        raise TrainError(
+            "ina train needs root: Mininet creates network namespaces, veth pairs and raw "
+            "sockets (try: sudo ina train ...)"
+        )
     with lock.machine():
         return _run_on_machine(opts, on_epoch, on_traffic)
 
 
-def _run_on_machine(opts: TrainOptions, on_epoch: Callable[[dict], None],
-                    on_traffic: Callable[[dict], None] | None) -> list[dict]:
+def _run_on_machine(
+    opts: TrainOptions, on_epoch: Callable[[dict], None], on_traffic: Callable[[dict], None] | None
+) -> list[dict]:
     run_dir = Path(opts.run_dir).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     leftovers = clean.cleanup()
@@ -100,33 +112,88 @@ def _run_on_machine(opts: TrainOptions, on_epoch: Callable[[dict], None],
         if opts.aggregation == "ps":
             ps_host = topo.extra_host
             target, aggregator = topo.hosts[ps_host].ip, f"the parameter server on {ps_host}"
-            procs.append(network.host(ps_host).popen(
-                [sys.executable, "-m", "ina", "worker", "--baseline-server", "--job", str(job.job_id),
-                 "--workers", str(opts.workers), "--elems", str(opts.elems), "--local-ip", target,
-                 "--epoch", str(job.epoch)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            procs.append(
+                network.host(ps_host).popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "ina",
+                        "worker",
+                        "--baseline-server",
+                        "--job",
+                        str(job.job_id),
+                        "--workers",
+                        str(opts.workers),
+                        "--elems",
+                        str(opts.elems),
+                        "--local-ip",
+                        target,
+                        "--epoch",
+                        str(job.epoch),
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
         hosts = topo.jobs[0].workers
         where = ["--switch", target]
         if opts.aggregation == "ring":
             where = ["--ring", ",".join(topo.hosts[h].ip for h in hosts)]
             aggregator = "a ring over TCP between the workers"
-        what = (f"replaying {opts.replay.workload} (scale {opts.replay.scale:g})" if opts.replay
-                else f"training {opts.config.model} on {opts.dataset}")
+        what = (
+            f"replaying {opts.replay.workload} (scale {opts.replay.scale:g})"
+            if opts.replay
+            else f"training {opts.config.model} on {opts.dataset}"
+        )
         links = f" over {opts.bw:g} Mbit/s links" if opts.bw else ""
-        say(f"{what}: {opts.workers} workers through {aggregator}{links}, job {job.job_id}; logs in {run_dir}")
+        say(
+            f"{what}: {opts.workers} workers through {aggregator}{links}, job {job.job_id}; logs in {run_dir}"
+        )
         workers = []
         before = traffic.snapshot(network)
         for rank, host in enumerate(hosts):
-            cmd = [sys.executable, "-m", "ina.train.worker_main", "--job", str(job.job_id), "--rank", str(rank),
-                   "--workers", str(opts.workers), "--epoch", str(job.epoch), *where,
-                   "--aggregator", aggregator, "--elems", str(opts.elems), "--window", str(opts.window),
-                   "--timeout", str(opts.timeout), "--max-retries", str(opts.max_retries), "--start-barrier",
-                   "--staleness", str(opts.policy.staleness),
-                   *(replay_argv(opts.replay) if opts.replay else training_argv(opts.config, opts.dataset)),
-                   "--compute-ms", str(opts.compute_ms), "--slowdown", str(opts.stragglers.get(host, 1.0)),
-                   *(["--delay-dist", opts.straggler_dist] if opts.straggler_dist else [])]
+            cmd = [
+                sys.executable,
+                "-m",
+                "ina.train.worker_main",
+                "--job",
+                str(job.job_id),
+                "--rank",
+                str(rank),
+                "--workers",
+                str(opts.workers),
+                "--epoch",
+                str(job.epoch),
+                *where,
+                "--aggregator",
+                aggregator,
+                "--elems",
+                str(opts.elems),
+                "--window",
+                str(opts.window),
+                "--timeout",
+                str(opts.timeout),
+                "--max-retries",
+                str(opts.max_retries),
+                "--start-barrier",
+                "--staleness",
+                str(opts.policy.staleness),
+                *(
+                    replay_argv(opts.replay)
+                    if opts.replay
+                    else training_argv(opts.config, opts.dataset)
+                ),
+                "--compute-ms",
+                str(opts.compute_ms),
+                "--slowdown",
+                str(opts.stragglers.get(host, 1.0)),
+                *(["--delay-dist", opts.straggler_dist] if opts.straggler_dist else []),
+            ]
             log = run_dir / f"train-{host}.log"
             with open(log, "w") as err:
-                proc = network.host(host).popen(cmd, stdout=subprocess.PIPE, stdin=subprocess.PIPE, stderr=err)
+                proc = network.host(host).popen(
+                    cmd, stdout=subprocess.PIPE, stdin=subprocess.PIPE, stderr=err
+                )
             procs.append(proc)
             workers.append((rank, host, proc, log))
         finals = collect(workers, network, job.job_id, opts.time_limit, on_epoch)
@@ -142,8 +209,13 @@ def _run_on_machine(opts: TrainOptions, on_epoch: Callable[[dict], None],
         say("network torn down")
 
 
-def collect(workers: list, network: Network, job_id: int, time_limit: float,
-            on_epoch: Callable[[dict], None]) -> list[dict]:
+def collect(
+    workers: list,
+    network: Network,
+    job_id: int,
+    time_limit: float,
+    on_epoch: Callable[[dict], None],
+) -> list[dict]:
     """Read every worker's JSON lines until all have exited, releasing them together once every one
     said it is ready (bound to its port). A worker that exits with an error, a switch that dies or
     the time limit ends the run at once with a TrainError saying which."""
@@ -163,7 +235,9 @@ def collect(workers: list, network: Network, job_id: int, time_limit: float,
                 selector.unregister(key.fileobj)
                 del pending[key.fileobj]
                 if proc.wait() != 0:
-                    raise TrainError(f"worker {rank} on {host} failed in job {job_id}: {log_tail(log)}")
+                    raise TrainError(
+                        f"worker {rank} on {host} failed in job {job_id}: {log_tail(log)}"
+                    )
                 continue
             *lines, pending[key.fileobj] = (pending[key.fileobj] + chunk).split(b"\n")
             for line in lines:
@@ -180,8 +254,10 @@ def collect(workers: list, network: Network, job_id: int, time_limit: float,
             if not s.alive():
                 raise TrainError(f"switch {s.name} died during job {job_id}; its log: {s.log_path}")
         if time.monotonic() > deadline:
-            raise TrainError(f"job {job_id} did not finish within {time_limit:.0f} s; logs: "
-                             f"{', '.join(str(w[3]) for w in workers)}")
+            raise TrainError(
+                f"job {job_id} did not finish within {time_limit:.0f} s; logs: "
+                f"{', '.join(str(w[3]) for w in workers)}"
+            )
     return [finals[rank] for rank in sorted(finals)]
 
 

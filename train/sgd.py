@@ -35,8 +35,12 @@ from ina.train.data import Dataset
 from ina.train.models import Model, make_model
 
 AllReduce = Callable[[np.ndarray], np.ndarray]  # the element-wise sum over every worker's array
-Counts = Callable[[tuple[int, ...]], np.ndarray]  # per element: how many gradients the last sum holds
-AsyncAllReduce = Callable[[np.ndarray], concurrent.futures.Future]  # a future of the sum's `Reduced`
+Counts = Callable[
+    [tuple[int, ...]], np.ndarray
+]  # per element: how many gradients the last sum holds
+AsyncAllReduce = Callable[
+    [np.ndarray], concurrent.futures.Future
+]  # a future of the sum's `Reduced`
 
 
 @dataclass(frozen=True)
@@ -74,8 +78,13 @@ class History:
         return sum(e.comm_s for e in self.epochs)
 
     def as_dict(self) -> dict:
-        return {"iterations": self.iterations, "compute_s": self.compute_s, "comm_s": self.comm_s,
-                "missing_elements": self.missing_elements, "epochs": [asdict(e) for e in self.epochs]}
+        return {
+            "iterations": self.iterations,
+            "compute_s": self.compute_s,
+            "comm_s": self.comm_s,
+            "missing_elements": self.missing_elements,
+            "epochs": [asdict(e) for e in self.epochs],
+        }
 
 
 def time_to_accuracy(epochs: list[dict], target: float) -> float | None:
@@ -87,7 +96,7 @@ def time_to_accuracy(epochs: list[dict], target: float) -> float | None:
 def global_batches(n_samples: int, batch: int, epoch: int, seed: int) -> list[np.ndarray]:
     """Sample indices of each full global batch of `epoch`: the same on every worker."""
     order = np.random.default_rng([seed, epoch]).permutation(n_samples)
-    return [order[i:i + batch] for i in range(0, n_samples - batch + 1, batch)]
+    return [order[i : i + batch] for i in range(0, n_samples - batch + 1, batch)]
 
 
 def shard(batch: np.ndarray, rank: int, n_workers: int) -> np.ndarray:
@@ -95,7 +104,7 @@ def shard(batch: np.ndarray, rank: int, n_workers: int) -> np.ndarray:
     ranks one sample more, so any batch of at least n_workers samples splits over any worker count."""
     size, extra = divmod(len(batch), n_workers)
     start = rank * size + min(rank, extra)
-    return batch[start:start + size + (rank < extra)]
+    return batch[start : start + size + (rank < extra)]
 
 
 def shard_weight(shard_size: int, batch_size: int, n_workers: int) -> float:
@@ -107,10 +116,14 @@ def shard_weight(shard_size: int, batch_size: int, n_workers: int) -> float:
 def check(config: Config, data: Dataset, n_workers: int) -> None:
     """Refuse a batch that leaves a worker without samples, or one larger than the training set."""
     if config.batch < n_workers:
-        raise ValueError(f"batch {config.batch} leaves {n_workers - config.batch} of the {n_workers} workers "
-                         f"without a sample: use at least {n_workers}")
+        raise ValueError(
+            f"batch {config.batch} leaves {n_workers - config.batch} of the {n_workers} workers "
+            f"without a sample: use at least {n_workers}"
+        )
     if config.batch > len(data.y_train):
-        raise ValueError(f"batch {config.batch} is larger than {data.name}'s {len(data.y_train)} training samples")
+        raise ValueError(
+            f"batch {config.batch} is larger than {data.name}'s {len(data.y_train)} training samples"
+        )
 
 
 def average(total: np.ndarray, counts: np.ndarray | int) -> np.ndarray:
@@ -146,9 +159,16 @@ Request = Compute | Reduce
 Sums = list[tuple[np.ndarray, np.ndarray | int]]
 
 
-def steps(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, clock: Callable[[], float] = time.perf_counter,
-          on_epoch: Callable[[EpochRecord], None] | None = None, compute: ComputeModel | None = None,
-          staleness: int = 0) -> Generator[Request, Sums | None, tuple[Model, History]]:
+def steps(
+    config: Config,
+    data: Dataset,
+    rank: int = 0,
+    n_workers: int = 1,
+    clock: Callable[[], float] = time.perf_counter,
+    on_epoch: Callable[[EpochRecord], None] | None = None,
+    compute: ComputeModel | None = None,
+    staleness: int = 0,
+) -> Generator[Request, Sums | None, tuple[Model, History]]:
     """Worker `rank`'s training as a program: each iteration's gradient, its emulated compute (a
     `Compute` request) and its all-reduce (a `Reduce`, each update applied when its sum comes back,
     at most `staleness` iterations late); `clock` times the phases. `train` runs it on a real
@@ -187,18 +207,32 @@ def steps(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, cloc
             t1 = clock()
             apply((yield Reduce(None)))
             comm_s += clock() - t1
-        record = EpochRecord(epoch + 1, clock() - start, model.loss(data.x_train, data.y_train),
-                             model.accuracy(data.x_test, data.y_test), compute_s, comm_s)
+        record = EpochRecord(
+            epoch + 1,
+            clock() - start,
+            model.loss(data.x_train, data.y_train),
+            model.accuracy(data.x_test, data.y_test),
+            compute_s,
+            comm_s,
+        )
         history.epochs.append(record)
         if on_epoch is not None:
             on_epoch(record)
     return model, history
 
 
-def train(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, allreduce: AllReduce | None = None,
-          on_epoch: Callable[[EpochRecord], None] | None = None, counts: Counts | None = None,
-          compute: ComputeModel | None = None, allreduce_async: AsyncAllReduce | None = None,
-          staleness: int = 0) -> tuple[Model, History]:
+def train(
+    config: Config,
+    data: Dataset,
+    rank: int = 0,
+    n_workers: int = 1,
+    allreduce: AllReduce | None = None,
+    on_epoch: Callable[[EpochRecord], None] | None = None,
+    counts: Counts | None = None,
+    compute: ComputeModel | None = None,
+    allreduce_async: AsyncAllReduce | None = None,
+    staleness: int = 0,
+) -> tuple[Model, History]:
     """Train worker `rank` of `n_workers` in real time; without an all-reduce (one worker) this is the
     reference. `counts` says how many gradients each element of `allreduce`'s last sum holds
     (default: all n); `allreduce_async` instead pipelines the all-reduces, each update applied at
@@ -206,7 +240,9 @@ def train(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, allr
     emulated compute time (a sleep) to every iteration."""
     if allreduce is None and allreduce_async is None and n_workers != 1:
         raise ValueError("several workers need an all-reduce")
-    pending: collections.deque = collections.deque()  # the all-reduces whose updates are not applied yet
+    pending: collections.deque = (
+        collections.deque()
+    )  # the all-reduces whose updates are not applied yet
 
     def serve(request: Request) -> Sums | None:
         if isinstance(request, Compute):
@@ -218,7 +254,9 @@ def train(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, allr
             sums = []
             while pending and (len(pending) > request.keep or pending[0].done()):
                 reduced = pending.popleft().result()
-                sums.append((reduced.total, reduced.contributors.element_counts(reduced.total.shape)))
+                sums.append(
+                    (reduced.total, reduced.contributors.element_counts(reduced.total.shape))
+                )
             return sums
         if request.grad is None:
             return []
@@ -227,12 +265,25 @@ def train(config: Config, data: Dataset, rank: int = 0, n_workers: int = 1, allr
         total = allreduce(request.sent)
         return [(total, counts(total.shape) if counts else n_workers)]
 
-    return run(steps(config, data, rank, n_workers, time.perf_counter, on_epoch, compute,
-                     staleness if allreduce_async is not None else 0), serve)
+    return run(
+        steps(
+            config,
+            data,
+            rank,
+            n_workers,
+            time.perf_counter,
+            on_epoch,
+            compute,
+            staleness if allreduce_async is not None else 0,
+        ),
+        serve,
+    )
 
 
-def run(program: Generator[Request, Sums | None, tuple[Model, History]],
-        serve: Callable[[Request], Sums | None]) -> tuple[Model, History]:
+def run(
+    program: Generator[Request, Sums | None, tuple[Model, History]],
+    serve: Callable[[Request], Sums | None],
+) -> tuple[Model, History]:
     """Run a training program to its end, each request served as it comes."""
     answer = None
     while True:

@@ -32,7 +32,9 @@ class AllReduce(Protocol):
     def allreduce_async(self, array: np.ndarray) -> concurrent.futures.Future: ...
 
 
-def switch_allreduce_hook(state: AllReduce, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+def switch_allreduce_hook(
+    state: AllReduce, bucket: dist.GradBucket
+) -> torch.futures.Future[torch.Tensor]:
     """A future of the bucket's gradients averaged over the ranks, written into its buffer."""
     buffer = bucket.buffer()
     world = dist.get_world_size()
@@ -41,7 +43,9 @@ def switch_allreduce_hook(state: AllReduce, bucket: dist.GradBucket) -> torch.fu
     def done(reduced: concurrent.futures.Future) -> None:  # on the worker's I/O thread
         try:
             buffer.copy_(torch.from_numpy(reduced.result().total / world))
-        except Exception as err:  # the worker's error (or a copy's) reaches DDP's wait, not this thread
+        except (
+            Exception
+        ) as err:  # the worker's error (or a copy's) reaches DDP's wait, not this thread
             averaged.set_exception(err)
         else:
             averaged.set_result(buffer)

@@ -29,7 +29,9 @@ from ina.topologies.net import Network
 UDP_FRAME = 14 + 20 + 8  # Ethernet, IPv4, UDP headers
 
 
-def expected_bytes(aggregation: str, buckets: list[int], workers: int, elems: int, window: int) -> dict:
+def expected_bytes(
+    aggregation: str, buckets: list[int], workers: int, elems: int, window: int
+) -> dict:
     """Bytes of frames per iteration: a worker's link each way ("worker_link") and the busiest link's
     busier direction ("busiest_link"), for float32 buckets of these element counts."""
     if aggregation == "ring":
@@ -38,13 +40,18 @@ def expected_bytes(aggregation: str, buckets: list[int], workers: int, elems: in
             bounds = np.linspace(0, size, workers + 1).astype(np.int64)
             segment_bytes = 4 * np.diff(bounds)  # each rank sends every segment but one twice
             per_rank = 2 * (segment_bytes.sum() - segment_bytes.mean()) if workers > 1 else 0
-            frames = 2 * sum(math.ceil(s / TCP_MSS) for s in segment_bytes) * (workers - 1) / workers
+            frames = (
+                2 * sum(math.ceil(s / TCP_MSS) for s in segment_bytes) * (workers - 1) / workers
+            )
             sent += per_rank + frames * TCP_HEADERS
         return {"worker_link": sent, "busiest_link": sent}
     frame = UDP_FRAME + HEADER_LEN + 4 * elems
     chunks = [math.ceil(size / elems) for size in buckets]
     per_worker = sum(c + min(c, window) for c in chunks) * frame
-    return {"worker_link": per_worker, "busiest_link": per_worker * (workers if aggregation == "ps" else 1)}
+    return {
+        "worker_link": per_worker,
+        "busiest_link": per_worker * (workers if aggregation == "ps" else 1),
+    }
 
 
 def snapshot(network: Network) -> dict:
@@ -52,15 +59,32 @@ def snapshot(network: Network) -> dict:
     switch processes and of the whole machine (busy, total)."""
     links = {}
     for link in network.net.links:
-        host, switch = sorted((link.intf1, link.intf2), key=lambda i: i.node in network.net.switches)
+        host, switch = sorted(
+            (link.intf1, link.intf2), key=lambda i: i.node in network.net.switches
+        )
         links[host.node.name] = {"up": _counters(host), "down": _counters(switch)}
     tick = os.sysconf("SC_CLK_TCK")
-    switch_cpu = sum(sum(map(int, Path(f"/proc/{s.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[11:13]))
-                     for s in network.switches() if s.alive()) / tick
+    switch_cpu = (
+        sum(
+            sum(
+                map(
+                    int,
+                    Path(f"/proc/{s.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[11:13],
+                )
+            )
+            for s in network.switches()
+            if s.alive()
+        )
+        / tick
+    )
     cpu = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = cpu[3] + cpu[4]
-    return {"links": links, "switch_cpu_s": switch_cpu, "machine_busy_s": (sum(cpu) - idle) / tick,
-            "machine_s": sum(cpu) / tick}
+    return {
+        "links": links,
+        "switch_cpu_s": switch_cpu,
+        "machine_busy_s": (sum(cpu) - idle) / tick,
+        "machine_s": sum(cpu) / tick,
+    }
 
 
 def _counters(intf) -> dict:
@@ -68,14 +92,22 @@ def _counters(intf) -> dict:
     namespace."""
     stats = json.loads(intf.node.cmd(f"ip -s -j link show dev {intf.name}"))[0]["stats64"]["tx"]
     qdiscs = json.loads(intf.node.cmd(f"tc -s -j qdisc show dev {intf.name}") or "[]")
-    return {"bytes": stats["bytes"], "packets": stats["packets"],
-            "drops": stats["dropped"] + sum(q.get("drops", 0) for q in qdiscs)}
+    return {
+        "bytes": stats["bytes"],
+        "packets": stats["packets"],
+        "drops": stats["dropped"] + sum(q.get("drops", 0) for q in qdiscs),
+    }
 
 
 def difference(before: dict, after: dict) -> dict:
     """What happened between two snapshots."""
     return {
-        "links": {host: {way: {k: after["links"][host][way][k] - v for k, v in counters.items()}
-                         for way, counters in ways.items()} for host, ways in before["links"].items()},
+        "links": {
+            host: {
+                way: {k: after["links"][host][way][k] - v for k, v in counters.items()}
+                for way, counters in ways.items()
+            }
+            for host, ways in before["links"].items()
+        },
         **{k: after[k] - before[k] for k in ("switch_cpu_s", "machine_busy_s", "machine_s")},
     }

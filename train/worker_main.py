@@ -34,28 +34,41 @@ from ina.train.sgd import train
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m ina.train.worker_main",
-                                description="Train one data-parallel worker through an ina switch.")
+    p = argparse.ArgumentParser(
+        prog="python -m ina.train.worker_main",
+        description="Train one data-parallel worker through an ina switch.",
+    )
     p.add_argument("--job", type=int_range(0, MAX_JOBS - 1), required=True)
     p.add_argument("--rank", type=int_range(0, MAX_WORKERS - 1), required=True)
     p.add_argument("--workers", type=int_range(1, MAX_WORKERS), required=True)
     p.add_argument("--epoch", type=int_range(1, EPOCH_MAX), required=True, help="the job's epoch")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--switch", type=ipv4_address, help="the aggregator's IP")
-    where.add_argument("--ring", type=ipv4_list, help="every worker's IP by rank: ring all-reduce over TCP")
-    p.add_argument("--ring-timeout", type=float_range(0.0, 600.0, lo_open=True), default=10.0,
-                   help="seconds a ring neighbour may take to connect or answer")
+    where.add_argument(
+        "--ring", type=ipv4_list, help="every worker's IP by rank: ring all-reduce over TCP"
+    )
+    p.add_argument(
+        "--ring-timeout",
+        type=float_range(0.0, 600.0, lo_open=True),
+        default=10.0,
+        help="seconds a ring neighbour may take to connect or answer",
+    )
     p.add_argument("--aggregator", default="the switch", help="what --switch is, for messages")
     p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=64)
     p.add_argument("--window", type=int_range(1, MAX_SLOTS), default=64)
     p.add_argument("--timeout", type=float_range(0.0, 60.0, lo_open=True), default=0.05)
     p.add_argument("--max-retries", type=int_range(0), default=6)
-    p.add_argument("--staleness", type=int_range(0, MAX_SLOTS - 1), default=0,
-                   help="the job's stale:S: pipeline up to S + 1 all-reduces, each update at most S iterations late")
+    p.add_argument(
+        "--staleness",
+        type=int_range(0, MAX_SLOTS - 1),
+        default=0,
+        help="the job's stale:S: pipeline up to S + 1 all-reduces, each update at most S iterations late",
+    )
     add_training_arguments(p)
     add_replay_arguments(p)
     add_compute_arguments(p)
     return p
+
 
 def ipv4_list(text: str) -> list[str]:
     return [ipv4_address(ip) for ip in text.split(",")]
@@ -67,8 +80,18 @@ def connect(args: argparse.Namespace) -> Worker | Ring:
         if len(args.ring) != args.workers:
             raise ValueError(f"--ring names {len(args.ring)} workers, --workers is {args.workers}")
         return Ring(args.rank, [(ip, RING_PORT) for ip in args.ring], timeout=args.ring_timeout)
-    return Worker(args.job, args.rank, args.workers, args.switch, elems=args.elems, window=args.window,
-                  timeout=args.timeout, max_retries=args.max_retries, epoch=args.epoch, staleness=args.staleness)
+    return Worker(
+        args.job,
+        args.rank,
+        args.workers,
+        args.switch,
+        elems=args.elems,
+        window=args.window,
+        timeout=args.timeout,
+        max_retries=args.max_retries,
+        epoch=args.epoch,
+        staleness=args.staleness,
+    )
 
 
 def counts_of(worker: Worker | Ring):
@@ -102,24 +125,50 @@ def main(argv: list[str] | None = None) -> int:
         if args.replay:
             history, digest = replay(replay_from(args), args.rank, worker.allreduce, report)
         else:
-            compute = ComputeModel(args.compute_ms / 1e3, args.slowdown, args.delay_dist, config.seed, args.rank)
-            pipelined = {"allreduce_async": worker.allreduce_async, "staleness": args.staleness} if args.staleness else {}
-            model, history = train(config, data, args.rank, args.workers, worker.allreduce, report,
-                                   counts=counts_of(worker), compute=compute, **pipelined)
+            compute = ComputeModel(
+                args.compute_ms / 1e3, args.slowdown, args.delay_dist, config.seed, args.rank
+            )
+            pipelined = (
+                {"allreduce_async": worker.allreduce_async, "staleness": args.staleness}
+                if args.staleness
+                else {}
+            )
+            model, history = train(
+                config,
+                data,
+                args.rank,
+                args.workers,
+                worker.allreduce,
+                report,
+                counts=counts_of(worker),
+                compute=compute,
+                **pipelined,
+            )
             digest = hashlib.sha256(model.params.tobytes()).hexdigest()
     except WorkerError as err:
-        print(f"ina train: worker {args.rank} of job {args.job} lost {args.aggregator} ({args.switch}): {err}",
-              file=sys.stderr)
+        print(
+            f"ina train: worker {args.rank} of job {args.job} lost {args.aggregator} ({args.switch}): {err}",
+            file=sys.stderr,
+        )
         return 1
     except RingError as err:
         print(f"ina train: worker {args.rank} of job {args.job}: {err}", file=sys.stderr)
         return 1
     finally:
         worker.close()
-    stats = asdict(worker.stats) if isinstance(worker, Worker) else None  # the switch's or server's protocol
+    stats = (
+        asdict(worker.stats) if isinstance(worker, Worker) else None
+    )  # the switch's or server's protocol
     entered = worker.share.fraction if isinstance(worker, Worker) else 1.0  # a ring sums every rank
-    emit({"rank": args.rank, "history": history.as_dict(), "weights_sha256": digest, "stats": stats,
-          "contributions_entered": round(entered, 6)})
+    emit(
+        {
+            "rank": args.rank,
+            "history": history.as_dict(),
+            "weights_sha256": digest,
+            "stats": stats,
+            "contributions_entered": round(entered, 6),
+        }
+    )
     return 0
 
 

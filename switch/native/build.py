@@ -20,7 +20,9 @@ HEADERS = ("runtime.h", "state.h")
 CFLAGS = ("-O2", "-fPIC", "-shared", "-pthread", "-fwrapv", "-D_GNU_SOURCE", "-Wall",
           "-Wno-unused-label", "-Wno-unused-function")  # fmt: skip
 GCC_SECONDS = 120  # CPU and wall-clock seconds one gcc run may take (budget.py's largest: ~20 s)
-GCC_MEMORY = 1 << 30  # bytes of address space of each of gcc's processes (the largest needs ~150 MB)
+GCC_MEMORY = (
+    1 << 30
+)  # bytes of address space of each of gcc's processes (the largest needs ~150 MB)
 
 
 class BuildError(Exception):
@@ -73,8 +75,10 @@ def _compile(target: Path, source: str, flags: list[str], extra_sources: list[st
         cmd = [cc, *flags, str(generated), *extra_sources, "-o", str(partial)]
         returncode, stderr = _run_limited(cmd, f"{Path(cc).name} on {target.name}")
         if returncode != 0:
-            raise BuildError(f"{Path(cc).name} failed on {target.name} (limits: {GCC_SECONDS} s, "
-                             f"{GCC_MEMORY >> 20} MiB): {_reason(stderr)}")
+            raise BuildError(
+                f"{Path(cc).name} failed on {target.name} (limits: {GCC_SECONDS} s, "
+                f"{GCC_MEMORY >> 20} MiB): {_reason(stderr)}"
+            )
         os.replace(partial, target)
 
 
@@ -84,8 +88,13 @@ def _run_limited(cmd: list[str], what: str) -> tuple[int, str]:
     that is killed whole after GCC_SECONDS of wall-clock time."""
     limited = ["prlimit", f"--as={GCC_MEMORY}", f"--cpu={GCC_SECONDS}", "--", *cmd]
     try:
-        proc = subprocess.Popen(limited, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            limited,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
     except FileNotFoundError:
         raise BuildError("no prlimit (util-linux) on PATH: gcc only runs under limits") from None
     try:
@@ -100,5 +109,7 @@ def _run_limited(cmd: list[str], what: str) -> tuple[int, str]:
 def _reason(stderr: str) -> str:
     """The line of a compiler's output that says why it failed: the first error, else the last."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    found = next((line for line in lines if "error" in line or "memory" in line), lines[-1] if lines else "")
+    found = next(
+        (line for line in lines if "error" in line or "memory" in line), lines[-1] if lines else ""
+    )
     return found[:300] or "no message"

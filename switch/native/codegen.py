@@ -71,10 +71,16 @@ class CGenerator:
         self.registers = {r.name: i for i, r in enumerate(program.registers)}
         self.counters = {c.name: i for i, c in enumerate(program.counters)}
         self.meters = {m.name: i for i, m in enumerate(program.meters)}
-        self.vsets = {name: i for i, name in enumerate(program.value_sets)}  # names are unique (references.py)
-        self.field_lists = {num(fl.id): self._list_fields(fl, "field list") for fl in program.field_lists.values()}
-        self.learn_lists = {num(ll.id): (ll.name, self._list_fields(ll, "learn list"))
-                            for ll in program.learn_lists.values()}
+        self.vsets = {
+            name: i for i, name in enumerate(program.value_sets)
+        }  # names are unique (references.py)
+        self.field_lists = {
+            num(fl.id): self._list_fields(fl, "field list") for fl in program.field_lists.values()
+        }
+        self.learn_lists = {
+            num(ll.id): (ll.name, self._list_fields(ll, "learn list"))
+            for ll in program.learn_lists.values()
+        }
         ops = {p["op"] for a in self.actions.values() for p in a.primitives}
         for parser in program.parsers:
             for state in parser.states:
@@ -90,9 +96,13 @@ class CGenerator:
         self.uses_exit = "exit" in {p["op"] for a in self.actions.values() for p in a.primitives}
         for hl in layout.headers.values():
             if hl.varbit_max > 64:  # its value would not fit a slot
-                raise Unsupported(f"varbit header '{hl.name}' of up to {hl.varbit_max} bits (more than 64)")
+                raise Unsupported(
+                    f"varbit header '{hl.name}' of up to {hl.varbit_max} bits (more than 64)"
+                )
             if hl.varbit_max and hl.fixed_bits % 8:
-                raise Unsupported(f"varbit header '{hl.name}' whose fixed fields are not whole bytes")
+                raise Unsupported(
+                    f"varbit header '{hl.name}' whose fixed fields are not whole bytes"
+                )
         self._wide_fields()
         self.key_widths: dict[str, list[int]] = {}
         self.param_widths: dict[int, list[int]] = {}
@@ -117,12 +127,21 @@ class CGenerator:
         self.wide_of: dict[str, list[tuple[int, int, int]]] = {}  # header -> (slot, hi, lo)
         for hl in self.layout.headers.values():
             for name, width, signed in hl.fields:
-                if width <= 64 or hl.varbit_max or hl.name in in_stacks or hl.name in self.layout.union_of:
+                if (
+                    width <= 64
+                    or hl.varbit_max
+                    or hl.name in in_stacks
+                    or hl.name in self.layout.union_of
+                ):
                     continue
                 if signed or width > 128:
-                    raise Unsupported(f"field {hl.name}.{name} is {'signed and ' * signed}{width} bits wide")
+                    raise Unsupported(
+                        f"field {hl.name}.{name} is {'signed and ' * signed}{width} bits wide"
+                    )
                 self.e.wide_slots[(hl.name, name)] = (self.nslots, self.nslots + 1)
-                self.wide_of.setdefault(hl.name, []).append((hl.slot(name), self.nslots, self.nslots + 1))
+                self.wide_of.setdefault(hl.name, []).append(
+                    (hl.slot(name), self.nslots, self.nslots + 1)
+                )
                 self.nslots += 2
 
     def _split_args(self, aid: int, values: list[int]) -> list[int]:
@@ -142,7 +161,9 @@ class CGenerator:
             hl = self.layout.header(header)
             if name != "$valid$" and hl.width(name) > 64:
                 raise Unsupported(f"{what} '{spec.name}' has a field wider than 64 bits")
-            out.append((self.layout.field_slot(header, name), name != "$valid$" and hl.signed(name)))
+            out.append(
+                (self.layout.field_slot(header, name), name != "$valid$" and hl.signed(name))
+            )
         return out
 
     def list_id(self, param: dict | None, known, offset: int) -> str:
@@ -176,8 +197,11 @@ class CGenerator:
                 v, values[slot] = values[slot] & ((1 << 128) - 1), 0
                 values[hi], values[lo] = v >> 64, v & ((1 << 64) - 1)
         template = ", ".join(f"{v}u" for v in values)
-        head = ['#include "state.h"', f"#define NSLOTS {self.nslots}",
-                f"static const uint64_t TEMPLATE[NSLOTS] = {{{template}}};"]
+        head = [
+            '#include "state.h"',
+            f"#define NSLOTS {self.nslots}",
+            f"static const uint64_t TEMPLATE[NSLOTS] = {{{template}}};",
+        ]
         for a in p.actions.values():
             self.action(a)
         self.parser(p.parsers[0])
@@ -188,10 +212,18 @@ class CGenerator:
         traffic_manager(self, max_header)
         self.constructor()
         source = "\n".join(head + self.pre + self.lines) + "\n"
-        return NativeProgram(source, dict(self.tables), dict(self.registers), dict(self.counters),
-                             dict(self.meters), dict(self.vsets),
-                             dict(self.learn_lists), self._digest_width(), dict(self.key_widths),
-                             dict(self.param_widths))
+        return NativeProgram(
+            source,
+            dict(self.tables),
+            dict(self.registers),
+            dict(self.counters),
+            dict(self.meters),
+            dict(self.vsets),
+            dict(self.learn_lists),
+            self._digest_width(),
+            dict(self.key_widths),
+            dict(self.param_widths),
+        )
 
     def _digest_width(self) -> int:
         if "generate_digest" not in self.ops:
@@ -225,7 +257,9 @@ class CGenerator:
         if base is not None:
             if hl.name in self.wide_of:
                 raise Unsupported(f"header '{hl.name}' with a wide field at a run-time place")
-            fields = [(f"{base} + {slot - hl.base}", bit, width, sg) for slot, bit, width, sg in fields]
+            fields = [
+                (f"{base} + {slot - hl.base}", bit, width, sg) for slot, bit, width, sg in fields
+            ]
         nbytes = sum(w for _s, _b, w, _g in fields) // 8
         short = self.errors.get("PacketTooShort", 0)
         self.emit(f"if (c->off + {nbytes} > c->len) PARSE_ERROR({short});", indent)
@@ -252,7 +286,9 @@ class CGenerator:
             out.append((hl.base + 1 + k, width))
         return out
 
-    def extract_varbit(self, hl: HeaderLayout, length: str, indent: int, base: str | None = None) -> None:
+    def extract_varbit(
+        self, hl: HeaderLayout, length: str, indent: int, base: str | None = None
+    ) -> None:
         """Extracts a header with a varbit field of `length` bits (a C i128 expression), with the
         Python engine's checks in its order: not whole bytes, above the maximum, packet too short;
         a negative length that passes them is a run-time error there (ValueError), so here too."""
@@ -289,7 +325,9 @@ class CGenerator:
         for w in action.param_widths:  # a parameter wider than 64 bits takes two words
             self.e.params.append((word, w))
             word += 1 + (w > 64)
-        self.emit(f"static inline void act_{action.id}(ina_ctx *c, uint64_t *P, const uint64_t *A) {{")
+        self.emit(
+            f"static inline void act_{action.id}(ina_ctx *c, uint64_t *P, const uint64_t *A) {{"
+        )
         self.emit("(void)c; (void)P; (void)A;", 1)
         targets = set(action.jumps.values())
         for i, prim in enumerate(prims):
@@ -313,13 +351,23 @@ class CGenerator:
     def copy_header(self, dst: dict, src: dict) -> list[str]:
         """Header `src` copied onto header `dst`, wide fields' hidden words included."""
         (d, hl), (s, shl) = self.e.header_base(dst), self.e.header_base(src)
-        lines = ["{", f"size_t d = {d};", f"size_t s = {s};",
-                 f"memmove(&P[d], &P[s], {hl.size} * sizeof(uint64_t));", "}"]
+        lines = [
+            "{",
+            f"size_t d = {d};",
+            f"size_t s = {s};",
+            f"memmove(&P[d], &P[s], {hl.size} * sizeof(uint64_t));",
+            "}",
+        ]
         if hl.name in self.wide_of or shl.name in self.wide_of:
-            if (hl.name not in self.wide_of or shl.name not in self.wide_of
-                    or [f[1:] for f in hl.fields] != [f[1:] for f in shl.fields]):
+            if (
+                hl.name not in self.wide_of
+                or shl.name not in self.wide_of
+                or [f[1:] for f in hl.fields] != [f[1:] for f in shl.fields]
+            ):
                 raise Unsupported("a copy between headers of different shapes with wide fields")
-            for (_s, dh, dl), (_t, sh, sl) in zip(self.wide_of[hl.name], self.wide_of[shl.name], strict=True):
+            for (_s, dh, dl), (_t, sh, sl) in zip(
+                self.wide_of[hl.name], self.wide_of[shl.name], strict=True
+            ):
                 lines.append(f"P[{dh}] = P[{sh}]; P[{dl}] = P[{sl}];")
         return lines
 
@@ -349,8 +397,10 @@ class CGenerator:
             return lines
         d, s = self.e.stack(dst), self.e.stack(src)
         n = d.stride * len(d.elements)
-        return [f"memmove(&P[{d.base}], &P[{s.base}], {n} * sizeof(uint64_t));",
-                f"P[{d.next_slot}] = P[{s.next_slot}];"]
+        return [
+            f"memmove(&P[{d.base}], &P[{s.base}], {n} * sizeof(uint64_t));",
+            f"P[{d.next_slot}] = P[{s.next_slot}];",
+        ]
 
     # --- calculations --------------------------------------------------------------------
     def calculation(self, name: str, with_payload: bool) -> str:
@@ -383,9 +433,11 @@ class CGenerator:
         if fn not in self.defined:
             self.defined.add(fn)
             algo = calc.algo
-            body = [f"static inline uint64_t {fn}(ina_ctx *c, const uint64_t *P, const uint8_t *pl, uint32_t npl) {{",
-                    "    (void)c; (void)pl; (void)npl;",
-                    f"    uint8_t b[{max(nbytes, 1)}] = {{0}};"]
+            body = [
+                f"static inline uint64_t {fn}(ina_ctx *c, const uint64_t *P, const uint8_t *pl, uint32_t npl) {{",
+                "    (void)c; (void)pl; (void)npl;",
+                f"    uint8_t b[{max(nbytes, 1)}] = {{0}};",
+            ]
             bit = 0
             for source, width in items:
                 body.append(f"    ina_put_bits(b, {bit}, {width}, {source});")
@@ -441,7 +493,9 @@ class CGenerator:
         elif kind == "set":
             self.emit(self.e.store(params[0], params[1]), 1)
         elif kind == "verify":
-            self.emit(f"if (!({self.e.value(params[0])})) PARSE_ERROR((int){self.e.value(params[1])});", 1)
+            self.emit(
+                f"if (!({self.e.value(params[0])})) PARSE_ERROR((int){self.e.value(params[1])});", 1
+            )
         elif kind == "advance":
             short = self.errors.get("PacketTooShort", 0)
             # as the Python engine: bytes past the end leave an empty payload; a negative advance
@@ -496,7 +550,10 @@ class CGenerator:
             if len(keys) == 1:
                 key = self.e.value(keys[0].expr)
             else:
-                parts = [f"((u128)({self.e.value(k.expr)} & {const(k.mask)}) << {k.shift})" for k in reversed(keys)]
+                parts = [
+                    f"((u128)({self.e.value(k.expr)} & {const(k.mask)}) << {k.shift})"
+                    for k in reversed(keys)
+                ]
                 if keys[0].shift + keys[0].bits > 120:
                     raise Unsupported(f"a {keys[0].shift + keys[0].bits}-bit parser transition key")
                 key = f"(i128)({' | '.join(parts)})"
@@ -517,7 +574,11 @@ class CGenerator:
                 raise Unsupported(f"unknown value set '{t.vset}'")
             mask = const(-1 if t.mask is None else t.mask)
             return f"if (ina_vset_match(&c->sw->vsets[{self.vsets[t.vset]}], k, {mask})) "
-        return f"if (k == {const(t.value)}) " if t.mask is None else f"if ((k & {const(t.mask)}) == {const(t.value)}) "
+        return (
+            f"if (k == {const(t.value)}) "
+            if t.mask is None
+            else f"if ((k & {const(t.mask)}) == {const(t.value)}) "
+        )
 
     # --- pipelines -----------------------------------------------------------------------
     def pipeline(self, pipe: Control) -> None:
@@ -550,11 +611,20 @@ class CGenerator:
         by_hit = "__HIT__" in nxt or "__MISS__" in nxt
         self.emit(f"{label}: {{")
         default = t.default
-        if not keys and default and default.action_const and default.entry_const and not t.with_counters:
+        if (
+            not keys
+            and default
+            and default.action_const
+            and default.entry_const
+            and not t.with_counters
+        ):
             aid = default.action_id
             args = [a & ((1 << 128) - 1) for a in default.args]
             args = [a & ((1 << 64) - 1) for a in self._split_args(aid, args)]
-            self.emit(f"static const uint64_t args[{max(len(args), 1)}] = {{{', '.join(f'{a}ULL' for a in args) or '0'}}};", 1)
+            self.emit(
+                f"static const uint64_t args[{max(len(args), 1)}] = {{{', '.join(f'{a}ULL' for a in args) or '0'}}};",
+                1,
+            )
             self.emit("INA_MARK(c, INA_PROF_CONTROL);", 1)
             self.emit(f"act_{aid}(c, P, args);", 1)
             self.emit("INA_MARK(c, INA_PROF_ACTIONS);", 1)
@@ -585,17 +655,25 @@ class CGenerator:
                 slot, _w, _s = self.e.field({"type": "field", "value": k.target})
                 parts.append(f"(P[{slot}] & {k.mask}ULL)" if k.mask is not None else f"P[{slot}]")
             self.emit(f"uint64_t key[{len(parts)}] = {{{', '.join(parts)}}};", 1)
-            self.emit(f"ina_entry *e = ina_{'exact' if t.exact_only else 'ternary'}_lookup(tb, key);", 1)
+            self.emit(
+                f"ina_entry *e = ina_{'exact' if t.exact_only else 'ternary'}_lookup(tb, key);", 1
+            )
         else:
             self.emit("ina_entry *e = NULL;", 1)
         self.emit("int act; const uint64_t *A;", 1)
-        counters = f" e->packets++; e->bytes += P[{self.sm['packet_length']}];" if t.with_counters else ""
+        counters = (
+            f" e->packets++; e->bytes += P[{self.sm['packet_length']}];" if t.with_counters else ""
+        )
         if t.direct_meter:
             spec = self.program.meters[self.meters[t.direct_meter]]
             if spec.result_target and keys:  # as the Python engine: a hit runs the meter
                 plen = f"P[{self.sm['packet_length']}]"
-                color = f"(i128)(e->meter ? ina_meter_execute(e->meter, {int(spec.bytes)}, {plen}) : 0)"
-                counters += " " + self.e.store_c({"type": "field", "value": spec.result_target}, color)
+                color = (
+                    f"(i128)(e->meter ? ina_meter_execute(e->meter, {int(spec.bytes)}, {plen}) : 0)"
+                )
+                counters += " " + self.e.store_c(
+                    {"type": "field", "value": spec.result_target}, color
+                )
         self.emit(f"if (e) {{ act = e->action; A = e->args;{counters} }}", 1)
         self.emit("else { act = tb->def_action; A = tb->def_args; }", 1)
         self.emit("INA_MARK(c, INA_PROF_LOOKUP);", 1)
@@ -635,7 +713,10 @@ class CGenerator:
                 cond = self.e.value(ck.condition) if ck.condition else "1"
                 value = f"({calc} & {(1 << width) - 1}ULL)"
                 if flag == "verify":
-                    self.emit(f"if (({cond}) && {value} != P[{slot}]) P[{self._sm_slot('checksum_error')}] = 1;", 1)
+                    self.emit(
+                        f"if (({cond}) && {value} != P[{slot}]) P[{self._sm_slot('checksum_error')}] = 1;",
+                        1,
+                    )
                 else:
                     self.emit(f"if ({cond}) P[{slot}] = {value};", 1)
             self.emit("}")
@@ -683,7 +764,9 @@ class CGenerator:
     def _deparse_varbit(self, hl: HeaderLayout) -> int:
         """Emits a valid varbit header with its current length; returns its most bytes."""
         self.emit(f"if (P[{hl.base}]) {{", 1)
-        self.emit(f"uint32_t vl = (uint32_t)P[{hl.vl_slot}], nb = ({hl.fixed_bits} + vl) / 8, bit = 0;", 2)
+        self.emit(
+            f"uint32_t vl = (uint32_t)P[{hl.vl_slot}], nb = ({hl.fixed_bits} + vl) / 8, bit = 0;", 2
+        )
         self.emit("memset(d + n, 0, nb);", 2)
         for slot, width in self._varbit_fields(hl):
             w = "(int)vl" if width < 0 else str(width)
@@ -703,14 +786,18 @@ ina_switch *ina_new(int drop_port) {{
     if (!sw) return NULL;""")
         for index, t in enumerate(self.generated):
             words = len(t.keys) + sum(w > 64 for w in self.key_widths.get(t.name, []))
-            self.emit(f"ina_table_init(sw, {index}, {words}, {int(t.exact_only)}, {t.max_size}u);", 1)
+            self.emit(
+                f"ina_table_init(sw, {index}, {words}, {int(t.exact_only)}, {t.max_size}u);", 1
+            )
         for index, r in enumerate(p.registers):
             self.emit(f"ina_register_init(sw, {index}, {int(r.size)}u);", 1)
         for index, c in enumerate(p.counters):
             self.emit(f"ina_counter_init(sw, {index}, {c.size}u);", 1)
         self.emit(f"ina_extras_init(sw, {len(p.meters)}, {len(p.value_sets)});", 1)
         for index, m in enumerate(p.meters):
-            self.emit(f"ina_meter_init(sw, {index}, {0 if m.direct else m.size}u, {int(m.bytes)});", 1)
+            self.emit(
+                f"ina_meter_init(sw, {index}, {0 if m.direct else m.size}u, {int(m.bytes)});", 1
+            )
         if self._digest_width():
             self.emit(f"ina_digest_init(sw, {self._digest_width()}u, {DIGEST_RING}u);", 1)
         self.emit(f"ina_scratch_init(sw, 65536u + (INA_MAX_REENTRY + 2) * {self.max_header}u);", 1)
@@ -730,6 +817,13 @@ def generate(program: Program | dict, layout: Layout) -> NativeProgram:
             check_references(program, layout)  # as load_program does: the code indexes what exists
     try:
         return CGenerator(program, layout).generate()
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError,
-            StopIteration) as err:
+    except (
+        KeyError,
+        IndexError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        OverflowError,
+        StopIteration,
+    ) as err:
         raise Unsupported(f"malformed BMv2 JSON: {type(err).__name__}: {err}") from None

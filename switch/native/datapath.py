@@ -35,8 +35,16 @@ from ina.switch.program import Program, malformed_json
 from ina.switch.tables import install_program_entries, new_table
 
 PROFILE = ("parse", "control", "lookup", "actions", "deparse", "other")  # state.h's INA_PROF_*
-STATS = ("rx", "tx", "dropped", "parser_errors", "dropped_error", "dropped_oversize",
-         "dropped_empty_group", "dropped_output_full")  # fmt: skip; order of runtime.h
+STATS = (
+    "rx",
+    "tx",
+    "dropped",
+    "parser_errors",
+    "dropped_error",
+    "dropped_oversize",
+    "dropped_empty_group",
+    "dropped_output_full",
+)  # fmt: skip; order of runtime.h
 DRAIN = 1024  # digest records moved from C per call
 U64 = POINTER(c_uint64)
 LIBC = ctypes.CDLL(None)  # the process's own C library: dlclose here, malloc_trim (engine.reclaim)
@@ -50,15 +58,26 @@ _unpack, _unpack_all = PACKET.unpack_from, PACKET.iter_unpack
 class Out(ctypes.Structure):
     """runtime.h's ina_out; C may move pkts and arena to grow them, so read them after each call."""
 
-    _fields_ = [("n", c_int), ("cap", c_int), ("used", c_size_t), ("size", c_size_t), ("first", c_int),
-                ("bytes", c_uint64), ("pkts", c_void_p), ("arena", c_void_p)]
+    _fields_ = [
+        ("n", c_int),
+        ("cap", c_int),
+        ("used", c_size_t),
+        ("size", c_size_t),
+        ("first", c_int),
+        ("bytes", c_uint64),
+        ("pkts", c_void_p),
+        ("arena", c_void_p),
+    ]
 
 
 def _declare(lib: ctypes.CDLL) -> None:
     sigs = {
         "ina_new": (c_void_p, [c_int]),
         "ina_ctl_free": (None, [c_void_p, c_int, c_int, c_int]),
-        "ina_ctl_table_add": (c_void_p, [c_void_p, c_int, U64, U64, POINTER(c_uint8), c_int, c_int, c_int, U64]),
+        "ina_ctl_table_add": (
+            c_void_p,
+            [c_void_p, c_int, U64, U64, POINTER(c_uint8), c_int, c_int, c_int, U64],
+        ),
         "ina_ctl_table_modify": (None, [c_void_p, c_void_p, c_int, c_int, U64]),
         "ina_ctl_table_delete": (None, [c_void_p, c_int, c_void_p]),
         "ina_ctl_table_set_default": (None, [c_void_p, c_int, c_int, c_int, U64]),
@@ -73,7 +92,10 @@ def _declare(lib: ctypes.CDLL) -> None:
         "ina_ctl_group_set": (None, [c_void_p, c_int, c_int, POINTER(c_int), POINTER(c_int)]),
         "ina_ctl_stats": (None, [c_void_p, U64]),
         "ina_ctl_set_clock": (None, [c_void_p, ctypes.c_int64]),
-        "ina_ctl_session_set": (None, [c_void_p, c_int, c_int, POINTER(c_int), POINTER(c_int), c_uint64]),
+        "ina_ctl_session_set": (
+            None,
+            [c_void_p, c_int, c_int, POINTER(c_int), POINTER(c_int), c_uint64],
+        ),
         "ina_ctl_meter_set": (None, [c_void_p, c_int, c_uint64, c_int] + [c_double] * 4),
         "ina_ctl_entry_meter_set": (None, [c_void_p, c_void_p, c_int] + [c_double] * 4),
         "ina_ctl_vset_set": (None, [c_void_p, c_int, c_int, U64, U64]),
@@ -83,8 +105,18 @@ def _declare(lib: ctypes.CDLL) -> None:
         "ina_ctl_out_new": (c_void_p, []),
         "ina_ctl_profile": (None, [c_void_p, U64]),
         "ina_ctl_out_free": (None, [c_void_p]),
-        "ina_io_replay": (c_uint64, [c_void_p, c_int, POINTER(c_int), POINTER(ctypes.c_char_p),
-                                     POINTER(c_uint32), c_int, c_void_p]),
+        "ina_io_replay": (
+            c_uint64,
+            [
+                c_void_p,
+                c_int,
+                POINTER(c_int),
+                POINTER(ctypes.c_char_p),
+                POINTER(c_uint32),
+                c_int,
+                c_void_p,
+            ],
+        ),
     }
     for name, (restype, argtypes) in sigs.items():
         fn = getattr(lib, name)
@@ -114,7 +146,9 @@ class NativeBackend:
         if not self.out.value:
             raise MemoryError("no memory for the native switch's output buffer")
         self.outputs = Out.from_address(self.out.value)
-        self._process = self.lib["ina_ctl_process"]  # a handle of its own, without argtypes: per frame,
+        self._process = self.lib[
+            "ina_ctl_process"
+        ]  # a handle of its own, without argtypes: per frame,
         # ctypes passes the ports (int), frames (bytes) and the two pointers as they are, converting nothing
         self._views = self._view(self.outputs)
         self.lock = threading.Lock()
@@ -122,16 +156,29 @@ class NativeBackend:
         self.learn_lists = native.learn_lists
         self.digest_lock = threading.Lock()  # drains from two threads keep the digests in order
         self.digest_buf = (c_uint64 * max(self.digest_width * DRAIN, 1))()
-        self.registers = {r.name: NativeRegister(self, i, r.name, int(r.size), int(r.bitwidth))
-                          for i, r in enumerate(model.registers)}
-        self.counters = {c.name: NativeCounter(self, i, c.name, c.size) for i, c in enumerate(model.counters)}
+        self.registers = {
+            r.name: NativeRegister(self, i, r.name, int(r.size), int(r.bitwidth))
+            for i, r in enumerate(model.registers)
+        }
+        self.counters = {
+            c.name: NativeCounter(self, i, c.name, c.size) for i, c in enumerate(model.counters)
+        }
         self.parse_vsets = {name: NativeValueSet(self, i) for name, i in native.vsets.items()}
         self.multicast, self.clone = NativeMulticast(self), NativeCloneSessions(self)
-        self.tables = {name: new_table(partial(NativeTable, self, i, native.key_widths.get(name), native.param_widths),
-                                       model.tables[name], model)
-                       for name, i in native.tables.items()}
-        self.meters = {m.name: NativeMeter(self, native.meters[m.name], m, self.tables.get(m.binding) if m.direct else None)
-                       for m in model.meters}
+        self.tables = {
+            name: new_table(
+                partial(NativeTable, self, i, native.key_widths.get(name), native.param_widths),
+                model.tables[name],
+                model,
+            )
+            for name, i in native.tables.items()
+        }
+        self.meters = {
+            m.name: NativeMeter(
+                self, native.meters[m.name], m, self.tables.get(m.binding) if m.direct else None
+            )
+            for m in model.meters
+        }
         with malformed_json():
             for name, table in self.tables.items():
                 install_program_entries(table, model.tables[name], model)
@@ -149,21 +196,35 @@ class NativeBackend:
             if not n:
                 return []
             out, views = self.outputs, self._views
-            if out.cap != views[0] or out.size != views[1] or out.pkts != views[2] or out.arena != views[3]:
+            if (
+                out.cap != views[0]
+                or out.size != views[1]
+                or out.pkts != views[2]
+                or out.arena != views[3]
+            ):
                 views = self._views = self._view(out)
             pkts, arena = views[4], views[5]
             if n == 1:
                 off, out_port, size = _unpack(pkts)
-                return [(out_port, arena[off:off + size].tobytes())]
-            frames = arena[:out.used].tobytes()
-            return [(out_port, frames[off:off + size]) for off, out_port, size in _unpack_all(pkts[:n * PACKET.size])]
+                return [(out_port, arena[off : off + size].tobytes())]
+            frames = arena[: out.used].tobytes()
+            return [
+                (out_port, frames[off : off + size])
+                for off, out_port, size in _unpack_all(pkts[: n * PACKET.size])
+            ]
 
     @staticmethod
     def _view(out: Out) -> tuple[int, int, int, int, memoryview, memoryview]:
         """Views of C's packet records and arena as they are now, after the sizes and addresses they
         are made for: C grows them (realloc: moved, or longer in place) when a fan-out needs it."""
-        return (out.cap, out.size, out.pkts, out.arena, memoryview((c_uint8 * (out.cap * PACKET.size)).from_address(out.pkts)),
-                memoryview((c_uint8 * out.size).from_address(out.arena)))
+        return (
+            out.cap,
+            out.size,
+            out.pkts,
+            out.arena,
+            memoryview((c_uint8 * (out.cap * PACKET.size)).from_address(out.pkts)),
+            memoryview((c_uint8 * out.size).from_address(out.arena)),
+        )
 
     def replay(self, packets: list[tuple[int, bytes]], rounds: int) -> int:
         """Run `packets` through the pipeline `rounds` times inside C; returns packets sent."""
@@ -185,16 +246,31 @@ class NativeBackend:
         while True:
             n = self.lib.ina_ctl_digests(self.sw, buf, DRAIN)
             for r in range(n):
-                rec = buf[r * width:(r + 1) * width]
+                rec = buf[r * width : (r + 1) * width]
                 name, fields = self.learn_lists.get(rec[0] - 1, ("", []))
-                values = rec[2:2 + rec[1]]
-                into.append((name, [v - (1 << 64) if signed and v >> 63 else v
-                                    for v, (_slot, signed) in zip(values, fields, strict=False)]))
+                values = rec[2 : 2 + rec[1]]
+                into.append(
+                    (
+                        name,
+                        [
+                            v - (1 << 64) if signed and v >> 63 else v
+                            for v, (_slot, signed) in zip(values, fields, strict=False)
+                        ],
+                    )
+                )
             if n < DRAIN:
                 return
 
-    def serve(self, ports: Ports, process: Callable[[int, bytes], Packets], host: Host,
-              lock: threading.Lock, wake: threading.Event, cpu_port: int | None, ticks: Tally) -> None:
+    def serve(
+        self,
+        ports: Ports,
+        process: Callable[[int, bytes], Packets],
+        host: Host,
+        lock: threading.Lock,
+        wake: threading.Event,
+        cpu_port: int | None,
+        ticks: Tally,
+    ) -> None:
         """io.c's loop on the sockets of `ports`: frames stay in C but the CPU port's, which go to
         `host`; the host's own packets go through C too, keeping pcaps in order. C runs every
         frame itself (no `process`), and its lock is this backend's, not `lock`."""

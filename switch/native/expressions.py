@@ -171,8 +171,10 @@ class CExpressions:
         wide = self.wide(target)
         if wide is not None:
             hi, lo, width = wide
-            return (f"{{ u128 t_ = (u128)({source}); P[{lo}] = (uint64_t)t_; "
-                    f"P[{hi}] = (uint64_t)(t_ >> 64) & {mask(width - 64)}; }}")
+            return (
+                f"{{ u128 t_ = (u128)({source}); P[{lo}] = (uint64_t)t_; "
+                f"P[{hi}] = (uint64_t)(t_ >> 64) & {mask(width - 64)}; }}"
+            )
         slot, width, signed = self.field(target)
         return f"P[{slot}] = {self.truncate(source, width, signed)};"
 
@@ -181,7 +183,9 @@ class CExpressions:
         """`source` (an i128) cut to a field of `width` bits, as a uint64_t slot value."""
         if signed:
             half = 1 << (width - 1)
-            return f"(uint64_t)(int64_t)((((u128)({source}) + {half}ULL) & {mask(width)}) - {half}ULL)"
+            return (
+                f"(uint64_t)(int64_t)((((u128)({source}) + {half}ULL) & {mask(width)}) - {half}ULL)"
+            )
         return f"((uint64_t)({source}) & {mask(width)})"
 
     # --- values --------------------------------------------------------------------------
@@ -242,7 +246,11 @@ class CExpressions:
             return self.term(expr)
         op = expr["op"]
         left, right = expr.get("left"), expr.get("right")
-        if op in ("==", "!=") and left is not None and left.get("type") == "header" == right.get("type"):
+        if (
+            op in ("==", "!=")
+            and left is not None
+            and left.get("type") == "header" == right.get("type")
+        ):
             a, b = self.header(left), self.header(right)
             fields = " && ".join(f"P[{a.base + k}] == P[{b.base + k}]" for k in range(1, a.size))
             wide = {h for h, _n in self.wide_slots}
@@ -267,7 +275,9 @@ class CExpressions:
             (lc, lb), (rc, rb) = self.term(left), self.term(right)
             if lb > EXACT_BITS or rb > EXACT_BITS:
                 # exact in u128 when both sides are certainly in [0, 2**128)
-                if max(lb, rb) > 128 or not (self._non_negative(left) and self._non_negative(right)):
+                if max(lb, rb) > 128 or not (
+                    self._non_negative(left) and self._non_negative(right)
+                ):
                     raise Unsupported("a comparison of values that may not fit 126 bits")
                 return f"((i128)((u128){lc} {COMPARE[op]} (u128){rc}))", 1
             return f"((i128)({self.value(left)} {COMPARE[op]} {self.value(right)}))", 1

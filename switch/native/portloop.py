@@ -49,8 +49,13 @@ def _open_pcap(path: Path) -> int:
 class NativePorts:
     """Switch ports served by io.c; `host_port` packets go to `deliver` instead of a socket."""
 
-    def __init__(self, lib: ctypes.CDLL, ports: dict[int, str], pcap_dir: str | None = None,
-                 host_port: int | None = None):
+    def __init__(
+        self,
+        lib: ctypes.CDLL,
+        ports: dict[int, str],
+        pcap_dir: str | None = None,
+        host_port: int | None = None,
+    ):
         self._prepare(lib, owned=True)
         try:
             for port, iface in ports.items():
@@ -94,10 +99,15 @@ class NativePorts:
 
     def _start(self, pcaps: dict[tuple[int, str], int], host_port: int | None) -> None:
         order = list(self.sockets)
-        arrays = [(ctypes.c_int * len(order))(*values) for values in (
-            order, [self.sockets[port].fileno() for port in order],
-            [pcaps.get((port, "in"), -1) for port in order],
-            [pcaps.get((port, "out"), -1) for port in order])]
+        arrays = [
+            (ctypes.c_int * len(order))(*values)
+            for values in (
+                order,
+                [self.sockets[port].fileno() for port in order],
+                [pcaps.get((port, "in"), -1) for port in order],
+                [pcaps.get((port, "out"), -1) for port in order],
+            )
+        ]
         self._io = self.lib.ina_io_new(len(order), *arrays, -1 if host_port is None else host_port)
         if not self._io:
             raise MemoryError("ina_io_new: out of memory for the port loop's buffers")
@@ -110,8 +120,14 @@ class NativePorts:
             for port, data in outputs:
                 self.lib.ina_io_send(self._io, port, data, len(data))
 
-    def run(self, switch_ptr: ctypes.c_void_p, deliver: Callable[[list[tuple[int, bytes]]], None],
-            stop: threading.Event, tick: Callable[[], None] | None = None, tick_every: float = 0.05) -> None:
+    def run(
+        self,
+        switch_ptr: ctypes.c_void_p,
+        deliver: Callable[[list[tuple[int, bytes]]], None],
+        stop: threading.Event,
+        tick: Callable[[], None] | None = None,
+        tick_every: float = 0.05,
+    ) -> None:
         """Forward packets until `stop` is set; raises OSError if the loop fails.
 
         `tick` runs on the calling thread every `tick_every` seconds while the loop goes (the
@@ -127,8 +143,11 @@ class NativePorts:
         stop_r, stop_w = os.pipe2(os.O_CLOEXEC)
         loop = threading.Thread(
             target=lambda: result.append(
-                self.lib.ina_io_run(self._io, switch_ptr, stop_r, self._callback)),
-            name="ina-native-ports", daemon=True)
+                self.lib.ina_io_run(self._io, switch_ptr, stop_r, self._callback)
+            ),
+            name="ina-native-ports",
+            daemon=True,
+        )
         loop.start()
         try:
             # A timed wait: the loop may also end on its own (a fatal error).

@@ -15,6 +15,7 @@ from ina.switch.replication import MAX_OUTPUT_BYTES, MAX_OUTPUT_PACKETS
 if TYPE_CHECKING:
     from ina.switch.native.codegen import CGenerator
 
+
 def traffic_manager(gen: CGenerator, max_header: int) -> None:
     """simple_switch's order, as engine.py: after ingress, I2E clone, digest, resubmit, then
     multicast or unicast; after egress, E2E clone, drop, recirculate, else transmit. Only the
@@ -34,31 +35,33 @@ def traffic_manager(gen: CGenerator, max_header: int) -> None:
         gen.emit("}", 1)
         gen.emit("}")
     gen.emit("static void egress(ina_ctx *c, uint64_t *P, ina_out *out, int depth);")
-    gen.emit("static void ingress(ina_ctx *c, uint64_t *P, uint64_t port, ina_out *out, int depth);")
+    gen.emit(
+        "static void ingress(ina_ctx *c, uint64_t *P, uint64_t port, ina_out *out, int depth);"
+    )
     if i2e or e2e:
         gen.emit(f"""
 /* A clone of `data` for each replica of P's session, parsed afresh, to egress (engine._clone). */
 static void clone_packet(ina_ctx *c, const uint64_t *P, const uint8_t *data, uint32_t len, uint64_t itype,
               ina_out *out, int depth) {{
-uint64_t id = P[{hidden['clone_session']}] - 1;
+uint64_t id = P[{hidden["clone_session"]}] - 1;
 ina_group *s = id < 65536 ? c->sw->sessions[id] : NULL;
 if (!s) return;
 for (int i = 0; i < s->n; i++) {{
     uint64_t Q[NSLOTS];
     memcpy(Q, TEMPLATE, sizeof Q);
-    Q[{sm['packet_length']}] = len;
+    Q[{sm["packet_length"]}] = len;
     ina_ctx q = *c;
     q.data = data;
     q.len = len;
     q.off = 0;
     q.perr = 0;
     parse(&q, Q);
-    keep_fields(P[{hidden['clone_fields']}], Q, P);
-    Q[{sm['ingress_port']}] = P[{sm['ingress_port']}];
-    Q[{sm['egress_port']}] = (uint64_t)s->ports[i];
-    Q[{sm['egress_rid']}] = (uint64_t)s->rids[i];
-    Q[{sm['instance_type']}] = itype;
-    Q[{hidden['truncate']}] = s->truncate;
+    keep_fields(P[{hidden["clone_fields"]}], Q, P);
+    Q[{sm["ingress_port"]}] = P[{sm["ingress_port"]}];
+    Q[{sm["egress_port"]}] = (uint64_t)s->ports[i];
+    Q[{sm["egress_rid"]}] = (uint64_t)s->rids[i];
+    Q[{sm["instance_type"]}] = itype;
+    Q[{hidden["truncate"]}] = s->truncate;
     egress(&q, Q, out, depth + 1);
 }}
 }}""")
@@ -69,10 +72,10 @@ static void reenter(ina_ctx *c, const uint8_t *data, uint32_t len, uint64_t port
                 uint64_t fl, const uint64_t *S, ina_out *out, int depth) {{
 uint64_t P[NSLOTS];
 memcpy(P, TEMPLATE, sizeof P);
-P[{sm['ingress_port']}] = port;
-P[{sm['packet_length']}] = len;
-P[{sm['instance_type']}] = itype;
-P[{sm['ingress_global_timestamp']}] = ina_now_us(c->sw);
+P[{sm["ingress_port"]}] = port;
+P[{sm["packet_length"]}] = len;
+P[{sm["instance_type"]}] = itype;
+P[{sm["ingress_global_timestamp"]}] = ina_now_us(c->sw);
 keep_fields(fl, P, S);
 ina_ctx q = *c;
 q.data = data;
@@ -81,58 +84,76 @@ q.off = 0;
 q.perr = 0;
 ingress(&q, P, port, out, depth);
 }}""")
-    e2e_code = f"""
-if (P[{hidden['clone_session']}] && depth < INA_MAX_REENTRY) {{
+    e2e_code = (
+        f"""
+if (P[{hidden["clone_session"]}] && depth < INA_MAX_REENTRY) {{
     update_checksums(c, P);
     uint8_t *buf = ina_scratch(c, depth + 1);
     uint32_t npl = c->len - c->off, n = deparse(P, buf);
     memcpy(buf + n, c->data + c->off, npl);
     clone_packet(c, P, buf, n + npl, 2, out, depth);
-}}""" if e2e else ""
-    recirc_code = f"""
-if (P[{hidden['recirculate']}]) {{
+}}"""
+        if e2e
+        else ""
+    )
+    recirc_code = (
+        f"""
+if (P[{hidden["recirculate"]}]) {{
     if (depth < INA_MAX_REENTRY) {{
         uint8_t *buf = ina_scratch(c, depth + 1);
         uint32_t n = deparse(P, buf);
         memcpy(buf + n, c->data + c->off, npl);
-        reenter(c, buf, n + npl, P[{sm['egress_port']}], 4, P[{hidden['recirculate']}] - 1, P, out,
+        reenter(c, buf, n + npl, P[{sm["egress_port"]}], 4, P[{hidden["recirculate"]}] - 1, P, out,
                 depth + 1);
     }}
     return;
-}}""" if recirc else ""
-    i2e_code = f"""
-if (P[{hidden['clone_session']}] && depth < INA_MAX_REENTRY) clone_packet(c, P, c->data, c->len, 1, out, depth);""" if i2e else ""
+}}"""
+        if recirc
+        else ""
+    )
+    i2e_code = (
+        f"""
+if (P[{hidden["clone_session"]}] && depth < INA_MAX_REENTRY) clone_packet(c, P, c->data, c->len, 1, out, depth);"""
+        if i2e
+        else ""
+    )
     digest_code = ""
     if digest:
         cases = []
         for lid, (_name, fields) in sorted(gen.learn_lists.items()):
             values = ", ".join(f"P[{slot}]" for slot, _signed in fields) or "0"
-            cases.append(f"        case {lid + 1}ULL: {{ const uint64_t v[] = {{{values}}}; "
-                         f"ina_digest_push(sw, {lid + 1}, v, {len(fields)}); break; }}")
+            cases.append(
+                f"        case {lid + 1}ULL: {{ const uint64_t v[] = {{{values}}}; "
+                f"ina_digest_push(sw, {lid + 1}, v, {len(fields)}); break; }}"
+            )
         digest_code = f"""
-if (P[{hidden['digest']}]) {{
-    switch (P[{hidden['digest']}]) {{
+if (P[{hidden["digest"]}]) {{
+    switch (P[{hidden["digest"]}]) {{
 {chr(10).join(cases)}
     default: {{ const uint64_t v[] = {{0}}; ina_digest_push(sw, 0, v, 0); break; }}
     }}
 }}"""
-    resubmit_code = f"""
-if (P[{hidden['resubmit']}]) {{
-    if (depth < INA_MAX_REENTRY) reenter(c, c->data, c->len, port, 6, P[{hidden['resubmit']}] - 1, P, out, depth + 1);
+    resubmit_code = (
+        f"""
+if (P[{hidden["resubmit"]}]) {{
+    if (depth < INA_MAX_REENTRY) reenter(c, c->data, c->len, port, 6, P[{hidden["resubmit"]}] - 1, P, out, depth + 1);
     return;
-}}""" if resubmit else ""
+}}"""
+        if resubmit
+        else ""
+    )
     gen.emit(f"""
 static void egress(ina_ctx *c, uint64_t *P, ina_out *out, int depth) {{
 ina_switch *sw = c->sw;
 (void)depth;
-P[{sm['egress_spec']}] = 0;
-P[{hidden['exit']}] = 0;
-P[{hidden['clone_session']}] = 0;
-P[{sm['egress_global_timestamp']}] = ina_now_us(sw);
+P[{sm["egress_spec"]}] = 0;
+P[{hidden["exit"]}] = 0;
+P[{hidden["clone_session"]}] = 0;
+P[{sm["egress_global_timestamp"]}] = ina_now_us(sw);
 INA_MARK(c, INA_PROF_OTHER);
 pipe_egress(c, P);
 INA_MARK(c, INA_PROF_CONTROL);{e2e_code}
-if (P[{sm['egress_spec']}] == (uint64_t)sw->drop_port) {{
+if (P[{sm["egress_spec"]}] == (uint64_t)sw->drop_port) {{
     sw->stats[INA_ST_DROPPED]++;
     return;
 }}
@@ -152,14 +173,14 @@ uint8_t *d = out->arena + out->used;
 uint32_t n = deparse(P, d);
 memcpy(d + n, c->data + c->off, npl);
 n += npl;
-uint64_t keep = P[{hidden['truncate']}];
+uint64_t keep = P[{hidden["truncate"]}];
 if (keep && keep < n) n = (uint32_t)keep;
 if (out->bytes + n > {MAX_OUTPUT_BYTES}u) {{
     sw->stats[INA_ST_DROPPED_OUTPUT_FULL]++;
     return;
 }}
 out->bytes += n;
-out->pkts[out->n].port = (int)P[{sm['egress_port']}];
+out->pkts[out->n].port = (int)P[{sm["egress_port"]}];
 out->pkts[out->n].off = out->used;
 out->pkts[out->n].len = n;
 out->n++;
@@ -171,12 +192,12 @@ static void ingress(ina_ctx *c, uint64_t *P, uint64_t port, ina_out *out, int de
 ina_switch *sw = c->sw;
 (void)port;
 parse(c, P);
-if (P[{sm['parser_error']}]) sw->stats[INA_ST_PARSER_ERRORS]++;
+if (P[{sm["parser_error"]}]) sw->stats[INA_ST_PARSER_ERRORS]++;
 verify_checksums(c, P);
 INA_MARK(c, INA_PROF_PARSE);
 pipe_ingress(c, P);
 INA_MARK(c, INA_PROF_CONTROL);{i2e_code}{digest_code}{resubmit_code}
-uint64_t mgid = P[{sm['mcast_grp']}];
+uint64_t mgid = P[{sm["mcast_grp"]}];
 if (mgid) {{
     ina_group *g = mgid < 65536 ? sw->groups[mgid] : NULL;
     if (!g) {{
@@ -186,15 +207,15 @@ if (mgid) {{
     for (int i = 0; i < g->n; i++) {{
         uint64_t Q[NSLOTS];
         memcpy(Q, P, sizeof Q);
-        Q[{sm['egress_port']}] = (uint64_t)g->ports[i];
-        Q[{sm['egress_rid']}] = (uint64_t)g->rids[i];
-        Q[{sm['instance_type']}] = 5;
+        Q[{sm["egress_port"]}] = (uint64_t)g->ports[i];
+        Q[{sm["egress_rid"]}] = (uint64_t)g->rids[i];
+        Q[{sm["instance_type"]}] = 5;
         egress(c, Q, out, depth);
     }}
-}} else if (P[{sm['egress_spec']}] == (uint64_t)sw->drop_port) {{
+}} else if (P[{sm["egress_spec"]}] == (uint64_t)sw->drop_port) {{
     sw->stats[INA_ST_DROPPED]++;
 }} else {{
-    P[{sm['egress_port']}] = P[{sm['egress_spec']}];
+    P[{sm["egress_port"]}] = P[{sm["egress_spec"]}];
     egress(c, P, out, depth);
 }}
 }}
@@ -218,7 +239,7 @@ c.data = data;
 c.len = len;
 c.off = 0;
 c.perr = 0;
-c.short_err = {gen.errors.get('PacketTooShort', 0)};
+c.short_err = {gen.errors.get("PacketTooShort", 0)};
 c.abort = &abort;
 INA_MARK_START(&c);
 if (setjmp(abort)) {{
@@ -227,10 +248,10 @@ if (setjmp(abort)) {{
     sw->stats[INA_ST_DROPPED_ERROR]++;
     return 0;
 }}
-P[{sm['ingress_port']}] = (uint64_t)port;
-P[{sm['packet_length']}] = len;
-P[{sm['instance_type']}] = 0;
-P[{sm['ingress_global_timestamp']}] = ina_now_us(sw);
+P[{sm["ingress_port"]}] = (uint64_t)port;
+P[{sm["packet_length"]}] = len;
+P[{sm["instance_type"]}] = 0;
+P[{sm["ingress_global_timestamp"]}] = ina_now_us(sw);
 INA_MARK(&c, INA_PROF_OTHER);
 ingress(&c, P, (uint64_t)port, out, 0);
 sw->stats[INA_ST_TX] += (uint64_t)(out->n - n0);

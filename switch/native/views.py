@@ -35,7 +35,9 @@ class NativeRegister:
 
     def _check(self, index: int) -> None:
         if not 0 <= index < self.size:
-            raise IndexError(f"register '{self.name}' has {self.size} cells; index {index} is out of range")
+            raise IndexError(
+                f"register '{self.name}' has {self.size} cells; index {index} is out of range"
+            )
 
     def read(self, index: int) -> int:
         return self.read_range(index, 1)[0]
@@ -51,7 +53,9 @@ class NativeRegister:
     def write(self, index: int, value: int) -> None:
         self._check(index)
         if not 0 <= value < (1 << self.bitwidth):
-            raise ValueError(f"value {value} does not fit register '{self.name}' ({self.bitwidth} bits)")
+            raise ValueError(
+                f"value {value} does not fit register '{self.name}' ({self.bitwidth} bits)"
+            )
         self.dp.lib.ina_ctl_register_write(self.dp.sw, self.index, index, value)
 
     def reset(self) -> None:
@@ -66,7 +70,9 @@ class NativeCounter:
 
     def _check(self, index: int) -> None:
         if not 0 <= index < self.size:
-            raise IndexError(f"counter '{self.name}' has {self.size} cells; index {index} is out of range")
+            raise IndexError(
+                f"counter '{self.name}' has {self.size} cells; index {index} is out of range"
+            )
 
     def read(self, index: int) -> tuple[int, int]:
         self._check(index)
@@ -153,8 +159,9 @@ class NativeCloneSessions(CloneSessions):
         replicas, truncate = config if config is not None else ([], 0)
         ports = (ctypes.c_int * max(len(replicas), 1))(*(p for p, _r in replicas))
         rids = (ctypes.c_int * max(len(replicas), 1))(*(r for _p, r in replicas))
-        self.dp.lib.ina_ctl_session_set(self.dp.sw, session, -1 if config is None else len(replicas),
-                                        ports, rids, truncate)
+        self.dp.lib.ina_ctl_session_set(
+            self.dp.sw, session, -1 if config is None else len(replicas), ports, rids, truncate
+        )
 
 
 def words(values, widths: list[int] | None) -> list[int]:
@@ -171,9 +178,17 @@ class NativeTable(Table):
     """A table whose lookups run in C: Table checks and keeps the entries the control plane reads
     back, and each change goes into the C table; direct counters are read from C."""
 
-    def __init__(self, dp: NativeBackend, index: int, key_widths: list[int] | None,
-                 param_widths: dict[int, list[int]], name: str, keys: list[KeyField],
-                 actions: dict[str, ActionRef], max_size: int):
+    def __init__(
+        self,
+        dp: NativeBackend,
+        index: int,
+        key_widths: list[int] | None,
+        param_widths: dict[int, list[int]],
+        name: str,
+        keys: list[KeyField],
+        actions: dict[str, ActionRef],
+        max_size: int,
+    ):
         super().__init__(name, keys, actions, max_size)
         self.dp, self.index = dp, index
         self.key_widths = key_widths  # None: no key wider than 64 bits
@@ -195,8 +210,16 @@ class NativeTable(Table):
         flags = (c_uint8 * max(len(ranges), 1))(*ranges)
         args = self._words(entry)
         self.pointers[entry.handle] = self.dp.lib.ina_ctl_table_add(
-            self.dp.sw, self.index, u64s(key), u64s(mask), flags, position,
-            entry.action.id, len(args), u64s(args))
+            self.dp.sw,
+            self.index,
+            u64s(key),
+            u64s(mask),
+            flags,
+            position,
+            entry.action.id,
+            len(args),
+            u64s(args),
+        )
         for meter in self.meters:  # a cell configured before its entry existed, as Python keeps it
             config = meter.get(("entry", entry.handle))
             if config is not None:
@@ -207,16 +230,18 @@ class NativeTable(Table):
 
     def _modified(self, entry: Entry) -> None:
         args = self._words(entry)
-        self.dp.lib.ina_ctl_table_modify(self.dp.sw, self.pointers[entry.handle], entry.action.id,
-                                         len(args), u64s(args))
+        self.dp.lib.ina_ctl_table_modify(
+            self.dp.sw, self.pointers[entry.handle], entry.action.id, len(args), u64s(args)
+        )
 
     def _deleted(self, entry: Entry) -> None:
         self.dp.lib.ina_ctl_table_delete(self.dp.sw, self.index, self.pointers.pop(entry.handle))
 
     def _default_set(self, entry: Entry) -> None:
         args = self._words(entry)
-        self.dp.lib.ina_ctl_table_set_default(self.dp.sw, self.index, entry.action.id,
-                                              len(args), u64s(args))
+        self.dp.lib.ina_ctl_table_set_default(
+            self.dp.sw, self.index, entry.action.id, len(args), u64s(args)
+        )
 
     def counters(self, handle: int) -> tuple[int, int]:
         out = (c_uint64 * 2)()

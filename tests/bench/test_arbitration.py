@@ -11,11 +11,20 @@ def test_a_mixed_flood_has_every_kind_in_turn():
 
 
 def test_the_bench_writes_one_row_per_flood(tmp_path):
-    rows = bench_arbitration(tmp_path, streams=4, processes=2, trials=1, warmup=0.2, bound=20.0,
-                             floods=("baseline", "mixed"))
+    rows = bench_arbitration(
+        tmp_path,
+        streams=4,
+        processes=2,
+        trials=1,
+        warmup=0.2,
+        bound=20.0,
+        floods=("baseline", "mixed"),
+    )
     data = json.loads((tmp_path / "arbitration.json").read_text())
     assert data["benchmark"] == "arbitration" and data["results"] == rows
     assert [(r["flood"], r["streams"], r["processes"], r["trials"]) for r in rows] == [
-        ("baseline", 0, 0, 1), ("mixed", 4, 2, 1)]
+        ("baseline", 0, 0, 1),
+        ("mixed", 4, 2, 1),
+    ]
     for r in rows:
         assert r["seconds_to_primary"]["reps"] == 1 and r["controller_streams"]["min"] >= 1

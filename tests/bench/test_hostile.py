@@ -21,7 +21,10 @@ def test_the_chain_leads_through_every_conditional_to_the_old_first_node(bench) 
     chain = {c["name"]: c for c in pipe["conditionals"] if c["name"].startswith("chain_")}
     assert pipe["init_table"] == "chain_0"
     assert [(c["true_next"], c["false_next"]) for c in chain.values()] == [
-        ("chain_1", "chain_1"), ("chain_2", "chain_2"), ("InaIngress.switch_config",) * 2]
+        ("chain_1", "chain_1"),
+        ("chain_2", "chain_2"),
+        ("InaIngress.switch_config",) * 2,
+    ]
 
 
 def test_largest_accepted_is_the_budgets_edge(bench) -> None:
@@ -34,6 +37,11 @@ def test_largest_accepted_is_the_budgets_edge(bench) -> None:
 def test_a_case_pushes_the_chain_and_replaces_it(bench) -> None:
     assert bench.push(bench.request(bench.small.bmv2))[0] == "OK"
     row = bench.case("eight", 8)
-    assert (row["case"], row["conditionals"], row["engine"], row["answer"], row["replaced_by_small"]) == (
-        "eight", 8, "python", "OK", "OK")
+    assert (
+        row["case"],
+        row["conditionals"],
+        row["engine"],
+        row["answer"],
+        row["replaced_by_small"],
+    ) == ("eight", 8, "python", "OK", "OK")
     assert bench.sw.pipeline.model.json == bench.small.bmv2

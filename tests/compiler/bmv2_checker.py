@@ -5,7 +5,21 @@ asserts on mixing them), jumps and next-node links stay in range, widths of keys
 from __future__ import annotations
 
 DATA, BOOL, HEADER, STACK, UNION = "data", "bool", "header", "stack", "union"
-ARITH = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "two_comp_mod", "usat_cast", "sat_cast"}
+ARITH = {
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "<<",
+    ">>",
+    "&",
+    "|",
+    "^",
+    "two_comp_mod",
+    "usat_cast",
+    "sat_cast",
+}
 COMPARE = {">", "<", ">=", "<="}
 
 
@@ -14,16 +28,24 @@ class Bmv2Checker:
         self.bmv2 = bmv2
         self.errors: list[str] = []
         types = {t["name"]: t for t in bmv2["header_types"]}
-        self.fields = {h["name"]: {f[0]: f[1] for f in types[h["header_type"]]["fields"]} for h in bmv2["headers"]}
+        self.fields = {
+            h["name"]: {f[0]: f[1] for f in types[h["header_type"]]["fields"]}
+            for h in bmv2["headers"]
+        }
         self.stacks = {s["name"]: s for s in bmv2["header_stacks"]}
         self.unions = {u["name"] for u in bmv2["header_unions"]}
-        self.arrays = {kind: {a["name"] for a in bmv2[kind]} for kind in
-                       ("register_arrays", "counter_arrays", "meter_arrays", "calculations")}
+        self.arrays = {
+            kind: {a["name"] for a in bmv2[kind]}
+            for kind in ("register_arrays", "counter_arrays", "meter_arrays", "calculations")
+        }
         self.actions = {a["id"]: a for a in bmv2["actions"]}
 
     def check(self) -> list[str]:
         for header_type in self.bmv2["header_types"]:
-            metadata = any(h["header_type"] == header_type["name"] and h["metadata"] for h in self.bmv2["headers"])
+            metadata = any(
+                h["header_type"] == header_type["name"] and h["metadata"]
+                for h in self.bmv2["headers"]
+            )
             if sum(f[1] for f in header_type["fields"] if f[1] != "*") % 8 and not metadata:
                 self.errors.append(f"header type {header_type['name']} is not byte aligned")
         for action in self.bmv2["actions"]:
@@ -165,8 +187,12 @@ class Bmv2Checker:
         if kind == "expression":
             return self._type(param["value"], where, runtime)
         if kind in ("register_array", "counter_array", "meter_array", "calculation"):
-            table = {"register_array": "register_arrays", "counter_array": "counter_arrays",
-                     "meter_array": "meter_arrays", "calculation": "calculations"}[kind]
+            table = {
+                "register_array": "register_arrays",
+                "counter_array": "counter_arrays",
+                "meter_array": "meter_arrays",
+                "calculation": "calculations",
+            }[kind]
             if param["value"] not in self.arrays[table]:
                 self.errors.append(f"{where}: unknown {kind} {param['value']}")
             return kind
@@ -189,7 +215,9 @@ class Bmv2Checker:
                     self.errors.append(f"{where}: condition must be data")
             if op == "assign" and kinds != [DATA, DATA]:
                 self.errors.append(f"{where}: assign needs data operands, got {kinds}")
-            if op in ("assign_header", "add_header", "remove_header") and any(k != HEADER for k in kinds):
+            if op in ("assign_header", "add_header", "remove_header") and any(
+                k != HEADER for k in kinds
+            ):
                 self.errors.append(f"{where}: needs headers, got {kinds}")
             if op in ("assert", "assume") and kinds != [BOOL]:
                 self.errors.append(f"{where}: needs a bool, got {kinds}")
@@ -235,11 +263,15 @@ class Bmv2Checker:
                 if transition["type"] == "hexstr" and expected_bytes is not None:
                     for text in (transition["value"], transition["mask"]):
                         if text is not None and len(text) - 2 != 2 * expected_bytes:
-                            self.errors.append(f"{where}: transition value {text} is not {expected_bytes} bytes")
+                            self.errors.append(
+                                f"{where}: transition value {text} is not {expected_bytes} bytes"
+                            )
 
     # ---- pipelines
     def _pipeline(self, pipeline: dict) -> None:
-        nodes = {t["name"] for t in pipeline["tables"]} | {c["name"] for c in pipeline["conditionals"]}
+        nodes = {t["name"] for t in pipeline["tables"]} | {
+            c["name"] for c in pipeline["conditionals"]
+        }
         if pipeline["init_table"] is not None and pipeline["init_table"] not in nodes:
             self.errors.append(f"{pipeline['name']}: init_table {pipeline['init_table']} missing")
         for cond in pipeline["conditionals"]:
@@ -261,14 +293,18 @@ class Bmv2Checker:
             if default is not None:
                 action = self.actions.get(default["action_id"])
                 if action is None or default["action_id"] not in table["action_ids"]:
-                    self.errors.append(f"{where}: default action {default['action_id']} not in table")
+                    self.errors.append(
+                        f"{where}: default action {default['action_id']} not in table"
+                    )
                 elif len(default["action_data"]) != len(action["runtime_data"]):
                     self.errors.append(f"{where}: default action data count")
             for entry in table.get("entries", []):
                 if len(entry["match_key"]) != len(table["key"]):
                     self.errors.append(f"{where}: entry key count")
                 action = self.actions.get(entry["action_entry"]["action_id"])
-                if action is None or len(entry["action_entry"]["action_data"]) != len(action["runtime_data"]):
+                if action is None or len(entry["action_entry"]["action_data"]) != len(
+                    action["runtime_data"]
+                ):
                     self.errors.append(f"{where}: entry action data")
 
 

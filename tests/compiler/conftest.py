@@ -26,4 +26,3 @@ def compile_text(tmp_path):
         return compile_file(path, **kwargs)
 
     return run
-

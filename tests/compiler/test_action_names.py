@@ -5,7 +5,6 @@ own copy. The expected tables below are p4c-bm2-ss 1.2.4.8's output for the same
 Hidden tables (`tbl_*`) are left out: p4c and ina group apply-block statements differently.
 """
 
-
 import pytest
 from compiler_helpers import P4_DIR
 
@@ -28,7 +27,9 @@ control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
 """
 
 # The issue's case: one action whose out parameter each table binds to another field.
-SPECIALISED = PRELUDE + """
+SPECIALISED = (
+    PRELUDE
+    + """
 control ingress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     action setbyte(out bit<8> x, bit<8> v) { x = v; }
     table tbl1 { key = { hdr.h.a : exact; } actions = { setbyte(hdr.h.a); } }
@@ -39,10 +40,13 @@ control ingress(inout headers hdr, inout metadata meta, inout standard_metadata_
 }
 V1Switch(P(), VC(), ingress(), E(), CC(), D()) main;
 """
+)
 
 # @name on actions (local and global) and on a control instance, a global action specialised,
 # an action profile's table.
-ANNOTATED = PRELUDE + """
+ANNOTATED = (
+    PRELUDE
+    + """
 @name(".renamed_global") action rg(inout headers hdr, bit<8> v) { hdr.h.a = v; }
 control Sub(inout headers hdr) {
     @name("alias") action setbyte_alias() { hdr.h.c = 3; }
@@ -62,9 +66,12 @@ control ingress(inout headers hdr, inout metadata meta, inout standard_metadata_
 }
 V1Switch(P(), VC(), ingress(), E(), CC(), D()) main;
 """
+)
 
 # Actions called directly from the apply block, before and after a table that lists them.
-DIRECT = PRELUDE + """
+DIRECT = (
+    PRELUDE
+    + """
 action gl(inout headers hdr) { hdr.h.c = 7; }
 control ingress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     action fwd(bit<9> port) { sm.egress_spec = port; }
@@ -74,24 +81,37 @@ control ingress(inout headers hdr, inout metadata meta, inout standard_metadata_
 }
 V1Switch(P(), VC(), ingress(), E(), CC(), D()) main;
 """
+)
 
 P4C_TABLES = {
-    "specialised": (SPECIALISED, {
-        "ingress.tbl1": (["ingress.setbyte", "NoAction"], "NoAction"),
-        "ingress.tbl2": (["ingress.setbyte", "NoAction"], "NoAction"),
-        "ingress.tbl3": (["ingress.setbyte", "NoAction"], "NoAction"),
-        "ingress.tbl4": (["ingress.setbyte"], "ingress.setbyte"),
-    }),
-    "annotated": (ANNOTATED, {
-        "ingress.tbl1": (["ingress.nm", "dotted", "renamed_global", "NoAction"], "NoAction"),
-        "ingress.tbl2": (["ingress.nm", "dotted", "NoAction"], "NoAction"),
-        "ingress.tbl3": (["ingress.nm", "NoAction"], None),
-        "ingress.other.t": (["ingress.other.setbyte", "ingress.other.alias", "NoAction"], "NoAction"),
-        "ingress.s2.t": (["ingress.s2.setbyte", "ingress.s2.alias", "NoAction"], "NoAction"),
-    }),
-    "direct": (DIRECT, {
-        "ingress.tbl1": (["ingress.fwd", "ingress.two", "gl", "NoAction"], "NoAction"),
-    }),
+    "specialised": (
+        SPECIALISED,
+        {
+            "ingress.tbl1": (["ingress.setbyte", "NoAction"], "NoAction"),
+            "ingress.tbl2": (["ingress.setbyte", "NoAction"], "NoAction"),
+            "ingress.tbl3": (["ingress.setbyte", "NoAction"], "NoAction"),
+            "ingress.tbl4": (["ingress.setbyte"], "ingress.setbyte"),
+        },
+    ),
+    "annotated": (
+        ANNOTATED,
+        {
+            "ingress.tbl1": (["ingress.nm", "dotted", "renamed_global", "NoAction"], "NoAction"),
+            "ingress.tbl2": (["ingress.nm", "dotted", "NoAction"], "NoAction"),
+            "ingress.tbl3": (["ingress.nm", "NoAction"], None),
+            "ingress.other.t": (
+                ["ingress.other.setbyte", "ingress.other.alias", "NoAction"],
+                "NoAction",
+            ),
+            "ingress.s2.t": (["ingress.s2.setbyte", "ingress.s2.alias", "NoAction"], "NoAction"),
+        },
+    ),
+    "direct": (
+        DIRECT,
+        {
+            "ingress.tbl1": (["ingress.fwd", "ingress.two", "gl", "NoAction"], "NoAction"),
+        },
+    ),
 }
 
 # tests/p4/action_copies.p4: shared, global, nested, same local name in two controls, NoAction.
@@ -135,7 +155,9 @@ def test_specialised_copies_share_the_name_not_the_id(compile_text):
     ids = [a["id"] for a in result.bmv2["actions"]]
     assert len(ids) == len(set(ids))
     copies = {a["id"] for a in result.bmv2["actions"] if a["name"] == "ingress.setbyte"}
-    per_table = {t["name"]: t["action_ids"][0] for p in result.bmv2["pipelines"] for t in p["tables"]}
+    per_table = {
+        t["name"]: t["action_ids"][0] for p in result.bmv2["pipelines"] for t in p["tables"]
+    }
     assert copies == set(per_table.values()) and len(copies) == 4
     assert [a.preamble.name for a in result.p4info.actions].count("ingress.setbyte") == 1
 
@@ -146,7 +168,9 @@ def test_p4info_names_reach_every_copy(engine, compile_text):
     sw = Switch(engine=engine)
     sw.load(compile_text(SPECIALISED).bmv2)
     assert sw.engine_name == engine
-    sw.tables["ingress.tbl1"].add([0x05], "ingress.setbyte", [0x11])  # tbl1's copy writes h.a, the key
+    sw.tables["ingress.tbl1"].add(
+        [0x05], "ingress.setbyte", [0x11]
+    )  # tbl1's copy writes h.a, the key
     for value, table in enumerate(("ingress.tbl2", "ingress.tbl3", "ingress.tbl4"), start=0x12):
         sw.tables[table].add([0x11], "ingress.setbyte", [value])
     [(port, data)] = sw.process(0, bytes([0x05, 0, 0, 0]))
@@ -155,6 +179,8 @@ def test_p4info_names_reach_every_copy(engine, compile_text):
 
 @pytest.mark.parametrize("engine", ["python", "native"])
 def test_stf_adds_entries_by_the_written_names(engine, compile_p4):
-    result = run_stf(compile_p4("action_copies").bmv2, (P4_DIR / "action_copies.stf").read_text(), engine)
+    result = run_stf(
+        compile_p4("action_copies").bmv2, (P4_DIR / "action_copies.stf").read_text(), engine
+    )
     assert result.switch.engine_name == engine
     assert result.ok, result.report

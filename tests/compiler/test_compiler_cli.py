@@ -14,14 +14,28 @@ def test_writes_json_and_text_p4info(tmp_path):
     assert main([str(P4_DIR / "basic_forward.p4"), "-o", str(tmp_path)]) == 0
     bmv2 = json.loads((tmp_path / "basic_forward.json").read_text())
     assert bmv2["__meta__"]["version"] == [2, 23]
-    info = text_format.Parse((tmp_path / "basic_forward.p4info.txtpb").read_text(), p4info_pb2.P4Info())
+    info = text_format.Parse(
+        (tmp_path / "basic_forward.p4info.txtpb").read_text(), p4info_pb2.P4Info()
+    )
     assert info.tables[0].preamble.name == "MyIngress.ipv4_lpm"
 
 
 def test_p4runtime_files_suffix_picks_format(tmp_path):
     target = tmp_path / "info.bin"
-    assert main([str(P4_DIR / "basic_forward.p4"), "-o", str(tmp_path), "--p4runtime-files", str(target),
-                 "--p4v", "16"]) == 0
+    assert (
+        main(
+            [
+                str(P4_DIR / "basic_forward.p4"),
+                "-o",
+                str(tmp_path),
+                "--p4runtime-files",
+                str(target),
+                "--p4v",
+                "16",
+            ]
+        )
+        == 0
+    )
     info = p4info_pb2.P4Info.FromString(target.read_bytes())
     assert info.actions
 
@@ -43,7 +57,9 @@ def test_rejected_program_exits_1_with_location(tmp_path, capsys):
 
 
 def test_unknown_p4info_suffix_is_a_usage_error(tmp_path, capsys):
-    assert main([str(P4_DIR / "basic_forward.p4"), "--p4runtime-files", str(tmp_path / "x.yaml")]) == 2
+    assert (
+        main([str(P4_DIR / "basic_forward.p4"), "--p4runtime-files", str(tmp_path / "x.yaml")]) == 2
+    )
 
 
 def test_define_that_is_not_an_identifier_is_a_usage_error(tmp_path, capsys):
@@ -51,4 +67,7 @@ def test_define_that_is_not_an_identifier_is_a_usage_error(tmp_path, capsys):
         with pytest.raises(SystemExit) as exit_:
             main([str(P4_DIR / "basic_forward.p4"), "-o", str(tmp_path), "-D", bad])
         assert exit_.value.code == 2
-        assert f"argument -D: expected NAME or NAME=VALUE with NAME a C identifier, got {bad!r}" in capsys.readouterr().err
+        assert (
+            f"argument -D: expected NAME or NAME=VALUE with NAME a C identifier, got {bad!r}"
+            in capsys.readouterr().err
+        )

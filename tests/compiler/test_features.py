@@ -27,17 +27,26 @@ def test_errors_and_verify(compile_p4):
     assert bmv2["errors"][:3] == [["NoError", 0], ["PacketTooShort", 1], ["NoMatch", 2]]
     assert ["BadVersion", 7] in bmv2["errors"]
     start = state(bmv2, "start")
-    assert start["parser_ops"][1] == {"op": "verify", "parameters": [
-        expr("==", field("h", "version"), hexv("0x04")), hexv("0x00000007")]}
+    assert start["parser_ops"][1] == {
+        "op": "verify",
+        "parameters": [expr("==", field("h", "version"), hexv("0x04")), hexv("0x00000007")],
+    }
     cond = bmv2["pipelines"][0]["conditionals"][0]
-    assert cond["expression"] == expr("==", field("standard_metadata", "parser_error"), hexv("0x00000007"))
+    assert cond["expression"] == expr(
+        "==", field("standard_metadata", "parser_error"), hexv("0x00000007")
+    )
 
 
 def test_enums(compile_p4):
     bmv2 = compile_p4("enum_and_error_types").bmv2
     assert {"name": "Color", "entries": [["Red", 0], ["Green", 1], ["Blue", 2]]} in bmv2["enums"]
     h_t = next(t for t in bmv2["header_types"] if t["name"] == "h_t")
-    assert h_t["fields"] == [["kind", 8, False], ["version", 8, False], ["value", 16, False], ["delta", 8, True]]
+    assert h_t["fields"] == [
+        ["kind", 8, False],
+        ["version", 8, False],
+        ["value", 16, False],
+        ["delta", 8, True],
+    ]
     start = state(bmv2, "start")
     assert [t["value"] for t in start["transitions"]] == ["0x01", "0x02", None]
     scalars = bmv2["header_types"][0]["fields"]
@@ -48,32 +57,57 @@ def test_signed_arithmetic_uses_two_comp_mod(compile_p4):
     bmv2 = compile_p4("enum_and_error_types").bmv2
     prims = [p for a in bmv2["actions"] for p in ops(a)]
     delta = next(p for p in prims if p[1][0] == field("h", "delta"))
-    assert delta[1][1]["value"] == expr("two_comp_mod", expr("-", field("h", "delta"), hexv("0x03")), hexv("0x08"))
+    assert delta[1][1]["value"] == expr(
+        "two_comp_mod", expr("-", field("h", "delta"), hexv("0x03")), hexv("0x08")
+    )
 
 
 # ---- header stacks and unions
 def test_stack_extract_and_last_field(compile_p4):
     bmv2 = compile_p4("header_stacks").bmv2
-    assert bmv2["header_stacks"] == [{"name": "labels", "id": 0, "header_type": "label_t", "size": 4,
-                                      "header_ids": [3, 4, 5, 6]}]
+    assert bmv2["header_stacks"] == [
+        {"name": "labels", "id": 0, "header_type": "label_t", "size": 4, "header_ids": [3, 4, 5, 6]}
+    ]
     label = state(bmv2, "parse_label")
-    assert label["parser_ops"] == [{"op": "extract", "parameters": [{"type": "stack", "value": "labels"}]}]
+    assert label["parser_ops"] == [
+        {"op": "extract", "parameters": [{"type": "stack", "value": "labels"}]}
+    ]
     assert label["transition_key"] == [{"type": "stack_field", "value": ["labels", "bos"]}]
-    assert [t["type"] for t in label["transitions"]] == ["hexstr", "hexstr"]  # no default: p4c adds none
+    assert [t["type"] for t in label["transitions"]] == [
+        "hexstr",
+        "hexstr",
+    ]  # no default: p4c adds none
 
 
 def test_stack_push_pop_and_union(compile_p4):
     bmv2 = compile_p4("header_stacks").bmv2
     pushes = [p for a in bmv2["actions"] for p in ops(a) if p[0] in ("push", "pop")]
-    assert pushes == [("pop", [{"type": "header_stack", "value": "labels"}, hexv("0x00000001")]),
-                      ("push", [{"type": "header_stack", "value": "labels"}, hexv("0x00000001")])]
-    assert bmv2["header_union_types"] == [{"name": "ip_u", "id": 0, "headers": [["v4", "v4_t"], ["v6", "v6_t"]]}]
+    assert pushes == [
+        ("pop", [{"type": "header_stack", "value": "labels"}, hexv("0x00000001")]),
+        ("push", [{"type": "header_stack", "value": "labels"}, hexv("0x00000001")]),
+    ]
+    assert bmv2["header_union_types"] == [
+        {"name": "ip_u", "id": 0, "headers": [["v4", "v4_t"], ["v6", "v6_t"]]}
+    ]
     assert bmv2["header_unions"][0]["name"] == "ip"
     cond = bmv2["pipelines"][0]["conditionals"][-1]
-    assert cond["expression"] == {"type": "expression", "value": {
-        "op": "valid_union", "left": None, "right": {"type": "header_union", "value": "ip"}}}
-    assert bmv2["deparsers"][0]["order"] == ["ethernet", "labels[0]", "labels[1]", "labels[2]", "labels[3]",
-                                             "ip.v4", "ip.v6"]
+    assert cond["expression"] == {
+        "type": "expression",
+        "value": {
+            "op": "valid_union",
+            "left": None,
+            "right": {"type": "header_union", "value": "ip"},
+        },
+    }
+    assert bmv2["deparsers"][0]["order"] == [
+        "ethernet",
+        "labels[0]",
+        "labels[1]",
+        "labels[2]",
+        "labels[3]",
+        "ip.v4",
+        "ip.v6",
+    ]
 
 
 # ---- varbit, lookahead, advance, value sets, multi-key select
@@ -81,12 +115,26 @@ def test_lookahead_and_advance(compile_p4):
     bmv2 = compile_p4("varbit_lookahead").bmv2
     start = state(bmv2, "start")
     assert start["parser_ops"] == [
-        {"op": "set", "parameters": [field("scalars", "P.lookahead"), {"type": "lookahead", "value": [0, 8]}]},
-        {"op": "set", "parameters": [field("scalars", "meta.peek"), field("scalars", "P.lookahead")]},
-        {"op": "set", "parameters": [field("scalars", "P.lookahead_0"), {"type": "lookahead", "value": [0, 8]}]},
+        {
+            "op": "set",
+            "parameters": [field("scalars", "P.lookahead"), {"type": "lookahead", "value": [0, 8]}],
+        },
+        {
+            "op": "set",
+            "parameters": [field("scalars", "meta.peek"), field("scalars", "P.lookahead")],
+        },
+        {
+            "op": "set",
+            "parameters": [
+                field("scalars", "P.lookahead_0"),
+                {"type": "lookahead", "value": [0, 8]},
+            ],
+        },
     ]
     assert start["transition_key"] == [field("scalars", "P.lookahead_0")]
-    assert state(bmv2, "skip")["parser_ops"] == [{"op": "advance", "parameters": [hexv("0x00000010")]}]
+    assert state(bmv2, "skip")["parser_ops"] == [
+        {"op": "advance", "parameters": [hexv("0x00000010")]}
+    ]
 
 
 def test_varbit_extract(compile_p4):
@@ -103,11 +151,18 @@ def test_value_set_ranges_and_dont_care(compile_p4):
     bmv2 = result.bmv2
     assert bmv2["parse_vsets"] == [{"name": "P.special_kinds", "id": 0, "compressed_bitwidth": 8}]
     assert state(bmv2, "parse_fixed")["transitions"][0] == {
-        "type": "parse_vset", "value": "P.special_kinds", "mask": None, "next_state": None}
+        "type": "parse_vset",
+        "value": "P.special_kinds",
+        "mask": None,
+        "next_state": None,
+    }
     check = state(bmv2, "check_len")["transitions"]
     assert [(t["value"], t["mask"], t["next_state"]) for t in check] == [
-        ("0x0100", None, "parse_tail"), ("0x0200", "0xfe00", "parse_options"),
-        ("0x0000", "0x0080", "parse_options"), (None, None, None)]
+        ("0x0100", None, "parse_tail"),
+        ("0x0200", "0xfe00", "parse_options"),
+        ("0x0000", "0x0080", "parse_options"),
+        (None, None, None),
+    ]
     vset = result.p4info.value_sets[0]
     assert (vset.preamble.name, vset.size, vset.match[0].bitwidth) == ("P.special_kinds", 4, 8)
 
@@ -126,27 +181,52 @@ def test_direct_counter_and_meter(compile_p4):
     bmv2 = result.bmv2
     mac = table(bmv2, "Ingress.mac")
     assert mac["with_counters"] is True and mac["direct_meters"] == "Ingress.rate"
-    assert bmv2["counter_arrays"] == [{"name": "Ingress.hits", "id": 0, "source_info": bmv2["counter_arrays"][0][
-        "source_info"], "is_direct": True, "binding": "Ingress.mac"}]
+    assert bmv2["counter_arrays"] == [
+        {
+            "name": "Ingress.hits",
+            "id": 0,
+            "source_info": bmv2["counter_arrays"][0]["source_info"],
+            "is_direct": True,
+            "binding": "Ingress.mac",
+        }
+    ]
     rate = bmv2["meter_arrays"][0]
-    assert (rate["is_direct"], rate["type"], rate["result_target"]) == (True, "bytes", ["scalars", "meta.color"])
+    assert (rate["is_direct"], rate["type"], rate["result_target"]) == (
+        True,
+        "bytes",
+        ["scalars", "meta.color"],
+    )
     info = result.p4info
     assert info.direct_counters[0].direct_table_id == info.tables[0].preamble.id
     assert info.direct_meters[0].direct_table_id == info.tables[0].preamble.id
-    assert list(info.tables[0].direct_resource_ids) == [info.direct_counters[0].preamble.id,
-                                                         info.direct_meters[0].preamble.id]
+    assert list(info.tables[0].direct_resource_ids) == [
+        info.direct_counters[0].preamble.id,
+        info.direct_meters[0].preamble.id,
+    ]
 
 
 def test_hash_and_meter(compile_p4):
     bmv2 = compile_p4("externs_misc").bmv2
     first = ops(action(bmv2, "act"))
-    assert first[0] == ("modify_field_with_hash_based_offset", [
-        field("scalars", "meta.hashed"), hexv("0x00000000"), {"type": "calculation", "value": "calc_0"},
-        hexv("0x00010000")])
+    assert first[0] == (
+        "modify_field_with_hash_based_offset",
+        [
+            field("scalars", "meta.hashed"),
+            hexv("0x00000000"),
+            {"type": "calculation", "value": "calc_0"},
+            hexv("0x00010000"),
+        ],
+    )
     assert bmv2["calculations"][0]["algo"] == "crc32"
     assert bmv2["calculations"][0]["input"] == [field("ethernet", "src"), field("ethernet", "dst")]
-    assert first[1] == ("execute_meter", [{"type": "meter_array", "value": "Ingress.port_meter"},
-                                          field("standard_metadata", "ingress_port"), field("scalars", "meta.color")])
+    assert first[1] == (
+        "execute_meter",
+        [
+            {"type": "meter_array", "value": "Ingress.port_meter"},
+            field("standard_metadata", "ingress_port"),
+            field("scalars", "meta.color"),
+        ],
+    )
 
 
 def test_clone_resubmit_recirculate_field_lists(compile_p4):
@@ -166,23 +246,37 @@ def test_digest(compile_p4):
     result = compile_p4("externs_misc")
     bmv2 = result.bmv2
     assert bmv2["learn_lists"][0]["name"] == "learn_t"
-    assert bmv2["learn_lists"][0]["elements"] == [field("ethernet", "src"), field("standard_metadata", "ingress_port")]
+    assert bmv2["learn_lists"][0]["elements"] == [
+        field("ethernet", "src"),
+        field("standard_metadata", "ingress_port"),
+    ]
     prims = [p for a in bmv2["actions"] for p in ops(a)]
     assert ("generate_digest", [hexv("0x00000001"), hexv("0x00000001")]) in prims
     digest = result.p4info.digests[0]
     assert digest.preamble.name == "learn_t" and digest.preamble.id >> 24 == 0x17
     members = result.p4info.type_info.structs["learn_t"].members
-    assert [(m.name, m.type_spec.bitstring.bit.bitwidth) for m in members] == [("src", 48), ("port", 9)]
+    assert [(m.name, m.type_spec.bitstring.bit.bitwidth) for m in members] == [
+        ("src", 48),
+        ("port", 9),
+    ]
 
 
 def test_log_msg_assert_assume(compile_p4):
     bmv2 = compile_p4("externs_misc").bmv2
     prims = {p[0]: p[1] for a in bmv2["actions"] for p in ops(a)}
-    assert prims["log_msg"] == [{"type": "string", "value": "ingress port {} color {}"},
-                                {"type": "parameters_vector", "value": [
-                                    field("standard_metadata", "ingress_port"), field("scalars", "meta.color")]}]
-    assert prims["assert"] == [{"type": "expression", "value": expr(
-        "!=", field("standard_metadata", "ingress_port"), hexv("0x01ff"))}]
+    assert prims["log_msg"] == [
+        {"type": "string", "value": "ingress port {} color {}"},
+        {
+            "type": "parameters_vector",
+            "value": [field("standard_metadata", "ingress_port"), field("scalars", "meta.color")],
+        },
+    ]
+    assert prims["assert"] == [
+        {
+            "type": "expression",
+            "value": expr("!=", field("standard_metadata", "ingress_port"), hexv("0x01ff")),
+        }
+    ]
     assert prims["assume"][0]["value"]["value"]["op"] == "<="
 
 
@@ -218,26 +312,48 @@ def test_if_inside_action_uses_jumps(compile_p4):
 
 def test_slice_assignment(compile_p4):
     bump = ops(action(compile_p4("control_flow").bmv2, "MainIngress.bump"))
-    assert bump[5] == ("assign", [field("h", "d"), {"type": "expression", "value": expr(
-        "|", expr("&", field("h", "d"), hexv("0x00ffffff")), hexv("0xab000000"))}])
+    assert bump[5] == (
+        "assign",
+        [
+            field("h", "d"),
+            {
+                "type": "expression",
+                "value": expr(
+                    "|", expr("&", field("h", "d"), hexv("0x00ffffff")), hexv("0xab000000")
+                ),
+            },
+        ],
+    )
 
 
 def test_saturating_and_concat(compile_p4):
     bmv2 = compile_p4("control_flow").bmv2
     prims = [p for a in bmv2["actions"] for p in ops(a)]
     sat = next(p for p in prims if p[1] and p[1][0] == field("scalars", "meta.sat"))
-    assert sat[1][1]["value"] == expr("usat_cast", expr("+", field("h", "a"), field("h", "b")), hexv("0x08"))
+    assert sat[1][1]["value"] == expr(
+        "usat_cast", expr("+", field("h", "a"), field("h", "b")), hexv("0x08")
+    )
     joined = next(p for p in prims if p[1] and p[1][0] == field("scalars", "meta.joined"))
-    assert joined[1][1]["value"] == expr("|", expr("<<", field("h", "a"), hexv("0x08")), field("h", "b"))
+    assert joined[1][1]["value"] == expr(
+        "|", expr("<<", field("h", "a"), hexv("0x08")), field("h", "b")
+    )
 
 
 def test_nested_control_inlined_with_return(compile_p4):
     bmv2 = compile_p4("control_flow").bmv2
     stamper = table(bmv2, "MainIngress.stamp_in.stamper")
     stamp = action(bmv2, "MainIngress.stamp_in.stamp")
-    assert ops(stamp)[1] == ("register_write", [{"type": "register_array", "value": "MainIngress.stamp_in.last"},
-                                                hexv("0x00000000"), hexv("0x2a")])
-    guard = next(c for c in bmv2["pipelines"][0]["conditionals"] if c["false_next"] == stamper["name"])
+    assert ops(stamp)[1] == (
+        "register_write",
+        [
+            {"type": "register_array", "value": "MainIngress.stamp_in.last"},
+            hexv("0x00000000"),
+            hexv("0x2a"),
+        ],
+    )
+    guard = next(
+        c for c in bmv2["pipelines"][0]["conditionals"] if c["false_next"] == stamper["name"]
+    )
     assert guard["true_next"] is None
 
 
@@ -251,25 +367,35 @@ def test_function_inlined_with_return_value(compile_p4):
 def test_subparser_is_inlined_with_continuation(compile_p4):
     bmv2 = compile_p4("subparser_lookahead").bmv2
     parse_len = state(bmv2, "parse_len")
-    assert parse_len["transitions"] == [{"type": "default", "value": None, "mask": None,
-                                         "next_state": "inner_parser.start"}]
+    assert parse_len["transitions"] == [
+        {"type": "default", "value": None, "mask": None, "next_state": "inner_parser.start"}
+    ]
     inner = state(bmv2, "inner_parser.start")
     assert [(t["value"], t["next_state"]) for t in inner["transitions"]] == [
-        ("0xdead", None), (None, "parse_len_after_inner_parser")]
+        ("0xdead", None),
+        (None, "parse_len_after_inner_parser"),
+    ]
     after = state(bmv2, "parse_len_after_inner_parser")
     assert after["parser_ops"][0]["parameters"][0] == field("scalars", "meta.seen")
-    assert state(bmv2, "InnerParser.start")["transitions"][-1]["next_state"] == "skip_len_after_InnerParser"
+    assert (
+        state(bmv2, "InnerParser.start")["transitions"][-1]["next_state"]
+        == "skip_len_after_InnerParser"
+    )
 
 
 def test_lookahead_header_and_extract_skip(compile_p4):
     bmv2 = compile_p4("subparser_lookahead").bmv2
     ops_ = state(bmv2, "parse_len")["parser_ops"]
     assert ops_[0]["parameters"][0]["op"] == "add_header"
-    assert ops_[1] == {"op": "set", "parameters": [field("lookahead_len_t", "words"),
-                                                   {"type": "lookahead", "value": [0, 4]}]}
+    assert ops_[1] == {
+        "op": "set",
+        "parameters": [field("lookahead_len_t", "words"), {"type": "lookahead", "value": [0, 4]}],
+    }
     assert ops_[2]["parameters"][1] == {"type": "lookahead", "value": [4, 4]}
     assert ops_[3]["op"] == "extract_VL"
-    assert state(bmv2, "skip_len")["parser_ops"] == [{"op": "advance", "parameters": [hexv("0x00000008")]}]
+    assert state(bmv2, "skip_len")["parser_ops"] == [
+        {"op": "advance", "parameters": [hexv("0x00000008")]}
+    ]
 
 
 # ---- expressions with table results, functions, compound assignment, value switch
@@ -308,7 +434,11 @@ def test_switch_on_value_and_header_equality(compile_p4):
     conditionals = compile_p4("expressions_misc").bmv2["pipelines"][0]["conditionals"]
     tests = [c["expression"]["value"] for c in conditionals]
     assert expr("==", field("h", "b"), hexv("0x01"))["value"] in tests
-    assert {"op": "==", "left": {"type": "header", "value": "h"}, "right": {"type": "header", "value": "g"}} in tests
+    assert {
+        "op": "==",
+        "left": {"type": "header", "value": "h"},
+        "right": {"type": "header", "value": "g"},
+    } in tests
 
 
 def test_union_stack_with_constant_indices(compile_p4):
@@ -319,14 +449,24 @@ def test_union_stack_with_constant_indices(compile_p4):
     assert [unions[i] for i in stack["header_union_ids"]] == ["u[0]", "u[1]"]
     assert state(bmv2, "byte_short")["parser_ops"] == [
         {"op": "extract", "parameters": [{"type": "regular", "value": "u[0].byte"}]},
-        {"op": "extract", "parameters": [{"type": "regular", "value": "u[1].short"}]}]
-    assert bmv2["deparsers"][0]["order"] == ["kind", "u[0].byte", "u[0].short", "u[1].byte", "u[1].short"]
+        {"op": "extract", "parameters": [{"type": "regular", "value": "u[1].short"}]},
+    ]
+    assert bmv2["deparsers"][0]["order"] == [
+        "kind",
+        "u[0].byte",
+        "u[0].short",
+        "u[1].byte",
+        "u[1].short",
+    ]
 
 
 # ---- calling conventions (tests/p4/call_semantics.p4)
 def _hidden_action_assigning(bmv2: dict, value: str) -> list:
-    return next(ops(a) for a in bmv2["actions"] if any(
-        p[0] == "assign" and p[1][1] == hexv(value) for p in ops(a)))
+    return next(
+        ops(a)
+        for a in bmv2["actions"]
+        if any(p[0] == "assign" and p[1][1] == hexv(value) for p in ops(a))
+    )
 
 
 def test_inout_argument_copied_in_and_out(compile_p4):
@@ -353,7 +493,10 @@ def test_exit_inside_called_action_skips_the_rest(compile_p4):
 def test_optional_and_range_keys(compile_text):
     from test_errors import program
 
-    result = compile_text(program("t.apply();", """
+    result = compile_text(
+        program(
+            "t.apply();",
+            """
         action a(bit<8> v) { hdr.h.a = v; }
         table t {
             key = { hdr.h.a: optional; hdr.h.b: range; }
@@ -362,23 +505,36 @@ def test_optional_and_range_keys(compile_text):
                 (1, 10 .. 20): a(1);
                 (_, _): a(2);
             }
-        }"""))
+        }""",
+        )
+    )
     t = table(result.bmv2, "I.t")
     assert [k["match_type"] for k in t["key"]] == ["ternary", "range"]  # BMv2 has no optional
     assert t["match_type"] == "range"
     assert [e["match_key"] for e in t["entries"]] == [
-        [{"match_type": "ternary", "key": "0x01", "mask": "0xff"},
-         {"match_type": "range", "start": "0x000a", "end": "0x0014"}],
-        [{"match_type": "ternary", "key": "0x00", "mask": "0x00"},
-         {"match_type": "range", "start": "0x0000", "end": "0xffff"}]]
+        [
+            {"match_type": "ternary", "key": "0x01", "mask": "0xff"},
+            {"match_type": "range", "start": "0x000a", "end": "0x0014"},
+        ],
+        [
+            {"match_type": "ternary", "key": "0x00", "mask": "0x00"},
+            {"match_type": "range", "start": "0x0000", "end": "0xffff"},
+        ],
+    ]
     fields = result.p4info.tables[0].match_fields
-    assert [f.match_type for f in fields] == [p4info_pb2.MatchField.OPTIONAL, p4info_pb2.MatchField.RANGE]
+    assert [f.match_type for f in fields] == [
+        p4info_pb2.MatchField.OPTIONAL,
+        p4info_pb2.MatchField.RANGE,
+    ]
 
 
 def test_action_profile_and_selector(compile_text):
     from test_errors import program
 
-    result = compile_text(program("t1.apply(); t2.apply();", """
+    result = compile_text(
+        program(
+            "t1.apply(); t2.apply();",
+            """
         action a(bit<9> port) { sm.egress_spec = port; }
         action_selector(HashAlgorithm.crc16, 32w64, 32w14) sel;
         table t1 {
@@ -390,14 +546,25 @@ def test_action_profile_and_selector(compile_text):
             key = { hdr.h.a: exact; hdr.h.b: selector; }
             actions = { a; NoAction; }
             implementation = sel;
-        }"""))
+        }""",
+        )
+    )
     ingress = result.bmv2["pipelines"][0]
     assert ingress["action_profiles"] == [
         {"name": "I.t1_profile", "id": 0, "max_size": 128},
-        {"name": "I.sel", "id": 1, "max_size": 64,
-         "selector": {"algo": "crc16", "input": [field("h", "b")]}}]
+        {
+            "name": "I.sel",
+            "id": 1,
+            "max_size": 64,
+            "selector": {"algo": "crc16", "input": [field("h", "b")]},
+        },
+    ]
     t1, t2 = table(result.bmv2, "I.t1"), table(result.bmv2, "I.t2")
-    assert (t1["type"], t1["action_profile"], "default_entry" in t1) == ("indirect", "I.t1_profile", False)
+    assert (t1["type"], t1["action_profile"], "default_entry" in t1) == (
+        "indirect",
+        "I.t1_profile",
+        False,
+    )
     assert (t2["type"], [k["name"] for k in t2["key"]]) == ("indirect_ws", ["hdr.h.a"])
     profiles = {p.preamble.name: p for p in result.p4info.action_profiles}
     tables = {t.preamble.name: t for t in result.p4info.tables}
@@ -413,7 +580,8 @@ def test_struct_typed_header_field_is_flattened(compile_text):
 
     source = program("hdr.p.pair.lo = hdr.p.pair.hi;").replace(
         "struct headers { h_t h; }",
-        "struct pair_t { bit<4> hi; bit<4> lo; }\nheader p_t { pair_t pair; bit<8> x; }\nstruct headers { h_t h; p_t p; }")
+        "struct pair_t { bit<4> hi; bit<4> lo; }\nheader p_t { pair_t pair; bit<8> x; }\nstruct headers { h_t h; p_t p; }",
+    )
     bmv2 = compile_text(source).bmv2
     p_t = next(t for t in bmv2["header_types"] if t["name"] == "p_t")
     assert p_t["fields"] == [["pair.hi", 4, False], ["pair.lo", 4, False], ["x", 8, False]]

@@ -7,9 +7,17 @@ def test_headers_and_instances(compile_p4):
     bmv2 = compile_p4("basic_forward").bmv2
     assert bmv2["__meta__"]["version"] == [2, 23]
     types = {t["name"]: t for t in bmv2["header_types"]}
-    assert types["ethernet_t"]["fields"] == [["dstAddr", 48, False], ["srcAddr", 48, False],
-                                             ["etherType", 16, False]]
-    assert [h["name"] for h in bmv2["headers"]] == ["scalars", "standard_metadata", "ethernet", "ipv4"]
+    assert types["ethernet_t"]["fields"] == [
+        ["dstAddr", 48, False],
+        ["srcAddr", 48, False],
+        ["etherType", 16, False],
+    ]
+    assert [h["name"] for h in bmv2["headers"]] == [
+        "scalars",
+        "standard_metadata",
+        "ethernet",
+        "ipv4",
+    ]
     assert types["scalars_0"]["fields"] == [["meta.packets_seen", 32, False]]
     sm_fields = [f[0] for f in types["standard_metadata"]["fields"]]
     assert sm_fields[:3] == ["ingress_port", "egress_spec", "egress_port"]
@@ -18,7 +26,9 @@ def test_headers_and_instances(compile_p4):
 
 def test_parser_select_and_default(compile_p4):
     start = state(compile_p4("basic_forward").bmv2, "start")
-    assert start["parser_ops"] == [{"op": "extract", "parameters": [{"type": "regular", "value": "ethernet"}]}]
+    assert start["parser_ops"] == [
+        {"op": "extract", "parameters": [{"type": "regular", "value": "ethernet"}]}
+    ]
     assert start["transition_key"] == [{"type": "field", "value": ["ethernet", "etherType"]}]
     assert start["transitions"] == [
         {"type": "hexstr", "value": "0x0800", "mask": None, "next_state": "parse_ipv4"},
@@ -28,33 +38,70 @@ def test_parser_select_and_default(compile_p4):
 
 def test_masked_select_and_reject(compile_p4):
     start = state(compile_p4("register_accumulate").bmv2, "start")
-    assert start["transitions"][1] == {"type": "hexstr", "value": "0x8800", "mask": "0xff00", "next_state": None}
-    assert start["transitions"][2] == {"type": "default", "value": None, "mask": None, "next_state": None}
+    assert start["transitions"][1] == {
+        "type": "hexstr",
+        "value": "0x8800",
+        "mask": "0xff00",
+        "next_state": None,
+    }
+    assert start["transitions"][2] == {
+        "type": "default",
+        "value": None,
+        "mask": None,
+        "next_state": None,
+    }
 
 
 def test_lpm_table_and_default_action(compile_p4):
     bmv2 = compile_p4("basic_forward").bmv2
     lpm = table(bmv2, "MyIngress.ipv4_lpm")
-    assert lpm["key"] == [{"match_type": "lpm", "name": "hdr.ipv4.dstAddr", "target": ["ipv4", "dstAddr"],
-                           "mask": None}]
+    assert lpm["key"] == [
+        {
+            "match_type": "lpm",
+            "name": "hdr.ipv4.dstAddr",
+            "target": ["ipv4", "dstAddr"],
+            "mask": None,
+        }
+    ]
     assert lpm["match_type"] == "lpm"
     assert lpm["actions"] == ["MyIngress.ipv4_forward", "MyIngress.drop", "NoAction"]
     drop = action(bmv2, "MyIngress.drop")
-    assert lpm["default_entry"] == {"action_id": drop["id"], "action_const": False, "action_data": [],
-                                    "action_entry_const": False}
+    assert lpm["default_entry"] == {
+        "action_id": drop["id"],
+        "action_const": False,
+        "action_data": [],
+        "action_entry_const": False,
+    }
     assert drop["primitives"][0]["op"] == "mark_to_drop"
 
 
 def test_action_with_runtime_data_and_width_mask(compile_p4):
     forward = action(compile_p4("basic_forward").bmv2, "MyIngress.ipv4_forward")
-    assert forward["runtime_data"] == [{"name": "dstAddr", "bitwidth": 48}, {"name": "port", "bitwidth": 9}]
+    assert forward["runtime_data"] == [
+        {"name": "dstAddr", "bitwidth": 48},
+        {"name": "port", "bitwidth": 9},
+    ]
     ops = [(p["op"], p["parameters"]) for p in forward["primitives"]]
-    assert ops[0] == ("assign", [{"type": "field", "value": ["standard_metadata", "egress_spec"]},
-                                 {"type": "runtime_data", "value": 1}])
+    assert ops[0] == (
+        "assign",
+        [
+            {"type": "field", "value": ["standard_metadata", "egress_spec"]},
+            {"type": "runtime_data", "value": 1},
+        ],
+    )
     ttl = ops[3][1][1]["value"]["value"]
-    assert ttl == {"op": "&", "left": {"type": "expression", "value": {
-        "op": "-", "left": {"type": "field", "value": ["ipv4", "ttl"]}, "right": {"type": "hexstr", "value": "0x01"}}},
-        "right": {"type": "hexstr", "value": "0xff"}}
+    assert ttl == {
+        "op": "&",
+        "left": {
+            "type": "expression",
+            "value": {
+                "op": "-",
+                "left": {"type": "field", "value": ["ipv4", "ttl"]},
+                "right": {"type": "hexstr", "value": "0x01"},
+            },
+        },
+        "right": {"type": "hexstr", "value": "0xff"},
+    }
 
 
 def test_apply_block_becomes_hidden_table_and_conditional(compile_p4):
@@ -64,15 +111,26 @@ def test_apply_block_becomes_hidden_table_and_conditional(compile_p4):
     assert hidden["key"] == [] and hidden["default_entry"]["action_const"] is True
     cond = ingress["conditionals"][0]
     assert hidden["base_default_next"] == cond["name"]
-    assert cond["expression"] == {"type": "expression", "value": {
-        "op": "d2b", "left": None, "right": {"type": "field", "value": ["ipv4", "$valid$"]}}}
+    assert cond["expression"] == {
+        "type": "expression",
+        "value": {
+            "op": "d2b",
+            "left": None,
+            "right": {"type": "field", "value": ["ipv4", "$valid$"]},
+        },
+    }
     assert cond["true_next"] == "MyIngress.ipv4_lpm" and cond["false_next"] is None
 
 
 def test_checksums(compile_p4):
     bmv2 = compile_p4("basic_forward").bmv2
     verify, update = bmv2["checksums"]
-    assert (verify["verify"], verify["update"], update["verify"], update["update"]) == (True, False, False, True)
+    assert (verify["verify"], verify["update"], update["verify"], update["update"]) == (
+        True,
+        False,
+        False,
+        True,
+    )
     assert verify["target"] == ["ipv4", "hdrChecksum"]
     calc = next(c for c in bmv2["calculations"] if c["name"] == update["calculation"])
     assert calc["algo"] == "csum16" and len(calc["input"]) == 11
@@ -82,7 +140,10 @@ def test_checksums(compile_p4):
 def test_registers_counters_random(compile_p4):
     bmv2 = compile_p4("register_accumulate").bmv2
     registers = {r["name"]: r for r in bmv2["register_arrays"]}
-    assert registers["MainIngress.acc_0"]["size"] == 16 and registers["MainIngress.acc_0"]["bitwidth"] == 32
+    assert (
+        registers["MainIngress.acc_0"]["size"] == 16
+        and registers["MainIngress.acc_0"]["bitwidth"] == 32
+    )
     assert registers["MainIngress.counts"]["bitwidth"] == 8
     assert bmv2["counter_arrays"][0]["name"] == "MainIngress.seen"
     ops = [p["op"] for a in bmv2["actions"] for p in a["primitives"]]
@@ -97,12 +158,21 @@ def test_hit_miss_and_const_entries(compile_p4):
     assert forward["next_tables"]["__MISS__"].startswith("tbl_drop")
     assert forward["match_type"] == "ternary"
     assert [e["match_key"] for e in forward["entries"]] == [
-        [{"match_type": "exact", "key": "0xffffffffffff"}, {"match_type": "ternary", "key": "0x0000", "mask": "0x0000"}],
-        [{"match_type": "exact", "key": "0x000000000001"}, {"match_type": "ternary", "key": "0x0002", "mask": "0x01ff"}],
+        [
+            {"match_type": "exact", "key": "0xffffffffffff"},
+            {"match_type": "ternary", "key": "0x0000", "mask": "0x0000"},
+        ],
+        [
+            {"match_type": "exact", "key": "0x000000000001"},
+            {"match_type": "ternary", "key": "0x0002", "mask": "0x01ff"},
+        ],
     ]
     assert [e["priority"] for e in forward["entries"]] == [1, 2]
     multicast = action(bmv2, "MainIngress.multicast")
-    assert forward["entries"][0]["action_entry"] == {"action_id": multicast["id"], "action_data": ["0x0001"]}
+    assert forward["entries"][0]["action_entry"] == {
+        "action_id": multicast["id"],
+        "action_data": ["0x0001"],
+    }
 
 
 def test_defines_select_code(compile_p4):
@@ -152,4 +222,13 @@ def test_a_control_instance_shared_by_two_users_has_one_counter(compile_text):
         sw = Switch(engine=engine)
         sw.load(result.bmv2)
         sw.process(0, b"\x00\x00")  # the four count() calls see v = 0, 1 (first) and 1, 2 (second)
-        assert [sw.counters["Ing.shared.seen"].read(i)[0] for i in range(8)] == [1, 2, 1, 0, 0, 0, 0, 0]
+        assert [sw.counters["Ing.shared.seen"].read(i)[0] for i in range(8)] == [
+            1,
+            2,
+            1,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ]

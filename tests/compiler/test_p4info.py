@@ -20,10 +20,14 @@ def test_table_match_fields_actions_and_params(compile_p4):
     table = info.tables[0]
     assert table.preamble.alias == "ipv4_lpm"
     assert [(m.id, m.name, m.bitwidth, m.match_type) for m in table.match_fields] == [
-        (1, "hdr.ipv4.dstAddr", 32, p4info_pb2.MatchField.LPM)]
+        (1, "hdr.ipv4.dstAddr", 32, p4info_pb2.MatchField.LPM)
+    ]
     assert table.size == 1024
     forward = next(a for a in info.actions if a.preamble.alias == "ipv4_forward")
-    assert [(p.id, p.name, p.bitwidth) for p in forward.params] == [(1, "dstAddr", 48), (2, "port", 9)]
+    assert [(p.id, p.name, p.bitwidth) for p in forward.params] == [
+        (1, "dstAddr", 48),
+        (2, "port", 9),
+    ]
     assert info.counters[0].preamble.name == "MyIngress.port_packets"
     assert info.counters[0].spec.unit == p4info_pb2.CounterSpec.BOTH
     assert info.counters[0].preamble.id >> 24 == 0x12
@@ -37,10 +41,11 @@ def test_registers_and_const_table(compile_p4):
     assert registers["MainIngress.acc_3"].preamble.id >> 24 == 0x16
     forward = info.tables[0]
     assert forward.is_const_table
-    assert [m.match_type for m in forward.match_fields] == [p4info_pb2.MatchField.EXACT,
-                                                            p4info_pb2.MatchField.TERNARY]
+    assert [m.match_type for m in forward.match_fields] == [
+        p4info_pb2.MatchField.EXACT,
+        p4info_pb2.MatchField.TERNARY,
+    ]
     assert forward.match_fields[1].name == "sm.ingress_port"
-
 
 
 def test_aliases_are_shortest_unique_suffixes():
@@ -59,5 +64,11 @@ def test_controller_packet_metadata(compile_p4):
     # like p4c, the id hashes the header type's name (packet_in_t), not the annotation's
     assert packet_in.preamble.id == 0x04 << 24 | (jenkins_one_at_a_time("packet_in_t") & 0xFFFFFF)
     assert list(packet_in.preamble.annotations) == ['@controller_header("packet_in")']
-    assert [(f.id, f.name, f.bitwidth) for f in packet_in.metadata] == [(1, "ingress_port", 9), (2, "_pad", 7)]
-    assert [(f.id, f.name) for f in metadata["packet_out"].metadata] == [(1, "egress_port"), (2, "_pad")]
+    assert [(f.id, f.name, f.bitwidth) for f in packet_in.metadata] == [
+        (1, "ingress_port", 9),
+        (2, "_pad", 7),
+    ]
+    assert [(f.id, f.name) for f in metadata["packet_out"].metadata] == [
+        (1, "egress_port"),
+        (2, "_pad"),
+    ]

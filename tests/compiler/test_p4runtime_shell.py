@@ -26,15 +26,23 @@ def shell_encodes(p4info, tmp_path, code: str) -> bytes:
 
 
 def test_shell_builds_table_entry_from_names(compile_p4, tmp_path):
-    message = p4runtime_pb2.TableEntry.FromString(shell_encodes(compile_p4("basic_forward").p4info, tmp_path, """
+    message = p4runtime_pb2.TableEntry.FromString(
+        shell_encodes(
+            compile_p4("basic_forward").p4info,
+            tmp_path,
+            """
 entry = TableEntry("MyIngress.ipv4_lpm")(action="MyIngress.ipv4_forward")
 entry.match["hdr.ipv4.dstAddr"] = "10.0.0.0/8"
 entry.action["dstAddr"] = "00:00:00:00:00:02"
 entry.action["port"] = "3"
 message = entry.msg()
-"""))
+""",
+        )
+    )
     assert message.table_id == 37375156
-    assert message.match[0].lpm.value == b"\x0a\x00\x00\x00" and message.match[0].lpm.prefix_len == 8
+    assert (
+        message.match[0].lpm.value == b"\x0a\x00\x00\x00" and message.match[0].lpm.prefix_len == 8
+    )
     assert message.action.action.action_id == 28792405
     assert {p.param_id: p.value for p in message.action.action.params} == {1: b"\x02", 2: b"\x03"}
 
@@ -42,5 +50,6 @@ message = entry.msg()
 def test_shell_knows_counters_and_direct_resources(compile_p4, tmp_path):
     p4info = compile_p4("externs_misc").p4info
     message = p4runtime_pb2.DirectCounterEntry.FromString(
-        shell_encodes(p4info, tmp_path, 'message = DirectCounterEntry("Ingress.hits").msg()'))
+        shell_encodes(p4info, tmp_path, 'message = DirectCounterEntry("Ingress.hits").msg()')
+    )
     assert message.table_entry.table_id == Schema(p4info).table("Ingress.mac").id != 0

@@ -30,7 +30,10 @@ def imported(node: ast.Import | ast.ImportFrom, modules: set[str]) -> set[str]:
     if node.level:  # every compiler module sits directly in the package
         module = f"{PACKAGE}.{module}" if module else PACKAGE
     if module == PACKAGE:
-        return {f"{PACKAGE}.{a.name}" if f"{PACKAGE}.{a.name}" in modules else PACKAGE for a in node.names}
+        return {
+            f"{PACKAGE}.{a.name}" if f"{PACKAGE}.{a.name}" in modules else PACKAGE
+            for a in node.names
+        }
     return {module} if module in modules else set()
 
 
@@ -39,7 +42,9 @@ def function_level(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
     found = []
     for func in ast.walk(tree):
         if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            found += [node for node in ast.walk(func) if isinstance(node, ast.Import | ast.ImportFrom)]
+            found += [
+                node for node in ast.walk(func) if isinstance(node, ast.Import | ast.ImportFrom)
+            ]
     return found
 
 
@@ -55,7 +60,9 @@ def import_graph(sources: dict[str, str]) -> tuple[dict[str, set[str]], list[str
         for node in ast.walk(tree):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 graph[name] |= imported(node, modules) - {name}
-        hidden += [f"{name}:{node.lineno}" for node in function_level(tree) if imported(node, modules)]
+        hidden += [
+            f"{name}:{node.lineno}" for node in function_level(tree) if imported(node, modules)
+        ]
     return graph, hidden
 
 
@@ -69,7 +76,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(node)
         for target in sorted(graph.get(node, ())):
             if state.get(target) == "open":
-                return [*path[path.index(target):], target]
+                return [*path[path.index(target) :], target]
             if target not in state and (cycle := visit(target)):
                 return cycle
         path.pop()
@@ -94,24 +101,33 @@ def test_the_compilers_imports_form_no_cycle():
 
 def test_no_compiler_module_is_imported_inside_a_function():
     _, hidden = import_graph(compiler_sources())
-    assert hidden == [], f"imports of compiler modules inside functions (move them to the top, or hand " \
-                         f"the service in through compiler/services.py): {hidden}"
+    assert hidden == [], (
+        f"imports of compiler modules inside functions (move them to the top, or hand "
+        f"the service in through compiler/services.py): {hidden}"
+    )
 
 
 def test_the_passes_reach_the_driver_only_through_services():
     """No pass imports the driver (v1switch.py) or the services' implementation (lowering.py)."""
     graph, _ = import_graph(compiler_sources())
-    users = {m for m, targets in graph.items() if targets & {f"{PACKAGE}.lowering", f"{PACKAGE}.v1switch"}}
+    users = {
+        m
+        for m, targets in graph.items()
+        if targets & {f"{PACKAGE}.lowering", f"{PACKAGE}.v1switch"}
+    }
     assert users == {f"{PACKAGE}.v1switch", PACKAGE}
 
 
-@pytest.mark.parametrize("hidden_import, module", [
-    # the cycle this layout removed: calls dispatched to tables through an import inside a function
-    ("    from ina.compiler.tables import TableLowering\n", "calls"),
-    # a typing-only import counts too: the driver's type in a pass closes a loop
-    ("if TYPE_CHECKING:\n    from ina.compiler.lowering import Lowering\n", "members"),
-    ("    from .expressions import ExpressionCompiler\n", "externs"),
-])
+@pytest.mark.parametrize(
+    "hidden_import, module",
+    [
+        # the cycle this layout removed: calls dispatched to tables through an import inside a function
+        ("    from ina.compiler.tables import TableLowering\n", "calls"),
+        # a typing-only import counts too: the driver's type in a pass closes a loop
+        ("if TYPE_CHECKING:\n    from ina.compiler.lowering import Lowering\n", "members"),
+        ("    from .expressions import ExpressionCompiler\n", "externs"),
+    ],
+)
 def test_a_reintroduced_cycle_is_caught(hidden_import, module):
     sources = compiler_sources()
     name = f"{PACKAGE}.{module}"
@@ -123,4 +139,3 @@ def test_a_reintroduced_cycle_is_caught(hidden_import, module):
     cycle = find_cycle(graph)
     assert cycle is not None and name in cycle
     assert bool(hidden) == hidden_import.startswith("    ")
-

@@ -49,10 +49,23 @@ def switch():
 
 
 def update_packet(w: Worker, job: int, index: int, values: list[int], epoch: int) -> bytes:
-    body = HEADER.pack(MSG_UPDATE, w.rank, job, index, 0, 0, epoch, 0, 0) + struct.pack(f"!{len(values)}i", *values)
+    body = HEADER.pack(MSG_UPDATE, w.rank, job, index, 0, 0, epoch, 0, 0) + struct.pack(
+        f"!{len(values)}i", *values
+    )
     udp = struct.pack("!HHHH", UDP_PORT, UDP_PORT, 8 + len(body), 0) + body
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
-                     bytes(map(int, w.ip.split("."))), bytes(map(int, SWITCH_IP.split("."))))
+    ip = struct.pack(
+        "!BBHHHBBH4s4s",
+        0x45,
+        0,
+        20 + len(udp),
+        0,
+        0,
+        64,
+        17,
+        0,
+        bytes(map(int, w.ip.split("."))),
+        bytes(map(int, SWITCH_IP.split("."))),
+    )
     return bytes.fromhex(SWITCH_MAC.replace(":", "") + w.mac.replace(":", "") + "0800") + ip + udp
 
 
@@ -68,7 +81,13 @@ def test_job_setup_then_packets_aggregate(switch):
     assert struct.unpack("!8i", out[0][1][-32:]) == (11,) * 8
     assert out[1][1][:6] == bytes.fromhex("020000000002")  # rewritten per worker
     state = agg.slot(3, 2, 0)
-    assert (state.bitmap, state.count, state.values, state.epoch, state.current) == (0b11, 2, [11] * 8, 0x77, True)
+    assert (state.bitmap, state.count, state.values, state.epoch, state.current) == (
+        0b11,
+        2,
+        [11] * 8,
+        0x77,
+        True,
+    )
     stats = agg.stats()
     assert stats["jobs"][3] == {"accepted": 2, "completed": 1, "results_sent": 2}
     assert agg.jobs() == [Job(3, 0, 4, 0x77, [W0, W1])]
@@ -135,7 +154,12 @@ def test_ctl_add_show_and_reset_jobs_with_their_epochs(switch, capsys):
     _sw, conn, address = switch
     conn.close()
     ctl = ["--grpc-addr", address, "--election-id", "20"]
-    workers = ["--worker", "0:1:02:00:00:00:00:01:10.0.0.1", "--worker", "1:2:02:00:00:00:00:02:10.0.0.2"]
+    workers = [
+        "--worker",
+        "0:1:02:00:00:00:00:01:10.0.0.1",
+        "--worker",
+        "1:2:02:00:00:00:00:02:10.0.0.2",
+    ]
     assert ctl_main([*ctl, "add-job", "4", *workers, "--slots", "3", "--epoch", "0x5eed"]) == 0
     out = capsys.readouterr().out
     assert "0x00005eed" in out and "start its workers with --epoch 0x00005eed" in out
@@ -146,7 +170,10 @@ def test_ctl_add_show_and_reset_jobs_with_their_epochs(switch, capsys):
     assert (job["job_id"], job["epoch"]) == (4, 77)
     assert ctl_main([*ctl, "show-slot", "4", "1"]) == 0
     assert "epoch 0x00000000 (another run's: empty for this job)" in capsys.readouterr().out
-    for bad in (["add-job", "5", *workers, "--epoch", "0"], ["reset-job", "4", "--epoch", "4294967296"]):
+    for bad in (
+        ["add-job", "5", *workers, "--epoch", "0"],
+        ["reset-job", "4", "--epoch", "4294967296"],
+    ):
         with pytest.raises(SystemExit) as exit_:
             ctl_main([*ctl, *bad])
         assert exit_.value.code == 2
@@ -155,19 +182,30 @@ def test_ctl_add_show_and_reset_jobs_with_their_epochs(switch, capsys):
 
 def test_table_entry_round_trip_registers_and_counters(switch):
     sw, conn, _ = switch
-    conn.insert("InaIngress.l2_forward", {"hdr.ethernet.dst_addr": "02:00:00:00:00:09"},
-                "InaIngress.forward", {"port": 7})
+    conn.insert(
+        "InaIngress.l2_forward",
+        {"hdr.ethernet.dst_addr": "02:00:00:00:00:09"},
+        "InaIngress.forward",
+        {"port": 7},
+    )
     [entry] = conn.read_table("InaIngress.l2_forward")
     assert (entry.match, entry.action, entry.params) == (
-        {"hdr.ethernet.dst_addr": 0x020000000009}, "InaIngress.forward", {"port": 7})
+        {"hdr.ethernet.dst_addr": 0x020000000009},
+        "InaIngress.forward",
+        {"port": 7},
+    )
     conn.write_register("InaIngress.slot_count", 3, 2)
     assert conn.read_register("InaIngress.slot_count", 3) == [2]
     assert sw.registers["InaIngress.slot_count"].read(3) == 2
     sw.counters["InaIngress.port_refused"].write(4, 5, 320)
     assert conn.read_counter("InaIngress.port_refused", 4) == [(5, 320)]
     with pytest.raises(ControllerError, match="ALREADY_EXISTS"):
-        conn.insert("InaIngress.l2_forward", {"hdr.ethernet.dst_addr": "02:00:00:00:00:09"},
-                    "InaIngress.forward", {"port": 8})
+        conn.insert(
+            "InaIngress.l2_forward",
+            {"hdr.ethernet.dst_addr": "02:00:00:00:00:09"},
+            "InaIngress.forward",
+            {"port": 8},
+        )
     with pytest.raises(ControllerError, match="has no key 'nope'"):
         conn.insert("InaIngress.l2_forward", {"nope": 1}, "InaIngress.forward", {"port": 8})
 
@@ -178,8 +216,10 @@ def registers(sw: Switch) -> dict[str, list[int]]:
 
 def switch_state(sw: Switch) -> dict:
     """Every table entry, default and multicast group: what a job may leave behind."""
-    tables = {name: sorted((str(e.match), e.action, tuple(e.args)) for e in t.entries())
-              for name, t in sw.tables.items()}
+    tables = {
+        name: sorted((str(e.match), e.action, tuple(e.args)) for e in t.entries())
+        for name, t in sw.tables.items()
+    }
     return {"tables": tables, "groups": sw.multicast.groups()}
 
 
@@ -211,7 +251,10 @@ def test_a_new_run_on_dirty_slots_sums_only_its_own_packets(switch):
     assert sw.process(W0.port, update_packet(W0, 3, 2, [1000] * 8, 0x11)) == []  # left half full
     agg.add_job(4, [W0], num_slots=2, epoch=0x33)
     assert sw.process(W0.port, update_packet(W0, 4, 0, [1] * 8, 0x33))
-    assert agg.stats()["jobs"] == {3: {"accepted": 1}, 4: {"accepted": 1, "completed": 1, "results_sent": 1}}
+    assert agg.stats()["jobs"] == {
+        3: {"accepted": 1},
+        4: {"accepted": 1, "completed": 1, "results_sent": 1},
+    }
     agg.remove_job(3)  # its counters go with it; job 4's stay
     assert agg.stats()["jobs"] == {4: {"accepted": 1, "completed": 1, "results_sent": 1}}
     agg.add_job(3, [W0, W1], num_slots=4, epoch=0x22)
@@ -220,7 +263,12 @@ def test_a_new_run_on_dirty_slots_sums_only_its_own_packets(switch):
     assert sw.process(W0.port, update_packet(W0, 3, 2, [1] * 8, 0x22)) == []
     out = sw.process(W1.port, update_packet(W1, 3, 2, [10] * 8, 0x22))
     assert [struct.unpack("!8i", data[-32:]) for _port, data in out] == [(11,) * 8] * 2
-    assert agg.stats()["jobs"][3] == {"accepted": 2, "completed": 1, "results_sent": 2, "wrong_epoch": 1}
+    assert agg.stats()["jobs"][3] == {
+        "accepted": 2,
+        "completed": 1,
+        "results_sent": 2,
+        "wrong_epoch": 1,
+    }
 
 
 def test_reset_starts_a_new_run_of_the_same_job(switch):
@@ -251,29 +299,40 @@ def test_a_job_policy_is_installed_read_back_and_changed_live(switch):
     policy = Policy(quorum=2, timeout_us=5000, staleness=1)
     agg.add_job(3, [W0, W1, W2], num_slots=4, epoch=0x77, policy=policy)
     [entry] = conn.read_table("InaIngress.jobs")
-    assert (entry.params["num_workers"], entry.params["quorum"], entry.params["timeout"],
-            entry.params["staleness"]) == (3, 2, 5000, 1)
+    assert (
+        entry.params["num_workers"],
+        entry.params["quorum"],
+        entry.params["timeout"],
+        entry.params["staleness"],
+    ) == (3, 2, 5000, 1)
     assert agg.job(3).policy == policy
     assert sw.process(W0.port, update_packet(W0, 3, 0, [1] * 8, 0x77)) == []
-    assert len(sw.process(W2.port, update_packet(W2, 3, 0, [2] * 8, 0x77))) == 3  # 2 of 3 complete it
+    assert (
+        len(sw.process(W2.port, update_packet(W2, 3, 0, [2] * 8, 0x77))) == 3
+    )  # 2 of 3 complete it
     agg.set_policy(3, Policy())
     [entry] = conn.read_table("InaIngress.jobs")
     assert (entry.params["quorum"], entry.params["timeout"], entry.params["staleness"]) == (3, 0, 0)
     assert agg.job(3).policy == Policy() and str(agg.job(3).policy) == "sync"
     assert sw.process(W0.port, update_packet(W0, 3, 1, [1] * 8, 0x77)) == []
     assert sw.process(W2.port, update_packet(W2, 3, 1, [2] * 8, 0x77)) == []  # now all 3 are needed
-    agg.set_policy(3, Policy(quorum=2))  # lowered while slot 1 collects with 2: its next packet completes it
+    agg.set_policy(
+        3, Policy(quorum=2)
+    )  # lowered while slot 1 collects with 2: its next packet completes it
     out = sw.process(W0.port, update_packet(W0, 3, 1, [1] * 8, 0x77))  # W0's retransmission
     assert [port for port, _ in out] == [W0.port, W1.port, W2.port]
     assert {struct.unpack("!8i", data[-32:]) for _port, data in out} == {(3,) * 8}
 
 
-@pytest.mark.parametrize(("policy", "slots", "message"), [
-    (Policy(quorum=4), 4, r"quorum 4 is out of range 1\.\.3"),
-    (Policy(quorum=0), 4, r"quorum 0 is out of range 1\.\.3"),
-    (Policy(staleness=4), 4, "staleness 4 needs at least 5 slots"),
-    (Policy(timeout_us=1 << 32), 4, r"timeout 4294967296 us is out of range"),
-])
+@pytest.mark.parametrize(
+    ("policy", "slots", "message"),
+    [
+        (Policy(quorum=4), 4, r"quorum 4 is out of range 1\.\.3"),
+        (Policy(quorum=0), 4, r"quorum 0 is out of range 1\.\.3"),
+        (Policy(staleness=4), 4, "staleness 4 needs at least 5 slots"),
+        (Policy(timeout_us=1 << 32), 4, r"timeout 4294967296 us is out of range"),
+    ],
+)
 def test_a_bad_policy_is_refused_and_installs_nothing(switch, policy, slots, message):
     sw, conn, _ = switch
     agg = Aggregation(conn)
@@ -292,7 +351,12 @@ def test_ctl_policy_on_add_job_set_policy_and_show_jobs(switch, capsys):
     conn.close()
     ctl = ["--grpc-addr", address, "--election-id", "20"]
     workers = [f"--worker={w.rank}:{w.port}:{w.mac}:{w.ip}" for w in (W0, W1, W2)]
-    assert ctl_main([*ctl, "add-job", "4", *workers, "--slots", "4", "--policy", "quorum:2,timeout:2ms"]) == 0
+    assert (
+        ctl_main(
+            [*ctl, "add-job", "4", *workers, "--slots", "4", "--policy", "quorum:2,timeout:2ms"]
+        )
+        == 0
+    )
     assert "quorum:2,timeout:2000us" in capsys.readouterr().out
     assert ctl_main([*ctl, "set-policy", "4", "stale:3"]) == 0
     capsys.readouterr()
@@ -301,9 +365,11 @@ def test_ctl_policy_on_add_job_set_policy_and_show_jobs(switch, capsys):
     assert job["policy"] == "stale:3"
     assert ctl_main([*ctl, "show-jobs"]) == 0
     assert "stale:3" in capsys.readouterr().out
-    for bad, message in ((["add-job", "5", *workers, "--policy", "quorum:x"], "bad policy part 'quorum:x'"),
-                         (["set-policy", "4", "fast"], "bad policy part 'fast'"),
-                         (["set-policy", "4", "quorum:40"], r"quorum 40 is out of range 1..32")):
+    for bad, message in (
+        (["add-job", "5", *workers, "--policy", "quorum:x"], "bad policy part 'quorum:x'"),
+        (["set-policy", "4", "fast"], "bad policy part 'fast'"),
+        (["set-policy", "4", "quorum:40"], r"quorum 40 is out of range 1..32"),
+    ):
         with pytest.raises(SystemExit) as exit_:
             ctl_main([*ctl, *bad])
         assert exit_.value.code == 2
@@ -315,8 +381,12 @@ def test_ctl_policy_on_add_job_set_policy_and_show_jobs(switch, capsys):
 def test_a_failed_add_job_leaves_nothing_behind(switch):
     sw, conn, _ = switch
     agg = Aggregation(conn)
-    conn.insert("InaEgress.result_rewrite", {"sm.egress_rid": 1 + 5 * 32 + 1}, "InaEgress.to_worker",
-                {"mac": W1.mac, "ip": W1.ip, "udp_port": 9})  # in the way of job 5's rank 1
+    conn.insert(
+        "InaEgress.result_rewrite",
+        {"sm.egress_rid": 1 + 5 * 32 + 1},
+        "InaEgress.to_worker",
+        {"mac": W1.mac, "ip": W1.ip, "udp_port": 9},
+    )  # in the way of job 5's rank 1
     before_regs, before = registers(sw), switch_state(sw)
     with pytest.raises(ControllerError, match="ALREADY_EXISTS"):
         agg.add_job(5, [W0, W1], num_slots=4)
@@ -326,12 +396,19 @@ def test_a_failed_add_job_leaves_nothing_behind(switch):
 
 def frame(src: Worker, dst: Worker) -> bytes:
     """An ordinary (non-IP) frame from one worker's port to another's: only L2 forwarding applies."""
-    return bytes.fromhex(dst.mac.replace(":", "") + src.mac.replace(":", "") + "88b5") + b"ina drop test"
+    return (
+        bytes.fromhex(dst.mac.replace(":", "") + src.mac.replace(":", "") + "88b5")
+        + b"ina drop test"
+    )
 
 
 def test_drop_threshold_is_one_formula_for_loss_and_transitions():
     assert [drop_threshold(p) for p in (0, 0.01, 0.5, 1)] == [0, 42949673, 0x80000000, 0xFFFFFFFF]
-    assert [drop_probability(drop_threshold(p)) for p in (0.01, 0.123456789, 1)] == [0.01, 0.123456789, 1.0]
+    assert [drop_probability(drop_threshold(p)) for p in (0.01, 0.123456789, 1)] == [
+        0.01,
+        0.123456789,
+        1.0,
+    ]
     with pytest.raises(ControllerError, match=r"drop probability 1\.5 is not between 0 and 1"):
         drop_threshold(1.5)
 
@@ -343,12 +420,19 @@ def test_set_drop_burst_and_uniform_per_direction_program_and_read_back(switch):
     agg.set_drop(1, ingress=BurstLoss(0.0, 1.0, 1.0, 0.0), egress=0.25)
     agg.set_drop(2, egress=BurstLoss(0.0, 0.5, 0.0, 1.0))  # never leaves its lossless good state
     [entry_in] = sw.tables["InaIngress.drop_sim_in"].entries()
-    assert (entry_in.action.name, entry_in.args) == ("InaIngress.set_burst_loss", (0, 0xFFFFFFFF, 0xFFFFFFFF, 0))
+    assert (entry_in.action.name, entry_in.args) == (
+        "InaIngress.set_burst_loss",
+        (0, 0xFFFFFFFF, 0xFFFFFFFF, 0),
+    )
     assert [(e.action.name, e.args) for e in sw.tables["InaEgress.drop_sim_out"].entries()] == [
         ("InaEgress.set_drop_rate", (0x40000000,)),
-        ("InaEgress.set_burst_loss", (0, 0x80000000, 0, 0xFFFFFFFF))]
-    assert agg.drops() == {(1, "egress"): 0.25, (1, "ingress"): BurstLoss(0.0, 1.0, 1.0, 0.0),
-                           (2, "egress"): BurstLoss(0.0, 0.5, 0.0, 1.0)}
+        ("InaEgress.set_burst_loss", (0, 0x80000000, 0, 0xFFFFFFFF)),
+    ]
+    assert agg.drops() == {
+        (1, "egress"): 0.25,
+        (1, "ingress"): BurstLoss(0.0, 1.0, 1.0, 0.0),
+        (2, "egress"): BurstLoss(0.0, 0.5, 0.0, 1.0),
+    }
     # the first packet finds the good state (lossless) and leaves it bad, where all are lost
     outs = [sw.process(1, frame(W0, W1)) for _ in range(4)]
     assert outs == [[(2, frame(W0, W1))], [], [], []]
@@ -367,24 +451,48 @@ def test_ctl_set_drop_and_show_drops(switch, capsys):
     sw, conn, address = switch
     conn.close()
     ctl = ["--grpc-addr", address, "--election-id", "30"]
-    assert ctl_main([*ctl, "set-drop", "5", "--ingress-burst", "0,1,0.5,0.25", "--egress", "0.1"]) == 0
-    assert sw.tables["InaIngress.drop_sim_in"].entries()[0].args == (0, 0xFFFFFFFF, 0x80000000, 0x40000000)
+    assert (
+        ctl_main([*ctl, "set-drop", "5", "--ingress-burst", "0,1,0.5,0.25", "--egress", "0.1"]) == 0
+    )
+    assert sw.tables["InaIngress.drop_sim_in"].entries()[0].args == (
+        0,
+        0xFFFFFFFF,
+        0x80000000,
+        0x40000000,
+    )
     capsys.readouterr()
     assert ctl_main(["--grpc-addr", address, "--json", "show-drops"]) == 0
     assert json.loads(capsys.readouterr().out) == [
         {"port": 5, "direction": "egress", "loss": 0.1},
-        {"port": 5, "direction": "ingress", "burst": {"loss_good": 0.0, "loss_bad": 1.0, "p_gb": 0.5, "p_bg": 0.25}}]
+        {
+            "port": 5,
+            "direction": "ingress",
+            "burst": {"loss_good": 0.0, "loss_bad": 1.0, "p_gb": 0.5, "p_bg": 0.25},
+        },
+    ]
     assert ctl_main(["--grpc-addr", address, "show-drops"]) == 0
     assert [line.split() for line in capsys.readouterr().out.splitlines()] == [
-        ["port", "direction", "loss"], ["5", "egress", "uniform", "0.1"], ["5", "ingress", "burst", "0,1,0.5,0.25"]]
+        ["port", "direction", "loss"],
+        ["5", "egress", "uniform", "0.1"],
+        ["5", "ingress", "burst", "0,1,0.5,0.25"],
+    ]
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--ingress-burst", "0,1,0.5"], "argument --ingress-burst: expected GOOD,BAD,P_GB,P_BG: four numbers in [0.0, 1.0]"),
-    (["--egress-burst", "0,1,0.5,nan"], "argument --egress-burst: expected GOOD,BAD,P_GB,P_BG"),
-    (["--ingress", "0.1", "--ingress-burst", "0,1,1,0"], "argument --ingress-burst: not allowed with argument --ingress"),
-    ([], "set-drop: give the loss of at least one direction"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--ingress-burst", "0,1,0.5"],
+            "argument --ingress-burst: expected GOOD,BAD,P_GB,P_BG: four numbers in [0.0, 1.0]",
+        ),
+        (["--egress-burst", "0,1,0.5,nan"], "argument --egress-burst: expected GOOD,BAD,P_GB,P_BG"),
+        (
+            ["--ingress", "0.1", "--ingress-burst", "0,1,1,0"],
+            "argument --ingress-burst: not allowed with argument --ingress",
+        ),
+        ([], "set-drop: give the loss of at least one direction"),
+    ],
+)
 def test_ctl_set_drop_refuses_bad_models_in_one_line(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:
         ctl_main(["set-drop", "1", *argv])
@@ -395,31 +503,63 @@ def test_ctl_set_drop_refuses_bad_models_in_one_line(argv, message, capsys):
 
 
 Update = p4runtime_pb2.Update
-JOB_PARAMS = {"base": 0, "num_slots": 1, "num_workers": 1, "mgid": 0x101, "epoch": 1, "quorum": 1, "timeout": 0,
-              "staleness": 0}
+JOB_PARAMS = {
+    "base": 0,
+    "num_slots": 1,
+    "num_workers": 1,
+    "mgid": 0x101,
+    "epoch": 1,
+    "quorum": 1,
+    "timeout": 0,
+    "staleness": 0,
+}
 
 
-def test_an_insert_into_a_full_table_is_resource_exhausted_and_a_bad_modify_leaves_the_entry(switch):
+def test_an_insert_into_a_full_table_is_resource_exhausted_and_a_bad_modify_leaves_the_entry(
+    switch,
+):
     """The P4Runtime spec's codes, through the controller: the 257th job entry finds InaIngress.jobs
     (size MAX_JOBS) full; a MODIFY with a parameter wider than its field is OUT_OF_RANGE and the
     entry keeps its old parameters."""
     sw, conn, _ = switch
-    entries = [TableEntry("InaIngress.jobs", {"hdr.agg.job_id": j}, "InaIngress.set_job", JOB_PARAMS)
-               for j in range(256)]
+    entries = [
+        TableEntry("InaIngress.jobs", {"hdr.agg.job_id": j}, "InaIngress.set_job", JOB_PARAMS)
+        for j in range(256)
+    ]
     conn.write_table_entries(entries)
-    with pytest.raises(ControllerError, match=r"#0: RESOURCE_EXHAUSTED: table 'InaIngress.jobs' is full \(256 "
-                                              r"entries\)"):
+    with pytest.raises(
+        ControllerError,
+        match=r"#0: RESOURCE_EXHAUSTED: table 'InaIngress.jobs' is full \(256 "
+        r"entries\)",
+    ):
         conn.insert("InaIngress.jobs", {"hdr.agg.job_id": 256}, "InaIngress.set_job", JOB_PARAMS)
     assert len(sw.tables["InaIngress.jobs"].entries()) == 256
-    with pytest.raises(ControllerError, match="256 does not fit in 8 bits"):  # the client refuses it first
-        conn.modify("InaIngress.jobs", {"hdr.agg.job_id": 7}, "InaIngress.set_job", {**JOB_PARAMS, "num_workers": 256})
-    entry = p4e.TableEntry.parse(conn.schema, "InaIngress.jobs", {"hdr.agg.job_id": 7}, "InaIngress.set_job",
-                                 {**JOB_PARAMS, "epoch": 2})
+    with pytest.raises(
+        ControllerError, match="256 does not fit in 8 bits"
+    ):  # the client refuses it first
+        conn.modify(
+            "InaIngress.jobs",
+            {"hdr.agg.job_id": 7},
+            "InaIngress.set_job",
+            {**JOB_PARAMS, "num_workers": 256},
+        )
+    entry = p4e.TableEntry.parse(
+        conn.schema,
+        "InaIngress.jobs",
+        {"hdr.agg.job_id": 7},
+        "InaIngress.set_job",
+        {**JOB_PARAMS, "epoch": 2},
+    )
     update = Update(type=Update.MODIFY, entity=p4e.to_entity(entry, conn.schema))
-    [wide] = [x for x in update.entity.table_entry.action.action.params if x.param_id == 3]  # num_workers
+    [wide] = [
+        x for x in update.entity.table_entry.action.action.params if x.param_id == 3
+    ]  # num_workers
     wide.value = b"\x01\x00"  # 256 in an 8-bit parameter, as a client without checks would send it
-    with pytest.raises(ControllerError, match=r"#0: OUT_OF_RANGE: parameter .num_workers. of .InaIngress.set_job.: "
-                                              r"256 does not fit in 8 bits"):  # the spec: a too-wide bytestring
+    with pytest.raises(
+        ControllerError,
+        match=r"#0: OUT_OF_RANGE: parameter .num_workers. of .InaIngress.set_job.: "
+        r"256 does not fit in 8 bits",
+    ):  # the spec: a too-wide bytestring
         conn._write([update], "modify")  # the server's own check
     [entry] = [e for e in conn.read_table("InaIngress.jobs") if e.match["hdr.agg.job_id"] == 7]
     assert entry.params == JOB_PARAMS  # unchanged

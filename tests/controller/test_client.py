@@ -89,7 +89,9 @@ def test_a_port_that_never_speaks_grpc_is_no_switch():
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         address = f"127.0.0.1:{listener.getsockname()[1]}"
-        with pytest.raises(ControllerError, match=f"no P4Runtime server answers at {address} within 0.5 s"):
+        with pytest.raises(
+            ControllerError, match=f"no P4Runtime server answers at {address} within 0.5 s"
+        ):
             in_thread(lambda: SwitchConnection(address, timeout=0.5))
 
 
@@ -103,25 +105,53 @@ def test_ina_ctl_against_a_hung_switch_exits_1_with_the_address(hung, capsys):
 def test_unimplemented_reads_name_the_feature(hung):
     conn = SwitchConnection(hung, election_id=None, deadline=BOUND)
     conn.schema = Schema(program().p4info)
-    with pytest.raises(UnsupportedError, match=rf"{hung}: this switch does not serve RegisterEntry reads"):
+    with pytest.raises(
+        UnsupportedError, match=rf"{hung}: this switch does not serve RegisterEntry reads"
+    ):
         conn.read_register("InaIngress.slot_count", 0)
     conn.close()
 
 
-@pytest.mark.parametrize(("args", "named"), [
-    (["--device-id", "-1", "show-jobs"], "argument --device-id: expected an integer in 0..18446744073709551615"),
-    (["--timeout", "0", "show-jobs"], "argument --timeout: expected a number in (0.0, 3600.0]"),
-    (["--timeout", "1e10", "show-jobs"], "argument --timeout: expected a number in (0.0, 3600.0], got '1e10'"),
-    (["set-switch-addr", "zz", "10.0.0.1"], "argument mac: 'zz' is not a MAC address (expected aa:bb:cc:dd:ee:ff)"),
-    (["set-switch-addr", "02:00:00:00:00:01", "300.1.1.1"],
-     "argument ip: expected an IPv4 address like 10.0.0.1, got '300.1.1.1'"),
-    (["--grpc-addr", "switch", "show-jobs"], "argument --grpc-addr: expected HOST:PORT with PORT in 1..65535"),
-    (["remove-job", "256"], "argument job: expected an integer in 0..255"),
-    (["set-drop", "3", "--ingress", "1.5"], "argument --ingress: expected a number in [0.0, 1.0]"),
-    (["show-slot", "1", "0", "--set", "2"], "argument --set: expected an integer in 0..1"),
-    (["add-job", "1", "--worker", "0:600:02:00:00:00:00:01:10.0.0.1"], "expected an integer in 0..511"),
-    (["--cert", "c.pem", "--key", "k.pem", "show-jobs"], "argument --ca-cert/--cert/--key: needs --ssl"),
-])
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (
+            ["--device-id", "-1", "show-jobs"],
+            "argument --device-id: expected an integer in 0..18446744073709551615",
+        ),
+        (["--timeout", "0", "show-jobs"], "argument --timeout: expected a number in (0.0, 3600.0]"),
+        (
+            ["--timeout", "1e10", "show-jobs"],
+            "argument --timeout: expected a number in (0.0, 3600.0], got '1e10'",
+        ),
+        (
+            ["set-switch-addr", "zz", "10.0.0.1"],
+            "argument mac: 'zz' is not a MAC address (expected aa:bb:cc:dd:ee:ff)",
+        ),
+        (
+            ["set-switch-addr", "02:00:00:00:00:01", "300.1.1.1"],
+            "argument ip: expected an IPv4 address like 10.0.0.1, got '300.1.1.1'",
+        ),
+        (
+            ["--grpc-addr", "switch", "show-jobs"],
+            "argument --grpc-addr: expected HOST:PORT with PORT in 1..65535",
+        ),
+        (["remove-job", "256"], "argument job: expected an integer in 0..255"),
+        (
+            ["set-drop", "3", "--ingress", "1.5"],
+            "argument --ingress: expected a number in [0.0, 1.0]",
+        ),
+        (["show-slot", "1", "0", "--set", "2"], "argument --set: expected an integer in 0..1"),
+        (
+            ["add-job", "1", "--worker", "0:600:02:00:00:00:00:01:10.0.0.1"],
+            "expected an integer in 0..511",
+        ),
+        (
+            ["--cert", "c.pem", "--key", "k.pem", "show-jobs"],
+            "argument --ca-cert/--cert/--key: needs --ssl",
+        ),
+    ],
+)
 def test_ina_ctl_bad_values_name_the_argument_and_exit_2(args, named, capsys):
     with pytest.raises(SystemExit) as exit_:
         ctl_main(args)
@@ -153,7 +183,9 @@ def test_big_writes_go_in_bounded_batches_and_report_failures_by_position():
     assert address in str(err.value)
     assert sizes == [MAX_UPDATES_PER_WRITE, MAX_UPDATES_PER_WRITE, 600 - 2 * MAX_UPDATES_PER_WRITE]
     last = {i: v for name, i, v in cells if i < reg.size}  # the good cells applied, in order
-    assert [sw.registers["InaIngress.slot_bitmap"].read(i) for i in sorted(last)] == [last[i] for i in sorted(last)]
+    assert [sw.registers["InaIngress.slot_bitmap"].read(i) for i in sorted(last)] == [
+        last[i] for i in sorted(last)
+    ]
     conn.close()
     srv.stop(None)
 
@@ -196,6 +228,10 @@ def test_every_ina_ctl_command_and_argument_has_help():
     parser = build_parser()
     [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     assert [c.dest for c in commands._choices_actions if not c.help] == []
-    unexplained = [f"{name} {a.dest}" for name, sub in commands.choices.items() for a in sub._actions
-                   if not a.help and not isinstance(a, argparse._HelpAction)]
+    unexplained = [
+        f"{name} {a.dest}"
+        for name, sub in commands.choices.items()
+        for a in sub._actions
+        if not a.help and not isinstance(a, argparse._HelpAction)
+    ]
     assert unexplained == []

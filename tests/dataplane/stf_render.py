@@ -25,7 +25,9 @@ HERE = Path(__file__).parent
 CASES = HERE / "cases"
 # UPDATEs carry a UDP checksum the switch does not check (docs/protocol.md); RESULTs must carry 0
 UPDATE_UDP_CHECKSUM = 0x1234
-GENERATED = "# generated from tests/dataplane/{source} by `make stf-render`: edit that file, not this one"
+GENERATED = (
+    "# generated from tests/dataplane/{source} by `make stf-render`: edit that file, not this one"
+)
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,9 @@ def worker(n: int) -> Host:
     return Host(n, f"02:00:00:00:00:{n:02x}", f"10.0.0.{n}")
 
 
-SWITCH = Host(0, "02:aa:00:00:00:01", "10.0.0.254")  # set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)
+SWITCH = Host(
+    0, "02:aa:00:00:00:01", "10.0.0.254"
+)  # set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)
 W1, W2, W3, W4 = (worker(n) for n in range(1, 5))
 
 
@@ -66,16 +70,24 @@ def expect(port: int, data: bytes) -> str:
     return f"expect {port} {data.hex()}$"
 
 
-def update(sender: Host, *, epoch: int, values: Sequence[int], port: int | None = None, **fields: int) -> str:
+def update(
+    sender: Host, *, epoch: int, values: Sequence[int], port: int | None = None, **fields: int
+) -> str:
     """`sender`'s UPDATE to the switch, into its own port unless `port` says another; `fields` are
     ina.hosts.packets.datagram's (rank, job, index, round_, exponent, count, bitmap)."""
     payload = datagram(MSG_UPDATE, epoch, values, **fields)
-    return packet(sender.port if port is None else port, frame(sender, SWITCH, payload, UPDATE_UDP_CHECKSUM))
+    return packet(
+        sender.port if port is None else port, frame(sender, SWITCH, payload, UPDATE_UDP_CHECKSUM)
+    )
 
 
-def result(receiver: Host, *, epoch: int, values: Sequence[int], msg_type: int = MSG_RESULT, **fields: int) -> str:
+def result(
+    receiver: Host, *, epoch: int, values: Sequence[int], msg_type: int = MSG_RESULT, **fields: int
+) -> str:
     """The switch's RESULT (or `msg_type`) to `receiver`, expected out of its port."""
-    return expect(receiver.port, frame(SWITCH, receiver, datagram(msg_type, epoch, values, **fields)))
+    return expect(
+        receiver.port, frame(SWITCH, receiver, datagram(msg_type, epoch, values, **fields))
+    )
 
 
 def status(receiver: Host, *, epoch: int, values: Sequence[int], **fields: int) -> str:
@@ -95,7 +107,10 @@ def render(lines: Iterable[str], source: str) -> str:
 
 def described() -> dict[Path, Path]:
     """Every case description and the STF file it renders to (cases/x/y.py -> x/y.stf)."""
-    return {case: HERE / case.relative_to(CASES).with_suffix(".stf") for case in sorted(CASES.rglob("*.py"))}
+    return {
+        case: HERE / case.relative_to(CASES).with_suffix(".stf")
+        for case in sorted(CASES.rglob("*.py"))
+    }
 
 
 def rendered(case: Path) -> str:
@@ -109,8 +124,12 @@ def rendered(case: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Rewrite every rendered STF file that is not current; `--check` only names them (exit 1)."""
-    parser = argparse.ArgumentParser(description="Render tests/dataplane/cases/ to the STF files beside them.")
-    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file is stale")
+    parser = argparse.ArgumentParser(
+        description="Render tests/dataplane/cases/ to the STF files beside them."
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 when a file is stale"
+    )
     check = parser.parse_args(argv).check
     stale = 0
     for case, stf in described().items():

@@ -54,65 +54,159 @@ def ipv4(src: int, dst: int, proto: int, payload_len: int, ttl: int = 64) -> byt
     return head[:10] + struct.pack("!H", csum16(head)) + head[12:]
 
 
-def udp_frame(src_mac, dst_mac, src_ip, dst_ip, sport, dport, body, ttl=64, udp_checksum=0x1234) -> bytes:
+def udp_frame(
+    src_mac, dst_mac, src_ip, dst_ip, sport, dport, body, ttl=64, udp_checksum=0x1234
+) -> bytes:
     udp = struct.pack("!HHHH", sport, dport, 8 + len(body), udp_checksum) + body
     eth = dst_mac.to_bytes(6, "big") + src_mac.to_bytes(6, "big") + b"\x08\x00"
     return eth + ipv4(src_ip, dst_ip, 17, len(udp), ttl) + udp
 
 
-def agg_body(msg, rank, job, pool_set, index, exponent, values, round_=None, count=0, bitmap=0) -> bytes:
+def agg_body(
+    msg, rank, job, pool_set, index, exponent, values, round_=None, count=0, bitmap=0
+) -> bytes:
     """round_ defaults to the set: a slot's first use of that set."""
     round_ = pool_set if round_ is None else round_
-    body = HEADER.pack(msg, rank, job, pool_field(pool_set, index), exponent, count, epoch_of(job), round_, bitmap)
-    return body + (np.asarray(values, dtype=np.int64).astype(">u4").tobytes() if len(values) else b"")
+    body = HEADER.pack(
+        msg, rank, job, pool_field(pool_set, index), exponent, count, epoch_of(job), round_, bitmap
+    )
+    return body + (
+        np.asarray(values, dtype=np.int64).astype(">u4").tobytes() if len(values) else b""
+    )
 
 
-def agg_packet(src_mac, dst_mac, src_ip, dst_ip, sport, dport, msg, rank, job, pool_set, index,
-               exponent, values, ttl=64, udp_checksum=0x1234, round_=None, count=0, bitmap=0) -> bytes:
-    return udp_frame(src_mac, dst_mac, src_ip, dst_ip, sport, dport,
-                     agg_body(msg, rank, job, pool_set, index, exponent, values, round_, count, bitmap),
-                     ttl, udp_checksum)
+def agg_packet(
+    src_mac,
+    dst_mac,
+    src_ip,
+    dst_ip,
+    sport,
+    dport,
+    msg,
+    rank,
+    job,
+    pool_set,
+    index,
+    exponent,
+    values,
+    ttl=64,
+    udp_checksum=0x1234,
+    round_=None,
+    count=0,
+    bitmap=0,
+) -> bytes:
+    return udp_frame(
+        src_mac,
+        dst_mac,
+        src_ip,
+        dst_ip,
+        sport,
+        dport,
+        agg_body(msg, rank, job, pool_set, index, exponent, values, round_, count, bitmap),
+        ttl,
+        udp_checksum,
+    )
 
 
 def update(worker, job, pool_set, index, values, exponent=0, round_=None) -> tuple[int, bytes]:
     rank, port, mac, ip = worker
-    return port, agg_packet(mac, SWITCH_MAC, ip, SWITCH_IP, UDP_PORT, UDP_PORT, MSG_UPDATE, rank, job,
-                            pool_set, index, exponent, values, ttl=64, round_=round_)
+    return port, agg_packet(
+        mac,
+        SWITCH_MAC,
+        ip,
+        SWITCH_IP,
+        UDP_PORT,
+        UDP_PORT,
+        MSG_UPDATE,
+        rank,
+        job,
+        pool_set,
+        index,
+        exponent,
+        values,
+        ttl=64,
+        round_=round_,
+    )
 
 
-def answer_for(worker, job, pool_set, index, values, exponent, rank, bitmap, msg=MSG_RESULT,
-               round_=None) -> tuple[int, bytes]:
+def answer_for(
+    worker, job, pool_set, index, values, exponent, rank, bitmap, msg=MSG_RESULT, round_=None
+) -> tuple[int, bytes]:
     """A RESULT (values = the sums) or STATUS (values = the request's) for `worker`, holding the
     contributions of the ranks in `bitmap`."""
     _rank, port, mac, ip = worker
     wrapped = [(int(s) + 2**31) % 2**32 - 2**31 for s in values]
-    return port, agg_packet(SWITCH_MAC, mac, SWITCH_IP, ip, UDP_PORT, UDP_PORT, msg, rank, job,
-                            pool_set, index, exponent, wrapped, udp_checksum=0, round_=round_,
-                            count=bitmap.bit_count(), bitmap=bitmap)
+    return port, agg_packet(
+        SWITCH_MAC,
+        mac,
+        SWITCH_IP,
+        ip,
+        UDP_PORT,
+        UDP_PORT,
+        msg,
+        rank,
+        job,
+        pool_set,
+        index,
+        exponent,
+        wrapped,
+        udp_checksum=0,
+        round_=round_,
+        count=bitmap.bit_count(),
+        bitmap=bitmap,
+    )
 
 
-def status_to_all(workers, job, pool_set, index, values, exponent, rank, bitmap) -> list[tuple[int, bytes]]:
+def status_to_all(
+    workers, job, pool_set, index, values, exponent, rank, bitmap
+) -> list[tuple[int, bytes]]:
     """The STATUS a retransmission to a collecting slot gets: a copy to every worker of the job, so a
     worker missing from `bitmap` learns it must resend."""
-    return [answer_for(w, job, pool_set, index, values, exponent, rank, bitmap, msg=MSG_STATUS) for w in workers]
+    return [
+        answer_for(w, job, pool_set, index, values, exponent, rank, bitmap, msg=MSG_STATUS)
+        for w in workers
+    ]
 
 
-def result_for(worker, job, pool_set, index, sums, exponent, rank, bitmap=None, round_=None) -> tuple[int, bytes]:
+def result_for(
+    worker, job, pool_set, index, sums, exponent, rank, bitmap=None, round_=None
+) -> tuple[int, bytes]:
     """The RESULT `worker` gets; bitmap defaults to every rank of WORKERS up to the completing one."""
     bitmap = (1 << (rank + 1)) - 1 if bitmap is None else bitmap
     return answer_for(worker, job, pool_set, index, sums, exponent, rank, bitmap, round_=round_)
 
 
-def add_job(sw: Switch, job: int, workers, base: int, num_slots: int, quorum: int | None = None,
-            timeout_us: int = 0, staleness: int = 0) -> None:
+def add_job(
+    sw: Switch,
+    job: int,
+    workers,
+    base: int,
+    num_slots: int,
+    quorum: int | None = None,
+    timeout_us: int = 0,
+    staleness: int = 0,
+) -> None:
     mgid = job_group(job)
     for rank, port, mac, ip in workers:
         sw.tables["InaIngress.admission"].add([port, mac, ip, job, rank], "InaIngress.admit", [])
-        sw.tables["InaEgress.result_rewrite"].add([worker_rid(job, rank)], "InaEgress.to_worker", [mac, ip, UDP_PORT])
+        sw.tables["InaEgress.result_rewrite"].add(
+            [worker_rid(job, rank)], "InaEgress.to_worker", [mac, ip, UDP_PORT]
+        )
     n = len(workers)
-    sw.tables["InaIngress.jobs"].add([job], "InaIngress.set_job", [base, num_slots, n, mgid, epoch_of(job),
-                                                                   n if quorum is None else quorum, timeout_us,
-                                                                   staleness])
+    sw.tables["InaIngress.jobs"].add(
+        [job],
+        "InaIngress.set_job",
+        [
+            base,
+            num_slots,
+            n,
+            mgid,
+            epoch_of(job),
+            n if quorum is None else quorum,
+            timeout_us,
+            staleness,
+        ],
+    )
     sw.multicast.set_group(mgid, [(port, worker_rid(job, rank)) for rank, port, _m, _i in workers])
 
 
@@ -120,7 +214,9 @@ def add_job(sw: Switch, job: int, workers, base: int, num_slots: int, quorum: in
 def switch(request):
     sw = Switch(engine=request.param)
     sw.load(_program(ELEMS, POOL))
-    sw.tables["InaIngress.switch_config"].set_default("InaIngress.set_switch_addr", [SWITCH_MAC, SWITCH_IP])
+    sw.tables["InaIngress.switch_config"].set_default(
+        "InaIngress.set_switch_addr", [SWITCH_MAC, SWITCH_IP]
+    )
     sw.multicast.set_group(1, [(1, 0), (2, 0), (3, 0), (4, 0)])
     return sw
 
@@ -181,7 +277,8 @@ def test_both_sets_in_flight_and_slot_reuse(switch):
     # Worker 0 moves on to set 1 (round 1) while worker 1 still waits for set 0: both sets are in use.
     assert switch.process(*update(WORKERS[0], 2, 1, 1, a1)) == []
     assert switch.process(*update(WORKERS[1], 2, 0, 1, b0)) == [
-        result_for(WORKERS[1], 2, 0, 1, a0 + b0, 0, 1)]
+        result_for(WORKERS[1], 2, 0, 1, a0 + b0, 0, 1)
+    ]
     out1 = switch.process(*update(WORKERS[1], 2, 1, 1, b1))
     assert out1[0] == result_for(WORKERS[0], 2, 1, 1, a1 + b1, 0, 1)
     # Round 2 reuses set 0: its round 0 is done, so the old sums are gone.
@@ -207,13 +304,15 @@ def test_int32_sums_wrap_around(switch):
     big = np.full(ELEMS, 2**31 - 1)
     switch.process(*update(WORKERS[0], 4, 0, 0, big))
     out = switch.process(*update(WORKERS[1], 4, 0, 0, np.full(ELEMS, 5)))
-    sums = struct.unpack(f"!{ELEMS}i", out[0][1][-ELEMS * 4:])
+    sums = struct.unpack(f"!{ELEMS}i", out[0][1][-ELEMS * 4 :])
     assert sums == tuple([-(2**31) + 4] * ELEMS)
 
 
 def test_two_jobs_interleaved_do_not_interfere(switch):
     add_job(switch, 7, WORKERS[:2], base=0, num_slots=4)
-    others = [(rank, port, mac, ip) for rank, (_r, port, mac, ip) in enumerate(WORKERS[1:3])]  # ranks 0, 1
+    others = [
+        (rank, port, mac, ip) for rank, (_r, port, mac, ip) in enumerate(WORKERS[1:3])
+    ]  # ranks 0, 1
     add_job(switch, 8, others, base=4, num_slots=4)
     x0, x1, y0, y1 = values_of(0, 7), values_of(1, 7), values_of(0, 8), values_of(1, 8)
     switch.process(*update(WORKERS[0], 7, 0, 0, x0))
@@ -247,37 +346,52 @@ def test_unknown_worker_wrong_job_and_out_of_range_are_refused(switch):
 
 def test_ordinary_traffic_forwarded_and_broadcast_flooded_except_ingress(switch):
     switch.tables["InaIngress.l2_forward"].add([0x020000000002], "InaIngress.forward", [2])
-    frame = bytes.fromhex("020000000002" "020000000001" "88b5") + b"hello"
+    frame = bytes.fromhex("02000000000202000000000188b5") + b"hello"
     assert switch.process(1, frame) == [(2, frame)]
-    broadcast = bytes.fromhex("ffffffffffff" "020000000001" "88b5") + b"hello"
+    broadcast = bytes.fromhex("ffffffffffff02000000000188b5") + b"hello"
     assert switch.process(1, broadcast) == [(2, broadcast), (3, broadcast), (4, broadcast)]
 
 
 def test_arp_request_for_switch_ip_is_answered(switch):
-    request = (bytes.fromhex("ffffffffffff020000000001" "0806" "0001080006040001" "020000000001")
-               + struct.pack("!I", 0x0A000001) + bytes(6) + struct.pack("!I", SWITCH_IP))
-    reply = (bytes.fromhex("020000000001") + SWITCH_MAC.to_bytes(6, "big") + bytes.fromhex("0806" "0001080006040002")
-             + SWITCH_MAC.to_bytes(6, "big") + struct.pack("!I", SWITCH_IP)
-             + bytes.fromhex("020000000001") + struct.pack("!I", 0x0A000001))
+    request = (
+        bytes.fromhex("ffffffffffff02000000000108060001080006040001020000000001")
+        + struct.pack("!I", 0x0A000001)
+        + bytes(6)
+        + struct.pack("!I", SWITCH_IP)
+    )
+    reply = (
+        bytes.fromhex("020000000001")
+        + SWITCH_MAC.to_bytes(6, "big")
+        + bytes.fromhex("08060001080006040002")
+        + SWITCH_MAC.to_bytes(6, "big")
+        + struct.pack("!I", SWITCH_IP)
+        + bytes.fromhex("020000000001")
+        + struct.pack("!I", 0x0A000001)
+    )
     assert switch.process(1, request) == [(1, reply)]
 
 
 def test_ping_of_switch_ip_is_answered_with_a_valid_checksum(switch):
     icmp_body = struct.pack("!BBHHH", 8, 0, 0, 0x1234, 1) + b"ping-data"
     icmp = icmp_body[:2] + struct.pack("!H", csum16(icmp_body + b"\x00")) + icmp_body[4:]
-    request = (SWITCH_MAC.to_bytes(6, "big") + bytes.fromhex("020000000001" "0800")
-               + ipv4(0x0A000001, SWITCH_IP, 1, len(icmp), ttl=63) + icmp)
+    request = (
+        SWITCH_MAC.to_bytes(6, "big")
+        + bytes.fromhex("0200000000010800")
+        + ipv4(0x0A000001, SWITCH_IP, 1, len(icmp), ttl=63)
+        + icmp
+    )
     [(port, reply)] = switch.process(1, request)
     assert port == 1
     echo = reply[34:]
     assert echo[0] == 0 and csum16(echo + b"\x00") == 0
-    assert reply[:34] == bytes.fromhex("020000000001") + SWITCH_MAC.to_bytes(6, "big") + b"\x08\x00" + ipv4(
-        SWITCH_IP, 0x0A000001, 1, len(icmp), ttl=64)
+    assert reply[:34] == bytes.fromhex("020000000001") + SWITCH_MAC.to_bytes(
+        6, "big"
+    ) + b"\x08\x00" + ipv4(SWITCH_IP, 0x0A000001, 1, len(icmp), ttl=64)
 
 
 def test_drop_probability_one_drops_everything_and_zero_nothing(switch):
     switch.tables["InaIngress.l2_forward"].add([0x020000000002], "InaIngress.forward", [2])
-    frame = bytes.fromhex("020000000002" "020000000001" "88b5") + b"x" * 50
+    frame = bytes.fromhex("02000000000202000000000188b5") + b"x" * 50
     switch.tables["InaIngress.drop_sim_in"].add([1], "InaIngress.set_drop_rate", [0xFFFFFFFF])
     assert all(switch.process(1, frame) == [] for _ in range(200))
     assert counter(switch, "InaIngress.port_drop_sim_in", 1) == 200
@@ -289,7 +403,9 @@ def test_drop_probability_one_drops_everything_and_zero_nothing(switch):
 def test_elems_64_reduction():
     sw = Switch()
     sw.load(_program(64, 64))
-    sw.tables["InaIngress.switch_config"].set_default("InaIngress.set_switch_addr", [SWITCH_MAC, SWITCH_IP])
+    sw.tables["InaIngress.switch_config"].set_default(
+        "InaIngress.set_switch_addr", [SWITCH_MAC, SWITCH_IP]
+    )
     add_job(sw, 0, WORKERS[:2], base=0, num_slots=8)
     rng = np.random.default_rng(64)
     a, b = rng.integers(-(2**31), 2**31, 64), rng.integers(-(2**31), 2**31, 64)  # sums wrap
@@ -308,15 +424,23 @@ def test_every_port_from_0xbee0_to_0xbeef_aggregates_and_its_neighbours_are_forw
             rank, port, mac, ip = w
             values = values_of(rank, index)
             sent.append(values)
-            out = switch.process(port, agg_packet(mac, SWITCH_MAC, ip, SWITCH_IP, UDP_PORT, dport, 1, rank, 6,
-                                                  0, index, 0, values))
-        assert out == [result_for(w, 6, 0, index, sent[0] + sent[1], 0, 1) for w in WORKERS[:2]], hex(dport)
+            out = switch.process(
+                port,
+                agg_packet(
+                    mac, SWITCH_MAC, ip, SWITCH_IP, UDP_PORT, dport, 1, rank, 6, 0, index, 0, values
+                ),
+            )
+        assert out == [result_for(w, 6, 0, index, sent[0] + sent[1], 0, 1) for w in WORKERS[:2]], (
+            hex(dport)
+        )
     assert counter(switch, "InaIngress.job_completed", 6) == 16
     # Outside the range, or to another IP, an UPDATE is ordinary traffic: the switch's MAC is not
     # in l2_forward, so it is flooded (not back out of its ingress port) and no slot changes.
     _rank, port, mac, ip = WORKERS[0]
     for dport, dst_ip in [(0xBEDF, SWITCH_IP), (0xBEF0, SWITCH_IP), (UDP_PORT, 0x0A000063)]:
-        packet = agg_packet(mac, SWITCH_MAC, ip, dst_ip, UDP_PORT, dport, 1, 0, 6, 1, 0, 0, values_of(0))
+        packet = agg_packet(
+            mac, SWITCH_MAC, ip, dst_ip, UDP_PORT, dport, 1, 0, 6, 1, 0, 0, values_of(0)
+        )
         assert switch.process(port, packet) == [(p, packet) for p in (2, 3, 4)], hex(dport)
     assert counter(switch, "InaIngress.job_accepted", 6) == 32
     assert switch.registers["InaIngress.slot_bitmap"].read(1 * POOL + 0) == 0
@@ -333,7 +457,10 @@ def test_malformed_updates_are_dropped_and_counted_per_port(switch):
         (WORKERS[1], agg_body(2, 1, 1, 0, 0, 0, values_of(1))),  # a RESULT sent to the switch
         (WORKERS[1], agg_body(0, 1, 1, 0, 0, 0, values_of(1))),
         (WORKERS[1], agg_body(3, 1, 1, 0, 0, 0, values_of(1))),
-        (WORKERS[2], agg_body(255, 2, 1, 0, 0, 0, values_of(2))),  # not even admitted: malformed first
+        (
+            WORKERS[2],
+            agg_body(255, 2, 1, 0, 0, 0, values_of(2)),
+        ),  # not even admitted: malformed first
     ]:
         _rank, port, mac, ip = w
         packet = udp_frame(mac, SWITCH_MAC, ip, SWITCH_IP, UDP_PORT, UDP_PORT, body)
@@ -341,7 +468,10 @@ def test_malformed_updates_are_dropped_and_counted_per_port(switch):
         sent.setdefault(port, []).append(len(packet))
     for port in (1, 2, 3, 4):
         lengths = sent.get(port, [])
-        assert switch.counters["InaIngress.port_malformed"].read(port) == (len(lengths), sum(lengths))
+        assert switch.counters["InaIngress.port_malformed"].read(port) == (
+            len(lengths),
+            sum(lengths),
+        )
         assert counter(switch, "InaIngress.port_refused", port) == 0
     assert counter(switch, "InaIngress.job_accepted", 1) == 0
     assert switch.registers["InaIngress.slot_bitmap"].read(0) == 0
@@ -364,13 +494,16 @@ def test_quorum_completes_with_k_and_answers_the_late_contribution_without_addin
     total = vals[0] + vals[2] + vals[3]
     assert out == [answer_for(w, 2, 0, 1, total, 3, 2, counted) for w in FOUR]
     late = switch.process(*update(FOUR[1], 2, 0, 1, vals[1], exponent=9))
-    assert late == [answer_for(FOUR[1], 2, 0, 1, total, 3, 1, counted)]  # not added, exponent not raised
+    assert late == [
+        answer_for(FOUR[1], 2, 0, 1, total, 3, 1, counted)
+    ]  # not added, exponent not raised
     assert counter(switch, "InaIngress.job_late", 2) == 1
     assert counter(switch, "InaIngress.job_completed", 2) == 1
     assert switch.registers["InaIngress.slot_count"].read(1) == 3
     # a counted worker's retransmission gets the same RESULT
     assert switch.process(*update(FOUR[3], 2, 0, 1, vals[3], exponent=3)) == [
-        answer_for(FOUR[3], 2, 0, 1, total, 3, 3, counted)]
+        answer_for(FOUR[3], 2, 0, 1, total, 3, 3, counted)
+    ]
     assert counter(switch, "InaIngress.job_retrans_answered", 2) == 1
 
 
@@ -380,14 +513,16 @@ def test_a_later_round_starts_only_on_a_done_use_and_an_earlier_one_is_refused(s
     switch.process(*update(WORKERS[0], 3, 0, 0, a, round_=4))
     # round 6 over the collecting round 4: refused, told round 4 (count 1, rank 0), nothing changes
     assert switch.process(*update(WORKERS[1], 3, 0, 0, b, round_=6)) == [
-        answer_for(WORKERS[1], 3, 0, 0, b, 0, 1, 0b001, msg=MSG_STATUS, round_=4)]
+        answer_for(WORKERS[1], 3, 0, 0, b, 0, 1, 0b001, msg=MSG_STATUS, round_=4)
+    ]
     assert counter(switch, "InaIngress.job_stale", 3) == 1
     out = switch.process(*update(WORKERS[1], 3, 0, 0, b, round_=4))
     assert out[0] == answer_for(WORKERS[0], 3, 0, 0, a + b, 0, 1, 0b011, round_=4)
     # round 4 is done: round 6 starts fresh; then round 4 from rank 2 is older: refused, told round 6
     assert switch.process(*update(WORKERS[1], 3, 0, 0, c, round_=6)) == []
     assert switch.process(*update(WORKERS[2], 3, 0, 0, c, round_=4)) == [
-        answer_for(WORKERS[2], 3, 0, 0, c, 0, 2, 0b010, msg=MSG_STATUS, round_=6)]
+        answer_for(WORKERS[2], 3, 0, 0, c, 0, 2, 0b010, msg=MSG_STATUS, round_=6)
+    ]
     assert counter(switch, "InaIngress.job_stale", 3) == 2
     assert counter(switch, "InaIngress.job_accepted", 3) == 3
     # rounds compare modulo 2^32: 1 is later than 0xFFFFFFFF
@@ -408,9 +543,12 @@ def test_timeout_completes_a_slot_with_what_it_has_on_its_next_packet(switch):
     assert switch.process(*update(WORKERS[1], 5, 0, 0, b)) == []
     switch.set_clock(1500)  # the deadline: rank 0's retransmission completes it with 2 of 3
     assert switch.process(*update(WORKERS[0], 5, 0, 0, a)) == [
-        answer_for(w, 5, 0, 0, a + b, 0, 0, 0b011) for w in WORKERS[:3]]
+        answer_for(w, 5, 0, 0, a + b, 0, 0, 0b011) for w in WORKERS[:3]
+    ]
     assert counter(switch, "InaIngress.job_timeouts", 5) == 1
-    assert switch.process(*update(WORKERS[2], 5, 0, 0, c)) == [answer_for(WORKERS[2], 5, 0, 0, a + b, 0, 2, 0b011)]
+    assert switch.process(*update(WORKERS[2], 5, 0, 0, c)) == [
+        answer_for(WORKERS[2], 5, 0, 0, a + b, 0, 2, 0b011)
+    ]
     assert counter(switch, "InaIngress.job_late", 5) == 1
 
 
@@ -421,13 +559,16 @@ def test_a_contribution_after_the_deadline_completes_with_itself_counted(switch)
     switch.process(*update(WORKERS[0], 5, 0, 0, a))
     switch.set_clock(600)
     assert switch.process(*update(WORKERS[1], 5, 0, 0, b)) == [
-        answer_for(w, 5, 0, 0, a + b, 0, 1, 0b011) for w in WORKERS[:3]]
+        answer_for(w, 5, 0, 0, a + b, 0, 1, 0b011) for w in WORKERS[:3]
+    ]
 
 
 def test_the_clock_is_the_switchs_to_set_and_survives_a_reload(switch):
     switch.set_clock(123)
     switch.load(_program(ELEMS, POOL))
-    switch.tables["InaIngress.switch_config"].set_default("InaIngress.set_switch_addr", [SWITCH_MAC, SWITCH_IP])
+    switch.tables["InaIngress.switch_config"].set_default(
+        "InaIngress.set_switch_addr", [SWITCH_MAC, SWITCH_IP]
+    )
     add_job(switch, 1, WORKERS[:2], base=0, num_slots=1)
     switch.process(*update(WORKERS[0], 1, 0, 0, values_of(0)))
     assert switch.registers["InaIngress.slot_started"].read(0) == 123
@@ -439,12 +580,17 @@ def test_timeout_fires_on_a_retransmission_and_not_before_the_deadline(switch):
     add_job(switch, 6, WORKERS[:3], base=0, num_slots=1, timeout_us=0xFFFFFFFF)  # 71 minutes
     a = values_of(0, 6)
     switch.process(*update(WORKERS[0], 6, 0, 0, a))
-    assert switch.process(*update(WORKERS[0], 6, 0, 0, a)) == status_to_all(WORKERS[:3], 6, 0, 0, a, 0, 0, 0b001)
+    assert switch.process(*update(WORKERS[0], 6, 0, 0, a)) == status_to_all(
+        WORKERS[:3], 6, 0, 0, a, 0, 0, 0b001
+    )
     handle = switch.tables["InaIngress.jobs"].entries()[0].handle
     n, mgid = 3, job_group(6)
-    switch.tables["InaIngress.jobs"].modify(handle, "InaIngress.set_job", [0, 1, n, mgid, epoch_of(6), n, 1, 0])
-    assert switch.process(*update(WORKERS[0], 6, 0, 0, a)) == [answer_for(w, 6, 0, 0, a, 0, 0, 0b001)
-                                                                for w in WORKERS[:3]]
+    switch.tables["InaIngress.jobs"].modify(
+        handle, "InaIngress.set_job", [0, 1, n, mgid, epoch_of(6), n, 1, 0]
+    )
+    assert switch.process(*update(WORKERS[0], 6, 0, 0, a)) == [
+        answer_for(w, 6, 0, 0, a, 0, 0, 0b001) for w in WORKERS[:3]
+    ]
     assert counter(switch, "InaIngress.job_timeouts", 6) == 1
     assert counter(switch, "InaIngress.job_duplicates", 6) == 1
 
@@ -455,7 +601,9 @@ def test_a_lowered_quorum_completes_a_collecting_slot_on_its_next_packet(switch)
     for r in range(3):
         switch.process(*update(FOUR[r], 7, 0, 0, vals[r]))
     handle = switch.tables["InaIngress.jobs"].entries()[0].handle
-    switch.tables["InaIngress.jobs"].modify(handle, "InaIngress.set_job", [0, 1, 4, job_group(7), epoch_of(7), 3, 0, 0])
+    switch.tables["InaIngress.jobs"].modify(
+        handle, "InaIngress.set_job", [0, 1, 4, job_group(7), epoch_of(7), 3, 0, 0]
+    )
     out = switch.process(*update(FOUR[1], 7, 0, 0, vals[1]))
     assert out == [answer_for(w, 7, 0, 0, vals[0] + vals[1] + vals[2], 0, 1, 0b0111) for w in FOUR]
     assert counter(switch, "InaIngress.job_timeouts", 7) == 0

@@ -12,11 +12,12 @@ from ina.p4src import AGGREGATE_P4
 from ina.switch.stf import main
 
 HERE = Path(__file__).parent
-CASES = [(stf, 8) for stf in sorted(HERE.glob("*.stf"))] + [(stf, 64) for stf in sorted(HERE.glob("elems64/*.stf"))]
+CASES = [(stf, 8) for stf in sorted(HERE.glob("*.stf"))] + [
+    (stf, 64) for stf in sorted(HERE.glob("elems64/*.stf"))
+]
 
 
 @pytest.mark.parametrize(("stf", "elems"), CASES, ids=[f"E{e}-{s.stem}" for s, e in CASES])
 def test_stf_case(stf: Path, elems: int, capsys: pytest.CaptureFixture[str]) -> None:
     status = main([str(AGGREGATE_P4), str(stf), "-D", f"ELEMS={elems}", "-D", "POOL_SIZE=16"])
     assert status == 0, capsys.readouterr().out
-

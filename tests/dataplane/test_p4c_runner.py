@@ -65,29 +65,53 @@ P4_CASES = {f"p4-{s.stem}": Case(s.with_suffix(".p4"), s) for s in sorted(P4_TES
 MUTATED = HERE / "basic_two_workers.stf"
 COUNT_LINE = "check_counter job_accepted(1) packets == 2"
 MUTANTS = {
-    "mutant-count": (COUNT_LINE, "check_counter job_accepted(1) packets == 3",
-                     "counter job_accepted(1) packets is 2, expected == 3", False,
-                     "ignoring stf command: check_counter ('check_counter', 'job_accepted', '1', ('packets', '==', '3'))"),
-    "mutant-syntax": (COUNT_LINE, "check_counter job_accepted(1) packets = 2",
-                      "expected: check_counter NAME(INDEX)", True, "parse error"),
-    "mutant-packet": ("expect 1 02000000000102aa", "expect 1 02000000000302aa",
-                      "port 1: packet 1 differs", True, "Packet 0 on port 1 differs"),
+    "mutant-count": (
+        COUNT_LINE,
+        "check_counter job_accepted(1) packets == 3",
+        "counter job_accepted(1) packets is 2, expected == 3",
+        False,
+        "ignoring stf command: check_counter ('check_counter', 'job_accepted', '1', ('packets', '==', '3'))",
+    ),
+    "mutant-syntax": (
+        COUNT_LINE,
+        "check_counter job_accepted(1) packets = 2",
+        "expected: check_counter NAME(INDEX)",
+        True,
+        "parse error",
+    ),
+    "mutant-packet": (
+        "expect 1 02000000000102aa",
+        "expect 1 02000000000302aa",
+        "port 1: packet 1 differs",
+        True,
+        "Packet 0 on port 1 differs",
+    ),
 }
+
 
 def _missing() -> str | None:
     """Why the toolchain cannot run here, or None."""
-    reason = missing(P4C_RUNNER, P4C, P4C_DIR / "build" / "config.h", BMV2_BIN_DIR / "simple_switch",
-                     BMV2_BIN_DIR / "simple_switch_CLI")
+    reason = missing(
+        P4C_RUNNER,
+        P4C,
+        P4C_DIR / "build" / "config.h",
+        BMV2_BIN_DIR / "simple_switch",
+        BMV2_BIN_DIR / "simple_switch_CLI",
+    )
     if reason:
         return reason
     try:
-        subprocess.run([P4C_PYTHON, "-c", "import ply, scapy"], check=True, capture_output=True, timeout=60)
+        subprocess.run(
+            [P4C_PYTHON, "-c", "import ply, scapy"], check=True, capture_output=True, timeout=60
+        )
     except (OSError, subprocess.SubprocessError):
         return f"{P4C_PYTHON} cannot import ply and scapy (p4c's runner needs them; set INA_P4C_PYTHON)"
     return None
 
 
-RETRY_SLEEP_SCALE = 5.0  # the retry's sleeps: 5 s before the packets, 10 s for the switch to drain them
+RETRY_SLEEP_SCALE = (
+    5.0  # the retry's sleeps: 5 s before the packets, 10 s for the switch to drain them
+)
 SCALED_SLEEPS = """
 import os, runpy, sys, time
 scale, sleep = float(sys.argv[1]), time.sleep
@@ -96,7 +120,9 @@ sys.argv = sys.argv[2:]
 sys.path.insert(0, os.path.dirname(sys.argv[0]))
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
-MISSED = re.compile(r"Expected \d+ packets on port \d+ got 0\b")  # p4c's runner on a port that sent nothing
+MISSED = re.compile(
+    r"Expected \d+ packets on port \d+ got 0\b"
+)  # p4c's runner on a port that sent nothing
 
 
 @dataclass(frozen=True)
@@ -110,7 +136,9 @@ class Run:
         return "Error compiling" not in self.output
 
     def tail(self) -> str:
-        return "\n".join(line for line in self.output.splitlines()[-40:] if not line.startswith("RuntimeCmd"))
+        return "\n".join(
+            line for line in self.output.splitlines()[-40:] if not line.startswith("RuntimeCmd")
+        )
 
 
 def _run_p4c(case: Case, workdir: Path) -> Run:
@@ -125,22 +153,37 @@ def _run_p4c(case: Case, workdir: Path) -> Run:
 
 
 def _run_p4c_once(case: Case, workdir: Path, sleep_scale: float = 1.0) -> Run:
-    runner = [str(P4C_RUNNER)] if sleep_scale == 1.0 else ["-c", SCALED_SLEEPS, str(sleep_scale), str(P4C_RUNNER)]
-    command = [P4C_PYTHON, *runner, str(P4C_DIR), str(case.program), "-bd", str(P4C_DIR / "build"),
-               "-tf", str(case.stf)]
+    runner = (
+        [str(P4C_RUNNER)]
+        if sleep_scale == 1.0
+        else ["-c", SCALED_SLEEPS, str(sleep_scale), str(P4C_RUNNER)]
+    )
+    command = [
+        P4C_PYTHON,
+        *runner,
+        str(P4C_DIR),
+        str(case.program),
+        "-bd",
+        str(P4C_DIR / "build"),
+        "-tf",
+        str(case.stf),
+    ]
     if case.defines:
         command[-4:-4] = ["-a", case.defines]
     env = {**os.environ, "PATH": f"{BMV2_BIN_DIR}:/usr/bin:/bin"}
     try:
-        done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        done = subprocess.run(
+            command, cwd=workdir, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT
+        )
     except subprocess.TimeoutExpired as err:
         return Run(-1, f"timed out after {RUN_TIMEOUT} s\n{err.stdout or ''}{err.stderr or ''}")
     return Run(done.returncode, done.stdout + done.stderr)
 
 
 @pytest.fixture(scope="module")
-def p4c_runs(request: pytest.FixtureRequest,
-             tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple[Case, Future]]]:
+def p4c_runs(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, tuple[Case, Future]]]:
     """Start p4c's runner on every case this session selected, in a pool; a test waits for its own."""
     reason = _missing()
     if reason:
@@ -152,10 +195,17 @@ def p4c_runs(request: pytest.FixtureRequest,
         assert text.count(old) == 1, f"{name}: '{old}' is not once in {MUTATED}"
         (workdir / f"{name}.stf").write_text(text.replace(old, new))
         cases[name] = _dataplane(workdir / f"{name}.stf", 8)
-    wanted = {item.callspec.id for item in request.session.items
-              if item.module is request.module and hasattr(item, "callspec")}
+    wanted = {
+        item.callspec.id
+        for item in request.session.items
+        if item.module is request.module and hasattr(item, "callspec")
+    }
     with ThreadPoolExecutor(WORKERS) as pool:
-        yield {name: (case, pool.submit(_run_p4c, case, workdir)) for name, case in cases.items() if name in wanted}
+        yield {
+            name: (case, pool.submit(_run_p4c, case, workdir))
+            for name, case in cases.items()
+            if name in wanted
+        }
 
 
 def _ignored(run: Run) -> set[str]:
@@ -163,7 +213,9 @@ def _ignored(run: Run) -> set[str]:
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_dataplane_stf_passes_on_simple_switch(name: str, p4c_runs: dict[str, tuple[Case, Future]]) -> None:
+def test_dataplane_stf_passes_on_simple_switch(
+    name: str, p4c_runs: dict[str, tuple[Case, Future]]
+) -> None:
     run = p4c_runs[name][1].result()
     _assert_passed(run)
 
@@ -175,22 +227,33 @@ def _assert_passed(run: Run) -> None:
     assert "RuntimeCmd: Error" not in run.output, run.tail()
     assert _ignored(run) <= {"check_counter"}, f"p4c's runner skipped statements: {_ignored(run)}"
     if run.missed_first:
-        warnings.warn(f"p4c's runner passed on its retry ({RETRY_SLEEP_SCALE:g}x its sleeps); the first run said: "
-                      f"{run.missed_first}", stacklevel=2)
+        warnings.warn(
+            f"p4c's runner passed on its retry ({RETRY_SLEEP_SCALE:g}x its sleeps); the first run said: "
+            f"{run.missed_first}",
+            stacklevel=2,
+        )
 
 
 @pytest.mark.parametrize("name", list(P4_CASES))
-def test_feature_stf_passes_on_simple_switch(name: str, p4c_runs: dict[str, tuple[Case, Future]]) -> None:
+def test_feature_stf_passes_on_simple_switch(
+    name: str, p4c_runs: dict[str, tuple[Case, Future]]
+) -> None:
     """tests/p4 programs p4c-bm2-ss refuses (ina takes wider input, e.g. a control named Egress) skip."""
     run = p4c_runs[name][1].result()
     if not run.compiled:
-        error = re.search(r"^.*\b(?:syntax )?error\b.*$", run.output.split("Error compiling", 1)[1], re.MULTILINE)
-        pytest.skip(f"p4c-bm2-ss refuses {P4_CASES[name].program.name}: {error.group().strip() if error else '?'}")
+        error = re.search(
+            r"^.*\b(?:syntax )?error\b.*$", run.output.split("Error compiling", 1)[1], re.MULTILINE
+        )
+        pytest.skip(
+            f"p4c-bm2-ss refuses {P4_CASES[name].program.name}: {error.group().strip() if error else '?'}"
+        )
     _assert_passed(run)
 
 
 @pytest.mark.parametrize("name", list(MUTANTS))
-def test_mutant(name: str, p4c_runs: dict[str, tuple[Case, Future]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_mutant(
+    name: str, p4c_runs: dict[str, tuple[Case, Future]], capsys: pytest.CaptureFixture[str]
+) -> None:
     """`ina stf` fails every mutant; p4c's runner fails the ones it checks."""
     case, future = p4c_runs[name]
     _, _, ina_says, p4c_fails, p4c_says = MUTANTS[name]
@@ -206,14 +269,20 @@ SHORT = Run(1, "Expected 2 packets on port 1 got 1\n")
 PASS = Run(0, "All went well.\n")
 
 
-@pytest.mark.parametrize(("runs", "expected"), [
-    ([PASS], PASS),
-    ([MISS, PASS], Run(0, PASS.output, "Expected 2 packets on port 1 got 0")),
-    ([MISS, MISS], Run(1, MISS.output, "Expected 2 packets on port 1 got 0")),
-    ([WRONG], WRONG),
-    ([SHORT], SHORT),
-], ids=["pass", "miss-then-pass", "miss-twice", "wrong-packet", "one-missing"])
-def test_only_a_port_that_sent_nothing_is_run_again_with_longer_sleeps(monkeypatch, tmp_path, runs, expected):
+@pytest.mark.parametrize(
+    ("runs", "expected"),
+    [
+        ([PASS], PASS),
+        ([MISS, PASS], Run(0, PASS.output, "Expected 2 packets on port 1 got 0")),
+        ([MISS, MISS], Run(1, MISS.output, "Expected 2 packets on port 1 got 0")),
+        ([WRONG], WRONG),
+        ([SHORT], SHORT),
+    ],
+    ids=["pass", "miss-then-pass", "miss-twice", "wrong-packet", "one-missing"],
+)
+def test_only_a_port_that_sent_nothing_is_run_again_with_longer_sleeps(
+    monkeypatch, tmp_path, runs, expected
+):
     queued, scales = list(runs), []
 
     def once(case, workdir, sleep_scale=1.0):
@@ -222,4 +291,4 @@ def test_only_a_port_that_sent_nothing_is_run_again_with_longer_sleeps(monkeypat
 
     monkeypatch.setattr(f"{__name__}._run_p4c_once", once)
     assert _run_p4c(CASES["E8-slot_reuse"], tmp_path) == expected
-    assert queued == [] and scales == [1.0, RETRY_SLEEP_SCALE][:len(runs)]
+    assert queued == [] and scales == [1.0, RETRY_SLEEP_SCALE][: len(runs)]

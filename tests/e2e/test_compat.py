@@ -17,26 +17,75 @@ from ina.topologies.topo import load
 COMPAT = "simple_switch_grpc"
 
 
-@pytest.mark.parametrize(("workers", "dtype", "loss", "jobs"), [
-    (2, "int32", 0.01, 1),
-    (4, "float32", None, 2),
-])
+@pytest.mark.parametrize(
+    ("workers", "dtype", "loss", "jobs"),
+    [
+        (2, "int32", 0.01, 1),
+        (4, "float32", None, 2),
+    ],
+)
 def test_run_against_simple_switch_grpc_surface_is_verified(tmp_path, workers, dtype, loss, jobs):
-    result = run(RunOptions(workers=workers, dtype=dtype, loss=loss, jobs=jobs, size=2048, elems=16,
-                            pool_size=256, slots=32, run_dir=str(tmp_path), p4runtime_compat=COMPAT))
+    result = run(
+        RunOptions(
+            workers=workers,
+            dtype=dtype,
+            loss=loss,
+            jobs=jobs,
+            size=2048,
+            elems=16,
+            pool_size=256,
+            slots=32,
+            run_dir=str(tmp_path),
+            p4runtime_compat=COMPAT,
+        )
+    )
     assert result.ok, (result.workers, result.switch_stats)
     assert sorted((w["job"], w["elements"]) for w in result.workers) == sorted(
-        (i % jobs, 2048) for i in range(workers))
+        (i % jobs, 2048) for i in range(workers)
+    )
     assert f"P4Runtime as {COMPAT}" in (tmp_path / "s1.log").read_text()
 
 
-def _allreduce(net: Network, job_id: int, epoch: int, hosts: list[str]) -> list[subprocess.CompletedProcess]:
-    procs = [net.host(h).popen([sys.executable, "-m", "ina", "worker", "--job", str(job_id), "--rank", str(rank),
-                                "--workers", str(len(hosts)), "--switch", "10.0.255.254", "--size", "512",
-                                "--elems", "16", "--window", "8", "--epoch", str(epoch), "--seed", str(job_id),
-                                "--verify", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for rank, h in enumerate(hosts)]
-    return [subprocess.CompletedProcess(p.args, p.wait(timeout=120), *p.communicate()) for p in procs]
+def _allreduce(
+    net: Network, job_id: int, epoch: int, hosts: list[str]
+) -> list[subprocess.CompletedProcess]:
+    procs = [
+        net.host(h).popen(
+            [
+                sys.executable,
+                "-m",
+                "ina",
+                "worker",
+                "--job",
+                str(job_id),
+                "--rank",
+                str(rank),
+                "--workers",
+                str(len(hosts)),
+                "--switch",
+                "10.0.255.254",
+                "--size",
+                "512",
+                "--elems",
+                "16",
+                "--window",
+                "8",
+                "--epoch",
+                str(epoch),
+                "--seed",
+                str(job_id),
+                "--verify",
+                "--json",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for rank, h in enumerate(hosts)
+    ]
+    return [
+        subprocess.CompletedProcess(p.args, p.wait(timeout=120), *p.communicate()) for p in procs
+    ]
 
 
 def test_add_remove_add_on_the_same_slots(tmp_path):
@@ -48,7 +97,10 @@ def test_add_remove_add_on_the_same_slots(tmp_path):
     try:
         net.start()
         [first] = program_topology(topo, bmv2, p4info)["s1"]
-        assert [d.returncode for d in _allreduce(net, first.job_id, first.epoch, ["h1", "h2"])] == [0, 0]
+        assert [d.returncode for d in _allreduce(net, first.job_id, first.epoch, ["h1", "h2"])] == [
+            0,
+            0,
+        ]
         with SwitchConnection(topo.switches["s1"].grpc, election_id=1) as conn:
             agg = Aggregation(conn)
             agg.remove_job(first.job_id)

@@ -22,19 +22,33 @@ REPO = Path(__file__).resolve().parents[2]
 def interfaces() -> set[str]:
     out = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     return {line.split(":")[1].strip().split("@")[0] for line in out.splitlines()} & {
-        n for n in re.findall(r"\d+: ([hs]\d+-eth\d+)", out)}
+        n for n in re.findall(r"\d+: ([hs]\d+-eth\d+)", out)
+    }
 
 
-@pytest.mark.parametrize(("workers", "dtype", "jobs"), [
-    (2, "int32", 1),
-    (3, "int32", 1),
-    (8, "int32", 1),
-    (4, "float32", 1),
-    (4, "int32", 2),
-])
+@pytest.mark.parametrize(
+    ("workers", "dtype", "jobs"),
+    [
+        (2, "int32", 1),
+        (3, "int32", 1),
+        (8, "int32", 1),
+        (4, "float32", 1),
+        (4, "int32", 2),
+    ],
+)
 def test_star_allreduce_is_verified(tmp_path, workers, dtype, jobs):
-    result = run(RunOptions(workers=workers, dtype=dtype, jobs=jobs, size=8192, elems=16,
-                            pool_size=1024, slots=64, run_dir=str(tmp_path)))
+    result = run(
+        RunOptions(
+            workers=workers,
+            dtype=dtype,
+            jobs=jobs,
+            size=8192,
+            elems=16,
+            pool_size=1024,
+            slots=64,
+            run_dir=str(tmp_path),
+        )
+    )
     assert result.ok, (result.workers, result.switch_stats)
     assert len(result.workers) == workers
     assert {w["job"] for w in result.workers} == set(range(jobs))
@@ -46,13 +60,39 @@ def test_loss_is_recovered_wherever_it_is_applied(tmp_path, mode):
     """5% loss each way on every host link, by netem on the links or by the switch's drop
     simulator: every worker's sum is bit-exact and every worker retransmitted, from result.json."""
     if mode == "netem" and not netem_available():
-        pytest.skip("this kernel has no netem qdisc (`tc qdisc add ... netem` fails): "
-                    "only the switch's drop simulator can apply loss here")
+        pytest.skip(
+            "this kernel has no netem qdisc (`tc qdisc add ... netem` fails): "
+            "only the switch's drop simulator can apply loss here"
+        )
     size, elems = 8192, 16
-    done = subprocess.run([sys.executable, "-m", "ina", "run", "--workers", "3", "--size", str(size),
-                           "--elems", str(elems), "--pool-size", "1024", "--slots", "64", "--loss", "0.05",
-                           "--loss-mode", mode, "--keep-logs", str(tmp_path)],
-                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ina",
+            "run",
+            "--workers",
+            "3",
+            "--size",
+            str(size),
+            "--elems",
+            str(elems),
+            "--pool-size",
+            "1024",
+            "--slots",
+            "64",
+            "--loss",
+            "0.05",
+            "--loss-mode",
+            mode,
+            "--keep-logs",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["loss_mode"] == mode
@@ -69,9 +109,14 @@ def test_loss_is_recovered_wherever_it_is_applied(tmp_path, mode):
     assert not interfaces()
 
 
-def test_loss_mode_netem_on_a_kernel_without_it_is_refused_before_anything_starts(tmp_path, monkeypatch, capsys):
+def test_loss_mode_netem_on_a_kernel_without_it_is_refused_before_anything_starts(
+    tmp_path, monkeypatch, capsys
+):
     monkeypatch.setattr(runner, "netem_available", lambda: False)
-    assert cli.main(["--loss", "0.05", "--loss-mode", "netem", "--keep-logs", str(tmp_path / "run")]) == 1
+    assert (
+        cli.main(["--loss", "0.05", "--loss-mode", "netem", "--keep-logs", str(tmp_path / "run")])
+        == 1
+    )
     assert "ina run: --loss-mode netem: this kernel has no netem qdisc" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 
@@ -85,7 +130,9 @@ def test_leafspine_forwards_ordinary_traffic(tmp_path):
         program_topology(topo, bmv2, p4info)
         h1, h4 = net.host("h1"), net.host("h4")
         assert ", 0% packet loss" in h1.cmd("ping -c 3 -W 2 -i 0.2 10.0.0.4"), "h1 cannot reach h4"
-        assert ", 0% packet loss" in h4.cmd("ping -c 2 -W 2 -i 0.2 10.0.255.254"), "h4 cannot ping the aggregator"
+        assert ", 0% packet loss" in h4.cmd("ping -c 2 -W 2 -i 0.2 10.0.255.254"), (
+            "h4 cannot ping the aggregator"
+        )
     finally:
         net.stop()
     assert not interfaces()
@@ -108,15 +155,40 @@ def test_killed_switch_leaves_nothing_behind(tmp_path):
 
 def test_cli_exit_status_and_summary(tmp_path):
     """Three repetitions, each of its own arrays and each verified; every rank's data in every sum."""
-    done = subprocess.run([sys.executable, "-m", "ina", "run", "--workers", "2", "--size", "4096", "--repeat", "3",
-                           "--elems", "16", "--pool-size", "512", "--slots", "32", "--keep-logs", str(tmp_path)],
-                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ina",
+            "run",
+            "--workers",
+            "2",
+            "--size",
+            "4096",
+            "--repeat",
+            "3",
+            "--elems",
+            "16",
+            "--pool-size",
+            "512",
+            "--slots",
+            "32",
+            "--keep-logs",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "all results verified" in done.stdout
     assert (tmp_path / "s1.log").exists() and (tmp_path / "result.json").exists()
     workers = json.loads((tmp_path / "result.json").read_text())["workers"]
-    assert [(w["verified"], w["failed_repetitions"], w["elements"], w["contributions_entered"]) for w in workers] == [
-        (True, [], 3 * 4096, 1.0)] * 2
+    assert [
+        (w["verified"], w["failed_repetitions"], w["elements"], w["contributions_entered"])
+        for w in workers
+    ] == [(True, [], 3 * 4096, 1.0)] * 2
 
 
 @pytest.fixture
@@ -135,9 +207,28 @@ def star(tmp_path):
 
 def worker_on_h1(net: Network, *args: str) -> tuple[int, str]:
     """Run `ina worker` on h1 against the switch; (exit status, stderr)."""
-    done = net.host("h1").popen([sys.executable, "-m", "ina", "worker", "--rank", "0", "--workers", "2",
-                                 "--switch", "10.0.255.254", "--elems", "16", "--max-retries", "3", *args],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    done = net.host("h1").popen(
+        [
+            sys.executable,
+            "-m",
+            "ina",
+            "worker",
+            "--rank",
+            "0",
+            "--workers",
+            "2",
+            "--switch",
+            "10.0.255.254",
+            "--elems",
+            "16",
+            "--max-retries",
+            "3",
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     _out, err = done.communicate(timeout=60)
     return done.returncode, err
 
@@ -153,7 +244,9 @@ def test_a_worker_with_another_runs_epoch_is_refused_and_counted(star):
     net, topo, job = star
     wrong = job.epoch % 0xFFFFFFFF + 1
     # One chunk, window 1: the packet and its 3 retransmissions, then the worker gives up.
-    status, err = worker_on_h1(net, "--job", "0", "--size", "16", "--window", "1", "--epoch", str(wrong))
+    status, err = worker_on_h1(
+        net, "--job", "0", "--size", "16", "--window", "1", "--epoch", str(wrong)
+    )
     assert status == 1 and "an epoch other than the job's" in err
     with SwitchConnection(topo.switches["s1"].grpc, election_id=None) as conn:
         assert Aggregation(conn).stats()["jobs"][0] == {"wrong_epoch": 4}
@@ -171,6 +264,8 @@ def test_hosts_know_every_address_up_front(star):
 
 def test_make_run_exits_zero():
     """The README's first command, as a user types it (set-up is already done, so it is quick)."""
-    done = subprocess.run(["make", "run", "WORKERS=2"], capture_output=True, text=True, cwd=REPO, timeout=600)
+    done = subprocess.run(
+        ["make", "run", "WORKERS=2"], capture_output=True, text=True, cwd=REPO, timeout=600
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "all results verified" in done.stdout

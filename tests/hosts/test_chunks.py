@@ -52,6 +52,10 @@ def test_float_sums_are_scaled_back_with_each_chunks_agreed_scale():
     own = chunks.exponents
     chunks.agree(0, own[0])  # a held RESULT's maximum: agreed with no packet filled
     chunks.store(0, bytes(HEADER_LEN) + packet(chunks, 0, None), 1, 0b1)
-    chunks.store(1, bytes(HEADER_LEN) + packet(chunks, 1, own[0]), 1, 0b1)  # filled for a higher maximum
+    chunks.store(
+        1, bytes(HEADER_LEN) + packet(chunks, 1, own[0]), 1, 0b1
+    )  # filled for a higher maximum
     assert chunks.result().dtype == np.float64
-    np.testing.assert_allclose(chunks.result(), [1.0, -1.0, 0.5, 0.0], atol=4 / 2**31)  # within a quantum
+    np.testing.assert_allclose(
+        chunks.result(), [1.0, -1.0, 0.5, 0.0], atol=4 / 2**31
+    )  # within a quantum

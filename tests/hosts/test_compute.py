@@ -6,13 +6,22 @@ import pytest
 from ina.hosts.compute import ComputeModel, DelayDistribution, parse_duration, parse_straggler
 
 
-@pytest.mark.parametrize(("text", "seconds"), [("20ms", 0.02), ("500us", 5e-4), ("1.5s", 1.5), ("7", 0.007)])
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("20ms", 0.02), ("500us", 5e-4), ("1.5s", 1.5), ("7", 0.007)]
+)
 def test_durations_with_units(text, seconds):
     assert parse_duration(text) == pytest.approx(seconds)
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("h3", "use HOST:FACTORx"), ("h3:0x", "use HOST:FACTORx"), (":3x", "use HOST:FACTORx"), ("h3:fast", "HOST:FACTORx")])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("h3", "use HOST:FACTORx"),
+        ("h3:0x", "use HOST:FACTORx"),
+        (":3x", "use HOST:FACTORx"),
+        ("h3:fast", "HOST:FACTORx"),
+    ],
+)
 def test_bad_stragglers_name_the_form(text, message):
     with pytest.raises(ValueError, match=message):
         parse_straggler(text)
@@ -22,9 +31,17 @@ def test_straggler_factor():
     assert parse_straggler("h3:3x") == ("h3", 3.0) and parse_straggler("h10:1.5") == ("h10", 1.5)
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("gauss:5ms", "use exp:MEAN"), ("exp:", "use exp:MEAN"), ("exp:5ms,2", "takes one duration"),
-    ("pareto:5ms", "needs MIN,ALPHA"), ("pareto:5ms,0", "ALPHA must be"), ("uniform:x", "not a duration")])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("gauss:5ms", "use exp:MEAN"),
+        ("exp:", "use exp:MEAN"),
+        ("exp:5ms,2", "takes one duration"),
+        ("pareto:5ms", "needs MIN,ALPHA"),
+        ("pareto:5ms,0", "ALPHA must be"),
+        ("uniform:x", "not a duration"),
+    ],
+)
 def test_bad_distributions_say_what_is_expected(text, message):
     with pytest.raises(ValueError, match=message):
         DelayDistribution.parse(text)
@@ -43,6 +60,10 @@ def test_slowdown_multiplies_the_base_only_and_each_distribution_keeps_its_bound
     assert ComputeModel(0.02, 3.0).durations(3) == [pytest.approx(0.06)] * 3
     uniform = ComputeModel(0.0, 1.0, DelayDistribution.parse("uniform:4ms"), seed=1).durations(200)
     assert min(uniform) >= 0 and max(uniform) <= 0.004
-    pareto = ComputeModel(0.0, 1.0, DelayDistribution.parse("pareto:2ms,1.5"), seed=1).durations(200)
-    assert min(pareto) >= 0.002 and max(pareto) > 0.006  # heavy tail: some draws far above the minimum
+    pareto = ComputeModel(0.0, 1.0, DelayDistribution.parse("pareto:2ms,1.5"), seed=1).durations(
+        200
+    )
+    assert (
+        min(pareto) >= 0.002 and max(pareto) > 0.006
+    )  # heavy tail: some draws far above the minimum
     assert str(DelayDistribution.parse("pareto:2ms,1.5")) == "pareto:2ms,1.5"

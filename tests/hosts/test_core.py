@@ -13,11 +13,18 @@ ARRAY = np.array([1, -2, 3, 2**31 - 1, -5], dtype=np.int32)  # 3 chunks of E = 2
 
 
 def make_core(max_retries: int = 12, timeout: float = 0.01) -> AllReduceCore:
-    return AllReduceCore(3, 1, 2, EPOCH, elems=2, window=2, timeout=timeout, max_retries=max_retries, switch=SWITCH)
+    return AllReduceCore(
+        3, 1, 2, EPOCH, elems=2, window=2, timeout=timeout, max_retries=max_retries, switch=SWITCH
+    )
 
 
-def answer(update: bytes, exponent: int | None = None, msg: int = MSG_RESULT, round_: int | None = None,
-           bitmap: int = 0b10) -> bytes:
+def answer(
+    update: bytes,
+    exponent: int | None = None,
+    msg: int = MSG_RESULT,
+    round_: int | None = None,
+    bitmap: int = 0b10,
+) -> bytes:
     """The switch's answer to an UPDATE (its values; by default a RESULT of its round holding rank 1's
     contribution alone, with its exponent)."""
     fields = list(HEADER.unpack_from(update))
@@ -29,34 +36,52 @@ def answer(update: bytes, exponent: int | None = None, msg: int = MSG_RESULT, ro
     return HEADER.pack(*fields) + update[HEADER_LEN:]
 
 
-def result(job: int = 3, pool_set: int = 0, index: int = 0, epoch: int = EPOCH, msg: int = MSG_RESULT) -> bytes:
-    return HEADER.pack(msg, 0, job, pool_field(pool_set, index), 0, 1, epoch, pool_set, 0b10) + bytes(8)
+def result(
+    job: int = 3, pool_set: int = 0, index: int = 0, epoch: int = EPOCH, msg: int = MSG_RESULT
+) -> bytes:
+    return HEADER.pack(
+        msg, 0, job, pool_field(pool_set, index), 0, 1, epoch, pool_set, 0b10
+    ) + bytes(8)
 
 
 def test_events_in_datagrams_out_with_sets_alternating_per_use():
     core = make_core()
     first = core.start(ARRAY, now=0.0)
     assert [p.hex() for p in first] == [
-        "0101000300000000" "5eed0003" "00000000" "00000000" "00000001" "fffffffe",  # slot 0, set 0: chunk 0
-        "0101000300010000" "5eed0003" "00000000" "00000000" "00000003" "7fffffff",  # slot 1, set 0: chunk 1
+        "01010003000000005eed0003000000000000000000000001fffffffe",  # slot 0, set 0: chunk 0
+        "01010003000100005eed00030000000000000000000000037fffffff",  # slot 1, set 0: chunk 1
     ]
     assert core.deadline == 0.01  # no RTT sample yet: the RTO is `timeout`
     sent = [bytes(p) for p in first]
     reply = core.receive(answer(sent[0]), SWITCH, now=0.001)
     assert reply is first[0]  # the slot's own buffer, rewritten in place: no copy per packet
-    assert reply.hex() == "0101000380000000" "5eed0003" "00000001" "00000000" "fffffffb" "00000000"  # slot 0, set 1: chunk 2, padded
-    assert core.deadline == pytest.approx(0.003)  # RTT 1 ms: slot 1, sent at 0, times out at 0 + 1 + 4 * 0.5 ms
+    assert (
+        reply.hex() == "01010003800000005eed00030000000100000000fffffffb00000000"
+    )  # slot 0, set 1: chunk 2, padded
+    assert core.deadline == pytest.approx(
+        0.003
+    )  # RTT 1 ms: slot 1, sent at 0, times out at 0 + 1 + 4 * 0.5 ms
     chunk_2 = bytes(reply)
-    assert core.receive(answer(sent[1]), SWITCH, now=0.002) is None  # slot 1 has nothing more to carry
+    assert (
+        core.receive(answer(sent[1]), SWITCH, now=0.002) is None
+    )  # slot 1 has nothing more to carry
     assert not core.finished
     assert core.receive(answer(chunk_2), SWITCH, now=0.003) is None
     assert core.finished and core.deadline == float("inf")
     assert np.array_equal(core.result(), ARRAY)
     s = core.stats
-    assert (s.packets_sent, s.packets_received, s.retransmissions, s.duplicates, s.forged) == (3, 3, 0, 0, 0)
+    assert (s.packets_sent, s.packets_received, s.retransmissions, s.duplicates, s.forged) == (
+        3,
+        3,
+        0,
+        0,
+        0,
+    )
     assert (s.elements, s.elapsed) == (6, 0.003)  # elapsed on the clock the events carry
     [again, *_] = core.start(ARRAY[:2], now=1.0)
-    assert again.hex().startswith("0101000300000000" "5eed0003" "00000002")  # slot 0's third use: round 2, set 0
+    assert again.hex().startswith(
+        "01010003000000005eed000300000002"
+    )  # slot 0's third use: round 2, set 0
 
 
 def test_the_rto_follows_the_rtt_above_its_floor():
@@ -75,13 +100,34 @@ def test_the_rto_floor_beside_two_min_rtts_is_a_parameter():
     # The same 20 us answer: RTO = 20 + 4 * 10 = 60 us. A host's floor (MIN_RTO, 300 us) holds it
     # above scheduling noise; in virtual time the path's alone (min_rto = 0) lets it follow the RTT.
     for min_rto, rto in ((MIN_RTO, 300e-6), (100e-6, 100e-6), (0.0, 60e-6)):
-        core = AllReduceCore(3, 1, 2, EPOCH, elems=2, window=2, timeout=0.2, max_retries=12, switch=SWITCH,
-                             min_rto=min_rto)
+        core = AllReduceCore(
+            3,
+            1,
+            2,
+            EPOCH,
+            elems=2,
+            window=2,
+            timeout=0.2,
+            max_retries=12,
+            switch=SWITCH,
+            min_rto=min_rto,
+        )
         [slot_0, _] = core.start(ARRAY, now=0.0)
         core.receive(answer(bytes(slot_0)), SWITCH, now=20e-6)
         assert core.deadline == pytest.approx(rto)
     with pytest.raises(ValueError, match=r"min_rto = -1e-06: expected 0..2 seconds"):
-        AllReduceCore(3, 1, 2, EPOCH, elems=2, window=2, timeout=0.2, max_retries=12, switch=SWITCH, min_rto=-1e-6)
+        AllReduceCore(
+            3,
+            1,
+            2,
+            EPOCH,
+            elems=2,
+            window=2,
+            timeout=0.2,
+            max_retries=12,
+            switch=SWITCH,
+            min_rto=-1e-6,
+        )
 
 
 def test_an_answer_one_fastest_round_trip_after_a_resend_answers_the_resend():
@@ -96,7 +142,9 @@ def test_an_answer_one_fastest_round_trip_after_a_resend_answers_the_resend():
     assert [bytes(p) for p in core.expire(301e-6)] == [slot_1]
     core.receive(answer(slot_1), SWITCH, now=301e-6 + 2.05472e-6)
     assert (core.stats.spurious, core.stats.timeouts) == (0, 1)
-    assert core._srtt == 3.05472e-6 - 1e-6  # the first answer's alone: a resend's answer is no sample (Karn)
+    assert (
+        core._srtt == 3.05472e-6 - 1e-6
+    )  # the first answer's alone: a resend's answer is no sample (Karn)
 
 
 def test_the_rtt_deviation_shrinks_per_window_of_answers_not_per_answer():
@@ -105,29 +153,36 @@ def test_the_rtt_deviation_shrinks_per_window_of_answers_not_per_answer():
     # the RTO to its floor of 2 min_rtt = 2 ms, so the next uses would time out 2 ms after they left
     # (a worker descheduled that long got a spurious resend on lossless runs). Shrinking 64 times
     # slower keeps 4 rttvar at about 1.6 ms: nothing is due 2.3 ms after.
-    core = AllReduceCore(3, 0, 2, EPOCH, elems=2, window=64, timeout=0.01, max_retries=12, switch=SWITCH)
+    core = AllReduceCore(
+        3, 0, 2, EPOCH, elems=2, window=64, timeout=0.01, max_retries=12, switch=SWITCH
+    )
     first = [bytes(p) for p in core.start(np.arange(256, dtype=np.int32), now=0.0)]
     for slot, update in enumerate(first):
         core.receive(answer(update), SWITCH, now=1e-3 + slot * 1e-6)
     assert core.expire(1e-3 + 2.3e-3) == []
 
 
-@pytest.mark.parametrize(("why", "data", "source"), [
-    ("another address", answer(result()), ("10.0.0.9", 0xBEE0)),
-    ("another port", answer(result()), ("10.0.0.254", 0xBEE1)),
-    ("short", result()[:-1], SWITCH),
-    ("long", result() + b"x", SWITCH),
-    ("an UPDATE", result(msg=MSG_UPDATE), SWITCH),
-    ("another job", result(job=4), SWITCH),
-    ("another epoch", result(epoch=EPOCH + 1), SWITCH),
-    ("a slot beyond the window", result(index=2), SWITCH),
-])
+@pytest.mark.parametrize(
+    ("why", "data", "source"),
+    [
+        ("another address", answer(result()), ("10.0.0.9", 0xBEE0)),
+        ("another port", answer(result()), ("10.0.0.254", 0xBEE1)),
+        ("short", result()[:-1], SWITCH),
+        ("long", result() + b"x", SWITCH),
+        ("an UPDATE", result(msg=MSG_UPDATE), SWITCH),
+        ("another job", result(job=4), SWITCH),
+        ("another epoch", result(epoch=EPOCH + 1), SWITCH),
+        ("a slot beyond the window", result(index=2), SWITCH),
+    ],
+)
 def test_forged_datagrams_are_counted_and_change_nothing(why, data, source):
     core = make_core()
     first = [bytes(p) for p in core.start(ARRAY, now=0.0)]
     assert core.receive(data, source, now=0.001) is None, why
     assert (core.stats.forged, core.stats.duplicates, core.deadline) == (1, 0, 0.01)
-    assert core.receive(answer(first[0]), SWITCH, now=0.002) is not None  # the real one still counts
+    assert (
+        core.receive(answer(first[0]), SWITCH, now=0.002) is not None
+    )  # the real one still counts
 
 
 def test_results_a_slot_no_longer_waits_on_are_duplicates():
@@ -137,8 +192,15 @@ def test_results_a_slot_no_longer_waits_on_are_duplicates():
     assert core.receive(answer(first[0]), SWITCH, now=0.002) is None  # slot 0 now waits on set 1
     core.receive(answer(first[1]), SWITCH, now=0.003)
     assert core.receive(answer(first[1]), SWITCH, now=0.004) is None  # slot 1 is done
-    assert core.receive(result(pool_set=1, index=1), SWITCH, now=0.005) is None  # slot 1's next use: held
-    assert (core.stats.duplicates, core.stats.held, core.stats.forged, core.finished) == (2, 1, 0, False)
+    assert (
+        core.receive(result(pool_set=1, index=1), SWITCH, now=0.005) is None
+    )  # slot 1's next use: held
+    assert (core.stats.duplicates, core.stats.held, core.stats.forged, core.finished) == (
+        2,
+        1,
+        0,
+        False,
+    )
 
 
 def test_timeouts_double_per_retry_until_max_retries_fails_naming_the_slot():
@@ -150,8 +212,11 @@ def test_timeouts_double_per_retry_until_max_retries_fails_naming_the_slot():
     assert [bytes(p) for p in core.expire(core.deadline)] == first
     assert core.deadline == pytest.approx(0.03 + 4 * 0.01)
     assert (core.stats.retransmissions, core.stats.timeouts, core.stats.packets_sent) == (4, 4, 6)
-    with pytest.raises(WorkerError, match=r"^job 3 rank 1: no answer from the switch at 10\.0\.0\.254 after 2 "
-                                          r"retransmissions of slot 0\. .*\(window 2\)"):
+    with pytest.raises(
+        WorkerError,
+        match=r"^job 3 rank 1: no answer from the switch at 10\.0\.0\.254 after 2 "
+        r"retransmissions of slot 0\. .*\(window 2\)",
+    ):
         core.expire(core.deadline)
 
 
@@ -163,14 +228,18 @@ def test_a_retransmitted_use_gives_no_rtt_sample_and_the_backoff_stays_until_one
     core.expire(0.01)
     chunk_2 = bytes(core.receive(answer(slot_0), SWITCH, now=0.015))
     assert core.deadline == pytest.approx(0.03)  # slot 1, resent at 0.01
-    assert [bytes(p) for p in core.expire(0.03)] == [slot_1]  # its second timeout: the RTO doubles again
+    assert [bytes(p) for p in core.expire(0.03)] == [
+        slot_1
+    ]  # its second timeout: the RTO doubles again
     assert core.expire(0.035) == [] and core.deadline == pytest.approx(0.055)
     assert [bytes(p) for p in core.expire(0.055)] == [chunk_2]
 
 
 def rack_core(rank: int = 1, window: int = 4, size: int = 16) -> tuple[AllReduceCore, list[bytes]]:
     """A worker of 2 with E = 2: `size` values, so size / 2 chunks over `window` slots."""
-    core = AllReduceCore(3, rank, 2, EPOCH, elems=2, window=window, timeout=0.01, max_retries=12, switch=SWITCH)
+    core = AllReduceCore(
+        3, rank, 2, EPOCH, elems=2, window=window, timeout=0.01, max_retries=12, switch=SWITCH
+    )
     return core, [bytes(p) for p in core.start(np.arange(size, dtype=np.int32), now=0.0)]
 
 
@@ -223,11 +292,17 @@ def test_expire_resends_only_slots_still_waiting():
 
 
 def test_a_float_use_zero_announces_the_exponent_and_the_switch_maximum_rescales():
-    core = AllReduceCore(3, 1, 2, EPOCH, elems=2, window=1, timeout=0.01, max_retries=1, switch=SWITCH)
+    core = AllReduceCore(
+        3, 1, 2, EPOCH, elems=2, window=1, timeout=0.01, max_retries=1, switch=SWITCH
+    )
     [bootstrap] = core.start(np.array([0.5, -0.25], dtype=np.float32), now=0.0)
-    assert bootstrap.hex() == "0101000300008000" "5eed0003" "00000000" "00000000" "00000000" "00000000"  # announces 128
+    assert (
+        bootstrap.hex() == "01010003000080005eed000300000000000000000000000000000000"
+    )  # announces 128
     update = core.receive(answer(bytes(bootstrap), exponent=129), SWITCH, now=0.001)
-    assert update.hex() == "0101000380000000" "5eed0003" "00000001" "00000000" "10000000" "f8000000"  # scaled for 2**1, not 2**0
+    assert (
+        update.hex() == "01010003800000005eed0003000000010000000010000000f8000000"
+    )  # scaled for 2**1, not 2**0
     core.receive(answer(bytes(update)), SWITCH, now=0.002)
     assert np.array_equal(core.result(), np.array([0.5, -0.25], dtype=np.float32))
 
@@ -242,13 +317,17 @@ def test_no_result_before_the_all_reduce_finished_and_unsupported_dtypes_are_ref
 
 def test_only_timeouts_count_towards_max_retries():
     # A RACK resend needs a later answer, so the switch is reachable: it never gives up the run.
-    core = AllReduceCore(3, 1, 2, EPOCH, elems=2, window=4, timeout=0.01, max_retries=0, switch=SWITCH)
+    core = AllReduceCore(
+        3, 1, 2, EPOCH, elems=2, window=4, timeout=0.01, max_retries=0, switch=SWITCH
+    )
     first = [bytes(p) for p in core.start(np.arange(16, dtype=np.int32), now=0.0)]
     core.receive(answer(first[3]), SWITCH, now=0.001)
     assert [bytes(p) for p in core.expire(0.00125)] == [first[1]]  # by RACK: not counted
     assert core.expire(0.003) == []  # slots 0 and 2: rank 0's turn first, rank 1's an RTO later
     with pytest.raises(WorkerError, match="after 0 retransmissions of slot 3"):
-        core.expire(0.004)  # slot 3's next use (sent at 1 ms) at its RTO (3 ms): no later answer reveals it
+        core.expire(
+            0.004
+        )  # slot 3's next use (sent at 1 ms) at its RTO (3 ms): no later answer reveals it
 
 
 def test_a_status_of_the_slots_round_with_this_workers_bit_allows_one_more_ask_then_only_its_timer():
@@ -258,21 +337,33 @@ def test_a_status_of_the_slots_round_with_this_workers_bit_allows_one_more_ask_t
     # which would make RACK resend slot 1 again a round of turns (3 allowances) after its resend;
     # it asks once more four allowances after the STATUS (6.3 ms), in case its RESULT copy (or their
     # STATUS copy) was lost, and then only two rounds of turns after that (13.8 ms).
-    core = AllReduceCore(3, 2, 3, EPOCH, elems=2, window=4, timeout=0.01, max_retries=12, switch=SWITCH)
-    first = [bytes(p) for p in core.start(np.arange(24, dtype=np.int32), now=0.0)]  # 3 uses per slot
+    core = AllReduceCore(
+        3, 2, 3, EPOCH, elems=2, window=4, timeout=0.01, max_retries=12, switch=SWITCH
+    )
+    first = [
+        bytes(p) for p in core.start(np.arange(24, dtype=np.int32), now=0.0)
+    ]  # 3 uses per slot
     nxt = [bytes(core.receive(answer(first[k]), SWITCH, now=0.001)) for k in (0, 2, 3)]
     assert [bytes(p) for p in core.expire(0.00125)] == [first[1]]
     assert core.receive(answer(first[1], msg=MSG_STATUS, bitmap=0b100), SWITCH, now=0.0013) is None
     assert core.stats.statuses == 1
-    last = [bytes(core.receive(answer(p), SWITCH, now=0.002)) for p in nxt]  # sent after slot 1's resend
-    assert all(core.receive(answer(p), SWITCH, now=0.003) is None for p in last)  # slots 0, 2, 3 done
+    last = [
+        bytes(core.receive(answer(p), SWITCH, now=0.002)) for p in nxt
+    ]  # sent after slot 1's resend
+    assert all(
+        core.receive(answer(p), SWITCH, now=0.003) is None for p in last
+    )  # slots 0, 2, 3 done
     assert core.expire(0.0062) == []
     assert core.deadline == pytest.approx(0.0013 + 4 * 0.00125)
     assert [bytes(p) for p in core.expire(core.deadline)] == [first[1]]
     assert (core.stats.retransmissions, core.stats.timeouts) == (2, 0)
-    assert core.receive(answer(first[1], msg=MSG_STATUS, bitmap=0b100), SWITCH, now=0.0073) is None  # still waiting
+    assert (
+        core.receive(answer(first[1], msg=MSG_STATUS, bitmap=0b100), SWITCH, now=0.0073) is None
+    )  # still waiting
     assert core.expire(0.0073) == []
-    assert core.deadline == pytest.approx(0.0063 + 6 * 0.00125)  # no more asking: two rounds of turns
+    assert core.deadline == pytest.approx(
+        0.0063 + 6 * 0.00125
+    )  # no more asking: two rounds of turns
 
 
 def test_the_answer_a_worker_behind_gets_at_once_does_not_shorten_racks_allowance():
@@ -327,7 +418,9 @@ def test_the_result_of_a_slot_counted_by_a_status_is_no_rtt_sample():
     core.receive(answer(first[1], msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.0011)
     core.receive(answer(first[1]), SWITCH, now=0.003)
     assert core.expire(0.003) == []
-    assert core.deadline == pytest.approx(0.001 + 0.001 + 4 * 0.0005 * (15 / 16) ** 2)  # second uses, at their RTO
+    assert core.deadline == pytest.approx(
+        0.001 + 0.001 + 4 * 0.0005 * (15 / 16) ** 2
+    )  # second uses, at their RTO
 
 
 def test_a_status_that_lacks_this_worker_after_an_rtt_is_its_loss_and_resent_at_once():
@@ -335,7 +428,10 @@ def test_a_status_that_lacks_this_worker_after_an_rtt_is_its_loss_and_resent_at_
     # time to arrive, so it was lost and goes again now, not at this worker's turn (2.5 ms).
     core, first = rack_core(rank=0)
     core.receive(answer(first[3]), SWITCH, now=0.001)
-    assert bytes(core.receive(answer(first[1], msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.0013)) == first[1]
+    assert (
+        bytes(core.receive(answer(first[1], msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.0013))
+        == first[1]
+    )
     assert (core.stats.retransmissions, core.stats.timeouts, core.stats.duplicates) == (1, 0, 0)
     # A second STATUS within an RTT of that resend may not have seen it: nothing goes.
     assert core.receive(answer(first[1], msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.002) is None
@@ -351,19 +447,26 @@ def test_a_status_that_lacks_this_worker_within_srtt_of_its_copy_waits_for_that_
     core.receive(answer(nxt[3]), SWITCH, now=0.0012)
     assert core.receive(answer(nxt[2], msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.0015) is None
     assert core.stats.retransmissions == 0
-    assert bytes(core.receive(answer(nxt[2], msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.002)) == nxt[2]
+    assert (
+        bytes(core.receive(answer(nxt[2], msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.002))
+        == nxt[2]
+    )
 
 
 def test_a_status_that_another_workers_resend_brought_allows_no_early_ask():
     # Rank 2 of 3 goes last in slot 0 and never resent it; a STATUS saying it is counted (another
     # worker's resend) stops its turns, and only the timer of two rounds of turns is left (7.5 ms):
     # asking again is for the worker whose resend the STATUS answered.
-    core = AllReduceCore(3, 2, 3, EPOCH, elems=2, window=4, timeout=0.01, max_retries=12, switch=SWITCH)
+    core = AllReduceCore(
+        3, 2, 3, EPOCH, elems=2, window=4, timeout=0.01, max_retries=12, switch=SWITCH
+    )
     first = [bytes(p) for p in core.start(np.arange(24, dtype=np.int32), now=0.0)]
     nxt = [bytes(core.receive(answer(first[k]), SWITCH, now=0.001)) for k in (1, 2, 3)]
     assert core.receive(answer(first[0], msg=MSG_STATUS, bitmap=0b101), SWITCH, now=0.0013) is None
     last = [bytes(core.receive(answer(p), SWITCH, now=0.002)) for p in nxt]
-    assert all(core.receive(answer(p), SWITCH, now=0.003) is None for p in last)  # slots 1, 2, 3 done
+    assert all(
+        core.receive(answer(p), SWITCH, now=0.003) is None for p in last
+    )  # slots 1, 2, 3 done
     assert core.expire(0.003) == []
     assert core.deadline == pytest.approx(6 * 0.00125)
     assert core.stats.retransmissions == 0
@@ -384,8 +487,10 @@ def test_a_status_of_the_next_round_means_this_workers_result_was_lost_and_asks_
 
 def test_a_status_without_this_workers_bit_or_of_another_round_changes_nothing():
     core, first = rack_core()
-    for other in (answer(first[1], msg=MSG_STATUS, bitmap=0b01),  # not counted: keep resending
-                  answer(first[1], msg=MSG_STATUS, round_=0xFFFFFFFE)):  # an earlier round
+    for other in (
+        answer(first[1], msg=MSG_STATUS, bitmap=0b01),  # not counted: keep resending
+        answer(first[1], msg=MSG_STATUS, round_=0xFFFFFFFE),
+    ):  # an earlier round
         assert core.receive(other, SWITCH, now=0.0005) is None
     assert (core.stats.duplicates, core.stats.statuses) == (2, 0)
     core.receive(answer(first[3]), SWITCH, now=0.001)
@@ -395,7 +500,9 @@ def test_a_status_without_this_workers_bit_or_of_another_round_changes_nothing()
 def test_a_result_of_a_later_round_is_held_never_taken_for_the_slots_round_and_taken_when_it_gets_there():
     # Slot 0 carries chunks 0 and 4 (rounds 0, 1) of 8; round 2 is the next all-reduce's first use.
     core, first = rack_core(window=4, size=16)
-    later = answer(first[0], round_=2, bitmap=0b01)  # rank 0 ran ahead: its sum alone, of values 0, 1
+    later = answer(
+        first[0], round_=2, bitmap=0b01
+    )  # rank 0 ran ahead: its sum alone, of values 0, 1
     assert core.receive(later, SWITCH, now=0.001) is None and core.stats.held == 1
     nxt = core.receive(answer(first[0]), SWITCH, now=0.002)  # round 0's own RESULT
     assert HEADER.unpack_from(nxt)[7] == 1
@@ -405,7 +512,9 @@ def test_a_result_of_a_later_round_is_held_never_taken_for_the_slots_round_and_t
         while (data := core.receive(answer(data), SWITCH, now=0.004)) is not None:
             data = bytes(data)
     assert core.finished and core.result()[:2].tolist() == [0, 1]
-    sent = core.start(np.full(2, 7, dtype=np.int32), now=1.0)  # one chunk, on slot 0 at round 2: held
+    sent = core.start(
+        np.full(2, 7, dtype=np.int32), now=1.0
+    )  # one chunk, on slot 0 at round 2: held
     assert sent == [] and core.finished
     assert core.result().tolist() == [0, 1] and core.contributors().bitmaps.tolist() == [0b01]
     assert core.stats.packets_sent == 8  # 8 chunks; the held use was never sent
@@ -415,13 +524,18 @@ def test_a_status_of_a_later_round_marks_the_chunks_gone_and_moves_to_the_round_
     # Slot 0 carries chunks 0, 4, 8 (rounds 0, 1, 2) of 10. Its set 0 holds round 4: rounds 0 to 2
     # were done and replaced without this worker's RESULT, which ends slot 0's part of this
     # all-reduce (chunks 0, 4 and 8 have no sum); round 3 is where the next all-reduce starts.
-    core = AllReduceCore(3, 1, 2, EPOCH, elems=2, window=4, timeout=0.01, max_retries=12, switch=SWITCH)
+    core = AllReduceCore(
+        3, 1, 2, EPOCH, elems=2, window=4, timeout=0.01, max_retries=12, switch=SWITCH
+    )
     array = np.arange(20, dtype=np.int32)
     first = [bytes(p) for p in core.start(array, now=0.0)]
     assert core.receive(answer(first[0], msg=MSG_STATUS, round_=4), SWITCH, now=0.001) is None
     # Slot 1 (chunks 1, 5, 9): set 0 holds round 2, so round 0 is gone and round 1 goes out.
     after = core.receive(answer(first[1], msg=MSG_STATUS, round_=2), SWITCH, now=0.001)
-    assert HEADER.unpack_from(after)[7] == 1 and after[HEADER_LEN:] == array[10:12].astype(">i4").tobytes()
+    assert (
+        HEADER.unpack_from(after)[7] == 1
+        and after[HEADER_LEN:] == array[10:12].astype(">i4").tobytes()
+    )
     for data in (bytes(after), first[2], first[3]):
         while (data := core.receive(answer(data, bitmap=0b11), SWITCH, now=0.002)) is not None:
             data = bytes(data)
@@ -440,7 +554,12 @@ def test_a_status_of_a_later_round_marks_the_chunks_gone_and_moves_to_the_round_
 def test_a_float_chunk_beyond_the_agreed_exponent_is_clipped_so_n_contributions_cannot_overflow():
     # The switch's maximum for chunk 0 is 2^0 (another worker's announcement alone was counted),
     # but this worker's chunk reaches 3.0: it is clipped to the largest value n = 2 sum safely.
-    core = AllReduceCore(3, 1, 2, EPOCH, elems=2, window=1, timeout=0.01, max_retries=1, switch=SWITCH)
+    core = AllReduceCore(
+        3, 1, 2, EPOCH, elems=2, window=1, timeout=0.01, max_retries=1, switch=SWITCH
+    )
     [bootstrap] = core.start(np.array([3.0, -0.25], dtype=np.float32), now=0.0)
     update = core.receive(answer(bytes(bootstrap), exponent=128, bitmap=0b01), SWITCH, now=0.001)
-    assert np.frombuffer(update[HEADER_LEN:], ">i4").tolist() == [(2**31 - 1) // 2, -(2**31 - 1) // 8]
+    assert np.frombuffer(update[HEADER_LEN:], ">i4").tolist() == [
+        (2**31 - 1) // 2,
+        -(2**31 - 1) // 8,
+    ]

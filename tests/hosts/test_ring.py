@@ -46,16 +46,21 @@ def run_rings(peers: list[tuple[str, int]], ranks: list[int], work, timeout: flo
 @pytest.mark.parametrize("size", [1, 7, 1000, 4099])
 def test_int32_sum_is_exact_and_float32_close(n, size):
     rng = np.random.default_rng([n, size])
-    ints = rng.integers(-2**31, 2**31, size=(n, size), dtype=np.int64).astype(np.int32)
+    ints = rng.integers(-(2**31), 2**31, size=(n, size), dtype=np.int64).astype(np.int32)
     floats = rng.standard_normal((n, size)).astype(np.float32)
-    results = run_rings(free_ports(n), list(range(n)),
-                        lambda ring: (ring.allreduce(ints[ring.rank]), ring.allreduce(floats[ring.rank])))
+    results = run_rings(
+        free_ports(n),
+        list(range(n)),
+        lambda ring: (ring.allreduce(ints[ring.rank]), ring.allreduce(floats[ring.rank])),
+    )
     expected = ints.sum(axis=0, dtype=np.int32)
     for rank in range(n):
         got_ints, got_floats = results[rank]
         assert got_ints.dtype == np.int32 and np.array_equal(got_ints, expected)
         assert got_floats.dtype == np.float32
-        np.testing.assert_allclose(got_floats, floats.astype(np.float64).sum(axis=0), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(
+            got_floats, floats.astype(np.float64).sum(axis=0), rtol=1e-5, atol=1e-5
+        )
         assert got_floats.tobytes() == results[0][1].tobytes()
 
 
@@ -81,9 +86,14 @@ def test_missing_neighbour_is_named():
     peers = free_ports(3)
     results = run_rings(peers, [0, 1], lambda ring: None, timeout=0.5)
     assert isinstance(results[1], RingError)
-    assert str(results[1]).startswith(f"ring rank 1: cannot reach rank 2 at 127.0.0.1:{peers[2][1]} within 0.5 s")
+    assert str(results[1]).startswith(
+        f"ring rank 1: cannot reach rank 2 at 127.0.0.1:{peers[2][1]} within 0.5 s"
+    )
     assert isinstance(results[0], RingError)
-    assert str(results[0]) == f"ring rank 0: no connection from rank 2 at 127.0.0.1:{peers[2][1]} within 0.5 s"
+    assert (
+        str(results[0])
+        == f"ring rank 0: no connection from rank 2 at 127.0.0.1:{peers[2][1]} within 0.5 s"
+    )
 
 
 def test_neighbour_that_dies_mid_allreduce_is_named():
@@ -98,17 +108,42 @@ def test_neighbour_that_dies_mid_allreduce_is_named():
 
     results = run_rings(peers, [0, 1, 2], work, timeout=2.0)
     assert isinstance(results[2], RingError)
-    assert str(results[2]) == f"ring rank 2: rank 1 at 127.0.0.1:{peers[1][1]} closed the connection"
+    assert (
+        str(results[2]) == f"ring rank 2: rank 1 at 127.0.0.1:{peers[1][1]} closed the connection"
+    )
     assert isinstance(results[0], RingError)
     assert "rank 1" in str(results[0]) or "rank 2" in str(results[0])
 
 
 def test_training_worker_on_a_ring_fails_naming_the_missing_neighbour():
     """`ina train --aggregation ring`'s worker process: rank 1 (127.0.0.2) never listens."""
-    done = subprocess.run([sys.executable, "-m", "ina.train.worker_main", "--job", "3", "--rank", "0",
-                           "--workers", "2", "--epoch", "9", "--ring", "127.0.0.1,127.0.0.2",
-                           "--ring-timeout", "0.5", "--epochs", "1"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ina.train.worker_main",
+            "--job",
+            "3",
+            "--rank",
+            "0",
+            "--workers",
+            "2",
+            "--epoch",
+            "9",
+            "--ring",
+            "127.0.0.1,127.0.0.2",
+            "--ring-timeout",
+            "0.5",
+            "--epochs",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1
-    assert done.stderr.startswith(f"ina train: worker 0 of job 3: ring rank 0: cannot reach rank 1 at "
-                                  f"127.0.0.2:{PORT} within 0.5 s")
+    assert done.stderr.startswith(
+        f"ina train: worker 0 of job 3: ring rank 0: cannot reach rank 1 at "
+        f"127.0.0.2:{PORT} within 0.5 s"
+    )
     assert done.stdout == ""

@@ -10,7 +10,13 @@ def test_the_first_sample_sets_srtt_rttvar_and_an_rto_of_three_rtts():
     rtt = RttEstimator(timeout=0.5, min_rto=0.0, window=4)
     assert (rtt.srtt, rtt.rto, rtt.timer) == (None, 0.5, 0.5)  # `timeout` until the first sample
     rtt.sample(MS)
-    assert (rtt.srtt, rtt.rttvar, rtt.min_rtt, rtt.rto, rtt.timer) == (MS, MS / 2, MS, 3 * MS, 3 * MS)
+    assert (rtt.srtt, rtt.rttvar, rtt.min_rtt, rtt.rto, rtt.timer) == (
+        MS,
+        MS / 2,
+        MS,
+        3 * MS,
+        3 * MS,
+    )
     assert rtt.reo_wnd == MS / 4
 
 
@@ -36,6 +42,7 @@ def test_the_rto_lies_between_the_floor_and_max_rto():
     assert steady.rttvar == MS / 2 * (3 / 4) ** 3  # srtt + 4 rttvar = 1.84 MS, below the floor
     assert steady.rto == 2 * MS  # RTO_MIN_RTTS x min_rtt: never within the fastest answer seen
 
+
 def test_timeouts_double_the_timer_up_to_max_backoff_and_a_sample_ends_the_backoff():
     rtt = RttEstimator(timeout=0.5, min_rto=0.0, window=4)
     rtt.sample(MS)
@@ -57,5 +64,11 @@ def test_a_spurious_resend_widens_the_reordering_window_up_to_srtt_and_undoes_th
     for _ in range(5):
         rtt.spurious(MS)
         widths.append(rtt.reo_wnd)
-    assert widths == [MS / 2, 3 * MS / 4, MS, MS, MS]  # min_rtt / 4 more each time, never beyond srtt
+    assert widths == [
+        MS / 2,
+        3 * MS / 4,
+        MS,
+        MS,
+        MS,
+    ]  # min_rtt / 4 more each time, never beyond srtt
     assert (rtt.backoff, rtt.timer) == (0, rtt.rto)

@@ -24,7 +24,9 @@ def test_stale_2_runs_three_calls_at_once_on_three_groups_of_slots_and_each_sums
         assert [[c.base for c in cores[t]] for t in range(3)] == [[0] * 3, [4] * 3, [8] * 3]
         net.run(until=lambda: all(c.finished for c in cores[0]))
         # Call 0 finished while calls 1 and 2 were in flight beside it: their first UPDATEs left at 0.
-        first_sent = {d.slot // 4: t for t, d in reversed(net.sent) if d.direction == UPDATE and d.use == 0}
+        first_sent = {
+            d.slot // 4: t for t, d in reversed(net.sent) if d.direction == UPDATE and d.use == 0
+        }
         assert first_sent == {0: 0.0, 1: 0.0, 2: 0.0}
         results = {0: [c.result() for c in cores[0]]}
         cores[3] = [net.start(0, rank, calls[3][rank]) for rank in range(3)]  # group 0 again
@@ -34,7 +36,9 @@ def test_stale_2_runs_three_calls_at_once_on_three_groups_of_slots_and_each_sums
             expected = np.sum(calls[t], axis=0, dtype=np.int32)
             assert all(np.array_equal(r, expected) for r in got), t
             assert all(c.contributors().counts.tolist() == [3] * 13 for c in cores[t])
-        assert net.stats()["jobs"][0]["completed"] == 4 * 13 and "stale" not in net.stats()["jobs"][0]
+        assert (
+            net.stats()["jobs"][0]["completed"] == 4 * 13 and "stale" not in net.stats()["jobs"][0]
+        )
 
 
 def test_a_worker_pipelines_its_calls_on_one_socket_and_every_sum_is_exact():
@@ -46,10 +50,24 @@ def test_a_worker_pipelines_its_calls_on_one_socket_and_every_sum_is_exact():
     results: list = [None] * n
 
     def work(rank: int) -> None:
-        w = Worker(0, rank, n, "127.0.0.1", f"127.0.0.{rank + 2}", 0, 16, 8, timeout=0.005, switch_port=port,
-                   epoch=EPOCH, staleness=1)
+        w = Worker(
+            0,
+            rank,
+            n,
+            "127.0.0.1",
+            f"127.0.0.{rank + 2}",
+            0,
+            16,
+            8,
+            timeout=0.005,
+            switch_port=port,
+            epoch=EPOCH,
+            staleness=1,
+        )
         try:
-            futures = [w.allreduce_async(arrays[t][rank]) for t in range(calls)]  # all asked at once
+            futures = [
+                w.allreduce_async(arrays[t][rank]) for t in range(calls)
+            ]  # all asked at once
             results[rank] = [f.result(timeout=10) for f in futures]
         finally:
             w.close()
@@ -58,5 +76,8 @@ def test_a_worker_pipelines_its_calls_on_one_socket_and_every_sum_is_exact():
     ps.close()
     for rank in range(n):
         for t, reduced in enumerate(results[rank]):
-            assert np.array_equal(reduced.total, np.sum(arrays[t], axis=0, dtype=np.int32)), (rank, t)
+            assert np.array_equal(reduced.total, np.sum(arrays[t], axis=0, dtype=np.int32)), (
+                rank,
+                t,
+            )
             assert reduced.contributors.counts.tolist() == [n] * 19

@@ -12,14 +12,28 @@ from ina.hosts.worker import Share
 
 def test_int32_partial_sums_are_checked_against_the_counted_ranks_only():
     seed, n, size, elems = 3, 4, 20, 8  # chunks: 0..7, 8..15, 16..19
-    counted = Contributors(elems, np.array([3, 4, 0], np.uint8), np.array([0b1101, 0b1111, 0], np.uint32))
+    counted = Contributors(
+        elems, np.array([3, 4, 0], np.uint8), np.array([0b1101, 0b1111, 0], np.uint32)
+    )
     arrays = [make_array(seed, r, size, "int32").astype(np.int64) for r in range(n)]
-    model = np.concatenate([(arrays[0] + arrays[2] + arrays[3])[:8], sum(arrays)[8:16], np.zeros(4, np.int64)])
+    model = np.concatenate(
+        [(arrays[0] + arrays[2] + arrays[3])[:8], sum(arrays)[8:16], np.zeros(4, np.int64)]
+    )
     result = ((model + 2**31) % 2**32 - 2**31).astype(np.int32)
     assert verify(result, seed, n, size, "int32", elems, counted) == (True, 0.0)
     everyone = sum(arrays)
-    assert not verify(((everyone + 2**31) % 2**32 - 2**31).astype(np.int32), seed, n, size, "int32", elems, counted)[0]
-    assert verify(((everyone + 2**31) % 2**32 - 2**31).astype(np.int32), seed, n, size, "int32", elems)[0]
+    assert not verify(
+        ((everyone + 2**31) % 2**32 - 2**31).astype(np.int32),
+        seed,
+        n,
+        size,
+        "int32",
+        elems,
+        counted,
+    )[0]
+    assert verify(
+        ((everyone + 2**31) % 2**32 - 2**31).astype(np.int32), seed, n, size, "int32", elems
+    )[0]
 
 
 def test_float_partial_sums_stay_within_the_bound_of_their_ranks():
@@ -50,13 +64,17 @@ def exact_sum(seed: int, n: int, size: int, iteration: int) -> np.ndarray:
 
 def test_each_repetition_has_its_own_arrays_and_the_first_is_the_seeds_own():
     first, second = make_array(5, 1, 64, "int32"), make_array(5, 1, 64, "int32", 1)
-    assert np.array_equal(first, np.random.default_rng(5 * 1000 + 1).integers(-(2**20), 2**20, 64, dtype=np.int32))
+    assert np.array_equal(
+        first, np.random.default_rng(5 * 1000 + 1).integers(-(2**20), 2**20, 64, dtype=np.int32)
+    )
     assert not np.array_equal(first, second)
     assert not np.array_equal(second, make_array(5, 1, 64, "int32", 2))
 
 
 def test_every_repetition_is_verified_against_its_own_sum_and_a_miss_names_it():
-    args = argparse.Namespace(seed=2, rank=1, workers=3, size=20, dtype="int32", elems=8, repeat=4, verify=True)
+    args = argparse.Namespace(
+        seed=2, rank=1, workers=3, size=20, dtype="int32", elems=8, repeat=4, verify=True
+    )
     everyone = Contributors(8, np.array([3, 3, 3], np.uint8), np.array([0b111] * 3, np.uint32))
     outcome = Outcome(args)
     outcome.add(0, (exact_sum(2, 3, 20, 0), everyone))
@@ -67,8 +85,10 @@ def test_every_repetition_is_verified_against_its_own_sum_and_a_miss_names_it():
     outcome.add(3, (exact_sum(2, 3, 20, 3), everyone))
     wrong_by = int(np.abs(exact_sum(2, 3, 20, 0).astype(np.int64) - exact_sum(2, 3, 20, 1)).max())
     assert (outcome.ok, outcome.failed, outcome.max_error) == (False, [1, 2], float(wrong_by))
-    assert outcome.mismatch() == ("the sum of 2 of 4 all-reduce(s) does not match the expected sum "
-                                  f"(repetition 1, 2; max error {wrong_by:g})")
+    assert outcome.mismatch() == (
+        "the sum of 2 of 4 all-reduce(s) does not match the expected sum "
+        f"(repetition 1, 2; max error {wrong_by:g})"
+    )
 
 
 def test_an_int32_mismatch_says_its_error():
@@ -90,9 +110,17 @@ def test_the_share_of_a_ranks_contributions_in_the_sums_counts_chunks_over_all_r
 
 
 def test_chunks_whose_sums_lack_ranks_are_counted_over_repetitions():
-    args = argparse.Namespace(seed=1, rank=2, workers=3, size=24, dtype="int32", elems=8, repeat=2, verify=False)
+    args = argparse.Namespace(
+        seed=1, rank=2, workers=3, size=24, dtype="int32", elems=8, repeat=2, verify=False
+    )
     outcome = Outcome(args)
     without = Contributors(8, np.array([2, 3, 0], np.uint8), np.array([0b011, 0b111, 0], np.uint32))
     outcome.add(0, (np.zeros(24, np.int32), without))
-    outcome.add(1, (np.zeros(24, np.int32), Contributors(8, np.full(3, 3, np.uint8), np.full(3, 0b111, np.uint32))))
+    outcome.add(
+        1,
+        (
+            np.zeros(24, np.int32),
+            Contributors(8, np.full(3, 3, np.uint8), np.full(3, 0b111, np.uint32)),
+        ),
+    )
     assert (outcome.partial, outcome.missing, outcome.ok) == (2, 1, True)

@@ -21,14 +21,36 @@ PS_IP = "127.0.0.1"
 EPOCH = 0x5EED0001
 
 
-def run_job(n: int, arrays, loss: float = 0.0, elems: int = 16, window: int = 8, port: int = 0xBEE0,
-            before=None, stats: list | None = None):
+def run_job(
+    n: int,
+    arrays,
+    loss: float = 0.0,
+    elems: int = 16,
+    window: int = 8,
+    port: int = 0xBEE0,
+    before=None,
+    stats: list | None = None,
+):
     """Each rank's result; `before(worker)` runs before its all-reduce, `stats` gets each rank's Stats."""
     ps = ParameterServer(0, n, EPOCH, elems, PS_IP, port, loss=loss, seed=7)
     threading.Thread(target=ps.serve_forever, daemon=True).start()
     results, errors = [None] * n, []
-    workers = [Worker(0, rank, n, PS_IP, f"127.0.0.{rank + 2}", port, elems, window, timeout=0.005,
-                      switch_port=port, epoch=EPOCH) for rank in range(n)]
+    workers = [
+        Worker(
+            0,
+            rank,
+            n,
+            PS_IP,
+            f"127.0.0.{rank + 2}",
+            port,
+            elems,
+            window,
+            timeout=0.005,
+            switch_port=port,
+            epoch=EPOCH,
+        )
+        for rank in range(n)
+    ]
     if before is not None:
         for w in workers:
             before(w)
@@ -73,16 +95,26 @@ def test_float32_within_documented_bound_for_every_rank():
 
 
 def test_unreachable_switch_fails_with_a_clear_error():
-    w = Worker(0, 0, 2, "127.0.0.1", "127.0.0.9", 0xBEE7, 16, 4, timeout=0.001, max_retries=3, epoch=EPOCH)
+    w = Worker(
+        0, 0, 2, "127.0.0.1", "127.0.0.9", 0xBEE7, 16, 4, timeout=0.001, max_retries=3, epoch=EPOCH
+    )
     with pytest.raises(WorkerError, match="no answer from the switch"):
         w.allreduce(np.ones(64, dtype=np.int32))
     w.close()
 
 
 def test_update_packet_bytes():
-    buf = packets.datagram(MSG_UPDATE, 0x5EED0003, np.array([-1, 2], dtype=np.int64), rank=3, job=0x0102, index=5,
-                           round_=1, exponent=130)
-    assert buf.hex() == "0103010280058200" "5eed0003" "00000001" "00000000" "ffffffff" "00000002"
+    buf = packets.datagram(
+        MSG_UPDATE,
+        0x5EED0003,
+        np.array([-1, 2], dtype=np.int64),
+        rank=3,
+        job=0x0102,
+        index=5,
+        round_=1,
+        exponent=130,
+    )
+    assert buf.hex() == "01030102800582005eed00030000000100000000ffffffff00000002"
     assert packets.parse_header(buf) == (1, 3, 0x0102, 1, 5, 130, 0, 0x5EED0003, 1, 0)
 
 
@@ -107,7 +139,14 @@ class Reflector:
         data = bytes(data)
         self.sent.append(data)
         exponent = self.exponents.get(data[6], data[6])
-        result = bytes([MSG_RESULT]) + data[1:6] + bytes([exponent, 1]) + data[8:16] + bytes([0, 0, 0, 2]) + data[20:]
+        result = (
+            bytes([MSG_RESULT])
+            + data[1:6]
+            + bytes([exponent, 1])
+            + data[8:16]
+            + bytes([0, 0, 0, 2])
+            + data[20:]
+        )
         self.queue += [(result, addr), (result, addr)]
         return len(data)
 
@@ -123,7 +162,9 @@ class Reflector:
 
 
 def reflected_worker(n_workers: int, elems: int, window: int, exponents=None) -> Worker:
-    w = Worker(3, 1, n_workers, "127.0.0.1", "127.0.0.1", 0, elems, window, timeout=0.005, epoch=0x5EED0003)
+    w = Worker(
+        3, 1, n_workers, "127.0.0.1", "127.0.0.1", 0, elems, window, timeout=0.005, epoch=0x5EED0003
+    )
     w.sock = Reflector(w.sock, exponents)
     return w
 
@@ -133,17 +174,27 @@ def test_int32_packets_on_the_wire_alternate_sets_and_count_duplicates():
     array = np.array([1, -2, 3, 2**31 - 1, -5], dtype=np.int32)
     assert np.array_equal(w.allreduce(array), array)
     assert [p.hex() for p in w.sock.sent] == [
-        "0101000300000000" "5eed0003" "00000000" "00000000" "00000001" "fffffffe",  # slot 0, set 0: chunk 0
-        "0101000300010000" "5eed0003" "00000000" "00000000" "00000003" "7fffffff",  # slot 1, set 0: chunk 1
-        "0101000380000000" "5eed0003" "00000001" "00000000" "fffffffb" "00000000",  # slot 0, set 1: chunk 2, zero-padded
+        "01010003000000005eed0003000000000000000000000001fffffffe",  # slot 0, set 0: chunk 0
+        "01010003000100005eed00030000000000000000000000037fffffff",  # slot 1, set 0: chunk 1
+        "0101000380000000"
+        "5eed0003"
+        "00000001"
+        "00000000"
+        "fffffffb"
+        "00000000",  # slot 0, set 1: chunk 2, zero-padded
     ]
     s = w.stats  # the I/O thread may have read the last duplicate already, or not yet
     assert (s.packets_sent, s.retransmissions, s.packets_received - s.duplicates) == (3, 0, 3)
     # Each RESULT said it holds rank 1's contribution alone: the sum returned is that one.
-    assert (w.contributors.counts.tolist(), w.contributors.bitmaps.tolist()) == ([1, 1, 1], [2, 2, 2])
+    assert (w.contributors.counts.tolist(), w.contributors.bitmaps.tolist()) == (
+        [1, 1, 1],
+        [2, 2, 2],
+    )
     w.sock.sent.clear()
     w.allreduce(array[:2])  # the next all-reduce continues each slot's set alternation
-    assert [p.hex() for p in w.sock.sent] == ["0101000300000000" "5eed0003" "00000002" "00000000" "00000001" "fffffffe"]
+    assert [p.hex() for p in w.sock.sent] == [
+        "01010003000000005eed0003000000020000000000000001fffffffe"
+    ]
     w.close()
 
 
@@ -154,23 +205,51 @@ def test_float_packets_quantize_with_the_exponent_the_switch_returns():
     array = np.array([0.5, -0.25, 3.0, 0.0], dtype=np.float32)
     result = w.allreduce(array)
     assert [p.hex() for p in w.sock.sent] == [
-        "0101000300008000" "5eed0003" "00000000" "00000000" "00000000" "00000000",  # use 0: all zeros, announces chunk 0's exponent
-        "0101000380008200" "5eed0003" "00000001" "00000000" "20000000" "f0000000",  # chunk 0 at scale (2**31-1)/2, announces 130
-        "0101000300000000" "5eed0003" "00000002" "00000000" "18000000" "00000000",  # chunk 1 at scale (2**31-1)/16, nothing after
+        "0101000300008000"
+        "5eed0003"
+        "00000000"
+        "00000000"
+        "00000000"
+        "00000000",  # use 0: all zeros, announces chunk 0's exponent
+        "0101000380008200"
+        "5eed0003"
+        "00000001"
+        "00000000"
+        "20000000"
+        "f0000000",  # chunk 0 at scale (2**31-1)/2, announces 130
+        "0101000300000000"
+        "5eed0003"
+        "00000002"
+        "00000000"
+        "18000000"
+        "00000000",  # chunk 1 at scale (2**31-1)/16, nothing after
     ]
     assert result.dtype == np.float32 and np.array_equal(result, array)
     w.close()
 
 
 def forged_result(job: int, pool_set: int, index: int, epoch: int, elems: int = 16) -> bytes:
-    return HEADER.pack(MSG_RESULT, 0, job, pool_field(pool_set, index), 0, 2, epoch, pool_set, 3) + bytes(range(4 * elems))
+    return HEADER.pack(
+        MSG_RESULT, 0, job, pool_field(pool_set, index), 0, 2, epoch, pool_set, 3
+    ) + bytes(range(4 * elems))
 
 
 def udp_from(src: tuple[str, int], dst: tuple[str, int], payload: bytes) -> None:
     """Send a UDP datagram with any source address (a raw socket, as an attacker with root would)."""
     udp = struct.pack("!HHHH", src[1], dst[1], 8 + len(payload), 0) + payload
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, socket.IPPROTO_UDP, 0,
-                     socket.inet_aton(src[0]), socket.inet_aton(dst[0]))
+    ip = struct.pack(
+        "!BBHHHBBH4s4s",
+        0x45,
+        0,
+        20 + len(udp),
+        0,
+        0,
+        64,
+        socket.IPPROTO_UDP,
+        0,
+        socket.inet_aton(src[0]),
+        socket.inet_aton(dst[0]),
+    )
     with socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW) as raw:
         raw.sendto(ip + udp, (dst[0], 0))
 
@@ -194,15 +273,23 @@ def test_results_from_another_address_are_counted_as_forged_and_ignored():
     assert [s.forged for s in stats] == [64, 64]
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="spoofing the switch's address needs a raw socket (root)")
+@pytest.mark.skipif(
+    os.geteuid() != 0, reason="spoofing the switch's address needs a raw socket (root)"
+)
 def test_results_with_the_switch_address_but_not_this_run_are_forged():
     # From the switch's own address and port: a wrong epoch, a wrong job, a slot beyond the window,
     # a wrong message type and a short datagram are each refused; the results stay exact.
     arrays = [make_array(10, r, 1000, "int32") for r in range(2)]
     port = 0xBEE9
-    bad = [forged_result(0, 0, 1, EPOCH + 1), forged_result(0, 0, 1, 0), forged_result(1, 0, 1, EPOCH),
-           forged_result(0, 0, 8, EPOCH), bytes([MSG_UPDATE]) + forged_result(0, 0, 1, EPOCH)[1:],
-           forged_result(0, 0, 1, EPOCH)[:-1], forged_result(0, 0, 1, EPOCH) + b"x"]
+    bad = [
+        forged_result(0, 0, 1, EPOCH + 1),
+        forged_result(0, 0, 1, 0),
+        forged_result(1, 0, 1, EPOCH),
+        forged_result(0, 0, 8, EPOCH),
+        bytes([MSG_UPDATE]) + forged_result(0, 0, 1, EPOCH)[1:],
+        forged_result(0, 0, 1, EPOCH)[:-1],
+        forged_result(0, 0, 1, EPOCH) + b"x",
+    ]
 
     def spoof(w: Worker) -> None:
         for payload in bad:
@@ -234,27 +321,51 @@ def test_nan_and_infinity_are_refused_before_anything_is_sent(bad, dtype):
     array[37] = bad
     with pytest.raises(WorkerError, match=r"1 NaN or infinite value\(s\) \(first at flat index 37"):
         w.allreduce(array)
-    with pytest.raises(WorkerError, match="NaN"):  # that call failed alone: the worker takes the next
+    with pytest.raises(
+        WorkerError, match="NaN"
+    ):  # that call failed alone: the worker takes the next
         w.allreduce(array)
     assert w.stats.packets_sent == 0
     w.close()
 
 
-@pytest.mark.parametrize(("name", "value", "message"), [
-    ("job_id", 256, "job_id = 256: expected 0..255"), ("job_id", -1, "job_id = -1"),
-    ("rank", 2, r"rank = 2: expected 0..1"), ("n_workers", 0, "n_workers = 0: expected 1..32"),
-    ("n_workers", 33, "n_workers = 33"), ("epoch", 0, "epoch = 0: expected 1..4294967295"),
-    ("epoch", 1 << 32, "epoch = 4294967296"), ("elems", 0, "elems = 0: expected 1..16371"),
-    ("window", 0, "window = 0: expected 1..32768"), ("window", -4, "window = -4"),
-    ("window", 32769, "window = 32769"), ("timeout", -1.0, "timeout = -1.0: expected a finite"),
-    ("timeout", float("nan"), "timeout = nan"), ("timeout", 0.0, "timeout = 0.0"),
-    ("max_retries", -1, "max_retries = -1: expected 0 or more"), ("udp_port", 70000, "udp_port = 70000"),
-    ("switch_port", 0, "switch_port = 0: expected 1..65535"), ("switch_ip", "not-an-ip", "switch_ip = 'not-an-ip'"),
-    ("local_ip", "300.1.1.1", "local_ip = '300.1.1.1'"),
-])
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("job_id", 256, "job_id = 256: expected 0..255"),
+        ("job_id", -1, "job_id = -1"),
+        ("rank", 2, r"rank = 2: expected 0..1"),
+        ("n_workers", 0, "n_workers = 0: expected 1..32"),
+        ("n_workers", 33, "n_workers = 33"),
+        ("epoch", 0, "epoch = 0: expected 1..4294967295"),
+        ("epoch", 1 << 32, "epoch = 4294967296"),
+        ("elems", 0, "elems = 0: expected 1..16371"),
+        ("window", 0, "window = 0: expected 1..32768"),
+        ("window", -4, "window = -4"),
+        ("window", 32769, "window = 32769"),
+        ("timeout", -1.0, "timeout = -1.0: expected a finite"),
+        ("timeout", float("nan"), "timeout = nan"),
+        ("timeout", 0.0, "timeout = 0.0"),
+        ("max_retries", -1, "max_retries = -1: expected 0 or more"),
+        ("udp_port", 70000, "udp_port = 70000"),
+        ("switch_port", 0, "switch_port = 0: expected 1..65535"),
+        ("switch_ip", "not-an-ip", "switch_ip = 'not-an-ip'"),
+        ("local_ip", "300.1.1.1", "local_ip = '300.1.1.1'"),
+    ],
+)
 def test_bad_arguments_name_the_argument_and_range(name, value, message):
-    args = {"job_id": 0, "rank": 0, "n_workers": 2, "switch_ip": PS_IP, "local_ip": "127.0.0.23",
-            "udp_port": 0, "elems": 16, "window": 4, "epoch": EPOCH, name: value}
+    args = {
+        "job_id": 0,
+        "rank": 0,
+        "n_workers": 2,
+        "switch_ip": PS_IP,
+        "local_ip": "127.0.0.23",
+        "udp_port": 0,
+        "elems": 16,
+        "window": 4,
+        "epoch": EPOCH,
+        name: value,
+    }
     with pytest.raises(ValueError, match=message):
         Worker(**args)
 
@@ -271,17 +382,32 @@ def test_a_worker_needs_the_jobs_epoch(monkeypatch):
 
 def test_the_parameter_server_answers_a_retransmission_with_a_status_to_everyone_then_the_result():
     ps = ParameterServer(0, 2, EPOCH, elems=2, bind_ip=PS_IP, port=0)
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as one, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as two:
+    with (
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as one,
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as two,
+    ):
         for sock in (one, two):
             sock.bind((PS_IP, 0))
             sock.settimeout(1.0)
-        updates = [packets.datagram(MSG_UPDATE, EPOCH, [rank + 1, -1], rank=rank, index=index, round_=5)
-                   for rank, index in ((0, 3), (1, 3), (1, 4))]
+        updates = [
+            packets.datagram(MSG_UPDATE, EPOCH, [rank + 1, -1], rank=rank, index=index, round_=5)
+            for rank, index in ((0, 3), (1, 3), (1, 4))
+        ]
         ps.handle(updates[2], two.getsockname())  # rank 1 is known to the server from another slot
         ps.handle(updates[0], one.getsockname())
         ps.handle(updates[0], one.getsockname())  # a retransmission into a use still collecting
         for sock in (one, two):  # both hear that slot 3 holds rank 0 alone: rank 1 must resend
-            assert packets.parse_header(sock.recv(64))[:9] == (MSG_STATUS, 0, 0, 1, 3, 0, 1, EPOCH, 5)
+            assert packets.parse_header(sock.recv(64))[:9] == (
+                MSG_STATUS,
+                0,
+                0,
+                1,
+                3,
+                0,
+                1,
+                EPOCH,
+                5,
+            )
         ps.handle(updates[1], two.getsockname())
         results = [one.recv(64), two.recv(64)]
         assert all(packets.parse_header(r)[5:] == (0, 2, EPOCH, 5, 0b11) for r in results)
@@ -296,10 +422,23 @@ def test_between_calls_the_worker_reads_its_socket_and_holds_the_next_calls_resu
     switch = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     switch.bind(("127.0.0.1", 0))
     switch.settimeout(5)
-    w = Worker(3, 1, 2, "127.0.0.1", "127.0.0.1", 0, 2, 2, timeout=0.5, switch_port=switch.getsockname()[1],
-               epoch=0x5EED0003)
+    w = Worker(
+        3,
+        1,
+        2,
+        "127.0.0.1",
+        "127.0.0.1",
+        0,
+        2,
+        2,
+        timeout=0.5,
+        switch_port=switch.getsockname()[1],
+        epoch=0x5EED0003,
+    )
     try:
-        future = w.allreduce_async(np.array([1, 2, 3, 4], dtype=np.int32))  # chunks 0, 1 on slots 0, 1: round 0
+        future = w.allreduce_async(
+            np.array([1, 2, 3, 4], dtype=np.int32)
+        )  # chunks 0, 1 on slots 0, 1: round 0
         for _ in range(2):
             update, addr = switch.recvfrom(100)
             fields = list(HEADER.unpack_from(update))
@@ -308,14 +447,23 @@ def test_between_calls_the_worker_reads_its_socket_and_holds_the_next_calls_resu
         assert future.result(timeout=5).total.tolist() == [1, 2, 3, 4]
         for slot in range(2):  # round 1 of each slot: rank 0's sums alone
             values = struct.pack(">2i", 10 * slot, 10 * slot + 1)
-            switch.sendto(HEADER.pack(MSG_RESULT, 0, 3, pool_field(1, slot), 0, 1, 0x5EED0003, 1, 0b01) + values, addr)
+            switch.sendto(
+                HEADER.pack(MSG_RESULT, 0, 3, pool_field(1, slot), 0, 1, 0x5EED0003, 1, 0b01)
+                + values,
+                addr,
+            )
         for _ in range(500):
             if w.stats.held == 2:
                 break
             threading.Event().wait(0.01)
         assert w.stats.held == 2  # read before the call that needs them began
         reduced = w.allreduce_async(np.array([5, 6, 7, 8], dtype=np.int32)).result(timeout=5)
-        assert reduced.total.tolist() == [0, 1, 10, 11] and reduced.contributors.bitmaps.tolist() == [1, 1]
+        assert reduced.total.tolist() == [
+            0,
+            1,
+            10,
+            11,
+        ] and reduced.contributors.bitmaps.tolist() == [1, 1]
         assert w.stats.packets_sent == 2
     finally:
         w.close()

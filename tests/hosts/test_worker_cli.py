@@ -18,19 +18,30 @@ CASES = [
     (["--size", "-5"], "argument --size: expected an integer >= 1, got '-5'"),
     # --size sizes memory: refused before any array exists (ina.args.MEMORY_BUDGET, 4 GiB; 64 bytes per
     # element, --verify 64 more and 8 per rank); these ended in a numpy traceback or the OOM killer
-    (["--size", str(10**20)], "argument --size: expected an integer in 1..67108864 (64 bytes per element, at most "
-                              f"4 GiB), got '{10**20}'"),
-    (["--size", "67108865"], "argument --size: expected an integer in 1..67108864 (64 bytes per element, at most "
-                             "4 GiB), got '67108865'"),
-    (["--workers", "32", "--verify", "--size", "11184811"],
-     "argument --size: expected an integer in 1..11184810 (384 bytes per element, at most 4 GiB), got '11184811'"),
+    (
+        ["--size", str(10**20)],
+        "argument --size: expected an integer in 1..67108864 (64 bytes per element, at most "
+        f"4 GiB), got '{10**20}'",
+    ),
+    (
+        ["--size", "67108865"],
+        "argument --size: expected an integer in 1..67108864 (64 bytes per element, at most "
+        "4 GiB), got '67108865'",
+    ),
+    (
+        ["--workers", "32", "--verify", "--size", "11184811"],
+        "argument --size: expected an integer in 1..11184810 (384 bytes per element, at most 4 GiB), got '11184811'",
+    ),
     (["--elems", "0"], "argument --elems: expected one of 8, 16, 32, 64, got '0'"),
     (["--rank", "300"], "argument --rank: expected an integer in 0..31, got '300'"),
     (["--rank", "2"], "argument --rank: expected an integer in 0..1 (below --workers), got 2"),
     (["--job", "70000"], "argument --job: expected an integer in 0..255, got '70000'"),
     (["--udp-port", "70000"], "argument --udp-port: expected an integer in 1..65535, got '70000'"),
     (["--udp-port", "0"], "argument --udp-port: expected an integer in 1..65535, got '0'"),
-    (["--switch", "not-an-ip"], "argument --switch: expected an IPv4 address like 10.0.0.1, got 'not-an-ip'"),
+    (
+        ["--switch", "not-an-ip"],
+        "argument --switch: expected an IPv4 address like 10.0.0.1, got 'not-an-ip'",
+    ),
     (["--workers", "0"], "argument --workers: expected an integer in 1..32, got '0'"),
     (["--repeat", "0", "--verify"], "argument --repeat: expected an integer >= 1, got '0'"),
     (["--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
@@ -71,32 +82,79 @@ def test_hex_udp_port_still_accepted():
 @pytest.mark.parametrize("extra", [["--window", "0"], ["--timeout", "-1"], ["--window", "-4"]])
 def test_values_that_used_to_hang_exit_2_in_a_process(extra):
     """End to end through `python -m ina`: these ran for ever before."""
-    done = subprocess.run([sys.executable, "-m", "ina", "worker", *BASE, *extra],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "ina", "worker", *BASE, *extra],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2
-    assert done.stderr.splitlines()[-1].startswith(f"ina worker: error: argument {extra[0]}: expected")
+    assert done.stderr.splitlines()[-1].startswith(
+        f"ina worker: error: argument {extra[0]}: expected"
+    )
 
 
 def test_worker_and_baseline_server_through_the_cli():
     """The checked arguments still reach Worker and ParameterServer (epoch included) and sum exactly."""
     common = ["--job", "3", "--workers", "1", "--epoch", "0x5eed"]
-    server = subprocess.Popen([sys.executable, "-m", "ina", "worker", "--baseline-server", *common,
-                               "--local-ip", "127.0.0.77"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ina",
+            "worker",
+            "--baseline-server",
+            *common,
+            "--local-ip",
+            "127.0.0.77",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
-        done = subprocess.run([sys.executable, "-m", "ina", "worker", *common, "--rank", "0",
-                               "--switch", "127.0.0.77", "--local-ip", "127.0.0.78", "--size", "1000",
-                               "--verify", "--json", "--timeout", "0.05", "--repeat", "3"],
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ina",
+                "worker",
+                *common,
+                "--rank",
+                "0",
+                "--switch",
+                "127.0.0.77",
+                "--local-ip",
+                "127.0.0.78",
+                "--size",
+                "1000",
+                "--verify",
+                "--json",
+                "--timeout",
+                "0.05",
+                "--repeat",
+                "3",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     finally:
         server.kill()
         server.wait()
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert (report["verified"], report["contributions_entered"], report["failed_repetitions"]) == (True, 1.0, [])
+    assert (report["verified"], report["contributions_entered"], report["failed_repetitions"]) == (
+        True,
+        1.0,
+        [],
+    )
 
 
 def test_baseline_server_needs_an_epoch(capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main(["--baseline-server", "--job", "0", "--workers", "2"])
     assert exit_.value.code == 2
-    assert capsys.readouterr().err.splitlines()[-1] == "ina worker: error: --epoch is required for --baseline-server"
+    assert (
+        capsys.readouterr().err.splitlines()[-1]
+        == "ina worker: error: --epoch is required for --baseline-server"
+    )

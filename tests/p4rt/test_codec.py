@@ -5,10 +5,16 @@ import pytest
 from ina.p4rt import codec
 
 
-@pytest.mark.parametrize(("value", "width", "data"), [
-    (0, 9, b"\x00"), (1, 9, b"\x01"), (0x1FF, 9, b"\x01\xff"), (0x0A000001, 32, b"\x0a\x00\x00\x01"),
-    (0x0000AB, 48, b"\xab"),
-])
+@pytest.mark.parametrize(
+    ("value", "width", "data"),
+    [
+        (0, 9, b"\x00"),
+        (1, 9, b"\x01"),
+        (0x1FF, 9, b"\x01\xff"),
+        (0x0A000001, 32, b"\x0a\x00\x00\x01"),
+        (0x0000AB, 48, b"\xab"),
+    ],
+)
 def test_encode_is_shortest_big_endian(value, width, data):
     assert codec.encode(value, width) == data
     assert codec.decode(data) == value
@@ -40,10 +46,16 @@ def test_mac_and_ipv4_text():
         codec.parse_ipv4("10.0.0.256")
 
 
-@pytest.mark.parametrize(("text", "width", "value"), [
-    (7, 8, 7), ("42", 16, 42), ("0x1ff", 9, 0x1FF), ("ff:ff:ff:ff:ff:ff", 48, 0xFFFFFFFFFFFF),
-    ("192.168.1.2", 32, 0xC0A80102),
-])
+@pytest.mark.parametrize(
+    ("text", "width", "value"),
+    [
+        (7, 8, 7),
+        ("42", 16, 42),
+        ("0x1ff", 9, 0x1FF),
+        ("ff:ff:ff:ff:ff:ff", 48, 0xFFFFFFFFFFFF),
+        ("192.168.1.2", 32, 0xC0A80102),
+    ],
+)
 def test_parse_value(text, width, value):
     assert codec.parse_value(text, width) == value
 

@@ -12,15 +12,31 @@ from ina.p4rt.proto import p4info_pb2, p4runtime_pb2
 from ina.p4rt.schema import MatchField, Schema
 
 MT = p4info_pb2.MatchField.MatchType
-OUT_OF_RANGE, INVALID, NOT_FOUND, DENIED = (grpc.StatusCode.OUT_OF_RANGE, grpc.StatusCode.INVALID_ARGUMENT,
-                                            grpc.StatusCode.NOT_FOUND, grpc.StatusCode.PERMISSION_DENIED)
+OUT_OF_RANGE, INVALID, NOT_FOUND, DENIED = (
+    grpc.StatusCode.OUT_OF_RANGE,
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.NOT_FOUND,
+    grpc.StatusCode.PERMISSION_DENIED,
+)
 TABLES = {  # name: (match fields (name, bitwidth, type), direct counter)
     "Ing.exact": ([("sm.ingress_port", 9, MT.EXACT), ("hdr.eth.dst", 48, MT.EXACT)], False),
     "Ing.lpm": ([("hdr.ipv4.dst", 32, MT.LPM), ("meta.vrf", 16, MT.EXACT)], False),
-    "Ing.acl": ([("hdr.ipv4.src", 32, MT.TERNARY), ("hdr.udp.sport", 16, MT.RANGE), ("hdr.ipv4.proto", 8, MT.OPTIONAL),
-                 ("hdr.ipv4.ttl", 8, MT.LPM)], True),
+    "Ing.acl": (
+        [
+            ("hdr.ipv4.src", 32, MT.TERNARY),
+            ("hdr.udp.sport", 16, MT.RANGE),
+            ("hdr.ipv4.proto", 8, MT.OPTIONAL),
+            ("hdr.ipv4.ttl", 8, MT.LPM),
+        ],
+        True,
+    ),
 }
-ACTIONS = {"Ing.fwd": [("port", 9), ("mac", 48)], "Ing.drop": [], "Ing.miss": [("code", 3)], "Ing.hit": []}
+ACTIONS = {
+    "Ing.fwd": [("port", 9), ("mac", 48)],
+    "Ing.drop": [],
+    "Ing.miss": [("code", 3)],
+    "Ing.hit": [],
+}
 DEFAULT_ONLY, TABLE_ONLY = "Ing.miss", "Ing.hit"
 ELSEWHERE = "Egr.rewrite"  # an action of no table here
 
@@ -44,8 +60,13 @@ def make_p4info() -> p4info_pb2.P4Info:
         for action, action_id in ids.items():
             if action == ELSEWHERE:
                 continue
-            scope = {DEFAULT_ONLY: p4info_pb2.ActionRef.DEFAULT_ONLY, TABLE_ONLY: p4info_pb2.ActionRef.TABLE_ONLY}
-            t.action_refs.add(id=action_id, scope=scope.get(action, p4info_pb2.ActionRef.TABLE_AND_DEFAULT))
+            scope = {
+                DEFAULT_ONLY: p4info_pb2.ActionRef.DEFAULT_ONLY,
+                TABLE_ONLY: p4info_pb2.ActionRef.TABLE_ONLY,
+            }
+            t.action_refs.add(
+                id=action_id, scope=scope.get(action, p4info_pb2.ActionRef.TABLE_AND_DEFAULT)
+            )
     r = info.registers.add(size=16)
     r.preamble.id, r.preamble.name = 0x16000001, "Ing.reg"
     r.type_spec.bitstring.bit.bitwidth = 8
@@ -64,7 +85,9 @@ SCHEMA = Schema(make_p4info())
 # --- random values --------------------------------------------------------------------------
 def value(rng: random.Random, width: int) -> int:
     """Uniform, with the edges (0, 1, all ones) often."""
-    return rng.choice([0, 1, (1 << width) - 1, rng.getrandbits(width), rng.getrandbits(width)]) & ((1 << width) - 1)
+    return rng.choice([0, 1, (1 << width) - 1, rng.getrandbits(width), rng.getrandbits(width)]) & (
+        (1 << width) - 1
+    )
 
 
 def random_match(rng: random.Random, f: MatchField) -> p4e.Match | None:
@@ -85,7 +108,9 @@ def random_match(rng: random.Random, f: MatchField) -> p4e.Match | None:
             return p4e.TernaryMatch(value(rng, w) & mask, mask)
         case "RANGE":
             low, high = sorted((value(rng, w), value(rng, w)))
-            return p4e.RangeMatch(low, high) if (low, high) != (0, full) else p4e.RangeMatch(1, high)
+            return (
+                p4e.RangeMatch(low, high) if (low, high) != (0, full) else p4e.RangeMatch(1, high)
+            )
     raise AssertionError(f.match_type)
 
 
@@ -104,7 +129,9 @@ def random_table_entry(rng: random.Random) -> p4e.TableEntry:
 
 
 def random_replicas(rng: random.Random) -> tuple[p4e.Replica, ...]:
-    return tuple(p4e.Replica(rng.randrange(512), rng.randrange(1 << 16)) for _ in range(rng.randrange(4)))
+    return tuple(
+        p4e.Replica(rng.randrange(512), rng.randrange(1 << 16)) for _ in range(rng.randrange(4))
+    )
 
 
 def random_other(rng: random.Random) -> p4e.Entity:
@@ -115,8 +142,11 @@ def random_other(rng: random.Random) -> p4e.Entity:
         lambda: p4e.RegisterEntry("Ing.reg", index, rng.choice([None, value(rng, 8)])),
         lambda: p4e.CounterEntry("Ing.cnt", index, counter_data),
         lambda: p4e.DirectCounterEntry(random_table_entry(rng), counter_data),
-        lambda: p4e.MeterEntry("Ing.meter", index, rng.choice([None, p4e.MeterConfig(
-            *(value(rng, 63) for _ in range(4)))])),
+        lambda: p4e.MeterEntry(
+            "Ing.meter",
+            index,
+            rng.choice([None, p4e.MeterConfig(*(value(rng, 63) for _ in range(4)))]),
+        ),
         lambda: p4e.MulticastGroupEntry(rng.randrange(1 << 16), random_replicas(rng)),
         lambda: p4e.CloneSessionEntry(rng.randrange(1 << 16), random_replicas(rng), value(rng, 31)),
     ]
@@ -151,9 +181,20 @@ def test_table_entries_round_trip_both_ways(fuzz_cases):
         assert p4e.TableEntry.decode(msg, SCHEMA) == entry, (case, entry)
         assert p4e.from_entity(p4e.to_entity(entry, SCHEMA), SCHEMA) == entry
         assert p4runtime_pb2.TableEntry.FromString(msg.SerializeToString()) == msg
-        assert p4e.TableEntry.decode(noncanonical(rng, msg), SCHEMA).encode(SCHEMA) == msg, (case, msg)
+        assert p4e.TableEntry.decode(noncanonical(rng, msg), SCHEMA).encode(SCHEMA) == msg, (
+            case,
+            msg,
+        )
         seen |= {type(m) for m in entry.match.values()} | {entry.is_default}
-    assert seen == {p4e.ExactMatch, p4e.LpmMatch, p4e.TernaryMatch, p4e.RangeMatch, p4e.OptionalMatch, True, False}
+    assert seen == {
+        p4e.ExactMatch,
+        p4e.LpmMatch,
+        p4e.TernaryMatch,
+        p4e.RangeMatch,
+        p4e.OptionalMatch,
+        True,
+        False,
+    }
 
 
 def test_other_entities_round_trip_both_ways(fuzz_cases):
@@ -170,13 +211,27 @@ def test_other_entities_round_trip_both_ways(fuzz_cases):
 
 def test_canonical_form_is_p4info_order_shortest_bytes_no_dont_cares():
     acl = SCHEMA.table("Ing.acl")
-    entry = p4e.TableEntry("Ing.acl", {
-        "hdr.ipv4.ttl": p4e.LpmMatch(0x80, 1), "hdr.ipv4.src": p4e.TernaryMatch(0x0A000000, 0xFF000000),
-        "hdr.udp.sport": p4e.RangeMatch(0, 0xFFFF), "hdr.ipv4.proto": p4e.OptionalMatch(17)},
-        p4e.TableAction("Ing.fwd", {"mac": 0xAB, "port": 0}), 10)
+    entry = p4e.TableEntry(
+        "Ing.acl",
+        {
+            "hdr.ipv4.ttl": p4e.LpmMatch(0x80, 1),
+            "hdr.ipv4.src": p4e.TernaryMatch(0x0A000000, 0xFF000000),
+            "hdr.udp.sport": p4e.RangeMatch(0, 0xFFFF),
+            "hdr.ipv4.proto": p4e.OptionalMatch(17),
+        },
+        p4e.TableAction("Ing.fwd", {"mac": 0xAB, "port": 0}),
+        10,
+    )
     msg = entry.encode(SCHEMA)
-    assert [m.field_id for m in msg.match] == [1, 3, 4]  # P4Info order; the full range is a don't-care, left out
-    assert (msg.match[0].ternary.value, msg.match[0].ternary.mask) == (b"\x0a\x00\x00\x00", b"\xff\x00\x00\x00")
+    assert [m.field_id for m in msg.match] == [
+        1,
+        3,
+        4,
+    ]  # P4Info order; the full range is a don't-care, left out
+    assert (msg.match[0].ternary.value, msg.match[0].ternary.mask) == (
+        b"\x0a\x00\x00\x00",
+        b"\xff\x00\x00\x00",
+    )
     assert msg.match[1].optional.value == b"\x11"
     assert (msg.match[2].lpm.value, msg.match[2].lpm.prefix_len) == (b"\x80", 1)
     assert [(p.param_id, p.value) for p in msg.action.action.params] == [(1, b"\x00"), (2, b"\xab")]
@@ -185,13 +240,19 @@ def test_canonical_form_is_p4info_order_shortest_bytes_no_dont_cares():
     mask_zero = p4runtime_pb2.TableEntry(table_id=acl.id, priority=1)
     mask_zero.match.add(field_id=1).ternary.value = b"\x00"
     mask_zero.match[0].ternary.mask = b"\x00\x00"
-    with pytest.raises(p4e.EntityError, match=r"'hdr\.ipv4\.src' of 'Ing\.acl': a ternary mask of 0 is a don't-care") as err:
+    with pytest.raises(
+        p4e.EntityError,
+        match=r"'hdr\.ipv4\.src' of 'Ing\.acl': a ternary mask of 0 is a don't-care",
+    ) as err:
         p4e.TableEntry.decode(mask_zero, SCHEMA)
     assert err.value.code == INVALID
     full_range = p4runtime_pb2.TableEntry(table_id=acl.id, priority=1)
     full_range.match.add(field_id=2).range.low = b"\x00"
     full_range.match[0].range.high = b"\xff\xff"
-    with pytest.raises(p4e.EntityError, match=r"'hdr\.udp\.sport' of 'Ing\.acl': a range over every value is a don't-care") as err:
+    with pytest.raises(
+        p4e.EntityError,
+        match=r"'hdr\.udp\.sport' of 'Ing\.acl': a range over every value is a don't-care",
+    ) as err:
         p4e.TableEntry.decode(full_range, SCHEMA)
     assert err.value.code == INVALID
 
@@ -219,8 +280,13 @@ def test_bytes_are_shortest_any_width_holding_the_value_is_accepted_too_wide_ref
     assert err.value.code == OUT_OF_RANGE
 
 
-WIRE_FIELDS = {"exact": ["value"], "optional": ["value"], "lpm": ["value", "prefix_len"], "ternary": ["value", "mask"],
-               "range": ["low", "high"]}
+WIRE_FIELDS = {
+    "exact": ["value"],
+    "optional": ["value"],
+    "lpm": ["value", "prefix_len"],
+    "ternary": ["value", "mask"],
+    "range": ["low", "high"],
+}
 
 
 def field_match(f: MatchField, kind: str, *values: int) -> p4runtime_pb2.FieldMatch:
@@ -228,7 +294,11 @@ def field_match(f: MatchField, kind: str, *values: int) -> p4runtime_pb2.FieldMa
     msg = p4runtime_pb2.FieldMatch(field_id=f.id)
     part = getattr(msg, kind)
     for name, v in zip(WIRE_FIELDS[kind], values, strict=True):
-        setattr(part, name, v if name == "prefix_len" else v.to_bytes(max(1, (v.bit_length() + 7) // 8), "big"))
+        setattr(
+            part,
+            name,
+            v if name == "prefix_len" else v.to_bytes(max(1, (v.bit_length() + 7) // 8), "big"),
+        )
     return msg
 
 
@@ -271,7 +341,10 @@ def test_each_match_kind_refuses_the_same_values_both_ways(fuzz_cases):
         want = expected_refusal(kind, args, width)
         typed = p4e.MATCH_KINDS[kind.upper()](*args)
         assert refusal(typed.encode, f, "w") == want, (case, typed)
-        assert refusal(type(typed).decode, field_match(f, kind, *args), f, "w") == want, (case, typed)
+        assert refusal(type(typed).decode, field_match(f, kind, *args), f, "w") == want, (
+            case,
+            typed,
+        )
 
 
 def test_plain_values_parse_back_and_text_is_read():
@@ -280,24 +353,43 @@ def test_plain_values_parse_back_and_text_is_read():
         entry = random_table_entry(rng)
         plain = {name: m.plain() for name, m in entry.match.items()}
         params = entry.action.params
-        parsed = p4e.TableEntry.parse(SCHEMA, entry.table, plain, entry.action.name, params, entry.priority,
-                                      entry.is_default)
+        parsed = p4e.TableEntry.parse(
+            SCHEMA, entry.table, plain, entry.action.name, params, entry.priority, entry.is_default
+        )
         assert parsed == entry
-    parsed = p4e.TableEntry.parse(SCHEMA, "Ing.lpm", {"dst": "10.1.0.0/16", "vrf": "0x2a"}, "Ing.fwd",
-                                  {"port": "7", "mac": "02:00:00:00:00:09"})
-    assert parsed.match == {"hdr.ipv4.dst": p4e.LpmMatch(0x0A010000, 16), "meta.vrf": p4e.ExactMatch(42)}
+    parsed = p4e.TableEntry.parse(
+        SCHEMA,
+        "Ing.lpm",
+        {"dst": "10.1.0.0/16", "vrf": "0x2a"},
+        "Ing.fwd",
+        {"port": "7", "mac": "02:00:00:00:00:09"},
+    )
+    assert parsed.match == {
+        "hdr.ipv4.dst": p4e.LpmMatch(0x0A010000, 16),
+        "meta.vrf": p4e.ExactMatch(42),
+    }
     host = p4e.TableEntry.parse(SCHEMA, "Ing.lpm", {"hdr.ipv4.dst": "10.1.2.3", "meta.vrf": 0})
-    assert host.match["hdr.ipv4.dst"] == p4e.LpmMatch(0x0A010203, 32)  # a bare value is the whole width
+    assert host.match["hdr.ipv4.dst"] == p4e.LpmMatch(
+        0x0A010203, 32
+    )  # a bare value is the whole width
     assert parsed.action == p4e.TableAction("Ing.fwd", {"port": 7, "mac": 0x020000000009})
-    acl = p4e.TableEntry.parse(SCHEMA, "Ing.acl", {"src": "10.0.0.1", "sport": (1, 9), "proto": None}, priority=3)
-    assert acl.match == {"hdr.ipv4.src": p4e.TernaryMatch(0x0A000001, 0xFFFFFFFF), "hdr.udp.sport": p4e.RangeMatch(1, 9)}
+    acl = p4e.TableEntry.parse(
+        SCHEMA, "Ing.acl", {"src": "10.0.0.1", "sport": (1, 9), "proto": None}, priority=3
+    )
+    assert acl.match == {
+        "hdr.ipv4.src": p4e.TernaryMatch(0x0A000001, 0xFFFFFFFF),
+        "hdr.udp.sport": p4e.RangeMatch(1, 9),
+    }
     assert acl.action is None
 
 
 # --- refusals ---------------------------------------------------------------------------------
 def good_entry() -> p4runtime_pb2.TableEntry:
-    return p4e.TableEntry("Ing.lpm", {"hdr.ipv4.dst": p4e.LpmMatch(0x0A000000, 8), "meta.vrf": p4e.ExactMatch(1)},
-                          p4e.TableAction("Ing.fwd", {"port": 1, "mac": 2})).encode(SCHEMA)
+    return p4e.TableEntry(
+        "Ing.lpm",
+        {"hdr.ipv4.dst": p4e.LpmMatch(0x0A000000, 8), "meta.vrf": p4e.ExactMatch(1)},
+        p4e.TableAction("Ing.fwd", {"port": 1, "mac": 2}),
+    ).encode(SCHEMA)
 
 
 def with_(change) -> p4runtime_pb2.TableEntry:
@@ -312,27 +404,82 @@ def set_lpm(msg, value: bytes, plen: int) -> None:
 
 LPM_FIELD = "match field 'hdr.ipv4.dst' of 'Ing.lpm'"
 BAD_ENTRIES = [
-    (lambda m: set_lpm(m, b"\x0a\x00\x00\x01", 8), INVALID, f"{LPM_FIELD}: value has bits set beyond the /8 prefix"),
+    (
+        lambda m: set_lpm(m, b"\x0a\x00\x00\x01", 8),
+        INVALID,
+        f"{LPM_FIELD}: value has bits set beyond the /8 prefix",
+    ),
     (lambda m: set_lpm(m, b"\x00", 0), INVALID, f"{LPM_FIELD}: prefix length 0 out of range 1..32"),
-    (lambda m: set_lpm(m, b"\x0a", 33), INVALID, f"{LPM_FIELD}: prefix length 33 out of range 1..32"),
-    (lambda m: set_lpm(m, b"\x01\x0a\x00\x00\x00", 8), OUT_OF_RANGE, f"{LPM_FIELD}: 4462739456 does not fit in 32 bits"),
+    (
+        lambda m: set_lpm(m, b"\x0a", 33),
+        INVALID,
+        f"{LPM_FIELD}: prefix length 33 out of range 1..32",
+    ),
+    (
+        lambda m: set_lpm(m, b"\x01\x0a\x00\x00\x00", 8),
+        OUT_OF_RANGE,
+        f"{LPM_FIELD}: 4462739456 does not fit in 32 bits",
+    ),
     (lambda m: m.match[0].exact.SetInParent(), INVALID, f"{LPM_FIELD} is LPM; got a exact match"),
-    (lambda m: m.match.pop(), INVALID, "match field 'meta.vrf' of 'Ing.lpm' is exact and must be given"),
-    (lambda m: m.match.add(field_id=9).exact.SetInParent(), INVALID, "table 'Ing.lpm' has no match field id 9"),
-    (lambda m: m.match.append(m.match[0]), INVALID, "table 'Ing.lpm': a match field is given twice"),
-    (lambda m: setattr(m, "table_id", 0x02FFFFFF), NOT_FOUND, "the P4Info has no table id 0x2ffffff"),
-    (lambda m: setattr(m.action.action.params[0], "value", b"\x02\x00"), OUT_OF_RANGE,
-     "parameter 'port' of 'Ing.fwd': 512 does not fit in 9 bits"),
-    (lambda m: m.action.action.params.pop(), INVALID, r"action 'Ing.fwd' takes parameters \['port', 'mac'\]; got ids \[1\]"),
-    (lambda m: setattr(m.action.action, "action_id", SCHEMA.action(DEFAULT_ONLY).id), DENIED,
-     "action 'Ing.miss' may only be the default action of 'Ing.lpm'"),
-    (lambda m: setattr(m.action.action, "action_id", 0x01FFFFFF), INVALID,
-     r"table 'Ing.lpm' has no action id 0x1ffffff \(nor has the P4Info\)"),
-    (lambda m: setattr(m.action.action, "action_id", SCHEMA.action(ELSEWHERE).id), INVALID,
-     "table 'Ing.lpm' has no action 'Egr.rewrite'"),
-    (lambda m: setattr(m, "is_default_action", True), INVALID, "table 'Ing.lpm': a default entry has no match fields"),
-    (lambda m: (m.ClearField("match"), setattr(m, "is_default_action", True), setattr(m, "priority", 3)), INVALID,
-     "table 'Ing.lpm': a default entry has priority 0, not 3"),
+    (
+        lambda m: m.match.pop(),
+        INVALID,
+        "match field 'meta.vrf' of 'Ing.lpm' is exact and must be given",
+    ),
+    (
+        lambda m: m.match.add(field_id=9).exact.SetInParent(),
+        INVALID,
+        "table 'Ing.lpm' has no match field id 9",
+    ),
+    (
+        lambda m: m.match.append(m.match[0]),
+        INVALID,
+        "table 'Ing.lpm': a match field is given twice",
+    ),
+    (
+        lambda m: setattr(m, "table_id", 0x02FFFFFF),
+        NOT_FOUND,
+        "the P4Info has no table id 0x2ffffff",
+    ),
+    (
+        lambda m: setattr(m.action.action.params[0], "value", b"\x02\x00"),
+        OUT_OF_RANGE,
+        "parameter 'port' of 'Ing.fwd': 512 does not fit in 9 bits",
+    ),
+    (
+        lambda m: m.action.action.params.pop(),
+        INVALID,
+        r"action 'Ing.fwd' takes parameters \['port', 'mac'\]; got ids \[1\]",
+    ),
+    (
+        lambda m: setattr(m.action.action, "action_id", SCHEMA.action(DEFAULT_ONLY).id),
+        DENIED,
+        "action 'Ing.miss' may only be the default action of 'Ing.lpm'",
+    ),
+    (
+        lambda m: setattr(m.action.action, "action_id", 0x01FFFFFF),
+        INVALID,
+        r"table 'Ing.lpm' has no action id 0x1ffffff \(nor has the P4Info\)",
+    ),
+    (
+        lambda m: setattr(m.action.action, "action_id", SCHEMA.action(ELSEWHERE).id),
+        INVALID,
+        "table 'Ing.lpm' has no action 'Egr.rewrite'",
+    ),
+    (
+        lambda m: setattr(m, "is_default_action", True),
+        INVALID,
+        "table 'Ing.lpm': a default entry has no match fields",
+    ),
+    (
+        lambda m: (
+            m.ClearField("match"),
+            setattr(m, "is_default_action", True),
+            setattr(m, "priority", 3),
+        ),
+        INVALID,
+        "table 'Ing.lpm': a default entry has priority 0, not 3",
+    ),
 ]
 
 
@@ -343,34 +490,88 @@ def test_bad_entries_are_refused_naming_table_and_field(change, code, message):
     assert err.value.code == code
 
 
-@pytest.mark.parametrize(("entry", "code", "message"), [
-    (p4e.TableEntry("Ing.lpm", {"hdr.ipv4.dst": p4e.LpmMatch(0x0A000001, 8), "meta.vrf": p4e.ExactMatch(1)}),
-     INVALID, f"{LPM_FIELD}: value has bits set beyond the /8 prefix"),
-    (p4e.TableEntry("Ing.acl", {"hdr.ipv4.src": p4e.TernaryMatch(3, 1)}, priority=1), INVALID,
-     "match field 'hdr.ipv4.src' of 'Ing.acl': value has bits set outside the mask"),
-    (p4e.TableEntry("Ing.acl", {"hdr.udp.sport": p4e.RangeMatch(9, 1)}, priority=1), INVALID,
-     "match field 'hdr.udp.sport' of 'Ing.acl': range low 9 is above high 1"),
-    (p4e.TableEntry("Ing.exact", {"sm.ingress_port": p4e.ExactMatch(512), "hdr.eth.dst": p4e.ExactMatch(0)}),
-     OUT_OF_RANGE, "match field 'sm.ingress_port' of 'Ing.exact': 512 does not fit in 9 bits"),
-    (p4e.TableEntry("Ing.exact", {"sm.ingress_port": p4e.LpmMatch(1, 9), "hdr.eth.dst": p4e.ExactMatch(0)}),
-     INVALID, "match field 'sm.ingress_port' of 'Ing.exact' is EXACT; got a lpm match"),
-    (p4e.TableEntry("Ing.exact", {"nope": p4e.ExactMatch(1)}), INVALID, "table 'Ing.exact' has no key 'nope'"),
-    (p4e.TableEntry("Ing.exact", {}, p4e.TableAction("Ing.hit"), is_default=True), DENIED,
-     "action 'Ing.hit' may not be the default action of 'Ing.exact'"),
-    (p4e.TableEntry("Ing.exact", {}, p4e.TableAction("Ing.drop"), priority=2, is_default=True), INVALID,
-     "table 'Ing.exact': a default entry has priority 0, not 2"),
-    (p4e.TableEntry("Ing.exact", {}, p4e.TableAction("Ing.fwd", {"port": 1}), is_default=True), INVALID,
-     "action 'Ing.fwd' needs parameter 'mac'"),
-    (p4e.TableEntry("Ing.exact", {}, p4e.TableAction("Ing.drop", {"x": 1}), is_default=True), INVALID,
-     "action 'Ing.drop' has no parameter x"),
-    (p4e.TableEntry("Ing.exact", {}, p4e.TableAction(ELSEWHERE), is_default=True), INVALID,
-     "table 'Ing.exact' has no action 'Egr.rewrite'"),
-    (p4e.TableEntry("Ing.nope"), NOT_FOUND, "the P4Info has no table 'Ing.nope'"),
-    (p4e.RegisterEntry("Ing.reg", 0, 256), OUT_OF_RANGE, "register 'Ing.reg': 256 does not fit in 8 bits"),
-    (p4e.RegisterEntry("Ing.reg", -1, 1), INVALID, "register 'Ing.reg': index -1 is negative"),
-    (p4e.CounterEntry("Ing.cnt", -2), INVALID, "counter 'Ing.cnt': index -2 is negative"),
-    (p4e.MeterEntry("Ing.meter", -3), INVALID, "meter 'Ing.meter': index -3 is negative"),
-])
+@pytest.mark.parametrize(
+    ("entry", "code", "message"),
+    [
+        (
+            p4e.TableEntry(
+                "Ing.lpm",
+                {"hdr.ipv4.dst": p4e.LpmMatch(0x0A000001, 8), "meta.vrf": p4e.ExactMatch(1)},
+            ),
+            INVALID,
+            f"{LPM_FIELD}: value has bits set beyond the /8 prefix",
+        ),
+        (
+            p4e.TableEntry("Ing.acl", {"hdr.ipv4.src": p4e.TernaryMatch(3, 1)}, priority=1),
+            INVALID,
+            "match field 'hdr.ipv4.src' of 'Ing.acl': value has bits set outside the mask",
+        ),
+        (
+            p4e.TableEntry("Ing.acl", {"hdr.udp.sport": p4e.RangeMatch(9, 1)}, priority=1),
+            INVALID,
+            "match field 'hdr.udp.sport' of 'Ing.acl': range low 9 is above high 1",
+        ),
+        (
+            p4e.TableEntry(
+                "Ing.exact",
+                {"sm.ingress_port": p4e.ExactMatch(512), "hdr.eth.dst": p4e.ExactMatch(0)},
+            ),
+            OUT_OF_RANGE,
+            "match field 'sm.ingress_port' of 'Ing.exact': 512 does not fit in 9 bits",
+        ),
+        (
+            p4e.TableEntry(
+                "Ing.exact",
+                {"sm.ingress_port": p4e.LpmMatch(1, 9), "hdr.eth.dst": p4e.ExactMatch(0)},
+            ),
+            INVALID,
+            "match field 'sm.ingress_port' of 'Ing.exact' is EXACT; got a lpm match",
+        ),
+        (
+            p4e.TableEntry("Ing.exact", {"nope": p4e.ExactMatch(1)}),
+            INVALID,
+            "table 'Ing.exact' has no key 'nope'",
+        ),
+        (
+            p4e.TableEntry("Ing.exact", {}, p4e.TableAction("Ing.hit"), is_default=True),
+            DENIED,
+            "action 'Ing.hit' may not be the default action of 'Ing.exact'",
+        ),
+        (
+            p4e.TableEntry(
+                "Ing.exact", {}, p4e.TableAction("Ing.drop"), priority=2, is_default=True
+            ),
+            INVALID,
+            "table 'Ing.exact': a default entry has priority 0, not 2",
+        ),
+        (
+            p4e.TableEntry(
+                "Ing.exact", {}, p4e.TableAction("Ing.fwd", {"port": 1}), is_default=True
+            ),
+            INVALID,
+            "action 'Ing.fwd' needs parameter 'mac'",
+        ),
+        (
+            p4e.TableEntry("Ing.exact", {}, p4e.TableAction("Ing.drop", {"x": 1}), is_default=True),
+            INVALID,
+            "action 'Ing.drop' has no parameter x",
+        ),
+        (
+            p4e.TableEntry("Ing.exact", {}, p4e.TableAction(ELSEWHERE), is_default=True),
+            INVALID,
+            "table 'Ing.exact' has no action 'Egr.rewrite'",
+        ),
+        (p4e.TableEntry("Ing.nope"), NOT_FOUND, "the P4Info has no table 'Ing.nope'"),
+        (
+            p4e.RegisterEntry("Ing.reg", 0, 256),
+            OUT_OF_RANGE,
+            "register 'Ing.reg': 256 does not fit in 8 bits",
+        ),
+        (p4e.RegisterEntry("Ing.reg", -1, 1), INVALID, "register 'Ing.reg': index -1 is negative"),
+        (p4e.CounterEntry("Ing.cnt", -2), INVALID, "counter 'Ing.cnt': index -2 is negative"),
+        (p4e.MeterEntry("Ing.meter", -3), INVALID, "meter 'Ing.meter': index -3 is negative"),
+    ],
+)
 def test_encode_refuses_what_decode_refuses(entry, code, message):
     with pytest.raises(p4e.EntityError, match=message) as err:
         entry.encode(SCHEMA)
@@ -382,14 +583,30 @@ def test_other_malformed_entities():
     cell.data.bool = True
     assert refusal(lambda: p4e.RegisterEntry.decode(cell, SCHEMA)) == INVALID
     minus_one = p4runtime_pb2.Index(index=-1)
-    for decode, msg in ((p4e.RegisterEntry.decode, p4runtime_pb2.RegisterEntry(register_id=0x16000001, index=minus_one)),
-                        (p4e.CounterEntry.decode, p4runtime_pb2.CounterEntry(counter_id=0x12000001, index=minus_one)),
-                        (p4e.MeterEntry.decode, p4runtime_pb2.MeterEntry(meter_id=0x15000001, index=minus_one))):
+    for decode, msg in (
+        (
+            p4e.RegisterEntry.decode,
+            p4runtime_pb2.RegisterEntry(register_id=0x16000001, index=minus_one),
+        ),
+        (
+            p4e.CounterEntry.decode,
+            p4runtime_pb2.CounterEntry(counter_id=0x12000001, index=minus_one),
+        ),
+        (p4e.MeterEntry.decode, p4runtime_pb2.MeterEntry(meter_id=0x15000001, index=minus_one)),
+    ):
         assert refusal(decode, msg, SCHEMA) == INVALID, msg
     assert refusal(lambda: p4e.decode_pre(p4runtime_pb2.PacketReplicationEngineEntry())) == INVALID
     assert refusal(lambda: p4e.from_entity(p4runtime_pb2.Entity(), SCHEMA)) == INVALID
-    assert refusal(lambda: p4e.TableEntry.parse(SCHEMA, "Ing.lpm", {"dst": "10.0.0.0/x"})) == INVALID
+    assert (
+        refusal(lambda: p4e.TableEntry.parse(SCHEMA, "Ing.lpm", {"dst": "10.0.0.0/x"})) == INVALID
+    )
     assert refusal(lambda: p4e.TableEntry.parse(SCHEMA, "Ing.exact", {"dst": "banana"})) == INVALID
     assert refusal(lambda: p4e.TableEntry.parse(SCHEMA, "Ing.acl", {"sport": 5})) == INVALID
-    assert refusal(lambda: p4e.TableEntry.parse(SCHEMA, "Ing.exact", {"dst": "1.2.3.4"}, "Ing.fwd",
-                                                {"port": 600, "mac": 0})) == OUT_OF_RANGE
+    assert (
+        refusal(
+            lambda: p4e.TableEntry.parse(
+                SCHEMA, "Ing.exact", {"dst": "1.2.3.4"}, "Ing.fwd", {"port": 600, "mac": 0}
+            )
+        )
+        == OUT_OF_RANGE
+    )

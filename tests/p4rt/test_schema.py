@@ -20,7 +20,9 @@ def test_table_by_name_alias_and_id_is_the_same_object():
     assert s.table(jobs.id) is jobs
     assert s.table(jobs.alias) is jobs
     assert jobs.id >> 24 == 0x02
-    assert [(f.name, f.bitwidth, f.match_type) for f in jobs.match_fields] == [("hdr.agg.job_id", 16, "EXACT")]
+    assert [(f.name, f.bitwidth, f.match_type) for f in jobs.match_fields] == [
+        ("hdr.agg.job_id", 16, "EXACT")
+    ]
     assert s.action("InaIngress.set_job").id in jobs.action_ids
 
 
@@ -28,8 +30,15 @@ def test_action_params_in_declaration_order():
     action = schema().action("InaIngress.set_job")
     assert action.id >> 24 == 0x01
     assert [(p.id, p.name, p.bitwidth) for p in action.params] == [
-        (1, "base", 16), (2, "num_slots", 16), (3, "num_workers", 8), (4, "mgid", 16), (5, "epoch", 32),
-        (6, "quorum", 8), (7, "timeout", 32), (8, "staleness", 8)]
+        (1, "base", 16),
+        (2, "num_slots", 16),
+        (3, "num_workers", 8),
+        (4, "mgid", 16),
+        (5, "epoch", 32),
+        (6, "quorum", 8),
+        (7, "timeout", 32),
+        (8, "staleness", 8),
+    ]
 
 
 def test_registers_and_counters():
@@ -41,7 +50,9 @@ def test_registers_and_counters():
 
 
 def test_unknown_names_raise_schema_error_with_close_matches():
-    with pytest.raises(SchemaError, match=r"no table 'InaIngress\.job'; did you mean InaIngress\.jobs"):
+    with pytest.raises(
+        SchemaError, match=r"no table 'InaIngress\.job'; did you mean InaIngress\.jobs"
+    ):
         schema().table("InaIngress.job")
     with pytest.raises(KeyError, match="no register id 0x16000000"):
         schema().register(0x16000000)

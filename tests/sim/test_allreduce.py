@@ -15,8 +15,11 @@ RATE = 100e9
 
 
 def expected(config: AllReduceConfig) -> np.ndarray:
-    return np.sum([make_array(config.seed, r, config.size, config.dtype) for r in range(config.workers)],
-                  axis=0, dtype=np.int32)
+    return np.sum(
+        [make_array(config.seed, r, config.size, config.dtype) for r in range(config.workers)],
+        axis=0,
+        dtype=np.int32,
+    )
 
 
 @pytest.mark.parametrize("workers", [2, 8, 32])
@@ -27,16 +30,26 @@ def test_every_rank_gets_the_int32_sum_bit_exact(workers):
     assert all(np.array_equal(got, total) for got in result.results)
     assert result.verified and result.retransmissions == [0] * workers
     chunks = -(-3000 // 64)
-    assert result.switch["s1"]["jobs"][0] == {"accepted": workers * chunks, "completed": chunks,
-                                        "results_sent": workers * chunks}
-    assert result.arrivals == 2 * workers * chunks  # every UPDATE reached the switch, every copy its worker
+    assert result.switch["s1"]["jobs"][0] == {
+        "accepted": workers * chunks,
+        "completed": chunks,
+        "results_sent": workers * chunks,
+    }
+    assert (
+        result.arrivals == 2 * workers * chunks
+    )  # every UPDATE reached the switch, every copy its worker
 
 
 def test_lossless_and_large_the_time_is_the_link_bound_formula():
     # docs/simulation.md: T = C * s + (s + 2 d + P), with s = (frame + 24) * 8 / rate. Within 2% is
     # what the issue asks; the model is exactly link-bound here, so it holds to float rounding.
-    config = AllReduceConfig(workers=8, size=1 << 18, window=128, pipeline=500e-9,
-                             link=LinkSpec(rate=RATE, delay=1e-6, queue=1 << 20))
+    config = AllReduceConfig(
+        workers=8,
+        size=1 << 18,
+        window=128,
+        pipeline=500e-9,
+        link=LinkSpec(rate=RATE, delay=1e-6, queue=1 << 20),
+    )
     s = (14 + 20 + 8 + 20 + 4 * 64 + 24) * 8 / RATE
     chunks = (1 << 18) // 64
     formula = chunks * s + (s + 2 * 1e-6 + 500e-9)
@@ -47,7 +60,9 @@ def test_lossless_and_large_the_time_is_the_link_bound_formula():
     assert result.verified and sum(result.retransmissions) == 0
     for _name, up, down in result.links:
         assert (up.frames, down.frames, up.dropped + down.dropped) == (chunks, chunks, 0)
-        assert up.peak_queue == 127 * 318  # the first window waits in the NIC; the switch's ports never queue
+        assert (
+            up.peak_queue == 127 * 318
+        )  # the first window waits in the NIC; the switch's ports never queue
         assert down.peak_queue == 0
 
 
@@ -63,21 +78,27 @@ def test_float32_sends_one_more_use_per_slot_and_keeps_to_the_formula():
 
 def test_a_host_that_cannot_keep_up_sets_the_time_with_its_cpu():
     # 1 us of CPU per chunk (send + receive) against 27 ns on the wire: the CPU never idles.
-    config = AllReduceConfig(workers=4, size=1 << 14, host=HostSpec(send_cost=0.4e-6, recv_cost=0.6e-6))
+    config = AllReduceConfig(
+        workers=4, size=1 << 14, host=HostSpec(send_cost=0.4e-6, recv_cost=0.6e-6)
+    )
     result = simulate(config)
     assert result.communication_s == pytest.approx(256 * 1e-6, rel=1e-9) == lossless_time(config)
     assert result.verified
 
 
 def test_a_window_that_does_not_cover_the_path_is_slower_than_the_link_bound():
-    config = AllReduceConfig(workers=2, size=1 << 13, window=4, link=LinkSpec(rate=RATE, delay=5e-6))
+    config = AllReduceConfig(
+        workers=2, size=1 << 13, window=4, link=LinkSpec(rate=RATE, delay=5e-6)
+    )
     assert not window_covers_path(config)
     assert simulate(config).communication_s > 1.5 * lossless_time(config)
 
 
 @pytest.mark.parametrize("loss", [0.02, BurstLoss(0.0, 0.5, 0.02, 0.2)], ids=["uniform", "burst"])
 def test_losses_on_the_links_are_recovered_and_every_sum_stays_exact(loss):
-    config = AllReduceConfig(workers=4, size=20000, link=LinkSpec(rate=RATE, delay=1e-6, loss=loss), seed=3)
+    config = AllReduceConfig(
+        workers=4, size=20000, link=LinkSpec(rate=RATE, delay=1e-6, loss=loss), seed=3
+    )
     result = simulate(config)
     lost = sum(up.lost + down.lost for _n, up, down in result.links)
     assert lost > 0 and sum(result.retransmissions) >= sum(up.lost for _n, up, _d in result.links)
@@ -103,11 +124,15 @@ def test_a_multicasts_copies_reaching_their_workers_together_are_one_event():
     # not 4. With the workers' 16 timer events: 96 events for 128 arrivals (144 a copy apiece).
     result = simulate(AllReduceConfig(workers=4, size=1024))
     assert (result.arrivals, result.events, result.verified) == (128, 96, True)
-    assert result.communication_s == pytest.approx(lossless_time(AllReduceConfig(workers=4, size=1024)), rel=1e-12)
+    assert result.communication_s == pytest.approx(
+        lossless_time(AllReduceConfig(workers=4, size=1024)), rel=1e-12
+    )
 
 
 def test_a_small_queue_drops_the_first_window_and_the_workers_recover():
-    config = AllReduceConfig(workers=4, size=20000, link=LinkSpec(rate=RATE, delay=1e-6, queue=3000))
+    config = AllReduceConfig(
+        workers=4, size=20000, link=LinkSpec(rate=RATE, delay=1e-6, queue=3000)
+    )
     result = simulate(config)
     for _name, up, _down in result.links:
         # The NIC holds 9 frames behind the one on the wire: 118 of the first window are dropped
@@ -118,17 +143,26 @@ def test_a_small_queue_drops_the_first_window_and_the_workers_recover():
 
 @pytest.mark.parametrize("policy", [Policy(quorum=3), Policy(staleness=1)], ids=str)
 def test_float32_under_a_policy_is_within_the_quantization_bound(policy):
-    config = AllReduceConfig(workers=4, size=5000, dtype="float32", policy=policy,
-                             link=LinkSpec(rate=10e9, delay=2e-6, loss=0.01))
+    config = AllReduceConfig(
+        workers=4,
+        size=5000,
+        dtype="float32",
+        policy=policy,
+        link=LinkSpec(rate=10e9, delay=2e-6, loss=0.01),
+    )
     result = simulate(config)
     assert result.verified and 0 < result.max_abs_error < 1e-4
 
 
 def test_the_report_has_every_figure_and_keeps_the_wall_clock_apart():
-    config = AllReduceConfig(workers=2, size=1000, link=LinkSpec(rate=RATE, delay=1e-6, loss=BurstLoss(0, 0.5, 0.1, 0.5)))
+    config = AllReduceConfig(
+        workers=2, size=1000, link=LinkSpec(rate=RATE, delay=1e-6, loss=BurstLoss(0, 0.5, 0.1, 0.5))
+    )
     data = report(simulate(config), "abc1234")
     assert set(data) == {"config", "seed", "git", "results", "wall"}
-    assert data["config"]["link"]["loss"] == {"burst": {"loss_good": 0, "loss_bad": 0.5, "p_gb": 0.1, "p_bg": 0.5}}
+    assert data["config"]["link"]["loss"] == {
+        "burst": {"loss_good": 0, "loss_bad": 0.5, "p_gb": 0.1, "p_bg": 0.5}
+    }
     assert data["config"]["host"]["nic_rate"] is None  # unlimited: JSON has no infinity
     assert (data["seed"], data["git"]) == (1, "abc1234")
     assert (data["config"]["timeout_s"], data["config"]["min_rto_s"]) == (1e-3, 0.0)

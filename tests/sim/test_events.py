@@ -8,7 +8,14 @@ def test_events_run_in_time_order_and_ties_in_the_order_they_were_queued():
     sim = Simulator()
     ran = []
     record = lambda time, label: ran.append((time, label))  # noqa: E731
-    for time, label in [(3.0, "c"), (1.0, "a"), (2.0, "b1"), (2.0, "b2"), (0.5, "first"), (2.0, "b3")]:
+    for time, label in [
+        (3.0, "c"),
+        (1.0, "a"),
+        (2.0, "b1"),
+        (2.0, "b2"),
+        (0.5, "first"),
+        (2.0, "b3"),
+    ]:
         sim.at(time, record, label)
     sim.run()
     assert ran == [(0.5, "first"), (1.0, "a"), (2.0, "b1"), (2.0, "b2"), (2.0, "b3"), (3.0, "c")]

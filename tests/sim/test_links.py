@@ -29,7 +29,11 @@ def test_a_frame_arrives_exactly_its_serialization_and_propagation_after_it_was_
     assert channel.send(2.0, bytes(1500)) == 2.0 + (1500 + 24) * 8 / 100e9 + 1e-6
     # A frame shorter than Ethernet's minimum is padded to 60 bytes.
     assert channel.send(3.0, bytes(42)) == 3.0 + (60 + 24) * 8 / 100e9 + 1e-6
-    assert (channel.stats.frames, channel.stats.bytes, channel.stats.peak_queue) == (3, 318 + 1500 + 42, 0)
+    assert (channel.stats.frames, channel.stats.bytes, channel.stats.peak_queue) == (
+        3,
+        318 + 1500 + 42,
+        0,
+    )
 
 
 def test_frames_sent_together_leave_back_to_back():
@@ -47,15 +51,28 @@ def test_drop_tail_drops_exactly_the_frames_past_the_capacity_and_the_trace_foll
     burst = [channel.send(0.0, bytes(300)) for _ in range(6)]
     # The first goes on the wire; three wait (900 bytes); 900 + 300 > 1000: the last two are dropped.
     assert [a is not None for a in burst] == [True, True, True, True, False, False]
-    assert (channel.stats.frames, channel.stats.dropped, channel.queued, channel.stats.peak_queue) == (4, 2, 900, 900)
+    assert (
+        channel.stats.frames,
+        channel.stats.dropped,
+        channel.queued,
+        channel.stats.peak_queue,
+    ) == (4, 2, 900, 900)
     # Half a frame after the second began: it left the queue, so one more fits.
     assert channel.send(1.5 * s, bytes(300)) is not None
     assert (channel.queued, channel.stats.dropped, channel.stats.peak_queue) == (900, 2, 900)
     channel.settle()
     t1 = 0.0 + s
     t2, t3, t4 = t1 + s, t1 + s + s, t1 + s + s + s
-    assert channel.trace == [(0.0, 300), (0.0, 600), (0.0, 900), (t1, 600), (1.5 * s, 900),
-                             (t2, 600), (t3, 300), (t4, 0)]
+    assert channel.trace == [
+        (0.0, 300),
+        (0.0, 600),
+        (0.0, 900),
+        (t1, 600),
+        (1.5 * s, 900),
+        (t2, 600),
+        (t3, 300),
+        (t4, 0),
+    ]
     assert channel.queued == 0
 
 
@@ -106,13 +123,19 @@ def test_gilbert_elliott_loses_with_the_state_it_is_in_then_moves():
     assert model.bad is False
 
 
-@pytest.mark.parametrize(("model", "seed", "lost", "rate"), [
-    (BurstLoss(0.0, 0.5, 0.01, 0.1), 7, 9326, (0.1 * 0.0 + 0.01 * 0.5) / (0.01 + 0.1)),
-    (0.01, 7, 2006, 0.01),
-])
+@pytest.mark.parametrize(
+    ("model", "seed", "lost", "rate"),
+    [
+        (BurstLoss(0.0, 0.5, 0.01, 0.1), 7, 9326, (0.1 * 0.0 + 0.01 * 0.5) / (0.01 + 0.1)),
+        (0.01, 7, 2006, 0.01),
+    ],
+)
 def test_seeded_loss_is_the_same_for_the_seed_and_near_its_long_run_rate(model, seed, lost, rate):
     frames = 200_000
-    runs = [[m() for _ in range(frames)] for m in (loss_model(model, random.Random(seed)) for _ in range(2))]
+    runs = [
+        [m() for _ in range(frames)]
+        for m in (loss_model(model, random.Random(seed)) for _ in range(2))
+    ]
     assert runs[0] == runs[1]
     assert sum(runs[0]) == lost  # this seed's exact count
     assert abs(sum(runs[0]) / frames - rate) < 0.1 * rate

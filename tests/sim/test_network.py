@@ -24,7 +24,9 @@ def test_a_link_puts_each_direction_on_its_senders_egress():
     s1 = net.switches[0]
     first = net.links[0]
     assert (first.name, first.up.name, first.down.name) == ("h1-s1", "h1:0->s1:1", "s1:1->h1:0")
-    assert h1.egress is first.up and s1.egress[1] is first.down and s1.egress[2] is net.links[1].down
+    assert (
+        h1.egress is first.up and s1.egress[1] is first.down and s1.egress[2] is net.links[1].down
+    )
     assert h2.egress is net.links[1].up and s1.egress[0] is None
     assert (first.up.rate, first.down.rate) == (1e9, 10e9)  # the host's NIC caps its end only
     assert first.up.delay == first.down.delay == 2e-6

@@ -22,16 +22,22 @@ def test_received_packets_wait_their_turn_and_each_send_costs_its_time():
         ran.append((label, start, [cpu.depart(start) for _ in range(sends)]))
 
     for came, label, sends in [(0.0, "a", 1), (0.0, "b", 2), (5e-6, "c", 0), (5e-6, "timer", 1)]:
-        sim.at(came, lambda time, label=label, sends=sends: cpu.run(
-            time, 0.0 if label == "timer" else cpu.recv_cost, work, label, sends))
+        sim.at(
+            came,
+            lambda time, label=label, sends=sends: cpu.run(
+                time, 0.0 if label == "timer" else cpu.recv_cost, work, label, sends
+            ),
+        )
     sim.run()
     a = 0.0 + 1e-6
     b = (a + 0.5e-6) + 1e-6  # after a's send
     c = 5e-6 + 1e-6  # the CPU was idle when c came
-    assert ran == [("a", a, [a + 0.5e-6]),
-                   ("b", b, [b + 0.5e-6, b + 0.5e-6 + 0.5e-6]),
-                   ("c", c, []),
-                   ("timer", c, [c + 0.5e-6])]  # came during c's receive: it waited for it
+    assert ran == [
+        ("a", a, [a + 0.5e-6]),
+        ("b", b, [b + 0.5e-6, b + 0.5e-6 + 0.5e-6]),
+        ("c", c, []),
+        ("timer", c, [c + 0.5e-6]),
+    ]  # came during c's receive: it waited for it
 
 
 class FakeBackend:
@@ -59,7 +65,10 @@ def test_a_switch_node_sets_the_switch_clock_to_the_arrival_in_microseconds():
     assert node.process(0.0012344, 3, b"x") == [(4, b"x"), (5, b"x")]
     assert node.process(0.00123436, 3, b"y") == [(4, b"y"), (5, b"y")]  # the same microsecond
     assert node.process(0.0012351, 7, b"z") == [(8, b"z"), (9, b"z")]
-    assert switch.clocks == [1234, 1235]  # set when the microsecond changes, as nothing else sets it
+    assert switch.clocks == [
+        1234,
+        1235,
+    ]  # set when the microsecond changes, as nothing else sets it
     switch.pipeline = None
     assert node.process(0.0012362, 3, b"x") == [] and switch.clocks == [1234, 1235, 1236]
     assert len(node.egress) == 512 and node.pipeline == 300e-9

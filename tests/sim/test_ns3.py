@@ -41,7 +41,9 @@ def test_same_drops_and_delivery_times(scenario: Scenario, ns3_outcomes: dict[st
     ina, ns3 = run_ina(scenario), ns3_outcomes[scenario.name]
     assert [t is None for t in ina.delivered_ns] == [t is None for t in ns3.delivered_ns]
     assert ina.bottleneck_drops == ns3.bottleneck_drops
-    for (_, sent, _), a, b in zip(scenario.packets, ina.delivered_ns, ns3.delivered_ns, strict=True):
+    for (_, sent, _), a, b in zip(
+        scenario.packets, ina.delivered_ns, ns3.delivered_ns, strict=True
+    ):
         if b is not None:
             assert abs(a - b) <= 0.01 * (b - sent), (a, b, sent)
     result = compare(scenario, ina, ns3)
@@ -54,8 +56,11 @@ def test_scenarios_do_what_they_are_named_for(ns3_outcomes: dict[str, Outcome]):
     dropping ones are dropped at the bottleneck and nowhere else."""
     for scenario in SCENARIOS:
         outcome = ns3_outcomes[scenario.name]
-        waited = [t - sent > unloaded_ns(scenario, size) + 1
-                  for (_, sent, size), t in zip(scenario.packets, outcome.delivered_ns, strict=True) if t is not None]
+        waited = [
+            t - sent > unloaded_ns(scenario, size) + 1
+            for (_, sent, size), t in zip(scenario.packets, outcome.delivered_ns, strict=True)
+            if t is not None
+        ]
         lost = sum(t is None for t in outcome.delivered_ns)
         if scenario.name == "uncongested":
             assert (lost, any(waited)) == (0, False)
@@ -81,5 +86,7 @@ def test_ina_side_delivers_each_lone_frame_after_two_links():
     scenario = SCENARIOS[0]
     outcome = run_ina(scenario)
     assert outcome.bottleneck_drops == 0
-    assert [round(t - sent, 6) for (_, sent, _), t in zip(scenario.packets, outcome.delivered_ns, strict=True)] == \
-        [round(unloaded_ns(scenario, size), 6) for _, _, size in scenario.packets]
+    assert [
+        round(t - sent, 6)
+        for (_, sent, _), t in zip(scenario.packets, outcome.delivered_ns, strict=True)
+    ] == [round(unloaded_ns(scenario, size), 6) for _, _, size in scenario.packets]

@@ -16,11 +16,20 @@ from ina.sim.output import Outputs
 
 def test_busy_time_before_each_instant_follows_the_frames_on_the_wire():
     log = plots.WireLog(8e9)  # a byte per nanosecond
-    for start, size in ((0.0, 76), (200e-9, 176), (400e-9, 976)):  # 100, 200 and 1,000 ns on the wire
+    for start, size in (
+        (0.0, 76),
+        (200e-9, 176),
+        (400e-9, 976),
+    ):  # 100, 200 and 1,000 ns on the wire
         log(start, bytes(size))
     times = np.array([-1e-9, 0.0, 50e-9, 100e-9, 150e-9, 300e-9, 500e-9, 2e-6])
-    assert log.busy_before(times) == pytest.approx([0, 0, 50e-9, 100e-9, 100e-9, 200e-9, 400e-9, 1300e-9], abs=1e-21)
-    assert (log.busy, log.end) == (pytest.approx(1300e-9, abs=1e-21), pytest.approx(1400e-9, abs=1e-21))
+    assert log.busy_before(times) == pytest.approx(
+        [0, 0, 50e-9, 100e-9, 100e-9, 200e-9, 400e-9, 1300e-9], abs=1e-21
+    )
+    assert (log.busy, log.end) == (
+        pytest.approx(1300e-9, abs=1e-21),
+        pytest.approx(1400e-9, abs=1e-21),
+    )
     assert plots.WireLog(1e9).busy_before(times).tolist() == [0.0] * len(times)
 
 
@@ -35,8 +44,13 @@ def run(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         for name in ("lines", "bars"):
             real = getattr(plots, name)
-            patch.setattr(plots, name, lambda path, *args, real=real, **kw: drawn.setdefault(path.name, args)
-                          and real(path, *args, **kw))
+            patch.setattr(
+                plots,
+                name,
+                lambda path, *args, real=real, **kw: (
+                    drawn.setdefault(path.name, args) and real(path, *args, **kw)
+                ),
+            )
         written = outputs.draw(result)
     return result, outputs, json.loads((outputs.plot / "plots.json").read_text()), drawn, written
 
@@ -52,47 +66,80 @@ def test_every_plot_is_written(run):
 def test_goodput_and_completion_are_the_results(run):
     result, _outputs, data, drawn, _written = run
     assert result.verified and sum(up.dropped for _n, up, _d in result.links) > 0
-    assert data["goodput"] == {"host": [h for _j, _r, h in result.workers], "job": [j for j, _r, _h in result.workers],
-                               "bps": result.goodput_bps}
+    assert data["goodput"] == {
+        "host": [h for _j, _r, h in result.workers],
+        "job": [j for j, _r, _h in result.workers],
+        "bps": result.goodput_bps,
+    }
     jobs = sorted({j for j, _r, _h in result.workers})
     assert jobs == [0, 1]
-    assert data["jobs"] == {"job": jobs, "completion_s": [max(e for (j, _r, _h), e in zip(result.workers, result.elapsed_s,
-                                                                                          strict=True) if j == job)
-                                                          for job in jobs]}
+    assert data["jobs"] == {
+        "job": jobs,
+        "completion_s": [
+            max(
+                e
+                for (j, _r, _h), e in zip(result.workers, result.elapsed_s, strict=True)
+                if j == job
+            )
+            for job in jobs
+        ],
+    }
     # Drawn: per job, the workers' positions and goodput in Gbit/s; each job's completion in us.
     series = drawn["goodput.png"][3]
-    assert series == {f"job {job}": ([i for i, (j, _r, _h) in enumerate(result.workers) if j == job],
-                                     [g / 1e9 for (j, _r, _h), g in zip(result.workers, result.goodput_bps, strict=True)
-                                      if j == job]) for job in jobs}
+    assert series == {
+        f"job {job}": (
+            [i for i, (j, _r, _h) in enumerate(result.workers) if j == job],
+            [
+                g / 1e9
+                for (j, _r, _h), g in zip(result.workers, result.goodput_bps, strict=True)
+                if j == job
+            ],
+        )
+        for job in jobs
+    }
     _title, labels, values, ylabel = drawn["jobs.png"]
-    assert (labels, values, ylabel) == (["job 0", "job 1"], [t * 1e6 for t in data["jobs"]["completion_s"]],
-                                        "virtual time (us)")
+    assert (labels, values, ylabel) == (
+        ["job 0", "job 1"],
+        [t * 1e6 for t in data["jobs"]["completion_s"]],
+        "virtual time (us)",
+    )
 
 
 def test_queues_are_the_busiest_ports_traces(run):
     _result, outputs, data, drawn, _written = run
-    peaks = sorted((c.stats.peak_queue for c in outputs.channels if c.stats.peak_queue), reverse=True)
-    assert [max(q["bytes"]) for q in data["queues"].values()] == peaks[:plots.TOP] and len(peaks) > 0
+    peaks = sorted(
+        (c.stats.peak_queue for c in outputs.channels if c.stats.peak_queue), reverse=True
+    )
+    assert [max(q["bytes"]) for q in data["queues"].values()] == peaks[: plots.TOP] and len(
+        peaks
+    ) > 0
     by_name = {c.name: c for c in outputs.channels}
     for name, queue in data["queues"].items():
         assert list(zip(queue["time_s"], queue["bytes"], strict=True)) == by_name[name].trace
         assert queue["bytes"][-1] == 0  # settled: every frame left
-    assert drawn["queues.png"][3] == {name: ([t * 1e6 for t in q["time_s"]], q["bytes"])
-                                      for name, q in data["queues"].items()}
+    assert drawn["queues.png"][3] == {
+        name: ([t * 1e6 for t in q["time_s"]], q["bytes"]) for name, q in data["queues"].items()
+    }
 
 
 def test_utilisation_adds_up_to_each_wires_busy_time(run):
     _result, outputs, data, drawn, _written = run
     links = data["links"]
-    assert len(links["time_s"]) == plots.BINS and links["bin_s"] == pytest.approx(data["end_s"] / plots.BINS)
+    assert len(links["time_s"]) == plots.BINS and links["bin_s"] == pytest.approx(
+        data["end_s"] / plots.BINS
+    )
     by_name = {c.name: c for c in outputs.channels}
-    busy = {c.name: (c.stats.bytes + ETHERNET_OVERHEAD * c.stats.frames) * 8 / c.rate for c in outputs.channels}
-    assert sorted(links["busy"]) == sorted(sorted(busy, key=lambda n: -busy[n])[:plots.TOP])
+    busy = {
+        c.name: (c.stats.bytes + ETHERNET_OVERHEAD * c.stats.frames) * 8 / c.rate
+        for c in outputs.channels
+    }
+    assert sorted(links["busy"]) == sorted(sorted(busy, key=lambda n: -busy[n])[: plots.TOP])
     for name, fractions in links["busy"].items():
         assert by_name[name].stats.frames > 0 and all(0 <= f <= 1 + 1e-9 for f in fractions)
         assert sum(fractions) * links["bin_s"] == pytest.approx(busy[name], rel=1e-9)
-    assert drawn["links.png"][3] == {name: ([t * 1e6 for t in links["time_s"]], f) for name, f in links["busy"].items()}
-
+    assert drawn["links.png"][3] == {
+        name: ([t * 1e6 for t in links["time_s"]], f) for name, f in links["busy"].items()
+    }
 
 
 def test_the_highest_queues_and_each_jobs_last_worker_are_chosen(monkeypatch):
@@ -101,15 +148,23 @@ def test_the_highest_queues_and_each_jobs_last_worker_are_chosen(monkeypatch):
     logs = plots.record(channels)
     for channel, log in zip(channels, logs, strict=True):
         channel.tap = log
-    for channel, burst in zip(channels, (2, 4, 0, 3), strict=True):  # queues of 1, 3, 0 and 2 frames
+    for channel, burst in zip(
+        channels, (2, 4, 0, 3), strict=True
+    ):  # queues of 1, 3, 0 and 2 frames
         for _ in range(burst):
             channel.send(0.0, bytes(100))
         channel.settle()
-    result = SimpleNamespace(communication_s=1e-6, workers=[(0, 0, "h1"), (0, 1, "h2"), (1, 0, "h3")],
-                             elapsed_s=[5e-7, 3e-7, 2e-7], goodput_bps=[1.0, 2.0, 3.0])
+    result = SimpleNamespace(
+        communication_s=1e-6,
+        workers=[(0, 0, "h1"), (0, 1, "h2"), (1, 0, "h3")],
+        elapsed_s=[5e-7, 3e-7, 2e-7],
+        goodput_bps=[1.0, 2.0, 3.0],
+    )
     data = plots.plot_data(result, channels, logs)
     assert list(data["queues"]) == ["h1:0->s1:1", "h3:0->s1:3"]
     assert [max(q["bytes"]) for q in data["queues"].values()] == [300, 200]
     assert list(data["links"]["busy"]) == ["h1:0->s1:1", "h3:0->s1:3"]  # 4 and 3 frames on the wire
     assert data["jobs"] == {"job": [0, 1], "completion_s": [5e-7, 2e-7]}
-    assert data["end_s"] == pytest.approx(4 * 124 * 8e-9, rel=1e-12)  # the last frame's last bit, after 1 us
+    assert data["end_s"] == pytest.approx(
+        4 * 124 * 8e-9, rel=1e-12
+    )  # the last frame's last bit, after 1 us

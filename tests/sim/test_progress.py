@@ -26,7 +26,11 @@ def test_it_redraws_in_place_every_so_many_frames_once_the_wall_clock_allows(mon
     assert stream.getvalue().count("\r") == 2
     bar.close()
     text = stream.getvalue()
-    assert text.count("\r") == 3 and text.endswith("\n") and "  19%  1 us simulated" in text.splitlines()[-1]
+    assert (
+        text.count("\r") == 3
+        and text.endswith("\n")
+        and "  19%  1 us simulated" in text.splitlines()[-1]
+    )
 
 
 def test_a_run_shorter_than_the_refresh_shows_nothing():

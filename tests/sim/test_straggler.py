@@ -19,8 +19,12 @@ S = (14 + 20 + 8 + 20 + 4 * 64 + 24) * 8 / RATE  # one frame's serialization at 
 def test_the_factor_divides_the_nic_and_multiplies_the_costs():
     slow = SlowHost.parse("h3:4x")
     assert (slow, str(slow), SlowHost.parse("h3:4")) == (SlowHost("h3", 4.0), "h3:4x", slow)
-    assert slow.spec(HostSpec(math.inf, 1e-7, 2e-7), 1e10) == HostSpec(2.5e9, 4e-7, 8e-7)  # no NIC rate: the link's
-    assert slow.spec(HostSpec(5e9, 0.0, 0.0), 1e10) == HostSpec(1.25e9, 0.0, 0.0)  # a NIC below its link: the NIC's
+    assert slow.spec(HostSpec(math.inf, 1e-7, 2e-7), 1e10) == HostSpec(
+        2.5e9, 4e-7, 8e-7
+    )  # no NIC rate: the link's
+    assert slow.spec(HostSpec(5e9, 0.0, 0.0), 1e10) == HostSpec(
+        1.25e9, 0.0, 0.0
+    )  # a NIC below its link: the NIC's
     with pytest.raises(ValueError, match="bad straggler 'h3:0x': use HOST:FACTORx"):
         SlowHost.parse("h3:0x")
 
@@ -33,12 +37,16 @@ def test_link_bound_every_worker_waits_for_the_slow_nic_under_sync():
     result = simulate(config)
     assert result.verified and result.communication_s == pytest.approx(formula, rel=1e-9)
     assert [w[2] for w in result.workers] == ["h1", "h2", "h3", "h4"]
-    assert min(result.elapsed_s) > 256 * 4 * S  # the fast ones too: sync waits for every contribution
+    assert (
+        min(result.elapsed_s) > 256 * 4 * S
+    )  # the fast ones too: sync waits for every contribution
     assert report(result, "x")["config"]["slow_host"] == "h2:4x"
 
 
 def test_under_a_quorum_the_fast_workers_do_not_wait_for_the_slow_one():
-    config = AllReduceConfig(workers=4, size=1 << 14, slow_host=SlowHost("h2", 4.0), policy=Policy.parse("quorum:3"))
+    config = AllReduceConfig(
+        workers=4, size=1 << 14, slow_host=SlowHost("h2", 4.0), policy=Policy.parse("quorum:3")
+    )
     result = simulate(config)
     # Every slot completes with the first three UPDATEs, and its RESULT reaches the slow host too
     # (partial sums, verified against the ranks they hold), so nobody waits for the slow NIC.
@@ -48,8 +56,13 @@ def test_under_a_quorum_the_fast_workers_do_not_wait_for_the_slow_one():
 
 def test_host_bound_the_slow_cpu_sets_the_time():
     # 1 us of CPU per chunk, doubled on h3: T = 256 x 2 us.
-    config = AllReduceConfig(workers=4, size=1 << 14, host=HostSpec(RATE, 0.4e-6, 0.6e-6),
-                             link=LinkSpec(rate=RATE, delay=1e-6, queue=1 << 20), slow_host=SlowHost("h3", 2.0))
+    config = AllReduceConfig(
+        workers=4,
+        size=1 << 14,
+        host=HostSpec(RATE, 0.4e-6, 0.6e-6),
+        link=LinkSpec(rate=RATE, delay=1e-6, queue=1 << 20),
+        slow_host=SlowHost("h3", 2.0),
+    )
     result = simulate(config)
     assert result.communication_s == pytest.approx(256 * 2e-6, rel=1e-9) == lossless_time(config)
     assert result.verified

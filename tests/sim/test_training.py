@@ -36,8 +36,14 @@ def digits():
 
 @pytest.fixture(scope="module")
 def trained():
-    return simulate_training(TrainingConfig(AllReduceConfig(workers=4, dtype="float32", link=LINK), SGD,
-                                            compute_s=COMPUTE, stragglers=Stragglers((("h3", 2.0),))))
+    return simulate_training(
+        TrainingConfig(
+            AllReduceConfig(workers=4, dtype="float32", link=LINK),
+            SGD,
+            compute_s=COMPUTE,
+            stragglers=Stragglers((("h3", 2.0),)),
+        )
+    )
 
 
 def test_accuracy_equals_the_same_sgd_with_numpy_allreduces_within_a_point(trained, digits):
@@ -46,14 +52,19 @@ def test_accuracy_equals_the_same_sgd_with_numpy_allreduces_within_a_point(train
     assert trained.numpy_accuracy == numpy_accuracy
     assert abs(trained.histories[0].epochs[-1].test_accuracy - numpy_accuracy) <= 0.01
     assert numpy_accuracy > 0.9
-    _, reference = train(SGD, digits)  # one process, float64: numpy's all-reduce changes nothing that matters
+    _, reference = train(
+        SGD, digits
+    )  # one process, float64: numpy's all-reduce changes nothing that matters
     assert abs(numpy_accuracy - reference.epochs[-1].test_accuracy) <= 0.01
     assert trained.target_accuracy == numpy_accuracy - TARGET_BELOW
 
 
 def test_every_worker_ends_with_the_same_weights(trained):
     assert trained.weights_identical
-    assert len({(h.iterations, tuple(e.test_accuracy for e in h.epochs)) for h in trained.histories}) == 1
+    assert (
+        len({(h.iterations, tuple(e.test_accuracy for e in h.epochs)) for h in trained.histories})
+        == 1
+    )
 
 
 def test_time_is_simulated_compute_and_communication(trained):
@@ -77,11 +88,16 @@ def test_time_is_simulated_compute_and_communication(trained):
 
 def test_bounded_staleness_trains_with_every_worker_alike(digits):
     sgd = Config(model="mlp", epochs=4, batch=64, lr=0.1, hidden=32, seed=0)
-    network = AllReduceConfig(workers=4, dtype="float32", link=LINK, window=128, policy=Policy.parse("stale:1"))
+    network = AllReduceConfig(
+        workers=4, dtype="float32", link=LINK, window=128, policy=Policy.parse("stale:1")
+    )
     stale = simulate_training(TrainingConfig(network, sgd, compute_s=COMPUTE))
     assert stale.weights_identical
     _, numpy_history = numpy_training(sgd, digits, 4)
-    assert abs(stale.histories[0].epochs[-1].test_accuracy - numpy_history.epochs[-1].test_accuracy) <= 0.02
+    assert (
+        abs(stale.histories[0].epochs[-1].test_accuracy - numpy_history.epochs[-1].test_accuracy)
+        <= 0.02
+    )
 
 
 def test_numpy_training_is_train_with_a_numpy_allreduce(digits):
@@ -98,6 +114,7 @@ def test_numpy_training_is_train_with_a_numpy_allreduce(digits):
             handed[rank] = grad
             barrier.wait()
             return summed[0]
+
         out[rank] = train(sgd, digits, rank, 4, allreduce)[0].params
 
     run_ranks(work, 4, timeout=120)
@@ -125,20 +142,29 @@ def test_under_a_quorum_each_sum_comes_with_the_gradients_it_holds():
 
         def program(rank: int):
             yield Compute(1e-6 * (10 if rank == 2 else 1))
-            got[rank] += (yield Reduce(np.full(20, rank + 1.0), keep=0))
+            got[rank] += yield Reduce(np.full(20, rank + 1.0), keep=0)
 
         for rank in range(3):
             programs.add(0, rank, program(rank), sum_and_counts)
         programs.run()
     for rank in range(3):
         [(total, counts)] = got[rank]
-        assert np.array_equal(total, np.full(20, 3.0, np.float32)) and np.array_equal(counts, np.full(20, 2))
+        assert np.array_equal(total, np.full(20, 3.0, np.float32)) and np.array_equal(
+            counts, np.full(20, 2)
+        )
 
 
 def test_training_under_a_quorum_with_a_straggler(digits):
     sgd = Config(model="mlp", epochs=4, batch=64, lr=0.1, hidden=32, seed=0)
-    network = AllReduceConfig(workers=4, dtype="float32", link=LINK, policy=Policy.parse("quorum:3"))
-    trained = simulate_training(TrainingConfig(network, sgd, compute_s=COMPUTE, stragglers=Stragglers((("h4", 3.0),))))
+    network = AllReduceConfig(
+        workers=4, dtype="float32", link=LINK, policy=Policy.parse("quorum:3")
+    )
+    trained = simulate_training(
+        TrainingConfig(network, sgd, compute_s=COMPUTE, stragglers=Stragglers((("h4", 3.0),)))
+    )
     assert trained.weights_identical
     _, numpy_history = numpy_training(sgd, digits, 4)
-    assert abs(trained.histories[0].epochs[-1].test_accuracy - numpy_history.epochs[-1].test_accuracy) <= 0.02
+    assert (
+        abs(trained.histories[0].epochs[-1].test_accuracy - numpy_history.epochs[-1].test_accuracy)
+        <= 0.02
+    )

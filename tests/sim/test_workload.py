@@ -24,12 +24,16 @@ from ina.train.replay import ReplayConfig
 from ina.train.sgd import Compute, Reduce
 
 LINK = LinkSpec(rate=100e9, delay=1e-6, queue=1 << 20)
-REPLAY = ReplayConfig(scale=0.0005, iterations=3)  # resnet50: 5 buckets, 12,783 elements per iteration
+REPLAY = ReplayConfig(
+    scale=0.0005, iterations=3
+)  # resnet50: 5 buckets, 12,783 elements per iteration
 COMPUTE = 100e-6
 
 
 def int32_config(policy: str = "sync", workers: int = 4, **kwargs) -> WorkloadConfig:
-    network = AllReduceConfig(workers=workers, dtype="int32", link=LINK, policy=Policy.parse(policy))
+    network = AllReduceConfig(
+        workers=workers, dtype="int32", link=LINK, policy=Policy.parse(policy)
+    )
     return WorkloadConfig(network, REPLAY, compute_s=COMPUTE, **kwargs)
 
 
@@ -44,23 +48,43 @@ def test_every_iteration_sums_bit_exact_under_every_policy_with_a_straggler(poli
         policy_ = Policy.parse(policy)
         net.add_job(0, n, window=32, policy=policy_)
         programs = Programs(net)
-        arrays = {rank: [make_array(7, rank, size, "int32") for size in buckets] for rank in range(n)}
+        arrays = {
+            rank: [make_array(7, rank, size, "int32") for size in buckets] for rank in range(n)
+        }
         for rank in range(n):
-            programs.add(0, rank, replay_steps(arrays[rank], durations[rank], policy_.staleness, lambda: net.now,
-                                               lambda i, b, total, counted, rank=rank: got.append(
-                                                   (rank, i, b, total, counted))),
-                         lambda core: (core.result(), core.contributors()))
+            programs.add(
+                0,
+                rank,
+                replay_steps(
+                    arrays[rank],
+                    durations[rank],
+                    policy_.staleness,
+                    lambda: net.now,
+                    lambda i, b, total, counted, rank=rank: got.append(
+                        (rank, i, b, total, counted)
+                    ),
+                ),
+                lambda core: (core.result(), core.contributors()),
+            )
         programs.run()
     assert sorted((r, i, b) for r, i, b, _t, _c in got) == [
-        (r, i, b) for r in range(n) for i in range(1, REPLAY.iterations + 1) for b in range(len(buckets))]
+        (r, i, b)
+        for r in range(n)
+        for i in range(1, REPLAY.iterations + 1)
+        for b in range(len(buckets))
+    ]
     partial = False
     for _rank, _i, b, total, counted in got:
         bitmaps = counted.element_bitmaps(total.shape)
-        expected = sum(np.where(bitmaps >> r & 1 == 1, arrays[r][b].astype(np.int64), 0) for r in range(n))
+        expected = sum(
+            np.where(bitmaps >> r & 1 == 1, arrays[r][b].astype(np.int64), 0) for r in range(n)
+        )
         assert total.dtype == np.int32
         assert np.array_equal(total, expected.astype(np.int32))
         partial |= bool(np.any(counted.counts < n))
-    assert partial == (policy == "quorum:3")  # the 3x straggler's late UPDATEs miss the quorum's sums
+    assert partial == (
+        policy == "quorum:3"
+    )  # the 3x straggler's late UPDATEs miss the quorum's sums
 
 
 @pytest.mark.parametrize("policy", ["sync", "quorum:3", "stale:1"])
@@ -86,7 +110,9 @@ def test_a_stragglers_compute_appears_exactly_in_the_iteration_time():
     other = slow.records[host.index("h1")]
     for a, r in zip(plain.iterations, other, strict=True):  # a fast worker waits for the straggler
         assert r.comm_s == pytest.approx(a.communication_s + 2 * COMPUTE, abs=1e-12)
-    assert slow.records[host.index("h2")][-1].wall_s == pytest.approx(3 * (a.iteration_s + 2 * COMPUTE), abs=1e-12)
+    assert slow.records[host.index("h2")][-1].wall_s == pytest.approx(
+        3 * (a.iteration_s + 2 * COMPUTE), abs=1e-12
+    )
 
 
 def test_a_straggler_distribution_adds_seeded_draws():
@@ -100,7 +126,9 @@ def test_a_straggler_distribution_adds_seeded_draws():
 
 def test_several_jobs_on_a_leaf_spine_at_once():
     network = AllReduceConfig(topo="leafspine:2x4,2", jobs=2, dtype="int32", link=LINK)
-    result = simulate_workload(WorkloadConfig(network, ReplayConfig(scale=0.0002, iterations=2), compute_s=COMPUTE))
+    result = simulate_workload(
+        WorkloadConfig(network, ReplayConfig(scale=0.0002, iterations=2), compute_s=COMPUTE)
+    )
     assert result.verified
     assert [(it.job, it.iteration) for it in result.iterations] == [(0, 1), (1, 1), (0, 2), (1, 2)]
     assert sorted({job for job, _r, _h in result.workers}) == [0, 1]
@@ -111,13 +139,15 @@ def test_float32_gradients_within_the_bound():
     network = AllReduceConfig(workers=3, dtype="float32", link=LINK)
     result = simulate_workload(WorkloadConfig(network, ReplayConfig(scale=0.0002, iterations=2)))
     assert result.verified and 0 < result.max_abs_error < 1e-4
-    assert result.iterations[0].compute_s == pytest.approx(3 * 8.2e9 * 32 / 15e12 * 0.0002, abs=1e-15)  # resnet50's
+    assert result.iterations[0].compute_s == pytest.approx(
+        3 * 8.2e9 * 32 / 15e12 * 0.0002, abs=1e-15
+    )  # resnet50's
 
 
 def test_the_checks_catch_a_wrong_sum_and_a_worker_that_differs():
     config = AllReduceConfig(dtype="int32", elems=8)
     checks = SumChecks(config, {0: 2}, [10])
-    total = (make_array(config.seed, 0, 10, "int32") + make_array(config.seed, 1, 10, "int32"))
+    total = make_array(config.seed, 0, 10, "int32") + make_array(config.seed, 1, 10, "int32")
     everyone = Contributors(8, np.array([2, 2], np.uint8), np.array([3, 3], np.uint32))
     checks.check(0, 1, 0, total, everyone)
     checks.check(0, 1, 0, total, everyone)

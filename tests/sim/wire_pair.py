@@ -15,14 +15,23 @@ class WirePair:
     (direction, index of the frame on that direction); `frames` keeps every frame sent, `delivered`
     every message b took, with its time."""
 
-    def __init__(self, endpoint: Callable, connect: Callable, spec: object, rate: float, delay: float,
-                 drop: set[tuple[str, int]] = frozenset()):
+    def __init__(
+        self,
+        endpoint: Callable,
+        connect: Callable,
+        spec: object,
+        rate: float,
+        delay: float,
+        drop: set[tuple[str, int]] = frozenset(),
+    ):
         self.sim, self.drop, self.rate, self.delay = Simulator(), drop, rate, delay
         self.frames: dict[str, list[tuple[float, bytes]]] = {"ab": [], "ba": []}
         self.delivered: list[tuple[float, bytes]] = []
         self.a = endpoint(self.sim, A, self._link("ab", lambda: self.b))
         self.b = endpoint(self.sim, B, self._link("ba", lambda: self.a))
-        self.sender = connect(self.a, self.b, 5, spec, lambda t, data: self.delivered.append((t, data)))
+        self.sender = connect(
+            self.a, self.b, 5, spec, lambda t, data: self.delivered.append((t, data))
+        )
 
     def _link(self, key: str, far: Callable):
         channel = Channel(key, self.rate, self.delay)

@@ -129,7 +129,9 @@ def test_register_sizes_are_bounded_one_by_one_and_together(bmv2: dict) -> None:
     bmv2 = copy.deepcopy(good)
     for reg in bmv2["register_arrays"][:2]:
         reg["size"] = STATE_CELL_BUDGET // 2
-    with pytest.raises(PipelineError, match=f"^the BMv2 JSON: .* the budget is {STATE_CELL_BUDGET}"):
+    with pytest.raises(
+        PipelineError, match=f"^the BMv2 JSON: .* the budget is {STATE_CELL_BUDGET}"
+    ):
         validate(bmv2)
 
 
@@ -143,26 +145,34 @@ def many_fields(bmv2: dict, fields: int, instances: int, name: str = "wide") -> 
     """`bmv2` with a header type of `fields` one-byte fields and `instances` headers of it: a few MB
     of JSON that would lay out fields * instances records."""
     first = 1000 + len(bmv2["headers"])
-    bmv2["header_types"].append({"name": f"{name}_t", "id": first,
-                                 "fields": [[f"f{i}", 8, False] for i in range(fields)]})
-    bmv2["headers"] += [{"name": f"{name}{i}", "id": first + i, "header_type": f"{name}_t", "metadata": True}
-                        for i in range(instances)]
+    bmv2["header_types"].append(
+        {"name": f"{name}_t", "id": first, "fields": [[f"f{i}", 8, False] for i in range(fields)]}
+    )
+    bmv2["headers"] += [
+        {"name": f"{name}{i}", "id": first + i, "header_type": f"{name}_t", "metadata": True}
+        for i in range(instances)
+    ]
     return bmv2
 
 
 def at_records(bmv2: dict, records: int) -> dict:
     """`bmv2` grown to exactly `records` field records by headers of 1,024 fields and one of the rest."""
-    existing = sum(len({t["name"]: t for t in bmv2["header_types"]}[h["header_type"]]["fields"])
-                   for h in bmv2["headers"])
+    existing = sum(
+        len({t["name"]: t for t in bmv2["header_types"]}[h["header_type"]]["fields"])
+        for h in bmv2["headers"]
+    )
     many_fields(bmv2, 1024, (records - existing) // 1024)
     return many_fields(bmv2, (records - existing) % 1024, 1, "rest")
 
 
 def test_field_records_are_bounded_across_instances_before_anything_is_laid_out(bmv2: dict) -> None:
     validate(at_records(copy.deepcopy(bmv2), FIELD_RECORD_BUDGET))
-    with pytest.raises(PipelineError, match=f"^the BMv2 JSON: header instances and the headers calculations read "
-                                            f"make {FIELD_RECORD_BUDGET + 1} field records; the budget "
-                                            f"is {FIELD_RECORD_BUDGET}$"):
+    with pytest.raises(
+        PipelineError,
+        match=f"^the BMv2 JSON: header instances and the headers calculations read "
+        f"make {FIELD_RECORD_BUDGET + 1} field records; the budget "
+        f"is {FIELD_RECORD_BUDGET}$",
+    ):
         validate(at_records(copy.deepcopy(bmv2), FIELD_RECORD_BUDGET + 1))
     huge = many_fields(copy.deepcopy(bmv2), MAX_ITEMS, 32768)  # the issue's shape, 2.1e9 records
     with pytest.raises(PipelineError, match="field records; the budget"):
@@ -171,11 +181,19 @@ def test_field_records_are_bounded_across_instances_before_anything_is_laid_out(
 
 def test_a_calculation_reading_a_header_whole_counts_its_fields(bmv2: dict) -> None:
     at_records(bmv2, FIELD_RECORD_BUDGET - 1024)
-    bmv2["calculations"].append({"name": "whole", "id": 1000, "algo": "crc32",
-                                 "input": [{"type": "header", "value": "wide0"}]})
+    bmv2["calculations"].append(
+        {
+            "name": "whole",
+            "id": 1000,
+            "algo": "crc32",
+            "input": [{"type": "header", "value": "wide0"}],
+        }
+    )
     validate(bmv2)  # exactly at the budget
     bmv2["header_types"][-1]["fields"].append(["one_more", 8, False])
-    with pytest.raises(PipelineError, match=f"make {FIELD_RECORD_BUDGET + 1} field records; the budget"):
+    with pytest.raises(
+        PipelineError, match=f"make {FIELD_RECORD_BUDGET + 1} field records; the budget"
+    ):
         validate(bmv2)
 
 
@@ -195,17 +213,28 @@ def test_names_and_text_have_bounded_length(bmv2: dict) -> None:
 
 
 def test_log_msg_formats_have_only_empty_placeholders(bmv2: dict) -> None:
-    log = {"op": "log_msg", "parameters": [{"type": "string", "value": "x={}, {{literal}}"},
-                                           {"type": "parameters_vector", "value": []}]}
+    log = {
+        "op": "log_msg",
+        "parameters": [
+            {"type": "string", "value": "x={}, {{literal}}"},
+            {"type": "parameters_vector", "value": []},
+        ],
+    }
     prims = bmv2["actions"][0]["primitives"]
     prims.append(log)
     validate(bmv2)
     for text in ("{0.__class__}", "{:999999999}", "{x}"):
         log["parameters"][0]["value"] = text
-        refused(bmv2, f"actions[0].primitives[{len(prims) - 1}].parameters[0].value", "'.*' is not a log_msg format")
+        refused(
+            bmv2,
+            f"actions[0].primitives[{len(prims) - 1}].parameters[0].value",
+            "'.*' is not a log_msg format",
+        )
 
 
-@pytest.mark.parametrize("text", ["0x1_0", " 0x10", "10", "0x", "0b101", "--0x1", "0x10 ", "0x" + "f" * 1025])
+@pytest.mark.parametrize(
+    "text", ["0x1_0", " 0x10", "10", "0x", "0b101", "--0x1", "0x10 ", "0x" + "f" * 1025]
+)
 def test_hex_strings_are_parsed_strictly(bmv2: dict, text: str) -> None:
     with pytest.raises(PipelineError, match="expected a hex string"):
         hexint(text)
@@ -214,7 +243,12 @@ def test_hex_strings_are_parsed_strictly(bmv2: dict, text: str) -> None:
 
 
 def test_hex_strings_bmv2_writes_are_read() -> None:
-    assert [hexint(t) for t in ("0x0", "0xFF", "-0x80", "0x" + "f" * 1024)] == [0, 255, -128, (1 << 4096) - 1]
+    assert [hexint(t) for t in ("0x0", "0xFF", "-0x80", "0x" + "f" * 1024)] == [
+        0,
+        255,
+        -128,
+        (1 << 4096) - 1,
+    ]
     with pytest.raises(PipelineError, match="expected a hex string"):
         hexint(5)  # type: ignore[arg-type]
 
@@ -239,7 +273,11 @@ def test_ids_and_names_that_must_be_unique_are(bmv2: dict) -> None:
 def test_tagged_objects_name_the_tag(bmv2: dict) -> None:
     cond = bmv2["pipelines"][0]["conditionals"][0]
     cond["expression"]["value"]["op"] = "__import__"
-    refused(bmv2, "pipelines[0].conditionals[0].expression.value.op", "expected one of .*got '__import__'")
+    refused(
+        bmv2,
+        "pipelines[0].conditionals[0].expression.value.op",
+        "expected one of .*got '__import__'",
+    )
     cond["expression"] = {"type": "python", "value": "1"}
     refused(bmv2, "pipelines[0].conditionals[0].expression.type", "expected one of")
     bmv2["calculations"][0]["algo"] = "md5"
@@ -252,8 +290,11 @@ def test_nesting_is_bounded_without_recursion(bmv2: dict) -> None:
     cond["expression"] = nested(MAX_DEPTH // 2 - 8)
     validate(bmv2)
     cond["expression"] = nested(MAX_DEPTH)
-    with pytest.raises(PipelineError, match=r"^pipelines\[0\]\.conditionals\[0\]\.expression(\.value\.right)+: "
-                                            f"nested more than {MAX_DEPTH} levels deep"):
+    with pytest.raises(
+        PipelineError,
+        match=r"^pipelines\[0\]\.conditionals\[0\]\.expression(\.value\.right)+: "
+        f"nested more than {MAX_DEPTH} levels deep",
+    ):
         validate(bmv2)
     cond["expression"] = nested(100_000)
     with pytest.raises(PipelineError, match="nested more than"):
@@ -292,5 +333,7 @@ def test_switch_load_refuses_before_generating_anything(bmv2: dict, monkeypatch)
 
     monkeypatch.setattr(program, "build_layout", never)
     bmv2["register_arrays"][0]["bitwidth"] = "32"
-    with pytest.raises(PipelineError, match=r"^register_arrays\[0\]\.bitwidth: expected an integer"):
+    with pytest.raises(
+        PipelineError, match=r"^register_arrays\[0\]\.bitwidth: expected an integer"
+    ):
         Switch(engine="python").load(bmv2)

@@ -34,7 +34,8 @@ def programs() -> list[tuple[str, dict]]:
     """The largest aggregation program and every test program of the repository."""
     files = sorted([*(TESTS / "p4").glob("*.p4"), *(TESTS / "switch" / "p4").glob("*.p4")])
     return [("aggregate ELEMS=64 POOL_SIZE=65536", aggregate(64, 65536))] + [
-        (f.name, compile_file(f).bmv2) for f in files]
+        (f.name, compile_file(f).bmv2) for f in files
+    ]
 
 
 def test_every_program_fits_and_its_estimate_is_above_its_code() -> None:
@@ -54,7 +55,9 @@ def test_every_program_fits_and_its_estimate_is_above_its_code() -> None:
 def test_the_largest_program_fits_every_limit_eight_times_over() -> None:
     size = budget.check(*load_program(aggregate(64, 65536)))
     for limit in dataclasses.fields(budget.CodeSize):
-        assert HEADROOM * getattr(size, limit.name) <= getattr(budget.LIMITS, limit.name), limit.name
+        assert HEADROOM * getattr(size, limit.name) <= getattr(budget.LIMITS, limit.name), (
+            limit.name
+        )
 
 
 def test_the_issues_pipeline_is_refused_before_any_code_is_generated(monkeypatch) -> None:
@@ -66,8 +69,10 @@ def test_the_issues_pipeline_is_refused_before_any_code_is_generated(monkeypatch
     sw = Switch()
     with pytest.raises(PipelineError) as err:
         sw.build(chained(aggregate(), 16384))
-    assert str(err.value) == ("the program is too large for the switch: it makes 16,464 pipeline nodes "
-                              "and parser states, over the limit of 4,096")
+    assert str(err.value) == (
+        "the program is too large for the switch: it makes 16,464 pipeline nodes "
+        "and parser states, over the limit of 4,096"
+    )
     assert sw.pipeline is None
 
 
@@ -82,8 +87,10 @@ def test_a_program_at_every_limit_is_accepted_and_one_over_any_is_refused(monkey
         monkeypatch.setattr(budget, "LIMITS", dataclasses.replace(size, **{name: count - 1}))
         with pytest.raises(PipelineError) as err:
             Switch(engine="python").build(doc)
-        assert str(err.value) == (f"the program is too large for the switch: it makes {count:,} {what}, "
-                                  f"over the limit of {count - 1:,}")
+        assert str(err.value) == (
+            f"the program is too large for the switch: it makes {count:,} {what}, "
+            f"over the limit of {count - 1:,}"
+        )
 
 
 def test_generated_source_over_the_limit_is_refused_before_compiling(monkeypatch) -> None:
@@ -91,14 +98,23 @@ def test_generated_source_over_the_limit_is_refused_before_compiling(monkeypatch
     layout, model = load_program(aggregate())
     python = len(build_pipeline(layout, model).source)
     c = len(generate(model, layout).source)
-    for limits in (dataclasses.replace(budget.LIMITS, python_bytes=python),
-                   dataclasses.replace(budget.LIMITS, c_bytes=c)):
+    for limits in (
+        dataclasses.replace(budget.LIMITS, python_bytes=python),
+        dataclasses.replace(budget.LIMITS, c_bytes=c),
+    ):
         monkeypatch.setattr(budget, "LIMITS", limits)
         build_pipeline(layout, model)
         NativeBackend(layout, model, 511)
-    monkeypatch.setattr(budget, "LIMITS", dataclasses.replace(budget.LIMITS, python_bytes=python - 1))
-    with pytest.raises(PipelineError, match=f"it makes {python:,} bytes of Python, over the limit of {python - 1:,}"):
+    monkeypatch.setattr(
+        budget, "LIMITS", dataclasses.replace(budget.LIMITS, python_bytes=python - 1)
+    )
+    with pytest.raises(
+        PipelineError,
+        match=f"it makes {python:,} bytes of Python, over the limit of {python - 1:,}",
+    ):
         build_pipeline(layout, model)
     monkeypatch.setattr(budget, "LIMITS", dataclasses.replace(budget.LIMITS, c_bytes=c - 1))
-    with pytest.raises(PipelineError, match=f"it makes {c:,} bytes of C, over the limit of {c - 1:,}"):
+    with pytest.raises(
+        PipelineError, match=f"it makes {c:,} bytes of C, over the limit of {c - 1:,}"
+    ):
         NativeBackend(layout, model, 511)

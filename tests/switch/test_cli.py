@@ -44,19 +44,38 @@ def test_an_address_grpc_would_misread_is_a_usage_error(capsys, address):
         main(["--no-p4", "--grpc-server-addr", address])
     assert exit_.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
-        f"ina switch: error: argument --grpc-server-addr: expected HOST:PORT with PORT in 0..65535, got {address!r}")
+        f"ina switch: error: argument --grpc-server-addr: expected HOST:PORT with PORT in 0..65535, got {address!r}"
+    )
 
 
 def test_sigint_stops_the_switch_cleanly(line_reader):
-    proc = subprocess.Popen([sys.executable, "-m", "ina", "switch", "--no-p4", "--device-id", "3",
-                             "--grpc-server-addr", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ina",
+            "switch",
+            "--no-p4",
+            "--device-id",
+            "3",
+            "--grpc-server-addr",
+            "127.0.0.1:0",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     next_line = line_reader(proc.stdout)
     try:
         ready = next_line()
-        match = re.fullmatch(r"ina switch: listening on 127\.0\.0\.1:(\d+) \(P4Runtime, device 3\), ports none\n", ready)
+        match = re.fullmatch(
+            r"ina switch: listening on 127\.0\.0\.1:(\d+) \(P4Runtime, device 3\), ports none\n",
+            ready,
+        )
         assert match, ready
         with grpc.insecure_channel(f"127.0.0.1:{match[1]}") as channel:
-            reply = p4runtime_pb2_grpc.P4RuntimeStub(channel).Capabilities(p4runtime_pb2.CapabilitiesRequest())
+            reply = p4runtime_pb2_grpc.P4RuntimeStub(channel).Capabilities(
+                p4runtime_pb2.CapabilitiesRequest()
+            )
         assert reply.p4runtime_api_version == "1.4.1"
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=10) == 0
@@ -74,10 +93,13 @@ def test_bad_port_spec_is_a_usage_error():
 
 
 @pytest.mark.netns
-@pytest.mark.parametrize(("engine", "says"), [
-    ("auto", "ina switch: native data path (the program runs compiled to C)"),
-    ("python", "ina switch: python data path (the Python engine was asked for)"),
-])
+@pytest.mark.parametrize(
+    ("engine", "says"),
+    [
+        ("auto", "ina switch: native data path (the program runs compiled to C)"),
+        ("python", "ina switch: python data path (the Python engine was asked for)"),
+    ],
+)
 def test_switch_process_forwards_between_veths(tmp_path, line_reader, engine, says):
     def sh(*cmd):
         subprocess.run(cmd, check=True, capture_output=True)
@@ -88,12 +110,32 @@ def test_switch_process_forwards_between_veths(tmp_path, line_reader, engine, sa
     sh("ip", "link", "add", "srv-b", "type", "veth", "peer", "name", "srv-b-in")
     for dev in ("srv-a", "srv-a-in", "srv-b", "srv-b-in"):
         sh("ip", "link", "set", dev, "up")
-    proc = subprocess.Popen([sys.executable, "-m", "ina", "switch", "--no-p4", "-i", "1@srv-a", "-i", "2@srv-b",
-                             "--grpc-server-addr", "127.0.0.1:50150", "--pcap", str(tmp_path), "--engine", engine],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ina",
+            "switch",
+            "--no-p4",
+            "-i",
+            "1@srv-a",
+            "-i",
+            "2@srv-b",
+            "--grpc-server-addr",
+            "127.0.0.1:50150",
+            "--pcap",
+            str(tmp_path),
+            "--engine",
+            engine,
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     next_line = line_reader(proc.stdout)
     try:
-        assert next_line().startswith("ina switch: listening on 127.0.0.1:50150 (P4Runtime, device 0), ports 1@srv-a, 2@srv-b")
+        assert next_line().startswith(
+            "ina switch: listening on 127.0.0.1:50150 (P4Runtime, device 0), ports 1@srv-a, 2@srv-b"
+        )
         program = compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": "16"})
         with SwitchConnection("127.0.0.1:50150") as conn:
             conn.set_pipeline(program.bmv2, program.p4info)
@@ -104,7 +146,9 @@ def test_switch_process_forwards_between_veths(tmp_path, line_reader, engine, sa
         rx.settimeout(3)
         tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
         tx.bind(("srv-a-in", 0))
-        frame = bytes.fromhex("020000000002" "020000000001" "88b5") + b"through the switch".ljust(46, b".")
+        frame = bytes.fromhex("02000000000202000000000188b5") + b"through the switch".ljust(
+            46, b"."
+        )
         marker = frame[:14] + b"marker after it".ljust(46, b".")
         tx.send(frame)
         assert rx.recv(2048) == frame
@@ -116,7 +160,9 @@ def test_switch_process_forwards_between_veths(tmp_path, line_reader, engine, sa
         for end in ("srv-a", "srv-b"):
             subprocess.run(["ip", "link", "del", end], capture_output=True)
     for name in ("port1-srv-a-in.pcap", "port2-srv-b-out.pcap"):  # the kernel's IPv6 chatter aside
-        assert [bytes(p) for p in rdpcap(str(tmp_path / name)) if bytes(p)[12:14] == b"\x88\xb5"] == [frame, marker]
+        assert [
+            bytes(p) for p in rdpcap(str(tmp_path / name)) if bytes(p)[12:14] == b"\x88\xb5"
+        ] == [frame, marker]
 
 
 def test_native_engine_with_a_packet_log_is_a_usage_error(capsys):

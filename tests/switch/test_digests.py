@@ -26,7 +26,7 @@ def test_digest_list_reaches_the_primary():
     try:
         with SwitchConnection(f"127.0.0.1:{srv.bound_port}") as conn:
             conn.set_pipeline(program.bmv2, program.p4info)
-            frame = bytes.fromhex("ffffffffffff" "0000000000aa" "88b5") + b"hi"
+            frame = bytes.fromhex("ffffffffffff0000000000aa88b5") + b"hi"
             with lock:
                 outputs = sw.process(3, frame)
             service.deliver(outputs)
@@ -43,6 +43,7 @@ def test_digest_list_reaches_the_primary():
 @pytest.mark.netns
 def test_switch_process_on_the_native_engine_sends_digests_without_other_traffic(line_reader):
     """The C port loop queues digests; `ina switch` must still deliver them promptly."""
+
     def sh(*cmd):
         subprocess.run(cmd, check=True, capture_output=True)
 
@@ -50,8 +51,21 @@ def test_switch_process_on_the_native_engine_sends_digests_without_other_traffic
     sh("ip", "link", "add", "dgs-a", "type", "veth", "peer", "name", "dgs-a-in")
     for dev in ("dgs-a", "dgs-a-in"):
         sh("ip", "link", "set", dev, "up")
-    proc = subprocess.Popen([sys.executable, "-m", "ina", "switch", "--no-p4", "-i", "3@dgs-a",
-                             "--grpc-server-addr", "127.0.0.1:50160"], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ina",
+            "switch",
+            "--no-p4",
+            "-i",
+            "3@dgs-a",
+            "--grpc-server-addr",
+            "127.0.0.1:50160",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     next_line = line_reader(proc.stdout)
     try:
         assert next_line().startswith("ina switch: listening on 127.0.0.1:50160")
@@ -61,10 +75,13 @@ def test_switch_process_on_the_native_engine_sends_digests_without_other_traffic
             assert next_line().startswith("ina switch: native data path")
             with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as tx:
                 tx.bind(("dgs-a-in", 0))
-                tx.send(bytes.fromhex("ffffffffffff" "0000000000bb" "88b5") + b"hi".ljust(46, b"."))
+                tx.send(bytes.fromhex("ffffffffffff0000000000bb88b5") + b"hi".ljust(46, b"."))
             learned = []  # the kernel's own IPv6 chatter on the veth may be learned first
             while [0xBB, 3] not in learned and (digest := conn.next_digest(timeout=3)) is not None:
-                learned += [[int.from_bytes(m.bitstring, "big") for m in d.struct.members] for d in digest.data]
+                learned += [
+                    [int.from_bytes(m.bitstring, "big") for m in d.struct.members]
+                    for d in digest.data
+                ]
             assert [0xBB, 3] in learned
     finally:
         proc.terminate()

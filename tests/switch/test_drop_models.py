@@ -21,7 +21,7 @@ from ina.topologies.topo import load
 
 PACKETS = 20_000
 Z = 5.0  # bounds are Z standard errors: a correct model fails one seed in millions
-FRAME = bytes.fromhex("020000000002" "020000000001" "88b5") + b"loss model"  # port 1 -> port 2, L2 only
+FRAME = bytes.fromhex("02000000000202000000000188b5") + b"loss model"  # port 1 -> port 2, L2 only
 
 
 @functools.cache
@@ -34,7 +34,9 @@ def losses(model: BurstLoss, direction: str, seed: int) -> list[bool]:
     sw = Switch(engine="python")
     sw.load(program())
     sw.tables["InaIngress.l2_forward"].add([0x020000000002], "InaIngress.forward", [2])
-    table, port = ("InaIngress.drop_sim_in", 1) if direction == "ingress" else ("InaEgress.drop_sim_out", 2)
+    table, port = (
+        ("InaIngress.drop_sim_in", 1) if direction == "ingress" else ("InaEgress.drop_sim_out", 2)
+    )
     args = [drop_threshold(p) for p in (model.loss_good, model.loss_bad, model.p_gb, model.p_bg)]
     sw.tables[table].add([port], table.split(".")[0] + ".set_burst_loss", args)
     random.seed(seed)
@@ -79,15 +81,29 @@ def test_gilbert_bursts_last_one_over_p_bg_packets(direction):
 
 def test_netem_gets_the_same_chain_as_gemodel_and_uniform_loss_as_random():
     # netem's gemodel takes p (good->bad), r (bad->good), 1-h (loss when bad), 1-k (loss when good)
-    assert netem_args(BurstLoss(0.01, 0.5, 0.02, 0.25)) == ["loss", "gemodel", "2%", "25%", "50%", "1%"]
+    assert netem_args(BurstLoss(0.01, 0.5, 0.02, 0.25)) == [
+        "loss",
+        "gemodel",
+        "2%",
+        "25%",
+        "50%",
+        "1%",
+    ]
     assert netem_args(0.05) == ["loss", "random", "5%"]
 
 
-@pytest.mark.parametrize(("link", "direction", "expected"), [
-    (None, "both", {(1, "ingress"): 0.1, (1, "egress"): 0.1, (2, "ingress"): 0.1, (2, "egress"): 0.1}),
-    ("h2", "up", {(2, "ingress"): 0.1}),
-    ("h1", "down", {(1, "egress"): 0.1}),
-])
+@pytest.mark.parametrize(
+    ("link", "direction", "expected"),
+    [
+        (
+            None,
+            "both",
+            {(1, "ingress"): 0.1, (1, "egress"): 0.1, (2, "ingress"): 0.1, (2, "egress"): 0.1},
+        ),
+        ("h2", "up", {(2, "ingress"): 0.1}),
+        ("h1", "down", {(1, "egress"): 0.1}),
+    ],
+)
 def test_ina_run_puts_switch_loss_on_the_chosen_link_and_direction(link, direction, expected):
     sw = Switch()
     srv = serve(P4RuntimeService(sw, threading.Lock()), "127.0.0.1:0")

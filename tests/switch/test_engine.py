@@ -71,7 +71,7 @@ def test_multicast_sends_one_copy_per_replica(compiled):
     sw = Switch()
     sw.load(compiled("register_accumulate"))
     sw.multicast.set_group(1, [(2, 7), (3, 9)])
-    frame = bytes.fromhex("ffffffffffff000000000002" "0800") + b"payload!"
+    frame = bytes.fromhex("ffffffffffff0000000000020800") + b"payload!"
     out = sw.process(1, frame)
     assert [port for port, _ in out] == [2, 3]
     with pytest.raises(TableError, match="out of range"):

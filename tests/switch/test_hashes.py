@@ -75,15 +75,36 @@ control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.check); pkt.e
 V1Switch(P(), VC(), I(), E(), CC(), D()) main;
 """
 # res_t's fields in order: (name, bytes)
-RESULT_FIELDS = [("crc16", 2), ("crc16_custom", 2), ("crc32", 4), ("crc32_custom", 4), ("ccitt", 2),
-                 ("csum16_rfc", 2), ("csum16", 2), ("xor16", 2), ("identity", 8), ("based", 2)]
+RESULT_FIELDS = [
+    ("crc16", 2),
+    ("crc16_custom", 2),
+    ("crc32", 4),
+    ("crc32_custom", 4),
+    ("ccitt", 2),
+    ("csum16_rfc", 2),
+    ("csum16", 2),
+    ("xor16", 2),
+    ("identity", 8),
+    ("based", 2),
+]
 
 
-@pytest.mark.parametrize(("algo", "data", "expected"), VECTORS, ids=[f"{v[0]}-{v[1].hex()}" for v in VECTORS])
-def test_python_hash_functions_give_the_published_values(algo: str, data: bytes, expected: int) -> None:
-    python = {"crc16": hashes.crc16, "crc16_custom": hashes.crc16, "crc32": hashes.crc32,
-              "crc32_custom": hashes.crc32, "crcCCITT": hashes.crc_ccitt, "csum16": hashes.csum16,
-              "xor16": hashes.xor16, "identity": hashes.identity}[algo]
+@pytest.mark.parametrize(
+    ("algo", "data", "expected"), VECTORS, ids=[f"{v[0]}-{v[1].hex()}" for v in VECTORS]
+)
+def test_python_hash_functions_give_the_published_values(
+    algo: str, data: bytes, expected: int
+) -> None:
+    python = {
+        "crc16": hashes.crc16,
+        "crc16_custom": hashes.crc16,
+        "crc32": hashes.crc32,
+        "crc32_custom": hashes.crc32,
+        "crcCCITT": hashes.crc_ccitt,
+        "csum16": hashes.csum16,
+        "xor16": hashes.xor16,
+        "identity": hashes.identity,
+    }[algo]
     assert python(data) == expected
 
 
@@ -92,8 +113,12 @@ def hash_program(tmp_path_factory: pytest.TempPathFactory) -> dict:
     source = tmp_path_factory.mktemp("hashes") / "hashes.p4"
     source.write_text(P4)
     bmv2 = compile_file(source).bmv2
-    [calc] = [p["parameters"][2]["value"] for a in bmv2["actions"] for p in a["primitives"]
-              if p["parameters"][:1] == [{"type": "field", "value": ["r", "ccitt"]}]]
+    [calc] = [
+        p["parameters"][2]["value"]
+        for a in bmv2["actions"]
+        for p in a["primitives"]
+        if p["parameters"][:1] == [{"type": "field", "value": ["r", "ccitt"]}]
+    ]
     [ccitt] = [c for c in bmv2["calculations"] if c["name"] == calc]
     ccitt["algo"] = "crcCCITT"  # BMv2 JSON has it; v1model's enum does not
     return bmv2
@@ -109,8 +134,14 @@ def test_both_engines_give_the_published_values(hash_program: dict) -> None:
         at += size
     assert at == len(out)
     assert values == {
-        "crc16": 0xBB3D, "crc16_custom": 0xBB3D, "crc32": 0xCBF43926, "crc32_custom": 0xCBF43926,
-        "ccitt": 0x29B1, "csum16_rfc": 0x220D, "csum16": 0xF62A, "xor16": 0x3908,
+        "crc16": 0xBB3D,
+        "crc16_custom": 0xBB3D,
+        "crc32": 0xCBF43926,
+        "crc32_custom": 0xCBF43926,
+        "ccitt": 0x29B1,
+        "csum16_rfc": 0x220D,
+        "csum16": 0xF62A,
+        "xor16": 0x3908,
         "identity": 0x3132333435363738,
         "based": 100 + 0xBB3D % 7,  # base + hash mod max: 104
     }

@@ -28,8 +28,10 @@ from ina.switch.native.expressions import Unsupported
 from ina.switch.p4runtime_server import P4RuntimeService, serve
 
 Action = p4runtime_pb2.SetForwardingPipelineConfigRequest
-FRAME = bytes.fromhex("02000000000202000000000108004500002500000000401166c60a0000010a00000204d200500011"
-                      "000068656c6c6f20696e61")  # ordinary traffic to 02:..:02, forwarded to port 2
+FRAME = bytes.fromhex(
+    "02000000000202000000000108004500002500000000401166c60a0000010a00000204d200500011"
+    "000068656c6c6f20696e61"
+)  # ordinary traffic to 02:..:02, forwarded to port 2
 
 
 @functools.cache
@@ -47,9 +49,15 @@ def payloads(marker: Path) -> list[str]:
     where C runs a constructor as soon as the built library is loaded."""
     python = f"__import__('os').system('touch {marker}')"
     c = f'system("touch {marker}")'
-    return [f"1) or {python} or (1", f"x'); {python}; ('", f"0] or {python} or A[0",
-            f"9(P, A): pass\n{python}\ndef act_9", f"0); {c}; (0", f"x: ; {c}; y",
-            f"9(void) {{}}\n__attribute__((constructor)) static void pwn(void) {{ {c}; }}\nstatic void f9"]
+    return [
+        f"1) or {python} or (1",
+        f"x'); {python}; ('",
+        f"0] or {python} or A[0",
+        f"9(P, A): pass\n{python}\ndef act_9",
+        f"0); {c}; (0",
+        f"x: ; {c}; y",
+        f"9(void) {{}}\n__attribute__((constructor)) static void pwn(void) {{ {c}; }}\nstatic void f9",
+    ]
 
 
 def find(node: object, pred: Callable[[dict], bool]) -> dict:
@@ -86,9 +94,14 @@ def rename(doc: object, old: str, new: str) -> None:
 
 
 # Names the generators turn into identifiers or strings: (what, name in the aggregation program).
-NAMES = [("table", lambda d: _tables(d)[1]["name"]), ("conditional", lambda d: d["pipelines"][0]["conditionals"][0]["name"]),
-         ("parse state", lambda d: d["parsers"][0]["parse_states"][1]["name"]), ("action", lambda d: d["actions"][1]["name"]),
-         ("header type", lambda d: d["header_types"][2]["name"]), ("header", lambda d: d["headers"][2]["name"])]
+NAMES = [
+    ("table", lambda d: _tables(d)[1]["name"]),
+    ("conditional", lambda d: d["pipelines"][0]["conditionals"][0]["name"]),
+    ("parse state", lambda d: d["parsers"][0]["parse_states"][1]["name"]),
+    ("action", lambda d: d["actions"][1]["name"]),
+    ("header type", lambda d: d["header_types"][2]["name"]),
+    ("header", lambda d: d["headers"][2]["name"]),
+]
 
 
 def _lookahead_key(d: dict) -> tuple[list, int]:
@@ -104,8 +117,13 @@ def _tables(d: dict) -> list[dict]:
 # Every string and int position the generators read: (what, locate(doc) -> (container, key)).
 POSITIONS: list[tuple[str, Callable[[dict], tuple[object, object]]]] = [
     ("action id", lambda d: (d["actions"][1], "id")),
-    ("action parameter width", lambda d: (find(d["actions"], lambda a: bool(a.get("runtime_data")))["runtime_data"][0],
-                                          "bitwidth")),
+    (
+        "action parameter width",
+        lambda d: (
+            find(d["actions"], lambda a: bool(a.get("runtime_data")))["runtime_data"][0],
+            "bitwidth",
+        ),
+    ),
     ("action name", lambda d: (d["actions"][1], "name")),
     ("header type name", lambda d: (d["header_types"][2], "name")),
     ("field name", lambda d: (d["header_types"][2]["fields"][0], 0)),
@@ -119,9 +137,18 @@ POSITIONS: list[tuple[str, Callable[[dict], tuple[object, object]]]] = [
     ("primitive op", lambda d: (find(d["actions"], lambda x: "parameters" in x), "op")),
     ("expression op", lambda d: (find(d["actions"], lambda x: "left" in x and "op" in x), "op")),
     ("hex string", lambda d: (find(d["actions"], lambda x: x.get("type") == "hexstr"), "value")),
-    ("runtime_data index", lambda d: (find(d["actions"], lambda x: x.get("type") == "runtime_data"), "value")),
-    ("field reference", lambda d: (find(d["actions"], lambda x: x.get("type") == "field")["value"], 1)),
-    ("register reference", lambda d: (find(d["actions"], lambda x: x.get("type") == "register_array"), "value")),
+    (
+        "runtime_data index",
+        lambda d: (find(d["actions"], lambda x: x.get("type") == "runtime_data"), "value"),
+    ),
+    (
+        "field reference",
+        lambda d: (find(d["actions"], lambda x: x.get("type") == "field")["value"], 1),
+    ),
+    (
+        "register reference",
+        lambda d: (find(d["actions"], lambda x: x.get("type") == "register_array"), "value"),
+    ),
     ("value type", lambda d: (find(d["actions"], lambda x: x.get("type") == "field"), "type")),
     ("calculation name", lambda d: (d["calculations"][0], "name")),
     ("calculation id", lambda d: (d["calculations"][0], "id")),
@@ -131,8 +158,14 @@ POSITIONS: list[tuple[str, Callable[[dict], tuple[object, object]]]] = [
     ("parser id", lambda d: (d["parsers"][0], "id")),
     ("parse state id", lambda d: (d["parsers"][0]["parse_states"][1], "id")),
     ("parse state name", lambda d: (d["parsers"][0]["parse_states"][1], "name")),
-    ("transition value", lambda d: (find(d["parsers"], lambda x: x.get("type") == "hexstr"), "value")),
-    ("next state", lambda d: (find(d["parsers"], lambda x: bool(x.get("next_state"))), "next_state")),
+    (
+        "transition value",
+        lambda d: (find(d["parsers"], lambda x: x.get("type") == "hexstr"), "value"),
+    ),
+    (
+        "next state",
+        lambda d: (find(d["parsers"], lambda x: bool(x.get("next_state"))), "next_state"),
+    ),
     ("lookahead offset", _lookahead_key),
     ("pipeline id", lambda d: (d["pipelines"][0], "id")),
     ("pipeline name", lambda d: (d["pipelines"][1], "name")),
@@ -144,15 +177,26 @@ POSITIONS: list[tuple[str, Callable[[dict], tuple[object, object]]]] = [
     ("table action id", lambda d: (_tables(d)[1]["action_ids"], 0)),
     ("default action id", lambda d: (_tables(d)[0]["default_entry"], "action_id")),
     ("default action data", lambda d: (_tables(d)[0]["default_entry"]["action_data"], 0)),
-    ("next table", lambda d: (_tables(d)[1]["next_tables"], next(iter(_tables(d)[1]["next_tables"])))),
+    (
+        "next table",
+        lambda d: (_tables(d)[1]["next_tables"], next(iter(_tables(d)[1]["next_tables"]))),
+    ),
     ("conditional id", lambda d: (d["pipelines"][0]["conditionals"][0], "id")),
     ("conditional name", lambda d: (d["pipelines"][0]["conditionals"][0], "name")),
     ("deparser id", lambda d: (d["deparsers"][0], "id")),
     ("deparser order", lambda d: (d["deparsers"][0]["order"], 0)),
 ]
 # Absurd values: sizes of 10**12 cells or below zero, widths of 10**9 bits, wrong JSON types.
-ABSURD = [("register size", 10**12), ("register size", -5), ("field width", 10**9), ("field width", 0),
-          ("table size", 10**12), ("register width", True), ("action id", 1.5), ("error code", -1)]
+ABSURD = [
+    ("register size", 10**12),
+    ("register size", -5),
+    ("field width", 10**9),
+    ("field width", 0),
+    ("table size", 10**12),
+    ("register width", True),
+    ("action id", 1.5),
+    ("error code", -1),
+]
 
 
 def injections(marker: Path) -> list[tuple[str, dict]]:
@@ -228,9 +272,14 @@ def served(request):
     sw = Switch(engine=request.param)
     srv = serve(P4RuntimeService(sw, threading.Lock()), "127.0.0.1:0")
     client = Client(f"127.0.0.1:{srv.bound_port}")
-    assert client.set_pipeline(Action.VERIFY_AND_COMMIT, json.dumps(aggregate()).encode()) == grpc.StatusCode.OK
+    assert (
+        client.set_pipeline(Action.VERIFY_AND_COMMIT, json.dumps(aggregate()).encode())
+        == grpc.StatusCode.OK
+    )
     assert sw.engine_name == request.param
-    sw.tables["InaIngress.switch_config"].set_default("InaIngress.set_switch_addr", [0x2AA00000001, 0x0A0000FE])
+    sw.tables["InaIngress.switch_config"].set_default(
+        "InaIngress.set_switch_addr", [0x2AA00000001, 0x0A0000FE]
+    )
     sw.tables["InaIngress.l2_forward"].add([0x020000000002], "InaIngress.forward", [2])
     sw.registers["InaIngress.slot_acc_3"].write(5, 123456)
     yield sw, client
@@ -261,7 +310,9 @@ def test_hostile_json_is_refused_over_p4runtime_and_nothing_runs(served, tmp_pat
 
 
 def _set_switch_addr(doc: dict) -> list[dict]:
-    return find(doc["actions"], lambda a: a.get("name") == "InaIngress.set_switch_addr")["primitives"]
+    return find(doc["actions"], lambda a: a.get("name") == "InaIngress.set_switch_addr")[
+        "primitives"
+    ]
 
 
 def out_of_bounds() -> list[tuple[dict, str]]:
@@ -271,13 +322,28 @@ def out_of_bounds() -> list[tuple[dict, str]]:
     far = aggregate()
     _set_switch_addr(far)[0]["parameters"][1]["value"] = 65536
     negative = aggregate()
-    _set_switch_addr(negative).append({"op": "register_write", "parameters": [
-        {"type": "register_array", "value": "InaIngress.slot_acc_3"}, {"type": "hexstr", "value": "-0x1"},
-        {"type": "hexstr", "value": "0x7"}]})
-    return [(far, "actions[0].primitives[0].parameters[1]: runtime_data 65536: action "
-                  "'InaIngress.set_switch_addr' has 2 parameters"),
-            (negative, "actions[0].primitives[2].parameters[1]: index -1 is outside register array "
-                       "'InaIngress.slot_acc_3' (0..31)")]
+    _set_switch_addr(negative).append(
+        {
+            "op": "register_write",
+            "parameters": [
+                {"type": "register_array", "value": "InaIngress.slot_acc_3"},
+                {"type": "hexstr", "value": "-0x1"},
+                {"type": "hexstr", "value": "0x7"},
+            ],
+        }
+    )
+    return [
+        (
+            far,
+            "actions[0].primitives[0].parameters[1]: runtime_data 65536: action "
+            "'InaIngress.set_switch_addr' has 2 parameters",
+        ),
+        (
+            negative,
+            "actions[0].primitives[2].parameters[1]: index -1 is outside register array "
+            "'InaIngress.slot_acc_3' (0..31)",
+        ),
+    ]
 
 
 def test_references_outside_what_they_name_are_invalid_argument_at_their_place(served) -> None:
@@ -285,13 +351,19 @@ def test_references_outside_what_they_name_are_invalid_argument_at_their_place(s
     before = sw.pipeline
     for doc, place in out_of_bounds():
         for action in (Action.VERIFY, Action.VERIFY_AND_COMMIT):
-            assert client.set_pipeline(action, json.dumps(doc).encode()) == grpc.StatusCode.INVALID_ARGUMENT
+            assert (
+                client.set_pipeline(action, json.dumps(doc).encode())
+                == grpc.StatusCode.INVALID_ARGUMENT
+            )
             assert client.details.endswith(place), client.details
     unchanged(sw, before)
 
 
-@pytest.mark.parametrize("data", [b"{not json", b"\xff\xfe", b"[]", b"[" * 100_000, b'{"a":' * 100_000],
-                         ids=["garbage", "not-utf8", "a-list", "100000-deep-list", "100000-deep-object"])
+@pytest.mark.parametrize(
+    "data",
+    [b"{not json", b"\xff\xfe", b"[]", b"[" * 100_000, b'{"a":' * 100_000],
+    ids=["garbage", "not-utf8", "a-list", "100000-deep-list", "100000-deep-object"],
+)
 def test_unparseable_or_absurdly_nested_json_is_invalid_argument(served, data: bytes) -> None:
     sw, client = served
     before = sw.pipeline
@@ -308,14 +380,25 @@ def test_payloads_in_free_text_stay_data(tmp_path: Path) -> None:
     key = _tables(doc)[1]["key"][0]
     text = payloads(marker)[1]
     key["name"] = text
-    log = {"op": "log_msg", "parameters": [{"type": "string", "value": text + " {}"},
-                                           {"type": "parameters_vector", "value": [
-                                               {"type": "field", "value": ["standard_metadata", "ingress_port"]}]}]}
-    find(doc["actions"], lambda a: a.get("name") == "InaIngress.set_switch_addr")["primitives"].append(log)
+    log = {
+        "op": "log_msg",
+        "parameters": [
+            {"type": "string", "value": text + " {}"},
+            {
+                "type": "parameters_vector",
+                "value": [{"type": "field", "value": ["standard_metadata", "ingress_port"]}],
+            },
+        ],
+    }
+    find(doc["actions"], lambda a: a.get("name") == "InaIngress.set_switch_addr")[
+        "primitives"
+    ].append(log)
     lines: list[str] = []
     sw = Switch(engine="python", log=lines.append)
     sw.load(doc)
-    sw.tables["InaIngress.switch_config"].set_default("InaIngress.set_switch_addr", [0x2AA00000001, 0x0A0000FE])
+    sw.tables["InaIngress.switch_config"].set_default(
+        "InaIngress.set_switch_addr", [0x2AA00000001, 0x0A0000FE]
+    )
     sw.process(1, FRAME)
     assert f"log_msg: {text} 1" in lines
     assert any(k.name == text for k in sw.tables["InaIngress.drop_sim_in"].keys)
@@ -323,7 +406,9 @@ def test_payloads_in_free_text_stay_data(tmp_path: Path) -> None:
 
 
 # --- defence in depth: the generators alone ------------------------------------------------
-def test_without_the_validator_the_generators_still_refuse_injections(tmp_path: Path, monkeypatch) -> None:
+def test_without_the_validator_the_generators_still_refuse_injections(
+    tmp_path: Path, monkeypatch
+) -> None:
     """With validation switched off, a payload in an int position is refused by num()/hexint and
     a payload in a name is sanitised by ident() or quoted by repr(): never code, in either engine."""
     monkeypatch.setattr(program_module, "validate", lambda program: None)
@@ -334,10 +419,14 @@ def test_without_the_validator_the_generators_still_refuse_injections(tmp_path: 
         except PipelineError:
             loaded = None
         try:  # the C generator on its own, even where the Python engine refused the program
-            source = generate(doc, loaded.layout if loaded else program_module.build_layout(doc)).source
+            source = generate(
+                doc, loaded.layout if loaded else program_module.build_layout(doc)
+            ).source
         except (PipelineError, Unsupported, KeyError, IndexError, TypeError, ValueError):
             source = ""
-        assert "system(" not in source and "__import__(" not in source, label  # ident() leaves letters
+        assert "system(" not in source and "__import__(" not in source, (
+            label
+        )  # ident() leaves letters
         assert loaded is None or "__import__(" not in loaded.source, label
         assert not marker.exists(), label
 
@@ -358,7 +447,13 @@ def _paths(doc: object) -> list[tuple]:
     out, stack = [], [doc]
     while stack:
         node = stack.pop()
-        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        items = (
+            node.items()
+            if isinstance(node, dict)
+            else enumerate(node)
+            if isinstance(node, list)
+            else ()
+        )
         for key, child in items:
             out.append((node, key))
             stack.append(child)
@@ -368,11 +463,36 @@ def _paths(doc: object) -> list[tuple]:
 def _mutant(rng: random.Random, marker: Path) -> object:
     deep: object = {"type": "field", "value": ["agg", "job_id"]}
     for _ in range(rng.choice([10, 70, 200, 5000])):
-        deep = {"type": "expression", "value": {"op": rng.choice(["~", "not", "+"]), "left": deep, "right": deep}}
-    return rng.choice([
-        rng.choice(payloads(marker)), 10**12, -5, -1, 2**31, 2**64, 0, 1.5, True, False, None, "", "0x",
-        "x" * 300, [], {}, [1, 2, 3], {"type": "hexstr", "value": "0x1"}, deep, "é", "a b", "0x" + "f" * 2000,
-    ])
+        deep = {
+            "type": "expression",
+            "value": {"op": rng.choice(["~", "not", "+"]), "left": deep, "right": deep},
+        }
+    return rng.choice(
+        [
+            rng.choice(payloads(marker)),
+            10**12,
+            -5,
+            -1,
+            2**31,
+            2**64,
+            0,
+            1.5,
+            True,
+            False,
+            None,
+            "",
+            "0x",
+            "x" * 300,
+            [],
+            {},
+            [1, 2, 3],
+            {"type": "hexstr", "value": "0x1"},
+            deep,
+            "é",
+            "a b",
+            "0x" + "f" * 2000,
+        ]
+    )
 
 
 def _mutate(doc: dict, rng: random.Random, marker: Path) -> None:
@@ -424,8 +544,17 @@ def test_native_code_generation_is_linear_in_expression_depth() -> None:
     doc = aggregate()
     expr = {"type": "field", "value": ["agg", "job_id"]}
     for _ in range(45):
-        expr = {"type": "expression", "value": {"op": ">", "left": expr, "right": {"type": "hexstr", "value": "0x1"}}}
-    doc["pipelines"][0]["conditionals"][0]["expression"] = {"type": "expression", "value": {
-        "op": "d2b", "left": None, "right": {"type": "expression", "value": {"op": "b2d", "left": None, "right": expr}}}}
+        expr = {
+            "type": "expression",
+            "value": {"op": ">", "left": expr, "right": {"type": "hexstr", "value": "0x1"}},
+        }
+    doc["pipelines"][0]["conditionals"][0]["expression"] = {
+        "type": "expression",
+        "value": {
+            "op": "d2b",
+            "left": None,
+            "right": {"type": "expression", "value": {"op": "b2d", "left": None, "right": expr}},
+        },
+    }
     loaded = pipeline_module.load_pipeline(doc)
     assert "ina_ctx" in generate(doc, loaded.layout).source

@@ -35,15 +35,23 @@ REFUSED = {
 STF_CASES = (
     [(stf, stf.with_suffix(".p4"), {}) for stf in sorted((TESTS / "p4").glob("*.stf"))]
     + [(HERE / "conformance.stf", HERE / "p4" / "conformance.p4", {})]
-    + [(stf, AGGREGATE_P4, {"ELEMS": "8", "POOL_SIZE": "16"}) for stf in sorted(DATAPLANE.glob("*.stf"))]
-    + [(stf, AGGREGATE_P4, {"ELEMS": "64", "POOL_SIZE": "16"})
-       for stf in sorted((DATAPLANE / "elems64").glob("*.stf"))]
+    + [
+        (stf, AGGREGATE_P4, {"ELEMS": "8", "POOL_SIZE": "16"})
+        for stf in sorted(DATAPLANE.glob("*.stf"))
+    ]
+    + [
+        (stf, AGGREGATE_P4, {"ELEMS": "64", "POOL_SIZE": "16"})
+        for stf in sorted((DATAPLANE / "elems64").glob("*.stf"))
+    ]
 )
 
 
 # --- the repository's STF files ------------------------------------------------------------
-@pytest.mark.parametrize(("stf", "p4", "defines"), STF_CASES,
-                         ids=[f"{s.parent.name}-{s.stem}-{d.get('ELEMS', '')}" for s, _p, d in STF_CASES])
+@pytest.mark.parametrize(
+    ("stf", "p4", "defines"),
+    STF_CASES,
+    ids=[f"{s.parent.name}-{s.stem}-{d.get('ELEMS', '')}" for s, _p, d in STF_CASES],
+)
 def test_repository_stf_on_native(stf: Path, p4: Path, defines: dict) -> None:
     bmv2 = program(p4, **defines)
     if p4.stem in REFUSED:
@@ -66,26 +74,65 @@ ARITH = HERE / "p4" / "native_arith.p4"
 
 
 def arith_packet(a: int, b: int, s: int, t: int, n: int, d: int, c: int, op: int) -> bytes:
-    return (a.to_bytes(8, "big") + b.to_bytes(8, "big") + s.to_bytes(2, "big", signed=True)
-            + t.to_bytes(2, "big", signed=True) + bytes([n, d]) + c.to_bytes(1, "big", signed=True)
-            + bytes([op]))
+    return (
+        a.to_bytes(8, "big")
+        + b.to_bytes(8, "big")
+        + s.to_bytes(2, "big", signed=True)
+        + t.to_bytes(2, "big", signed=True)
+        + bytes([n, d])
+        + c.to_bytes(1, "big", signed=True)
+        + bytes([op])
+    )
 
 
 def test_arithmetic_matches_python_on_edge_and_random_values() -> None:
     py, native = engines(program(ARITH))
-    edges64 = [0, 1, 2, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000, 0xFFFFFFFFFFFFFFFF, 0x123456789ABCDEF0]
+    edges64 = [
+        0,
+        1,
+        2,
+        0x7FFFFFFFFFFFFFFF,
+        0x8000000000000000,
+        0xFFFFFFFFFFFFFFFF,
+        0x123456789ABCDEF0,
+    ]
     shifts = [0, 1, 15, 16, 31, 63, 64, 65, 127, 128, 129, 200, 255]
     signed16 = [-32768, -32767, -1, 0, 1, 255, 32767]
     packets = []
     for a in edges64:
         for n in shifts:
-            packets.append((0, arith_packet(a, edges64[(n + 3) % 7], signed16[n % 7], signed16[(n + 2) % 7],
-                                            n, 3, -128 if n % 2 else 127, 1)))
+            packets.append(
+                (
+                    0,
+                    arith_packet(
+                        a,
+                        edges64[(n + 3) % 7],
+                        signed16[n % 7],
+                        signed16[(n + 2) % 7],
+                        n,
+                        3,
+                        -128 if n % 2 else 127,
+                        1,
+                    ),
+                )
+            )
     rng = random.Random(7)
     for _ in range(300):
-        packets.append((0, arith_packet(rng.getrandbits(64), rng.getrandbits(64), rng.randint(-32768, 32767),
-                                        rng.randint(-32768, 32767), rng.getrandbits(8),
-                                        rng.randint(1, 255), rng.randint(-128, 127), rng.randint(0, 1))))
+        packets.append(
+            (
+                0,
+                arith_packet(
+                    rng.getrandbits(64),
+                    rng.getrandbits(64),
+                    rng.randint(-32768, 32767),
+                    rng.randint(-32768, 32767),
+                    rng.getrandbits(8),
+                    rng.randint(1, 255),
+                    rng.randint(-128, 127),
+                    rng.randint(0, 1),
+                ),
+            )
+        )
     outs = run_both(py, native, packets)
     assert all(len(out) == 1 for out in outs)
 
@@ -93,7 +140,9 @@ def test_arithmetic_matches_python_on_edge_and_random_values() -> None:
 def test_arithmetic_results_are_the_p4_values() -> None:
     """One packet checked field by field, so both engines cannot be wrong the same way."""
     _py, native = engines(program(ARITH))
-    [(port, out)] = native.process(0, arith_packet(0xFFFFFFFFFFFFFFFF, 2, -32768, -1, 65, 7, -100, 1))
+    [(port, out)] = native.process(
+        0, arith_packet(0xFFFFFFFFFFFFFFFF, 2, -32768, -1, 65, 7, -100, 1)
+    )
     assert port == 1
     r = out[24:]
     assert int.from_bytes(r[0:8], "big") == 0  # shl: a << 65 in 64 bits
@@ -102,7 +151,9 @@ def test_arithmetic_results_are_the_p4_values() -> None:
     assert int.from_bytes(r[18:26], "big") == 0xFFFFFFFFFFFFFFFF // 7
     assert int.from_bytes(r[26:34], "big") == 0xFFFFFFFFFFFFFFFF % 7
     assert int.from_bytes(r[34:42], "big") == (0xFFFFFFFFFFFFFFFF * 2) & (2**64 - 1)
-    assert int.from_bytes(r[42:50], "big") == (0xFFFFFFFFFFFFFFFF + 2 + 0xFFFFFFFFFFFFFFFF) & (2**64 - 1)
+    assert int.from_bytes(r[42:50], "big") == (0xFFFFFFFFFFFFFFFF + 2 + 0xFFFFFFFFFFFFFFFF) & (
+        2**64 - 1
+    )
     assert int.from_bytes(r[50:52], "big", signed=True) == 32767  # -32768 + -1 wraps
     assert int.from_bytes(r[52:54], "big", signed=True) == -32768  # -32768 * -1 wraps
     assert r[54] == 72  # 65 |+| 7
@@ -116,7 +167,10 @@ def test_arithmetic_results_are_the_p4_values() -> None:
 
 def test_division_by_zero_drops_the_packet_as_an_error() -> None:
     py, native = engines(program(ARITH))
-    packets = [(0, arith_packet(10, 1, 1, 1, 1, 0, 1, 1)), (0, arith_packet(10, 1, 1, 1, 1, 0, 1, 0))]
+    packets = [
+        (0, arith_packet(10, 1, 1, 1, 1, 0, 1, 1)),
+        (0, arith_packet(10, 1, 1, 1, 1, 0, 1, 0)),
+    ]
     outs = run_both(py, native, packets)
     assert outs[0] == [] and len(outs[1]) == 1
     assert native.stats["dropped_error"] == 1 and native.stats["tx"] == 1
@@ -153,8 +207,10 @@ def test_parser_and_header_operations_match_python() -> None:
     rng = random.Random(11)
     for _ in range(400):
         body = [rng.choice([1, 1, 2, 3, 4, 5]), rng.getrandbits(8)]
-        body += [rng.choice([1, 1, 2, 0x11, 0x21]) if rng.random() < 0.5 else rng.getrandbits(8)
-                 for _ in range(rng.randint(0, 12))]
+        body += [
+            rng.choice([1, 1, 2, 0x11, 0x21]) if rng.random() < 0.5 else rng.getrandbits(8)
+            for _ in range(rng.randint(0, 12))
+        ]
         packets.append((1, bytes(body)))
     outs = run_both(py, native, packets)
     assert outs[0] == [(2, b"")]  # parser error; nothing to emit
@@ -170,19 +226,28 @@ TABLES = HERE / "p4" / "native_tables.p4"
 
 
 def tables_packet(k: int, addr: int, idx: int, x: int, y: int, pad: int = 0) -> bytes:
-    return (k.to_bytes(2, "big") + addr.to_bytes(4, "big") + bytes([idx, pad]) + x.to_bytes(4, "big")
-            + y.to_bytes(2, "big"))
+    return (
+        k.to_bytes(2, "big")
+        + addr.to_bytes(4, "big")
+        + bytes([idx, pad])
+        + x.to_bytes(4, "big")
+        + y.to_bytes(2, "big")
+    )
 
 
 def fill_tables(sw: Switch) -> list[int]:
     lpm, mixed = sw.tables["I.lpm"], sw.tables["I.mixed"]
-    handles = [lpm.add([("lpm", 0x0A000000, 8)], "I.set_route", [1]),
-               lpm.add([("lpm", 0x0A010000, 16)], "I.set_route", [2]),
-               lpm.add([("lpm", 0x0A010100, 24)], "I.set_route", [3]),
-               lpm.add([("lpm", 0, 0)], "I.set_route", [4])]
+    handles = [
+        lpm.add([("lpm", 0x0A000000, 8)], "I.set_route", [1]),
+        lpm.add([("lpm", 0x0A010000, 16)], "I.set_route", [2]),
+        lpm.add([("lpm", 0x0A010100, 24)], "I.set_route", [3]),
+        lpm.add([("lpm", 0, 0)], "I.set_route", [4]),
+    ]
     mixed.add([("ternary", 0x0100, 0xFF00), ("range", 0, 0xFFFF)], "I.set_tern", [1], priority=10)
     mixed.add([("ternary", 0x0101, 0xFFFF), ("range", 100, 200)], "I.set_tern", [2], priority=20)
-    mixed.add([("ternary", 0, 0), ("range", 150, 160)], "I.set_tern", [3], priority=20)  # tie: first wins
+    mixed.add(
+        [("ternary", 0, 0), ("range", 150, 160)], "I.set_tern", [3], priority=20
+    )  # tie: first wins
     mixed.add([("ternary", 0x0001, 0x000F), ("range", 0, 0xFFFF)], "I.set_tern", [4], priority=5)
     return handles
 
@@ -199,10 +264,17 @@ def test_tables_registers_counters_and_hashes_match_python() -> None:
         k = rng.choice([0x0101, 0x0100, 0x0201, 0x1231, rng.getrandbits(16)])
         y = rng.choice([0, 99, 100, 155, 160, 161, 200, 201, rng.getrandbits(16)])
         idx = rng.choice([0, 1, 7, 8, 255, rng.getrandbits(3)])
-        packets.append((rng.randint(0, 3), tables_packet(k, addr, idx, rng.getrandbits(32), y, rng.getrandbits(8))))
+        packets.append(
+            (
+                rng.randint(0, 3),
+                tables_packet(k, addr, idx, rng.getrandbits(32), y, rng.getrandbits(8)),
+            )
+        )
     outs = run_both(py, native, packets)
     past = [out for (_port, data), out in zip(packets, outs, strict=True) if data[6] >= 8]
-    assert past and all(out[0][1][16:20] == bytes(4) for out in past)  # past the register: read nothing
+    assert past and all(
+        out[0][1][16:20] == bytes(4) for out in past
+    )  # past the register: read nothing
     assert native.stats["dropped_error"] == py.stats["dropped_error"] == 0  # and went on
     # rewriting an entry and the default shows up on both
     for sw in (py, native):
@@ -210,16 +282,27 @@ def test_tables_registers_counters_and_hashes_match_python() -> None:
         sw.tables["I.mixed"].set_default("I.set_tern", [0x42])
         sw.registers["I.acc"].write(3, 0xFFFFFFFF)
         sw.counters["I.seen"].write(2, 10, 1000)
-    run_both(py, native, [(0, tables_packet(0x7777, 0x0A0A0A0A, 3, 1, 5)),
-                          (0, tables_packet(0x7777, 0x0A020304, 2, 1, 5))])
+    run_both(
+        py,
+        native,
+        [
+            (0, tables_packet(0x7777, 0x0A0A0A0A, 3, 1, 5)),
+            (0, tables_packet(0x7777, 0x0A020304, 2, 1, 5)),
+        ],
+    )
 
 
 def test_priorities_and_direct_counters_give_exact_values() -> None:
     _py, native = engines(program(TABLES))
     handles = fill_tables(native)
     routes, terns = [], []
-    for k, addr, y in [(0x0101, 0x0A010105, 150), (0x0101, 0x0A0102FF, 120), (0x0100, 0x0A7F0000, 155),
-                       (0x0201, 0x0B000001, 155), (0x1231, 0x0A010105, 9)]:
+    for k, addr, y in [
+        (0x0101, 0x0A010105, 150),
+        (0x0101, 0x0A0102FF, 120),
+        (0x0100, 0x0A7F0000, 155),
+        (0x0201, 0x0B000001, 155),
+        (0x1231, 0x0A010105, 9),
+    ]:
         [(port, out)] = native.process(0, tables_packet(k, addr, 1, 0, y))
         assert port == 3
         routes.append(out[14])
@@ -240,8 +323,14 @@ def test_hash_algorithms_equal_switch_hashes() -> None:
     fill_tables(native)
     rng = random.Random(3)
     for _ in range(50):
-        k, addr, idx, x, y, pad = (rng.getrandbits(16), rng.getrandbits(32), rng.getrandbits(3),
-                                   rng.getrandbits(32), rng.getrandbits(16), rng.getrandbits(8))
+        k, addr, idx, x, y, pad = (
+            rng.getrandbits(16),
+            rng.getrandbits(32),
+            rng.getrandbits(3),
+            rng.getrandbits(32),
+            rng.getrandbits(16),
+            rng.getrandbits(8),
+        )
         [(_port, out)] = native.process(0, tables_packet(k, addr, idx, x, y, pad))
         r = out[14:]
         xb, yb, ab = x.to_bytes(4, "big"), y.to_bytes(2, "big"), addr.to_bytes(4, "big")
@@ -279,7 +368,11 @@ def test_values_that_may_not_fit_128_bits_are_refused() -> None:
 
 def test_other_refused_programs_name_the_feature() -> None:
     """Varbit fields of at most 64 bits, the externs program and digests now run natively."""
-    for path in (TESTS / "p4" / "externs_misc.p4", HERE / "p4" / "learn.p4", HERE / "p4" / "varbit_errors.p4"):
+    for path in (
+        TESTS / "p4" / "externs_misc.p4",
+        HERE / "p4" / "learn.p4",
+        HERE / "p4" / "varbit_errors.p4",
+    ):
         auto = Switch(engine="auto")
         auto.load(program(path))
         assert auto.engine_name == "native", auto.engine_note
@@ -312,13 +405,21 @@ def test_clones_resubmit_recirculate_and_digests_match_python() -> None:
     py, native = engines(program(CLONE))
     for sw in (py, native):
         configure_replication(sw)
-    packets = [(port, clone_packet(op, arg, 0xEE if arg == 5 else mark, b"\x12\x34"))
-               for op in range(17) for arg in (0, 1, 2, 3, 5, 9) for port, mark in ((4, 0), (0, 7))]
-    outs = dict(zip(((d[0], d[1], p, d[3]) for p, d in packets), run_both(py, native, packets), strict=True))
+    packets = [
+        (port, clone_packet(op, arg, 0xEE if arg == 5 else mark, b"\x12\x34"))
+        for op in range(17)
+        for arg in (0, 1, 2, 3, 5, 9)
+        for port, mark in ((4, 0), (0, 7))
+    ]
+    outs = dict(
+        zip(((d[0], d[1], p, d[3]) for p, d in packets), run_both(py, native, packets), strict=True)
+    )
     # I2E with a field list: two truncated clones keep m1 = arg and m2 = 0x1234, then the original
-    assert outs[(2, 3, 4, 0)] == [(6, bytes.fromhex("0203060312340000 0001".replace(" ", ""))),
-                                  (7, bytes.fromhex("0203070312340000 0001".replace(" ", ""))),
-                                  (2, clone_packet(2, 3, 0, b"\x12\x34")[:4] + bytes(6) + b"\x12\x34payload")]
+    assert outs[(2, 3, 4, 0)] == [
+        (6, bytes.fromhex("0203060312340000 0001".replace(" ", ""))),
+        (7, bytes.fromhex("0203070312340000 0001".replace(" ", ""))),
+        (2, clone_packet(2, 3, 0, b"\x12\x34")[:4] + bytes(6) + b"\x12\x34payload"),
+    ]
     # resubmit keeps field list 2 (m2) only: m1 (field list 1 only) is back to 0
     [(port, data)] = outs[(3, 2, 4, 0)]
     assert port == 3 and data[3] == 0 and data[4:6] == (0x102).to_bytes(2, "big")
@@ -364,8 +465,12 @@ def test_run_time_errors_in_a_clone_drop_everything_the_packet_caused() -> None:
     for sw in (py, native):
         configure_replication(sw)
         sw.clone.set_session(4, [(1, 0)])
-    outs = run_both(py, native, [(4, clone_packet(17, arg)) for arg in (1, 0, 2)]
-                    + [(4, clone_packet(10, 4)), (4, clone_packet(10, 200))])
+    outs = run_both(
+        py,
+        native,
+        [(4, clone_packet(17, arg)) for arg in (1, 0, 2)]
+        + [(4, clone_packet(10, 4)), (4, clone_packet(10, 200))],
+    )
     assert [len(o) for o in outs] == [0, 0, 2, 2, 1]
     assert native.stats["dropped_error"] == 2
     assert [values[0] for _name, values in native.digests] == [0, 2]
@@ -410,8 +515,23 @@ def test_meters_mark_the_same_colors_in_the_same_order() -> None:
     colors = [(o[0][1][2], o[0][1][3]) for o in outs]
     # direct meter of key 1 (10/20 bytes): 4-byte packets go GREEN twice, then YELLOW, then RED;
     # key 2 hits an unconfigured entry (GREEN), key 3 misses (the meter does not run)
-    assert colors[:15] == [(2, 0), (2, 0), (2, 0xFF), (1, 0), (1, 0), (1, 0xFF), (0, 1), (0, 0), (0, 0xFF),
-                           (0, 1), (0, 0), (0, 0xFF), (0, 1), (0, 0), (0, 0xFF)]
+    assert colors[:15] == [
+        (2, 0),
+        (2, 0),
+        (2, 0xFF),
+        (1, 0),
+        (1, 0),
+        (1, 0xFF),
+        (0, 1),
+        (0, 0),
+        (0, 0xFF),
+        (0, 1),
+        (0, 0),
+        (0, 0xFF),
+        (0, 1),
+        (0, 0),
+        (0, 0xFF),
+    ]
     assert [colors[i][1] for i in range(21, 25)] == [2, 2, 2, 2]
     idx4 = [colors[i][0] for i in (15, 16, 17, 21, 22, 23, 24)]
     assert idx4 == [0, 0, 1, 1, 2, 2, 2]
@@ -442,8 +562,10 @@ def vset_packets(rng: random.Random) -> list[tuple[int, bytes]]:
     kinds = [0x0800, 0x86DD, 0x1234, 0xFFFF, 0]
     subs = [0x01, 0x11, 0x21, 0xFF, 0x0F]
     packets = [(0, k.to_bytes(2, "big") + bytes([s, 0, 0x99])) for k in kinds for s in subs]
-    packets += [(0, rng.getrandbits(16).to_bytes(2, "big") + bytes([rng.getrandbits(8), 0, 1]))
-                for _ in range(100)]
+    packets += [
+        (0, rng.getrandbits(16).to_bytes(2, "big") + bytes([rng.getrandbits(8), 0, 1]))
+        for _ in range(100)
+    ]
     return packets
 
 
@@ -459,7 +581,9 @@ def test_parser_value_sets_follow_their_members() -> None:
         sw.parse_vsets["P.kinds"].update([0x0800, 0x86DD])
         sw.parse_vsets["P.subs"].add(0x01)
     outs = run_both(py, native, vset_packets(rng))
-    assert outs[0][0][1][3] == 1 and outs[10][0][1][3] == 3 and outs[11][0][1][3] == 3  # 0x11 & 0x0f
+    assert (
+        outs[0][0][1][3] == 1 and outs[10][0][1][3] == 3 and outs[11][0][1][3] == 3
+    )  # 0x11 & 0x0f
     for sw in (py, native):
         sw.parse_vsets["P.kinds"].discard(0x0800)
         sw.parse_vsets["P.subs"].clear()
@@ -496,8 +620,10 @@ def union_packets(rng: random.Random) -> list[tuple[int, bytes]]:
     packets = [(1, bytes.fromhex(h.replace(" ", ""))) for h in crafted]
     for _ in range(400):
         body = [rng.choice([0, 1, 2, 3, 4, 5]), rng.getrandbits(7)]
-        body += [rng.choice([1, 2, 3, 0x10, 0xDE, 0xAD]) if rng.random() < 0.5 else rng.getrandbits(8)
-                 for _ in range(rng.randint(0, 8))]
+        body += [
+            rng.choice([1, 2, 3, 0x10, 0xDE, 0xAD]) if rng.random() < 0.5 else rng.getrandbits(8)
+            for _ in range(rng.randint(0, 8))
+        ]
         packets.append((1, bytes(body)))
     return packets
 
@@ -530,8 +656,11 @@ def test_header_union_variants_of_the_json_match_python() -> None:
             target = prim["parameters"][0] if prim.get("parameters") else None
             if prim["op"] == "add_header" and target["value"] == "u.c":
                 target["type"] = "expression"
-                target["value"] = {"op": "access_union_header",
-                                   "left": {"type": "header_union", "value": "u"}, "right": 2}
+                target["value"] = {
+                    "op": "access_union_header",
+                    "left": {"type": "header_union", "value": "u"},
+                    "right": 2,
+                }
             if prim["op"] == "assign_header_stack":
                 prim["op"] = "assign_union_stack"
     py, native = engines(bmv2)
@@ -597,19 +726,36 @@ def test_varbit_variants_of_the_json_match_python() -> None:
     second["op"], second["parameters"] = "extract", second["parameters"][:1]
     one = states["one"]["parser_ops"][0]
     bits = one["parameters"][1]["value"]
-    one["parameters"][1]["value"] = {"op": "-", "left": bits, "right": {"type": "hexstr", "value": "0x10"}}
+    one["parameters"][1]["value"] = {
+        "op": "-",
+        "left": bits,
+        "right": {"type": "hexstr", "value": "0x10"},
+    }
     for action in bmv2["actions"]:
         for prim in action["primitives"]:
             if prim["op"] == "assign" and prim["parameters"][0]["value"] == ["o2", "tag"]:
                 prim["op"] = "assign_VL"
-                prim["parameters"] = [{"type": "field", "value": ["o1", "data"]},
-                                      {"type": "field", "value": ["o2", "data"]}]
+                prim["parameters"] = [
+                    {"type": "field", "value": ["o1", "data"]},
+                    {"type": "field", "value": ["o2", "data"]},
+                ]
     py, native = engines(copy.deepcopy(bmv2))
-    packets = [(1, bytes.fromhex(h)) for h in ("0000", "0800aabb", "1800aabbcc", "1810aabbcc",
-                                                  "2818aabbccdd", "0801112233445566")]
+    packets = [
+        (1, bytes.fromhex(h))
+        for h in (
+            "0000",
+            "0800aabb",
+            "1800aabbcc",
+            "1810aabbcc",
+            "2818aabbccdd",
+            "0801112233445566",
+        )
+    ]
     outs = run_both(py, native, packets + varbit_packets(random.Random(29)))
     assert outs[0] == [] and outs[1] == []  # lengths -16 and -8: dropped as errors
-    assert outs[3] == [(1, bytes.fromhex("1810 aa00 00 00 cc"))]  # o1.data = the new o2's 0, 8 bits long
+    assert outs[3] == [
+        (1, bytes.fromhex("1810 aa00 00 00 cc"))
+    ]  # o1.data = the new o2's 0, 8 bits long
     assert outs[5] == [(1, bytes.fromhex("0801 1122 33 0001 445566"))]  # st[1]: length 0
     assert native.stats["dropped_error"] >= 2
     next(h for h in bmv2["header_types"] if h["name"] == "opts_t")["max_length"] = 10
@@ -622,10 +768,17 @@ WIDE = HERE / "p4" / "native_wide.p4"
 ONES = (1 << 128) - 1
 
 
-def wide_packet(tc: int, nh: int, hop: int, src: int, dst: int, flow: int = 0, length: int = 0) -> bytes:
+def wide_packet(
+    tc: int, nh: int, hop: int, src: int, dst: int, flow: int = 0, length: int = 0
+) -> bytes:
     first = (6 << 28) | (tc << 20) | flow
-    return (first.to_bytes(4, "big") + length.to_bytes(2, "big") + bytes([nh, hop])
-            + src.to_bytes(16, "big") + dst.to_bytes(16, "big"))
+    return (
+        first.to_bytes(4, "big")
+        + length.to_bytes(2, "big")
+        + bytes([nh, hop])
+        + src.to_bytes(16, "big")
+        + dst.to_bytes(16, "big")
+    )
 
 
 def fill_wide(sw: Switch, srcs: list[int], dsts: list[int]) -> None:
@@ -633,8 +786,12 @@ def fill_wide(sw: Switch, srcs: list[int], dsts: list[int]) -> None:
         sw.tables["I.by_src"].add([src, 17], "I.set_nh", [ONES - src, k])
     for k, (dst, plen) in enumerate(zip(dsts, (16, 64, 65, 100, 128, 0), strict=False)):
         sw.tables["I.by_dst"].add([("lpm", dst, plen)], "I.set_mix", [k, dst ^ (1 << 127)])
-    sw.tables["I.tern"].add([("ternary", srcs[0], ONES ^ 0xFF), 7], "I.set_nh", [1 << 100, 1], priority=3)
-    sw.tables["I.tern"].add([("ternary", 0, 1 << 127), 7], "I.set_nh", [(1 << 64) | 5, 2], priority=2)
+    sw.tables["I.tern"].add(
+        [("ternary", srcs[0], ONES ^ 0xFF), 7], "I.set_nh", [1 << 100, 1], priority=3
+    )
+    sw.tables["I.tern"].add(
+        [("ternary", 0, 1 << 127), 7], "I.set_nh", [(1 << 64) | 5, 2], priority=2
+    )
 
 
 def test_wide_fields_keys_and_parameters_match_python() -> None:
@@ -648,21 +805,46 @@ def test_wide_fields_keys_and_parameters_match_python() -> None:
     packets = []
     for _ in range(400):
         src = rng.choice([*values, rng.getrandbits(128)])
-        dst = rng.choice([*values, rng.getrandbits(128), src, (0xFF02 << 112) | rng.getrandbits(100),
-                                   dsts[1] ^ rng.getrandbits(60), src ^ 0xFF])
+        dst = rng.choice(
+            [
+                *values,
+                rng.getrandbits(128),
+                src,
+                (0xFF02 << 112) | rng.getrandbits(100),
+                dsts[1] ^ rng.getrandbits(60),
+                src ^ 0xFF,
+            ]
+        )
         if rng.random() < 0.3:
             src = rng.choice(srcs) ^ rng.choice([0, 0, rng.getrandbits(8)])
-        packets.append((0, wide_packet(rng.randint(0, 8), rng.choice([17, 6]), rng.choice([7, 64]),
-                                       src, dst, rng.getrandbits(20), rng.getrandbits(16))))
+        packets.append(
+            (
+                0,
+                wide_packet(
+                    rng.randint(0, 8),
+                    rng.choice([17, 6]),
+                    rng.choice([7, 64]),
+                    src,
+                    dst,
+                    rng.getrandbits(20),
+                    rng.getrandbits(16),
+                ),
+            )
+        )
     outs = run_both(py, native, packets)
-    flags = {out[0][1][2 * 40 + 16 + 1] if len(out[0][1]) > 120 else out[0][1][40 + 17] for out in outs}
+    flags = {
+        out[0][1][2 * 40 + 16 + 1] if len(out[0][1]) > 120 else out[0][1][40 + 17] for out in outs
+    }
     assert len(flags) > 8  # the comparisons took both ways
     for sw in (py, native):  # rewritten entries and defaults reach C as two words per value
         table = sw.tables["I.by_src"]
         table.modify(table.entries()[0].handle, "I.set_nh", [0x1234 << 80, 0x55])
         sw.tables["I.by_dst"].set_default("I.set_mix", [3, 1 << 90])
-    run_both(py, native, [(0, wide_packet(0, 17, 7, srcs[0], dsts[2])),
-                          (0, wide_packet(5, 6, 64, 123, ONES))])
+    run_both(
+        py,
+        native,
+        [(0, wide_packet(0, 17, 7, srcs[0], dsts[2])), (0, wide_packet(5, 6, 64, 123, ONES))],
+    )
 
 
 def test_wide_values_are_the_p4_values() -> None:
@@ -677,7 +859,12 @@ def test_wide_values_are_the_p4_values() -> None:
     # route 0x21 + 2; flags: src <= 2**127, m != nexthop, dst in ff02::/16, mix >= src, dst[127:120]
     assert r[16] == 0x23 and r[17] == 4 | 8 | 16 | 32 | 128
     assert int.from_bytes(r[24:40], "big") == (src + dst) & ONES  # tc 1: the sum, modulo 2**128
-    pseudo = src.to_bytes(16, "big") + dst.to_bytes(16, "big") + (40).to_bytes(2, "big") + bytes([0, 0, 0, 17])
+    pseudo = (
+        src.to_bytes(16, "big")
+        + dst.to_bytes(16, "big")
+        + (40).to_bytes(2, "big")
+        + bytes([0, 0, 0, 17])
+    )
     assert int.from_bytes(r[18:20], "big") == hashes.csum16(pseudo)
 
 
@@ -687,8 +874,10 @@ def test_wide_values_that_are_not_exact_are_refused() -> None:
     bmv2 = program(WIDE)
     cond = bmv2["pipelines"][0]["conditionals"][1]  # src == dst
     src, dst = cond["expression"]["value"]["left"], cond["expression"]["value"]["right"]
-    cond["expression"]["value"]["left"] = {"type": "expression",
-                                           "value": {"op": "+", "left": src, "right": dst}}
+    cond["expression"]["value"]["left"] = {
+        "type": "expression",
+        "value": {"op": "+", "left": src, "right": dst},
+    }
     with pytest.raises(PipelineError, match="may not fit 126 bits"):
         Switch(engine="native").load(copy.deepcopy(bmv2))
     bmv2 = program(WIDE)
@@ -706,7 +895,9 @@ def test_wide_values_that_are_not_exact_are_refused() -> None:
     with pytest.raises(PipelineError, match="range key wider than 64 bits"):
         Switch(engine="native").load(copy.deepcopy(bmv2))
     bmv2 = program(WIDE)
-    bmv2["learn_lists"] = [{"id": 1, "name": "d", "elements": [{"type": "field", "value": ["ip6", "src"]}]}]
+    bmv2["learn_lists"] = [
+        {"id": 1, "name": "d", "elements": [{"type": "field", "value": ["ip6", "src"]}]}
+    ]
     with pytest.raises(PipelineError, match="learn list 'd' has a field wider than 64 bits"):
         Switch(engine="native").load(bmv2)
 
@@ -765,7 +956,9 @@ def test_arguments_of_the_wrong_type_are_refused_alike() -> None:
         with pytest.raises(TypeError, match="data must be bytes, not list"):
             sw.process(1, list(BROADCAST))  # type: ignore[arg-type]
         sw.multicast.set_group(1, [(2, 0)])
-    outs = run_both(py, native, [(511, bytearray(BROADCAST)), (0, memoryview(BROADCAST)), (511, BROADCAST)])
+    outs = run_both(
+        py, native, [(511, bytearray(BROADCAST)), (0, memoryview(BROADCAST)), (511, BROADCAST)]
+    )
     assert outs == [[(2, BROADCAST)]] * 3
 
 
@@ -809,7 +1002,9 @@ def test_assert_and_assume_failures_drop_the_packet_and_nothing_after_runs(tmp_p
     source = tmp_path / "asserts.p4"
     source.write_text(ASSERTS_P4)
     py, native = engines(compile_file(source).bmv2)
-    outs = run_both(py, native, [(0, b"\x00\x00"), (0, b"\x01\x00"), (0, b"\x02\x00"), (0, b"\x00\x01")])
+    outs = run_both(
+        py, native, [(0, b"\x00\x00"), (0, b"\x01\x00"), (0, b"\x02\x00"), (0, b"\x00\x01")]
+    )
     assert outs == [[(1, b"\x00\xab")], [], [], [(1, b"\x00\xab")]]
     assert py.counters["I.passed"].read(0)[0] == 2
     assert (py.stats["rx"], py.stats["tx"], py.stats["dropped_error"]) == (4, 2, 2)

@@ -31,16 +31,24 @@ def fresh_cache(monkeypatch, tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_gcc_out_of_memory_is_a_one_line_build_error_and_auto_runs_python(fresh_cache, monkeypatch) -> None:
+def test_gcc_out_of_memory_is_a_one_line_build_error_and_auto_runs_python(
+    fresh_cache, monkeypatch
+) -> None:
     monkeypatch.setattr(build, "GCC_MEMORY", SMALL_MEMORY)
     with pytest.raises(BuildError) as err:
         NativeBackend(*load_program(program()), 511)
-    assert re.fullmatch(r"gcc failed on pipeline-[0-9a-f]{20}\.so \(limits: 120 s, 48 MiB\): .+", str(err.value))
+    assert re.fullmatch(
+        r"gcc failed on pipeline-[0-9a-f]{20}\.so \(limits: 120 s, 48 MiB\): .+", str(err.value)
+    )
     sw = Switch()
     sw.load(program())
     assert sw.engine_name == "python"
-    assert sw.engine_note.startswith("the native engine cannot run this program: gcc failed on pipeline-")
-    with pytest.raises(PipelineError, match=r"^the native engine cannot run this program: gcc failed on"):
+    assert sw.engine_note.startswith(
+        "the native engine cannot run this program: gcc failed on pipeline-"
+    )
+    with pytest.raises(
+        PipelineError, match=r"^the native engine cannot run this program: gcc failed on"
+    ):
         Switch(engine="native").load(program())
     assert not list((fresh_cache / "cache" / "native").glob("*.so"))
 
@@ -55,7 +63,9 @@ def test_a_compiler_that_never_finishes_is_stopped_whole(fresh_cache, monkeypatc
     monkeypatch.setattr(build, "GCC_SECONDS", 1)
     with pytest.raises(BuildError) as err:
         NativeBackend(*load_program(program()), 511)
-    assert re.fullmatch(r"stuck-cc on pipeline-[0-9a-f]{20}\.so took longer than 1 s; stopped", str(err.value))
+    assert re.fullmatch(
+        r"stuck-cc on pipeline-[0-9a-f]{20}\.so took longer than 1 s; stopped", str(err.value)
+    )
     child = int(pidfile.read_text())
     while _state(child) not in ("gone", "Z"):  # SIGKILL is on its way; a survivor would sleep on
         assert _state(child) != "S", "the compiler's child survived"

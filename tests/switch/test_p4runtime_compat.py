@@ -44,8 +44,19 @@ def program(target: str, source: Path = AGGREGATE_P4) -> tuple[bytes, p4info_pb2
         return json.dumps(result.bmv2).encode(), result.p4info
     out = Path(os.environ.get("TMPDIR", "/tmp")) / f"ina-compat-{os.getpid()}"
     out.mkdir(exist_ok=True)
-    subprocess.run([str(P4C), "-o", str(out / "a.json"), "--p4runtime-files", str(out / "a.txtpb"),
-                    *[f"-D{k}={v}" for k, v in defines.items()], str(source)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            str(P4C),
+            "-o",
+            str(out / "a.json"),
+            "--p4runtime-files",
+            str(out / "a.txtpb"),
+            *[f"-D{k}={v}" for k, v in defines.items()],
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+    )
     p4info = text_format.Parse((out / "a.txtpb").read_text(), p4info_pb2.P4Info())
     data = (out / "a.json").read_bytes()
     shutil.rmtree(out)
@@ -62,19 +73,25 @@ def _free_port() -> int:
 def target(request):
     """(name, stub) of a fresh switch: ina's server in the compat mode, or the real binary."""
     if request.param == "ina":
-        srv = serve(P4RuntimeService(Switch(), threading.Lock(), compat=SIMPLE_SWITCH_GRPC), "127.0.0.1:0")
+        srv = serve(
+            P4RuntimeService(Switch(), threading.Lock(), compat=SIMPLE_SWITCH_GRPC), "127.0.0.1:0"
+        )
         address, stop = f"127.0.0.1:{srv.bound_port}", lambda: srv.stop(None)
     else:
         reason = missing(SIMPLE_SWITCH_GRPC_BIN, P4C)
         if reason:
             pytest.skip(reason)
         address = f"127.0.0.1:{_free_port()}"
-        proc = subprocess.Popen([str(SIMPLE_SWITCH_GRPC_BIN), "--no-p4", "--", f"--grpc-server-addr={address}"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [str(SIMPLE_SWITCH_GRPC_BIN), "--no-p4", "--", f"--grpc-server-addr={address}"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
         def stop() -> None:
             proc.terminate()
             proc.wait(timeout=10)
+
     channel = grpc.insecure_channel(address)
     grpc.channel_ready_future(channel).result(timeout=20)
     yield request.param, p4runtime_pb2_grpc.P4RuntimeStub(channel)
@@ -100,7 +117,9 @@ def per_update(err: grpc.RpcError) -> list[tuple[int, str, str]]:
     return errors
 
 
-def set_pipeline(stub, name: str, election_id: int | None = None, source: Path = AGGREGATE_P4) -> None:
+def set_pipeline(
+    stub, name: str, election_id: int | None = None, source: Path = AGGREGATE_P4
+) -> None:
     data, p4info = program(name, source)
     req = Req(device_id=0, action=Req.VERIFY_AND_COMMIT)
     if election_id is not None:
@@ -132,19 +151,38 @@ def test_before_a_pipeline(target):
     _name, stub = target
     assert stub.Capabilities(p4runtime_pb2.CapabilitiesRequest()).p4runtime_api_version == "1.3.0"
     no_pipeline = ("FAILED_PRECONDITION", "No forwarding pipeline config set for this device")
-    assert failure(lambda: stub.Read(p4runtime_pb2.ReadRequest(device_id=0, entities=[p4runtime_pb2.Entity()]))) == no_pipeline
-    assert failure(lambda: stub.GetForwardingPipelineConfig(
-        p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0))) == no_pipeline
+    assert (
+        failure(
+            lambda: stub.Read(
+                p4runtime_pb2.ReadRequest(device_id=0, entities=[p4runtime_pb2.Entity()])
+            )
+        )
+        == no_pipeline
+    )
+    assert (
+        failure(
+            lambda: stub.GetForwardingPipelineConfig(
+                p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0)
+            )
+        )
+        == no_pipeline
+    )
 
 
 def test_without_streams_only_requests_without_an_election_id_write(target):
     name, stub = target
-    assert failure(lambda: set_pipeline(stub, name, election_id=1)) == ("PERMISSION_DENIED", "Not primary")
+    assert failure(lambda: set_pipeline(stub, name, election_id=1)) == (
+        "PERMISSION_DENIED",
+        "Not primary",
+    )
     set_pipeline(stub, name)
     _data, p4info = program(name)
     stub.Write(p4runtime_pb2.WriteRequest(device_id=0, updates=[job_insert(p4info, 1)]))
     other = p4runtime_pb2.ReadRequest(device_id=3, entities=[p4runtime_pb2.Entity()])
-    assert failure(lambda: stub.Read(other)) == ("FAILED_PRECONDITION", "No forwarding pipeline config set for this device")
+    assert failure(lambda: stub.Read(other)) == (
+        "FAILED_PRECONDITION",
+        "No forwarding pipeline config set for this device",
+    )
 
 
 def test_registers_atomicity_and_wildcards_are_refused_as_pi_does(target):
@@ -152,32 +190,60 @@ def test_registers_atomicity_and_wildcards_are_refused_as_pi_does(target):
     set_pipeline(stub, name)
     _data, p4info = program(name)
     reg = register_entity(p4info)
-    batch = p4runtime_pb2.WriteRequest(device_id=0, updates=[
-        job_insert(p4info, 2), p4runtime_pb2.Update(type=p4runtime_pb2.Update.MODIFY, entity=reg)])
+    batch = p4runtime_pb2.WriteRequest(
+        device_id=0,
+        updates=[
+            job_insert(p4info, 2),
+            p4runtime_pb2.Update(type=p4runtime_pb2.Update.MODIFY, entity=reg),
+        ],
+    )
     with pytest.raises(grpc.RpcError) as info:
         stub.Write(batch)
     assert (info.value.code(), info.value.details()) == (grpc.StatusCode.UNKNOWN, "")
     assert per_update(info.value) == [
-        (code_pb2.OK, "", ""), (code_pb2.UNIMPLEMENTED, "Register writes are not supported yet", "ALL-sswitch-p4org")]
+        (code_pb2.OK, "", ""),
+        (code_pb2.UNIMPLEMENTED, "Register writes are not supported yet", "ALL-sswitch-p4org"),
+    ]
     jobs = p4runtime_pb2.Entity()
     jobs.table_entry.table_id = Schema(p4info).table("InaIngress.jobs").id
-    read = lambda *entities: [e for r in stub.Read(p4runtime_pb2.ReadRequest(device_id=0, entities=entities))  # noqa: E731
-                              for e in r.entities]
-    assert [e.table_entry.match[0].exact.value for e in read(jobs)] == [b"\x02"]  # the rest of the batch applied
+
+    def read(*entities):
+        return [
+            e
+            for r in stub.Read(p4runtime_pb2.ReadRequest(device_id=0, entities=entities))
+            for e in r.entities
+        ]
+
+    assert [e.table_entry.match[0].exact.value for e in read(jobs)] == [
+        b"\x02"
+    ]  # the rest of the batch applied
     reg.register_entry.ClearField("data")
-    assert failure(lambda: read(jobs, reg)) == ("UNIMPLEMENTED", "Register reads are not supported yet")
-    rollback = p4runtime_pb2.WriteRequest(device_id=0, updates=[job_insert(p4info, 3)],
-                                          atomicity=p4runtime_pb2.WriteRequest.ROLLBACK_ON_ERROR)
+    assert failure(lambda: read(jobs, reg)) == (
+        "UNIMPLEMENTED",
+        "Register reads are not supported yet",
+    )
+    rollback = p4runtime_pb2.WriteRequest(
+        device_id=0,
+        updates=[job_insert(p4info, 3)],
+        atomicity=p4runtime_pb2.WriteRequest.ROLLBACK_ON_ERROR,
+    )
     assert failure(lambda: stub.Write(rollback)) == (
-        "UNIMPLEMENTED", "Support for atomic write modes has not been implemented yet")
+        "UNIMPLEMENTED",
+        "Support for atomic write modes has not been implemented yet",
+    )
     with pytest.raises(grpc.RpcError) as info:
         stub.Write(p4runtime_pb2.WriteRequest(device_id=0, updates=[p4runtime_pb2.Update(type=1)]))
-    assert per_update(info.value) == [(code_pb2.UNKNOWN, "Incorrect entity type", "ALL-sswitch-p4org")]
+    assert per_update(info.value) == [
+        (code_pb2.UNKNOWN, "Incorrect entity type", "ALL-sswitch-p4org")
+    ]
     pre, digest = p4runtime_pb2.Entity(), p4runtime_pb2.Entity()
     pre.packet_replication_engine_entry.SetInParent()
     digest.digest_entry.SetInParent()
     assert failure(lambda: read(pre)) == ("INVALID_ARGUMENT", "Invalid PRE operation")
-    assert failure(lambda: read(digest)) == ("UNIMPLEMENTED", "digest_id must be set when reading DigestEntry")
+    assert failure(lambda: read(digest)) == (
+        "UNIMPLEMENTED",
+        "digest_id must be set when reading DigestEntry",
+    )
     assert failure(lambda: read(p4runtime_pb2.Entity())) == ("UNKNOWN", "Incorrect entity type")
 
 
@@ -217,8 +283,16 @@ def test_election_is_among_open_streams_and_promotes(target):
     name, stub = target
     set_pipeline(stub, name)
     _data, p4info = program(name)
-    write = lambda job, eid: stub.Write(p4runtime_pb2.WriteRequest(  # noqa: E731
-        device_id=0, updates=[job_insert(p4info, job)], election_id=p4runtime_pb2.Uint128(low=eid)))
+
+    def write(job, eid):
+        return stub.Write(
+            p4runtime_pb2.WriteRequest(
+                device_id=0,
+                updates=[job_insert(p4info, job)],
+                election_id=p4runtime_pb2.Uint128(low=eid),
+            )
+        )
+
     nobody = Stream(stub, None)
     assert nobody.next() == (0, code_pb2.OK, "Is primary")  # no election id counts as 0
     write(1, 0)
@@ -245,7 +319,11 @@ def test_entity_rules_get_the_codes_pi_gives(target):
     set_pipeline(stub, name, source=RULES_P4)
     _data, p4info = program(name, RULES_P4)
     schema = Schema(p4info)
-    ranged, keyless, counter = schema.table("I.ranged"), schema.table("I.keyless"), schema.counter("I.seen")
+    ranged, keyless, counter = (
+        schema.table("I.ranged"),
+        schema.table("I.keyless"),
+        schema.counter("I.seen"),
+    )
 
     def entry(action: str, **fields) -> p4runtime_pb2.Entity:
         e = p4runtime_pb2.Entity()
@@ -255,9 +333,14 @@ def test_entity_rules_get_the_codes_pi_gives(target):
             e.table_entry.action.action.params.add(param_id=p.id, value=b"\x01")
         return e
 
-    def ternary(value: bytes, mask: bytes, action: str = "I.set_x", **fields) -> p4runtime_pb2.Entity:
+    def ternary(
+        value: bytes, mask: bytes, action: str = "I.set_x", **fields
+    ) -> p4runtime_pb2.Entity:
         e = entry(action, table_id=ranged.id, priority=1, **fields)
-        e.table_entry.match.add(field_id=1).ternary.value, e.table_entry.match[0].ternary.mask = value, mask
+        e.table_entry.match.add(field_id=1).ternary.value, e.table_entry.match[0].ternary.mask = (
+            value,
+            mask,
+        )
         return e
 
     def counter_cell(index: int | None) -> p4runtime_pb2.Entity:
@@ -273,30 +356,56 @@ def test_entity_rules_get_the_codes_pi_gives(target):
     full_range.table_entry.match[0].range.low = b"\x00"
     unknown_action = ternary(b"\x02", b"\xff")
     unknown_action.table_entry.action.action.action_id = 0x01ABCDEF
-    reset = p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=keyless.id, is_default_action=True))
+    reset = p4runtime_pb2.Entity(
+        table_entry=p4runtime_pb2.TableEntry(table_id=keyless.id, is_default_action=True)
+    )
     MODIFY, INSERT = p4runtime_pb2.Update.MODIFY, p4runtime_pb2.Update.INSERT
     same = [  # (update type, entity, the code both give)
         (INSERT, ternary(b"\x00", b"\x00"), code_pb2.INVALID_ARGUMENT),
-        (MODIFY, entry("I.miss", table_id=ranged.id, is_default_action=True, priority=3), code_pb2.INVALID_ARGUMENT),
+        (
+            MODIFY,
+            entry("I.miss", table_id=ranged.id, is_default_action=True, priority=3),
+            code_pb2.INVALID_ARGUMENT,
+        ),
         (MODIFY, reset, code_pb2.OK),
         (INSERT, ternary(b"\x03", b"\xff", "I.miss"), code_pb2.PERMISSION_DENIED),
-        (MODIFY, entry("I.pick", table_id=ranged.id, is_default_action=True), code_pb2.PERMISSION_DENIED),
+        (
+            MODIFY,
+            entry("I.pick", table_id=ranged.id, is_default_action=True),
+            code_pb2.PERMISSION_DENIED,
+        ),
         (INSERT, unknown_action, code_pb2.INVALID_ARGUMENT),
         (MODIFY, counter_cell(-1), code_pb2.INVALID_ARGUMENT),
         (MODIFY, counter_cell(None), code_pb2.UNIMPLEMENTED),
     ]
     differ = [  # (update type, entity, {target: code}): the spec says INVALID_ARGUMENT
         (INSERT, full_range, {"ina": code_pb2.INVALID_ARGUMENT, "simple_switch_grpc": code_pb2.OK}),
-        (INSERT, entry("I.set_x", table_id=keyless.id), {"ina": code_pb2.INVALID_ARGUMENT, "simple_switch_grpc": code_pb2.UNKNOWN}),
-        (INSERT, ternary(b"\x04", b"\xff", is_const=True), {"ina": code_pb2.INVALID_ARGUMENT, "simple_switch_grpc": code_pb2.OK}),
+        (
+            INSERT,
+            entry("I.set_x", table_id=keyless.id),
+            {"ina": code_pb2.INVALID_ARGUMENT, "simple_switch_grpc": code_pb2.UNKNOWN},
+        ),
+        (
+            INSERT,
+            ternary(b"\x04", b"\xff", is_const=True),
+            {"ina": code_pb2.INVALID_ARGUMENT, "simple_switch_grpc": code_pb2.OK},
+        ),
     ]
     updates = [p4runtime_pb2.Update(type=t, entity=e) for t, e, _code in same + differ]
     with pytest.raises(grpc.RpcError) as info:
         stub.Write(p4runtime_pb2.WriteRequest(device_id=0, updates=updates))
     assert [code for code, _message, _space in per_update(info.value)] == [
-        code for _t, _e, code in same] + [codes[name] for _t, _e, codes in differ]
-    assert per_update(info.value)[7][1] == "Wildcard write is not supported for indirect counters yet"
-    query = p4runtime_pb2.Entity(counter_entry=p4runtime_pb2.CounterEntry(counter_id=counter.id,
-                                                                        index=p4runtime_pb2.Index(index=-1)))
-    code, _details = failure(lambda: list(stub.Read(p4runtime_pb2.ReadRequest(device_id=0, entities=[query]))))
+        code for _t, _e, code in same
+    ] + [codes[name] for _t, _e, codes in differ]
+    assert (
+        per_update(info.value)[7][1] == "Wildcard write is not supported for indirect counters yet"
+    )
+    query = p4runtime_pb2.Entity(
+        counter_entry=p4runtime_pb2.CounterEntry(
+            counter_id=counter.id, index=p4runtime_pb2.Index(index=-1)
+        )
+    )
+    code, _details = failure(
+        lambda: list(stub.Read(p4runtime_pb2.ReadRequest(device_id=0, entities=[query])))
+    )
     assert code == "INVALID_ARGUMENT"

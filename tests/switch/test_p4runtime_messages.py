@@ -68,12 +68,17 @@ def test_write_from_a_client_that_is_not_primary_is_refused_before_its_updates_a
     answers any request it cannot read); another client's is PERMISSION_DENIED, so its updates
     were never parsed. A big valid Write from it changes nothing either."""
     sw, address = primary
-    garbage = bytes([4 << 3 | 2, 3]) + b"\xff\xff\xff"  # field 4 (updates), 3 bytes, a broken varint
+    garbage = (
+        bytes([4 << 3 | 2, 3]) + b"\xff\xff\xff"
+    )  # field 4 (updates), 3 bytes, a broken varint
     assert send(address, write_request(5, garbage)) == grpc.StatusCode.INTERNAL
     for election_id in (4, 6):
-        assert send(address, write_request(election_id, garbage)) == grpc.StatusCode.PERMISSION_DENIED
-    batch = p4runtime_pb2.WriteRequest(updates=[update(INSERT, "table_entry", jobs_entry(job, job))
-                                                for job in range(256)]).SerializeToString()
+        assert (
+            send(address, write_request(election_id, garbage)) == grpc.StatusCode.PERMISSION_DENIED
+        )
+    batch = p4runtime_pb2.WriteRequest(
+        updates=[update(INSERT, "table_entry", jobs_entry(job, job)) for job in range(256)]
+    ).SerializeToString()
     big = batch * ((MAX_MESSAGE_BYTES - 64) // len(batch))  # serialized messages join into one
     assert send(address, write_request(4, big)) == grpc.StatusCode.PERMISSION_DENIED
     assert list(sw.tables["InaIngress.jobs"].entries()) == []
@@ -81,12 +86,18 @@ def test_write_from_a_client_that_is_not_primary_is_refused_before_its_updates_a
 
 def test_message_size_limit_holds_to_the_byte(primary):
     sw, address = primary
-    one = write_request(5, p4runtime_pb2.WriteRequest(updates=[
-        update(INSERT, "table_entry", jobs_entry(7, 3))]).SerializeToString())
+    one = write_request(
+        5,
+        p4runtime_pb2.WriteRequest(
+            updates=[update(INSERT, "table_entry", jobs_entry(7, 3))]
+        ).SerializeToString(),
+    )
     assert send(address, padded(one, MAX_MESSAGE_BYTES + 1)) == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert list(sw.tables["InaIngress.jobs"].entries()) == []
     assert send(address, padded(one, MAX_MESSAGE_BYTES)) == grpc.StatusCode.OK
-    assert [e.args for e in sw.tables["InaIngress.jobs"].entries()] == [(3, 4, 2, 0x107, 0, 0, 0, 0)]
+    assert [e.args for e in sw.tables["InaIngress.jobs"].entries()] == [
+        (3, 4, 2, 0x107, 0, 0, 0, 0)
+    ]
 
 
 def test_controller_refuses_to_send_past_the_limit(primary):

@@ -23,9 +23,17 @@ from ina.p4rt.schema import Schema
 from ina.switch.engine import Switch
 from ina.switch.p4runtime_server import P4RuntimeService, serve
 
-INSERT, MODIFY, DELETE = p4runtime_pb2.Update.INSERT, p4runtime_pb2.Update.MODIFY, p4runtime_pb2.Update.DELETE
-OK, INVALID, DENIED, OUT_OF_RANGE = (code_pb2.OK, code_pb2.INVALID_ARGUMENT, code_pb2.PERMISSION_DENIED,
-                                     code_pb2.OUT_OF_RANGE)
+INSERT, MODIFY, DELETE = (
+    p4runtime_pb2.Update.INSERT,
+    p4runtime_pb2.Update.MODIFY,
+    p4runtime_pb2.Update.DELETE,
+)
+OK, INVALID, DENIED, OUT_OF_RANGE = (
+    code_pb2.OK,
+    code_pb2.INVALID_ARGUMENT,
+    code_pb2.PERMISSION_DENIED,
+    code_pb2.OUT_OF_RANGE,
+)
 
 
 @functools.cache
@@ -60,8 +68,13 @@ def codes(c: Controller, *updates: p4runtime_pb2.Update) -> list[int]:
     return [OK] * len(updates)
 
 
-def entry(action: str | None = "I.set_x", ternary: tuple[bytes, bytes] | None = (b"\x01", b"\xff"),
-          low_high: tuple[bytes, bytes] | None = None, priority: int = 10, **fields) -> p4runtime_pb2.TableEntry:
+def entry(
+    action: str | None = "I.set_x",
+    ternary: tuple[bytes, bytes] | None = (b"\x01", b"\xff"),
+    low_high: tuple[bytes, bytes] | None = None,
+    priority: int = 10,
+    **fields,
+) -> p4runtime_pb2.TableEntry:
     """An entry of I.ranged (k ternary, r range) running `action` (its parameter v = 5)."""
     e = p4runtime_pb2.TableEntry(table_id=RANGED.id, priority=priority, **fields)
     if ternary is not None:
@@ -102,10 +115,17 @@ def test_a_dont_care_match_spelled_out_is_invalid_and_omitting_it_is_the_same_en
     sw, c = switch
     mask_zero = entry(ternary=(b"\x00", b"\x00"), low_high=(b"\x00\x01", b"\x00\x05"))
     full_range = entry(low_high=(b"\x00", b"\xff\xff"))
-    assert refused_alone(sw, c, table(INSERT, mask_zero), table(INSERT, full_range)) == [INVALID, INVALID]
-    assert codes(c, table(INSERT, entry(ternary=None, low_high=(b"\x01", b"\x05"))), table(INSERT, entry())) == [OK, OK]
+    assert refused_alone(sw, c, table(INSERT, mask_zero), table(INSERT, full_range)) == [
+        INVALID,
+        INVALID,
+    ]
+    assert codes(
+        c, table(INSERT, entry(ternary=None, low_high=(b"\x01", b"\x05"))), table(INSERT, entry())
+    ) == [OK, OK]
     assert sorted(e.match for e in sw.tables["I.ranged"].entries()) == [
-        (("m", 0, 0), ("r", 1, 5)), (("m", 1, 0xFF), ("r", 0, 0xFFFF))]
+        (("m", 0, 0), ("r", 1, 5)),
+        (("m", 1, 0xFF), ("r", 0, 0xFFFF)),
+    ]
 
 
 def test_an_insert_into_a_keyless_table_is_invalid(switch):
@@ -120,25 +140,50 @@ def test_an_insert_into_a_keyless_table_is_invalid(switch):
 def test_is_const_in_a_written_entry_is_invalid(switch):
     sw, c = switch
     assert codes(c, table(INSERT, entry())) == [OK]
-    assert refused_alone(sw, c, *(table(u, entry(is_const=True)) for u in (INSERT, MODIFY, DELETE)),
-                         table(MODIFY, default_entry(KEYLESS.id, "I.set_x", is_const=True))) == [INVALID] * 4
+    assert (
+        refused_alone(
+            sw,
+            c,
+            *(table(u, entry(is_const=True)) for u in (INSERT, MODIFY, DELETE)),
+            table(MODIFY, default_entry(KEYLESS.id, "I.set_x", is_const=True)),
+        )
+        == [INVALID] * 4
+    )
 
 
 def test_a_default_entry_with_a_priority_is_invalid(switch):
     sw, c = switch
-    assert refused_alone(sw, c, table(MODIFY, default_entry(RANGED.id, "I.set_x", priority=5)),
-                         table(MODIFY, default_entry(RANGED.id, priority=1))) == [INVALID, INVALID]
+    assert refused_alone(
+        sw,
+        c,
+        table(MODIFY, default_entry(RANGED.id, "I.set_x", priority=5)),
+        table(MODIFY, default_entry(RANGED.id, priority=1)),
+    ) == [INVALID, INVALID]
 
 
 def test_a_default_entry_modified_without_an_action_is_reset_to_the_programs(switch):
     sw, c = switch
-    assert codes(c, table(MODIFY, default_entry(KEYLESS.id, "I.set_x")),
-                 table(MODIFY, default_entry(RANGED.id, "I.set_x"))) == [OK, OK]
-    assert [sw.tables[t].get_default() for t in ("I.keyless", "I.ranged")] == [("I.set_x", (9,)), ("I.set_x", (9,))]
-    assert codes(c, table(MODIFY, default_entry(KEYLESS.id)), table(MODIFY, default_entry(RANGED.id))) == [OK, OK]
-    assert [sw.tables[t].get_default() for t in ("I.keyless", "I.ranged")] == [("I.set_x", (7,)), ("I.miss", ())]
-    [got] = c.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=KEYLESS.id,
-                                                                                is_default_action=True)))
+    assert codes(
+        c,
+        table(MODIFY, default_entry(KEYLESS.id, "I.set_x")),
+        table(MODIFY, default_entry(RANGED.id, "I.set_x")),
+    ) == [OK, OK]
+    assert [sw.tables[t].get_default() for t in ("I.keyless", "I.ranged")] == [
+        ("I.set_x", (9,)),
+        ("I.set_x", (9,)),
+    ]
+    assert codes(
+        c, table(MODIFY, default_entry(KEYLESS.id)), table(MODIFY, default_entry(RANGED.id))
+    ) == [OK, OK]
+    assert [sw.tables[t].get_default() for t in ("I.keyless", "I.ranged")] == [
+        ("I.set_x", (7,)),
+        ("I.miss", ()),
+    ]
+    [got] = c.read(
+        p4runtime_pb2.Entity(
+            table_entry=p4runtime_pb2.TableEntry(table_id=KEYLESS.id, is_default_action=True)
+        )
+    )
     assert [p.value for p in got.table_entry.action.action.params] == [b"\x07"]
 
 
@@ -147,9 +192,17 @@ def test_actions_outside_their_scope_are_permission_denied_and_others_invalid(sw
     unknown = entry()
     unknown.action.action.action_id = 0x01ABCDEF  # in no table and not in the P4Info
     other_table = default_entry(KEYLESS.id, "I.miss")  # in the P4Info, not this table's
-    assert refused_alone(sw, c, table(INSERT, entry("I.miss")), table(MODIFY, default_entry(RANGED.id, "I.pick")),
-                         table(INSERT, unknown), table(MODIFY, other_table)) == [DENIED, DENIED, INVALID, INVALID]
-    assert codes(c, table(INSERT, entry("I.pick")), table(MODIFY, default_entry(RANGED.id, "I.miss"))) == [OK, OK]
+    assert refused_alone(
+        sw,
+        c,
+        table(INSERT, entry("I.miss")),
+        table(MODIFY, default_entry(RANGED.id, "I.pick")),
+        table(INSERT, unknown),
+        table(MODIFY, other_table),
+    ) == [DENIED, DENIED, INVALID, INVALID]
+    assert codes(
+        c, table(INSERT, entry("I.pick")), table(MODIFY, default_entry(RANGED.id, "I.miss"))
+    ) == [OK, OK]
 
 
 def cell(kind: str, index: int | None, **data) -> p4runtime_pb2.Update:
@@ -169,13 +222,30 @@ def cell(kind: str, index: int | None, **data) -> p4runtime_pb2.Update:
 
 def test_negative_indexes_are_invalid_and_past_the_end_out_of_range(switch):
     sw, c = switch
-    assert refused_alone(sw, c, cell("register", -1, value=3), cell("counter", -1, packets=1, bytes=2),
-                         cell("register", -(1 << 63), value=3), cell("register", REGISTER.size, value=3),
-                         cell("counter", COUNTER.size, packets=1, bytes=2)) == [INVALID] * 3 + [OUT_OF_RANGE] * 2
-    reads = [p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry(register_id=REGISTER.id,
-                                                                             index=p4runtime_pb2.Index(index=-1))),
-             p4runtime_pb2.Entity(counter_entry=p4runtime_pb2.CounterEntry(counter_id=COUNTER.id,
-                                                                           index=p4runtime_pb2.Index(index=-2)))]
+    assert (
+        refused_alone(
+            sw,
+            c,
+            cell("register", -1, value=3),
+            cell("counter", -1, packets=1, bytes=2),
+            cell("register", -(1 << 63), value=3),
+            cell("register", REGISTER.size, value=3),
+            cell("counter", COUNTER.size, packets=1, bytes=2),
+        )
+        == [INVALID] * 3 + [OUT_OF_RANGE] * 2
+    )
+    reads = [
+        p4runtime_pb2.Entity(
+            register_entry=p4runtime_pb2.RegisterEntry(
+                register_id=REGISTER.id, index=p4runtime_pb2.Index(index=-1)
+            )
+        ),
+        p4runtime_pb2.Entity(
+            counter_entry=p4runtime_pb2.CounterEntry(
+                counter_id=COUNTER.id, index=p4runtime_pb2.Index(index=-2)
+            )
+        ),
+    ]
     with pytest.raises(grpc.RpcError) as err:
         list(c.stub.Read(p4runtime_pb2.ReadRequest(device_id=0, entities=reads)))
     assert write_errors(err.value) == [INVALID, INVALID]
@@ -183,15 +253,41 @@ def test_negative_indexes_are_invalid_and_past_the_end_out_of_range(switch):
 
 def test_writes_without_an_index_write_every_cell_and_without_data_change_nothing(switch):
     sw, c = switch
-    assert codes(c, cell("register", None, value=0xABCDEF01), cell("counter", None, packets=3, bytes=300),
-                 cell("register", 2, value=5), cell("counter", 1, packets=4, bytes=8)) == [OK] * 4
-    assert [sw.registers["I.cells"].read(i) for i in range(4)] == [0xABCDEF01, 0xABCDEF01, 5, 0xABCDEF01]
-    assert [sw.counters["I.seen"].read(i) for i in range(4)] == [(3, 300), (4, 8), (3, 300), (3, 300)]
+    assert (
+        codes(
+            c,
+            cell("register", None, value=0xABCDEF01),
+            cell("counter", None, packets=3, bytes=300),
+            cell("register", 2, value=5),
+            cell("counter", 1, packets=4, bytes=8),
+        )
+        == [OK] * 4
+    )
+    assert [sw.registers["I.cells"].read(i) for i in range(4)] == [
+        0xABCDEF01,
+        0xABCDEF01,
+        5,
+        0xABCDEF01,
+    ]
+    assert [sw.counters["I.seen"].read(i) for i in range(4)] == [
+        (3, 300),
+        (4, 8),
+        (3, 300),
+        (3, 300),
+    ]
     assert codes(c, table(INSERT, entry())) == [OK]
     [handle] = [e.handle for e in sw.tables["I.ranged"].entries()]
     sw.tables["I.ranged"].set_counters(handle, 6, 60)
     direct = p4runtime_pb2.DirectCounterEntry(table_entry=entry(action=None))
     before = switch_state(sw)
-    assert codes(c, cell("counter", None), cell("counter", 1), update(MODIFY, "direct_counter_entry", direct)) == [OK] * 3
+    assert (
+        codes(
+            c,
+            cell("counter", None),
+            cell("counter", 1),
+            update(MODIFY, "direct_counter_entry", direct),
+        )
+        == [OK] * 3
+    )
     assert switch_state(sw) == before
     assert sw.tables["I.ranged"].counters(handle) == (6, 60)

@@ -32,11 +32,18 @@ Set = p4runtime_pb2.SetForwardingPipelineConfigRequest
 class Stream:
     """One StreamChannel; arbitration replies are read on a thread so every wait has a bound."""
 
-    def __init__(self, channel: grpc.Channel, election_id: int | None = None, device_id: int = 0,
-                 arbitrate: bool = True):
+    def __init__(
+        self,
+        channel: grpc.Channel,
+        election_id: int | None = None,
+        device_id: int = 0,
+        arbitrate: bool = True,
+    ):
         self.requests: queue.Queue = queue.Queue()
         self.replies: queue.Queue = queue.Queue()
-        self.call = p4runtime_pb2_grpc.P4RuntimeStub(channel).StreamChannel(iter(self.requests.get, None))
+        self.call = p4runtime_pb2_grpc.P4RuntimeStub(channel).StreamChannel(
+            iter(self.requests.get, None)
+        )
         threading.Thread(target=self._read, daemon=True).start()
         if arbitrate:
             self.arbitrate(election_id, device_id)
@@ -88,12 +95,16 @@ def write(stub, election_id: int | None, *updates, atomicity: int = 0):
     return stub.Write(req, timeout=BOUND)
 
 
-def set_pipeline(stub, election_id: int | None, action=Set.VERIFY_AND_COMMIT, device_config: bytes | None = None):
+def set_pipeline(
+    stub, election_id: int | None, action=Set.VERIFY_AND_COMMIT, device_config: bytes | None = None
+):
     req = Set(device_id=0, action=action)
     if election_id is not None:
         req.election_id.low = election_id
     req.config.p4info.CopyFrom(program().p4info)
-    req.config.p4_device_config = device_config if device_config is not None else json.dumps(program().bmv2).encode()
+    req.config.p4_device_config = (
+        device_config if device_config is not None else json.dumps(program().bmv2).encode()
+    )
     return stub.SetForwardingPipelineConfig(req, timeout=BOUND)
 
 
@@ -175,23 +186,30 @@ def test_idle_streams_are_bounded_and_never_starve_unary_calls(served):
     primary = Stream(channel, 1)
     assert primary.status()[0] == code_pb2.OK
     set_pipeline(stub, 1)
-    idle = [Stream(channel, None) for _ in range(MAX_CONTROLLERS + 4)]  # each from its own thread pool slot
+    idle = [
+        Stream(channel, None) for _ in range(MAX_CONTROLLERS + 4)
+    ]  # each from its own thread pool slot
     outcomes = [s.next() for s in idle]
     refused = [o for o in outcomes if isinstance(o, grpc.RpcError)]
     assert len(refused) == 5 and {o.code() for o in refused} == {grpc.StatusCode.RESOURCE_EXHAUSTED}
     write(stub, 1, job_insert(4))  # answered within BOUND while MAX_CONTROLLERS streams are open
-    query = p4runtime_pb2.ReadRequest(device_id=0, entities=[
-        p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry())])
+    query = p4runtime_pb2.ReadRequest(
+        device_id=0, entities=[p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry())]
+    )
     assert len([e for r in stub.Read(query, timeout=BOUND) for e in r.entities]) == 1
     kind = p4runtime_pb2.GetForwardingPipelineConfigRequest
-    stub.GetForwardingPipelineConfig(kind(device_id=0, response_type=kind.COOKIE_ONLY), timeout=BOUND)
+    stub.GetForwardingPipelineConfig(
+        kind(device_id=0, response_type=kind.COOKIE_ONLY), timeout=BOUND
+    )
     assert len(sw.tables["InaIngress.jobs"].entries()) == 1
     for s in [primary, *idle]:
         s.close()
 
 
 # --- stream admission: nobody can keep the controller with the highest election id out ---------
-@pytest.fixture(params=[p4runtime_server.SPEC, p4runtime_server.SIMPLE_SWITCH_GRPC], ids=["spec", "compat"])
+@pytest.fixture(
+    params=[p4runtime_server.SPEC, p4runtime_server.SIMPLE_SWITCH_GRPC], ids=["spec", "compat"]
+)
 def admission(request, monkeypatch):
     """(service, channel) of a server admitting 3 controllers and 2 more streams that have not arbitrated."""
     monkeypatch.setattr(p4runtime_server, "MAX_CONTROLLERS", 3)
@@ -208,7 +226,9 @@ def opened(service: P4RuntimeService, streams: int) -> None:
     """Wait until the server holds `streams` streams (each opening is asynchronous)."""
     deadline = time.monotonic() + BOUND
     while len(service.arbiter.streams) != streams:
-        assert time.monotonic() < deadline, f"{len(service.arbiter.streams)} streams open, not {streams}"
+        assert time.monotonic() < deadline, (
+            f"{len(service.arbiter.streams)} streams open, not {streams}"
+        )
         time.sleep(0.01)
 
 
@@ -234,7 +254,8 @@ def test_a_full_table_admits_only_an_election_id_above_all_and_closes_the_oldest
     opened(service, 3)
     refused = [Stream(channel, eid) for eid in (7, None, 10)]  # below 10, none, 10's own id
     assert [s.next().code() for s in refused] == [grpc.StatusCode.RESOURCE_EXHAUSTED] * 2 + [
-        grpc.StatusCode.INVALID_ARGUMENT]  # the spec checks a used id before the limit
+        grpc.StatusCode.INVALID_ARGUMENT
+    ]  # the spec checks a used id before the limit
     assert len(service.arbiter.streams) == 3
     highest = Stream(channel, 20)
     assert highest.status() == (code_pb2.OK, 20)
@@ -243,10 +264,14 @@ def test_a_full_table_admits_only_an_election_id_above_all_and_closes_the_oldest
     assert [s.election_id for s in service.arbiter.streams] == [10, 1, 20]
     higher = Stream(channel, 30)
     assert higher.status() == (code_pb2.OK, 30)
-    assert ended(first) == grpc.StatusCode.RESOURCE_EXHAUSTED  # the demoted primary is now the oldest backup
+    assert (
+        ended(first) == grpc.StatusCode.RESOURCE_EXHAUSTED
+    )  # the demoted primary is now the oldest backup
     assert [s.election_id for s in service.arbiter.streams] == [1, 20, 30]
     assert highest.status() == (code_pb2.ALREADY_EXISTS, 30)
-    assert [third.status() for _ in range(3)] == [(code_pb2.ALREADY_EXISTS, eid) for eid in (10, 20, 30)]
+    assert [third.status() for _ in range(3)] == [
+        (code_pb2.ALREADY_EXISTS, eid) for eid in (10, 20, 30)
+    ]
     for s in (third, highest, higher):
         s.close()
 
@@ -261,9 +286,16 @@ def test_streams_that_never_arbitrate_cannot_keep_a_controller_out(admission):
         opened(service, n)
     controller = Stream(channel, 2)
     assert controller.status() == (code_pb2.OK, 2)
-    assert silent[0].next().code() == grpc.StatusCode.RESOURCE_EXHAUSTED  # the oldest that had not arbitrated
-    assert len(service.arbiter.streams) == 5 and all(s.replies.empty() for s in silent[1:])  # nothing sent to them
-    assert older.status() == (code_pb2.ALREADY_EXISTS, 2)  # opened first, but it had arbitrated: still open
+    assert (
+        silent[0].next().code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    )  # the oldest that had not arbitrated
+    assert len(service.arbiter.streams) == 5 and all(
+        s.replies.empty() for s in silent[1:]
+    )  # nothing sent to them
+    assert older.status() == (
+        code_pb2.ALREADY_EXISTS,
+        2,
+    )  # opened first, but it had arbitrated: still open
     for s in (*silent[1:], older, controller):
         s.close()
 
@@ -279,7 +311,9 @@ def test_closing_a_stream_that_was_evicted_changes_nothing(monkeypatch):
     assert arbiter.streams == [newer] and newer.outbox.empty()
 
 
-def test_a_silent_stream_is_closed_after_the_idle_bound_unless_it_is_primary(admission, monkeypatch):
+def test_a_silent_stream_is_closed_after_the_idle_bound_unless_it_is_primary(
+    admission, monkeypatch
+):
     service, channel = admission
     monkeypatch.setattr(p4runtime_server, "IDLE_TIMEOUT", 1.5)
     primary, chatty, backup = [], [], []
@@ -289,9 +323,13 @@ def test_a_silent_stream_is_closed_after_the_idle_bound_unless_it_is_primary(adm
         kept[0].status()
     (primary,), (chatty,), (backup,) = primary, chatty, backup
     time.sleep(0.3)
-    chatty.arbitrate(None)  # a message: its 1.5 s start again, so it outlives the backup opened after it
+    chatty.arbitrate(
+        None
+    )  # a message: its 1.5 s start again, so it outlives the backup opened after it
     assert ended(backup) == grpc.StatusCode.DEADLINE_EXCEEDED
-    assert still_open(primary) and still_open(chatty)  # the primary silent longer, chatty heard later
+    assert still_open(primary) and still_open(
+        chatty
+    )  # the primary silent longer, chatty heard later
     assert ended(chatty) == grpc.StatusCode.DEADLINE_EXCEEDED
     assert still_open(primary) and len(service.arbiter.streams) == 1
     [held] = service.arbiter.streams
@@ -326,15 +364,20 @@ def test_wildcard_reads_are_paged_lazily_and_capped(served, monkeypatch):
 
     sw.registers[name] = Counting(sw.registers[name])
     reg = Schema(program().p4info).register(name)
-    query = p4runtime_pb2.ReadRequest(device_id=0, entities=[
-        p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry(register_id=reg.id))])
+    query = p4runtime_pb2.ReadRequest(
+        device_id=0,
+        entities=[
+            p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry(register_id=reg.id))
+        ],
+    )
     pages = stub.Read(query, timeout=BOUND)
     assert len(next(pages).entities) == 8
     pages.cancel()  # the client stops reading: the server must not have read the rest
     assert len(reads) < reg.size
     monkeypatch.setattr(p4runtime_server, "MAX_READ_ENTITIES", 40)
-    everything = p4runtime_pb2.ReadRequest(device_id=0, entities=[
-        p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry())])
+    everything = p4runtime_pb2.ReadRequest(
+        device_id=0, entities=[p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry())]
+    )
     got = 0
     with pytest.raises(grpc.RpcError) as err:
         for page in stub.Read(everything, timeout=BOUND):
@@ -353,8 +396,12 @@ def test_a_read_of_exactly_the_cap_is_served_and_one_more_is_refused(served, mon
     set_pipeline(stub, 1)
     monkeypatch.setattr(p4runtime_server, "READ_CHUNK", 8)
     reg = Schema(program().p4info).register("InaIngress.slot_count")
-    query = p4runtime_pb2.ReadRequest(device_id=0, entities=[
-        p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry(register_id=reg.id))])
+    query = p4runtime_pb2.ReadRequest(
+        device_id=0,
+        entities=[
+            p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry(register_id=reg.id))
+        ],
+    )
     monkeypatch.setattr(p4runtime_server, "MAX_READ_ENTITIES", reg.size)
     assert sum(len(page.entities) for page in stub.Read(query, timeout=BOUND)) == reg.size
     monkeypatch.setattr(p4runtime_server, "MAX_READ_ENTITIES", reg.size - 1)
@@ -362,7 +409,10 @@ def test_a_read_of_exactly_the_cap_is_served_and_one_more_is_refused(served, mon
         for _page in stub.Read(query, timeout=BOUND):
             pass
     assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert err.value.details() == f"the Read selects more than {reg.size - 1} entities; read by id or index"
+    assert (
+        err.value.details()
+        == f"the Read selects more than {reg.size - 1} entities; read by id or index"
+    )
     primary.close()
 
 
@@ -373,18 +423,34 @@ def test_read_batch_reports_each_request_and_returns_the_good_ones(served):
     set_pipeline(stub, 1)
     write(stub, 1, job_insert(2))
     reg = Schema(program().p4info).register("InaIngress.slot_count")
-    req = p4runtime_pb2.ReadRequest(device_id=0, entities=[
-        p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=jobs_entry(0, 0).table_id)),
-        p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry(register_id=0x05FFFFFF)),
-        p4runtime_pb2.Entity(),
-        p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry(
-            register_id=reg.id, index=p4runtime_pb2.Index(index=3)))])
+    req = p4runtime_pb2.ReadRequest(
+        device_id=0,
+        entities=[
+            p4runtime_pb2.Entity(
+                table_entry=p4runtime_pb2.TableEntry(table_id=jobs_entry(0, 0).table_id)
+            ),
+            p4runtime_pb2.Entity(
+                register_entry=p4runtime_pb2.RegisterEntry(register_id=0x05FFFFFF)
+            ),
+            p4runtime_pb2.Entity(),
+            p4runtime_pb2.Entity(
+                register_entry=p4runtime_pb2.RegisterEntry(
+                    register_id=reg.id, index=p4runtime_pb2.Index(index=3)
+                )
+            ),
+        ],
+    )
     got = []
     with pytest.raises(grpc.RpcError) as err:
         for page in stub.Read(req, timeout=BOUND):
             got += page.entities
     assert err.value.code() == grpc.StatusCode.UNKNOWN
-    assert write_errors(err.value) == [code_pb2.OK, code_pb2.NOT_FOUND, code_pb2.INVALID_ARGUMENT, code_pb2.OK]
+    assert write_errors(err.value) == [
+        code_pb2.OK,
+        code_pb2.NOT_FOUND,
+        code_pb2.INVALID_ARGUMENT,
+        code_pb2.OK,
+    ]
     assert [e.WhichOneof("entity") for e in got] == ["table_entry", "register_entry"]
     primary.close()
 
@@ -400,16 +466,25 @@ def test_values_that_do_not_fit_are_out_of_range_and_change_nothing(served):
     wide.data.bitstring = b"\x01\x00"
     empty = p4runtime_pb2.RegisterEntry(register_id=reg.id, index=p4runtime_pb2.Index(index=1))
     empty.data.bitstring = b""
-    past_end = p4runtime_pb2.RegisterEntry(register_id=reg.id, index=p4runtime_pb2.Index(index=reg.size))
+    past_end = p4runtime_pb2.RegisterEntry(
+        register_id=reg.id, index=p4runtime_pb2.Index(index=reg.size)
+    )
     past_end.data.bitstring = b"\x01"
     key = jobs_entry(1, 0)
     key.match[0].exact.value = b"\x01\x00\x00"  # job_id is bit<16>
     padded = p4runtime_pb2.RegisterEntry(register_id=reg.id, index=p4runtime_pb2.Index(index=2))
     padded.data.bitstring = b"\x00\x00\x07"  # longer than needed but in range: accepted
     with pytest.raises(grpc.RpcError) as err:
-        write(stub, 1, *(update(p4runtime_pb2.Update.MODIFY, "register_entry", e) for e in (wide, empty, past_end)),
-              update(p4runtime_pb2.Update.INSERT, "table_entry", key),
-              update(p4runtime_pb2.Update.MODIFY, "register_entry", padded))
+        write(
+            stub,
+            1,
+            *(
+                update(p4runtime_pb2.Update.MODIFY, "register_entry", e)
+                for e in (wide, empty, past_end)
+            ),
+            update(p4runtime_pb2.Update.INSERT, "table_entry", key),
+            update(p4runtime_pb2.Update.MODIFY, "register_entry", padded),
+        )
     assert write_errors(err.value) == [code_pb2.OUT_OF_RANGE] * 4 + [code_pb2.OK]
     assert [sw.registers[reg.name].read(i) for i in range(3)] == [0, 0, 7]
     assert sw.tables["InaIngress.jobs"].entries() == []
@@ -423,17 +498,30 @@ def test_a_mixed_batch_applies_exactly_the_good_updates(served):
     set_pipeline(stub, 1)
     bad_table = jobs_entry(6, 0)
     bad_table.table_id = 0x02FFFFFF
-    updates = [job_insert(1), job_insert(1), job_insert(2),
-               update(p4runtime_pb2.Update.DELETE, "table_entry", jobs_entry(9, 0)),
-               update(p4runtime_pb2.Update.INSERT, "table_entry", bad_table),
-               p4runtime_pb2.Update(type=p4runtime_pb2.Update.UNSPECIFIED,
-                                    entity=p4runtime_pb2.Entity(table_entry=jobs_entry(7, 0))),
-               job_insert(3)]
+    updates = [
+        job_insert(1),
+        job_insert(1),
+        job_insert(2),
+        update(p4runtime_pb2.Update.DELETE, "table_entry", jobs_entry(9, 0)),
+        update(p4runtime_pb2.Update.INSERT, "table_entry", bad_table),
+        p4runtime_pb2.Update(
+            type=p4runtime_pb2.Update.UNSPECIFIED,
+            entity=p4runtime_pb2.Entity(table_entry=jobs_entry(7, 0)),
+        ),
+        job_insert(3),
+    ]
     with pytest.raises(grpc.RpcError) as err:
         write(stub, 1, *updates)
     assert err.value.code() == grpc.StatusCode.UNKNOWN
-    assert write_errors(err.value) == [code_pb2.OK, code_pb2.ALREADY_EXISTS, code_pb2.OK, code_pb2.NOT_FOUND,
-                                       code_pb2.NOT_FOUND, code_pb2.INVALID_ARGUMENT, code_pb2.OK]
+    assert write_errors(err.value) == [
+        code_pb2.OK,
+        code_pb2.ALREADY_EXISTS,
+        code_pb2.OK,
+        code_pb2.NOT_FOUND,
+        code_pb2.NOT_FOUND,
+        code_pb2.INVALID_ARGUMENT,
+        code_pb2.OK,
+    ]
     assert sorted(e.match[0][1] for e in sw.tables["InaIngress.jobs"].entries()) == [1, 2, 3]
     primary.close()
 
@@ -445,7 +533,10 @@ def test_unsupported_atomicity_is_refused_before_anything_applies(served):
     set_pipeline(stub, 1)
     Atomicity = p4runtime_pb2.WriteRequest
     for mode in (Atomicity.ROLLBACK_ON_ERROR, Atomicity.DATAPLANE_ATOMIC):
-        assert code_of(write, stub, 1, job_insert(1), job_insert(1), atomicity=mode) == grpc.StatusCode.UNIMPLEMENTED
+        assert (
+            code_of(write, stub, 1, job_insert(1), job_insert(1), atomicity=mode)
+            == grpc.StatusCode.UNIMPLEMENTED
+        )
     assert code_of(write, stub, 1, job_insert(1), atomicity=9) == grpc.StatusCode.INVALID_ARGUMENT
     assert sw.tables["InaIngress.jobs"].entries() == []
     primary.close()
@@ -457,10 +548,17 @@ def test_bad_pipelines_get_the_spec_codes(served):
     primary.status()
     deep = b"[" * 100_000 + b"]" * 100_000
     assert code_of(set_pipeline, stub, 1, device_config=deep) == grpc.StatusCode.INVALID_ARGUMENT
-    assert code_of(set_pipeline, stub, 1, Set.COMMIT) == grpc.StatusCode.INVALID_ARGUMENT  # config given
-    assert code_of(stub.SetForwardingPipelineConfig, Set(device_id=0, action=Set.COMMIT,
-                                                         election_id=p4runtime_pb2.Uint128(low=1)),
-                   timeout=BOUND) == grpc.StatusCode.NOT_FOUND  # nothing saved
+    assert (
+        code_of(set_pipeline, stub, 1, Set.COMMIT) == grpc.StatusCode.INVALID_ARGUMENT
+    )  # config given
+    assert (
+        code_of(
+            stub.SetForwardingPipelineConfig,
+            Set(device_id=0, action=Set.COMMIT, election_id=p4runtime_pb2.Uint128(low=1)),
+            timeout=BOUND,
+        )
+        == grpc.StatusCode.NOT_FOUND
+    )  # nothing saved
     assert sw.pipeline is None
     primary.close()
 
@@ -473,20 +571,31 @@ def pki(tmp_path_factory):
 
 
 def test_tls_with_client_auth_refuses_clients_without_a_certificate(pki):
-    creds = server_credentials(pki / "server.crt", pki / "server.key", pki / "ca.crt", client_auth=True)
+    creds = server_credentials(
+        pki / "server.crt", pki / "server.key", pki / "ca.crt", client_auth=True
+    )
     srv = serve(P4RuntimeService(Switch(), threading.Lock()), "127.0.0.1:0", creds)
     address = f"127.0.0.1:{srv.bound_port}"
     ca = (pki / "ca.crt").read_bytes()
     try:
-        good = grpc.ssl_channel_credentials(ca, (pki / "client.key").read_bytes(), (pki / "client.crt").read_bytes())
+        good = grpc.ssl_channel_credentials(
+            ca, (pki / "client.key").read_bytes(), (pki / "client.crt").read_bytes()
+        )
         with grpc.secure_channel(address, good) as channel:
-            reply = p4runtime_pb2_grpc.P4RuntimeStub(channel).Capabilities(p4runtime_pb2.CapabilitiesRequest(), timeout=BOUND)
+            reply = p4runtime_pb2_grpc.P4RuntimeStub(channel).Capabilities(
+                p4runtime_pb2.CapabilitiesRequest(), timeout=BOUND
+            )
             assert reply.p4runtime_api_version == "1.4.1"
-        for channel in (grpc.secure_channel(address, grpc.ssl_channel_credentials(ca)), grpc.insecure_channel(address)):
+        for channel in (
+            grpc.secure_channel(address, grpc.ssl_channel_credentials(ca)),
+            grpc.insecure_channel(address),
+        ):
             with channel:
                 stub = p4runtime_pb2_grpc.P4RuntimeStub(channel)
-                assert code_of(stub.Capabilities, p4runtime_pb2.CapabilitiesRequest(),
-                               timeout=BOUND) == grpc.StatusCode.UNAVAILABLE
+                assert (
+                    code_of(stub.Capabilities, p4runtime_pb2.CapabilitiesRequest(), timeout=BOUND)
+                    == grpc.StatusCode.UNAVAILABLE
+                )
     finally:
         srv.stop(None)
 
@@ -499,7 +608,7 @@ def _mutate(rng: random.Random, msg) -> None:
     if choice == 0 and data:
         data[rng.randrange(len(data))] = rng.randrange(256)
     elif choice == 1 and data:
-        del data[rng.randrange(len(data)):]
+        del data[rng.randrange(len(data)) :]
     else:
         data += bytes(rng.randrange(256) for _ in range(rng.randrange(1, 8)))
     with contextlib.suppress(DecodeError):
@@ -507,8 +616,16 @@ def _mutate(rng: random.Random, msg) -> None:
 
 
 def _random_value(rng: random.Random) -> bytes:
-    return rng.choice([b"", b"\x00", b"\x01", b"\xff" * rng.randrange(1, 20), bytes([rng.randrange(256)]) * 2,
-                       rng.randbytes(rng.randrange(1, 9))])
+    return rng.choice(
+        [
+            b"",
+            b"\x00",
+            b"\x01",
+            b"\xff" * rng.randrange(1, 20),
+            bytes([rng.randrange(256)]) * 2,
+            rng.randbytes(rng.randrange(1, 9)),
+        ]
+    )
 
 
 def _random_update(rng: random.Random, schema: Schema) -> p4runtime_pb2.Update:
@@ -523,7 +640,9 @@ def _random_update(rng: random.Random, schema: Schema) -> p4runtime_pb2.Update:
         for f in table.match_fields:
             if rng.random() < 0.9:
                 fm = entry.match.add(field_id=f.id if rng.random() < 0.95 else rng.randrange(9))
-                getattr(fm, rng.choice(["exact", "exact", "lpm", "ternary", "range", "optional"])).SetInParent()
+                getattr(
+                    fm, rng.choice(["exact", "exact", "lpm", "ternary", "range", "optional"])
+                ).SetInParent()
                 which = fm.WhichOneof("field_match_type")
                 if which in ("exact", "optional"):
                     getattr(fm, which).value = _random_value(rng)
@@ -553,19 +672,26 @@ def _random_update(rng: random.Random, schema: Schema) -> p4runtime_pb2.Update:
         cell.counter_id = ctr.id if rng.random() < 0.9 else 0
         if rng.random() < 0.7:
             cell.index.index = rng.choice([0, 3, ctr.size, 1 << 33])
-        cell.data.packet_count, cell.data.byte_count = rng.choice([0, 5, -1, 1 << 62]), rng.choice([0, 64, -5])
+        cell.data.packet_count, cell.data.byte_count = (
+            rng.choice([0, 5, -1, 1 << 62]),
+            rng.choice([0, 64, -5]),
+        )
     elif kind == 3:
         pre = u.entity.packet_replication_engine_entry
         if rng.random() < 0.5:
             pre.multicast_group_entry.multicast_group_id = rng.choice([0, 1, 2, 0xFFFF, 1 << 31])
             for _ in range(rng.randrange(4)):
-                pre.multicast_group_entry.replicas.add(egress_port=rng.choice([0, 1, 511, 512, 1 << 31]),
-                                                       instance=rng.choice([0, 1, 1 << 16, 1 << 31]))
+                pre.multicast_group_entry.replicas.add(
+                    egress_port=rng.choice([0, 1, 511, 512, 1 << 31]),
+                    instance=rng.choice([0, 1, 1 << 16, 1 << 31]),
+                )
         else:
             pre.clone_session_entry.session_id = rng.choice([0, 1, 5, 1 << 31])
             pre.clone_session_entry.packet_length_bytes = rng.choice([0, 64, -1, (1 << 31) - 1])
             for _ in range(rng.randrange(3)):
-                pre.clone_session_entry.replicas.add(egress_port=rng.choice([0, 2, 512]), instance=rng.randrange(3))
+                pre.clone_session_entry.replicas.add(
+                    egress_port=rng.choice([0, 2, 512]), instance=rng.randrange(3)
+                )
     elif kind == 4:
         u.entity.meter_entry.meter_id = rng.randrange(1 << 32)
     # kind 5: no entity at all
@@ -589,20 +715,42 @@ def _random_read(rng: random.Random, schema: Schema) -> p4runtime_pb2.ReadReques
             e.counter_entry.counter_id = rng.choice([rng.choice(schema.all("counter")).id, 9])
             e.counter_entry.index.index = rng.choice([0, 1 << 20])
         elif kind == 3:
-            e.packet_replication_engine_entry.multicast_group_entry.multicast_group_id = rng.randrange(3)
+            e.packet_replication_engine_entry.multicast_group_entry.multicast_group_id = (
+                rng.randrange(3)
+            )
     if rng.random() < 0.3:
         _mutate(rng, req)
     return req
 
 
-WRITE_CODES = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.NOT_FOUND,
-               grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNIMPLEMENTED}
-UPDATE_CODES = {code_pb2.OK, code_pb2.INVALID_ARGUMENT, code_pb2.OUT_OF_RANGE, code_pb2.NOT_FOUND,
-                code_pb2.ALREADY_EXISTS, code_pb2.PERMISSION_DENIED, code_pb2.RESOURCE_EXHAUSTED,
-                code_pb2.UNIMPLEMENTED}
-READ_CODES = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.RESOURCE_EXHAUSTED}
-PIPELINE_CODES = {grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.PERMISSION_DENIED,
-                  grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNIMPLEMENTED}
+WRITE_CODES = {
+    grpc.StatusCode.UNKNOWN,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.NOT_FOUND,
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.UNIMPLEMENTED,
+}
+UPDATE_CODES = {
+    code_pb2.OK,
+    code_pb2.INVALID_ARGUMENT,
+    code_pb2.OUT_OF_RANGE,
+    code_pb2.NOT_FOUND,
+    code_pb2.ALREADY_EXISTS,
+    code_pb2.PERMISSION_DENIED,
+    code_pb2.RESOURCE_EXHAUSTED,
+    code_pb2.UNIMPLEMENTED,
+}
+READ_CODES = {
+    grpc.StatusCode.UNKNOWN,
+    grpc.StatusCode.NOT_FOUND,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+}
+PIPELINE_CODES = {
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.NOT_FOUND,
+    grpc.StatusCode.UNIMPLEMENTED,
+}
 
 
 @pytest.mark.fuzz
@@ -619,8 +767,11 @@ def test_fuzzed_requests_get_documented_codes_and_rejections_change_nothing(serv
         what = rng.randrange(10)
         if what < 6:
             updates = [_random_update(rng, schema) for _ in range(rng.randrange(1, 5))]
-            req = p4runtime_pb2.WriteRequest(device_id=rng.choice([0] * 9 + [2]), updates=updates,
-                                             atomicity=rng.choice([0] * 8 + [1, 2]))
+            req = p4runtime_pb2.WriteRequest(
+                device_id=rng.choice([0] * 9 + [2]),
+                updates=updates,
+                atomicity=rng.choice([0] * 8 + [1, 2]),
+            )
             if rng.random() < 0.95:
                 req.election_id.low = rng.choice([1] * 9 + [0])
             try:
@@ -632,7 +783,11 @@ def test_fuzzed_requests_get_documented_codes_and_rejections_change_nothing(serv
                     assert switch_state(sw) == before, (case, req)
                     continue
                 codes = write_errors(err)
-                assert len(codes) == len(updates) and set(codes) <= UPDATE_CODES, (case, codes, err.details())
+                assert len(codes) == len(updates) and set(codes) <= UPDATE_CODES, (
+                    case,
+                    codes,
+                    err.details(),
+                )
                 if all(c != code_pb2.OK for c in codes):
                     assert switch_state(sw) == before, (case, codes, req)
         elif what < 9:
@@ -645,9 +800,19 @@ def test_fuzzed_requests_get_documented_codes_and_rejections_change_nothing(serv
             assert switch_state(sw) == before, (case, req)
         else:
             device_config = json.dumps(program().bmv2).encode()
-            config = rng.choice([device_config[:rng.randrange(len(device_config))], b"{}", b"[]", b"null",
-                                 b'{"pipelines": 5}', rng.randbytes(40)])
-            code = code_of(set_pipeline, stub, rng.choice([1, 1, 2]), rng.choice([1, 1, 2, 4, 5, 9]), config)
+            config = rng.choice(
+                [
+                    device_config[: rng.randrange(len(device_config))],
+                    b"{}",
+                    b"[]",
+                    b"null",
+                    b'{"pipelines": 5}',
+                    rng.randbytes(40),
+                ]
+            )
+            code = code_of(
+                set_pipeline, stub, rng.choice([1, 1, 2]), rng.choice([1, 1, 2, 4, 5, 9]), config
+            )
             assert code in PIPELINE_CODES, (case, code, config[:80])
             assert sw.pipeline is pipeline and switch_state(sw) == before, (case, config[:80])
     primary.close()
@@ -656,12 +821,20 @@ def test_fuzzed_requests_get_documented_codes_and_rejections_change_nothing(serv
 def test_the_controller_connects_over_mutual_tls_and_without_a_certificate_is_refused(pki):
     from ina.controller.client import ControllerError, SwitchConnection
 
-    creds = server_credentials(pki / "server.crt", pki / "server.key", pki / "ca.crt", client_auth=True)
+    creds = server_credentials(
+        pki / "server.crt", pki / "server.key", pki / "ca.crt", client_auth=True
+    )
     srv = serve(P4RuntimeService(Switch(), threading.Lock()), "127.0.0.1:0", creds)
     address = f"127.0.0.1:{srv.bound_port}"
     try:
-        with SwitchConnection(address, election_id=1, ssl=True, ca_cert=str(pki / "ca.crt"),
-                              cert=str(pki / "client.crt"), key=str(pki / "client.key")) as conn:
+        with SwitchConnection(
+            address,
+            election_id=1,
+            ssl=True,
+            ca_cert=str(pki / "ca.crt"),
+            cert=str(pki / "client.crt"),
+            key=str(pki / "client.key"),
+        ) as conn:
             conn.set_pipeline(program().bmv2, program().p4info)
         with pytest.raises(ControllerError, match=f"no P4Runtime server answers at {address}"):
             SwitchConnection(address, timeout=1, ssl=True, ca_cert=str(pki / "ca.crt"))
@@ -669,12 +842,27 @@ def test_the_controller_connects_over_mutual_tls_and_without_a_certificate_is_re
         srv.stop(None)
 
 
-@pytest.mark.parametrize(("args", "named"), [
-    (["--grpc-server-ssl", "--grpc-server-cert", "s.crt"], "needs --grpc-server-cert FILE and --grpc-server-key FILE"),
-    (["--grpc-server-cert", "s.crt", "--grpc-server-key", "s.key"], "need --grpc-server-ssl"),
-    (["--grpc-server-ssl", "--grpc-server-cert", "s.crt", "--grpc-server-key", "s.key",
-      "--grpc-server-with-client-auth"], "needs --grpc-server-cacert FILE"),
-])
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (
+            ["--grpc-server-ssl", "--grpc-server-cert", "s.crt"],
+            "needs --grpc-server-cert FILE and --grpc-server-key FILE",
+        ),
+        (["--grpc-server-cert", "s.crt", "--grpc-server-key", "s.key"], "need --grpc-server-ssl"),
+        (
+            [
+                "--grpc-server-ssl",
+                "--grpc-server-cert",
+                "s.crt",
+                "--grpc-server-key",
+                "s.key",
+                "--grpc-server-with-client-auth",
+            ],
+            "needs --grpc-server-cacert FILE",
+        ),
+    ],
+)
 def test_ina_switch_refuses_incomplete_tls_options(args, named, capsys):
     from ina.switch.cli import build_parser, main
 

@@ -50,10 +50,13 @@ class Controller:
         `device_config` as given; tests change the request before sending it."""
         compiled = compiled or program()
         req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
-            device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+            device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT
+        )
         req.election_id.low = self.election_id
         req.config.p4info.CopyFrom(compiled.p4info)
-        req.config.p4_device_config = json.dumps(compiled.bmv2).encode() if device_config is None else device_config
+        req.config.p4_device_config = (
+            json.dumps(compiled.bmv2).encode() if device_config is None else device_config
+        )
         return req
 
     def set_pipeline(self, compiled=None):
@@ -91,16 +94,25 @@ def jobs_entry(job: int, base: int) -> p4runtime_pb2.TableEntry:
     entry.action.action.action_id = action.id
     values = {"base": base, "num_slots": 4, "num_workers": 2, "mgid": 0x100 + job}
     for p in action.params:
-        entry.action.action.params.add(param_id=p.id, value=codec.encode(values.get(p.name, 0), p.bitwidth))
+        entry.action.action.params.add(
+            param_id=p.id, value=codec.encode(values.get(p.name, 0), p.bitwidth)
+        )
     return entry
 
 
 def switch_state(sw: Switch) -> tuple:
     """Everything a Write could change: table entries (with their direct counters) and defaults,
     registers, counters, multicast groups and clone sessions."""
-    tables = {n: (sorted((repr(e.match), e.action.name, tuple(e.args), e.priority, t.counters(e.handle))
-                         for e in t.entries()),
-                  t.get_default() if t.default is not None else None) for n, t in sw.tables.items()}
+    tables = {
+        n: (
+            sorted(
+                (repr(e.match), e.action.name, tuple(e.args), e.priority, t.counters(e.handle))
+                for e in t.entries()
+            ),
+            t.get_default() if t.default is not None else None,
+        )
+        for n, t in sw.tables.items()
+    }
     registers = {n: [r.read(i) for i in range(r.size)] for n, r in sw.registers.items()}
     counters = {n: [c.read(i) for i in range(c.size)] for n, c in sw.counters.items()}
     return tables, registers, counters, sw.multicast.groups(), sw.clone.sessions()
@@ -159,12 +171,16 @@ def test_table_entry_round_trip_and_batch_errors(server):
     c.set_pipeline()
     entry = jobs_entry(3, 4)
     c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", entry))
-    [read] = c.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=entry.table_id)))
+    [read] = c.read(
+        p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=entry.table_id))
+    )
     assert read.table_entry == entry
     with pytest.raises(grpc.RpcError) as err:
-        c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", jobs_entry(4, 8)),
-                update(p4runtime_pb2.Update.INSERT, "table_entry", entry),
-                update(p4runtime_pb2.Update.DELETE, "table_entry", jobs_entry(9, 0)))
+        c.write(
+            update(p4runtime_pb2.Update.INSERT, "table_entry", jobs_entry(4, 8)),
+            update(p4runtime_pb2.Update.INSERT, "table_entry", entry),
+            update(p4runtime_pb2.Update.DELETE, "table_entry", jobs_entry(9, 0)),
+        )
     assert err.value.code() == grpc.StatusCode.UNKNOWN
     assert write_errors(err.value) == [code_pb2.OK, code_pb2.ALREADY_EXISTS, code_pb2.NOT_FOUND]
     assert len(sw.tables["InaIngress.jobs"].entries()) == 2  # the good update applied, nothing else
@@ -181,13 +197,25 @@ def test_registers_counters_and_multicast(server):
     cell.data.bitstring = codec.encode(0b101, 32)
     c.write(update(p4runtime_pb2.Update.MODIFY, "register_entry", cell))
     assert sw.registers["InaIngress.slot_bitmap"].read(5) == 0b101
-    [got] = c.read(p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry(
-        register_id=reg.id, index=p4runtime_pb2.Index(index=5))))
+    [got] = c.read(
+        p4runtime_pb2.Entity(
+            register_entry=p4runtime_pb2.RegisterEntry(
+                register_id=reg.id, index=p4runtime_pb2.Index(index=5)
+            )
+        )
+    )
     assert codec.decode(got.register_entry.data.bitstring) == 0b101
     with pytest.raises(grpc.RpcError) as err:
-        c.read(p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry(
-            register_id=reg.id, index=p4runtime_pb2.Index(index=32))))
-    assert err.value.code() == grpc.StatusCode.UNKNOWN  # a failed request in a Read batch, per the spec
+        c.read(
+            p4runtime_pb2.Entity(
+                register_entry=p4runtime_pb2.RegisterEntry(
+                    register_id=reg.id, index=p4runtime_pb2.Index(index=32)
+                )
+            )
+        )
+    assert (
+        err.value.code() == grpc.StatusCode.UNKNOWN
+    )  # a failed request in a Read batch, per the spec
     assert write_errors(err.value) == [code_pb2.OUT_OF_RANGE]
     every_cell = c.read(p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry()))
     # 15 slot registers (bitmap, count, exponent, epoch, round, done, started, 8 accumulators) of 2 x POOL_SIZE cells and the
@@ -195,8 +223,13 @@ def test_registers_counters_and_multicast(server):
     assert len(every_cell) == sum(r.size for r in s.all("register")) == 15 * 32 + 2 * 512
     sw.counters["InaIngress.job_accepted"].write(2, 7, 700)
     ctr = s.counter("InaIngress.job_accepted")
-    [got] = c.read(p4runtime_pb2.Entity(counter_entry=p4runtime_pb2.CounterEntry(
-        counter_id=ctr.id, index=p4runtime_pb2.Index(index=2))))
+    [got] = c.read(
+        p4runtime_pb2.Entity(
+            counter_entry=p4runtime_pb2.CounterEntry(
+                counter_id=ctr.id, index=p4runtime_pb2.Index(index=2)
+            )
+        )
+    )
     assert (got.counter_entry.data.packet_count, got.counter_entry.data.byte_count) == (7, 700)
     pre = p4runtime_pb2.PacketReplicationEngineEntry()
     pre.multicast_group_entry.multicast_group_id = 9
@@ -215,8 +248,9 @@ def test_large_reads_arrive_in_several_responses(server, monkeypatch):
     monkeypatch.setattr(p4runtime_server, "READ_CHUNK", 100)
     c = Controller(address, 1)
     c.set_pipeline()
-    req = p4runtime_pb2.ReadRequest(device_id=0, entities=[
-        p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry())])
+    req = p4runtime_pb2.ReadRequest(
+        device_id=0, entities=[p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry())]
+    )
     cells = sum(r.size for r in Schema(program().p4info).all("register"))
     sizes = [len(r.entities) for r in c.stub.Read(req)]
     assert sizes == [100] * (cells // 100) + [cells % 100]
@@ -234,7 +268,10 @@ def test_default_entry_modify_and_const_table_rules(server):
     entry.action.action.params.add(param_id=1, value=codec.encode(0x02AA00000001, 48))
     entry.action.action.params.add(param_id=2, value=codec.encode(0x0A0000FE, 32))
     c.write(update(p4runtime_pb2.Update.MODIFY, "table_entry", entry))
-    assert sw.tables["InaIngress.switch_config"].get_default() == ("InaIngress.set_switch_addr", (0x02AA00000001, 0x0A0000FE))
+    assert sw.tables["InaIngress.switch_config"].get_default() == (
+        "InaIngress.set_switch_addr",
+        (0x02AA00000001, 0x0A0000FE),
+    )
     with pytest.raises(grpc.RpcError) as err:
         c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", entry))
     assert write_errors(err.value) == [code_pb2.INVALID_ARGUMENT]
@@ -258,15 +295,20 @@ def test_modify_then_delete_and_wildcard_read(server):
     c = Controller(address, 1)
     c.set_pipeline()
     first, second = jobs_entry(3, 4), jobs_entry(5, 8)
-    c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", first),
-            update(p4runtime_pb2.Update.INSERT, "table_entry", second))
+    c.write(
+        update(p4runtime_pb2.Update.INSERT, "table_entry", first),
+        update(p4runtime_pb2.Update.INSERT, "table_entry", second),
+    )
     changed = jobs_entry(3, 12)
     c.write(update(p4runtime_pb2.Update.MODIFY, "table_entry", changed))
     everything = c.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry()))
     assert sorted(e.table_entry.SerializeToString() for e in everything) == sorted(
-        e.SerializeToString() for e in (changed, second))
+        e.SerializeToString() for e in (changed, second)
+    )
     c.write(update(p4runtime_pb2.Update.DELETE, "table_entry", changed))
-    [left] = c.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=first.table_id)))
+    [left] = c.read(
+        p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=first.table_id))
+    )
     assert left.table_entry == second
     assert len(sw.tables["InaIngress.jobs"].entries()) == 1
     c.close()
@@ -281,9 +323,11 @@ def test_bad_updates_fail_alone_and_change_nothing(server):
     unknown_table = jobs_entry(2, 0)
     unknown_table.table_id = 0x02000001
     with pytest.raises(grpc.RpcError) as err:
-        c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", too_wide),
-                update(p4runtime_pb2.Update.INSERT, "table_entry", unknown_table),
-                p4runtime_pb2.Update(type=p4runtime_pb2.Update.INSERT))
+        c.write(
+            update(p4runtime_pb2.Update.INSERT, "table_entry", too_wide),
+            update(p4runtime_pb2.Update.INSERT, "table_entry", unknown_table),
+            p4runtime_pb2.Update(type=p4runtime_pb2.Update.INSERT),
+        )
     assert err.value.code() == grpc.StatusCode.UNKNOWN
     codes = write_errors(err.value)
     assert codes == [code_pb2.OUT_OF_RANGE, code_pb2.NOT_FOUND, code_pb2.INVALID_ARGUMENT]
@@ -304,11 +348,17 @@ def test_capabilities_and_get_pipeline_config(server):
     device_config = json.dumps(program().bmv2).encode()
     got = c.stub.GetForwardingPipelineConfig(kind(device_id=0, response_type=kind.ALL)).config
     assert (got.p4info, got.p4_device_config) == (program().p4info, device_config)
-    got = c.stub.GetForwardingPipelineConfig(kind(device_id=0, response_type=kind.P4INFO_AND_COOKIE)).config
+    got = c.stub.GetForwardingPipelineConfig(
+        kind(device_id=0, response_type=kind.P4INFO_AND_COOKIE)
+    ).config
     assert (got.p4info, got.p4_device_config) == (program().p4info, b"")
-    got = c.stub.GetForwardingPipelineConfig(kind(device_id=0, response_type=kind.DEVICE_CONFIG_AND_COOKIE)).config
+    got = c.stub.GetForwardingPipelineConfig(
+        kind(device_id=0, response_type=kind.DEVICE_CONFIG_AND_COOKIE)
+    ).config
     assert (got.HasField("p4info"), got.p4_device_config) == (False, device_config)
-    got = c.stub.GetForwardingPipelineConfig(kind(device_id=0, response_type=kind.COOKIE_ONLY)).config
+    got = c.stub.GetForwardingPipelineConfig(
+        kind(device_id=0, response_type=kind.COOKIE_ONLY)
+    ).config
     assert (got.HasField("p4info"), got.p4_device_config) == (False, b"")
     with pytest.raises(grpc.RpcError) as err:
         c.stub.GetForwardingPipelineConfig(kind(device_id=7, response_type=kind.ALL))
@@ -338,7 +388,7 @@ def test_packet_out_and_packet_in_carry_controller_metadata():
     try:
         c = Controller(f"127.0.0.1:{srv.bound_port}", 1)
         c.set_pipeline(packet_io)
-        frame = bytes.fromhex("020000000002" "020000000001" "88b5") + b"payload"
+        frame = bytes.fromhex("02000000000202000000000188b5") + b"payload"
         out = p4runtime_pb2.StreamMessageRequest()
         out.packet.payload = frame
         out.packet.metadata.add(metadata_id=1, value=b"\x00\x05")  # egress_port 5, padded
@@ -352,7 +402,10 @@ def test_packet_out_and_packet_in_carry_controller_metadata():
         too_wide.packet.metadata.add(metadata_id=1, value=b"\x02\x00")  # 512 does not fit bit<9>
         c.requests.put(too_wide)
         error = next(c.responses).error
-        assert (error.canonical_code, error.packet_out.packet_out) == (code_pb2.OUT_OF_RANGE, too_wide.packet)
+        assert (error.canonical_code, error.packet_out.packet_out) == (
+            code_pb2.OUT_OF_RANGE,
+            too_wide.packet,
+        )
         assert "512 does not fit in 9 bits" in error.message
         assert sent == [(5, frame)]
         with lock:
@@ -360,7 +413,10 @@ def test_packet_out_and_packet_in_carry_controller_metadata():
         service.deliver(outputs)
         packet_in = next(c.responses).packet
         assert packet_in.payload == frame
-        assert [(m.metadata_id, m.value) for m in packet_in.metadata] == [(1, b"\x03"), (2, b"\x00")]
+        assert [(m.metadata_id, m.value) for m in packet_in.metadata] == [
+            (1, b"\x03"),
+            (2, b"\x00"),
+        ]
         c.close()
     finally:
         srv.stop(None)
@@ -379,13 +435,25 @@ def test_p4info_that_does_not_match_the_json_is_refused(server):
     c.close()
 
 
-@pytest.mark.parametrize(("change", "problem"), [
-    (lambda p4info: p4info.tables.append(p4info.tables[0]), "the P4Info has two tables with id "),
-    (lambda p4info: setattr(p4info.tables[1].preamble, "name", p4info.tables[0].preamble.name),
-     "the P4Info has two tables named 'InaIngress."),
-    (lambda p4info: setattr(p4info.actions[1].preamble, "id", p4info.actions[0].preamble.id),
-     "the P4Info has two actions with id "),
-])
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (
+            lambda p4info: p4info.tables.append(p4info.tables[0]),
+            "the P4Info has two tables with id ",
+        ),
+        (
+            lambda p4info: setattr(
+                p4info.tables[1].preamble, "name", p4info.tables[0].preamble.name
+            ),
+            "the P4Info has two tables named 'InaIngress.",
+        ),
+        (
+            lambda p4info: setattr(p4info.actions[1].preamble, "id", p4info.actions[0].preamble.id),
+            "the P4Info has two actions with id ",
+        ),
+    ],
+)
 def test_an_ambiguous_p4info_is_refused_and_nothing_changes(server, change, problem):
     """Two entities of one kind with one id or name: a write naming it could mean either."""
     sw, address = server
@@ -396,7 +464,10 @@ def test_an_ambiguous_p4info_is_refused_and_nothing_changes(server, change, prob
     change(req.config.p4info)
     with pytest.raises(grpc.RpcError) as err:
         c.stub.SetForwardingPipelineConfig(req)
-    assert (err.value.code(), err.value.details()[:len(problem)]) == (grpc.StatusCode.INVALID_ARGUMENT, problem)
+    assert (err.value.code(), err.value.details()[: len(problem)]) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        problem,
+    )
     assert sw.pipeline is running
     c.close()
 
@@ -441,8 +512,14 @@ def test_digest_entries_round_trip():
         [got] = c.read(p4runtime_pb2.Entity(digest_entry=p4runtime_pb2.DigestEntry()))
         assert got.digest_entry == entry
         with pytest.raises(grpc.RpcError) as err:
-            c.write(update(p4runtime_pb2.Update.INSERT, "digest_entry", entry),
-                    update(p4runtime_pb2.Update.INSERT, "digest_entry", p4runtime_pb2.DigestEntry(digest_id=0x17000001)))
+            c.write(
+                update(p4runtime_pb2.Update.INSERT, "digest_entry", entry),
+                update(
+                    p4runtime_pb2.Update.INSERT,
+                    "digest_entry",
+                    p4runtime_pb2.DigestEntry(digest_id=0x17000001),
+                ),
+            )
         assert write_errors(err.value) == [code_pb2.ALREADY_EXISTS, code_pb2.NOT_FOUND]
         c.write(update(p4runtime_pb2.Update.DELETE, "digest_entry", entry))
         assert c.read(p4runtime_pb2.Entity(digest_entry=p4runtime_pb2.DigestEntry())) == []
@@ -460,16 +537,23 @@ def test_const_table_refuses_writes_but_reads_its_entries():
         c.set_pipeline(accumulate)
         s = Schema(accumulate.p4info)
         table = s.table("MainIngress.forward")
-        before = c.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=table.id)))
+        before = c.read(
+            p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=table.id))
+        )
         assert before  # the const entries are readable
         entry = p4runtime_pb2.TableEntry(table_id=table.id)
         entry.match.add(field_id=1).exact.value = codec.encode(0x0A0B0C0D0E0F, 48)
         entry.action.action.action_id = s.action("MainIngress.drop").id
         with pytest.raises(grpc.RpcError) as err:
-            c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", entry),
-                    update(p4runtime_pb2.Update.DELETE, "table_entry", before[0].table_entry))
+            c.write(
+                update(p4runtime_pb2.Update.INSERT, "table_entry", entry),
+                update(p4runtime_pb2.Update.DELETE, "table_entry", before[0].table_entry),
+            )
         assert write_errors(err.value) == [code_pb2.PERMISSION_DENIED, code_pb2.PERMISSION_DENIED]
-        assert c.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=table.id))) == before
+        assert (
+            c.read(p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=table.id)))
+            == before
+        )
         c.close()
     finally:
         srv.stop(None)

@@ -30,11 +30,22 @@ CHUNK = 250  # packets between two comparisons of the whole state
 # admission): the aggregation program with jobs and with plain L2 traffic, then programs with
 # LPM routes, header stacks, multicast and registers, and the CPU port.
 CASES = [
-    (TESTS / "dataplane" / "two_jobs_interleaved.stf", AGGREGATE_P4, AGG_DEFINES, "InaIngress.job_completed"),
+    (
+        TESTS / "dataplane" / "two_jobs_interleaved.stf",
+        AGGREGATE_P4,
+        AGG_DEFINES,
+        "InaIngress.job_completed",
+    ),
     (TESTS / "dataplane" / "broadcast_flooded.stf", AGGREGATE_P4, AGG_DEFINES, None),
-    *[(TESTS / "p4" / f"{name}.stf", TESTS / "p4" / f"{name}.p4", {}, counter) for name, counter in [
-        ("basic_forward", None), ("header_stacks", None), ("register_accumulate", "MainIngress.seen"),
-        ("packet_io", None)]],
+    *[
+        (TESTS / "p4" / f"{name}.stf", TESTS / "p4" / f"{name}.p4", {}, counter)
+        for name, counter in [
+            ("basic_forward", None),
+            ("header_stacks", None),
+            ("register_accumulate", "MainIngress.seen"),
+            ("packet_io", None),
+        ]
+    ],
 ]
 
 
@@ -54,9 +65,11 @@ def set_field(rng: random.Random, data: bytearray) -> None:
     elif field == 1:  # rank 0..31 and beyond
         data[AGG + 1] = rng.randrange(40)
     elif field == 2:  # job_id: the STF's jobs are small numbers
-        data[AGG + 2:AGG + 4] = rng.choice([rng.randrange(12), rng.randrange(1 << 16)]).to_bytes(2, "big")
+        data[AGG + 2 : AGG + 4] = rng.choice([rng.randrange(12), rng.randrange(1 << 16)]).to_bytes(
+            2, "big"
+        )
     elif field == 3:  # set bit and a slot index around the jobs' ranges
-        data[AGG + 4:AGG + 6] = (rng.randrange(2) << 15 | rng.randrange(20)).to_bytes(2, "big")
+        data[AGG + 4 : AGG + 6] = (rng.randrange(2) << 15 | rng.randrange(20)).to_bytes(2, "big")
     elif field == 4:  # exponent
         data[AGG + 6] = rng.randrange(256)
     else:  # flags
@@ -67,19 +80,25 @@ def mutant(rng: random.Random, seeds: list[tuple[int, bytes]]) -> tuple[int, byt
     """A seed changed in one or two ways; rarely something unrelated (random bytes, or either side
     of the 65535-byte input limit)."""
     if rng.random() < 0.03:
-        return rng.randrange(MAX_PORT + 1), rng.randbytes(rng.choice([rng.randrange(128), 65535, 65536]))
+        return rng.randrange(MAX_PORT + 1), rng.randbytes(
+            rng.choice([rng.randrange(128), 65535, 65536])
+        )
     port, seed = rng.choice(seeds)
     data = bytearray(seed)
     for _ in range(rng.randint(1, 2)):
         kind = rng.randrange(9)
-        if kind < 2 and len(data) >= AGG + 8 + 4 * ELEMS:  # the sender's next UPDATE: slot, exponent, values
-            pool = rng.randrange(2) << 15 | rng.randrange(6)  # set bit, index in or just past a job's range
-            data[AGG + 4:AGG + 7] = (pool << 8 | rng.randrange(256)).to_bytes(3, "big")
-            data[-4 * ELEMS:] = rng.randbytes(4 * ELEMS)
+        if (
+            kind < 2 and len(data) >= AGG + 8 + 4 * ELEMS
+        ):  # the sender's next UPDATE: slot, exponent, values
+            pool = rng.randrange(2) << 15 | rng.randrange(
+                6
+            )  # set bit, index in or just past a job's range
+            data[AGG + 4 : AGG + 7] = (pool << 8 | rng.randrange(256)).to_bytes(3, "big")
+            data[-4 * ELEMS :] = rng.randbytes(4 * ELEMS)
         elif kind == 2:
             set_field(rng, data)
         elif kind == 3:
-            del data[rng.randrange(len(data) + 1):]
+            del data[rng.randrange(len(data) + 1) :]
         elif kind == 4:
             data += rng.randbytes(rng.randint(1, 64))
         elif kind == 5 and data:
@@ -93,10 +112,12 @@ def mutant(rng: random.Random, seeds: list[tuple[int, bytes]]) -> tuple[int, byt
 
 
 @pytest.mark.fuzz
-@pytest.mark.parametrize(("stf", "p4", "defines", "reached"), CASES,
-                         ids=[f"{p.stem}-{s.stem}" for s, p, _d, _r in CASES])
+@pytest.mark.parametrize(
+    ("stf", "p4", "defines", "reached"), CASES, ids=[f"{p.stem}-{s.stem}" for s, p, _d, _r in CASES]
+)
 def test_any_packet_gives_the_same_outputs_and_state_on_both_engines(
-        stf: Path, p4: Path, defines: dict, reached: str | None, fuzz_cases) -> None:
+    stf: Path, p4: Path, defines: dict, reached: str | None, fuzz_cases
+) -> None:
     bmv2, text = program(p4, **defines), stf.read_text()
     py, native = (run_stf(bmv2, text, engine).switch for engine in ("python", "native"))
     assert native.engine_name == "native"
@@ -106,7 +127,7 @@ def test_any_packet_gives_the_same_outputs_and_state_on_both_engines(
     packets = [mutant(rng, seeds) for _ in range(fuzz_cases(3000))]
     tx, counted = py.stats["tx"], total(py, reached)
     for start in range(0, len(packets), CHUNK):
-        run_both(py, native, packets[start:start + CHUNK])
+        run_both(py, native, packets[start : start + CHUNK])
     assert py.stats["tx"] > tx
     assert total(py, reached) > counted or reached is None
 

@@ -25,9 +25,13 @@ from ina.switch.p4runtime_server import P4RuntimeService, serve
 from ina.switch.program import load_program
 
 Action = p4runtime_pb2.SetForwardingPipelineConfigRequest
-FRAME = bytes.fromhex("02000000000202000000000108004500002500000000401166c60a0000010a00000204d200500011"
-                      "000068656c6c6f20696e61")  # ordinary traffic to 02:..:02, forwarded to port 2
-WAIT = 60  # seconds any step may wait for another thread before the test fails (never a timing check)
+FRAME = bytes.fromhex(
+    "02000000000202000000000108004500002500000000401166c60a0000010a00000204d200500011"
+    "000068656c6c6f20696e61"
+)  # ordinary traffic to 02:..:02, forwarded to port 2
+WAIT = (
+    60  # seconds any step may wait for another thread before the test fails (never a timing check)
+)
 
 
 @functools.cache
@@ -52,12 +56,19 @@ class Client(test_hostile_pipeline.Client):
 
     def l2_entries(self) -> int:
         table = Schema(compiled().p4info).table("InaIngress.l2_forward")
-        req = p4runtime_pb2.ReadRequest(device_id=0, entities=[
-            p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=table.id))])
+        req = p4runtime_pb2.ReadRequest(
+            device_id=0,
+            entities=[
+                p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=table.id))
+            ],
+        )
         return sum(len(r.entities) for r in self.stub.Read(req, timeout=WAIT))
 
     def capabilities(self) -> str:
-        return self.stub.Capabilities(p4runtime_pb2.CapabilitiesRequest(), timeout=WAIT).p4runtime_api_version
+        return self.stub.Capabilities(
+            p4runtime_pb2.CapabilitiesRequest(), timeout=WAIT
+        ).p4runtime_api_version
+
 
 @pytest.fixture
 def served(request):
@@ -66,7 +77,9 @@ def served(request):
     srv = serve(P4RuntimeService(sw, lock), "127.0.0.1:0")
     client = Client(f"127.0.0.1:{srv.bound_port}")
     assert client.push(Action.VERIFY_AND_COMMIT, compiled().bmv2) == (grpc.StatusCode.OK, "")
-    sw.tables["InaIngress.switch_config"].set_default("InaIngress.set_switch_addr", [0x2AA00000001, 0x0A0000FE])
+    sw.tables["InaIngress.switch_config"].set_default(
+        "InaIngress.set_switch_addr", [0x2AA00000001, 0x0A0000FE]
+    )
     sw.tables["InaIngress.l2_forward"].add([0x020000000002], "InaIngress.forward", [2])
     yield sw, lock, client
     client.close()
@@ -116,7 +129,9 @@ def test_while_a_program_builds_the_old_one_serves_reads_and_packets(served, mon
 
     monkeypatch.setattr(engine_module, "PythonBackend", held)
     old, answers = sw.pipeline, []
-    pusher = threading.Thread(target=lambda: answers.append(client.push(Action.VERIFY_AND_COMMIT, compiled().bmv2)))
+    pusher = threading.Thread(
+        target=lambda: answers.append(client.push(Action.VERIFY_AND_COMMIT, compiled().bmv2))
+    )
     pusher.start()
     try:
         assert started.wait(WAIT)
@@ -133,10 +148,13 @@ def test_a_program_over_the_budget_is_refused_and_one_at_it_accepted(served, mon
     sw, lock, client = served
     old = sw.pipeline
     for action in (Action.VERIFY, Action.VERIFY_AND_COMMIT, Action.VERIFY_AND_SAVE):
-        assert client.push(action, chained(compiled().bmv2, 8192)) == (  # 2.3 MB: within the message limit
+        assert client.push(
+            action, chained(compiled().bmv2, 8192)
+        ) == (  # 2.3 MB: within the message limit
             grpc.StatusCode.INVALID_ARGUMENT,
             "the switch cannot run this BMv2 JSON: the program is too large for the switch: it makes 8,272 "
-            "pipeline nodes and parser states, over the limit of 4,096")
+            "pipeline nodes and parser states, over the limit of 4,096",
+        )
         assert sw.pipeline is old
         old_program_runs(sw, lock, client)
     assert client.push(Action.COMMIT)[0] == grpc.StatusCode.NOT_FOUND  # nothing was saved
@@ -173,4 +191,3 @@ def test_reclaim_frees_the_generated_code_of_a_replaced_program() -> None:
         assert code() is None
     finally:
         gc.enable()
-

@@ -22,7 +22,9 @@ def _ops(bmv2: dict) -> set[str]:
     ops = {p["op"] for a in bmv2["actions"] for p in a["primitives"]}
     for parser in bmv2["parsers"]:
         for state in parser["parse_states"]:
-            ops |= {op["parameters"][0]["op"] for op in state["parser_ops"] if op["op"] == "primitive"}
+            ops |= {
+                op["parameters"][0]["op"] for op in state["parser_ops"] if op["op"] == "primitive"
+            }
     return ops
 
 
@@ -49,7 +51,9 @@ def test_each_generator_emits_what_the_registry_entry_returns(monkeypatch, engin
         real = getattr(entry, engine)(g, op, params)
         return [f"{'#' if engine == 'python' else '//'} counted here", *real]
 
-    monkeypatch.setitem(primitives.PRIMITIVES, "count", dataclasses.replace(entry, **{engine: marked}))
+    monkeypatch.setitem(
+        primitives.PRIMITIVES, "count", dataclasses.replace(entry, **{engine: marked})
+    )
     if engine == "python":
         gen = CodeGenerator(model, layout, 511)
         for action in model.actions.values():
@@ -64,11 +68,18 @@ def test_a_register_write_wider_than_its_cells_is_cut_to_them_on_both_engines() 
     """BMv2 JSON from another compiler may write a wider value: each emitter cuts it (the
     compiler's own casts would hide a missing cut)."""
     bmv2 = program(TESTS / "p4" / "register_accumulate.p4")
-    write = next(p for a in bmv2["actions"] for p in a["primitives"]
-                 if p["op"] == "register_write" and p["parameters"][0]["value"].endswith("counts"))
-    write["parameters"][2] = {"type": "field", "value": ["values", "v0"]}  # 32 bits into bit<8> cells
+    write = next(
+        p
+        for a in bmv2["actions"]
+        for p in a["primitives"]
+        if p["op"] == "register_write" and p["parameters"][0]["value"].endswith("counts")
+    )
+    write["parameters"][2] = {
+        "type": "field",
+        "value": ["values", "v0"],
+    }  # 32 bits into bit<8> cells
     py, native = engines(bmv2)
-    frame = bytes.fromhex("00000000000900000000000a88b50003" "00000fff" + "00000000" * 7)
+    frame = bytes.fromhex("00000000000900000000000a88b5000300000fff" + "00000000" * 7)
     run_both(py, native, [(4, frame)])
     name = next(n for n in py.registers if n.endswith("counts"))
     assert py.registers[name].read(3) == native.registers[name].read(3) == 0xFF

@@ -31,14 +31,27 @@ def test_tables_carry_key_widths_and_actions_by_the_contract_names() -> None:
     m = model()
     admission = m.tables["InaIngress.admission"]
     assert [(k.name, k.match_type, k.width) for k in admission.keys] == [
-        ("sm.ingress_port", "exact", 9), ("hdr.ethernet.src_addr", "exact", 48),
-        ("hdr.ipv4.src_addr", "exact", 32), ("hdr.agg.job_id", "exact", 16), ("hdr.agg.rank", "exact", 8)]
+        ("sm.ingress_port", "exact", 9),
+        ("hdr.ethernet.src_addr", "exact", 48),
+        ("hdr.ipv4.src_addr", "exact", 32),
+        ("hdr.agg.job_id", "exact", 16),
+        ("hdr.agg.rank", "exact", 8),
+    ]
     assert admission.exact_only
     jobs = m.tables["InaIngress.jobs"]
-    set_job = next(m.actions[a] for a in jobs.action_ids if m.actions[a].name == "InaIngress.set_job")
+    set_job = next(
+        m.actions[a] for a in jobs.action_ids if m.actions[a].name == "InaIngress.set_job"
+    )
     assert [(p.name, p.width) for p in set_job.params] == [
-        ("base", 16), ("num_slots", 16), ("num_workers", 8), ("mgid", 16), ("epoch", 32), ("quorum", 8),
-        ("timeout", 32), ("staleness", 8)]
+        ("base", 16),
+        ("num_slots", 16),
+        ("num_workers", 8),
+        ("mgid", 16),
+        ("epoch", 32),
+        ("quorum", 8),
+        ("timeout", 32),
+        ("staleness", 8),
+    ]
     assert m.actions[jobs.default.action_id].name == "InaIngress.unknown_job"
     assert {c.name for c in m.controls} == {"ingress", "egress"}
     assert set(m.tables) == {t.name for c in m.controls for t in c.tables}
@@ -69,8 +82,12 @@ def test_parser_transitions_carry_key_widths_and_values() -> None:
     (parser,) = m.parsers
     states = {s.name: s for s in parser.states}
     assert parser.init_state in states
-    ethertype = next(s for s in parser.states if [k.width for k in s.keys] == [16]
-                     and any(t.kind == "hexstr" and t.value == 0x0800 for t in s.transitions))
+    ethertype = next(
+        s
+        for s in parser.states
+        if [k.width for k in s.keys] == [16]
+        and any(t.kind == "hexstr" and t.value == 0x0800 for t in s.transitions)
+    )
     assert ethertype.transitions[-1].kind == "default"
     ipv4 = next(s for s in parser.states if len(s.keys) == 2)
     assert [k.width for k in ipv4.keys] == [4, 8]  # ihl, protocol
@@ -90,8 +107,9 @@ def test_checksum_flags_default_as_bmv2_and_masks_are_read() -> None:
 
 def test_a_calculation_over_a_varbit_header_is_refused_by_name() -> None:
     doc = copy.deepcopy(_aggregate())
-    doc["header_types"].append({"name": "vb_t", "id": 99, "fields": [["a", 8, False], ["v", "*"]],
-                                "max_length": 9})
+    doc["header_types"].append(
+        {"name": "vb_t", "id": 99, "fields": [["a", 8, False], ["v", "*"]], "max_length": 9}
+    )
     doc["headers"].append({"name": "vb", "id": 99, "header_type": "vb_t", "metadata": False})
     doc["calculations"][0]["input"] = [{"type": "header", "value": "vb"}]
     with pytest.raises(PipelineError, match="reads varbit header 'vb'"):

@@ -42,11 +42,25 @@ ENGINES = ("python", "native")
 NATIVE_SUBSET = "may not fit 126 bits"  # what only the native engine refuses (Unsupported) here
 
 # (header, field, width, signed): what the generated code reads and writes
-FIELDS = [("p", "sel", 16, False), ("p", "flags", 8, False), ("p", "b1", 1, False), ("p", "b7", 7, False),
-          ("p", "b13", 13, False), ("p", "b3", 3, False), ("p", "a", 32, False), ("p", "b", 32, False),
-          ("p", "m48", 48, False), ("p", "w64", 64, False), ("p", "w96", 96, False), ("p", "s16", 16, True),
-          ("p", "s8", 8, True), ("p", "out", 8, False), ("scalars", "meta.m32", 32, False),
-          ("scalars", "meta.m8", 8, False), ("scalars", "meta.color", 8, False)]
+FIELDS = [
+    ("p", "sel", 16, False),
+    ("p", "flags", 8, False),
+    ("p", "b1", 1, False),
+    ("p", "b7", 7, False),
+    ("p", "b13", 13, False),
+    ("p", "b3", 3, False),
+    ("p", "a", 32, False),
+    ("p", "b", 32, False),
+    ("p", "m48", 48, False),
+    ("p", "w64", 64, False),
+    ("p", "w96", 96, False),
+    ("p", "s16", 16, True),
+    ("p", "s8", 8, True),
+    ("p", "out", 8, False),
+    ("scalars", "meta.m32", 32, False),
+    ("scalars", "meta.m8", 8, False),
+    ("scalars", "meta.color", 8, False),
+]
 PROBE = [f for f in FIELDS if f[0] == "p"]  # the packet's header, in order
 TAG_FIELDS = [("v", 8), ("more", 8)]
 STACK_SIZE = 3
@@ -84,7 +98,9 @@ class Variant:
     condition: dict | None = None
 
     def show(self) -> str:
-        return json.dumps({"params": self.params, "primitives": self.primitives, "condition": self.condition})
+        return json.dumps(
+            {"params": self.params, "primitives": self.primitives, "condition": self.condition}
+        )
 
 
 class Generator:
@@ -106,16 +122,45 @@ class Generator:
                 if prim["op"] == "_jump_if_zero":
                     prim["parameters"][1] = hexstr(int(prim["parameters"][1]["value"], 16) + 1)
             target = rng.randint(at + 1, len(v.primitives) + 1)
-            v.primitives.insert(at, {"op": "_jump_if_zero", "parameters": [self.condition(), hexstr(target)]})
+            v.primitives.insert(
+                at, {"op": "_jump_if_zero", "parameters": [self.condition(), hexstr(target)]}
+            )
         self.params = None  # a conditional has no action data: reading it is refused
-        v.condition = self.condition() if rng.random() > 0.03 else {"type": "runtime_data", "value": 0}
+        v.condition = (
+            self.condition() if rng.random() > 0.03 else {"type": "runtime_data", "value": 0}
+        )
         return v
 
     # --- values ----------------------------------------------------------------------------
     def constant(self) -> dict:
         rng = self.rng
-        return hexstr(rng.choice([0, 1, 2, 3, 4, 7, 8, 15, 16, 255, 256, 2**31, 2**32 - 1, 2**32, 2**63,
-                                  2**64 - 1, -1, -2, -16, rng.getrandbits(16), rng.getrandbits(rng.randint(1, 96))]))
+        return hexstr(
+            rng.choice(
+                [
+                    0,
+                    1,
+                    2,
+                    3,
+                    4,
+                    7,
+                    8,
+                    15,
+                    16,
+                    255,
+                    256,
+                    2**31,
+                    2**32 - 1,
+                    2**32,
+                    2**63,
+                    2**64 - 1,
+                    -1,
+                    -2,
+                    -16,
+                    rng.getrandbits(16),
+                    rng.getrandbits(rng.randint(1, 96)),
+                ]
+            )
+        )
 
     def param(self) -> dict:
         """Action data, now and then one past the parameters or far past them (refused)."""
@@ -149,9 +194,15 @@ class Generator:
         if kind < 0.4:
             return expression(rng.choice(WRAPPING), self.value(depth - 1), self.value(depth - 1))
         if kind < 0.5:
-            return expression(rng.choice(["<<", ">>"]), self.value(depth - 1), hexstr(rng.choice([0, 1, 7, 8, 31, 63, 64, 70])))
+            return expression(
+                rng.choice(["<<", ">>"]),
+                self.value(depth - 1),
+                hexstr(rng.choice([0, 1, 7, 8, 31, 63, 64, 70])),
+            )
         if kind < 0.6:
-            return expression("?", self.value(depth - 1), self.value(depth - 1), cond=self.condition(depth - 1))
+            return expression(
+                "?", self.value(depth - 1), self.value(depth - 1), cond=self.condition(depth - 1)
+            )
         if kind < 0.7:
             op = rng.choice(["two_comp_mod", "sat_cast", "usat_cast"])
             return expression(op, self.leaf(), hexstr(rng.choice([0, 1, 3, 8, 16, 32, 64])))
@@ -167,7 +218,9 @@ class Generator:
         if depth == 0 or kind < 0.5:
             return expression(rng.choice(COMPARE), self.value(1), self.value(1))
         if kind < 0.7:
-            return expression(rng.choice(["and", "or"]), self.condition(depth - 1), self.condition(depth - 1))
+            return expression(
+                rng.choice(["and", "or"]), self.condition(depth - 1), self.condition(depth - 1)
+            )
         if kind < 0.8:
             return expression("not", None, self.condition(depth - 1))
         if kind < 0.9:
@@ -180,8 +233,24 @@ class Generator:
         rng = self.rng
         kind = rng.random()
         if kind < 0.15:  # half of these are refused
-            return hexstr(rng.choice([0, size - 1, size // 2, size - 1, 0, size - 1, size, size + 1, 2**32 - 1, -1,
-                                      -rng.randint(1, 16), 2**64]))
+            return hexstr(
+                rng.choice(
+                    [
+                        0,
+                        size - 1,
+                        size // 2,
+                        size - 1,
+                        0,
+                        size - 1,
+                        size,
+                        size + 1,
+                        2**32 - 1,
+                        -1,
+                        -rng.randint(1, 16),
+                        2**64,
+                    ]
+                )
+            )
         small = ref("p", rng.choice(["b1", "b3", "b7", "flags"]))
         if kind < 0.5:
             return small
@@ -197,8 +266,14 @@ class Generator:
         rng = self.rng
         if rng.random() < 0.5:  # in the stack, at its end, past it (refused), below it (refused)
             return hexstr(rng.choice([0, 1, 2, 0, 1, 2, 2, 2, 3, -1]))
-        return rng.choice([ref("p", "b3"), ref("p", "b1"), expression("%", ref("p", "b7"), hexstr(3)),
-                           expression("-", ref("p", "b3"), hexstr(2))])
+        return rng.choice(
+            [
+                ref("p", "b3"),
+                ref("p", "b1"),
+                expression("%", ref("p", "b7"), hexstr(3)),
+                expression("-", ref("p", "b3"), hexstr(2)),
+            ]
+        )
 
     # --- primitives ------------------------------------------------------------------------
     def target(self) -> dict:
@@ -215,32 +290,69 @@ class Generator:
             return {"op": "assign", "parameters": [self.target(), self.value()]}
         if kind < 0.42:
             name, (size, _w) = rng.choice(list(REGISTERS.items()))
-            return {"op": "register_read", "parameters": [self.target(), {"type": "register_array", "value": name},
-                                                          self.index(size)]}
+            return {
+                "op": "register_read",
+                "parameters": [
+                    self.target(),
+                    {"type": "register_array", "value": name},
+                    self.index(size),
+                ],
+            }
         if kind < 0.54:
             name, (size, _w) = rng.choice(list(REGISTERS.items()))
-            return {"op": "register_write", "parameters": [{"type": "register_array", "value": name},
-                                                           self.index(size), self.value()]}
+            return {
+                "op": "register_write",
+                "parameters": [
+                    {"type": "register_array", "value": name},
+                    self.index(size),
+                    self.value(),
+                ],
+            }
         if kind < 0.62:
             name, size = rng.choice(list(COUNTERS.items()))
-            return {"op": "count", "parameters": [{"type": "counter_array", "value": name}, self.index(size)]}
+            return {
+                "op": "count",
+                "parameters": [{"type": "counter_array", "value": name}, self.index(size)],
+            }
         if kind < 0.68:
             name, size = rng.choice(list(METERS.items()))
-            return {"op": "execute_meter", "parameters": [{"type": "meter_array", "value": name},
-                                                          self.index(size), self.target()]}
+            return {
+                "op": "execute_meter",
+                "parameters": [
+                    {"type": "meter_array", "value": name},
+                    self.index(size),
+                    self.target(),
+                ],
+            }
         if kind < 0.76:
-            return {"op": rng.choice(["add_header", "remove_header"]), "parameters": [element(self.stack_index())]}
+            return {
+                "op": rng.choice(["add_header", "remove_header"]),
+                "parameters": [element(self.stack_index())],
+            }
         if kind < 0.82:
-            return {"op": rng.choice(["push", "pop"]),
-                    "parameters": [{"type": "header_stack", "value": "tags"}, hexstr(rng.choice([-1, 0, 1, 2, 4]))]}
+            return {
+                "op": rng.choice(["push", "pop"]),
+                "parameters": [
+                    {"type": "header_stack", "value": "tags"},
+                    hexstr(rng.choice([-1, 0, 1, 2, 4])),
+                ],
+            }
         if kind < 0.85:
-            return {"op": "mark_to_drop", "parameters": [{"type": "header", "value": "standard_metadata"}]}
-        return {"op": "assign", "parameters": [self.target(), self.param()]}  # past the count if none
+            return {
+                "op": "mark_to_drop",
+                "parameters": [{"type": "header", "value": "standard_metadata"}],
+            }
+        return {
+            "op": "assign",
+            "parameters": [self.target(), self.param()],
+        }  # past the count if none
 
     # --- what the control plane and the packets give --------------------------------------
     def number(self, width: int) -> int:
         rng = self.rng
-        return rng.choice([0, 1, 2, 3, 4, 7, 8, 16, (1 << width) - 1, rng.getrandbits(width)]) & ((1 << width) - 1)
+        return rng.choice([0, 1, 2, 3, 4, 7, 8, 16, (1 << width) - 1, rng.getrandbits(width)]) & (
+            (1 << width) - 1
+        )
 
     def packet(self, sel: int) -> bytes:
         bits, value = 0, 0
@@ -270,21 +382,59 @@ def assemble(variants: list[Variant]) -> dict:
     out = ref("p", "out")
     for name, bit in (("mark_true", 0x80), ("mark_false", 0x40)):
         aid = 1000 + bit
-        doc["actions"].append({"name": name, "id": aid, "runtime_data": [], "primitives": [
-            {"op": "assign", "parameters": [out, expression("|", out, hexstr(bit))]}]})
-        pipe["tables"].append({"name": f"t_{name}", "id": aid, "key": [], "action_ids": [aid], "actions": [name],
-                               "next_tables": {name: None}, "default_entry": {
-                                   "action_id": aid, "action_const": True, "action_data": [], "action_entry_const": True}})
-    pick["action_ids"], pick["actions"], pick["next_tables"] = [noaction["id"]], ["NoAction"], {"NoAction": None}
+        doc["actions"].append(
+            {
+                "name": name,
+                "id": aid,
+                "runtime_data": [],
+                "primitives": [
+                    {"op": "assign", "parameters": [out, expression("|", out, hexstr(bit))]}
+                ],
+            }
+        )
+        pipe["tables"].append(
+            {
+                "name": f"t_{name}",
+                "id": aid,
+                "key": [],
+                "action_ids": [aid],
+                "actions": [name],
+                "next_tables": {name: None},
+                "default_entry": {
+                    "action_id": aid,
+                    "action_const": True,
+                    "action_data": [],
+                    "action_entry_const": True,
+                },
+            }
+        )
+    pick["action_ids"], pick["actions"], pick["next_tables"] = (
+        [noaction["id"]],
+        ["NoAction"],
+        {"NoAction": None},
+    )
     for k, v in enumerate(variants):
         name, aid = f"a{k}", 2000 + k
-        doc["actions"].append({"name": name, "id": aid, "primitives": copy.deepcopy(v.primitives),
-                               "runtime_data": [{"name": f"p{i}", "bitwidth": w} for i, w in enumerate(v.params)]})
+        doc["actions"].append(
+            {
+                "name": name,
+                "id": aid,
+                "primitives": copy.deepcopy(v.primitives),
+                "runtime_data": [{"name": f"p{i}", "bitwidth": w} for i, w in enumerate(v.params)],
+            }
+        )
         pick["action_ids"].append(aid)
         pick["actions"].append(name)
         pick["next_tables"][name] = f"c{k}"
-        pipe["conditionals"].append({"name": f"c{k}", "id": k, "expression": copy.deepcopy(v.condition),
-                                     "true_next": "t_mark_true", "false_next": "t_mark_false"})
+        pipe["conditionals"].append(
+            {
+                "name": f"c{k}",
+                "id": k,
+                "expression": copy.deepcopy(v.condition),
+                "true_next": "t_mark_true",
+                "false_next": "t_mark_false",
+            }
+        )
     return doc
 
 
@@ -324,11 +474,16 @@ def run_bank(variants: list[Variant], rng: random.Random, gen: Generator, tally:
     for sw in (py, native):
         sw.meters["I.m2"].set(0, 0, 2, 0, 4)  # no refill: colours by count alone
         sw.meters["I.m5"].set(4, 0, 100, 0, 300)
-    handles = [[sw.tables["I.pick"].add([k], f"a{k}", [0] * len(v.params)) for k, v in enumerate(variants)]
-               for sw in (py, native)]
+    handles = [
+        [sw.tables["I.pick"].add([k], f"a{k}", [0] * len(v.params)) for k, v in enumerate(variants)]
+        for sw in (py, native)
+    ]
     assert handles[0] == handles[1]
     for _round in range(ROUNDS):
-        cells = {name: [gen.number(width) for _ in range(size)] for name, (size, width) in REGISTERS.items()}
+        cells = {
+            name: [gen.number(width) for _ in range(size)]
+            for name, (size, width) in REGISTERS.items()
+        }
         for k, v in enumerate(variants):
             args = [gen.number(w) for w in v.params]
             for sw in (py, native):
@@ -357,14 +512,20 @@ def test_generated_programs_are_refused_alike_or_run_alike(fuzz_cases) -> None:
         variant = gen.variant()
         try:
             reason = refused_alike(assemble([variant]))
-        except Unsupported as err:  # the native engine's subset, exact arithmetic: not a program here
-            assert str(err).endswith(NATIVE_SUBSET), f"the native engine alone refused {variant.show()}: {err}"
+        except (
+            Unsupported
+        ) as err:  # the native engine's subset, exact arithmetic: not a program here
+            assert str(err).endswith(NATIVE_SUBSET), (
+                f"the native engine alone refused {variant.show()}: {err}"
+            )
             outside += 1
             continue
         tally.programs += 1
         if reason is not None:
             tally.refused += 1
-            kind = re.sub(r"'[^']*'|-?0x[0-9a-f]+|-?\b\d+\b", "_", reason.split(": ", 1)[-1])  # names, numbers
+            kind = re.sub(
+                r"'[^']*'|-?0x[0-9a-f]+|-?\b\d+\b", "_", reason.split(": ", 1)[-1]
+            )  # names, numbers
             tally.reasons[kind] = tally.reasons.get(kind, 0) + 1
             continue
         bank.append(variant)
@@ -373,8 +534,10 @@ def test_generated_programs_are_refused_alike_or_run_alike(fuzz_cases) -> None:
             bank = []
     if bank:
         run_bank(bank, rng, gen, tally)
-    print(f"\n{tally.programs} programs: {tally.refused} refused alike ({dict(sorted(tally.reasons.items()))}), "
-          f"{tally.programs - tally.refused} run alike in {tally.banks} compiled programs "
-          f"({dict(sorted(tally.stats.items()))}); {outside} outside the native subset skipped")
+    print(
+        f"\n{tally.programs} programs: {tally.refused} refused alike ({dict(sorted(tally.reasons.items()))}), "
+        f"{tally.programs - tally.refused} run alike in {tally.banks} compiled programs "
+        f"({dict(sorted(tally.stats.items()))}); {outside} outside the native subset skipped"
+    )
     assert 0 < tally.refused < tally.programs  # both paths are exercised
     assert outside < tally.programs // 4  # the generator keeps to what both engines run

@@ -66,14 +66,26 @@ def runtime_data_65536(doc: dict) -> str:
 
 
 def runtime_data_outside_an_action(doc: dict) -> str:
-    doc["pipelines"][0]["conditionals"][0]["expression"]["value"]["right"] = {"type": "runtime_data", "value": 0}
+    doc["pipelines"][0]["conditionals"][0]["expression"]["value"]["right"] = {
+        "type": "runtime_data",
+        "value": 0,
+    }
     return "pipelines[0].conditionals[0].expression.value.right: runtime_data 0 outside an action"
 
 
 def runtime_data_in_a_parser_primitive(doc: dict) -> str:
     ops = doc["parsers"][0]["parse_states"][3]["parser_ops"]
-    ops.append({"op": "primitive", "parameters": [
-        {"op": "assign", "parameters": [field("u.a", "x"), {"type": "runtime_data", "value": 0}]}]})
+    ops.append(
+        {
+            "op": "primitive",
+            "parameters": [
+                {
+                    "op": "assign",
+                    "parameters": [field("u.a", "x"), {"type": "runtime_data", "value": 0}],
+                }
+            ],
+        }
+    )
     return "parsers[0].parse_states[3].parser_ops[1].parameters[0].parameters[1]: runtime_data 0 outside an action"
 
 
@@ -81,14 +93,21 @@ def literal_index(primitive: int, param: int, value: int, array: str) -> Callabl
     def case(doc: dict) -> str:
         touch(doc)[primitive]["parameters"][param] = hexstr(value)
         return f"actions[1].primitives[{primitive}].parameters[{param}]: index {value} is outside {array} (0..3)"
+
     case.__name__ = f"index_{value}_of_{array.split()[0]}_{primitive}"
     return case
 
 
-INDICES = [literal_index(p, k, value, array)
-           for p, k, array in [(0, 2, "register array 'I.cells'"), (1, 1, "register array 'I.cells'"),
-                               (2, 1, "counter array 'I.hits'"), (3, 1, "meter array 'I.rate'")]
-           for value in (-1, -16, 4, 2**32)]
+INDICES = [
+    literal_index(p, k, value, array)
+    for p, k, array in [
+        (0, 2, "register array 'I.cells'"),
+        (1, 1, "register array 'I.cells'"),
+        (2, 1, "counter array 'I.hits'"),
+        (3, 1, "meter array 'I.rate'"),
+    ]
+    for value in (-1, -16, 4, 2**32)
+]
 
 
 def unknown_register(doc: dict) -> str:
@@ -133,8 +152,10 @@ def negative_push(doc: dict) -> str:
 def stack_index_past_the_stack(doc: dict) -> str:
     target = touch(doc)[5]["parameters"][0]["value"]["value"]
     target["left"]["value"]["right"] = hexstr(3)
-    return ("actions[1].primitives[5].parameters[0].value.value.left.value.right: "
-            "index 3 is outside a stack of 3 elements")
+    return (
+        "actions[1].primitives[5].parameters[0].value.value.left.value.right: "
+        "index 3 is outside a stack of 3 elements"
+    )
 
 
 def field_offset_past_the_header(doc: dict) -> str:
@@ -143,8 +164,10 @@ def field_offset_past_the_header(doc: dict) -> str:
 
 
 def union_member_past_the_union(doc: dict) -> str:
-    member = {"type": "expression", "value": {"op": "access_union_header", "left": named("header_union", "u"),
-                                              "right": 2}}
+    member = {
+        "type": "expression",
+        "value": {"op": "access_union_header", "left": named("header_union", "u"), "right": 2},
+    }
     path = added(doc, "add_header", member)
     return f"{path}.parameters[0].value.right: the union has 2 members, no member 2"
 
@@ -165,7 +188,9 @@ def union_copied_from_another_shape(doc: dict) -> str:
 
 
 def stack_copied_from_another_size(doc: dict) -> str:
-    path = added(doc, "assign_header_stack", named("header_stack", "pair"), named("header_stack", "tags"))
+    path = added(
+        doc, "assign_header_stack", named("header_stack", "pair"), named("header_stack", "tags")
+    )
     return f"{path}.parameters[1]: expected a header stack of the shape of the one it is copied to"
 
 
@@ -221,7 +246,10 @@ def lookahead_in_an_action(doc: dict) -> str:
 
 
 def register_value_in_an_expression(doc: dict) -> str:
-    doc["actions"][0]["primitives"][1]["parameters"][1] = {"type": "register", "value": ["I.cells", hexstr(0)]}
+    doc["actions"][0]["primitives"][1]["parameters"][1] = {
+        "type": "register",
+        "value": ["I.cells", hexstr(0)],
+    }
     return "actions[0].primitives[1].parameters[1]: register values inside expressions are not supported"
 
 
@@ -245,7 +273,9 @@ def validity_of_a_field(doc: dict) -> str:
 
 def size_of_an_unknown_stack(doc: dict) -> str:
     cond = doc["pipelines"][0]["conditionals"][0]
-    cond["expression"] = operation("==", operation("size_stack", None, named("header_stack", "nope")), hexstr(3))
+    cond["expression"] = operation(
+        "==", operation("size_stack", None, named("header_stack", "nope")), hexstr(3)
+    )
     return "pipelines[0].conditionals[0].expression.value.left.value.right.value: no header stack is called 'nope'"
 
 
@@ -270,7 +300,9 @@ def table_name_twice(doc: dict) -> str:
 
 
 def stack_of_two_shapes(doc: dict) -> str:
-    doc["header_types"].append({"name": "odd_t", "id": 99, "fields": [["v", 16, False], ["more", 8, False]]})
+    doc["header_types"].append(
+        {"name": "odd_t", "id": 99, "fields": [["v", 16, False], ["more", 8, False]]}
+    )
     next(h for h in doc["headers"] if h["name"] == "tags[2]")["header_type"] = "odd_t"
     return "header_stacks[0].header_ids: the elements of stack 'tags' differ in shape"
 
@@ -316,8 +348,14 @@ def conditional_to_an_unknown_node(doc: dict) -> str:
 
 
 def next_table_in_another_pipeline(doc: dict) -> str:
-    doc["pipelines"][1]["tables"].append({**doc["pipelines"][0]["tables"][2], "id": 9, "name": "E.t",
-                                          "next_tables": {"act": "I.keyed"}})
+    doc["pipelines"][1]["tables"].append(
+        {
+            **doc["pipelines"][0]["tables"][2],
+            "id": 9,
+            "name": "E.t",
+            "next_tables": {"act": "I.keyed"},
+        }
+    )
     return "pipelines[1].tables[0].next_tables.act: 'I.keyed' is no table or conditional of pipeline 'egress'"
 
 
@@ -348,12 +386,16 @@ def validity_key_of_an_unknown_header(doc: dict) -> str:
 
 def default_action_of_another_table(doc: dict) -> str:
     route(doc)["default_entry"]["action_id"] = 3
-    return "pipelines[0].tables[0].default_entry.action_id: action 3 is no action of table 'I.route'"
+    return (
+        "pipelines[0].tables[0].default_entry.action_id: action 3 is no action of table 'I.route'"
+    )
 
 
 def default_action_data_too_short(doc: dict) -> str:
     route(doc)["default_entry"]["action_data"] = ["0x1"]
-    return "pipelines[0].tables[0].default_entry.action_data: action 'I.set' takes 2 parameters, got 1"
+    return (
+        "pipelines[0].tables[0].default_entry.action_data: action 'I.set' takes 2 parameters, got 1"
+    )
 
 
 def default_action_data_too_wide(doc: dict) -> str:
@@ -398,7 +440,9 @@ def parser_set_without_a_value(doc: dict) -> str:
 
 def extract_into_an_unknown_header(doc: dict) -> str:
     doc["parsers"][0]["parse_states"][0]["parser_ops"][0]["parameters"][0]["value"] = "nope"
-    return "parsers[0].parse_states[0].parser_ops[0].parameters[0].value: no header is called 'nope'"
+    return (
+        "parsers[0].parse_states[0].parser_ops[0].parameters[0].value: no header is called 'nope'"
+    )
 
 
 def extract_into_a_field(doc: dict) -> str:
@@ -423,27 +467,75 @@ def jump_in_a_parser(doc: dict) -> str:
 
 
 CASES = [
-    runtime_data_past_the_parameters, runtime_data_65536, runtime_data_outside_an_action,
-    runtime_data_in_a_parser_primitive, *INDICES, unknown_register, register_of_another_type,
-    count_on_a_direct_counter, execute_meter_on_a_direct_meter, unknown_primitive, too_few_parameters,
-    too_many_parameters, negative_push, stack_index_past_the_stack, field_offset_past_the_header,
-    union_member_past_the_union, header_copied_from_another_shape, header_assigned_from_another_shape,
-    union_copied_from_another_shape, stack_copied_from_another_size, stack_copied_onto_a_header,
+    runtime_data_past_the_parameters,
+    runtime_data_65536,
+    runtime_data_outside_an_action,
+    runtime_data_in_a_parser_primitive,
+    *INDICES,
+    unknown_register,
+    register_of_another_type,
+    count_on_a_direct_counter,
+    execute_meter_on_a_direct_meter,
+    unknown_primitive,
+    too_few_parameters,
+    too_many_parameters,
+    negative_push,
+    stack_index_past_the_stack,
+    field_offset_past_the_header,
+    union_member_past_the_union,
+    header_copied_from_another_shape,
+    header_assigned_from_another_shape,
+    union_copied_from_another_shape,
+    stack_copied_from_another_size,
+    stack_copied_onto_a_header,
     varbit_copied_into_a_shorter_one,
-    varbit_copied_into_a_fixed_field, log_msg_with_too_few_values, log_msg_without_a_format,
-    assigned_to_a_constant, unknown_header, unknown_field, unknown_stack_field, lookahead_in_an_action,
-    register_value_in_an_expression, width_zero, headers_of_other_shapes_compared, validity_of_a_field,
-    size_of_an_unknown_stack, register_name_twice, counter_name_twice, meter_name_twice, table_name_twice,
-    stack_of_two_shapes, checksum_of_an_unknown_field, checksum_condition_looking_ahead,
-    counter_bound_to_no_table, meter_bound_to_no_table, meter_colour_into_no_field,
-    deparsing_an_unknown_header, unknown_first_table, conditional_to_an_unknown_node,
-    next_table_in_another_pipeline, next_table_of_no_action, table_without_actions, unknown_action_id,
-    two_actions_of_one_name, validity_key_of_an_unknown_header, default_action_of_another_table,
-    default_action_data_too_short, default_action_data_too_wide, entry_action_data_too_long,
-    indirect_meter_as_a_direct_one, unknown_first_state, unknown_next_state, unknown_value_set,
-    unknown_parser_operation, parser_set_without_a_value, extract_into_an_unknown_header, extract_into_a_field,
+    varbit_copied_into_a_fixed_field,
+    log_msg_with_too_few_values,
+    log_msg_without_a_format,
+    assigned_to_a_constant,
+    unknown_header,
+    unknown_field,
+    unknown_stack_field,
+    lookahead_in_an_action,
+    register_value_in_an_expression,
+    width_zero,
+    headers_of_other_shapes_compared,
+    validity_of_a_field,
+    size_of_an_unknown_stack,
+    register_name_twice,
+    counter_name_twice,
+    meter_name_twice,
+    table_name_twice,
+    stack_of_two_shapes,
+    checksum_of_an_unknown_field,
+    checksum_condition_looking_ahead,
+    counter_bound_to_no_table,
+    meter_bound_to_no_table,
+    meter_colour_into_no_field,
+    deparsing_an_unknown_header,
+    unknown_first_table,
+    conditional_to_an_unknown_node,
+    next_table_in_another_pipeline,
+    next_table_of_no_action,
+    table_without_actions,
+    unknown_action_id,
+    two_actions_of_one_name,
+    validity_key_of_an_unknown_header,
+    default_action_of_another_table,
+    default_action_data_too_short,
+    default_action_data_too_wide,
+    entry_action_data_too_long,
+    indirect_meter_as_a_direct_one,
+    unknown_first_state,
+    unknown_next_state,
+    unknown_value_set,
+    unknown_parser_operation,
+    parser_set_without_a_value,
+    extract_into_an_unknown_header,
+    extract_into_a_field,
     jump_backwards,
-    jump_past_the_action, jump_in_a_parser,
+    jump_past_the_action,
+    jump_in_a_parser,
 ]
 
 
@@ -466,10 +558,18 @@ def test_the_last_parameter_cell_element_and_member_are_accepted(engine: str) ->
     doc["actions"][0]["primitives"][1]["parameters"][1]["value"] = 1  # the last parameter
     for primitive, param in ((0, 2), (1, 1), (2, 1), (3, 1)):
         touch(doc)[primitive]["parameters"][param] = hexstr(3)  # the last cell
-    touch(doc)[5]["parameters"][0]["value"]["value"]["left"]["value"]["right"] = hexstr(2)  # last element
+    touch(doc)[5]["parameters"][0]["value"]["value"]["left"]["value"]["right"] = hexstr(
+        2
+    )  # last element
     touch(doc)[5]["parameters"][0]["value"]["value"]["right"] = 1  # last field
-    added(doc, "add_header", {"type": "expression", "value": {
-        "op": "access_union_header", "left": named("header_union", "u"), "right": 1}})  # last member
+    added(
+        doc,
+        "add_header",
+        {
+            "type": "expression",
+            "value": {"op": "access_union_header", "left": named("header_union", "u"), "right": 1},
+        },
+    )  # last member
     sw = Switch(engine=engine)
     sw.load(doc)
     assert sw.engine_name == engine
@@ -491,7 +591,12 @@ def test_index_bounds_stf_passes_on_each_engine(engine: str) -> None:
 
 
 def probe(index: int, value: int, read: int = 0xAAAAAAAA, color: int = 0x77) -> bytes:
-    return index.to_bytes(4, "big") + value.to_bytes(4, "big") + read.to_bytes(4, "big") + bytes([color])
+    return (
+        index.to_bytes(4, "big")
+        + value.to_bytes(4, "big")
+        + read.to_bytes(4, "big")
+        + bytes([color])
+    )
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -524,11 +629,15 @@ def test_the_issue_s_program_is_refused_and_the_old_one_keeps_running(engine: st
     before = sw.pipeline
     doc = program(INDEX_BOUNDS)
     doc["actions"][0]["primitives"][1]["parameters"][2] = {"type": "runtime_data", "value": 65536}
-    with pytest.raises(PipelineError, match=r"^actions\[0\]\.primitives\[1\]\.parameters\[2\]: runtime_data 65536"):
+    with pytest.raises(
+        PipelineError, match=r"^actions\[0\]\.primitives\[1\]\.parameters\[2\]: runtime_data 65536"
+    ):
         sw.load(doc)
     doc = program(INDEX_BOUNDS)
     doc["actions"][0]["primitives"][1]["parameters"][1] = hexstr(-1)
-    with pytest.raises(PipelineError, match=r"index -1 is outside register array 'I\.cells' \(0\.\.3\)$"):
+    with pytest.raises(
+        PipelineError, match=r"index -1 is outside register array 'I\.cells' \(0\.\.3\)$"
+    ):
         sw.load(doc)
     assert sw.pipeline is before
     assert sw.process(0, probe(3, 5)) == [(1, probe(3, 5, 0, 0))]
@@ -586,4 +695,7 @@ def test_the_c_state_arrays_are_sized_by_the_model_not_by_names() -> None:
     layout = build_layout(doc)
     source = CGenerator(read_program(doc, layout), layout).generate().source
     assert "int ina_ntables = 4, ina_nregisters = 2, ina_ncounters = 2;" in source
-    assert "ina_register_init(sw, 1, 4u);" in source and "ina_table_init(sw, 3, 1, 1, 1024u);" in source
+    assert (
+        "ina_register_init(sw, 1, 4u);" in source
+        and "ina_table_init(sw, 3, 1, 1, 1024u);" in source
+    )

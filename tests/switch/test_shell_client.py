@@ -44,13 +44,25 @@ def test_p4runtime_shell_pushes_pipeline_and_round_trips_an_entry(tmp_path):
     sw = Switch()
     srv = serve(P4RuntimeService(sw, threading.Lock()), "127.0.0.1:0")
     try:
-        out = run_in_shell_venv(SESSION, f"127.0.0.1:{srv.bound_port}", str(tmp_path / "p4info.txt"),
-                                str(tmp_path / "aggregate.json"))
+        out = run_in_shell_venv(
+            SESSION,
+            f"127.0.0.1:{srv.bound_port}",
+            str(tmp_path / "p4info.txt"),
+            str(tmp_path / "aggregate.json"),
+        )
     finally:
         srv.stop(None)
     read = p4runtime_pb2.TableEntry.FromString(bytes.fromhex(out.splitlines()[-1]))
     assert read.match[0].exact.value == b"\x05"
-    assert [p.value for p in read.action.action.params] == [b"\x04", b"\x08", b"\x02", b"\x01\x05",
-                                                             b"\x5e\xed\x00\x05", b"\x02", b"\x01\xf4", b"\x01"]
+    assert [p.value for p in read.action.action.params] == [
+        b"\x04",
+        b"\x08",
+        b"\x02",
+        b"\x01\x05",
+        b"\x5e\xed\x00\x05",
+        b"\x02",
+        b"\x01\xf4",
+        b"\x01",
+    ]
     [handle] = sw.tables["InaIngress.jobs"].entries()
     assert handle.args == (4, 8, 2, 0x105, 0x5EED0005, 2, 500, 1)

@@ -115,17 +115,20 @@ FORWARD = str(P4_DIR / "basic_forward.p4")
 LPM_KEY = "add MyIngress.ipv4_lpm hdr.ipv4.dstAddr:0x0a000100/24"
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    (f"{LPM_KEY}\n", ":1: no action call in the entry; expected: add TABLE"),
-    ("mc_mgrp_create 1\nmc_node_associate 1 5\n", ":2: multicast node 5 was not created"),
-    ("packet 600 00\n", ":1: port 600 is out of range 0..511"),
-    ("packet 1 0g\n", ":1: packet data is not whole bytes of hex digits"),
-    ("expect 1 00 zz\n", ":1: expected packet is not hex digits"),
-    ("register_write\n", ":1: expected: register_write REGISTER INDEX VALUE"),
-    ("mc_node_create\n", ":1: expected: mc_node_create RID PORT..."),
-    (f"{LPM_KEY} MyIngress.ipv4_forward(dstAddr:x, port:3)\n", ":1: 'x' is not a number"),
-    ("frobnicate 1\n", ":1: unknown STF command 'frobnicate'"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (f"{LPM_KEY}\n", ":1: no action call in the entry; expected: add TABLE"),
+        ("mc_mgrp_create 1\nmc_node_associate 1 5\n", ":2: multicast node 5 was not created"),
+        ("packet 600 00\n", ":1: port 600 is out of range 0..511"),
+        ("packet 1 0g\n", ":1: packet data is not whole bytes of hex digits"),
+        ("expect 1 00 zz\n", ":1: expected packet is not hex digits"),
+        ("register_write\n", ":1: expected: register_write REGISTER INDEX VALUE"),
+        ("mc_node_create\n", ":1: expected: mc_node_create RID PORT..."),
+        (f"{LPM_KEY} MyIngress.ipv4_forward(dstAddr:x, port:3)\n", ":1: 'x' is not a number"),
+        ("frobnicate 1\n", ":1: unknown STF command 'frobnicate'"),
+    ],
+)
 def test_malformed_lines_are_located_errors(tmp_path, capsys, text, message):
     stf = tmp_path / "bad.stf"
     stf.write_text(text)
@@ -146,10 +149,16 @@ def test_program_json_that_is_not_json_is_an_error(tmp_path, capsys):
     program = tmp_path / "prog.json"
     program.write_bytes(b"\xff\x00not json")
     assert main([str(program), str(P4_DIR / "basic_forward.stf")]) == 1
-    assert capsys.readouterr().err == f"ina stf: the BMv2 JSON {program} is not UTF-8 text (byte 0xff at offset 0)\n"
+    assert (
+        capsys.readouterr().err
+        == f"ina stf: the BMv2 JSON {program} is not UTF-8 text (byte 0xff at offset 0)\n"
+    )
     program.write_text("[1, 2]")
     assert main([str(program), str(P4_DIR / "basic_forward.stf")]) == 1
-    assert capsys.readouterr().err == f"ina stf: the BMv2 JSON {program} is not a JSON object at its top level\n"
+    assert (
+        capsys.readouterr().err
+        == f"ina stf: the BMv2 JSON {program} is not a JSON object at its top level\n"
+    )
 
 
 def test_define_without_a_name_is_a_usage_error(capsys):
@@ -160,14 +169,19 @@ def test_define_without_a_name_is_a_usage_error(capsys):
 
 
 # Four packets into basic_forward: three of 47 bytes on port 0, all forwarded to port 3; one on port 1.
-IPV4 = "00000000000100000000000208004500002100010000401165c60a0000010a00010503e807d0000d9b4468656c6c6f"
-COUNTED = "".join([
-    f"{LPM_KEY} MyIngress.ipv4_forward(dstAddr:0x0a0a0a0a0a0a, port:3)\n",
-    f"packet 0 {IPV4}\n" * 3,
-    "packet 1 00000000000100000000000288b66e6f746970\n",
-    "expect 3 0a0a0a0a0a0a000000000001080045000021000100003f1166c60a0000010a00010503e807d0000d9b4468656c6c6f\n" * 3,
-    "expect 0 00000000000100000000000288b66e6f746970\n",
-])  # 9 lines: the check under test is line 10
+IPV4 = (
+    "00000000000100000000000208004500002100010000401165c60a0000010a00010503e807d0000d9b4468656c6c6f"
+)
+COUNTED = "".join(
+    [
+        f"{LPM_KEY} MyIngress.ipv4_forward(dstAddr:0x0a0a0a0a0a0a, port:3)\n",
+        f"packet 0 {IPV4}\n" * 3,
+        "packet 1 00000000000100000000000288b66e6f746970\n",
+        "expect 3 0a0a0a0a0a0a000000000001080045000021000100003f1166c60a0000010a00010503e807d0000d9b4468656c6c6f\n"
+        * 3,
+        "expect 0 00000000000100000000000288b66e6f746970\n",
+    ]
+)  # 9 lines: the check under test is line 10
 
 
 def test_check_counter_takes_every_form_of_p4c_grammar(compiled):
@@ -190,35 +204,62 @@ def test_check_counter_takes_every_form_of_p4c_grammar(compiled):
     assert result.ok, result.report
 
 
-@pytest.mark.parametrize(("check", "message"), [
-    ("check_counter port_packets(0) packets == 4", "counter port_packets(0) packets is 3, expected == 4"),
-    ("check_counter port_packets(0) bytes == 140", "counter port_packets(0) bytes is 141, expected == 140"),
-    ("check_counter port_packets(1) packets != 1", "counter port_packets(1) packets is 1, expected != 1"),
-    ("check_counter port_packets(0) packets < 3", "counter port_packets(0) packets is 3, expected < 3"),
-    ("check_counter port_packets(2) packets >= 1", "counter port_packets(2) packets is 0, expected >= 1"),
-    ("counter_read port_packets 0 packets 2", "counter port_packets(0) packets is 3, expected == 2"),
-])
+@pytest.mark.parametrize(
+    ("check", "message"),
+    [
+        (
+            "check_counter port_packets(0) packets == 4",
+            "counter port_packets(0) packets is 3, expected == 4",
+        ),
+        (
+            "check_counter port_packets(0) bytes == 140",
+            "counter port_packets(0) bytes is 141, expected == 140",
+        ),
+        (
+            "check_counter port_packets(1) packets != 1",
+            "counter port_packets(1) packets is 1, expected != 1",
+        ),
+        (
+            "check_counter port_packets(0) packets < 3",
+            "counter port_packets(0) packets is 3, expected < 3",
+        ),
+        (
+            "check_counter port_packets(2) packets >= 1",
+            "counter port_packets(2) packets is 0, expected >= 1",
+        ),
+        (
+            "counter_read port_packets 0 packets 2",
+            "counter port_packets(0) packets is 3, expected == 2",
+        ),
+    ],
+)
 def test_a_wrong_count_fails_at_its_line(compiled, check, message):
     result = run_stf(compiled("basic_forward"), COUNTED + check + "\n")
     assert not result.ok
     assert result.report == f"<stf>:10: {message}"
 
 
-@pytest.mark.parametrize(("line", "message"), [
-    ("check_counter MyIngress.port_packets(0) packets == 3", "expected: check_counter NAME(INDEX)"),
-    ("check_counter port_packets(0) packets = 3", "expected: check_counter NAME(INDEX)"),
-    ("check_counter port_packets(0) packets == 3 4", "expected: check_counter NAME(INDEX)"),
-    ("check_counter port_packets 0", "expected: check_counter NAME(INDEX)"),
-    ("check_counter port_packets($A)", "no table entry named 'A'"),
-    ("check_counter nothing(0)", "unknown counter 'nothing'"),
-    ("check_counter port_packets(64)", "out of range"),
-    ("counter_read port_packets 0 packets", "expected: counter_read COUNTER INDEX"),
-    ("counter_read port_packets 0 frames 3", "expected: counter_read COUNTER INDEX"),
-    ("register_read port_packets 0 1 2", "expected: register_read REGISTER INDEX"),
-    ("# ina: registers x[0] == 1", "expected: # ina: register NAME[INDEX]"),
-    ("# ina: register x[0] = 1", "expected: # ina: register NAME[INDEX]"),
-    ("# ina: register x[0] == 1", "unknown register 'x'"),
-])
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (
+            "check_counter MyIngress.port_packets(0) packets == 3",
+            "expected: check_counter NAME(INDEX)",
+        ),
+        ("check_counter port_packets(0) packets = 3", "expected: check_counter NAME(INDEX)"),
+        ("check_counter port_packets(0) packets == 3 4", "expected: check_counter NAME(INDEX)"),
+        ("check_counter port_packets 0", "expected: check_counter NAME(INDEX)"),
+        ("check_counter port_packets($A)", "no table entry named 'A'"),
+        ("check_counter nothing(0)", "unknown counter 'nothing'"),
+        ("check_counter port_packets(64)", "out of range"),
+        ("counter_read port_packets 0 packets", "expected: counter_read COUNTER INDEX"),
+        ("counter_read port_packets 0 frames 3", "expected: counter_read COUNTER INDEX"),
+        ("register_read port_packets 0 1 2", "expected: register_read REGISTER INDEX"),
+        ("# ina: registers x[0] == 1", "expected: # ina: register NAME[INDEX]"),
+        ("# ina: register x[0] = 1", "expected: # ina: register NAME[INDEX]"),
+        ("# ina: register x[0] == 1", "unknown register 'x'"),
+    ],
+)
 def test_unreadable_checks_are_located_errors(compiled, line, message):
     """A check that cannot run fails the file: a typo never turns an expectation into a silent pass."""
     result = run_stf(compiled("basic_forward"), COUNTED + line + "\n")
@@ -230,7 +271,10 @@ def test_register_expectations_are_comments_p4c_skips(compiled):
     """`# ina: register NAME[I] OP V` checks a register; other comments, with or without ina, are prose."""
     program = compiled("register_accumulate")
     packets = "packet 4 00000000000900000000000a88b50003" + "00000001" * 8 + "\n"
-    assert run_stf(program, packets + "# ina: register counts[3] == 1  \n#ina:register acc_7[3]>=1\n# ina is fine\n").ok
+    assert run_stf(
+        program,
+        packets + "# ina: register counts[3] == 1  \n#ina:register acc_7[3]>=1\n# ina is fine\n",
+    ).ok
     result = run_stf(program, packets + "packet 4 00 # ina: register counts[3] == 2\n")
     assert result.report == "<stf>:2: register counts[3] is 1, expected == 2"
 
@@ -249,7 +293,9 @@ def test_check_counter_reads_a_direct_counter_by_named_entry(compiled):
     )
     result = run_stf(program, stf)
     assert result.ok, result.report
-    result = run_stf(program, stf + "check_counter hits($B) packets == 1\ncheck_counter port_meter($A)\n")
+    result = run_stf(
+        program, stf + "check_counter hits($B) packets == 1\ncheck_counter port_meter($A)\n"
+    )
     assert result.report.splitlines() == [
         "<stf>:8: counter hits($B) packets is 0, expected == 1",
         "<stf>:9: unknown direct counter 'port_meter' (known: Ingress.hits)",

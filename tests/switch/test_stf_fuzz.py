@@ -14,9 +14,43 @@ from ina.switch.stf import main
 
 TESTS = Path(__file__).resolve().parents[1]
 CORPUS = sorted((TESTS / "dataplane").glob("*.stf")) + sorted((TESTS / "p4").glob("*.stf"))
-WORDS = ["", "-1", "0", "0x", "0x**", "512", "65536", "99999999999999999999999", "nan", "*", "$", ":", "(", ")",
-         "()", "a:", "1/999", "5..2", "0x1&&&0x", "'", '"', "\\", "ab", "abc", "zz", "add", "packet", "expect",
-         "mc_node_associate 1 7", "setdefault", "register_write", "x(y:1)", "x(y:)", "$0", "0b102"]
+WORDS = [
+    "",
+    "-1",
+    "0",
+    "0x",
+    "0x**",
+    "512",
+    "65536",
+    "99999999999999999999999",
+    "nan",
+    "*",
+    "$",
+    ":",
+    "(",
+    ")",
+    "()",
+    "a:",
+    "1/999",
+    "5..2",
+    "0x1&&&0x",
+    "'",
+    '"',
+    "\\",
+    "ab",
+    "abc",
+    "zz",
+    "add",
+    "packet",
+    "expect",
+    "mc_node_associate 1 7",
+    "setdefault",
+    "register_write",
+    "x(y:1)",
+    "x(y:)",
+    "$0",
+    "0b102",
+]
 
 
 def _program(stf: Path, tmp: Path) -> str:
@@ -52,7 +86,7 @@ def _mutate(rng: random.Random, text: str) -> bytes:
             continue
         elif kind == 5 and lines[i]:
             k = rng.randrange(len(lines[i]))
-            lines[i] = lines[i][:k] + rng.choice("0f*$:(),.#/&x_- \t") + lines[i][k + 1:]
+            lines[i] = lines[i][:k] + rng.choice("0f*$:(),.#/&x_- \t") + lines[i][k + 1 :]
             continue
         elif kind == 6:
             lines.insert(i, rng.choice(lines))
@@ -70,8 +104,14 @@ def _mutate(rng: random.Random, text: str) -> bytes:
 def _located(output: str, stf: str) -> bool:
     """Every problem line names FILE:LINE (or a port of the output diff)."""
     here = re.escape(stf)
-    heads = [line for line in output.splitlines() if line and not line.startswith((" ", "FAIL: ", "PASS: "))]
-    return bool(heads) and all(re.match(rf"({here}:\d+: |port \d+: |ina stf: Python engine: )", h) for h in heads)
+    heads = [
+        line
+        for line in output.splitlines()
+        if line and not line.startswith((" ", "FAIL: ", "PASS: "))
+    ]
+    return bool(heads) and all(
+        re.match(rf"({here}:\d+: |port \d+: |ina stf: Python engine: )", h) for h in heads
+    )
 
 
 @pytest.mark.fuzz
@@ -86,7 +126,9 @@ def test_mutated_stf_files_never_crash(tmp_path, capsys, fuzz_cases):
         try:
             status = main([_program(source, tmp_path), str(stf), "--engine", engine])
         except Exception as err:  # the test's whole point: report the input that crashed
-            pytest.fail(f"case {case} (from {source.name}) raised {type(err).__name__}: {err}\n{data!r}")
+            pytest.fail(
+                f"case {case} (from {source.name}) raised {type(err).__name__}: {err}\n{data!r}"
+            )
         out = capsys.readouterr()
         assert status in (0, 1), (case, data)
         if status:

@@ -44,8 +44,12 @@ def lock_file(tmp_path, monkeypatch) -> Path:
 
 def hold(command: str = "ina run --cli", share: bool = False, child: str = "") -> subprocess.Popen:
     """A process holding the machine until its stdin closes; its first line says it holds it."""
-    proc = subprocess.Popen([sys.executable, "-c", HOLD.format(command=command, share=share, child=child)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD.format(command=command, share=share, child=child)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout.readline() == "held\n"
     return proc
 
@@ -60,9 +64,11 @@ def holder(lock_file):
 
 def refusal(proc: subprocess.Popen) -> str:
     since = json.loads(Path(os.environ[lock.PATH_VARIABLE]).read_text())["since"]
-    return (f"this machine is in use by `ina run --cli` (pid {proc.pid}, since {since}): a second run would "
-            f"delete its interfaces and take its ports; wait for it to end, or stop it (kill {proc.pid}) and "
-            "run `ina run --clean`")
+    return (
+        f"this machine is in use by `ina run --cli` (pid {proc.pid}, since {since}): a second run would "
+        f"delete its interfaces and take its ports; wait for it to end, or stop it (kill {proc.pid}) and "
+        "run `ina run --clean`"
+    )
 
 
 def test_a_second_hold_names_the_live_one_and_a_dead_one_holds_nothing(holder):
@@ -77,7 +83,9 @@ def test_a_second_hold_names_the_live_one_and_a_dead_one_holds_nothing(holder):
             pass
 
 
-@pytest.mark.parametrize(("share", "says"), [(True, "inside"), (False, "refused: this machine is in use by")])
+@pytest.mark.parametrize(
+    ("share", "says"), [(True, "inside"), (False, "refused: this machine is in use by")]
+)
 def test_a_descendant_runs_under_its_holder_only_when_shared(lock_file, share, says):
     proc = hold(share=share, child=TRY)
     try:
@@ -95,18 +103,29 @@ def as_root(monkeypatch):
         raise AssertionError("went past the machine lock")
 
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    for module, name in ((runner, "_run_on_machine"), (cli.clean, "cleanup"), (train_cli, "train"),
-                         (train_cli, "run"), (bench_cli, "measure")):
+    for module, name in (
+        (runner, "_run_on_machine"),
+        (cli.clean, "cleanup"),
+        (train_cli, "train"),
+        (train_cli, "run"),
+        (bench_cli, "measure"),
+    ):
         monkeypatch.setattr(module, name, refuse)
 
 
-@pytest.mark.parametrize(("main", "argv", "prefix"), [
-    (cli.main, ["--workers", "2"], "ina run"),
-    (cli.main, ["--clean"], "ina run --clean"),
-    (train_cli.main, ["--workers", "2"], "ina train"),
-    (bench_cli.main, ["train"], "ina bench"),
-], ids=["run", "clean", "train", "bench"])
-def test_commands_beside_a_live_run_exit_2_in_one_line(holder, as_root, tmp_path, capsys, main, argv, prefix):
+@pytest.mark.parametrize(
+    ("main", "argv", "prefix"),
+    [
+        (cli.main, ["--workers", "2"], "ina run"),
+        (cli.main, ["--clean"], "ina run --clean"),
+        (train_cli.main, ["--workers", "2"], "ina train"),
+        (bench_cli.main, ["train"], "ina bench"),
+    ],
+    ids=["run", "clean", "train", "bench"],
+)
+def test_commands_beside_a_live_run_exit_2_in_one_line(
+    holder, as_root, tmp_path, capsys, main, argv, prefix
+):
     out = ["--out", str(tmp_path / "out")] if main is not cli.main else []
     assert main([*argv, *out]) == 2
     assert capsys.readouterr().err == f"{prefix}: {refusal(holder)}\n"
@@ -125,17 +144,29 @@ def interface_exists(name: str) -> bool:
 @pytest.mark.netns
 def test_clean_never_removes_a_live_runs_interfaces(lock_file):
     """A live holder's h9-eth0 survives `ina run --clean` (exit 2); once the holder is gone it is stale."""
-    subprocess.run(["ip", "link", "add", "h9-eth0", "type", "veth", "peer", "name", "s9-eth9"], check=True)
+    subprocess.run(
+        ["ip", "link", "add", "h9-eth0", "type", "veth", "peer", "name", "s9-eth9"], check=True
+    )
     try:
         proc = hold()
-        done = subprocess.run([sys.executable, "-m", "ina", "run", "--clean"], capture_output=True, text=True,
-                              cwd=REPO, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "ina", "run", "--clean"],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=60,
+        )
         assert (done.returncode, done.stderr) == (2, f"ina run --clean: {refusal(proc)}\n")
         assert interface_exists("h9-eth0")
         proc.kill()
         proc.wait()
-        done = subprocess.run([sys.executable, "-m", "ina", "run", "--clean"], capture_output=True, text=True,
-                              cwd=REPO, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "ina", "run", "--clean"],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=60,
+        )
         assert done.returncode == 0, done.stderr
         assert "interface h9-eth0" in done.stdout
         assert not interface_exists("h9-eth0")
@@ -145,8 +176,13 @@ def test_clean_never_removes_a_live_runs_interfaces(lock_file):
 
 @pytest.mark.netns
 def test_the_suites_netns_tests_stop_beside_a_live_run(holder):
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "netns", "tests/switch/test_cli.py"],
-                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-m", "netns", "tests/switch/test_cli.py"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
     assert done.returncode == 2, done.stdout
     assert f"netns tests: {refusal(holder)}" in done.stdout
     assert " passed" not in done.stdout

@@ -11,27 +11,56 @@ CASES = [
     (["--jobs", "300"], "argument --jobs: expected an integer in 1..256, got '300'"),
     (["--elems", "12"], "argument --elems: expected one of 8, 16, 32, 64, got '12'"),
     (["--slots", "40000"], "argument --slots: expected an integer in 1..32768, got '40000'"),
-    (["--pool-size", "0x20000"], "argument --pool-size: expected an integer in 1..65536, got '0x20000'"),
+    (
+        ["--pool-size", "0x20000"],
+        "argument --pool-size: expected an integer in 1..65536, got '0x20000'",
+    ),
     (["--size", "0"], "argument --size: expected an integer >= 1, got '0'"),
     # every worker of the run holds its array on this machine, and verifies its job's sum
-    (["--size", "6710887"], "argument --size: expected an integer in 1..6710886 (640 bytes per element over "
-                            "4 workers, at most 4 GiB), got '6710887'"),
-    (["--workers", "64", "--jobs", "2", "--size", "1000000000"],
-     "argument --size: expected an integer in 1..174762 (24576 bytes per element over 64 workers, at most 4 GiB), "
-     "got '1000000000'"),
+    (
+        ["--size", "6710887"],
+        "argument --size: expected an integer in 1..6710886 (640 bytes per element over "
+        "4 workers, at most 4 GiB), got '6710887'",
+    ),
+    (
+        ["--workers", "64", "--jobs", "2", "--size", "1000000000"],
+        "argument --size: expected an integer in 1..174762 (24576 bytes per element over 64 workers, at most 4 GiB), "
+        "got '1000000000'",
+    ),
     (["--loss", "nan"], "argument --loss: expected a number in [0.0, 1.0], got 'nan'"),
     (["--loss", "-0.5"], "argument --loss: expected a number in [0.0, 1.0], got '-0.5'"),
     (["--policy", "quorum:0"], "argument --policy: quorum 0 is out of range 1..32"),
-    (["--policy", "all"], "argument --policy: bad policy part 'all': use sync, quorum:K, timeout:T[us|ms|s] or stale:S"),
-    (["--straggler", "h3:-2x"], "argument --straggler: bad straggler 'h3:-2x': use HOST:FACTORx, e.g. h3:3x"),
-    (["--straggler", "h2:5x"], "argument --straggler: h2:5x slows the emulated compute, and there is none "
-                               "(--compute-ms is 0): add --compute-ms MS, e.g. --compute-ms 20"),
-    (["--straggler-dist", "exp"], "argument --straggler-dist: bad distribution 'exp': use exp:MEAN, uniform:MAX or "
-                                  "pareto:MIN,ALPHA"),
+    (
+        ["--policy", "all"],
+        "argument --policy: bad policy part 'all': use sync, quorum:K, timeout:T[us|ms|s] or stale:S",
+    ),
+    (
+        ["--straggler", "h3:-2x"],
+        "argument --straggler: bad straggler 'h3:-2x': use HOST:FACTORx, e.g. h3:3x",
+    ),
+    (
+        ["--straggler", "h2:5x"],
+        "argument --straggler: h2:5x slows the emulated compute, and there is none "
+        "(--compute-ms is 0): add --compute-ms MS, e.g. --compute-ms 20",
+    ),
+    (
+        ["--straggler-dist", "exp"],
+        "argument --straggler-dist: bad distribution 'exp': use exp:MEAN, uniform:MAX or "
+        "pareto:MIN,ALPHA",
+    ),
     (["--repeat", "0"], "argument --repeat: expected an integer in 1..100000, got '0'"),
-    (["--compute-ms", "inf"], "argument --compute-ms: expected a number in [0.0, 3600000.0], got 'inf'"),
-    (["--link-delay", "h3"], "argument --link-delay: '' is not a duration (e.g. 20ms, 500us, 1.5s)"),
-    (["--link-delay", ":5ms"], "argument --link-delay: bad link delay ':5ms': use HOST:DELAY, e.g. h3:5ms"),
+    (
+        ["--compute-ms", "inf"],
+        "argument --compute-ms: expected a number in [0.0, 3600000.0], got 'inf'",
+    ),
+    (
+        ["--link-delay", "h3"],
+        "argument --link-delay: '' is not a duration (e.g. 20ms, 500us, 1.5s)",
+    ),
+    (
+        ["--link-delay", ":5ms"],
+        "argument --link-delay: bad link delay ':5ms': use HOST:DELAY, e.g. h3:5ms",
+    ),
 ]
 
 
@@ -62,12 +91,45 @@ def test_straggler_options_reach_the_run_options(monkeypatch):
         raise KeyboardInterrupt  # stop before anything starts; main says "interrupted"
 
     monkeypatch.setattr(cli, "run", record)
-    assert cli.main(["--policy", "quorum:3,timeout:5ms", "--straggler", "h3:3x", "--straggler", "h1:1.5x",
-                     "--straggler-dist", "pareto:2ms,1.5", "--repeat", "20", "--compute-ms", "50",
-                     "--link-delay", "h2:5ms", "--link-delay", "h3:2"]) == 130
+    assert (
+        cli.main(
+            [
+                "--policy",
+                "quorum:3,timeout:5ms",
+                "--straggler",
+                "h3:3x",
+                "--straggler",
+                "h1:1.5x",
+                "--straggler-dist",
+                "pareto:2ms,1.5",
+                "--repeat",
+                "20",
+                "--compute-ms",
+                "50",
+                "--link-delay",
+                "h2:5ms",
+                "--link-delay",
+                "h3:2",
+            ]
+        )
+        == 130
+    )
     opts = seen["opts"]
-    assert (opts.policy, opts.stragglers, opts.straggler_dist, opts.repeat, opts.compute_ms, opts.link_delays) == (
-        Policy(quorum=3, timeout_us=5000), {"h3": 3.0, "h1": 1.5}, "pareto:2ms,1.5", 20, 50.0, {"h2": "5ms", "h3": "2ms"})
+    assert (
+        opts.policy,
+        opts.stragglers,
+        opts.straggler_dist,
+        opts.repeat,
+        opts.compute_ms,
+        opts.link_delays,
+    ) == (
+        Policy(quorum=3, timeout_us=5000),
+        {"h3": 3.0, "h1": 1.5},
+        "pareto:2ms,1.5",
+        20,
+        50.0,
+        {"h2": "5ms", "h3": "2ms"},
+    )
 
 
 def test_the_largest_size_within_the_memory_budget_reaches_the_run(monkeypatch):
@@ -80,4 +142,10 @@ def test_the_largest_size_within_the_memory_budget_reaches_the_run(monkeypatch):
 
 def test_defaults_are_within_the_limits():
     args = cli.build_parser().parse_args([])
-    assert (args.workers, args.jobs, args.elems, args.slots, args.pool_size) == (4, None, 64, 128, 8192)
+    assert (args.workers, args.jobs, args.elems, args.slots, args.pool_size) == (
+        4,
+        None,
+        64,
+        128,
+        8192,
+    )

@@ -5,29 +5,59 @@ from ina.topologies.runner import RunResult, drop_notes, summary
 
 def test_a_failed_run_names_what_the_switch_dropped():
     result = RunResult("runs/x")
-    result.workers = [{"host": "h1", "job": 0, "error": "no answer from the switch"},
-                      {"host": "h2", "job": 0, "elements": 64, "elapsed_s": 1.0, "goodput_elements_per_s": 64,
-                       "goodput_gbps": 0.0, "packets_sent": 4, "retransmissions": 0, "contributions_entered": 1.0,
-                       "verified": True}]
-    result.switch_stats = {"s1": {"jobs": {0: {"accepted": 9, "out_of_range": 6240, "wrong_epoch": 3}},
-                                  "ports": {1: {"refused": 2, "drop_sim_in": 5}, 2: {"drop_sim_in": 1}}}}
-    assert drop_notes(result) == ["switch s1 dropped, job 0: out_of_range 6240, wrong_epoch 3",
-                                  "switch s1 dropped, port 1: refused 2"]
-    assert summary(result).endswith("h1: no answer from the switch\n" + "\n".join(drop_notes(result)))
+    result.workers = [
+        {"host": "h1", "job": 0, "error": "no answer from the switch"},
+        {
+            "host": "h2",
+            "job": 0,
+            "elements": 64,
+            "elapsed_s": 1.0,
+            "goodput_elements_per_s": 64,
+            "goodput_gbps": 0.0,
+            "packets_sent": 4,
+            "retransmissions": 0,
+            "contributions_entered": 1.0,
+            "verified": True,
+        },
+    ]
+    result.switch_stats = {
+        "s1": {
+            "jobs": {0: {"accepted": 9, "out_of_range": 6240, "wrong_epoch": 3}},
+            "ports": {1: {"refused": 2, "drop_sim_in": 5}, 2: {"drop_sim_in": 1}},
+        }
+    }
+    assert drop_notes(result) == [
+        "switch s1 dropped, job 0: out_of_range 6240, wrong_epoch 3",
+        "switch s1 dropped, port 1: refused 2",
+    ]
+    assert summary(result).endswith(
+        "h1: no answer from the switch\n" + "\n".join(drop_notes(result))
+    )
 
 
 def test_each_ranks_share_in_the_sums_is_a_column_and_a_rank_left_out_is_named():
-    worker = {"job": 0, "elements": 64, "elapsed_s": 1.0, "goodput_elements_per_s": 64, "goodput_gbps": 0.0,
-              "packets_sent": 4, "retransmissions": 0, "verified": True}
+    worker = {
+        "job": 0,
+        "elements": 64,
+        "elapsed_s": 1.0,
+        "goodput_elements_per_s": 64,
+        "goodput_gbps": 0.0,
+        "packets_sent": 4,
+        "retransmissions": 0,
+        "verified": True,
+    }
     result = RunResult("runs/x")
-    result.workers = [{**worker, "host": "h1", "contributions_entered": 1.0},
-                      {**worker, "host": "h2", "contributions_entered": 0.0625}]
+    result.workers = [
+        {**worker, "host": "h1", "contributions_entered": 1.0},
+        {**worker, "host": "h2", "contributions_entered": 0.0625},
+    ]
     assert summary(result).splitlines() == [
         "host  job  elements  time s  M elem/s   Gbps  sent  retrans  entered  verified",
         "  h1    0        64   1.000      0.00  0.000     4        0   100.0%       yes",
         "  h2    0        64   1.000      0.00  0.000     4        0     6.2%       yes",
         "entered: the share of each rank's contributions in the sums; h2 had some left out by the completion "
-        "policy (docs/protocol.md)"]
+        "policy (docs/protocol.md)",
+    ]
 
 
 def test_a_verified_run_has_no_drop_notes():
@@ -48,10 +78,19 @@ def test_link_delay_goes_on_the_hosts_link_and_without_netem_the_run_is_refused_
         delayed = runner.delay_links(topo, {"h2": "5ms"})
         assert [link.params.get("delay") for link in delayed.links] == [None, "5ms", None]
     else:
-        with pytest.raises(runner.RunError, match=r"link h2-s1 asks for delay 5ms, which Mininet applies with "
-                                                  r"the netem qdisc, and this kernel has none"):
+        with pytest.raises(
+            runner.RunError,
+            match=r"link h2-s1 asks for delay 5ms, which Mininet applies with "
+            r"the netem qdisc, and this kernel has none",
+        ):
             runner.delay_links(topo, {"h2": "5ms"})
-    assert [link.params.get("delay") for link in topo.links] == [None, None, None]  # the loaded one is unchanged
-    with pytest.raises(runner.RunError, match=r"--link-delay h9: no such host \(hosts: h1, h2, h3\)"):
+    assert [link.params.get("delay") for link in topo.links] == [
+        None,
+        None,
+        None,
+    ]  # the loaded one is unchanged
+    with pytest.raises(
+        runner.RunError, match=r"--link-delay h9: no such host \(hosts: h1, h2, h3\)"
+    ):
         runner.delay_links(topo, {"h9": "1ms"})
     runner.delay_links(load("star", workers=2), {})  # nothing asked: no netem needed

@@ -49,7 +49,9 @@ def test_datasets_are_split_and_scaled_on_the_training_set(name):
     assert len(data.y_test) / (len(data.y_test) + len(data.y_train)) == pytest.approx(0.2, abs=0.01)
     np.testing.assert_allclose(data.x_train.mean(axis=0), 0.0, atol=1e-9)
     assert set(np.unique(data.y_test)) == set(range(data.n_classes))  # stratified
-    assert not np.allclose(data.x_test.mean(axis=0), 0.0, atol=1e-9)  # scaled with the train statistics
+    assert not np.allclose(
+        data.x_test.mean(axis=0), 0.0, atol=1e-9
+    )  # scaled with the train statistics
 
 
 def test_unknown_dataset_lists_the_choices():

@@ -50,10 +50,12 @@ def three_shard_reference(config, data):
             grads[rank] = grad.astype(np.float64)
             barrier.wait()
             return total[0]
+
         return allreduce
 
     barrier = threading.Barrier(N, action=sum_three)
     out: list = [None] * N
+
     def run(rank):
         out[rank] = train(config, data, rank, N, collect(rank), counts=lambda shape: 3)
 
@@ -68,14 +70,18 @@ def test_quorum_3_of_4_trains_on_the_three_counted_shards(digits):
     for model, _history in results:  # the straggler applied the same sums as the others
         assert np.array_equal(model.params, first)
     reference = three_shard_reference(CONFIG, digits)
-    assert abs(results[0][1].epochs[-1].test_accuracy - reference[1].epochs[-1].test_accuracy) <= 0.01
+    assert (
+        abs(results[0][1].epochs[-1].test_accuracy - reference[1].epochs[-1].test_accuracy) <= 0.01
+    )
 
 
 def test_quorum_sums_are_averaged_over_three_not_four(digits):
     config = Config(model="softmax", epochs=1, batch=64, lr=0.5, seed=1)
     results, _bitmaps = train_with_quorum(config, digits, straggler_delay=0.05)
     reference = three_shard_reference(config, digits)[0].params
-    assert np.max(np.abs(results[0][0].params - reference)) < 1e-5  # one epoch: quantization noise only
+    assert (
+        np.max(np.abs(results[0][0].params - reference)) < 1e-5
+    )  # one epoch: quantization noise only
 
 
 def test_emulated_compute_is_slept_every_iteration_and_counted_as_compute(digits):

@@ -17,7 +17,12 @@ def test_parameter_counts_are_the_public_totals(name):
 
 def test_exact_counts_of_the_reference_implementations():
     """torchvision's resnet50 and vgg16, Hugging Face's bert-base-uncased and gpt2."""
-    assert [workload(n).parameters for n in WORKLOADS] == [25_557_032, 138_357_544, 109_482_240, 124_439_808]
+    assert [workload(n).parameters for n in WORKLOADS] == [
+        25_557_032,
+        138_357_544,
+        109_482_240,
+        124_439_808,
+    ]
 
 
 def test_buckets_follow_ddps_rule():

@@ -43,8 +43,15 @@ def train_through_switch(config, data, n_workers, policy=SYNC, delays=None, bitm
                 handed[rank] = grad
                 barrier.wait()
                 return summed[rank]
-            out[rank] = train(config, data, rank, n_workers, allreduce,
-                              counts=lambda shape: cores[rank].contributors().element_counts(shape))
+
+            out[rank] = train(
+                config,
+                data,
+                rank,
+                n_workers,
+                allreduce,
+                counts=lambda shape: cores[rank].contributors().element_counts(shape),
+            )
 
         run_ranks(run, n_workers)
     assert all(o is not None for o in out), "a worker's training failed"
@@ -82,7 +89,11 @@ def test_shards_cover_each_global_batch_once():
 def test_a_batch_splits_over_any_worker_count_with_the_remainder_on_the_first_ranks():
     batch = np.arange(64)
     parts = [shard(batch, r, 3) for r in range(3)]
-    assert [p.tolist() for p in parts] == [list(range(0, 22)), list(range(22, 43)), list(range(43, 64))]
+    assert [p.tolist() for p in parts] == [
+        list(range(0, 22)),
+        list(range(22, 43)),
+        list(range(43, 64)),
+    ]
     assert [len(shard(np.arange(5), r, 5)) for r in range(5)] == [1] * 5
 
 
@@ -90,16 +101,27 @@ def test_unequal_shards_average_to_the_whole_batchs_gradient(digits):
     """3 workers on a batch of 64 (22, 21, 21 samples): the mean of their weighted gradients is the
     one-process gradient of the batch, so training follows the reference."""
     config = Config(model="softmax", epochs=1, batch=64, seed=2)
-    model = make_model(config.model, digits.n_features, digits.n_classes, config.seed, config.hidden)
+    model = make_model(
+        config.model, digits.n_features, digits.n_classes, config.seed, config.hidden
+    )
     batch = global_batches(len(digits.y_train), 64, 0, config.seed)[0]
     whole = model.loss_and_grad(digits.x_train[batch], digits.y_train[batch])[1]
-    parts = [model.loss_and_grad(digits.x_train[mine], digits.y_train[mine])[1] * shard_weight(len(mine), 64, 3)
-             for mine in (shard(batch, r, 3) for r in range(3))]
+    parts = [
+        model.loss_and_grad(digits.x_train[mine], digits.y_train[mine])[1]
+        * shard_weight(len(mine), 64, 3)
+        for mine in (shard(batch, r, 3) for r in range(3))
+    ]
     assert np.allclose(sum(parts) / 3, whole, rtol=0, atol=1e-12)
-    assert not np.allclose(sum(p / shard_weight(len(shard(batch, r, 3)), 64, 3) for r, p in enumerate(parts)) / 3,
-                           whole, rtol=0, atol=1e-12)  # unweighted, the shards' means are not the batch's
+    assert not np.allclose(
+        sum(p / shard_weight(len(shard(batch, r, 3)), 64, 3) for r, p in enumerate(parts)) / 3,
+        whole,
+        rtol=0,
+        atol=1e-12,
+    )  # unweighted, the shards' means are not the batch's
 
 
 def test_a_batch_smaller_than_the_workers_is_refused(digits):
-    with pytest.raises(ValueError, match="batch 2 leaves 1 of the 3 workers without a sample: use at least 3"):
+    with pytest.raises(
+        ValueError, match="batch 2 leaves 1 of the 3 workers without a sample: use at least 3"
+    ):
         train(Config(batch=2), digits, 0, 3, allreduce=lambda g: g)

@@ -63,14 +63,19 @@ def train_stale(config, data, staleness: int) -> list:
                 handed[rank] = grad
                 barrier.wait()
                 return LateFuture(net, lock, started[-1], rank)
-            out[rank] = train(config, data, rank, N, allreduce_async=allreduce_async, staleness=staleness)
+
+            out[rank] = train(
+                config, data, rank, N, allreduce_async=allreduce_async, staleness=staleness
+            )
 
         run_ranks(run, N)
     assert all(o is not None for o in out), "a worker's training failed"
     return out
 
 
-def test_stale_2_trains_to_within_2_points_of_sync_and_every_worker_ends_with_the_same_weights(digits):
+def test_stale_2_trains_to_within_2_points_of_sync_and_every_worker_ends_with_the_same_weights(
+    digits,
+):
     sync = train_stale(CONFIG, digits, staleness=0)
     stale = train_stale(CONFIG, digits, staleness=2)
     for results in (sync, stale):

@@ -12,7 +12,9 @@ import threading
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="torch is not installed (optional: pip install -e '.[torch]')")
+torch = pytest.importorskip(
+    "torch", reason="torch is not installed (optional: pip install -e '.[torch]')"
+)
 dist = pytest.importorskip("torch.distributed")
 
 from ina.controller.aggregation import Worker as WorkerEntry  # noqa: E402
@@ -31,8 +33,10 @@ class UdpSwitch:
 
     def __init__(self, n_workers: int):
         self.net = InProcessSwitch(elems=64, pool_size=256)
-        self.entries = [WorkerEntry(rank, rank + 1, f"02:00:00:00:00:{rank + 1:02x}", f"127.0.0.{rank + 2}")
-                        for rank in range(n_workers)]
+        self.entries = [
+            WorkerEntry(rank, rank + 1, f"02:00:00:00:00:{rank + 1:02x}", f"127.0.0.{rank + 2}")
+            for rank in range(n_workers)
+        ]
         self.epoch = self.net.controller.add_job(JOB, self.entries, 64).epoch
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
@@ -52,7 +56,9 @@ class UdpSwitch:
                 continue
             entry = by_ip[source[0]]
             senders[entry.port] = source
-            for port, frame in self.net.switch.process(entry.port, update_frame_header(entry, len(data)) + data):
+            for port, frame in self.net.switch.process(
+                entry.port, update_frame_header(entry, len(data)) + data
+            ):
                 if port in senders:
                     self.sock.sendto(frame[FRAME_HEADERS:], senders[port])
 
@@ -74,7 +80,9 @@ class CountingWorker:
         return self.worker.allreduce_async(array)
 
 
-def train_rank(rank: int, store: str, switch_port: int, epoch: int, out: multiprocessing.Queue) -> None:
+def train_rank(
+    rank: int, store: str, switch_port: int, epoch: int, out: multiprocessing.Queue
+) -> None:
     """One DDP rank: STEPS of SGD with the hook; per step, the largest gap between DDP's averaged
     gradient and gloo's float all-reduce of the same local gradients, and the bound it must keep."""
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"
@@ -85,7 +93,16 @@ def train_rank(rank: int, store: str, switch_port: int, epoch: int, out: multipr
     # Buckets of at most 512 bytes: each step's gradients travel as several all-reduces, started
     # while the backward pass still computes the next buckets.
     ddp = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=512 / 2**20)
-    worker = Worker(JOB, rank, WORLD, "127.0.0.1", f"127.0.0.{rank + 2}", 0, switch_port=switch_port, epoch=epoch)
+    worker = Worker(
+        JOB,
+        rank,
+        WORLD,
+        "127.0.0.1",
+        f"127.0.0.{rank + 2}",
+        0,
+        switch_port=switch_port,
+        epoch=epoch,
+    )
     counting = CountingWorker(worker)
     ddp.register_comm_hook(counting, switch_allreduce_hook)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.5)
@@ -94,7 +111,9 @@ def train_rank(rank: int, store: str, switch_port: int, epoch: int, out: multipr
     steps = []
     for _ in range(STEPS):
         reference.load_state_dict(model.state_dict())
-        local = torch.autograd.grad(torch.nn.functional.cross_entropy(reference(x), y), reference.parameters())
+        local = torch.autograd.grad(
+            torch.nn.functional.cross_entropy(reference(x), y), reference.parameters()
+        )
         expected = torch.cat([g.flatten() for g in local])
         peak = expected.abs().max()
         dist.all_reduce(expected)
@@ -107,8 +126,13 @@ def train_rank(rank: int, store: str, switch_port: int, epoch: int, out: multipr
         # docs/accuracy.md: n * 2^e / 2^32 per summed element, 2^e <= 2 * peak, divided by n for the
         # mean; plus float32 rounding of the result, the division and the reference
         bound = 2 * peak / 2**32 + 4 * torch.finfo(torch.float32).eps * expected.abs()
-        steps.append({"loss": loss.item(), "gap": (got - expected).abs().max().item(),
-                      "within": bool(((got - expected).abs() <= bound).all())})
+        steps.append(
+            {
+                "loss": loss.item(),
+                "gap": (got - expected).abs().max().item(),
+                "within": bool(((got - expected).abs() <= bound).all()),
+            }
+        )
         optimizer.step()
     worker.close()
     steps[0]["buckets"] = counting.calls / STEPS
@@ -120,12 +144,18 @@ def test_ddp_gradients_through_the_switch_equal_the_float_allreduce(tmp_path):
     switch = UdpSwitch(WORLD)
     ctx = multiprocessing.get_context("spawn")
     out = ctx.Queue()
-    procs = [ctx.Process(target=train_rank, args=(rank, str(tmp_path / "store"), switch.port, switch.epoch, out))
-             for rank in range(WORLD)]
+    procs = [
+        ctx.Process(
+            target=train_rank, args=(rank, str(tmp_path / "store"), switch.port, switch.epoch, out)
+        )
+        for rank in range(WORLD)
+    ]
     try:
         for p in procs:
             p.start()
-        results = dict((rank, (steps, params)) for rank, steps, params in (out.get(timeout=120) for _ in procs))
+        results = dict(
+            (rank, (steps, params)) for rank, steps, params in (out.get(timeout=120) for _ in procs)
+        )
         for p in procs:
             p.join(timeout=30)
             assert p.exitcode == 0

@@ -10,15 +10,23 @@ def test_switch_sends_a_packet_per_chunk_and_one_exponent_announcement_per_slot_
     # 10,000 elements: 157 chunks of 64 (the last one partial); 64 slots used once more for the exponents;
     # 100 elements: 2 chunks, 2 slots
     assert expected_bytes("switch", [10_000, 100], 4, 64, 64) == {
-        "worker_link": (157 + 64 + 2 + 2) * FRAME, "busiest_link": (157 + 64 + 2 + 2) * FRAME}
+        "worker_link": (157 + 64 + 2 + 2) * FRAME,
+        "busiest_link": (157 + 64 + 2 + 2) * FRAME,
+    }
 
 
 def test_parameter_server_link_carries_every_workers_packets():
-    assert expected_bytes("ps", [100], 4, 64, 64) == {"worker_link": 4 * FRAME, "busiest_link": 16 * FRAME}
+    assert expected_bytes("ps", [100], 4, 64, 64) == {
+        "worker_link": 4 * FRAME,
+        "busiest_link": 16 * FRAME,
+    }
 
 
 def test_ring_sends_two_n_minus_one_segments_in_tcp_frames():
     # 4 workers, 1,000 float32: segments of 1,000 bytes (one TCP frame each), 2 x 3 sent per rank
-    assert expected_bytes("ring", [1000], 4, 64, 64) == {"worker_link": 6 * (1000 + 66), "busiest_link": 6 * (1000 + 66)}
+    assert expected_bytes("ring", [1000], 4, 64, 64) == {
+        "worker_link": 6 * (1000 + 66),
+        "busiest_link": 6 * (1000 + 66),
+    }
     # 4,000 float32: segments of 4,000 bytes, 3 frames each (1,448 + 1,448 + 1,104)
     assert expected_bytes("ring", [4000], 4, 64, 64)["worker_link"] == 6 * (4000 + 3 * 66)

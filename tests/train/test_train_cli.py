@@ -12,11 +12,17 @@ from ina.train import cli
 from ina.train.cli import main
 
 
-@pytest.mark.parametrize(("argv", "listed"), [
-    (["--model", "cnn"], "choose from 'softmax', 'mlp'"),
-    (["--dataset", "mnist"], "choose from 'digits', 'iris', 'wine', 'breast_cancer'"),
-    (["--batch", "3", "--workers", "4"], "batch 3 leaves 1 of the 4 workers without a sample: use at least 4"),
-])
+@pytest.mark.parametrize(
+    ("argv", "listed"),
+    [
+        (["--model", "cnn"], "choose from 'softmax', 'mlp'"),
+        (["--dataset", "mnist"], "choose from 'digits', 'iris', 'wine', 'breast_cancer'"),
+        (
+            ["--batch", "3", "--workers", "4"],
+            "batch 3 leaves 1 of the 4 workers without a sample: use at least 4",
+        ),
+    ],
+)
 def test_bad_input_lists_the_choices(capsys, argv, listed):
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
@@ -37,21 +43,37 @@ def nothing_trains(monkeypatch, tmp_path):
     monkeypatch.setattr(cli, "run", refuse)
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    # the MLP's arrays per hidden unit on digits (1437 training rows, 64 features, 10 classes):
-    # 8 * 3 * 1437 + 96 * (64 + 1 + 10) = 41688 bytes per worker, 4 workers by default, within 4 GiB
-    (["--hidden", "1000000000"], "argument --hidden: expected an integer in 1..25756 (166752 bytes per hidden unit "
-                                 "on digits over 4 workers, at most 4 GiB), got '1000000000'"),
-    (["--hidden", "25757"], "argument --hidden: expected an integer in 1..25756 (166752 bytes per hidden unit on "
-                            "digits over 4 workers, at most 4 GiB), got '25757'"),
-    (["--hidden", "103027", "--workers", "1", "--batch", "32"],
-     "argument --hidden: expected an integer in 1..103026 (41688 bytes per hidden unit on digits, at most 4 GiB), "
-     "got '103027'"),
-    (["--bw", "1001"], "argument --bw: expected a number in (0.0, 1000], got '1001'"),
-    (["--straggler", "h2:5x"], "argument --straggler: h2:5x slows the emulated compute, and there is none "
-                               "(--compute-ms is 0): add --compute-ms MS, e.g. --compute-ms 20"),
-])
-def test_memory_and_link_arguments_are_refused_before_training(nothing_trains, capsys, argv, message):
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        # the MLP's arrays per hidden unit on digits (1437 training rows, 64 features, 10 classes):
+        # 8 * 3 * 1437 + 96 * (64 + 1 + 10) = 41688 bytes per worker, 4 workers by default, within 4 GiB
+        (
+            ["--hidden", "1000000000"],
+            "argument --hidden: expected an integer in 1..25756 (166752 bytes per hidden unit "
+            "on digits over 4 workers, at most 4 GiB), got '1000000000'",
+        ),
+        (
+            ["--hidden", "25757"],
+            "argument --hidden: expected an integer in 1..25756 (166752 bytes per hidden unit on "
+            "digits over 4 workers, at most 4 GiB), got '25757'",
+        ),
+        (
+            ["--hidden", "103027", "--workers", "1", "--batch", "32"],
+            "argument --hidden: expected an integer in 1..103026 (41688 bytes per hidden unit on digits, at most 4 GiB), "
+            "got '103027'",
+        ),
+        (["--bw", "1001"], "argument --bw: expected a number in (0.0, 1000], got '1001'"),
+        (
+            ["--straggler", "h2:5x"],
+            "argument --straggler: h2:5x slows the emulated compute, and there is none "
+            "(--compute-ms is 0): add --compute-ms MS, e.g. --compute-ms 20",
+        ),
+    ],
+)
+def test_memory_and_link_arguments_are_refused_before_training(
+    nothing_trains, capsys, argv, message
+):
     """These ended in MemoryError (--hidden) or a link Mininet silently left unlimited (--bw)."""
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
@@ -59,7 +81,9 @@ def test_memory_and_link_arguments_are_refused_before_training(nothing_trains, c
     assert capsys.readouterr().err.splitlines()[-1] == f"ina train: error: {message}"
 
 
-@pytest.mark.parametrize("argv", [["--hidden", "25756"], ["--model", "softmax", "--hidden", "1000000000"]])
+@pytest.mark.parametrize(
+    "argv", [["--hidden", "25756"], ["--model", "softmax", "--hidden", "1000000000"]]
+)
 def test_a_model_within_the_memory_budget_reaches_training(nothing_trains, tmp_path, argv):
     with pytest.raises(AssertionError, match="went past its argument checks"):
         main([*argv, "--out", str(tmp_path / "run")])
@@ -67,14 +91,17 @@ def test_a_model_within_the_memory_budget_reaches_training(nothing_trains, tmp_p
 
 
 @pytest.mark.parametrize("replay", [[], ["--replay", "resnet50"]])
-def test_a_run_directory_that_cannot_be_made_is_refused_before_training(nothing_trains, tmp_path, capsys, replay):
+def test_a_run_directory_that_cannot_be_made_is_refused_before_training(
+    nothing_trains, tmp_path, capsys, replay
+):
     """It was made only in Mininet, after the reference had trained: a traceback then."""
     (tmp_path / "file").write_text("")
     with pytest.raises(SystemExit) as exit_info:
         main([*replay, "--out", str(tmp_path / "file" / "run")])
     assert exit_info.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
-        f"ina train: error: argument --out: cannot create {tmp_path / 'file' / 'run'}: Not a directory")
+        f"ina train: error: argument --out: cannot create {tmp_path / 'file' / 'run'}: Not a directory"
+    )
 
 
 def test_ina_dispatches_train(capsys):
@@ -86,11 +113,37 @@ def test_ina_dispatches_train(capsys):
 
 def test_worker_without_an_aggregator_fails_naming_it_and_the_job():
     """Nothing answers on 127.0.0.1: the first all-reduce gives up after --max-retries."""
-    done = subprocess.run([sys.executable, "-m", "ina.train.worker_main", "--job", "3", "--rank", "1",
-                           "--workers", "2", "--epoch", "9", "--switch", "127.0.0.1", "--aggregator", "switch s1",
-                           "--timeout", "0.01", "--max-retries", "1", "--epochs", "1"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ina.train.worker_main",
+            "--job",
+            "3",
+            "--rank",
+            "1",
+            "--workers",
+            "2",
+            "--epoch",
+            "9",
+            "--switch",
+            "127.0.0.1",
+            "--aggregator",
+            "switch s1",
+            "--timeout",
+            "0.01",
+            "--max-retries",
+            "1",
+            "--epochs",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1
-    assert done.stderr.startswith("ina train: worker 1 of job 3 lost switch s1 (127.0.0.1): job 3 rank 1: "
-                                  "no answer from the switch at 127.0.0.1 after 1 retransmissions")
+    assert done.stderr.startswith(
+        "ina train: worker 1 of job 3 lost switch s1 (127.0.0.1): job 3 rank 1: "
+        "no answer from the switch at 127.0.0.1 after 1 retransmissions"
+    )
     assert done.stdout == ""
