@@ -10,6 +10,7 @@ import argparse
 from dataclasses import astuple, dataclass, field, fields, replace
 
 from ina.args import probability
+from ina.controller.allocators import Allocator, FirstFit, Range
 from ina.controller.client import ControllerError, SwitchConnection, TableEntry
 from ina.p4rt import codec
 from ina.p4src.protocol import (
@@ -131,27 +132,11 @@ def drop_probability(threshold: int) -> float:
     return round(threshold / THRESHOLD_SCALE, 9)
 
 
-def allocate(jobs: list[Job], num_slots: int, pool_size: int) -> int:
-    """First fit: the lowest base where `num_slots` consecutive slots are free."""
-    if num_slots <= 0:
-        raise ControllerError("a job needs at least one slot")
-    base = 0
-    for job in sorted(jobs, key=lambda j: j.base):
-        if job.base - base >= num_slots:
-            return base
-        base = max(base, job.base + job.num_slots)
-    if pool_size - base >= num_slots:
-        return base
-    free = pool_size - sum(j.num_slots for j in jobs)
-    raise ControllerError(
-        f"the slot pool is full: {num_slots} slots wanted, {free} free of {pool_size} "
-        "(remove a job or ask for fewer slots)"
-    )
-
-
 class Aggregation:
-    def __init__(self, conn: SwitchConnection):
+    def __init__(self, conn: SwitchConnection, allocator: Allocator | None = None):
+        """`allocator` places each new job's slots (controller/allocators.py; default first fit)."""
         self.conn = conn
+        self.allocator = allocator or FirstFit()
         schema = conn.schema or conn.adopt_pipeline()
         try:
             self.pool_size = schema.register("InaIngress.slot_bitmap").size // 2
@@ -295,8 +280,12 @@ class Aggregation:
             raise ControllerError(
                 f"job {job_id} already exists (remove it first: ina ctl remove-job {job_id})"
             )
-        base = allocate(existing, num_slots, self.pool_size)
-        job = Job(job_id, base, num_slots, epoch, sorted(workers, key=lambda w: w.rank), policy)
+        placed = self.allocator.place(
+            [Range(j.base, j.num_slots) for j in existing], num_slots, self.pool_size
+        )
+        job = Job(
+            job_id, placed.base, placed.size, epoch, sorted(workers, key=lambda w: w.rank), policy
+        )
         # One write per entry, recorded once it succeeded: a batch that fails part-way would leave
         # its good updates applied with nothing to say which, and undo must remove only our own.
         done: list = []

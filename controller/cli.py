@@ -22,7 +22,9 @@ from ina.args import (
     udp_port,
 )
 from ina.controller.aggregation import Aggregation, BurstLoss, Worker
+from ina.controller.allocators import ALLOCATORS, Range, allocator
 from ina.controller.client import ControllerError, SwitchConnection
+from ina.controller.pool import compact, held, move_job, pool_map
 from ina.controller.shell import shell_argv, shell_python, shell_venv
 from ina.files import FileError, read_bmv2_json, read_p4info
 from ina.p4rt import codec
@@ -48,6 +50,7 @@ READ_ONLY = {
     "show-slot",
     "show-forwarding",
     "show-drops",
+    "show-pool",
 }
 
 
@@ -119,6 +122,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tls.add_argument("--key", metavar="FILE", help="PEM key of --cert")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--allocator",
+        type=parsed_by(allocator),
+        default=allocator("first-fit"),
+        metavar="POLICY",
+        help=f"where add-job puts a job's slots: {', '.join(ALLOCATORS)} or partition:N "
+        "(default: first-fit; docs/protocol.md, 'Shared switch memory')",
+    )
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("show-pipeline", help="tables, registers and counters of the loaded program")
     sp = sub.add_parser("set-pipeline", help="push a BMv2 JSON and its P4Info")
@@ -181,6 +192,19 @@ def build_parser() -> argparse.ArgumentParser:
     xj.add_argument("job", type=int_range(0, MAX_JOBS - 1), help="the job's id")
     xj.add_argument(
         "--epoch", type=int_range(1, EPOCH_MAX), help="the new run's token (default: a random one)"
+    )
+    mv = sub.add_parser(
+        "move-job",
+        help="put a drained job on another range (or resize it in place): remove + add, new epoch",
+    )
+    mv.add_argument("job", type=int_range(0, MAX_JOBS - 1), help="the job's id")
+    mv.add_argument("--base", type=int_range(0, MAX_SLOTS - 1), help="first slot (default: as now)")
+    mv.add_argument("--slots", type=int_range(1, MAX_SLOTS), help="slots (default: as now)")
+    sub.add_parser(
+        "compact", help="move drained jobs down so the free slots are one range (new epochs)"
+    )
+    sub.add_parser(
+        "show-pool", help="the slot pool: which job holds which range, free ranges, fragmentation"
     )
     sub.add_parser("show-jobs", help="every job: slots, epoch, policy and workers")
     sub.add_parser("show-stats", help="the switch's non-zero counters, per job and per port")
@@ -257,7 +281,7 @@ def run(args) -> object:
             }
         if args.command == "table-dump":
             return [asdict(e) for e in conn.read_table(args.table)]
-        agg = Aggregation(conn)
+        agg = Aggregation(conn, args.allocator)
         if args.command == "set-switch-addr":
             agg.set_switch_address(args.mac, args.ip)
             return {"ok": True}
@@ -274,6 +298,17 @@ def run(args) -> object:
             return {"ok": True}
         if args.command == "show-jobs":
             return [_job_dict(j) for j in agg.jobs()]
+        if args.command == "show-pool":
+            return pool_map(held(agg.jobs()), agg.pool_size)
+        if args.command == "move-job":
+            now = agg.job(args.job)
+            target = Range(
+                now.base if args.base is None else args.base,
+                now.num_slots if args.slots is None else args.slots,
+            )
+            return _job_dict(move_job(agg, args.job, target))
+        if args.command == "compact":
+            return [_job_dict(j) for j in compact(agg).values()]
         if args.command == "show-stats":
             return agg.stats()
         if args.command == "show-slot":
@@ -327,8 +362,8 @@ def _shell(args) -> NoReturn:
 
 
 def _human(command: str, result) -> None:
-    if command in ("show-jobs", "add-job", "reset-job", "set-policy"):
-        jobs = result if command == "show-jobs" else [result]
+    if command in ("show-jobs", "add-job", "reset-job", "set-policy", "move-job", "compact"):
+        jobs = result if command in ("show-jobs", "compact") else [result]
         rows = [
             [
                 j["job_id"],
@@ -342,8 +377,12 @@ def _human(command: str, result) -> None:
             for j in jobs
         ]
         _print_table(rows, ["job", "base", "slots", "epoch", "policy", "workers", "rank@port/ip"])
-        if command in ("add-job", "reset-job"):
+        if command in ("add-job", "reset-job", "move-job"):
             print(f"start its workers with --epoch {jobs[0]['epoch']:#010x}")
+        elif command == "compact":
+            print("restart each moved job's workers with its new epoch" if jobs else "no job moved")
+    elif command == "show-pool":
+        _print_pool(result)
     elif command == "show-stats":
         for group in ("jobs", "ports"):
             for index, counts in sorted(result[group].items()):
@@ -377,6 +416,22 @@ def _human(command: str, result) -> None:
         print("values", result["values"])
     else:
         print(json.dumps(result, indent=2))
+
+
+def _print_pool(pool: dict) -> None:
+    """The pool map as text: a row per range in slot order, then the totals."""
+    rows = [
+        [r["base"], r["base"] + r["slots"] - 1, r["slots"], f"job {r['job']}"] for r in pool["jobs"]
+    ]
+    rows += [
+        [r["base"], r["base"] + r["slots"] - 1, r["slots"], "free"] for r in pool["free_ranges"]
+    ]
+    _print_table(sorted(rows), ["first", "last", "slots", "holder"])
+    print(
+        f"{pool['used']} of {pool['pool_size']} slots used by {len(pool['jobs'])} jobs, "
+        f"{pool['free']} free in {len(pool['free_ranges'])} ranges (largest {pool['largest_free']}), "
+        f"external fragmentation {pool['fragmentation']:.3f}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

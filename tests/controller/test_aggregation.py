@@ -13,7 +13,6 @@ from ina.controller.aggregation import (
     BurstLoss,
     Job,
     Worker,
-    allocate,
     drop_probability,
     drop_threshold,
 )
@@ -126,14 +125,6 @@ def test_a_second_controller_is_backup_and_cannot_write(switch):
     _sw, _conn, address = switch
     with pytest.raises(NotPrimaryError, match="another controller is primary"):
         SwitchConnection(address, election_id=5)
-
-
-def test_allocator_first_fit():
-    jobs = [Job(1, 0, 4, 1), Job(2, 8, 4, 1)]
-    assert allocate(jobs, 4, 16) == 4
-    assert allocate(jobs, 5, 17) == 12
-    with pytest.raises(ControllerError, match="pool is full"):
-        allocate(jobs, 5, 16)
 
 
 def test_ctl_cli_json_and_errors(switch, capsys):
