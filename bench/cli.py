@@ -3,7 +3,8 @@ communication time of a replayed model's training iterations (train: switch, rin
 the controller's time to primary while streams flood the P4Runtime port (arbitration), a huge
 pipeline pushed over P4Runtime (hostile: time to answer, memory, Reads meanwhile), what a big
 P4Runtime message costs the switch's server and what real ones weigh (p4runtime), one all-reduce in
-Mininet and in `ina sim` side by side (sim-vs-emulation: frames per link, times).
+Mininet and in `ina sim` side by side (sim-vs-emulation: frames per link, times), the switch's
+slot pool under a churn of jobs per allocation policy (pool).
 
 Each benchmark repeats, reports median and spread, writes JSON (with the machine and git revision)
 and PNG plots into --out, and a markdown summary (summary.md). Timing never decides pass or fail.
@@ -386,6 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
             "hostile",
             "p4runtime",
             "sim-vs-emulation",
+            "pool",
             "all",
         ],
     )
@@ -514,6 +516,10 @@ def measure(args: argparse.Namespace, out: Path, with_bmv2: bool) -> dict:
         from ina.bench.p4runtime_load import bench_p4runtime
 
         sections["p4runtime"] = bench_p4runtime(out, args.reps)
+    if args.what in ("pool", "all"):
+        from ina.bench.pool import bench_pool
+
+        sections["pool"] = bench_pool(out, jobs=5000 if args.full else 2000)
     if args.what in ("profile", "all"):
         print(bench_profile(out, args.seconds, veth=not args.no_veth))
     return sections

@@ -10,7 +10,7 @@ import argparse
 from dataclasses import astuple, dataclass, field, fields, replace
 
 from ina.args import probability
-from ina.controller.allocators import Allocator, FirstFit, Range
+from ina.controller.allocators import FIRST_FIT, Allocator, Range
 from ina.controller.client import ControllerError, SwitchConnection, TableEntry
 from ina.p4rt import codec
 from ina.p4src.protocol import (
@@ -136,7 +136,7 @@ class Aggregation:
     def __init__(self, conn: SwitchConnection, allocator: Allocator | None = None):
         """`allocator` places each new job's slots (controller/allocators.py; default first fit)."""
         self.conn = conn
-        self.allocator = allocator or FirstFit()
+        self.allocator = allocator or FIRST_FIT
         schema = conn.schema or conn.adopt_pipeline()
         try:
             self.pool_size = schema.register("InaIngress.slot_bitmap").size // 2

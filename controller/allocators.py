@@ -22,7 +22,7 @@ between iterations through remove + add with a fresh epoch (controller/pool.py; 
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from ina.controller.client import ControllerError
 
@@ -90,8 +90,9 @@ def _check_want(want: int) -> None:
         raise ControllerError("a job needs at least one slot")
 
 
+@dataclass(frozen=True)
 class FirstFit:
-    name = "first-fit"
+    name: ClassVar[str] = "first-fit"
 
     def place(self, held: Sequence[Range], want: int, pool_size: int) -> Range:
         _check_want(want)
@@ -104,8 +105,9 @@ class FirstFit:
         return want <= pool_size
 
 
+@dataclass(frozen=True)
 class BestFit(FirstFit):
-    name = "best-fit"
+    name: ClassVar[str] = "best-fit"
 
     def place(self, held: Sequence[Range], want: int, pool_size: int) -> Range:
         _check_want(want)
@@ -126,8 +128,9 @@ def _top_blocks(pool_size: int) -> list[Range]:
     return blocks
 
 
+@dataclass(frozen=True)
 class Buddy:
-    name = "buddy"
+    name: ClassVar[str] = "buddy"
 
     def place(self, held: Sequence[Range], want: int, pool_size: int) -> Range:
         _check_want(want)
@@ -161,14 +164,19 @@ class Buddy:
         return want > 0 and 1 << (want - 1).bit_length() <= _top_blocks(pool_size)[0].size
 
 
+@dataclass(frozen=True)
 class Partition:
     """N equal parts; a part's slots beyond N * (pool_size // N) stay unused."""
 
-    def __init__(self, parts: int = DEFAULT_PARTS):
-        if parts < 1:
-            raise ControllerError(f"a static partition has at least 1 part; got {parts}")
-        self.parts = parts
-        self.name = "partition" if parts == DEFAULT_PARTS else f"partition:{parts}"
+    parts: int = DEFAULT_PARTS
+
+    def __post_init__(self) -> None:
+        if self.parts < 1:
+            raise ControllerError(f"a static partition has at least 1 part; got {self.parts}")
+
+    @property
+    def name(self) -> str:
+        return "partition" if self.parts == DEFAULT_PARTS else f"partition:{self.parts}"
 
     def place(self, held: Sequence[Range], want: int, pool_size: int) -> Range:
         _check_want(want)
@@ -185,14 +193,13 @@ class Partition:
         return 0 < want <= pool_size // self.parts
 
 
+@dataclass(frozen=True)
 class Pinned:
     """One given range, if it is free: how the controller moves or resizes a job (controller/pool.py)
     through the same `add_job` as any placement."""
 
-    name = "pinned"
-
-    def __init__(self, target: Range):
-        self.target = target
+    target: Range
+    name: ClassVar[str] = "pinned"
 
     def place(self, held: Sequence[Range], want: int, pool_size: int) -> Range:
         _check_want(want)
@@ -208,6 +215,7 @@ class Pinned:
         return want == self.target.size and self.target.end <= pool_size
 
 
+FIRST_FIT = FirstFit()  # the default everywhere: the placements ina always made
 ALLOCATORS = ("first-fit", "best-fit", "buddy", "partition")
 
 

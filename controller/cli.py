@@ -22,7 +22,7 @@ from ina.args import (
     udp_port,
 )
 from ina.controller.aggregation import Aggregation, BurstLoss, Worker
-from ina.controller.allocators import ALLOCATORS, Range, allocator
+from ina.controller.allocators import ALLOCATORS, FIRST_FIT, Range, allocator
 from ina.controller.client import ControllerError, SwitchConnection
 from ina.controller.pool import compact, held, move_job, pool_map
 from ina.controller.shell import shell_argv, shell_python, shell_venv
@@ -125,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--allocator",
         type=parsed_by(allocator),
-        default=allocator("first-fit"),
+        default=FIRST_FIT,
         metavar="POLICY",
         help=f"where add-job puts a job's slots: {', '.join(ALLOCATORS)} or partition:N "
         "(default: first-fit; docs/protocol.md, 'Shared switch memory')",

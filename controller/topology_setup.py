@@ -9,6 +9,7 @@ breadth-first spanning tree, so they cannot loop.
 """
 
 from ina.controller.aggregation import Aggregation, Job, Worker
+from ina.controller.allocators import Allocator
 from ina.controller.client import ControllerError, SwitchConnection
 from ina.topologies.topo import Topology
 
@@ -90,12 +91,17 @@ def route(topo: Topology, src: str, host: str) -> int:
 
 
 def program_topology(
-    topo: Topology, bmv2_json: dict, p4info, election_id: int = 1
+    topo: Topology,
+    bmv2_json: dict,
+    p4info,
+    election_id: int = 1,
+    allocator: Allocator | None = None,
 ) -> dict[str, list[Job]]:
-    """Push the pipeline to every switch and program it; returns the jobs per switch."""
+    """Push the pipeline to every switch and program it, each job's slots placed by `allocator`
+    (default first fit); returns the jobs per switch."""
     out = {}
     for name, sw in topo.switches.items():
         with SwitchConnection(sw.grpc, sw.device_id, election_id) as conn:
             conn.set_pipeline(bmv2_json, p4info)
-            out[name] = program_switch(Aggregation(conn), name, topo)
+            out[name] = program_switch(Aggregation(conn, allocator), name, topo)
     return out

@@ -49,6 +49,7 @@ import numpy as np
 from ina.compiler import CompileResult, compile_file
 from ina.controller.aggregation import Aggregation
 from ina.controller.aggregation import Worker as WorkerEntry
+from ina.controller.allocators import Allocator
 from ina.controller.client import SwitchConnection
 from ina.controller.topology_setup import program_topology
 from ina.hosts.core import MIN_RTO, AllReduceCore
@@ -256,6 +257,7 @@ class InProcessSwitch:
         server: str | None = None,
         min_rto: float = MIN_RTO,
         hosts: Mapping[str, HostSpec] | None = None,
+        allocator: Allocator | None = None,
     ):
         self.elems, self.loss, self.min_rto = elems, list(loss), min_rto
         self.link = LinkSpec(delay=latency) if link is None else link
@@ -298,10 +300,10 @@ class InProcessSwitch:
                 self.node = self._add_switch("s1", engine, pipeline)
                 self._conn = SwitchConnection(self._address("s1"), election_id=1)
                 self._conn.set_pipeline(compiled.bmv2, compiled.p4info)
-                self.controller = Aggregation(self._conn)
+                self.controller = Aggregation(self._conn, allocator)
                 self.controller.set_switch_address(SWITCH_MAC, SWITCH_IP)
             else:
-                self._build(topology, engine, pipeline, compiled, timeout)
+                self._build(topology, engine, pipeline, compiled, timeout, allocator)
         except BaseException:
             self.close()  # no server outlives a harness that failed to start
             raise
@@ -339,7 +341,13 @@ class InProcessSwitch:
         return f"127.0.0.1:{self._servers[name].bound_port}"
 
     def _build(
-        self, topo: Topology, engine: str, pipeline: float, compiled: CompileResult, timeout: float
+        self,
+        topo: Topology,
+        engine: str,
+        pipeline: float,
+        compiled: CompileResult,
+        timeout: float,
+        allocator: Allocator | None = None,
     ) -> None:
         """The topology's switches, hosts and links, programmed as `ina run` programs them, and a
         member per worker of each job."""
@@ -364,6 +372,7 @@ class InProcessSwitch:
             topo.with_grpc({n: self._address(n) for n in topo.switches}),
             compiled.bmv2,
             compiled.p4info,
+            allocator=allocator,
         )
         entries = {job.job_id: job for jobs in installed.values() for job in jobs}
         for job in topo.jobs:

@@ -20,6 +20,7 @@ from typing import Protocol
 import numpy as np
 
 from ina.controller.aggregation import BurstLoss
+from ina.controller.allocators import FIRST_FIT, Allocator
 from ina.hosts.cli import make_array, verify
 from ina.hosts.inprocess import FRAME_HEADERS, InProcessSwitch
 from ina.p4src.protocol import EPOCH_MAX, HEADER_LEN, SYNC, Policy
@@ -59,6 +60,7 @@ class AllReduceConfig:
         0.0  # the workers' RTO floor beside 2 min_rtt: no host's scheduling noise in virtual time
     )
     slow_host: SlowHost | None = None
+    allocator: Allocator = FIRST_FIT  # where each job's slots go (controller/allocators.py)
 
     def epoch(self, job: int) -> int:
         """A job's epoch, from the seed: the same seed sends the same bytes."""
@@ -199,6 +201,7 @@ def harness(
         server=server,
         min_rto=config.min_rto,
         hosts=host_specs(config),
+        allocator=config.allocator,
     )
 
 
@@ -370,6 +373,7 @@ def config_json(config: AllReduceConfig, workers: int) -> dict:
         "timeout_s": config.timeout,
         "min_rto_s": config.min_rto,
         "slow_host": str(config.slow_host) if config.slow_host else None,
+        "allocator": config.allocator.name,
     }
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from ina.args import int_choice, int_range, parsed_by, probability
 from ina.bench.results import git_revision
 from ina.controller.aggregation import BurstLoss
+from ina.controller.allocators import ALLOCATORS, allocator
 from ina.hosts.core import WorkerError
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, Policy
 from ina.sim import budget, compare, output, ring, sweep, workload_cli
@@ -177,6 +178,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=int_range(0), default=DEFAULTS.seed, help="the arrays and every link's loss"
     )
     p.add_argument(
+        "--allocator",
+        type=parsed_by(allocator),
+        default=DEFAULTS.allocator,
+        metavar="POLICY",
+        help=f"where each job's slots go in its switch's pool: {', '.join(ALLOCATORS)} or "
+        "partition:N (default: first-fit)",
+    )
+    p.add_argument(
         "--json",
         metavar="FILE",
         help="write every figure, the configuration, the seed and the git revision",
@@ -250,6 +259,7 @@ def config_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> AllRedu
         seed=args.seed,
         timeout=args.timeout,
         slow_host=args.slow_host,
+        allocator=args.allocator,
     )
     try:
         topo = config.plain_topology()

@@ -20,6 +20,7 @@ import pytest
 from ina.bench.cli import build_parser as bench_parser
 from ina.compiler.cli import build_parser as compile_parser
 from ina.controller.aggregation import BurstLoss
+from ina.controller.allocators import allocator
 from ina.controller.cli import build_parser as ctl_parser
 from ina.hosts.cli import build_parser as worker_parser
 from ina.hosts.compute import DelayDistribution, parse_straggler
@@ -68,6 +69,10 @@ POLICY = PARSED(
         ",",
         "sync,quorum:2",
     ),
+)
+ALLOCATOR = PARSED(
+    allocator,
+    ("first-fit", "best-fit", "buddy", "partition", "partition:16", "partition:0", "worst"),
 )
 STRAGGLER = PARSED(parse_straggler, ("h3:3x", "h3", "h3:0x", "h1:1.5", ":2x", "h2:-1x"))
 DISTRIBUTION = PARSED(
@@ -176,6 +181,7 @@ COMMANDS: dict[
             "--slots": INT(1, 32768),
             "--keep-logs": FREE,
             "--policy": POLICY,
+            "--allocator": ALLOCATOR,
             "--repeat": INT(1, 100000),
             "--compute-ms": FLOAT(0, 3.6e6),
             "--straggler": STRAGGLER,
@@ -206,6 +212,7 @@ COMMANDS: dict[
             "--ca-cert": FREE,
             "--cert": FREE,
             "--key": FREE,
+            "--allocator": ALLOCATOR,
         },
     ),
     "bench": (
@@ -276,6 +283,7 @@ COMMANDS: dict[
             "--nic-rate": RATE,
             "--timeout": PARSED(timeout_seconds, ("1ms", "0s", "61s", "x", "-1ms", "1e400s")),
             "--seed": INT(0),
+            "--allocator": ALLOCATOR,
             "--json": FREE,
             "--plot": FREE,
             "--pcap": FREE,

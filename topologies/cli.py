@@ -5,6 +5,7 @@ import sys
 
 from ina.args import float_range, int_choice, int_range, parsed_by, probability
 from ina.controller.aggregation import BurstLoss
+from ina.controller.allocators import ALLOCATORS, FIRST_FIT, allocator
 from ina.hosts.cli import size_refusal
 from ina.hosts.compute import DelayDistribution, parse_duration, parse_straggler, straggler_refusal
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, Policy
@@ -101,6 +102,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="POLICY",
         help="every job's completion policy: sync, or quorum:K, timeout:T[us|ms|s], stale:S "
         "joined by commas (docs/protocol.md; default: the topology's, else sync)",
+    )
+    p.add_argument(
+        "--allocator",
+        type=parsed_by(allocator),
+        default=FIRST_FIT,
+        metavar="POLICY",
+        help=f"where each job's slots go in its switch's pool: {', '.join(ALLOCATORS)} or "
+        "partition:N (default: first-fit)",
     )
     p.add_argument(
         "--repeat", type=int_range(1, 100000), default=1, help="all-reduces per worker (iterations)"
@@ -207,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         baseline=args.baseline,
         p4runtime_compat=args.p4runtime_compat,
         policy=args.policy,
+        allocator=args.allocator,
         repeat=args.repeat,
         compute_ms=args.compute_ms,
         stragglers=dict(args.straggler),

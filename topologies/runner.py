@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ina.controller.aggregation import BurstLoss
+from ina.controller.allocators import FIRST_FIT, Allocator
 from ina.hosts.compute import check_stragglers
 from ina.p4src.protocol import Policy
 from ina.topologies import clean, lock
@@ -55,6 +56,7 @@ class RunOptions:
         None  # builtin switches answer P4Runtime as this target (COMPAT_MODES)
     )
     policy: Policy | None = None  # every job's completion policy; None: the topology's
+    allocator: Allocator = FIRST_FIT  # where each job's slots go (controller/allocators.py)
     repeat: int = 1  # all-reduces per worker, each after its emulated compute
     compute_ms: float = 0.0  # emulated compute before each all-reduce
     stragglers: dict[str, float] = field(default_factory=dict)  # host -> compute slowdown factor
@@ -222,7 +224,7 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
         say("switches answer on gRPC; programming them")
         from ina.controller.topology_setup import program_topology
 
-        installed = program_topology(topo, bmv2, p4info)
+        installed = program_topology(topo, bmv2, p4info, allocator=opts.allocator)
         epochs = {job.job_id: job.epoch for jobs in installed.values() for job in jobs}
         for s in network.switches():
             path = s.data_path()
