@@ -144,8 +144,10 @@ def simulate_pool(jobs: list[ChurnJob], options: PoolOptions, snapshots: bool = 
 
     def start(now: float, index: int, placed: Range) -> None:
         job = jobs[index]
-        iterations = job.duration_s / iteration_s(job.model, job.slots, job.slots)
-        took = iterations * iteration_s(job.model, placed.size, job.slots, options.line_rate_bps)
+        full = iteration_s(job.model, job.slots, job.slots, options.line_rate_bps)
+        took = job.duration_s * (
+            iteration_s(job.model, placed.size, job.slots, options.line_rate_bps) / full
+        )
         running[index] = Placed(index, job, placed, now, now + took)
         run.waits.append(now - job.arrival_s)
         sim.at(now + took, depart, index, 0)

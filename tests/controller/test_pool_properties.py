@@ -2,16 +2,13 @@
 random sequences of add, remove, resize, compact and failed add keep the pool consistent, and
 the switch's tables, read back over P4Runtime, match the allocator's view."""
 
-import functools
 import itertools
 import random
-import threading
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ina.compiler import compile_file
 from ina.controller.aggregation import Aggregation, Worker
 from ina.controller.allocators import (
     Buddy,
@@ -24,11 +21,7 @@ from ina.controller.allocators import (
     free_ranges,
     plan_compaction,
 )
-from ina.controller.client import SwitchConnection
 from ina.controller.pool import compact, held, move_job
-from ina.p4src import AGGREGATE_P4
-from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import P4RuntimeService, serve
 
 POOL = 64
 POLICIES = ("first-fit", "best-fit", "buddy", "partition", "partition:3")
@@ -132,26 +125,12 @@ def test_random_sequences_keep_the_pool_consistent(fuzz_cases):
     sequence()
 
 
-@functools.cache
-def program():
-    return compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": "16"})
-
-
-@pytest.fixture
-def conn():
-    srv = serve(P4RuntimeService(Switch(), threading.Lock()), "127.0.0.1:0")
-    conn = SwitchConnection(f"127.0.0.1:{srv.bound_port}", election_id=10)
-    conn.set_pipeline(program().bmv2, program().p4info)
-    yield conn
-    conn.close()
-    srv.stop(None)
-
-
 @pytest.mark.fuzz
 @pytest.mark.parametrize("name", ["first-fit", "best-fit", "buddy", "partition:4"])
-def test_switch_tables_match_the_allocator_view(conn, name, fuzz_cases):
+def test_switch_tables_match_the_allocator_view(served, name, fuzz_cases):
     """A short seeded sequence against the in-process switch: after every add, failed add,
     remove, move and compaction the jobs read back over P4Runtime hold what the allocator says."""
+    conn, _address = served
     rng = random.Random(33)
     policy = allocator(name)
     agg = Aggregation(conn, policy)

@@ -1,0 +1,72 @@
+"""controller/pool.py through `ina ctl`: --allocator on add-job, show-pool as text and JSON,
+move-job and compact (remove + add with a fresh epoch), refusals that change nothing."""
+
+import json
+
+from ina.controller.aggregation import Aggregation, Worker
+from ina.controller.cli import main as ctl_main
+
+W0 = Worker(0, 1, "02:00:00:00:00:01", "10.0.0.1")
+WORKER = ["--worker", "0:1:02:00:00:00:00:01:10.0.0.1"]
+
+
+def test_show_pool_move_and_compact(served, capsys):
+    conn, address = served
+    agg = Aggregation(conn)
+    for job, slots in ((1, 4), (2, 3), (3, 2), (4, 4)):  # 0-3, 4-6, 7-8, 9-12
+        agg.add_job(job, [W0], slots, epoch=0x10 + job)
+    agg.remove_job(1)
+    agg.remove_job(3)  # free: 0-3, 7-8, 13-15
+    conn.close()
+    ctl = ["--grpc-addr", address, "--election-id", "20"]
+    assert ctl_main([*ctl, "--allocator", "best-fit", "add-job", "5", *WORKER, "--slots", "2"]) == 0
+    capsys.readouterr()
+    assert ctl_main([*ctl, "show-pool"]) == 0
+    assert capsys.readouterr().out == (
+        "first  last  slots  holder\n"
+        "0      3     4      free  \n"
+        "4      6     3      job 2 \n"
+        "7      8     2      job 5 \n"
+        "9      12    4      job 4 \n"
+        "13     15    3      free  \n"
+        "9 of 16 slots used by 3 jobs, 7 free in 2 ranges (largest 4), "
+        "external fragmentation 0.429\n"
+    )
+    assert ctl_main([*ctl, "--json", "show-pool"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "pool_size": 16,
+        "used": 9,
+        "free": 7,
+        "largest_free": 4,
+        "fragmentation": 1 - 4 / 7,
+        "jobs": [
+            {"job": 2, "base": 4, "slots": 3},
+            {"job": 5, "base": 7, "slots": 2},
+            {"job": 4, "base": 9, "slots": 4},
+        ],
+        "free_ranges": [{"base": 0, "slots": 4}, {"base": 13, "slots": 3}],
+    }
+    # a move onto another job's slots is refused in one line, and nothing changes
+    assert ctl_main([*ctl, "move-job", "2", "--base", "6"]) == 1
+    assert capsys.readouterr().err == (
+        "ina ctl: the slot pool is full: 3 slots wanted, 10 free of 16 at slots 6..8 "
+        "(remove a job or ask for fewer slots)\n"
+    )
+    assert ctl_main([*ctl, "--json", "move-job", "4", "--base", "12", "--slots", "2"]) == 0
+    moved = json.loads(capsys.readouterr().out)
+    assert (moved["base"], moved["num_slots"]) == (12, 2) and moved["epoch"] != 0x14
+    assert ctl_main([*ctl, "--json", "compact"]) == 0
+    assert [
+        (j["job_id"], j["base"], j["num_slots"]) for j in json.loads(capsys.readouterr().out)
+    ] == [
+        (2, 0, 3),
+        (5, 3, 2),
+        (4, 5, 2),
+    ]
+    assert ctl_main([*ctl, "show-pool"]) == 0
+    assert capsys.readouterr().out.endswith(
+        "7 of 16 slots used by 3 jobs, 9 free in 1 ranges (largest 9), "
+        "external fragmentation 0.000\n"
+    )
+    assert ctl_main([*ctl, "move-job", "9"]) == 1
+    assert "no job 9 on this switch" in capsys.readouterr().err
