@@ -3,8 +3,14 @@ move-job and compact (remove + add with a fresh epoch), refusals that change not
 
 import json
 
+import pytest
+
 from ina.controller.aggregation import Aggregation, Worker
+from ina.controller.allocators import Pinned, Range
 from ina.controller.cli import main as ctl_main
+from ina.controller.client import ControllerError
+from ina.controller.pool import move_job
+from ina.p4src.protocol import SYNC
 
 W0 = Worker(0, 1, "02:00:00:00:00:01", "10.0.0.1")
 WORKER = ["--worker", "0:1:02:00:00:00:00:01:10.0.0.1"]
@@ -70,3 +76,32 @@ def test_show_pool_move_and_compact(served, capsys):
     )
     assert ctl_main([*ctl, "move-job", "9"]) == 1
     assert "no job 9 on this switch" in capsys.readouterr().err
+
+
+def test_a_move_never_reuses_the_old_epoch(served, monkeypatch):
+    """A late UPDATE of the old run must never match the new one: an equal draw is drawn again."""
+    conn, _address = served
+    agg = Aggregation(conn)
+    agg.add_job(1, [W0], 4, epoch=0x14)
+    draws = iter([0x14, 0x14, 0x99])
+    monkeypatch.setattr("ina.controller.pool.new_epoch", lambda: next(draws))
+    moved = move_job(agg, 1, Range(8, 4))
+    assert (moved.base, moved.num_slots, moved.epoch) == (8, 4, 0x99)
+    assert [(j.base, j.epoch) for j in agg.jobs()] == [(8, 0x99)]
+
+
+def test_a_failed_add_puts_the_job_back(served, monkeypatch):
+    conn, _address = served
+    agg = Aggregation(conn)
+    agg.add_job(1, [W0], 4, epoch=0x14)
+    real = Aggregation.add_job
+
+    def add_once_failing(self, job_id, workers, num_slots, epoch=None, policy=SYNC):
+        if self.allocator == Pinned(Range(8, 4)):
+            raise ControllerError("the switch said no")
+        return real(self, job_id, workers, num_slots, epoch, policy)
+
+    monkeypatch.setattr(Aggregation, "add_job", add_once_failing)
+    with pytest.raises(ControllerError, match="the switch said no"):
+        move_job(agg, 1, Range(8, 4))
+    assert [(j.job_id, j.base, j.num_slots, j.epoch) for j in agg.jobs()] == [(1, 0, 4, 0x14)]

@@ -1,8 +1,10 @@
 """The slot pool under churn (sim/pool.py) on small pools whose every figure is known."""
 
+import numpy as np
 import pytest
 
-from ina.controller.allocators import Range
+from ina.controller.allocators import Buddy, Range
+from ina.hosts.inprocess import InProcessSwitch
 from ina.sim.churn import ChurnJob
 from ina.sim.pool import PoolOptions, iteration_s, simulate_pool
 from ina.train.workloads import workload
@@ -59,3 +61,20 @@ def test_fewer_slots_than_asked_slow_the_all_reduce_only():
 def test_compaction_needs_a_contiguous_policy():
     with pytest.raises(ValueError, match="use it with first-fit or best-fit"):
         simulate_pool(JOBS, PoolOptions(pool_size=16, allocator="buddy", compact=True))
+
+
+def test_the_harness_places_jobs_by_its_allocator():
+    """`ina sim --allocator` reaches the controller: the harness's jobs sit where the policy says,
+    and a buddy block's extra slots leave the all-reduce exact."""
+    with InProcessSwitch(elems=8, pool_size=16, allocator=Buddy()) as net:
+        net.add_job(0, 2, window=3)
+        net.add_job(1, 2, window=3)
+        assert [(j.job_id, j.base, j.num_slots) for j in net.controller.jobs()] == [
+            (0, 0, 4),
+            (1, 4, 4),
+        ]
+        arrays = {
+            job: [np.arange(40, dtype=np.int32) * (r + 1) for r in range(2)] for job in (0, 1)
+        }
+        results = net.allreduce(arrays)
+    assert all((r == np.arange(40) * 3).all() for job in results.values() for r in job)
