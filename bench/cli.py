@@ -22,6 +22,7 @@ from pathlib import Path
 from ina.args import float_range, int_range
 from ina.bench import plots
 from ina.bench.results import Progress, summarise, write
+from ina.sim.churn import TraceError
 from ina.topologies import lock
 from ina.topologies.lock import MachineBusy
 
@@ -424,6 +425,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="bmv2: also measure simple_switch_grpc (and p4c) beside ina in the same run; "
         "auto: do so when BMv2 is installed (the Vagrant VM); builtin: ina only",
     )
+    p.add_argument(
+        "--trace",
+        metavar="CSV",
+        help="pool: a churn trace of your own (arrival_s,workers,duration_s[,model][,slots]; "
+        "docs/simulation.md) instead of the generated one",
+    )
     return p
 
 
@@ -457,6 +464,9 @@ def main(argv: list[str] | None = None) -> int:
     except MachineBusy as err:
         print(f"ina bench: {err}", file=sys.stderr)
         return 2
+    except TraceError as err:
+        print(f"ina bench: {err}", file=sys.stderr)
+        return 1
     print(markdown(out, sections).read_text())
     print(f"results, plots and summary in {out}/")
     return 0
@@ -519,7 +529,7 @@ def measure(args: argparse.Namespace, out: Path, with_bmv2: bool) -> dict:
     if args.what in ("pool", "all"):
         from ina.bench.pool import bench_pool
 
-        sections["pool"] = bench_pool(out, jobs=5000 if args.full else 2000)
+        sections["pool"] = bench_pool(out, jobs=5000 if args.full else 2000, trace=args.trace)
     if args.what in ("profile", "all"):
         print(bench_profile(out, args.seconds, veth=not args.no_veth))
     return sections

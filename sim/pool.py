@@ -189,6 +189,7 @@ def simulate_pool(jobs: list[ChurnJob], options: PoolOptions, snapshots: bool = 
     def arrive(now: float, index: int) -> None:
         if not policy.fits_empty(jobs[index].slots, options.pool_size):
             run.refused += 1
+            record(now)
             return
         waiting.append(index)
         admit(now)

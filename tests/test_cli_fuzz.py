@@ -225,6 +225,7 @@ COMMANDS: dict[
             "--target": CHOICE,
             "--sweep": CHOICE,
             "--workers": INT(2, 16),
+            "--trace": FREE,
         },
     ),
     "train": (

@@ -19,7 +19,13 @@ def test_bench_pool_writes_a_row_per_load_and_policy_and_the_png(tmp_path, capsy
 
 
 def test_reading_names_the_best_policy_beside_first_fit():
-    base = {"fragmentation": 0.6, "mean_wait_s": 900.0, "moves": 0, "compactions": 0}
+    base = {
+        "fragmentation": 0.6,
+        "mean_wait_s": 900.0,
+        "moves": 0,
+        "compactions": 0,
+        "refused_jobs": 0,
+    }
     rows = [
         {**base, "policy": "first-fit", "mean_jct_s": 2000.0},
         {
@@ -41,11 +47,32 @@ def test_reading_names_the_best_policy_beside_first_fit():
         "move, resume)."
     )
     assert reading(rows[:1]) == "first fit has the lowest mean completion time (2,000 s)"
+    refusing = {**rows[1], "policy": "partition", "mean_jct_s": 0.0, "refused_jobs": 3}
+    assert reading([*rows, refusing]).startswith("best-fit+compact: mean completion 1,500 s")
 
 
 def test_bench_pool_through_the_cli(tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr("ina.bench.pool.bench_pool", lambda out, jobs: calls.append(jobs) or [])
+    monkeypatch.setattr(
+        "ina.bench.pool.bench_pool", lambda out, jobs, trace: calls.append((jobs, trace)) or []
+    )
     assert bench_main(["pool", "--out", str(tmp_path)]) == 0
-    assert bench_main(["pool", "--full", "--out", str(tmp_path)]) == 0
-    assert calls == [2000, 5000]
+    assert bench_main(["pool", "--full", "--out", str(tmp_path), "--trace", "t.csv"]) == 0
+    assert calls == [(2000, None), (5000, "t.csv")]
+
+
+def test_bench_pool_runs_a_users_trace_and_refuses_a_bad_one(tmp_path, capsys):
+    trace = tmp_path / "trace.csv"
+    trace.write_text(
+        "arrival_s,workers,duration_s\n"
+        + "".join(f"{60 * i},{2 + i % 7},{300 + 50 * i}\n" for i in range(30))
+    )
+    rows = bench_pool(tmp_path, pool_size=512, trace=str(trace))
+    assert {r["jobs"] for r in rows} == {30}
+    assert all(r["finished_jobs"] + r["refused_jobs"] == 30 for r in rows)
+    trace.write_text("arrival_s,workers,duration_s\n0,2,-5\n")
+    capsys.readouterr()
+    assert bench_main(["pool", "--out", str(tmp_path), "--trace", str(trace)]) == 1
+    assert capsys.readouterr().err == (
+        f"ina bench: {trace}: line 2: arrival_s >= 0, duration_s > 0, workers and slots >= 1\n"
+    )
