@@ -10,7 +10,8 @@ policy is written once.
 - best-fit: the shortest free range long enough (lowest base on a tie), so long ranges stay whole.
 - buddy: the request rounded up to a power of two, placed at a multiple of its size inside the
   smallest free buddy block (a block is free when every slot is and its buddy is not); the job gets
-  the whole block, so `num_slots` may exceed the request (internal fragmentation, no external).
+  the whole block, so `num_slots` may exceed the request (internal fragmentation); free blocks can
+  still be scattered (external).
 - partition[:N]: the pool cut into N equal parts (default 8); a job gets one whole free part, and a
   request larger than a part is refused.
 
