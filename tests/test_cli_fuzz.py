@@ -83,7 +83,7 @@ DISTRIBUTION = PARSED(
         "exp:1ms,2",
     ),
 )
-ONE_OF_ELEMS = ("one_of", (8, 16, 32, 64))
+ONE_OF_ELEMS = ("one_of", (8, 16, 32, 64, 128, 256))
 IPV4, DEFINE, CHOICE, FREE = ("ipv4",), ("define",), ("choice",), ("free",)
 BURST = ("burst",)  # GOOD,BAD,P_GB,P_BG: four probabilities
 RATE = PARSED(

@@ -32,7 +32,7 @@ CASES = [
         ["--workers", "32", "--verify", "--size", "11184811"],
         "argument --size: expected an integer in 1..11184810 (384 bytes per element, at most 4 GiB), got '11184811'",
     ),
-    (["--elems", "0"], "argument --elems: expected one of 8, 16, 32, 64, got '0'"),
+    (["--elems", "0"], "argument --elems: expected one of 8, 16, 32, 64, 128, 256, got '0'"),
     (["--rank", "300"], "argument --rank: expected an integer in 0..31, got '300'"),
     (["--rank", "2"], "argument --rank: expected an integer in 0..1 (below --workers), got 2"),
     (["--job", "70000"], "argument --job: expected an integer in 0..255, got '70000'"),
