@@ -42,7 +42,8 @@ from ina.switch.stf import main as ina_stf
 HERE = Path(__file__).parent
 P4_TESTS = HERE.parent / "p4"
 WORKERS = 2  # a full suite under other load missed packets with 4 simple_switches at once
-RUN_TIMEOUT = 600  # seconds for one file: far above the ~4 s a run takes, and p4c-bm2-ss's ~45 s at ELEMS=256
+# seconds for one file: far above the ~4 s a run takes, and p4c-bm2-ss's ~45 s at ELEMS=256
+RUN_TIMEOUT = 600
 
 
 @dataclass(frozen=True)
