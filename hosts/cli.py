@@ -320,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         "max_abs_error": outcome.max_error,
         "failed_repetitions": outcome.failed,
         "contributions_entered": round(worker.share.fraction, 6),
+        "io": worker.io,
         "partial_chunks": outcome.partial,
         "missing_chunks": outcome.missing,
         "iterations": [

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from ranks import run_ranks
 
-from ina.hosts import packets
+from ina.hosts import batch, packets
 from ina.hosts.baseline import ParameterServer
 from ina.hosts.cli import make_array, verify
 from ina.hosts.quantize import chunk_exponents, error_bound, quantize, scale_for
@@ -389,6 +389,7 @@ def test_nan_and_infinity_are_refused_before_anything_is_sent(bad, dtype):
         ("switch_port", 0, "switch_port = 0: expected 1..65535"),
         ("switch_ip", "not-an-ip", "switch_ip = 'not-an-ip'"),
         ("local_ip", "300.1.1.1", "local_ip = '300.1.1.1'"),
+        ("io", "fast", "io = 'fast': expected auto or batch or datagram"),
     ],
 )
 def test_bad_arguments_name_the_argument_and_range(name, value, message):
@@ -406,6 +407,25 @@ def test_bad_arguments_name_the_argument_and_range(name, value, message):
     }
     with pytest.raises(ValueError, match=message):
         Worker(**args)
+
+
+def test_without_a_compiler_auto_takes_the_datagram_path_and_batch_is_refused(
+    monkeypatch, tmp_path
+):
+    monkeypatch.setattr(batch, "_loaded", None)  # build afresh: no cached helper, no gcc
+    monkeypatch.setattr(batch, "_refusal", None)
+    monkeypatch.setenv("INA_CACHE", str(tmp_path))
+    monkeypatch.setenv("CC", "no-such-cc")
+    monkeypatch.setenv("INA_WORKER_IO", "auto")
+    w = Worker(0, 0, 2, PS_IP, "127.0.0.25", 0, 16, 4, epoch=EPOCH)
+    assert w.io == "datagram"
+    w.close()
+    with pytest.raises(WorkerError) as refused:
+        Worker(0, 0, 2, PS_IP, "127.0.0.25", 0, 16, 4, epoch=EPOCH, io="batch")
+    assert str(refused.value) == (
+        "the batched data path is off: no C compiler (gcc) on PATH; install gcc for the native "
+        "data path"
+    )
 
 
 def test_a_worker_needs_the_jobs_epoch(monkeypatch):
