@@ -43,6 +43,7 @@ def bench_train(
     iterations: int = 10,
     links: tuple[float | None, ...] = (LIMITED_MBIT_S, None),
     workload: str = "resnet50",
+    elems: int = TrainOptions.elems,
 ) -> list[dict]:
     if any(links):
         print(f"[bench train] links limited to {WHY_LIMITED}", flush=True)
@@ -54,6 +55,7 @@ def bench_train(
                 Config(),
                 workers=workers,
                 aggregation=aggregation,
+                elems=elems,
                 bw=bw,
                 replay=ReplayConfig(workload, scale, iterations=iterations),
                 run_dir=str(out / "runs" / f"{aggregation}-{bw or 'unlimited'}"),
@@ -63,7 +65,7 @@ def bench_train(
                 opts, run(opts, lambda _record: None, measured.append), measured[0]
             )
             (Path(opts.run_dir) / "train.json").write_text(json.dumps(summary, indent=2))
-            rows.append(table_row(summary, link_label(bw)))
+            rows.append(table_row(summary, link_label(bw)) | {"elems": elems})
             progress.step(f"{aggregation} on {link_label(bw)}")
     for row in rows:
         if row["aggregation"] == "switch":

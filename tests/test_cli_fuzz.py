@@ -218,6 +218,7 @@ COMMANDS: dict[
             "--target": CHOICE,
             "--sweep": CHOICE,
             "--workers": INT(2, 16),
+            "--elems": ONE_OF_ELEMS,
         },
     ),
     "train": (
