@@ -297,8 +297,9 @@ class Worker:
 
     def _batch_path(self, running: dict, addr: tuple[str, int]) -> tuple[Callable, Callable]:
         """(drain, send_all) in batches: drain hands the cores every datagram one recvmmsg took, in
-        order and at one time, then sends their answers with one sendmmsg (False when none waits);
-        send_all sends a list with one sendmmsg per batch.QUEUE."""
+        order and at one time, and sends their answers with one sendmmsg per
+        batch.ANSWERS_PER_SEND and at its end (False when none waits); send_all sends a list with
+        one sendmmsg per batch.QUEUE."""
         io = batch.BatchSocket(self.sock, self._cores[0].datagram_size, addr, self.timeout / 4)
         size, views, wholes, info = io.size, io.views, io.wholes, io.info
         receive, source, queue, flush, core_of = (
@@ -314,6 +315,7 @@ class Worker:
             if not n:
                 return False
             now = time.monotonic()
+            held = 0
             for i in range(n):
                 length = info[3 * i]
                 data = wholes[i] if length == size else views[i][:length]
@@ -321,6 +323,10 @@ class Worker:
                 pkt = core.receive(data, source(i), now)
                 if pkt is not None:
                     queue(pkt)  # a copy: the next datagram may be for the same slot
+                    held += 1
+                    if held == batch.ANSWERS_PER_SEND:
+                        flush()
+                        held = 0
                 self._finish(core, running)
             flush()
             return True
