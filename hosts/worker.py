@@ -17,7 +17,8 @@ one. The switch refuses a round over a use not done, which bounds how far worker
 The socket is read and written in batches (`io="batch"`: recvmmsg and sendmmsg through
 ina.hosts.batch's C helper, one system call per burst) or one datagram per system call
 (`io="datagram"`); `auto`, the default, batches wherever the helper builds. The cores see the same
-events either way: each datagram of a batch in turn, its answer copied out before the next.
+events either way: each datagram of a batch in turn with the time then, its answer copied out
+before the next.
 """
 
 import collections
@@ -297,30 +298,25 @@ class Worker:
 
     def _batch_path(self, running: dict, addr: tuple[str, int]) -> tuple[Callable, Callable]:
         """(drain, send_all) in batches: drain hands the cores every datagram one recvmmsg took, in
-        order and at one time, and sends their answers with one sendmmsg per
+        order, each at the time it is handed (as the datagram path does: a core's timers start
+        when it returns a datagram), and sends their answers with one sendmmsg per
         batch.ANSWERS_PER_SEND and at its end (False when none waits); send_all sends a list with
         one sendmmsg per batch.QUEUE."""
         io = batch.BatchSocket(self.sock, self._cores[0].datagram_size, addr, self.timeout / 4)
         size, views, wholes, info = io.size, io.views, io.wholes, io.info
-        receive, source, queue, flush, core_of = (
-            io.receive,
-            io.source,
-            io.queue,
-            io.flush,
-            self._core_of,
-        )
+        receive, source, queue, flush = io.receive, io.source, io.queue, io.flush
+        core_of, monotonic = self._core_of, time.monotonic
 
         def drain() -> bool:
             n = receive()
             if not n:
                 return False
-            now = time.monotonic()
             held = 0
             for i in range(n):
                 length = info[3 * i]
                 data = wholes[i] if length == size else views[i][:length]
                 core = core_of(data)
-                pkt = core.receive(data, source(i), now)
+                pkt = core.receive(data, source(i), monotonic())
                 if pkt is not None:
                     queue(pkt)  # a copy: the next datagram may be for the same slot
                     held += 1
