@@ -37,7 +37,7 @@ import numpy as np
 
 from ina.hosts import batch
 from ina.hosts.core import AllReduceCore, Contributors, Stats, WorkerError, check
-from ina.p4src.protocol import HEADER_LEN, UDP_PORT, slot_of
+from ina.p4src.protocol import DEFAULT_ELEMS, HEADER_LEN, UDP_PORT, slot_of
 
 SO_RCVBUFFORCE = 33  # Linux
 IO_PATHS = ("auto", "batch", "datagram")  # how the I/O thread reads and writes its socket
@@ -122,7 +122,7 @@ class Worker:
                 f"no epoch for job {job_id}: pass the epoch the controller installed "
                 "(`ina ctl show-jobs` shows it) or set INA_EPOCH"
             )
-        self.elems = _config("elems", elems, 64, int)
+        self.elems = _config("elems", elems, DEFAULT_ELEMS, int)
         self.window = _config("window", window, 256, int)
         self.timeout = _config("timeout", timeout, 0.01, float)
         self.max_retries = _config("max_retries", max_retries, 12, int)

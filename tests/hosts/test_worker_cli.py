@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from ina.hosts import cli
+from ina.train import cli as train_cli
 
 BASE = ["--job", "1", "--rank", "0", "--workers", "2", "--switch", "127.0.0.1", "--size", "64"]
 CASES = [
@@ -158,3 +159,9 @@ def test_baseline_server_needs_an_epoch(capsys):
         capsys.readouterr().err.splitlines()[-1]
         == "ina worker: error: --epoch is required for --baseline-server"
     )
+
+
+def test_ina_worker_and_ina_train_default_to_1_kb_packets():
+    """256 values per packet (docs/performance.md: emulation costs per packet), as ina run."""
+    assert cli.build_parser().parse_args(BASE).elems == 256
+    assert train_cli.build_parser().parse_args([]).elems == 256

@@ -145,7 +145,7 @@ def test_defaults_are_within_the_limits():
     assert (args.workers, args.jobs, args.elems, args.slots, args.pool_size) == (
         4,
         None,
-        64,
+        256,
         128,
         8192,
     )
