@@ -25,8 +25,9 @@ from ina.train.sgd import Config
 LIMITED_MBIT_S = 10.0
 WHY_LIMITED = (
     f"{LIMITED_MBIT_S:g} Mbit/s: the rate at which the links, not the emulation's 2 cores, limit every "
-    "method. The switch path sends one packet per 64 elements, about 4,000 packets/s per worker at "
-    f"{LIMITED_MBIT_S:g} Mbit/s, under half of the ~9,000 the 4 Python workers, the switch and the kernel "
+    "method. With 64 elements per packet the switch path sent about 4,000 packets/s per worker at "
+    f"{LIMITED_MBIT_S:g} Mbit/s (with 256, the default, a quarter as many), under half of the ~9,000 "
+    "the 4 Python workers, the switch and the kernel "
     "manage together on 2 cores (docs/performance.md: at 100 Mbit/s its links were 22% busy, the CPU 100%); "
     "HTB's queues (1,000 packets) hold a 64-packet window, so they do not drop."
 )
