@@ -35,6 +35,7 @@ TOP = 8  # functions shown per configuration
 def _reflect(elems: int, ready, stop) -> None:
     """The switch of a one-worker job: each UPDATE's RESULT (its own values, count 1) back."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)  # a window in a burst
     sock.bind(REFLECTOR)
     sock.setblocking(False)
     io = batch.BatchSocket(sock, HEADER_LEN + 4 * elems, WORKER, 0.01)
