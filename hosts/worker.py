@@ -16,7 +16,9 @@ one. The switch refuses a round over a use not done, which bounds how far worker
 
 The socket is read and written in batches (`io="batch"`: recvmmsg and sendmmsg through
 ina.hosts.batch's C helper, one system call per burst) or one datagram per system call
-(`io="datagram"`); `auto`, the default, batches wherever the helper builds. The cores see the same
+(`io="datagram"`, the default: batching gained nothing consistent in emulation, where the kernel's
+work per packet and the core dominate, and its bursts overflowed the switch's socket in 2 of 5 runs:
+docs/performance.md); `auto` batches wherever the helper builds. The cores see the same
 events either way: each datagram of a batch in turn with the time then, its answer copied out
 before the next.
 """
@@ -134,7 +136,7 @@ class Worker:
             f"0..{self.window - 1} (window - 1)",
         )
         port = _config("udp_port", udp_port, UDP_PORT, int)
-        io = _config("worker_io", io, "auto")  # INA_WORKER_IO
+        io = _config("worker_io", io, "datagram")  # INA_WORKER_IO
         check("io", io, io in IO_PATHS, " or ".join(IO_PATHS))
         if io == "batch" and batch.helper() is None:
             raise WorkerError(batch.refusal())
