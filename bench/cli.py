@@ -19,9 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-from ina.args import float_range, int_range
+from ina.args import float_range, int_choice, int_range
 from ina.bench import plots
 from ina.bench.results import Progress, summarise, write
+from ina.p4src.protocol import ELEMS_CHOICES
 from ina.sim.churn import TraceError
 from ina.topologies import lock
 from ina.topologies.lock import MachineBusy
@@ -180,7 +181,7 @@ QUICK_SWEEPS = {"workers": [2, 4], "loss": [0.0, 0.01], "elems": [16, 64], "jobs
 FULL_SWEEPS = {
     "workers": [2, 4, 8, 16],
     "size": [1 << 15, 1 << 18, 1 << 20],
-    "elems": [16, 32, 64],
+    "elems": [16, 32, 64, 128, 256],
     "slots": [32, 128, 256],
     "loss": [0.0, 0.01, 0.05, 0.10],
     "jobs": [1, 2, 4],
@@ -408,6 +409,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="allreduce: workers of every run but the workers sweep's",
     )
     p.add_argument(
+        "--elems",
+        type=int_choice(ELEMS_CHOICES),
+        help="allreduce and train: elements per packet of every run but the elems sweep's",
+    )
+    p.add_argument(
         "--seconds",
         type=float_range(0.0, MAX_SECONDS, lo_open=True),
         default=2.0,
@@ -486,13 +492,17 @@ def measure(args: argparse.Namespace, out: Path, with_bmv2: bool) -> dict:
         base = {"size": 1 << 18} if args.full or args.sweep else {}
         if args.workers:
             base["workers"] = args.workers
+        if args.elems:
+            base["elems"] = args.elems
         sections["allreduce"] = bench_allreduce(
             out, args.reps, sweeps, base, ("builtin", "bmv2") if with_bmv2 else ("builtin",)
         )
     if args.what in ("train", "all"):
         from ina.bench.train import bench_train
 
-        sections["train"] = bench_train(out, iterations=20 if args.full else 10)
+        sections["train"] = bench_train(
+            out, iterations=20 if args.full else 10, **({"elems": args.elems} if args.elems else {})
+        )
     if args.what in ("stragglers", "all"):
         from ina.bench.stragglers import bench_stragglers
 

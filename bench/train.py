@@ -25,8 +25,9 @@ from ina.train.sgd import Config
 LIMITED_MBIT_S = 10.0
 WHY_LIMITED = (
     f"{LIMITED_MBIT_S:g} Mbit/s: the rate at which the links, not the emulation's 2 cores, limit every "
-    "method. The switch path sends one packet per 64 elements, about 4,000 packets/s per worker at "
-    f"{LIMITED_MBIT_S:g} Mbit/s, under half of the ~9,000 the 4 Python workers, the switch and the kernel "
+    "method. With 64 elements per packet the switch path sent about 4,000 packets/s per worker at "
+    f"{LIMITED_MBIT_S:g} Mbit/s (with 256, the default, a quarter as many), under half of the ~9,000 "
+    "the 4 Python workers, the switch and the kernel "
     "manage together on 2 cores (docs/performance.md: at 100 Mbit/s its links were 22% busy, the CPU 100%); "
     "HTB's queues (1,000 packets) hold a 64-packet window, so they do not drop."
 )
@@ -43,6 +44,7 @@ def bench_train(
     iterations: int = 10,
     links: tuple[float | None, ...] = (LIMITED_MBIT_S, None),
     workload: str = "resnet50",
+    elems: int = TrainOptions.elems,
 ) -> list[dict]:
     if any(links):
         print(f"[bench train] links limited to {WHY_LIMITED}", flush=True)
@@ -54,6 +56,7 @@ def bench_train(
                 Config(),
                 workers=workers,
                 aggregation=aggregation,
+                elems=elems,
                 bw=bw,
                 replay=ReplayConfig(workload, scale, iterations=iterations),
                 run_dir=str(out / "runs" / f"{aggregation}-{bw or 'unlimited'}"),
@@ -63,7 +66,7 @@ def bench_train(
                 opts, run(opts, lambda _record: None, measured.append), measured[0]
             )
             (Path(opts.run_dir) / "train.json").write_text(json.dumps(summary, indent=2))
-            rows.append(table_row(summary, link_label(bw)))
+            rows.append(table_row(summary, link_label(bw)) | {"elems": elems})
             progress.step(f"{aggregation} on {link_label(bw)}")
     for row in rows:
         if row["aggregation"] == "switch":

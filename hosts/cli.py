@@ -21,6 +21,7 @@ from ina.hosts.iterations import run_iterations
 from ina.hosts.quantize import BIAS, chunk_exponents, error_bound
 from ina.hosts.worker import Worker, WorkerError
 from ina.p4src.protocol import (
+    DEFAULT_ELEMS,
     ELEMS_CHOICES,
     EPOCH_MAX,
     MAX_JOBS,
@@ -180,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--elems",
         type=int_choice(ELEMS_CHOICES),
-        default=64,
+        default=DEFAULT_ELEMS,
         help="elements per packet (the switch's ELEMS)",
     )
     p.add_argument(
@@ -320,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         "max_abs_error": outcome.max_error,
         "failed_repetitions": outcome.failed,
         "contributions_entered": round(worker.share.fraction, 6),
+        "io": worker.io,
         "partial_chunks": outcome.partial,
         "missing_chunks": outcome.missing,
         "iterations": [

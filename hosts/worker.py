@@ -13,6 +13,14 @@ Under bounded staleness S (docs/protocol.md, "Completion policies") the job's sl
 S + 1 groups, one core each (its `base` the group's first slot); call t runs on group t mod (S + 1),
 so up to S + 1 calls are in flight (`allreduce_async`), and a call waits for its group's previous
 one. The switch refuses a round over a use not done, which bounds how far workers drift apart.
+
+The socket is read and written in batches (`io="batch"`: recvmmsg and sendmmsg through
+ina.hosts.batch's C helper, one system call per burst) or one datagram per system call
+(`io="datagram"`, the default: batching gained nothing consistent in emulation, where the kernel's
+work per packet and the core dominate, and its bursts overflowed the switch's socket in 2 of 5 runs:
+docs/performance.md); `auto` batches wherever the helper builds. The cores see the same
+events either way: each datagram of a batch in turn with the time then, its answer copied out
+before the next.
 """
 
 import collections
@@ -23,15 +31,18 @@ import select
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
+from ina.hosts import batch
 from ina.hosts.core import AllReduceCore, Contributors, Stats, WorkerError, check
-from ina.p4src.protocol import HEADER_LEN, UDP_PORT, slot_of
+from ina.p4src.protocol import DEFAULT_ELEMS, HEADER_LEN, UDP_PORT, slot_of
 
 SO_RCVBUFFORCE = 33  # Linux
+IO_PATHS = ("auto", "batch", "datagram")  # how the I/O thread reads and writes its socket
 
 
 def _config(name: str, value, default, cast=str):
@@ -99,6 +110,7 @@ class Worker:
         switch_port: int = UDP_PORT,
         epoch: int | None = None,
         staleness: int = 0,
+        io: str | None = None,
     ):
         self.job_id, self.rank, self.n_workers = job_id, rank, n_workers
         self.switch_port = switch_port
@@ -112,7 +124,7 @@ class Worker:
                 f"no epoch for job {job_id}: pass the epoch the controller installed "
                 "(`ina ctl show-jobs` shows it) or set INA_EPOCH"
             )
-        self.elems = _config("elems", elems, 64, int)
+        self.elems = _config("elems", elems, DEFAULT_ELEMS, int)
         self.window = _config("window", window, 256, int)
         self.timeout = _config("timeout", timeout, 0.01, float)
         self.max_retries = _config("max_retries", max_retries, 12, int)
@@ -124,6 +136,11 @@ class Worker:
             f"0..{self.window - 1} (window - 1)",
         )
         port = _config("udp_port", udp_port, UDP_PORT, int)
+        io = _config("worker_io", io, "datagram")  # INA_WORKER_IO
+        check("io", io, io in IO_PATHS, " or ".join(IO_PATHS))
+        if io == "batch" and batch.helper() is None:
+            raise WorkerError(batch.refusal())
+        self.io = "batch" if io != "datagram" and batch.helper() is not None else "datagram"
         self.stats = Stats()  # every group's, summed (elapsed: of calls that may overlap)
         group = self.window // (staleness + 1)
         self._group = group
@@ -213,46 +230,23 @@ class Worker:
         wake-up. Draining first matters after a stall (this process descheduled): the answers that
         queued meanwhile are taken before a core decides what is lost. A core's WorkerError (or any
         error: no caller may wait on a dead thread) fails its call and every call after it."""
-        cores, group, addr = self._cores, self._group, (self.switch_ip, self.switch_port)
-        size = cores[0].datagram_size
-        buf = bytearray(size + 1)  # one byte more, so a longer datagram shows as one
-        view = memoryview(buf)
-        whole = view[:size]  # what a datagram of the expected size is: no new view per packet
-        sock = self.sock
-        sendto, recvfrom_into, monotonic = sock.sendto, sock.recvfrom_into, time.monotonic
-        running: dict[
-            int, concurrent.futures.Future
-        ] = {}  # group -> the future of its call in flight
+        cores, monotonic = self._cores, time.monotonic
+        running: dict[int, concurrent.futures.Future] = {}  # group -> its call in flight
         poller = select.poll()
-        poller.register(sock, select.POLLIN)
+        poller.register(self.sock, select.POLLIN)
         poller.register(self._wake_r, select.POLLIN)
         try:
+            path = self._batch_path if self.io == "batch" else self._datagram_path
+            drain, send_all = path(running, (self.switch_ip, self.switch_port))
             while not self._closing:
-                try:
-                    n, source = recvfrom_into(buf)
-                except BlockingIOError:
-                    pass
-                else:
-                    now = monotonic()
-                    slot = slot_of(buf) if n >= HEADER_LEN else 0
-                    core = cores[
-                        min(slot // group, len(cores) - 1)
-                    ]  # beyond the groups: its core calls it forged
-                    pkt = core.receive(whole if n == size else view[:n], source, now)
-                    if pkt is not None:
-                        try:
-                            sendto(pkt, addr)
-                        except BlockingIOError:
-                            self._send(pkt, addr)
-                    self._finish(core, running)
+                if drain():
                     continue  # answers queued during a stall reach the cores before their timers run
                 now = monotonic()
-                self._start_waiting(running, addr, now)
+                self._start_waiting(running, send_all, now)
                 deadline = min(core.deadline for core in cores)
                 for core in cores:
                     if core.deadline <= now:
-                        for pkt in core.expire(now):
-                            self._send(pkt, addr)
+                        send_all(core.expire(now))
                         deadline = min(deadline, core.deadline)
                 if deadline > now:
                     for fd, _ in poller.poll(
@@ -267,7 +261,82 @@ class Worker:
             for future in failed:
                 future.set_exception(err)
 
-    def _start_waiting(self, running: dict, addr: tuple[str, int], now: float) -> None:
+    def _core_of(self, data: memoryview) -> AllReduceCore:
+        """The core of the slot a datagram names; beyond the groups (or too short to name one), the
+        last, which calls it forged."""
+        slot = slot_of(data) if len(data) >= HEADER_LEN else 0
+        return self._cores[min(slot // self._group, len(self._cores) - 1)]
+
+    def _datagram_path(self, running: dict, addr: tuple[str, int]) -> tuple[Callable, Callable]:
+        """(drain, send_all) one datagram per system call: drain hands the core of its slot one
+        datagram and sends its answer (False when none waits); send_all sends a list in order."""
+        size = self._cores[0].datagram_size
+        buf = bytearray(size + 1)  # one byte more, so a longer datagram shows as one
+        view = memoryview(buf)
+        whole = view[:size]  # what a datagram of the expected size is: no new view per packet
+        sendto, recvfrom_into, core_of = self.sock.sendto, self.sock.recvfrom_into, self._core_of
+
+        def drain() -> bool:
+            try:
+                n, source = recvfrom_into(buf)
+            except BlockingIOError:
+                return False
+            data = whole if n == size else view[:n]
+            core = core_of(data)
+            pkt = core.receive(data, source, time.monotonic())
+            if pkt is not None:
+                try:
+                    sendto(pkt, addr)
+                except BlockingIOError:
+                    self._send(pkt, addr)
+            self._finish(core, running)
+            return True
+
+        def send_all(pkts: list[bytearray]) -> None:
+            for pkt in pkts:
+                self._send(pkt, addr)
+
+        return drain, send_all
+
+    def _batch_path(self, running: dict, addr: tuple[str, int]) -> tuple[Callable, Callable]:
+        """(drain, send_all) in batches: drain hands the cores every datagram one recvmmsg took, in
+        order, each at the time it is handed (as the datagram path does: a core's timers start
+        when it returns a datagram), and sends their answers with one sendmmsg per
+        batch.ANSWERS_PER_SEND and at its end (False when none waits); send_all sends a list with
+        one sendmmsg per batch.QUEUE."""
+        io = batch.BatchSocket(self.sock, self._cores[0].datagram_size, addr, self.timeout / 4)
+        size, views, wholes, info = io.size, io.views, io.wholes, io.info
+        receive, source, queue, flush = io.receive, io.source, io.queue, io.flush
+        core_of, monotonic = self._core_of, time.monotonic
+
+        def drain() -> bool:
+            n = receive()
+            if not n:
+                return False
+            held = 0
+            for i in range(n):
+                length = info[3 * i]
+                data = wholes[i] if length == size else views[i][:length]
+                core = core_of(data)
+                pkt = core.receive(data, source(i), monotonic())
+                if pkt is not None:
+                    queue(pkt)  # a copy: the next datagram may be for the same slot
+                    held += 1
+                    if held == batch.ANSWERS_PER_SEND:
+                        flush()
+                        held = 0
+                self._finish(core, running)
+            flush()
+            return True
+
+        def send_all(pkts: list[bytearray]) -> None:
+            for pkt in pkts:
+                queue(pkt)
+            flush()
+
+        return drain, send_all
+
+    def _start_waiting(self, running: dict, send_all: Callable, now: float) -> None:
         """Start, in call order, the waiting calls whose group has no call in flight."""
         while True:
             with self._lock:
@@ -282,8 +351,7 @@ class Worker:
                 future.set_exception(err)
                 continue
             running[self._cores.index(core)] = future
-            for pkt in sent:
-                self._send(pkt, addr)
+            send_all(sent)
             self._finish(core, running)
 
     def _finish(self, core: AllReduceCore, running: dict) -> None:

@@ -6,7 +6,7 @@
  * of the job. Ordinary traffic is forwarded by destination MAC; the switch answers ARP and ping
  * for its own IP and can drop packets at random per port to emulate loss.
  *
- * Compile-time constants: -DELEMS=8|16|32|64 (default 64), -DPOOL_SIZE=N (default 8192),
+ * Compile-time constants: -DELEMS=8|16|32|64|128|256 (default 64), -DPOOL_SIZE=N (default 8192),
  * -DMAX_JOBS=N (default 256).
  */
 #include <core.p4>

@@ -32,7 +32,10 @@ def slot_of(datagram) -> int:
 MAX_WORKERS = 32  # the width of a slot's worker bitmap
 MAX_JOBS = 256  # the job counters' size (p4src's MAX_JOBS)
 MAX_SLOTS = INDEX_MASK + 1  # the slot index is 15 bits
-ELEMS_CHOICES = (8, 16, 32, 64)  # values per packet, a compile-time constant of aggregate.p4
+ELEMS_CHOICES = (8, 16, 32, 64, 128, 256)  # values per packet: aggregate.p4's -DELEMS (elements.p4)
+# What ina run, ina train and ina worker use unless told: SwitchML's 1 KB packets, since emulation
+# costs per packet (docs/performance.md, "Larger packets and a batched worker data path")
+DEFAULT_ELEMS = 256
 EPOCH_MAX = (1 << 32) - 1  # epochs are 1..EPOCH_MAX; 0 is what a never-used slot holds
 ROUND_MASK = (1 << 32) - 1  # rounds wrap; the switch compares them modulo 2^32
 MAX_TIMEOUT_US = (1 << 32) - 1  # set_job's timeout is bit<32> microseconds

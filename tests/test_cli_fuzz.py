@@ -88,7 +88,7 @@ DISTRIBUTION = PARSED(
         "exp:1ms,2",
     ),
 )
-ONE_OF_ELEMS = ("one_of", (8, 16, 32, 64))
+ONE_OF_ELEMS = ("one_of", (8, 16, 32, 64, 128, 256))
 IPV4, DEFINE, CHOICE, FREE = ("ipv4",), ("define",), ("choice",), ("free",)
 BURST = ("burst",)  # GOOD,BAD,P_GB,P_BG: four probabilities
 RATE = PARSED(
@@ -226,6 +226,7 @@ COMMANDS: dict[
             "--sweep": CHOICE,
             "--workers": INT(2, 16),
             "--trace": FREE,
+            "--elems": ONE_OF_ELEMS,
         },
     ),
     "train": (

@@ -8,7 +8,14 @@ from ina.controller.aggregation import BurstLoss
 from ina.controller.allocators import ALLOCATORS, FIRST_FIT, allocator
 from ina.hosts.cli import size_refusal
 from ina.hosts.compute import DelayDistribution, parse_duration, parse_straggler, straggler_refusal
-from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, Policy
+from ina.p4src.protocol import (
+    DEFAULT_ELEMS,
+    ELEMS_CHOICES,
+    MAX_JOBS,
+    MAX_SLOTS,
+    MAX_WORKERS,
+    Policy,
+)
 from ina.switch.p4runtime_server import COMPAT_MODES
 from ina.topologies import clean, lock
 from ina.topologies.lock import MachineBusy
@@ -87,7 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
         f"of at most {MAX_WORKERS} workers on a generated topology)",
     )
     p.add_argument(
-        "--elems", type=int_choice(ELEMS_CHOICES), default=64, help="elements per packet"
+        "--elems",
+        type=int_choice(ELEMS_CHOICES),
+        default=DEFAULT_ELEMS,
+        help="elements per packet",
     )
     p.add_argument("--pool-size", type=int_range(1, MAX_POOL_SIZE), default=8192)
     p.add_argument(

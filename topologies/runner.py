@@ -15,7 +15,7 @@ from pathlib import Path
 from ina.controller.aggregation import BurstLoss
 from ina.controller.allocators import FIRST_FIT, Allocator
 from ina.hosts.compute import check_stragglers
-from ina.p4src.protocol import Policy
+from ina.p4src.protocol import DEFAULT_ELEMS, Policy
 from ina.topologies import clean, lock
 from ina.topologies.net import Network
 from ina.topologies.switches import bmv2_toolchain
@@ -44,7 +44,7 @@ class RunOptions:
     jobs: int | None = (
         None  # deal the workers into this many jobs (None: 1 on a star, a file's own jobs)
     )
-    elems: int = 64
+    elems: int = DEFAULT_ELEMS
     pool_size: int = 8192
     slots: int = 128
     timeout: float = 0.05

@@ -15,7 +15,7 @@ from mininet.link import TCIntf
 
 from ina.args import float_range, int_choice, int_range, parsed_by
 from ina.hosts.compute import DelayDistribution, parse_straggler, straggler_refusal
-from ina.p4src.protocol import ELEMS_CHOICES, MAX_SLOTS, MAX_WORKERS, SYNC, Policy
+from ina.p4src.protocol import DEFAULT_ELEMS, ELEMS_CHOICES, MAX_SLOTS, MAX_WORKERS, SYNC, Policy
 from ina.topologies import lock
 from ina.topologies.lock import MachineBusy
 from ina.train import replay_report, report
@@ -56,7 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="test accuracy to time (default: the reference's final accuracy less 1 point)",
     )
     p.add_argument(
-        "--elems", type=int_choice(ELEMS_CHOICES), default=64, help="elements per packet"
+        "--elems",
+        type=int_choice(ELEMS_CHOICES),
+        default=DEFAULT_ELEMS,
+        help="elements per packet",
     )
     p.add_argument("--window", type=int_range(1, MAX_SLOTS), default=64, help="the job's slots")
     p.add_argument(

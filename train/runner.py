@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ina.controller.topology_setup import program_topology
 from ina.hosts.compute import check_stragglers
-from ina.p4src.protocol import SYNC, Policy
+from ina.p4src.protocol import DEFAULT_ELEMS, SYNC, Policy
 from ina.topologies import clean, lock
 from ina.topologies.net import Network
 from ina.topologies.runner import compile_program
@@ -49,7 +49,7 @@ class TrainOptions:
     aggregation: str = (
         "switch"  # "switch": in-network; "ps": the host parameter server; "ring": TCP ring
     )
-    elems: int = 64
+    elems: int = DEFAULT_ELEMS
     pool_size: int = 1024
     window: int = 64  # slots of the job, and each worker's window
     timeout: float = 0.05  # a worker's first retransmission timer

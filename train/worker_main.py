@@ -21,7 +21,14 @@ from ina.hosts.compute import ComputeModel, add_compute_arguments, start_togethe
 from ina.hosts.ring import PORT as RING_PORT
 from ina.hosts.ring import Ring, RingError
 from ina.hosts.worker import Worker, WorkerError
-from ina.p4src.protocol import ELEMS_CHOICES, EPOCH_MAX, MAX_JOBS, MAX_SLOTS, MAX_WORKERS
+from ina.p4src.protocol import (
+    DEFAULT_ELEMS,
+    ELEMS_CHOICES,
+    EPOCH_MAX,
+    MAX_JOBS,
+    MAX_SLOTS,
+    MAX_WORKERS,
+)
 from ina.train.data import load
 from ina.train.options import (
     add_replay_arguments,
@@ -54,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds a ring neighbour may take to connect or answer",
     )
     p.add_argument("--aggregator", default="the switch", help="what --switch is, for messages")
-    p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=64)
+    p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=DEFAULT_ELEMS)
     p.add_argument("--window", type=int_range(1, MAX_SLOTS), default=64)
     p.add_argument("--timeout", type=float_range(0.0, 60.0, lo_open=True), default=0.05)
     p.add_argument("--max-retries", type=int_range(0), default=6)

@@ -1,7 +1,7 @@
 """The aggregation STF cases written once, packets by field name, rendered to the STF text that
 `ina stf` and p4c's runner read.
 
-A case is tests/dataplane/cases/<name>.py (cases/elems64/<name>.py for ELEMS=64) holding `LINES`,
+A case is tests/dataplane/cases/<name>.py (cases/elemsN/<name>.py for ELEMS=N) holding `LINES`,
 the STF lines in order: set-up lines and checks written as STF says them, packets through
 `update`, `result`, `status`, `packet` and `expect`, which encode them with ina.p4src.protocol's
 layout (ina.hosts.packets `datagram`) and ina.sim.frames' Ethernet/IPv4/UDP headers, so lengths
@@ -100,6 +100,16 @@ def total(*vectors: Sequence[int]) -> list[int]:
     return [sum(column) for column in zip(*vectors, strict=True)]
 
 
+def stf_files() -> list[tuple[Path, int]]:
+    """Every STF file of tests/dataplane with the ELEMS it runs at: 8 directly here, N in elemsN/
+    (POOL_SIZE 16 for all)."""
+    return [(stf, 8) for stf in sorted(HERE.glob("*.stf"))] + [
+        (stf, int(folder.name.removeprefix("elems")))
+        for folder in sorted(HERE.glob("elems*"), key=lambda f: int(f.name.removeprefix("elems")))
+        for stf in sorted(folder.glob("*.stf"))
+    ]
+
+
 def render(lines: Iterable[str], source: str) -> str:
     """The STF text of a case's lines, under the line naming the description it comes from."""
     return "\n".join([GENERATED.format(source=source), *lines]) + "\n"
@@ -138,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             stale += 1
             print(f"{'stale' if check else 'rendered'}: {stf.relative_to(HERE)}")
             if not check:
+                stf.parent.mkdir(exist_ok=True)
                 stf.write_text(text)
     return 1 if check and stale else 0
 

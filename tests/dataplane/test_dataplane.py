@@ -1,20 +1,18 @@
 """Every STF case beside this file, run through `ina stf` on p4src/aggregate.p4, one pytest case each.
 
-Cases directly in tests/dataplane/ use ELEMS=8; cases in tests/dataplane/elems64/ use ELEMS=64.
-Both use POOL_SIZE=16, so set 1 of slot a is register index 16 + a.
+Cases directly in tests/dataplane/ use ELEMS=8; cases in tests/dataplane/elemsN/ use ELEMS=N.
+All use POOL_SIZE=16, so set 1 of slot a is register index 16 + a.
 """
 
 from pathlib import Path
 
 import pytest
+from stf_render import stf_files
 
 from ina.p4src import AGGREGATE_P4
 from ina.switch.stf import main
 
-HERE = Path(__file__).parent
-CASES = [(stf, 8) for stf in sorted(HERE.glob("*.stf"))] + [
-    (stf, 64) for stf in sorted(HERE.glob("elems64/*.stf"))
-]
+CASES = stf_files()
 
 
 @pytest.mark.parametrize(("stf", "elems"), CASES, ids=[f"E{e}-{s.stem}" for s, e in CASES])

@@ -5,6 +5,7 @@ in the harness and through a real socket to the parameter server."""
 import threading
 
 import numpy as np
+import pytest
 from ranks import run_ranks
 
 from ina.hosts.baseline import ParameterServer
@@ -41,6 +42,7 @@ def test_stale_2_runs_three_calls_at_once_on_three_groups_of_slots_and_each_sums
         )
 
 
+@pytest.mark.usefixtures("worker_io")  # on both I/O paths (conftest.py)
 def test_a_worker_pipelines_its_calls_on_one_socket_and_every_sum_is_exact():
     n, calls = 2, 5
     ps = ParameterServer(0, n, EPOCH, 16, "127.0.0.1", 0)

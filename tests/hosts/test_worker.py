@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from ranks import run_ranks
 
-from ina.hosts import packets
+from ina.hosts import batch, packets
 from ina.hosts.baseline import ParameterServer
 from ina.hosts.cli import make_array, verify
 from ina.hosts.quantize import chunk_exponents, error_bound, quantize, scale_for
@@ -19,6 +19,7 @@ from ina.p4src.protocol import HEADER, HEADER_LEN, MSG_RESULT, MSG_STATUS, MSG_U
 
 PS_IP = "127.0.0.1"
 EPOCH = 0x5EED0001
+pytestmark = pytest.mark.usefixtures("worker_io")  # each test on both I/O paths (conftest.py)
 
 
 def run_job(
@@ -33,7 +34,8 @@ def run_job(
 ):
     """Each rank's result; `before(worker)` runs before its all-reduce, `stats` gets each rank's Stats."""
     ps = ParameterServer(0, n, EPOCH, elems, PS_IP, port, loss=loss, seed=7)
-    threading.Thread(target=ps.serve_forever, daemon=True).start()
+    server = threading.Thread(target=ps.serve_forever, daemon=True)
+    server.start()
     results, errors = [None] * n, []
     workers = [
         Worker(
@@ -66,6 +68,9 @@ def run_job(
 
     run_ranks(work, n)
     ps.close()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as waker:  # serve_forever's recvfrom
+        waker.sendto(b"", (PS_IP, port))  # holds the closed socket, and its port, until it returns
+    server.join()
     assert not errors
     if stats is not None:
         stats += [w.stats for w in workers]
@@ -127,6 +132,18 @@ def test_quantization_scale_cannot_overflow():
     assert error_bound(0, 4) == 0.0
 
 
+def reflected(update: bytes, exponent: int) -> bytes:
+    """The RESULT of an UPDATE from rank 1 summed alone: its values, `exponent`, count 1."""
+    return (
+        bytes([MSG_RESULT])
+        + update[1:6]
+        + bytes([exponent, 1])
+        + update[8:16]
+        + bytes([0, 0, 0, 2])
+        + update[20:]
+    )
+
+
 class Reflector:
     """The switch of a one-socket job, in process: answers each UPDATE with its RESULT (the values
     unchanged, the exponent mapped by `exponents`, as if another worker announced a larger one),
@@ -138,15 +155,7 @@ class Reflector:
     def sendto(self, data, addr) -> int:
         data = bytes(data)
         self.sent.append(data)
-        exponent = self.exponents.get(data[6], data[6])
-        result = (
-            bytes([MSG_RESULT])
-            + data[1:6]
-            + bytes([exponent, 1])
-            + data[8:16]
-            + bytes([0, 0, 0, 2])
-            + data[20:]
-        )
+        result = reflected(data, self.exponents.get(data[6], data[6]))
         self.queue += [(result, addr), (result, addr)]
         return len(data)
 
@@ -162,8 +171,19 @@ class Reflector:
 
 
 def reflected_worker(n_workers: int, elems: int, window: int, exponents=None) -> Worker:
+    """A worker on the Reflector: the per-datagram path, whose socket calls it replaces."""
     w = Worker(
-        3, 1, n_workers, "127.0.0.1", "127.0.0.1", 0, elems, window, timeout=0.005, epoch=0x5EED0003
+        3,
+        1,
+        n_workers,
+        "127.0.0.1",
+        "127.0.0.1",
+        0,
+        elems,
+        window,
+        timeout=0.005,
+        epoch=0x5EED0003,
+        io="datagram",
     )
     w.sock = Reflector(w.sock, exponents)
     return w
@@ -226,6 +246,24 @@ def test_float_packets_quantize_with_the_exponent_the_switch_returns():
     ]
     assert result.dtype == np.float32 and np.array_equal(result, array)
     w.close()
+
+
+def test_every_answer_leaves_before_the_worker_waits():
+    # One slot, three chunks: each RESULT's answer is the next chunk's UPDATE, which must leave at
+    # once (on the batched path: flushed after its batch), long before the 60 s timer would resend.
+    switch = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    switch.bind(("127.0.0.1", 0))
+    switch.settimeout(20)
+    w = Worker(3, 1, 2, "127.0.0.1", "127.0.0.30", 0, 2, 1, 60.0, 0, switch.getsockname()[1], 7)
+    array = np.array([1, 2, 3, 4, 5, 6], dtype=np.int32)
+    future = w.allreduce_async(array)
+    for _ in range(3):
+        update, source = switch.recvfrom(64)
+        switch.sendto(reflected(update, update[6]), source)
+    assert np.array_equal(future.result(timeout=20).total, array)
+    assert (w.stats.packets_sent, w.stats.retransmissions) == (3, 0)
+    w.close()
+    switch.close()
 
 
 def forged_result(job: int, pool_set: int, index: int, epoch: int, elems: int = 16) -> bytes:
@@ -351,6 +389,7 @@ def test_nan_and_infinity_are_refused_before_anything_is_sent(bad, dtype):
         ("switch_port", 0, "switch_port = 0: expected 1..65535"),
         ("switch_ip", "not-an-ip", "switch_ip = 'not-an-ip'"),
         ("local_ip", "300.1.1.1", "local_ip = '300.1.1.1'"),
+        ("io", "fast", "io = 'fast': expected auto or batch or datagram"),
     ],
 )
 def test_bad_arguments_name_the_argument_and_range(name, value, message):
@@ -368,6 +407,32 @@ def test_bad_arguments_name_the_argument_and_range(name, value, message):
     }
     with pytest.raises(ValueError, match=message):
         Worker(**args)
+
+
+def test_without_a_compiler_auto_takes_the_datagram_path_and_batch_is_refused(
+    monkeypatch, tmp_path
+):
+    monkeypatch.setattr(batch, "_loaded", None)  # build afresh: no cached helper, no gcc
+    monkeypatch.setattr(batch, "_refusal", None)
+    monkeypatch.setenv("INA_CACHE", str(tmp_path))
+    monkeypatch.setenv("CC", "no-such-cc")
+    monkeypatch.setenv("INA_WORKER_IO", "auto")
+    w = Worker(0, 0, 2, PS_IP, "127.0.0.25", 0, 16, 4, epoch=EPOCH)
+    assert w.io == "datagram"
+    w.close()
+    with pytest.raises(WorkerError) as refused:
+        Worker(0, 0, 2, PS_IP, "127.0.0.25", 0, 16, 4, epoch=EPOCH, io="batch")
+    assert str(refused.value) == (
+        "the batched data path is off: no C compiler (gcc) on PATH; install gcc for the native "
+        "data path"
+    )
+
+
+def test_unless_told_a_worker_sends_one_datagram_per_system_call(monkeypatch):
+    monkeypatch.delenv("INA_WORKER_IO")  # set by the worker_io fixture
+    w = Worker(0, 0, 2, PS_IP, "127.0.0.26", 0, 16, 4, epoch=EPOCH)
+    assert w.io == "datagram"
+    w.close()
 
 
 def test_a_worker_needs_the_jobs_epoch(monkeypatch):

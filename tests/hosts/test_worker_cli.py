@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from ina.hosts import cli
+from ina.train import cli as train_cli
 
 BASE = ["--job", "1", "--rank", "0", "--workers", "2", "--switch", "127.0.0.1", "--size", "64"]
 CASES = [
@@ -32,7 +33,7 @@ CASES = [
         ["--workers", "32", "--verify", "--size", "11184811"],
         "argument --size: expected an integer in 1..11184810 (384 bytes per element, at most 4 GiB), got '11184811'",
     ),
-    (["--elems", "0"], "argument --elems: expected one of 8, 16, 32, 64, got '0'"),
+    (["--elems", "0"], "argument --elems: expected one of 8, 16, 32, 64, 128, 256, got '0'"),
     (["--rank", "300"], "argument --rank: expected an integer in 0..31, got '300'"),
     (["--rank", "2"], "argument --rank: expected an integer in 0..1 (below --workers), got 2"),
     (["--job", "70000"], "argument --job: expected an integer in 0..255, got '70000'"),
@@ -158,3 +159,9 @@ def test_baseline_server_needs_an_epoch(capsys):
         capsys.readouterr().err.splitlines()[-1]
         == "ina worker: error: --epoch is required for --baseline-server"
     )
+
+
+def test_ina_worker_and_ina_train_default_to_1_kb_packets():
+    """256 values per packet (docs/performance.md: emulation costs per packet), as ina run."""
+    assert cli.build_parser().parse_args(BASE).elems == 256
+    assert train_cli.build_parser().parse_args([]).elems == 256

@@ -51,7 +51,7 @@ SMALL = ["--workers", "3", "--size", "2000", "--rate", "10Gbps", "--delay", "2us
         ),
         (["--jobs", "0"], "argument --jobs: expected an integer in 1..256"),
         (["--queue", "-1"], "argument --queue: expected an integer >= 0"),
-        (["--elems", "12"], "argument --elems: expected one of 8, 16, 32, 64"),
+        (["--elems", "12"], "argument --elems: expected one of 8, 16, 32, 64, 128, 256, got '12'"),
         (["--window", "0"], "argument --window: expected an integer in 1..32768"),
         (["--loss", "1.5"], "argument --loss: expected a number in [0.0, 1.0]"),
         (

@@ -40,8 +40,9 @@ STF_CASES = (
         for stf in sorted(DATAPLANE.glob("*.stf"))
     ]
     + [
-        (stf, AGGREGATE_P4, {"ELEMS": "64", "POOL_SIZE": "16"})
-        for stf in sorted((DATAPLANE / "elems64").glob("*.stf"))
+        (stf, AGGREGATE_P4, {"ELEMS": folder.name.removeprefix("elems"), "POOL_SIZE": "16"})
+        for folder in sorted(DATAPLANE.glob("elems*"))
+        for stf in sorted(folder.glob("*.stf"))
     ]
 )
 

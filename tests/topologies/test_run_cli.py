@@ -9,7 +9,7 @@ from ina.topologies import cli
 CASES = [
     (["--workers", "0"], "argument --workers: expected an integer in 1..8192, got '0'"),
     (["--jobs", "300"], "argument --jobs: expected an integer in 1..256, got '300'"),
-    (["--elems", "12"], "argument --elems: expected one of 8, 16, 32, 64, got '12'"),
+    (["--elems", "12"], "argument --elems: expected one of 8, 16, 32, 64, 128, 256, got '12'"),
     (["--slots", "40000"], "argument --slots: expected an integer in 1..32768, got '40000'"),
     (
         ["--pool-size", "0x20000"],
@@ -145,7 +145,7 @@ def test_defaults_are_within_the_limits():
     assert (args.workers, args.jobs, args.elems, args.slots, args.pool_size) == (
         4,
         None,
-        64,
+        256,
         128,
         8192,
     )

@@ -65,6 +65,10 @@ def nothing_trains(monkeypatch, tmp_path):
         ),
         (["--bw", "1001"], "argument --bw: expected a number in (0.0, 1000], got '1001'"),
         (
+            ["--elems", "512"],
+            "argument --elems: expected one of 8, 16, 32, 64, 128, 256, got '512'",
+        ),
+        (
             ["--straggler", "h2:5x"],
             "argument --straggler: h2:5x slows the emulated compute, and there is none "
             "(--compute-ms is 0): add --compute-ms MS, e.g. --compute-ms 20",
