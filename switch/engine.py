@@ -17,18 +17,18 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ina.switch import budget
-from ina.switch.backend import Backend, Host
-from ina.switch.errors import PipelineError
-from ina.switch.layout import Layout
+from ina.switch.io.ports import Ports
+from ina.switch.model import budget
+from ina.switch.model.errors import PipelineError, Unsupported
+from ina.switch.model.layout import Layout
+from ina.switch.model.load import load_program
+from ina.switch.model.program import Program
 from ina.switch.native.build import BuildError
 from ina.switch.native.datapath import LIBC, NativeBackend
-from ina.switch.native.expressions import Unsupported
-from ina.switch.ports import Ports
-from ina.switch.program import Program, load_program
-from ina.switch.python_backend import PythonBackend
-from ina.switch.replication import MAX_PORT, CloneSessions, Multicast
-from ina.switch.tables import Table
+from ina.switch.python.backend import PythonBackend
+from ina.switch.state.backend import Backend, Host
+from ina.switch.state.replication import MAX_PORT, CloneSessions, Multicast
+from ina.switch.state.tables import Table
 
 ENGINES = ("auto", "native", "python")
 

@@ -8,7 +8,7 @@ from ina.controller.aggregation import BurstLoss
 from ina.hosts.cli import size_refusal
 from ina.hosts.compute import DelayDistribution, parse_duration, parse_straggler, straggler_refusal
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, Policy
-from ina.switch.p4runtime_server import COMPAT_MODES
+from ina.switch.p4runtime.server import COMPAT_MODES
 from ina.topologies import clean, lock
 from ina.topologies.lock import MachineBusy
 from ina.topologies.runner import RunError, RunOptions, require_root, run, say, summary

@@ -15,9 +15,10 @@ from collections.abc import Callable
 from ctypes import POINTER, c_double, c_int, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
 from functools import partial
 
-from ina.switch.backend import Host, Packets, max_port
-from ina.switch.budget import check_source
-from ina.switch.layout import Layout
+from ina.switch.io.ports import Ports
+from ina.switch.model.budget import check_source
+from ina.switch.model.layout import Layout
+from ina.switch.model.program import Program, malformed_json
 from ina.switch.native.build import build
 from ina.switch.native.codegen import generate
 from ina.switch.native.portloop import NativePorts
@@ -30,9 +31,8 @@ from ina.switch.native.views import (
     NativeTable,
     NativeValueSet,
 )
-from ina.switch.ports import Ports
-from ina.switch.program import Program, malformed_json
-from ina.switch.tables import install_program_entries, new_table
+from ina.switch.state.backend import Host, Packets, max_port
+from ina.switch.state.tables import install_program_entries, new_table
 
 PROFILE = ("parse", "control", "lookup", "actions", "deparse", "other")  # state.h's INA_PROF_*
 STATS = (

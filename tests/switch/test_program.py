@@ -1,4 +1,4 @@
-"""The program model (switch/program.py): what both engines generate code from, read once."""
+"""The program model (switch/model/program.py): what both engines generate code from, read once."""
 
 import copy
 import functools
@@ -9,10 +9,10 @@ import pytest
 
 from ina.compiler import compile_file
 from ina.p4src import AGGREGATE_P4
-from ina.switch.errors import PipelineError
-from ina.switch.hashes import ALGORITHMS
-from ina.switch.pipeline import load_pipeline
-from ina.switch.program import Program, build_layout, read_program
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.hashes import ALGORITHMS
+from ina.switch.model.program import Program, build_layout, read_program
+from ina.switch.python.pipeline import load_pipeline
 
 NATIVE = Path(__file__).parents[2] / "switch" / "native"
 

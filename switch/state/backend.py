@@ -12,12 +12,12 @@ from collections import deque
 from collections.abc import Callable
 from typing import Protocol
 
-from ina.switch.externs import Meter, ValueSet
-from ina.switch.layout import Layout
-from ina.switch.ports import Ports
-from ina.switch.program import Program
-from ina.switch.replication import CloneSessions, Multicast
-from ina.switch.tables import Table
+from ina.switch.io.ports import Ports
+from ina.switch.model.layout import Layout
+from ina.switch.model.program import Program
+from ina.switch.state.externs import Meter, ValueSet
+from ina.switch.state.replication import CloneSessions, Multicast
+from ina.switch.state.tables import Table
 
 
 class Register(Protocol):

@@ -47,10 +47,10 @@ from ina.p4rt.proto import (
     status_pb2,
 )
 from ina.p4rt.schema import Schema, SchemaError
-from ina.switch import p4runtime_entities as ent
 from ina.switch.engine import Built, Switch, reclaim
-from ina.switch.errors import PipelineError
-from ina.switch.program import Program
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.program import Program
+from ina.switch.p4runtime import entities as ent
 
 API_VERSION = "1.4.1"
 READ_CHUNK = 4096  # entities per ReadResponse

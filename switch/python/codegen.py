@@ -11,12 +11,13 @@ import re
 import struct
 from dataclasses import dataclass, field
 
-from ina.switch.errors import PipelineError
-from ina.switch.expressions import ExpressionCompiler
-from ina.switch.hashes import ALGORITHMS
-from ina.switch.layout import HeaderLayout, Layout
-from ina.switch.primitives import JUMPS, PRIMITIVES
-from ina.switch.program import (
+from ina.switch.model.budget import INLINE_BUDGET
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.hashes import ALGORITHMS
+from ina.switch.model.layout import HeaderLayout, Layout
+from ina.switch.model.primitives import PRIMITIVES
+from ina.switch.model.program import (
+    JUMPS,
     Action,
     Calculation,
     Control,
@@ -27,8 +28,9 @@ from ina.switch.program import (
     Table,
     Transition,
 )
+from ina.switch.model.values import ident
+from ina.switch.python.expressions import ExpressionCompiler
 
-INLINE_BUDGET = 48  # nodes one generated pipeline function may run before returning the next
 STRUCT_CODES = {(8, False): "B", (16, False): "H", (32, False): "I", (64, False): "Q",
                 (8, True): "b", (16, True): "h", (32, True): "i", (64, True): "q"}  # fmt: skip
 
@@ -64,12 +66,6 @@ def cache_slots(body: list[str]) -> list[str]:
     head = [f"_{n} = P[{n}]" for n in slots]
     tail = [f"P[{n}] = _{n}" for n in written]
     return head + [SLOT.sub(lambda m: "_" + m.group(1), line) for line in body] + tail
-
-
-def ident(text: str) -> str:
-    """`text` with every character but ASCII letters and digits made `_`: safe in a Python or C
-    identifier (str.isalnum alone would pass Unicode digits, which are not)."""
-    return "".join(c if c.isascii() and c.isalnum() else "_" for c in text)
 
 
 def node_function(key: str) -> str:

@@ -13,13 +13,18 @@ from collections import deque
 from collections.abc import Callable
 from time import monotonic
 
-from ina.switch.backend import Host, Packets, max_port
-from ina.switch.layout import Layout
-from ina.switch.pipeline import Pipeline, build_pipeline
-from ina.switch.ports import Ports
-from ina.switch.program import Program
-from ina.switch.replication import MAX_OUTPUT_BYTES, MAX_OUTPUT_PACKETS, CloneSessions, Multicast
-from ina.switch.runtime import AssertionFailed
+from ina.switch.io.ports import Ports
+from ina.switch.model.layout import Layout
+from ina.switch.model.program import Program
+from ina.switch.python.pipeline import Pipeline, build_pipeline
+from ina.switch.python.runtime import AssertionFailed
+from ina.switch.state.backend import Host, Packets, max_port
+from ina.switch.state.replication import (
+    MAX_OUTPUT_BYTES,
+    MAX_OUTPUT_PACKETS,
+    CloneSessions,
+    Multicast,
+)
 
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, RECIRC, REPLICATION, RESUBMIT = 0, 1, 2, 4, 5, 6
 MAX_REENTRY = 16  # resubmits/recirculations/clones one packet may cause, as a loop guard

@@ -12,14 +12,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ina.switch.bmv2_schema import validate
-from ina.switch.errors import PipelineError, TableError
-from ina.switch.expressions import hexint
-from ina.switch.layout import HIDDEN, HeaderLayout, Layout, StackLayout, num
-from ina.switch.primitives import JUMPS, jump_target
-from ina.switch.references import check_references
+from ina.switch.model.errors import PipelineError, TableError
+from ina.switch.model.layout import HIDDEN, HeaderLayout, Layout, StackLayout, num
+from ina.switch.model.values import hexint
 
 Ref = tuple[str, str]  # (header instance, field)
+JUMPS = ("_jump", "_jump_if_zero")  # the primitives that move an action's program counter
 Named = TypeVar("Named", "RegisterArray", "CounterArray", "MeterArray")
 
 
@@ -284,6 +282,11 @@ class Program:
         return next(a for a in self.actions.values() if a.name == name)
 
 
+def jump_target(params: list[dict]) -> int:
+    """The primitive index a `_jump` or `_jump_if_zero` goes to: its last parameter."""
+    return hexint(params[-1]["value"])
+
+
 def _named(items: Iterable[Named], name: str, what: str) -> Named:
     """The first of `items` called `name` (the Python engine's choice when two share one)."""
     found = next((item for item in items if item.name == name), None)
@@ -313,22 +316,6 @@ def malformed_json() -> Iterator[None]:
         TableError,
     ) as err:
         raise PipelineError(f"malformed BMv2 JSON: {type(err).__name__}: {err}") from None
-
-
-def load_program(json: dict) -> tuple[Layout, Program]:
-    """Validate a v1model BMv2 JSON document, lay out its slots, read its model and check every
-    reference in it (references.py): what every backend starts from; raises PipelineError naming
-    what is wrong, before any code is generated."""
-    validate(json)
-    with malformed_json():
-        layout = build_layout(json)
-        if "standard_metadata" not in layout.headers:
-            raise PipelineError(
-                "the program has no standard_metadata header (not a v1model program?)"
-            )
-        model = read_program(json, layout)
-        check_references(model, layout)
-        return layout, model
 
 
 def build_layout(program: dict) -> Layout:

@@ -4,14 +4,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import CodeType
 
-from ina.switch.budget import check_source
-from ina.switch.codegen import CodeGenerator, node_function
-from ina.switch.errors import PipelineError
-from ina.switch.externs import Counter, Meter, Register, ValueSet
-from ina.switch.layout import Layout
-from ina.switch.program import Program, load_program, malformed_json
-from ina.switch.runtime import base_namespace
-from ina.switch.tables import Table, install_program_entries, new_table
+from ina.switch.model.budget import check_source
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.layout import Layout
+from ina.switch.model.load import load_program
+from ina.switch.model.program import Program, malformed_json
+from ina.switch.python.codegen import CodeGenerator, node_function
+from ina.switch.python.runtime import base_namespace
+from ina.switch.state.externs import Counter, Meter, Register, ValueSet
+from ina.switch.state.tables import Table, install_program_entries, new_table
 
 COMPILE_CHUNK = 1 << 16  # characters of generated source one compile() call takes, at least
 

@@ -18,15 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from ina.switch.bmv2_schema import MAX_BITS, refused
-from ina.switch.expressions import hexint
-from ina.switch.layout import HeaderLayout, Layout, StackLayout
-from ina.switch.primitives import HEADER_EXPRESSIONS, JUMPS, PRIMITIVES, Kind
-
-if TYPE_CHECKING:
-    from ina.switch.program import ActionParam, Control, Parser, Program, Table
+from ina.switch.model.bmv2_schema import MAX_BITS, refused
+from ina.switch.model.layout import HeaderLayout, Layout, StackLayout
+from ina.switch.model.primitives import HEADER_EXPRESSIONS, PRIMITIVES, Kind
+from ina.switch.model.program import JUMPS, ActionParam, Control, Parser, Program, Table
+from ina.switch.model.values import hexint
 
 # Parser operations: what each parameter is, as PRIMITIVES says for primitives.
 PARSER_OPS: dict[str, tuple[str, ...]] = {

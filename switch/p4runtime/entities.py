@@ -35,8 +35,8 @@ from ina.p4rt.entities import (
 from ina.p4rt.proto import p4runtime_pb2
 from ina.p4rt.schema import Schema, Table
 from ina.switch.engine import Switch
-from ina.switch.errors import TableError
-from ina.switch.tables import declared_default
+from ina.switch.model.errors import TableError
+from ina.switch.state.tables import declared_default
 
 INSERT, MODIFY, DELETE = (
     p4runtime_pb2.Update.INSERT,

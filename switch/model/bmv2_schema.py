@@ -16,9 +16,9 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from ina.switch.errors import PipelineError
-from ina.switch.expressions import HEXSTR, MAX_HEX_DIGITS
-from ina.switch.hashes import ALGORITHMS
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.hashes import ALGORITHMS
+from ina.switch.model.values import HEXSTR, MAX_HEX_DIGITS
 
 MAX_ID = 2**31 - 1  # ids, error codes and priorities fit a C int
 MAX_BITS = 4096  # the widest field, parameter, register cell, key or lookahead
