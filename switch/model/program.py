@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ina.switch.model.errors import PipelineError, TableError
+from ina.switch.model.externs import EXTERNS, CounterArray, MeterArray, Ref, RegisterArray
 from ina.switch.model.layout import HIDDEN, HeaderLayout, Layout, StackLayout, num
 from ina.switch.model.values import hexint
 
-Ref = tuple[str, str]  # (header instance, field)
 JUMPS = ("_jump", "_jump_if_zero")  # the primitives that move an action's program counter
 Named = TypeVar("Named", "RegisterArray", "CounterArray", "MeterArray")
 
@@ -163,34 +163,6 @@ class FieldList:
 
 
 @dataclass(frozen=True)
-class RegisterArray:
-    name: str
-    id: int
-    size: int
-    bitwidth: int
-
-
-@dataclass(frozen=True)
-class CounterArray:
-    name: str
-    id: int
-    size: int  # 0 for a direct counter (its cells are the table's entries)
-    direct: bool
-    binding: str | None  # the table of a direct counter
-
-
-@dataclass(frozen=True)
-class MeterArray:
-    name: str
-    id: int
-    size: int  # as declared (a direct meter's cells are the table's entries)
-    bytes: bool  # measures bytes, not packets
-    direct: bool
-    binding: str | None  # the table of a direct meter
-    result_target: Ref | None  # where a direct meter writes its colour
-
-
-@dataclass(frozen=True)
 class TransitionKey:
     """One part of a parser state's select key. Several parts are packed into one integer, each
     padded to whole bytes, the first part highest (`shift` is where this part starts)."""
@@ -256,13 +228,23 @@ class Program:
     checksums: tuple[Checksum, ...]
     field_lists: dict[int, FieldList]
     learn_lists: dict[int, FieldList]
-    registers: tuple[RegisterArray, ...]
-    counters: tuple[CounterArray, ...]
-    meters: tuple[MeterArray, ...]
+    externs: dict[str, tuple]  # model/externs.py's kind -> its instances' records, in JSON order
     value_sets: tuple[str, ...]
     parsers: tuple[Parser, ...]
     deparsers: tuple[Deparser, ...]
     errors: dict[str, int]
+
+    @property
+    def registers(self) -> tuple[RegisterArray, ...]:
+        return self.externs["register"]
+
+    @property
+    def counters(self) -> tuple[CounterArray, ...]:
+        return self.externs["counter"]
+
+    @property
+    def meters(self) -> tuple[MeterArray, ...]:
+        return self.externs["meter"]
 
     def register(self, name: str) -> RegisterArray:
         return _named(self.registers, name, "register array")
@@ -427,12 +409,10 @@ def read_program(json: dict, layout: Layout) -> Program:
         checksums=tuple(reader.checksum(ck, calculations) for ck in json.get("checksums", [])),
         field_lists={fl["id"]: reader.field_list(fl) for fl in json.get("field_lists", [])},
         learn_lists={ll["id"]: reader.field_list(ll) for ll in json.get("learn_lists", [])},
-        registers=tuple(
-            RegisterArray(r["name"], num(r["id"]), r["size"], r["bitwidth"])
-            for r in json.get("register_arrays", [])
-        ),
-        counters=tuple(reader.counter(c) for c in json.get("counter_arrays", [])),
-        meters=tuple(reader.meter(m) for m in json.get("meter_arrays", [])),
+        externs={
+            kind.name: tuple(kind.read(x) for x in json.get(kind.section, []))
+            for kind in EXTERNS.values()
+        },
         value_sets=tuple(v["name"] for v in json.get("parse_vsets", [])),
         parsers=tuple(reader.parser(p) for p in json.get("parsers", [])),
         deparsers=tuple(
@@ -555,31 +535,6 @@ class _Reader:
         for ref in fields:
             self.layout.field_slot(*ref)
         return FieldList(fl["id"], fl["name"], fields)
-
-    @staticmethod
-    def counter(c: dict) -> CounterArray:
-        direct = bool(c.get("is_direct"))
-        return CounterArray(
-            c["name"],
-            num(c["id"]),
-            0 if direct else int(c["size"]),
-            direct,
-            c.get("binding") if direct else None,
-        )
-
-    @staticmethod
-    def meter(m: dict) -> MeterArray:
-        direct = bool(m.get("is_direct"))
-        target = m.get("result_target")
-        return MeterArray(
-            m["name"],
-            num(m["id"]),
-            int(m.get("size", 0)),
-            m.get("type") == "bytes",
-            direct,
-            m.get("binding") if direct else None,
-            (target[0], target[1]) if target else None,
-        )
 
     def parser(self, p: dict) -> Parser:
         states = tuple(

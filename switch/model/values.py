@@ -7,7 +7,7 @@ import re
 from ina.switch.model.errors import PipelineError
 from ina.switch.model.layout import HeaderLayout, num
 
-MAX_HEX_DIGITS = 1024  # 4096 bits: bmv2_schema.MAX_BITS, the widest value a program may hold
+MAX_HEX_DIGITS = 1024  # 4096 bits: shapes.MAX_BITS, the widest value a program may hold
 HEXSTR = re.compile(rf"-?0x[0-9a-fA-F]{{1,{MAX_HEX_DIGITS}}}")  # BMv2's hexstr, as p4c writes it
 
 

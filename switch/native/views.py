@@ -12,7 +12,7 @@ import ctypes
 from ctypes import c_uint8, c_uint64
 from typing import Protocol
 
-from ina.switch.model.program import MeterArray
+from ina.switch.model.externs import MeterArray
 from ina.switch.state.externs import Meter, ValueSet
 from ina.switch.state.replication import CloneSessions, Multicast
 from ina.switch.state.tables import ActionRef, Entry, KeyField, Table

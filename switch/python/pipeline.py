@@ -3,9 +3,11 @@
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import CodeType
+from typing import Any
 
 from ina.switch.model.budget import check_source
 from ina.switch.model.errors import PipelineError
+from ina.switch.model.externs import CounterArray, MeterArray, RegisterArray, missing
 from ina.switch.model.layout import Layout
 from ina.switch.model.load import load_program
 from ina.switch.model.program import Program, malformed_json
@@ -84,6 +86,33 @@ def build_pipeline(
         return _build(layout, model, drop_port, log)
 
 
+def _register(r: RegisterArray, ns: dict) -> Register:
+    state = Register(r.name, r.size, r.bitwidth)
+    ns[f"REG_{r.id}"] = state.cells  # codegen.py `register` names it so
+    return state
+
+
+def _counter(c: CounterArray, ns: dict) -> Counter:
+    state = Counter(c.name, c.size)
+    ns[f"CNT_{c.id}"] = (state.packets, state.bytes)
+    return state
+
+
+def _meter(m: MeterArray, ns: dict) -> Meter:
+    state = Meter(m.name, m.size, "bytes" if m.bytes else "packets")
+    ns[f"MTR_{m.id}"] = state
+    return state
+
+
+# Each extern kind's state (model/externs.py), built from its record into the generated code's
+# namespace: a kind without an entry is refused by name ("the Python engine has no ...").
+STATE: dict[str, Callable[[Any, dict], object]] = {
+    "register": _register,
+    "counter": _counter,
+    "meter": _meter,
+}
+
+
 def _build(
     layout: Layout, model: Program, drop_port: int, log: Callable[[str], None] | None
 ) -> Pipeline:
@@ -95,17 +124,10 @@ def _build(
         ns["_log_msg"] = lambda text, values: log("log_msg: " + text.format(*values))
     ns["ZEROS"] = [0] * max((h.size for h in layout.headers.values()), default=1)
 
-    registers = {r.name: Register(r.name, r.size, r.bitwidth) for r in model.registers}
-    for r in model.registers:
-        ns[f"REG_{r.id}"] = registers[r.name].cells
-    counters = {}
-    for c in model.counters:
-        counters[c.name] = counter = Counter(c.name, c.size)
-        ns[f"CNT_{c.id}"] = (counter.packets, counter.bytes)
-    meters = {}
-    for m in model.meters:
-        meters[m.name] = meter = Meter(m.name, m.size, "bytes" if m.bytes else "packets")
-        ns[f"MTR_{m.id}"] = meter
+    missing(model.json, "Python", STATE, PipelineError)
+    state = {
+        kind: {x.name: STATE[kind](x, ns) for x in model.externs[kind]} for kind in STATE
+    }  # names are unique per kind (references.py)
     vsets = {name: ValueSet() for name in model.value_sets}
     ns["VSETS"] = vsets
 
@@ -159,9 +181,9 @@ def _build(
         verify_checksums=ns[verify_fn],
         update_checksums=ns[update_fn],
         tables=tables,
-        registers=registers,
-        counters=counters,
-        meters=meters,
+        registers=state["register"],
+        counters=state["counter"],
+        meters=state["meter"],
         parse_vsets=vsets,
         field_lists=field_lists,
         learn_lists=learn_lists,

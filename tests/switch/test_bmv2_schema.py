@@ -11,15 +11,15 @@ from ina.compiler import compile_file
 from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch
 from ina.switch.model import bmv2_schema
-from ina.switch.model.bmv2_schema import (
+from ina.switch.model.bmv2_schema import validate
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.shapes import (
     FIELD_RECORD_BUDGET,
     MAX_BITS,
     MAX_DEPTH,
     MAX_ITEMS,
     STATE_CELL_BUDGET,
-    validate,
 )
-from ina.switch.model.errors import PipelineError
 from ina.switch.model.values import hexint
 
 P4_DIR = Path(__file__).resolve().parents[1] / "p4"

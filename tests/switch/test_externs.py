@@ -1,0 +1,91 @@
+"""The extern kinds (switch/model/externs.py): one record each, which the schema, the model, the
+reference checks and both backends read; a backend without a kind's state refuses a program that
+has instances of it, naming the kind, never with "malformed BMv2 JSON"."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from pathlib import Path
+
+import pytest
+
+from ina.compiler import compile_file
+from ina.switch.engine import Switch
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.externs import EXTERNS, ExternKind, RegisterArray
+from ina.switch.model.load import load_program
+from ina.switch.model.shapes import COUNT, ID, NAME, Obj
+from ina.switch.native import datapath
+from ina.switch.python import pipeline
+
+P4 = Path(__file__).parent / "p4" / "references.p4"  # registers, counters and meters
+# A kind neither engine has state for, as a new extern is before its backends' entries exist.
+ACCUMULATOR = ExternKind(
+    "accumulator",
+    "accumulator_arrays",
+    "accumulator_array",
+    "accumulator array",
+    "accumulators",
+    Obj({"name": NAME, "id": ID, "size": COUNT}),
+    lambda a: RegisterArray(a["name"], a["id"], a["size"], 32),
+)
+
+
+@functools.cache
+def compiled() -> dict:
+    return compile_file(P4).bmv2
+
+
+def with_accumulators(monkeypatch) -> dict:
+    monkeypatch.setitem(EXTERNS, "accumulator", ACCUMULATOR)
+    program = copy.deepcopy(compiled())
+    program["accumulator_arrays"] = [{"name": "acc", "id": 0, "size": 4}]
+    return program
+
+
+def test_every_kind_is_read_into_the_model_and_built_by_both_engines():
+    _layout, model = load_program(compiled())
+    assert {kind: len(model.externs[kind]) > 0 for kind in EXTERNS} == {
+        "register": True,
+        "counter": True,
+        "meter": True,
+    }
+    assert set(pipeline.STATE) == set(datapath.STATE) == set(EXTERNS)
+    for engine in ("python", "native"):
+        sw = Switch(engine=engine)
+        sw.load(compiled())
+        for kind in EXTERNS.values():
+            assert sorted(getattr(sw.pipeline, kind.attribute)) == sorted(
+                x.name for x in model.externs[kind.name]
+            ), (engine, kind.name)
+
+
+def test_a_kind_the_native_engine_lacks_is_named_and_python_runs_it(monkeypatch):
+    program = with_accumulators(monkeypatch)
+    monkeypatch.setitem(pipeline.STATE, "accumulator", lambda a, ns: [0] * a.size)
+    with pytest.raises(PipelineError) as refused:
+        Switch(engine="native").load(program)
+    assert str(refused.value) == (
+        "the native engine cannot run this program: the native engine has no accumulator"
+    )
+    sw = Switch(engine="auto")
+    sw.load(program)
+    assert (sw.engine_name, sw.engine_note) == (
+        "python",
+        "the native engine cannot run this program: the native engine has no accumulator",
+    )
+
+
+def test_a_kind_the_python_engine_lacks_is_named(monkeypatch):
+    program = with_accumulators(monkeypatch)
+    with pytest.raises(PipelineError) as refused:
+        Switch(engine="python").load(program)
+    assert str(refused.value) == "the Python engine has no accumulator"
+
+
+def test_the_state_budget_counts_every_kind(monkeypatch):
+    program = with_accumulators(monkeypatch)
+    program["accumulator_arrays"][0]["size"] = 1 << 24
+    with pytest.raises(PipelineError, match="cells; the budget is 16777216"):
+        load_program(program)
