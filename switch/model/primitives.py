@@ -271,9 +271,9 @@ def c_truncate(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
 # runtime.py `_cell` and state.h `ina_cell`, alike. The index, value and target field are always
 # evaluated, in both engines, whether the cell exists or not.
 def py_register_read(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
-    reg = g.program.register(p[1]["value"])
+    reg = g.program.instance("register", p[1]["value"])
     slot, width, signed = g.expr.field_ref(p[0])
-    value = f"{g.register(reg.name)}[i] if _cell(i, {reg.size}) else P[{slot}]"
+    value = f"{g.extern('register', reg.name)}[i] if _cell(i, {reg.size}) else P[{slot}]"
     if width < reg.bitwidth or signed:
         value = g.expr.truncate(value, width, signed)
     return [f"i = {g.expr.value(p[2])}", f"P[{slot}] = {value}"]
@@ -292,12 +292,12 @@ def c_register_read(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
 
 
 def py_register_write(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
-    reg = g.program.register(p[0]["value"])
+    reg = g.program.instance("register", p[0]["value"])
     value = g.expr.truncate(g.expr.value(p[2]), reg.bitwidth, False, p[2])
     return [
         f"i = {g.expr.value(p[1])}",
         f"v = {value}",
-        f"if _cell(i, {reg.size}): {g.register(reg.name)}[i] = v",
+        f"if _cell(i, {reg.size}): {g.extern('register', reg.name)}[i] = v",
     ]
 
 
@@ -315,7 +315,8 @@ def c_register_write(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
 
 
 def py_count(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
-    size, var = g.program.counter(p[0]["value"]).size, g.counter(p[0]["value"])
+    name = p[0]["value"]
+    size, var = g.program.instance("counter", name).size, g.extern("counter", name)
     return [
         f"i = {g.expr.value(p[1])}",
         f"if _cell(i, {size}): {var}[0][i] += 1; {var}[1][i] += P[{g.sm_slot('packet_length')}]",
@@ -334,7 +335,8 @@ def c_count(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
 
 
 def py_meter(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
-    size, var = g.program.meter(p[0]["value"]).size, g.meter(p[0]["value"])
+    name = p[0]["value"]
+    size, var = g.program.instance("meter", name).size, g.extern("meter", name)
     slot = g.expr.field_ref(p[2])[0]
     color = f"{var}.execute(i, P[{g.sm_slot('packet_length')}]) if _cell(i, {size}) else P[{slot}]"
     return [f"i = {g.expr.value(p[1])}", g.expr.store(p[2], color)]

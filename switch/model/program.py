@@ -7,10 +7,10 @@ are decided once for both. Expressions and primitive parameters stay JSON (`dict
 expression compiler translates them. Nothing here runs per packet.
 """
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any
 
 from ina.switch.model.errors import PipelineError, TableError
 from ina.switch.model.externs import EXTERNS, CounterArray, MeterArray, Ref, RegisterArray
@@ -18,7 +18,6 @@ from ina.switch.model.layout import HIDDEN, HeaderLayout, Layout, StackLayout, n
 from ina.switch.model.values import hexint
 
 JUMPS = ("_jump", "_jump_if_zero")  # the primitives that move an action's program counter
-Named = TypeVar("Named", "RegisterArray", "CounterArray", "MeterArray")
 
 
 @dataclass(frozen=True)
@@ -246,14 +245,12 @@ class Program:
     def meters(self) -> tuple[MeterArray, ...]:
         return self.externs["meter"]
 
-    def register(self, name: str) -> RegisterArray:
-        return _named(self.registers, name, "register array")
-
-    def counter(self, name: str) -> CounterArray:
-        return _named(self.counters, name, "counter array")
-
-    def meter(self, name: str) -> MeterArray:
-        return _named(self.meters, name, "meter array")
+    def instance(self, kind: str, name: str) -> Any:
+        """The record of the `kind` instance called `name` (model/externs.py's kind)."""
+        found = next((x for x in self.externs[kind] if x.name == name), None)
+        if found is None:
+            raise PipelineError(f"unknown {EXTERNS[kind].what} '{name}'")
+        return found
 
     def calculation(self, name: str) -> Calculation:
         if name not in self.calculations:
@@ -267,14 +264,6 @@ class Program:
 def jump_target(params: list[dict]) -> int:
     """The primitive index a `_jump` or `_jump_if_zero` goes to: its last parameter."""
     return hexint(params[-1]["value"])
-
-
-def _named(items: Iterable[Named], name: str, what: str) -> Named:
-    """The first of `items` called `name` (the Python engine's choice when two share one)."""
-    found = next((item for item in items if item.name == name), None)
-    if found is None:
-        raise PipelineError(f"unknown {what} '{name}'")
-    return found
 
 
 @contextmanager

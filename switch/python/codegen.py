@@ -68,6 +68,11 @@ def cache_slots(body: list[str]) -> list[str]:
     return head + [SLOT.sub(lambda m: "_" + m.group(1), line) for line in body] + tail
 
 
+def extern_variable(kind: str, instance_id: int) -> str:
+    """The generated code's name for an extern instance's state: REGISTER_3."""
+    return f"{kind.upper()}_{instance_id}"
+
+
 def node_function(key: str) -> str:
     """The generated function of a pipeline node, from its key in Control.nodes."""
     return f"node_{key}"
@@ -235,15 +240,9 @@ class CodeGenerator:
             raise PipelineError(f"push/pop on header union stack '{name}' is not supported")
         return f"{stack.base}, {stack.stride}, {len(stack.elements)}, {stack.next_slot}"
 
-    def register(self, name: str) -> str:
-        """The namespace variable of a register array's cells."""
-        return f"REG_{self.program.register(name).id}"
-
-    def counter(self, name: str) -> str:
-        return f"CNT_{self.program.counter(name).id}"
-
-    def meter(self, name: str) -> str:
-        return f"MTR_{self.program.meter(name).id}"
+    def extern(self, kind: str, name: str) -> str:
+        """The namespace variable of an extern instance's state (python/pipeline.py `STATE`)."""
+        return extern_variable(kind, self.program.instance(kind, name).id)
 
     # --- calculations (hashes and checksums) -------------------------------------------
     def calculation(self, name: str) -> str:
@@ -473,8 +472,8 @@ class CodeGenerator:
                         indent,
                     )
                 if t.direct_meter:
-                    meter = self.meter(t.direct_meter)
-                    target = self.program.meter(t.direct_meter).result_target
+                    meter = self.extern("meter", t.direct_meter)
+                    target = self.program.instance("meter", t.direct_meter).result_target
                     if target:
                         field_obj = {"type": "field", "value": target}
                         length = f"P[{self.sm_slot('packet_length')}]"

@@ -11,7 +11,7 @@ from ina.switch.model.externs import CounterArray, MeterArray, RegisterArray, mi
 from ina.switch.model.layout import Layout
 from ina.switch.model.load import load_program
 from ina.switch.model.program import Program, malformed_json
-from ina.switch.python.codegen import CodeGenerator, node_function
+from ina.switch.python.codegen import CodeGenerator, extern_variable, node_function
 from ina.switch.python.runtime import base_namespace
 from ina.switch.state.externs import Counter, Meter, Register, ValueSet
 from ina.switch.state.tables import Table, install_program_entries, new_table
@@ -86,27 +86,25 @@ def build_pipeline(
         return _build(layout, model, drop_port, log)
 
 
-def _register(r: RegisterArray, ns: dict) -> Register:
+def _register(r: RegisterArray) -> tuple[Register, list[int]]:
     state = Register(r.name, r.size, r.bitwidth)
-    ns[f"REG_{r.id}"] = state.cells  # codegen.py `register` names it so
-    return state
+    return state, state.cells
 
 
-def _counter(c: CounterArray, ns: dict) -> Counter:
+def _counter(c: CounterArray) -> tuple[Counter, tuple[list[int], list[int]]]:
     state = Counter(c.name, c.size)
-    ns[f"CNT_{c.id}"] = (state.packets, state.bytes)
-    return state
+    return state, (state.packets, state.bytes)
 
 
-def _meter(m: MeterArray, ns: dict) -> Meter:
+def _meter(m: MeterArray) -> tuple[Meter, Meter]:
     state = Meter(m.name, m.size, "bytes" if m.bytes else "packets")
-    ns[f"MTR_{m.id}"] = state
-    return state
+    return state, state
 
 
-# Each extern kind's state (model/externs.py), built from its record into the generated code's
-# namespace: a kind without an entry is refused by name ("the Python engine has no ...").
-STATE: dict[str, Callable[[Any, dict], object]] = {
+# Each extern kind's state (model/externs.py) built from its record: the object the control plane
+# reads, and what the generated code reaches as `extern_variable(kind, id)` (the emitters'
+# `g.extern`). A kind without an entry is refused by name ("the Python engine has no ...").
+STATE: dict[str, Callable[[Any], tuple[object, object]]] = {
     "register": _register,
     "counter": _counter,
     "meter": _meter,
@@ -125,9 +123,10 @@ def _build(
     ns["ZEROS"] = [0] * max((h.size for h in layout.headers.values()), default=1)
 
     missing(model.json, "Python", STATE, PipelineError)
-    state = {
-        kind: {x.name: STATE[kind](x, ns) for x in model.externs[kind]} for kind in STATE
-    }  # names are unique per kind (references.py)
+    state: dict[str, dict[str, object]] = {kind: {} for kind in STATE}
+    for kind, make in STATE.items():
+        for x in model.externs[kind]:  # names are unique per kind (references.py)
+            state[kind][x.name], ns[extern_variable(kind, x.id)] = make(x)
     vsets = {name: ValueSet() for name in model.value_sets}
     ns["VSETS"] = vsets
 

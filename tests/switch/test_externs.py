@@ -63,7 +63,7 @@ def test_every_kind_is_read_into_the_model_and_built_by_both_engines():
 
 def test_a_kind_the_native_engine_lacks_is_named_and_python_runs_it(monkeypatch):
     program = with_accumulators(monkeypatch)
-    monkeypatch.setitem(pipeline.STATE, "accumulator", lambda a, ns: [0] * a.size)
+    monkeypatch.setitem(pipeline.STATE, "accumulator", lambda a: ([0] * a.size,) * 2)
     with pytest.raises(PipelineError) as refused:
         Switch(engine="native").load(program)
     assert str(refused.value) == (

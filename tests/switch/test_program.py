@@ -59,12 +59,12 @@ def test_tables_carry_key_widths_and_actions_by_the_contract_names() -> None:
 
 def test_state_arrays_are_typed_with_sizes() -> None:
     m = model()
-    assert m.register("InaIngress.slot_count").bitwidth == 8
-    assert m.register("InaIngress.slot_epoch").size == 32  # 2 * POOL_SIZE
-    counter = m.counter("InaIngress.port_refused")
+    assert m.instance("register", "InaIngress.slot_count").bitwidth == 8
+    assert m.instance("register", "InaIngress.slot_epoch").size == 32  # 2 * POOL_SIZE
+    counter = m.instance("counter", "InaIngress.port_refused")
     assert (counter.size, counter.direct, counter.binding) == (512, False, None)
     with pytest.raises(PipelineError, match="unknown register array 'nope'"):
-        m.register("nope")
+        m.instance("register", "nope")
 
 
 def test_calculations_are_resolved_to_fields_with_widths() -> None:
