@@ -53,7 +53,7 @@ class ExternKind:
     name: str  # how messages name the kind: "the native engine has no register"
     section: str  # its JSON section, a list of instances: "register_arrays"
     reference: str  # the JSON type of a primitive parameter naming an instance: "register_array"
-    what: str  # an instance in messages ("unknown register array"); a primitive's Kind says "a <what>"
+    what: str  # an instance in messages: "unknown register array"
     attribute: str  # the model's, the backends' and Switch's dict or tuple of instances
     shape: Spec  # one instance in the JSON (bmv2_schema.py checks each against it)
     read: Callable[[dict], object]  # one instance's JSON -> its program-model record

@@ -37,7 +37,7 @@ STACK_OPS = ("last_stack_index", "size_stack")  # their right operand is a heade
 NAMES = {"header": "header", "regular": "header", "header_stack": "header stack", "stack": "header stack",
          "header_union": "header union", "header_union_stack": "header union stack",
          "calculation": "calculation", **{k.reference: k.what for k in EXTERNS.values()}}  # fmt: skip
-ARRAYS = {Kind(f"a {k.what}"): k.reference for k in EXTERNS.values()}  # a parameter's Kind -> type
+ARRAYS = {Kind[k.name.upper()]: k.reference for k in EXTERNS.values()}  # a parameter's Kind -> type
 
 
 @dataclass(frozen=True)
