@@ -1,7 +1,7 @@
 """Switch: the v1model switch the P4Runtime server, the STF runner, the CLI and the benches drive.
 
-A thin facade over one data-path backend per loaded program (backend.py): the native one
-(native/datapath.py, the program compiled to C) or the Python one (python_backend.py). It picks
+A thin facade over one data-path backend per loaded program (state/backend.py): the native one
+(native/datapath.py, the program compiled to C) or the Python one (python/backend.py). It picks
 the backend, checks what callers pass before either sees it, and keeps what outlives a program:
 the digests not yet read and the statistics.
 

@@ -47,7 +47,7 @@ INSERT, MODIFY, DELETE = (
     p4runtime_pb2.Update.MODIFY,
     p4runtime_pb2.Update.DELETE,
 )
-decode = p4e.decode_value  # p4runtime_server.py decodes PacketOut metadata with it, as ent.decode
+decode = p4e.decode_value  # server.py decodes PacketOut metadata with it, as ent.decode
 
 
 def _table_error(err: TableError) -> EntityError:

@@ -1,6 +1,6 @@
 """The interface of a data-path backend: one loaded program, its packets and its state.
 
-Switch (engine.py) is a facade over one backend; python_backend.py (generated Python) and
+Switch (engine.py) is a facade over one backend; python/backend.py (generated Python) and
 native/datapath.py (the program compiled to C) implement this. Each backend is built from the
 program model alone (program.load_program) and owns every piece of its control-plane state: the
 objects below are the only copy the control plane reads and writes.
