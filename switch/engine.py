@@ -181,6 +181,12 @@ class Switch:
         return self.pipeline.counters if self.pipeline else {}
 
     @property
+    def externs(self) -> dict[str, dict[str, object]]:
+        """Every extern kind's instances by name (model/externs.py; registers, counters and meters
+        are three of them): a kind's control-plane state without a property of its own."""
+        return self.pipeline.externs if self.pipeline else {}
+
+    @property
     def parse_vsets(self) -> dict:
         """Parser value sets by name: sets of ints (see externs.ValueSet), changed in place."""
         return self.pipeline.parse_vsets if self.pipeline else {}

@@ -185,7 +185,7 @@ class NativeBackend:
             for kind, view in STATE.items()
         }
         self.registers, self.counters = views["register"], views["counter"]
-        self.meters = views["meter"]
+        self.meters, self.externs = views["meter"], views
         with malformed_json():
             for name, table in self.tables.items():
                 install_program_entries(table, model.tables[name], model)

@@ -58,7 +58,7 @@ class PythonBackend:
         self.max_port = max_port(layout)
         pl = self.pipeline
         self.tables, self.registers, self.counters = pl.tables, pl.registers, pl.counters
-        self.meters, self.parse_vsets = pl.meters, pl.parse_vsets
+        self.meters, self.parse_vsets, self.externs = pl.meters, pl.parse_vsets, pl.externs
         self.multicast, self.clone = Multicast(), CloneSessions()
         self._digests: deque[tuple[str, list[int]]] = deque(maxlen=65536)
         self._stats: Tally[str] = Tally()

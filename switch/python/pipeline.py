@@ -34,6 +34,7 @@ class Pipeline:
     registers: dict[str, Register]
     counters: dict[str, Counter]
     meters: dict[str, Meter]
+    externs: dict[str, dict[str, object]]  # kind -> instances by name (STATE's objects)
     parse_vsets: dict[str, ValueSet]
     field_lists: dict[int, list[int]]  # id -> slots to preserve
     learn_lists: dict[int, tuple[str, list[int]]]  # id -> (name, slots)
@@ -183,6 +184,7 @@ def _build(
         registers=state["register"],
         counters=state["counter"],
         meters=state["meter"],
+        externs=state,
         parse_vsets=vsets,
         field_lists=field_lists,
         learn_lists=learn_lists,

@@ -61,6 +61,8 @@ class Backend(Protocol):
     registers: dict[str, Register]
     counters: dict[str, Counter]
     meters: dict[str, Meter]
+    externs: dict[str, dict[str, object]]  # each model/externs.py kind's instances by name (the
+    # three above among them): a new kind's control plane reads it here, with no attribute of its own
     parse_vsets: dict[str, ValueSet]
     multicast: Multicast
     clone: CloneSessions

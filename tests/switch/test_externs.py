@@ -56,9 +56,9 @@ def test_every_kind_is_read_into_the_model_and_built_by_both_engines():
         sw = Switch(engine=engine)
         sw.load(compiled())
         for kind in EXTERNS.values():
-            assert sorted(getattr(sw.pipeline, kind.attribute)) == sorted(
-                x.name for x in model.externs[kind.name]
-            ), (engine, kind.name)
+            names = sorted(x.name for x in model.externs[kind.name])
+            assert sorted(getattr(sw, kind.attribute)) == names, (engine, kind.name)
+            assert sw.externs[kind.name] is getattr(sw.pipeline, kind.attribute)
 
 
 def test_a_kind_the_native_engine_lacks_is_named_and_python_runs_it(monkeypatch):
@@ -75,6 +75,7 @@ def test_a_kind_the_native_engine_lacks_is_named_and_python_runs_it(monkeypatch)
         "python",
         "the native engine cannot run this program: the native engine has no accumulator",
     )
+    assert sw.externs["accumulator"] == {"acc": [0, 0, 0, 0]}  # read without a property of its own
 
 
 def test_a_kind_the_python_engine_lacks_is_named(monkeypatch):
