@@ -91,10 +91,8 @@ SPECS: dict[str, Spec] = {
                     "header_stack",
                     "header_union",
                     "header_union_stack",
-                    "register_array",
-                    "counter_array",
-                    "meter_array",
                     "calculation",
+                    *(k.reference for k in EXTERNS.values()),  # a parameter naming an instance
                 )
             },
         },
