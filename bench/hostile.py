@@ -4,7 +4,7 @@ The aggregation program's ingress is led through N chained conditionals (each te
 goes on to the next either way): N = 16,384, N sized to a 4.5 MB JSON (both over the 4 MiB message
 limit, so gRPC refuses them before the service sees them), N sized to the largest request the limit
 lets through (the code budget then refuses it), and the largest N the code budget
-(switch/budget.py) accepts. Each is pushed with VERIFY_AND_COMMIT to an in-process server
+(switch/model/budget.py) accepts. Each is pushed with VERIFY_AND_COMMIT to an in-process server
 (P4RuntimeService + serve) running the small aggregation program, while another thread calls
 Capabilities and Read every 100 ms; then the small program is pushed again. Per case: the answer
 and the time to it, the peak RSS while it was built (VmHWM), the slowest Capabilities and Read
@@ -35,11 +35,11 @@ from ina.compiler import compile_file
 from ina.p4rt.proto import MAX_MESSAGE_BYTES, p4runtime_pb2, p4runtime_pb2_grpc
 from ina.p4rt.schema import Schema
 from ina.p4src import AGGREGATE_P4
-from ina.switch import budget
 from ina.switch.engine import Switch
-from ina.switch.errors import PipelineError
-from ina.switch.p4runtime_server import P4RuntimeService, serve
-from ina.switch.program import load_program
+from ina.switch.model import budget
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.load import load_program
+from ina.switch.p4runtime.server import P4RuntimeService, serve
 
 Config = p4runtime_pb2.SetForwardingPipelineConfigRequest
 ISSUE_JSON_BYTES = 4_500_000  # the issue's pipeline

@@ -146,9 +146,9 @@ def measure_ceiling(seconds: float) -> dict:
     import ctypes
     import threading
 
+    from ina.switch.io.ports import Ports
     from ina.switch.native.build import build
     from ina.switch.native.portloop import NativePorts
-    from ina.switch.ports import Ports
 
     lib = build(FORWARD_ONLY)
     lib.ina_new.restype, lib.ina_new.argtypes = ctypes.c_void_p, [ctypes.c_int]

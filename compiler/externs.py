@@ -1,7 +1,7 @@
 """v1model externs: instances (register, counter, meter, ...) and extern functions, lowered to the
 primitives simple_switch implements: one entry per extern (`EXTERNS`: constructor arity and
 methods) and per extern function (`_FUNCTIONS`), as p4c registers an extern converter; ina's switch runs the primitives
-its registry (switch/primitives.py) lists, and tests/switch/test_primitives.py checks these emit
+its registry (switch/model/primitives.py) lists, and tests/switch/test_primitives.py checks these emit
 no other."""
 
 from __future__ import annotations

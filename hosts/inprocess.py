@@ -69,7 +69,7 @@ from ina.sim.links import LinkSpec
 from ina.sim.network import Link, Network
 from ina.sim.nodes import IDEAL_HOST, Cpu, Host, HostSpec, SwitchNode
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import P4RuntimeService, serve
+from ina.switch.p4runtime.server import P4RuntimeService, serve
 from ina.topologies.topo import Topology
 
 SWITCH_MAC, SWITCH_IP = "02:aa:00:00:00:01", "10.0.0.254"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 MAX_FILE_BYTES = (
     64 << 20
-)  # far above any program the code budget accepts (switch/budget.py); ends /dev/zero
+)  # far above any program the code budget accepts (switch/model/budget.py); ends /dev/zero
 _SHOWN = 200  # characters of a parser's message kept (some quote the rest of the file)
 P4INFO_FORMATS = {".json": "JSON", ".bin": "binary", ".txt": "text", ".txtpb": "text"}  # by suffix
 

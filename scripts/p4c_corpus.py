@@ -35,7 +35,7 @@ def run_one(p4: Path) -> dict:
     """The outcome of one program: compiled, native (or why not), pass per engine, differ."""
     from ina.compiler import CompileError
     from ina.files import FileError
-    from ina.switch.errors import PipelineError
+    from ina.switch.model.errors import PipelineError
     from ina.switch.stf import StfError, load_program, read_stf, run_stf
 
     out: dict = {"program": p4.name}

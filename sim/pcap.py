@@ -13,7 +13,7 @@ end, so a fabric of hundreds of link directions keeps no file open and little me
 from pathlib import Path
 
 from ina.sim.links import Channel
-from ina.switch.pcap import MAGIC_NS, file_header, record
+from ina.switch.io.pcap import MAGIC_NS, file_header, record
 
 FLUSH_BYTES = 1 << 16  # a channel's records buffered before they are appended to its file
 NS_PER_S = 10**9

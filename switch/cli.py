@@ -12,10 +12,10 @@ from typing import TextIO
 from ina.args import host_port, int_range
 from ina.files import FileError, read_bmv2_json
 from ina.switch.engine import ENGINES, Switch
-from ina.switch.errors import PipelineError
-from ina.switch.p4runtime_server import COMPAT_MODES, SPEC, P4RuntimeService, serve
-from ina.switch.ports import PortError, Ports
-from ina.switch.replication import MAX_PORT
+from ina.switch.io.ports import PortError, Ports
+from ina.switch.model.errors import PipelineError
+from ina.switch.p4runtime.server import COMPAT_MODES, SPEC, P4RuntimeService, serve
+from ina.switch.state.replication import MAX_PORT
 
 
 def _port(text: str) -> tuple[int, str]:

@@ -1,7 +1,7 @@
 """Switch: the v1model switch the P4Runtime server, the STF runner, the CLI and the benches drive.
 
-A thin facade over one data-path backend per loaded program (backend.py): the native one
-(native/datapath.py, the program compiled to C) or the Python one (python_backend.py). It picks
+A thin facade over one data-path backend per loaded program (state/backend.py): the native one
+(native/datapath.py, the program compiled to C) or the Python one (python/backend.py). It picks
 the backend, checks what callers pass before either sees it, and keeps what outlives a program:
 the digests not yet read and the statistics.
 
@@ -17,18 +17,18 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ina.switch import budget
-from ina.switch.backend import Backend, Host
-from ina.switch.errors import PipelineError
-from ina.switch.layout import Layout
+from ina.switch.io.ports import Ports
+from ina.switch.model import budget
+from ina.switch.model.errors import PipelineError, Unsupported
+from ina.switch.model.layout import Layout
+from ina.switch.model.load import load_program
+from ina.switch.model.program import Program
 from ina.switch.native.build import BuildError
 from ina.switch.native.datapath import LIBC, NativeBackend
-from ina.switch.native.expressions import Unsupported
-from ina.switch.ports import Ports
-from ina.switch.program import Program, load_program
-from ina.switch.python_backend import PythonBackend
-from ina.switch.replication import MAX_PORT, CloneSessions, Multicast
-from ina.switch.tables import Table
+from ina.switch.python.backend import PythonBackend
+from ina.switch.state.backend import Backend, Host
+from ina.switch.state.replication import MAX_PORT, CloneSessions, Multicast
+from ina.switch.state.tables import Table
 
 ENGINES = ("auto", "native", "python")
 
@@ -179,6 +179,12 @@ class Switch:
     @property
     def counters(self) -> dict:
         return self.pipeline.counters if self.pipeline else {}
+
+    @property
+    def externs(self) -> dict[str, dict[str, object]]:
+        """Every extern kind's instances by name (model/externs.py; registers, counters and meters
+        are three of them): a kind's control-plane state without a property of its own."""
+        return self.pipeline.externs if self.pipeline else {}
 
     @property
     def parse_vsets(self) -> dict:

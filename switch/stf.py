@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from ina.args import macro_define
 from ina.files import FileError, read_bmv2_json, read_bytes
 from ina.switch.engine import ENGINES, Switch
-from ina.switch.errors import PipelineError, TableError
-from ina.switch.replication import MAX_PORT
+from ina.switch.model.errors import PipelineError, TableError
+from ina.switch.state.replication import MAX_PORT
 
 
 class StfError(Exception):

@@ -225,7 +225,7 @@ def test_ina_switch_refuses_a_pcap_directory_it_cannot_make(tmp_path, capsys, mo
     import socket
 
     monkeypatch.setattr(
-        "ina.switch.ports.open_port_socket",
+        "ina.switch.io.ports.open_port_socket",
         lambda port, iface: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM),
     )
     (tmp_path / "taken").write_text("")

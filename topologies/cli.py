@@ -16,7 +16,7 @@ from ina.p4src.protocol import (
     MAX_WORKERS,
     Policy,
 )
-from ina.switch.p4runtime_server import COMPAT_MODES
+from ina.switch.p4runtime.server import COMPAT_MODES
 from ina.topologies import clean, lock
 from ina.topologies.lock import MachineBusy
 from ina.topologies.runner import RunError, RunOptions, require_root, run, say, summary

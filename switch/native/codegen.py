@@ -9,14 +9,11 @@ supported subset raises Unsupported with the reason, and the switch runs the Pyt
 
 from dataclasses import dataclass, field
 
-from ina.switch.codegen import ident
-from ina.switch.expressions import hexint, num
-from ina.switch.hashes import ALGORITHMS
-from ina.switch.layout import HeaderLayout, Layout
-from ina.switch.native.expressions import CExpressions, Unsupported, const
-from ina.switch.native.traffic import traffic_manager
-from ina.switch.primitives import PRIMITIVES
-from ina.switch.program import (
+from ina.switch.model.errors import Unsupported
+from ina.switch.model.hashes import ALGORITHMS
+from ina.switch.model.layout import HeaderLayout, Layout, num
+from ina.switch.model.primitives import PRIMITIVES
+from ina.switch.model.program import (
     Action,
     Control,
     Deparser,
@@ -29,7 +26,10 @@ from ina.switch.program import (
     malformed_json,
     read_program,
 )
-from ina.switch.references import check_references
+from ina.switch.model.references import check_references
+from ina.switch.model.values import hexint, ident
+from ina.switch.native.expressions import CExpressions, const
+from ina.switch.native.traffic import traffic_manager
 
 MAX_ARGS = 64  # action parameters a table entry holds (state.h: def_args)
 SM_FIELDS = ("ingress_port", "packet_length", "instance_type", "ingress_global_timestamp",

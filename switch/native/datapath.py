@@ -14,10 +14,14 @@ from collections import deque
 from collections.abc import Callable
 from ctypes import POINTER, c_double, c_int, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
 from functools import partial
+from typing import Any
 
-from ina.switch.backend import Host, Packets, max_port
-from ina.switch.budget import check_source
-from ina.switch.layout import Layout
+from ina.switch.io.ports import Ports
+from ina.switch.model.budget import check_source
+from ina.switch.model.errors import Unsupported
+from ina.switch.model.externs import missing
+from ina.switch.model.layout import Layout
+from ina.switch.model.program import Program, malformed_json
 from ina.switch.native.build import build
 from ina.switch.native.codegen import generate
 from ina.switch.native.portloop import NativePorts
@@ -30,9 +34,8 @@ from ina.switch.native.views import (
     NativeTable,
     NativeValueSet,
 )
-from ina.switch.ports import Ports
-from ina.switch.program import Program, malformed_json
-from ina.switch.tables import install_program_entries, new_table
+from ina.switch.state.backend import Host, Packets, max_port
+from ina.switch.state.tables import install_program_entries, new_table
 
 PROFILE = ("parse", "control", "lookup", "actions", "deparse", "other")  # state.h's INA_PROF_*
 STATS = (
@@ -123,6 +126,16 @@ def _declare(lib: ctypes.CDLL) -> None:
         fn.restype, fn.argtypes = restype, argtypes
 
 
+# Each extern kind's control-plane view of its C state (model/externs.py; the C state itself is
+# native/codegen.py's `constructor` and state.h's): a kind without an entry is refused by name
+# ("the native engine has no ..."), and the switch runs the program on the Python engine.
+STATE: dict[str, Callable[["NativeBackend", int, Any], object]] = {
+    "register": lambda dp, i, r: NativeRegister(dp, i, r.name, int(r.size), int(r.bitwidth)),
+    "counter": lambda dp, i, c: NativeCounter(dp, i, c.name, c.size),
+    "meter": lambda dp, i, m: NativeMeter(dp, i, m, dp.tables.get(m.binding) if m.direct else None),
+}
+
+
 class NativeBackend:
     """The model's program compiled to C, with its tables, registers, counters, meters, value sets,
     multicast groups and clone sessions in C.
@@ -134,6 +147,7 @@ class NativeBackend:
     name = "native"
 
     def __init__(self, layout: Layout, model: Program, drop_port: int, profile: bool = False):
+        missing(model.json, "native", STATE, Unsupported)
         with malformed_json():
             native = generate(model, layout)
         self.model, self.max_port = model, max_port(layout)
@@ -156,13 +170,6 @@ class NativeBackend:
         self.learn_lists = native.learn_lists
         self.digest_lock = threading.Lock()  # drains from two threads keep the digests in order
         self.digest_buf = (c_uint64 * max(self.digest_width * DRAIN, 1))()
-        self.registers = {
-            r.name: NativeRegister(self, i, r.name, int(r.size), int(r.bitwidth))
-            for i, r in enumerate(model.registers)
-        }
-        self.counters = {
-            c.name: NativeCounter(self, i, c.name, c.size) for i, c in enumerate(model.counters)
-        }
         self.parse_vsets = {name: NativeValueSet(self, i) for name, i in native.vsets.items()}
         self.multicast, self.clone = NativeMulticast(self), NativeCloneSessions(self)
         self.tables = {
@@ -173,12 +180,12 @@ class NativeBackend:
             )
             for name, i in native.tables.items()
         }
-        self.meters = {
-            m.name: NativeMeter(
-                self, native.meters[m.name], m, self.tables.get(m.binding) if m.direct else None
-            )
-            for m in model.meters
+        views = {  # a kind's C index is its instance's place in the model (native/codegen.py)
+            kind: {x.name: view(self, i, x) for i, x in enumerate(model.externs[kind])}
+            for kind, view in STATE.items()
         }
+        self.registers, self.counters = views["register"], views["counter"]
+        self.meters, self.externs = views["meter"], views
         with malformed_json():
             for name, table in self.tables.items():
                 install_program_entries(table, model.tables[name], model)

@@ -1,4 +1,4 @@
-"""BMv2 JSON expressions as C over the packet array `P` (uint64_t slots, see ina.switch.layout).
+"""BMv2 JSON expressions as C over the packet array `P` (uint64_t slots, see ina.switch.model.layout).
 
 BMv2 (and the Python engine) evaluate with unbounded integers and truncate on store. The C code
 evaluates in signed 128-bit arithmetic (compiled with -fwrapv). +, -, *, &, |, ^, ~ and << give
@@ -8,8 +8,9 @@ tests, indices) only get operands whose magnitude a static bound proves below 2*
 else raises Unsupported and the program runs on the Python engine.
 """
 
-from ina.switch.expressions import field_index, hexint, num, unwrap
-from ina.switch.layout import HeaderLayout, Layout, StackLayout
+from ina.switch.model.errors import Unsupported
+from ina.switch.model.layout import HeaderLayout, Layout, StackLayout, num
+from ina.switch.model.values import field_index, hexint, unwrap
 
 WRAPPING = {"+": "+", "-": "-", "*": "*", "&": "&", "|": "|", "^": "^"}
 COMPARE = {"==": "==", "!=": "!=", ">": ">", ">=": ">=", "<": "<", "<=": "<="}
@@ -17,10 +18,6 @@ LOGIC = {"and": "&&", "or": "||"}
 MAX_BITS = 64
 EXACT_BITS = 126  # values proved below 2**126 in magnitude are exact in an i128
 UNBOUNDED = 1 << 20
-
-
-class Unsupported(Exception):
-    """A program feature the native backend does not compile; the Python engine runs it."""
 
 
 def const(value: int) -> str:

@@ -1,4 +1,4 @@
-"""The native port loop (io.c) behind the same surface as ina.switch.ports.Ports.
+"""The native port loop (io.c) behind the same surface as ina.switch.io.ports.Ports.
 
 Python opens the sockets (same options and errors as Ports) and the pcap files; C then receives,
 runs the native pipeline and transmits without coming back to Python, except for packets to the
@@ -14,8 +14,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ina.switch.pcap import LINKTYPE_ETHERNET, MAGIC, SNAPLEN
-from ina.switch.ports import Ports, open_port_socket
+from ina.switch.io.pcap import LINKTYPE_ETHERNET, MAGIC, SNAPLEN
+from ina.switch.io.ports import Ports, open_port_socket
 
 HOST_CB = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32)
 STATS = ("rx", "tx", "tx_errors", "dropped_oversize")

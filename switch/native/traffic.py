@@ -7,16 +7,25 @@ transmit. Only the steps the program can request are generated.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from ina.switch.primitives import CLONES
-from ina.switch.replication import MAX_OUTPUT_BYTES, MAX_OUTPUT_PACKETS
-
-if TYPE_CHECKING:
-    from ina.switch.native.codegen import CGenerator
+from ina.switch.model.generator import NativeGenerator
+from ina.switch.model.primitives import CLONES
+from ina.switch.state.replication import MAX_OUTPUT_BYTES, MAX_OUTPUT_PACKETS
 
 
-def traffic_manager(gen: CGenerator, max_header: int) -> None:
+class TrafficGenerator(NativeGenerator, Protocol):
+    """What the traffic manager takes of native/codegen.py `CGenerator` (typed here, so this module
+    and the generator that calls it do not import each other)."""
+
+    ops: set[str]  # the primitives the program uses: only their steps are generated
+    errors: dict[str, int]  # the program's error codes by name
+    max_header: int
+
+    def emit(self, line: str, indent: int = 0) -> None: ...
+
+
+def traffic_manager(gen: TrafficGenerator, max_header: int) -> None:
     """simple_switch's order, as engine.py: after ingress, I2E clone, digest, resubmit, then
     multicast or unicast; after egress, E2E clone, drop, recirculate, else transmit. Only the
     steps the program can request are generated."""

@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import ctypes
 from ctypes import c_uint8, c_uint64
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from ina.switch.externs import Meter, ValueSet
-from ina.switch.program import MeterArray
-from ina.switch.replication import CloneSessions, Multicast
-from ina.switch.tables import ActionRef, Entry, KeyField, Table
+from ina.switch.model.externs import MeterArray
+from ina.switch.state.externs import Meter, ValueSet
+from ina.switch.state.replication import CloneSessions, Multicast
+from ina.switch.state.tables import ActionRef, Entry, KeyField, Table
 
-if TYPE_CHECKING:
-    from ina.switch.native.datapath import NativeBackend
+
+class CSwitch(Protocol):
+    """What a view holds of the backend that made it (datapath.py `NativeBackend`): its library and
+    its C switch. A view keeps the backend itself, so the C state outlives every view of it."""
+
+    lib: ctypes.CDLL
+    sw: ctypes.c_void_p
 
 
 def u64s(values) -> ctypes.Array:
@@ -29,7 +34,7 @@ def u64s(values) -> ctypes.Array:
 class NativeRegister:
     """A register array in C memory, with externs.Register's methods."""
 
-    def __init__(self, dp: NativeBackend, index: int, name: str, size: int, bitwidth: int):
+    def __init__(self, dp: CSwitch, index: int, name: str, size: int, bitwidth: int):
         self.dp, self.index = dp, index
         self.name, self.size, self.bitwidth = name, size, bitwidth
 
@@ -65,7 +70,7 @@ class NativeRegister:
 class NativeCounter:
     """An indirect counter array in C memory, with externs.Counter's methods."""
 
-    def __init__(self, dp: NativeBackend, index: int, name: str, size: int):
+    def __init__(self, dp: CSwitch, index: int, name: str, size: int):
         self.dp, self.index, self.name, self.size = dp, index, name, size
 
     def _check(self, index: int) -> None:
@@ -95,7 +100,7 @@ class NativeMeter(Meter):
     keys them); C holds an indirect cell per index and a direct cell on the table entry.
     """
 
-    def __init__(self, dp: NativeBackend, index: int, spec: MeterArray, table: NativeTable | None):
+    def __init__(self, dp: CSwitch, index: int, spec: MeterArray, table: NativeTable | None):
         super().__init__(spec.name, spec.size, "bytes" if spec.bytes else "packets")
         self.dp, self.index, self.table = dp, index, table
         if table is not None:
@@ -124,7 +129,7 @@ class NativeMeter(Meter):
 class NativeValueSet(ValueSet):
     """A parser value set whose members C matches: the whole set is written after every change."""
 
-    def __init__(self, dp: NativeBackend, index: int):
+    def __init__(self, dp: CSwitch, index: int):
         super().__init__()
         self.dp, self.index = dp, index
 
@@ -138,7 +143,7 @@ class NativeValueSet(ValueSet):
 class NativeMulticast(Multicast):
     """Multicast groups whose replicas C reads; each change is written into C."""
 
-    def __init__(self, dp: NativeBackend):
+    def __init__(self, dp: CSwitch):
         super().__init__()
         self.dp = dp
 
@@ -151,7 +156,7 @@ class NativeMulticast(Multicast):
 class NativeCloneSessions(CloneSessions):
     """Clone sessions whose replicas C reads; each change is written into C."""
 
-    def __init__(self, dp: NativeBackend):
+    def __init__(self, dp: CSwitch):
         super().__init__()
         self.dp = dp
 
@@ -180,7 +185,7 @@ class NativeTable(Table):
 
     def __init__(
         self,
-        dp: NativeBackend,
+        dp: CSwitch,
         index: int,
         key_widths: list[int] | None,
         param_widths: dict[int, list[int]],

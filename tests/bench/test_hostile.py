@@ -3,9 +3,9 @@
 import pytest
 
 from ina.bench.hostile import Bench, chained, largest_accepted
-from ina.switch import budget
-from ina.switch.errors import PipelineError
-from ina.switch.program import load_program
+from ina.switch.model import budget
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.load import load_program
 
 
 @pytest.fixture(scope="module")

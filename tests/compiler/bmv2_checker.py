@@ -4,6 +4,8 @@ asserts on mixing them), jumps and next-node links stay in range, widths of keys
 
 from __future__ import annotations
 
+from ina.switch.model.externs import EXTERNS
+
 DATA, BOOL, HEADER, STACK, UNION = "data", "bool", "header", "stack", "union"
 ARITH = {
     "+",
@@ -21,6 +23,9 @@ ARITH = {
     "sat_cast",
 }
 COMPARE = {">", "<", ">=", "<="}
+# A parameter naming an extern instance or a calculation -> the JSON section that declares it
+# (every extern kind the switch registers: ina.switch.model.externs).
+SECTIONS = {k.reference: k.section for k in EXTERNS.values()} | {"calculation": "calculations"}
 
 
 class Bmv2Checker:
@@ -34,10 +39,7 @@ class Bmv2Checker:
         }
         self.stacks = {s["name"]: s for s in bmv2["header_stacks"]}
         self.unions = {u["name"] for u in bmv2["header_unions"]}
-        self.arrays = {
-            kind: {a["name"] for a in bmv2[kind]}
-            for kind in ("register_arrays", "counter_arrays", "meter_arrays", "calculations")
-        }
+        self.arrays = {kind: {a["name"] for a in bmv2[kind]} for kind in SECTIONS.values()}
         self.actions = {a["id"]: a for a in bmv2["actions"]}
 
     def check(self) -> list[str]:
@@ -186,14 +188,8 @@ class Bmv2Checker:
             return DATA
         if kind == "expression":
             return self._type(param["value"], where, runtime)
-        if kind in ("register_array", "counter_array", "meter_array", "calculation"):
-            table = {
-                "register_array": "register_arrays",
-                "counter_array": "counter_arrays",
-                "meter_array": "meter_arrays",
-                "calculation": "calculations",
-            }[kind]
-            if param["value"] not in self.arrays[table]:
+        if kind in SECTIONS:
+            if param["value"] not in self.arrays[SECTIONS[kind]]:
                 self.errors.append(f"{where}: unknown {kind} {param['value']}")
             return kind
         if kind in ("string", "parameters_vector"):

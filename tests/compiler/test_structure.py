@@ -5,92 +5,14 @@ hidden in a function. A pass that needs a service later in the pipeline gets it 
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import pytest
-
-import ina.compiler
+from structure import find_cycle, import_graph, sources
 
 PACKAGE = "ina.compiler"
-SOURCES = Path(ina.compiler.__file__).parent
-
-
-def module_name(path: Path) -> str:
-    return PACKAGE if path.name == "__init__.py" else f"{PACKAGE}.{path.stem}"
-
-
-def imported(node: ast.Import | ast.ImportFrom, modules: set[str]) -> set[str]:
-    """The compiler modules one import statement names: `from ina.compiler import nodes` names the
-    submodule, `from ina.compiler import compile_file` the package. Importing a submodule also runs
-    the package's __init__ first; that is Python's, not an edge of the design, so it is left out."""
-    if isinstance(node, ast.Import):
-        return {a.name for a in node.names if a.name in modules}
-    module = node.module or ""
-    if node.level:  # every compiler module sits directly in the package
-        module = f"{PACKAGE}.{module}" if module else PACKAGE
-    if module == PACKAGE:
-        return {
-            f"{PACKAGE}.{a.name}" if f"{PACKAGE}.{a.name}" in modules else PACKAGE
-            for a in node.names
-        }
-    return {module} if module in modules else set()
-
-
-def function_level(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
-    """Imports inside a function or method body (at any depth)."""
-    found = []
-    for func in ast.walk(tree):
-        if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            found += [
-                node for node in ast.walk(func) if isinstance(node, ast.Import | ast.ImportFrom)
-            ]
-    return found
-
-
-def import_graph(sources: dict[str, str]) -> tuple[dict[str, set[str]], list[str]]:
-    """Module -> compiler modules it imports anywhere (module level, `if TYPE_CHECKING`, functions),
-    and the function-level imports of compiler modules as 'module:line'."""
-    modules = set(sources)
-    graph: dict[str, set[str]] = {}
-    hidden: list[str] = []
-    for name, text in sources.items():
-        tree = ast.parse(text)
-        graph[name] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                graph[name] |= imported(node, modules) - {name}
-        hidden += [
-            f"{name}:{node.lineno}" for node in function_level(tree) if imported(node, modules)
-        ]
-    return graph, hidden
-
-
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    """One import cycle as a path that ends where it starts, or None."""
-    state: dict[str, str] = {}
-    path: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = "open"
-        path.append(node)
-        for target in sorted(graph.get(node, ())):
-            if state.get(target) == "open":
-                return [*path[path.index(target) :], target]
-            if target not in state and (cycle := visit(target)):
-                return cycle
-        path.pop()
-        state[node] = "done"
-        return None
-
-    for node in sorted(graph):
-        if node not in state and (cycle := visit(node)):
-            return cycle
-    return None
 
 
 def compiler_sources() -> dict[str, str]:
-    return {module_name(path): path.read_text() for path in sorted(SOURCES.glob("*.py"))}
+    return sources(PACKAGE)
 
 
 def test_the_compilers_imports_form_no_cycle():

@@ -10,7 +10,7 @@ from ina.compiler import compile_file
 from ina.controller.client import SwitchConnection
 from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import P4RuntimeService, serve
+from ina.switch.p4runtime.server import P4RuntimeService, serve
 
 
 @functools.cache

@@ -23,7 +23,7 @@ from ina.p4rt.proto import p4runtime_pb2
 from ina.p4src import AGGREGATE_P4
 from ina.p4src.protocol import FLOOD_GROUP, HEADER, MSG_UPDATE, UDP_PORT, Policy
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import P4RuntimeService, serve
+from ina.switch.p4runtime.server import P4RuntimeService, serve
 
 SWITCH_MAC, SWITCH_IP = "02:aa:00:00:00:01", "10.0.0.254"
 W0 = Worker(0, 1, "02:00:00:00:00:01", "10.0.0.1")

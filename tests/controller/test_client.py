@@ -26,7 +26,7 @@ from ina.p4rt.proto import p4runtime_pb2, p4runtime_pb2_grpc
 from ina.p4rt.schema import Schema
 from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import P4RuntimeService, _Arbiter, serve
+from ina.switch.p4runtime.server import P4RuntimeService, _Arbiter, serve
 
 BOUND = 30  # seconds: only a hang gets there
 

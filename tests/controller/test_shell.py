@@ -10,7 +10,7 @@ from ina.controller.client import SwitchConnection
 from ina.controller.shell import shell_argv, shell_python
 from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import P4RuntimeService, serve
+from ina.switch.p4runtime.server import P4RuntimeService, serve
 
 
 def test_shell_argv_passes_ina_ctl_options_in_p4runtime_shell_spelling():

@@ -5,15 +5,15 @@ import inspect
 
 import pytest
 
-from ina.switch import pipeline
-from ina.switch.backend import Backend
 from ina.switch.engine import Switch
-from ina.switch.errors import PipelineError
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.load import load_program
 from ina.switch.native import datapath
 from ina.switch.native.datapath import NativeBackend
 from ina.switch.native.views import NativeMulticast, NativeTable
-from ina.switch.program import load_program
-from ina.switch.python_backend import PythonBackend
+from ina.switch.python import pipeline
+from ina.switch.python.backend import PythonBackend
+from ina.switch.state.backend import Backend
 
 IPV4_TO_10_0_1_5 = bytes.fromhex(
     "00000000000100000000000208004500002100010000401165c60a0000010a00010503e807d0000d9b4468656c6c6f"

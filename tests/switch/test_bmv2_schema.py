@@ -9,18 +9,18 @@ import pytest
 
 from ina.compiler import compile_file
 from ina.p4src import AGGREGATE_P4
-from ina.switch import bmv2_schema
-from ina.switch.bmv2_schema import (
+from ina.switch.engine import Switch
+from ina.switch.model import bmv2_schema
+from ina.switch.model.bmv2_schema import validate
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.shapes import (
     FIELD_RECORD_BUDGET,
     MAX_BITS,
     MAX_DEPTH,
     MAX_ITEMS,
     STATE_CELL_BUDGET,
-    validate,
 )
-from ina.switch.engine import Switch
-from ina.switch.errors import PipelineError
-from ina.switch.expressions import hexint
+from ina.switch.model.values import hexint
 
 P4_DIR = Path(__file__).resolve().parents[1] / "p4"
 INJECTION = "1); import os #"
@@ -326,7 +326,7 @@ def test_keys_the_loaders_never_read_are_left_alone(bmv2: dict) -> None:
 
 def test_switch_load_refuses_before_generating_anything(bmv2: dict, monkeypatch) -> None:
     """The validator runs first: no code generator sees a refused document."""
-    from ina.switch import program
+    from ina.switch.model import program
 
     def never(*_args):
         raise AssertionError("generated code for a refused program")

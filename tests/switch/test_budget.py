@@ -1,4 +1,4 @@
-"""The code budget (switch/budget.py): the repository's programs fit it with room to spare and
+"""The code budget (switch/model/budget.py): the repository's programs fit it with room to spare and
 their estimates lie above the code they generate; a program over it is refused, before any code
 is generated, with the count and the limit; a program at it is accepted."""
 
@@ -11,15 +11,14 @@ import pytest
 from ina.bench.hostile import chained
 from ina.compiler import compile_file
 from ina.p4src import AGGREGATE_P4
-from ina.switch import budget
 from ina.switch import engine as engine_module
 from ina.switch.engine import Switch
-from ina.switch.errors import PipelineError
+from ina.switch.model import budget
+from ina.switch.model.errors import PipelineError, Unsupported
+from ina.switch.model.load import load_program
 from ina.switch.native.codegen import generate
 from ina.switch.native.datapath import NativeBackend
-from ina.switch.native.expressions import Unsupported
-from ina.switch.pipeline import build_pipeline
-from ina.switch.program import load_program
+from ina.switch.python.pipeline import build_pipeline
 
 TESTS = Path(__file__).resolve().parents[1]
 HEADROOM = 8  # the largest real program's estimate fits every limit this many times over

@@ -11,7 +11,7 @@ import pytest
 from ina.compiler import compile_file
 from ina.controller.client import SwitchConnection
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import P4RuntimeService, serve
+from ina.switch.p4runtime.server import P4RuntimeService, serve
 
 LEARN_P4 = Path(__file__).parent / "p4" / "learn.p4"
 

@@ -15,7 +15,7 @@ from ina.controller.aggregation import Aggregation, BurstLoss, drop_threshold
 from ina.controller.client import SwitchConnection
 from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import P4RuntimeService, serve
+from ina.switch.p4runtime.server import P4RuntimeService, serve
 from ina.topologies.runner import RunError, emulate_loss, loss_links, netem_args
 from ina.topologies.topo import load
 

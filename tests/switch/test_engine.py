@@ -3,7 +3,7 @@
 import pytest
 
 from ina.switch.engine import Switch
-from ina.switch.errors import PipelineError, TableError
+from ina.switch.model.errors import PipelineError, TableError
 
 NOT_IPV4 = bytes.fromhex("00000000000100000000000288b66e6f746970")
 IPV4_TO_10_0_1_5 = bytes.fromhex(

@@ -3,7 +3,7 @@
 The expected values are published check values, not ina's own code: the CRC catalogue's check
 value (the CRC of the ASCII bytes "123456789"), RFC 1071's worked example for the Internet
 checksum, and BMv2's definitions (calculations.cpp) for xor16 and identity. Comparing the engines
-with each other or with switch/hashes.py alone would let a shared wrong constant pass.
+with each other or with switch/model/hashes.py alone would let a shared wrong constant pass.
 """
 
 import copy
@@ -12,7 +12,7 @@ import pytest
 from engine_compare import engines, run_both
 
 from ina.compiler import compile_file
-from ina.switch import hashes
+from ina.switch.model import hashes
 
 CHECK = b"123456789"  # the CRC catalogue's check input
 RFC1071 = bytes.fromhex("0001f203f4f5f6f7")  # RFC 1071 section 3: sum 0xddf2, checksum 0x220d

@@ -19,13 +19,13 @@ import pytest
 from ina.compiler import compile_file
 from ina.p4rt.proto import p4runtime_pb2, p4runtime_pb2_grpc
 from ina.p4src import AGGREGATE_P4
-from ina.switch import pipeline as pipeline_module
-from ina.switch import program as program_module
 from ina.switch.engine import Switch
-from ina.switch.errors import PipelineError
+from ina.switch.model import load as load_module
+from ina.switch.model import program as program_module
+from ina.switch.model.errors import PipelineError, Unsupported
 from ina.switch.native.codegen import generate
-from ina.switch.native.expressions import Unsupported
-from ina.switch.p4runtime_server import P4RuntimeService, serve
+from ina.switch.p4runtime.server import P4RuntimeService, serve
+from ina.switch.python import pipeline as pipeline_module
 
 Action = p4runtime_pb2.SetForwardingPipelineConfigRequest
 FRAME = bytes.fromhex(
@@ -411,7 +411,7 @@ def test_without_the_validator_the_generators_still_refuse_injections(
 ) -> None:
     """With validation switched off, a payload in an int position is refused by num()/hexint and
     a payload in a name is sanitised by ident() or quoted by repr(): never code, in either engine."""
-    monkeypatch.setattr(program_module, "validate", lambda program: None)
+    monkeypatch.setattr(load_module, "validate", lambda program: None)
     marker = tmp_path / "pwned"
     for label, doc in injections(marker):
         try:

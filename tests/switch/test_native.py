@@ -15,11 +15,11 @@ from engine_compare import engines, program, run_both, same_state
 
 from ina.compiler import compile_file
 from ina.p4src import AGGREGATE_P4
-from ina.switch import hashes
 from ina.switch.engine import Switch
-from ina.switch.errors import PipelineError
+from ina.switch.model import hashes
+from ina.switch.model.errors import PipelineError
 from ina.switch.native import codegen
-from ina.switch.replication import MAX_OUTPUT_BYTES, MAX_OUTPUT_PACKETS
+from ina.switch.state.replication import MAX_OUTPUT_BYTES, MAX_OUTPUT_PACKETS
 from ina.switch.stf import run_stf
 
 HERE = Path(__file__).parent

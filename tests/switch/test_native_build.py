@@ -11,11 +11,11 @@ import pytest
 from ina.compiler import compile_file
 from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch
-from ina.switch.errors import PipelineError
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.load import load_program
 from ina.switch.native import build
 from ina.switch.native.build import BuildError
 from ina.switch.native.datapath import NativeBackend
-from ina.switch.program import load_program
 
 SMALL_MEMORY = 48 << 20  # gcc's address space: too little to compile the aggregation program
 

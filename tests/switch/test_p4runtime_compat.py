@@ -26,7 +26,7 @@ from ina.p4rt.proto import code_pb2, p4info_pb2, p4runtime_pb2, p4runtime_pb2_gr
 from ina.p4rt.schema import Schema
 from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import SIMPLE_SWITCH_GRPC, P4RuntimeService, serve
+from ina.switch.p4runtime.server import SIMPLE_SWITCH_GRPC, P4RuntimeService, serve
 
 DEFINES = {"ELEMS": "8", "POOL_SIZE": "16"}
 Req = p4runtime_pb2.SetForwardingPipelineConfigRequest

@@ -10,7 +10,7 @@ from test_p4runtime_server import Controller, jobs_entry, program, update
 from ina.controller.client import ControllerError, SwitchConnection
 from ina.p4rt.proto import MAX_MESSAGE_BYTES, p4runtime_pb2
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import P4RuntimeService, serve
+from ina.switch.p4runtime.server import P4RuntimeService, serve
 
 WRITE = "/p4.v1.P4Runtime/Write"
 INSERT = p4runtime_pb2.Update.INSERT

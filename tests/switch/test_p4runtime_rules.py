@@ -21,7 +21,7 @@ from ina.compiler import compile_file
 from ina.p4rt.proto import code_pb2, p4runtime_pb2
 from ina.p4rt.schema import Schema
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import P4RuntimeService, serve
+from ina.switch.p4runtime.server import P4RuntimeService, serve
 
 INSERT, MODIFY, DELETE = (
     p4runtime_pb2.Update.INSERT,

@@ -21,9 +21,9 @@ from tls_recipe import make_pki
 from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc
 from ina.p4rt.schema import Schema
 from ina.p4rt.tls import server_credentials
-from ina.switch import p4runtime_server
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import MAX_CONTROLLERS, P4RuntimeService, serve
+from ina.switch.p4runtime import server as p4runtime_server
+from ina.switch.p4runtime.server import MAX_CONTROLLERS, P4RuntimeService, serve
 
 BOUND = 20  # seconds: a deadline that only a hang reaches
 Set = p4runtime_pb2.SetForwardingPipelineConfigRequest

@@ -15,9 +15,9 @@ from ina.p4rt import codec
 from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
 from ina.p4rt.schema import Schema
 from ina.p4src import AGGREGATE_P4
-from ina.switch import p4runtime_server
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import P4RuntimeService, serve
+from ina.switch.p4runtime import server as p4runtime_server
+from ina.switch.p4runtime.server import P4RuntimeService, serve
 
 
 @functools.cache

@@ -17,7 +17,7 @@ from engine_compare import program, run_both, same_state
 
 from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch
-from ina.switch.replication import MAX_PORT
+from ina.switch.state.replication import MAX_PORT
 from ina.switch.stf import run_stf
 
 TESTS = Path(__file__).parents[1]

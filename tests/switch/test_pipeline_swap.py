@@ -18,11 +18,11 @@ from ina.compiler import compile_file
 from ina.p4rt.proto import p4runtime_pb2
 from ina.p4rt.schema import Schema
 from ina.p4src import AGGREGATE_P4
-from ina.switch import budget
 from ina.switch import engine as engine_module
 from ina.switch.engine import Switch, reclaim
-from ina.switch.p4runtime_server import P4RuntimeService, serve
-from ina.switch.program import load_program
+from ina.switch.model import budget
+from ina.switch.model.load import load_program
+from ina.switch.p4runtime.server import P4RuntimeService, serve
 
 Action = p4runtime_pb2.SetForwardingPipelineConfigRequest
 FRAME = bytes.fromhex(

@@ -11,7 +11,7 @@ from scapy.utils import rdpcap
 
 from ina.compiler import compile_file
 from ina.switch.engine import Switch
-from ina.switch.ports import PortError, Ports
+from ina.switch.io.ports import PortError, Ports
 
 NETNS = "srvp-ns"
 LINKS = {1: "srvp1", 2: "srvp2"}  # switch side; the peer "<name>h" sits in NETNS

@@ -1,4 +1,4 @@
-"""The primitive registry (switch/primitives.py): the one table both engines' generators dispatch
+"""The primitive registry (switch/model/primitives.py): the one table both engines' generators dispatch
 through, and the compiler emits nothing outside it."""
 
 import dataclasses
@@ -8,11 +8,11 @@ import pytest
 from engine_compare import engines, program, run_both
 
 from ina.p4src import AGGREGATE_P4
-from ina.switch import primitives
-from ina.switch.codegen import CodeGenerator
+from ina.switch.model import primitives
+from ina.switch.model.load import load_program
+from ina.switch.model.primitives import PRIMITIVES
 from ina.switch.native.codegen import generate
-from ina.switch.primitives import PRIMITIVES
-from ina.switch.program import load_program
+from ina.switch.python.codegen import CodeGenerator
 
 TESTS = Path(__file__).parent.parent
 PROGRAMS = sorted((TESTS / "p4").glob("*.p4")) + sorted((TESTS / "switch" / "p4").glob("*.p4"))

@@ -1,4 +1,4 @@
-"""The program model (switch/program.py): what both engines generate code from, read once."""
+"""The program model (switch/model/program.py): what both engines generate code from, read once."""
 
 import copy
 import functools
@@ -9,10 +9,10 @@ import pytest
 
 from ina.compiler import compile_file
 from ina.p4src import AGGREGATE_P4
-from ina.switch.errors import PipelineError
-from ina.switch.hashes import ALGORITHMS
-from ina.switch.pipeline import load_pipeline
-from ina.switch.program import Program, build_layout, read_program
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.hashes import ALGORITHMS
+from ina.switch.model.program import Program, build_layout, read_program
+from ina.switch.python.pipeline import load_pipeline
 
 NATIVE = Path(__file__).parents[2] / "switch" / "native"
 
@@ -59,12 +59,12 @@ def test_tables_carry_key_widths_and_actions_by_the_contract_names() -> None:
 
 def test_state_arrays_are_typed_with_sizes() -> None:
     m = model()
-    assert m.register("InaIngress.slot_count").bitwidth == 8
-    assert m.register("InaIngress.slot_epoch").size == 32  # 2 * POOL_SIZE
-    counter = m.counter("InaIngress.port_refused")
+    assert m.instance("register", "InaIngress.slot_count").bitwidth == 8
+    assert m.instance("register", "InaIngress.slot_epoch").size == 32  # 2 * POOL_SIZE
+    counter = m.instance("counter", "InaIngress.port_refused")
     assert (counter.size, counter.direct, counter.binding) == (512, False, None)
     with pytest.raises(PipelineError, match="unknown register array 'nope'"):
-        m.register("nope")
+        m.instance("register", "nope")
 
 
 def test_calculations_are_resolved_to_fields_with_widths() -> None:

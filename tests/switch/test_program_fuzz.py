@@ -27,11 +27,10 @@ import pytest
 from engine_compare import program, run_both
 
 from ina.switch.engine import Switch
-from ina.switch.errors import PipelineError
+from ina.switch.model.errors import PipelineError, Unsupported
+from ina.switch.model.load import load_program
 from ina.switch.native.codegen import generate
-from ina.switch.native.expressions import Unsupported
-from ina.switch.pipeline import build_pipeline
-from ina.switch.program import load_program
+from ina.switch.python.pipeline import build_pipeline
 
 SKELETON = Path(__file__).parent / "p4" / "program_fuzz.p4"
 PROGRAMS = 1000  # generated programs in a default run

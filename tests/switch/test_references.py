@@ -1,4 +1,4 @@
-"""Every reference and index of a program checked at load (switch/references.py), on each engine:
+"""Every reference and index of a program checked at load (switch/model/references.py), on each engine:
 a program naming what does not exist, or an index outside what it names, is refused with the JSON
 place before any code is generated; computed indices are checked per packet, alike in both engines,
 as simple_switch does (tests/p4/index_bounds.stf runs the same packets on simple_switch)."""
@@ -11,10 +11,9 @@ import pytest
 from engine_compare import engines, program, run_both
 
 from ina.switch.engine import Switch
-from ina.switch.errors import PipelineError
+from ina.switch.model.errors import PipelineError, Unsupported
+from ina.switch.model.program import build_layout, read_program
 from ina.switch.native.codegen import CGenerator
-from ina.switch.native.expressions import Unsupported
-from ina.switch.program import build_layout, read_program
 from ina.switch.stf import run_stf
 
 HERE = Path(__file__).parent

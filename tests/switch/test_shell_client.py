@@ -11,7 +11,7 @@ from ina.compiler import compile_file
 from ina.p4rt.proto import p4runtime_pb2
 from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import P4RuntimeService, serve
+from ina.switch.p4runtime.server import P4RuntimeService, serve
 
 SESSION = """
 import sys

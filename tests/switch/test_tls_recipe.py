@@ -16,7 +16,7 @@ from ina.controller.cli import main as ctl_main
 from ina.p4rt.proto import p4runtime_pb2, p4runtime_pb2_grpc
 from ina.switch.cli import build_parser, server_credentials
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import P4RuntimeService, serve
+from ina.switch.p4runtime.server import P4RuntimeService, serve
 
 BOUND = 20  # seconds: a deadline only a hang reaches
 

@@ -10,7 +10,7 @@ the slots, reading the JSON where the rest of the program model is read.
 
 from dataclasses import dataclass, field
 
-from ina.switch.errors import PipelineError
+from ina.switch.model.errors import PipelineError
 
 
 def num(value: object) -> int:

@@ -1,7 +1,7 @@
 """Every BMv2 primitive the switch runs: one entry each, its Python emitter beside its C emitter.
 
 As p4c registers one converter per extern, a primitive is one `Primitive` in `PRIMITIVES`; both
-generators (codegen.py, native/codegen.py) dispatch through this table alone, so the engines cannot
+generators (python/codegen.py, native/codegen.py) dispatch through this table alone, so the engines cannot
 know different sets (tests/switch/test_primitives.py checks the names, and that the compiler emits
 none outside it). An emitter takes its generator, the op (several names share one emitter) and the
 JSON parameters, and returns lines: Python statements, or C statements; a C emitter raises
@@ -16,17 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
-from ina.switch.expressions import hexint, unwrap
-from ina.switch.native.expressions import Unsupported
-
-if TYPE_CHECKING:
-    from ina.switch.codegen import CodeGenerator
-    from ina.switch.native.codegen import CGenerator
+from ina.switch.model.errors import Unsupported
+from ina.switch.model.generator import NativeGenerator, PythonGenerator
+from ina.switch.model.program import jump_target
+from ina.switch.model.values import hexint, unwrap
 
 CLONES = ("clone_ingress_pkt_to_egress", "clone_egress_pkt_to_egress")
-JUMPS = ("_jump", "_jump_if_zero")  # the primitives that move an action's program counter
 
 
 class Kind(StrEnum):
@@ -53,8 +49,8 @@ class Kind(StrEnum):
 
 @dataclass(frozen=True)
 class Primitive:
-    python: Callable[[CodeGenerator, str, list[dict]], list[str]]
-    c: Callable[[CGenerator, str, list[dict]], list[str]]
+    python: Callable[[PythonGenerator, str, list[dict]], list[str]]
+    c: Callable[[NativeGenerator, str, list[dict]], list[str]]
     params: tuple[Kind, ...]  # what each parameter is
     least: int | None = None  # parameters that must be given (None: all of them)
 
@@ -65,26 +61,21 @@ HEADER_EXPRESSIONS = (
 )  # a whole header's operators
 
 
-def jump_target(params: list[dict]) -> int:
-    """The primitive index a `_jump` or `_jump_if_zero` goes to: its last parameter."""
-    return hexint(params[-1]["value"])
-
-
 # --- control flow inside an action: the model has checked each target (Action.jumps) --------
-def py_jump(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+def py_jump(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
     if op == "_jump":
         return [f"pc = {jump_target(p)}; continue"]
     return [f"if not ({g.expr.value(p[0])}): pc = {jump_target(p)}; continue"]
 
 
-def c_jump(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_jump(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     if op == "_jump":
         return [f"goto J{jump_target(p)};"]
     return [f"if (!({g.e.value(p[0])})) goto J{jump_target(p)};"]
 
 
 # --- assignments: a field, or a whole header, union or stack -----------------------------
-def py_assign(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+def py_assign(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
     if op in ("assign_header", "copy_header"):
         return g.copy_header(p[0], p[1])
     if op == "assign_union":
@@ -103,7 +94,7 @@ def py_assign(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
     return [g.expr.store(target, g.expr.value(p[1]), p[1])]
 
 
-def c_assign(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_assign(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     target = p[0]
     if op in ("assign_header_stack", "assign_union_stack") or (
         target["type"] == "header_stack" and op in ("assign", "modify_field")
@@ -125,7 +116,7 @@ def c_assign(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     return [g.e.store(target, p[1])]
 
 
-def py_assign_vl(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+def py_assign_vl(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
     slot, _w, _s = g.expr.field_ref(p[0])
     lengths = g.layout.varbit_length_slots(p[0], p[1])
     return [
@@ -134,7 +125,7 @@ def py_assign_vl(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
     ]
 
 
-def c_assign_vl(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_assign_vl(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     # as the Python engine: the value with its header's varbit length, untruncated; exact here for an
     # unsigned source of at most 64 bits
     slot, _w, signed = g.e.field(p[0])
@@ -148,7 +139,7 @@ def c_assign_vl(g: CGenerator, op: str, p: list[dict]) -> list[str]:
 
 
 # --- header validity and stacks ----------------------------------------------------------
-def _union_siblings(g: CodeGenerator | CGenerator, target: dict) -> list[int]:
+def _union_siblings(g: PythonGenerator | NativeGenerator, target: dict) -> list[int]:
     """The validity slots a header named directly invalidates: the other members of its union."""
     if target["type"] != "header" or target["value"] not in g.layout.union_of:
         return []
@@ -156,7 +147,7 @@ def _union_siblings(g: CodeGenerator | CGenerator, target: dict) -> list[int]:
     return [g.layout.header(m).base for m in members if m != target["value"]]
 
 
-def py_add_header(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+def py_add_header(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
     n = g.expr.header_width_fields(p[0]).size - 1
     lines = [
         f"b = {g.expr.header_base(p[0])}",
@@ -166,7 +157,7 @@ def py_add_header(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
     return lines + [f"P[{base}] = 0" for base in _union_siblings(g, p[0])]
 
 
-def c_add_header(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_add_header(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     base, hl = g.e.header_base(p[0])
     n = hl.size - 1
     zero = f"memset(&P[b + 1], 0, {n} * sizeof(uint64_t));"
@@ -177,20 +168,20 @@ def c_add_header(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     return lines + [f"P[{b}] = 0;" for b in _union_siblings(g, p[0])]
 
 
-def py_remove_header(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+def py_remove_header(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
     return [f"P[{g.expr.header_base(p[0])}] = 0"]
 
 
-def c_remove_header(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_remove_header(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     return [f"P[{g.e.header_base(p[0])[0]}] = 0;"]
 
 
-def py_push_pop(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+def py_push_pop(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
     fn = "_push" if op.startswith("push") else "_pop"
     return [f"{fn}(P, {g.stack_args(p[0]['value'])}, {g.expr.value(p[1])})"]
 
 
-def c_push_pop(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_push_pop(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     st = g.e.stack(p[0]["value"])
     if p[1]["type"] != "hexstr":  # a literal count is not negative (references.py)
         raise Unsupported(f"{op} by a count that is not a constant")
@@ -200,26 +191,26 @@ def c_push_pop(g: CGenerator, op: str, p: list[dict]) -> list[str]:
 
 
 # --- the packet's fate -------------------------------------------------------------------
-def py_drop(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+def py_drop(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
     return [f"P[{g.sm_slot('egress_spec')}] = {g.drop_port}", f"P[{g.sm_slot('mcast_grp')}] = 0"]
 
 
-def c_drop(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_drop(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     return [
         f"P[{g.sm['egress_spec']}] = (uint64_t)c->sw->drop_port;",
         f"P[{g.sm['mcast_grp']}] = 0;",
     ]
 
 
-def py_exit(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+def py_exit(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
     return [f"P[{g.layout.hidden['exit']}] = 1"]
 
 
-def c_exit(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_exit(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     return [f"P[{g.layout.hidden['exit']}] = 1;"]
 
 
-def py_clone(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+def py_clone(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
     fields = g.expr.value(p[1]) if len(p) > 1 else "0"
     hidden = g.layout.hidden
     return [
@@ -228,7 +219,7 @@ def py_clone(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
     ]
 
 
-def c_clone(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_clone(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     session = g.e.value(p[0])
     fields = g.list_id(p[1] if len(p) > 1 else None, g.field_lists, 0)
     hidden = g.layout.hidden
@@ -249,22 +240,22 @@ def _request(op: str, p: list[dict]) -> tuple[str, dict | None]:
     return op, p[0] if p else None
 
 
-def py_request(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+def py_request(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
     hidden, lst = _request(op, p)
     return [f"P[{g.layout.hidden[hidden]}] = {'0' if lst is None else g.expr.value(lst)} + 1"]
 
 
-def c_request(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_request(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     hidden, lst = _request(op, p)
     lists = g.learn_lists if hidden == "digest" else g.field_lists
     return [f"P[{g.layout.hidden[hidden]}] = {g.list_id(lst, lists, 1)};"]
 
 
-def py_truncate(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+def py_truncate(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
     return [f"P[{g.layout.hidden['truncate']}] = {g.expr.value(p[0])}"]
 
 
-def c_truncate(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_truncate(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     return [
         "{",
         f"i128 keep = {g.e.value(p[0])};",
@@ -279,16 +270,16 @@ def c_truncate(g: CGenerator, op: str, p: list[dict]) -> list[str]:
 # access, as simple_switch does, and a negative one (simple_switch stops on it) drops the packet:
 # runtime.py `_cell` and state.h `ina_cell`, alike. The index, value and target field are always
 # evaluated, in both engines, whether the cell exists or not.
-def py_register_read(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
-    reg = g.program.register(p[1]["value"])
+def py_register_read(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
+    reg = g.program.instance("register", p[1]["value"])
     slot, width, signed = g.expr.field_ref(p[0])
-    value = f"{g.register(reg.name)}[i] if _cell(i, {reg.size}) else P[{slot}]"
+    value = f"{g.extern('register', reg.name)}[i] if _cell(i, {reg.size}) else P[{slot}]"
     if width < reg.bitwidth or signed:
         value = g.expr.truncate(value, width, signed)
     return [f"i = {g.expr.value(p[2])}", f"P[{slot}] = {value}"]
 
 
-def c_register_read(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_register_read(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     index = g.registers[p[1]["value"]]
     value = f"(ina_cell(c, i, R->size) ? (i128)R->cells[i] : {g.e.wrapped(p[0])})"
     return [
@@ -300,17 +291,17 @@ def c_register_read(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     ]
 
 
-def py_register_write(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
-    reg = g.program.register(p[0]["value"])
+def py_register_write(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
+    reg = g.program.instance("register", p[0]["value"])
     value = g.expr.truncate(g.expr.value(p[2]), reg.bitwidth, False, p[2])
     return [
         f"i = {g.expr.value(p[1])}",
         f"v = {value}",
-        f"if _cell(i, {reg.size}): {g.register(reg.name)}[i] = v",
+        f"if _cell(i, {reg.size}): {g.extern('register', reg.name)}[i] = v",
     ]
 
 
-def c_register_write(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_register_write(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     index = g.registers[p[0]["value"]]
     value = g.e.truncate(g.e.wrapped(p[2]), g.program.registers[index].bitwidth, False)
     return [
@@ -323,15 +314,16 @@ def c_register_write(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     ]
 
 
-def py_count(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
-    size, var = g.program.counter(p[0]["value"]).size, g.counter(p[0]["value"])
+def py_count(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
+    name = p[0]["value"]
+    size, var = g.program.instance("counter", name).size, g.extern("counter", name)
     return [
         f"i = {g.expr.value(p[1])}",
         f"if _cell(i, {size}): {var}[0][i] += 1; {var}[1][i] += P[{g.sm_slot('packet_length')}]",
     ]
 
 
-def c_count(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_count(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     index = g.counters[p[0]["value"]]
     return [
         "{",
@@ -342,14 +334,15 @@ def c_count(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     ]
 
 
-def py_meter(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
-    size, var = g.program.meter(p[0]["value"]).size, g.meter(p[0]["value"])
+def py_meter(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
+    name = p[0]["value"]
+    size, var = g.program.instance("meter", name).size, g.extern("meter", name)
     slot = g.expr.field_ref(p[2])[0]
     color = f"{var}.execute(i, P[{g.sm_slot('packet_length')}]) if _cell(i, {size}) else P[{slot}]"
     return [f"i = {g.expr.value(p[1])}", g.expr.store(p[2], color)]
 
 
-def c_meter(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_meter(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     index = g.meters[p[0]["value"]]
     color = f"(i128)ina_meter_at(M, (uint64_t)i, P[{g.sm['packet_length']}])"
     value = f"(ina_cell(c, i, M->size) ? {color} : {g.e.wrapped(p[2])})"
@@ -362,11 +355,11 @@ def c_meter(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     ]
 
 
-def py_random(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+def py_random(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
     return [g.expr.store(p[0], f"_randint({g.expr.value(p[1])}, {g.expr.value(p[2])})")]
 
 
-def c_random(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_random(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     # random.randint refuses lo > hi (ValueError: the packet is dropped)
     return [
         "{",
@@ -377,13 +370,13 @@ def c_random(g: CGenerator, op: str, p: list[dict]) -> list[str]:
     ]
 
 
-def py_hash(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+def py_hash(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
     calc = g.calculation(p[2]["value"])
     size = g.expr.value(p[3])
     return [g.expr.store(p[0], f"{g.expr.value(p[1])} + _mod({calc}(P, b''), {size})")]
 
 
-def c_hash(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_hash(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     calc = g.calculation(p[2]["value"], with_payload=False)
     base, size = g.e.wrapped(p[1]), g.e.value(p[3])
     return [
@@ -396,15 +389,15 @@ def c_hash(g: CGenerator, op: str, p: list[dict]) -> list[str]:
 
 
 # --- checks and logs ---------------------------------------------------------------------
-def py_no_op(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+def py_no_op(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
     return ["pass"]
 
 
-def c_nothing(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_nothing(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     return []
 
 
-def py_log_msg(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+def py_log_msg(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
     if not g.trace:  # only the packet log shows messages
         return ["pass"]
     values = p[1]["value"] if len(p) > 1 else []
@@ -412,11 +405,11 @@ def py_log_msg(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
     return [f"_log_msg({g.expr.value(p[0])}, ({args}{',' if values else ''}))"]
 
 
-def py_assert(g: CodeGenerator, op: str, p: list[dict]) -> list[str]:
+def py_assert(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
     return [f"if not ({g.expr.value(p[0])}): _assert_failed({op!r})"]
 
 
-def c_assert(g: CGenerator, op: str, p: list[dict]) -> list[str]:
+def c_assert(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     return [f"if (!({g.e.value(p[0])})) ina_fail(c);"]
 
 

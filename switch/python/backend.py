@@ -13,13 +13,18 @@ from collections import deque
 from collections.abc import Callable
 from time import monotonic
 
-from ina.switch.backend import Host, Packets, max_port
-from ina.switch.layout import Layout
-from ina.switch.pipeline import Pipeline, build_pipeline
-from ina.switch.ports import Ports
-from ina.switch.program import Program
-from ina.switch.replication import MAX_OUTPUT_BYTES, MAX_OUTPUT_PACKETS, CloneSessions, Multicast
-from ina.switch.runtime import AssertionFailed
+from ina.switch.io.ports import Ports
+from ina.switch.model.layout import Layout
+from ina.switch.model.program import Program
+from ina.switch.python.pipeline import Pipeline, build_pipeline
+from ina.switch.python.runtime import AssertionFailed
+from ina.switch.state.backend import Host, Packets, max_port
+from ina.switch.state.replication import (
+    MAX_OUTPUT_BYTES,
+    MAX_OUTPUT_PACKETS,
+    CloneSessions,
+    Multicast,
+)
 
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, RECIRC, REPLICATION, RESUBMIT = 0, 1, 2, 4, 5, 6
 MAX_REENTRY = 16  # resubmits/recirculations/clones one packet may cause, as a loop guard
@@ -53,7 +58,7 @@ class PythonBackend:
         self.max_port = max_port(layout)
         pl = self.pipeline
         self.tables, self.registers, self.counters = pl.tables, pl.registers, pl.counters
-        self.meters, self.parse_vsets = pl.meters, pl.parse_vsets
+        self.meters, self.parse_vsets, self.externs = pl.meters, pl.parse_vsets, pl.externs
         self.multicast, self.clone = Multicast(), CloneSessions()
         self._digests: deque[tuple[str, list[int]]] = deque(maxlen=65536)
         self._stats: Tally[str] = Tally()

@@ -20,11 +20,11 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ina.switch.codegen import INLINE_BUDGET
-from ina.switch.errors import PipelineError
-from ina.switch.layout import Layout
-from ina.switch.program import Control, Program
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.layout import Layout
+from ina.switch.model.program import Control, Program
 
+INLINE_BUDGET = 48  # nodes one generated pipeline function may run before returning the next
 MAX_NODES = (
     4096  # pipeline nodes (tables, conditionals) and parser states: C labels, Python functions
 )

@@ -11,12 +11,13 @@ import re
 import struct
 from dataclasses import dataclass, field
 
-from ina.switch.errors import PipelineError
-from ina.switch.expressions import ExpressionCompiler
-from ina.switch.hashes import ALGORITHMS
-from ina.switch.layout import HeaderLayout, Layout
-from ina.switch.primitives import JUMPS, PRIMITIVES
-from ina.switch.program import (
+from ina.switch.model.budget import INLINE_BUDGET
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.hashes import ALGORITHMS
+from ina.switch.model.layout import HeaderLayout, Layout
+from ina.switch.model.primitives import PRIMITIVES
+from ina.switch.model.program import (
+    JUMPS,
     Action,
     Calculation,
     Control,
@@ -27,8 +28,9 @@ from ina.switch.program import (
     Table,
     Transition,
 )
+from ina.switch.model.values import ident
+from ina.switch.python.expressions import ExpressionCompiler
 
-INLINE_BUDGET = 48  # nodes one generated pipeline function may run before returning the next
 STRUCT_CODES = {(8, False): "B", (16, False): "H", (32, False): "I", (64, False): "Q",
                 (8, True): "b", (16, True): "h", (32, True): "i", (64, True): "q"}  # fmt: skip
 
@@ -66,10 +68,9 @@ def cache_slots(body: list[str]) -> list[str]:
     return head + [SLOT.sub(lambda m: "_" + m.group(1), line) for line in body] + tail
 
 
-def ident(text: str) -> str:
-    """`text` with every character but ASCII letters and digits made `_`: safe in a Python or C
-    identifier (str.isalnum alone would pass Unicode digits, which are not)."""
-    return "".join(c if c.isascii() and c.isalnum() else "_" for c in text)
+def extern_variable(kind: str, instance_id: int) -> str:
+    """The generated code's name for an extern instance's state: REGISTER_3."""
+    return f"{kind.upper()}_{instance_id}"
 
 
 def node_function(key: str) -> str:
@@ -239,15 +240,9 @@ class CodeGenerator:
             raise PipelineError(f"push/pop on header union stack '{name}' is not supported")
         return f"{stack.base}, {stack.stride}, {len(stack.elements)}, {stack.next_slot}"
 
-    def register(self, name: str) -> str:
-        """The namespace variable of a register array's cells."""
-        return f"REG_{self.program.register(name).id}"
-
-    def counter(self, name: str) -> str:
-        return f"CNT_{self.program.counter(name).id}"
-
-    def meter(self, name: str) -> str:
-        return f"MTR_{self.program.meter(name).id}"
+    def extern(self, kind: str, name: str) -> str:
+        """The namespace variable of an extern instance's state (python/pipeline.py `STATE`)."""
+        return extern_variable(kind, self.program.instance(kind, name).id)
 
     # --- calculations (hashes and checksums) -------------------------------------------
     def calculation(self, name: str) -> str:
@@ -477,8 +472,8 @@ class CodeGenerator:
                         indent,
                     )
                 if t.direct_meter:
-                    meter = self.meter(t.direct_meter)
-                    target = self.program.meter(t.direct_meter).result_target
+                    meter = self.extern("meter", t.direct_meter)
+                    target = self.program.instance("meter", t.direct_meter).result_target
                     if target:
                         field_obj = {"type": "field", "value": target}
                         length = f"P[{self.sm_slot('packet_length')}]"

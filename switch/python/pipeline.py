@@ -3,15 +3,18 @@
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import CodeType
+from typing import Any
 
-from ina.switch.budget import check_source
-from ina.switch.codegen import CodeGenerator, node_function
-from ina.switch.errors import PipelineError
-from ina.switch.externs import Counter, Meter, Register, ValueSet
-from ina.switch.layout import Layout
-from ina.switch.program import Program, load_program, malformed_json
-from ina.switch.runtime import base_namespace
-from ina.switch.tables import Table, install_program_entries, new_table
+from ina.switch.model.budget import check_source
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.externs import CounterArray, MeterArray, RegisterArray, missing
+from ina.switch.model.layout import Layout
+from ina.switch.model.load import load_program
+from ina.switch.model.program import Program, malformed_json
+from ina.switch.python.codegen import CodeGenerator, extern_variable, node_function
+from ina.switch.python.runtime import base_namespace
+from ina.switch.state.externs import Counter, Meter, Register, ValueSet
+from ina.switch.state.tables import Table, install_program_entries, new_table
 
 COMPILE_CHUNK = 1 << 16  # characters of generated source one compile() call takes, at least
 
@@ -31,6 +34,7 @@ class Pipeline:
     registers: dict[str, Register]
     counters: dict[str, Counter]
     meters: dict[str, Meter]
+    externs: dict[str, dict[str, object]]  # kind -> instances by name (STATE's objects)
     parse_vsets: dict[str, ValueSet]
     field_lists: dict[int, list[int]]  # id -> slots to preserve
     learn_lists: dict[int, tuple[str, list[int]]]  # id -> (name, slots)
@@ -83,6 +87,31 @@ def build_pipeline(
         return _build(layout, model, drop_port, log)
 
 
+def _register(r: RegisterArray) -> tuple[Register, list[int]]:
+    state = Register(r.name, r.size, r.bitwidth)
+    return state, state.cells
+
+
+def _counter(c: CounterArray) -> tuple[Counter, tuple[list[int], list[int]]]:
+    state = Counter(c.name, c.size)
+    return state, (state.packets, state.bytes)
+
+
+def _meter(m: MeterArray) -> tuple[Meter, Meter]:
+    state = Meter(m.name, m.size, "bytes" if m.bytes else "packets")
+    return state, state
+
+
+# Each extern kind's state (model/externs.py) built from its record: the object the control plane
+# reads, and what the generated code reaches as `extern_variable(kind, id)` (the emitters'
+# `g.extern`). A kind without an entry is refused by name ("the Python engine has no ...").
+STATE: dict[str, Callable[[Any], tuple[object, object]]] = {
+    "register": _register,
+    "counter": _counter,
+    "meter": _meter,
+}
+
+
 def _build(
     layout: Layout, model: Program, drop_port: int, log: Callable[[str], None] | None
 ) -> Pipeline:
@@ -94,17 +123,11 @@ def _build(
         ns["_log_msg"] = lambda text, values: log("log_msg: " + text.format(*values))
     ns["ZEROS"] = [0] * max((h.size for h in layout.headers.values()), default=1)
 
-    registers = {r.name: Register(r.name, r.size, r.bitwidth) for r in model.registers}
-    for r in model.registers:
-        ns[f"REG_{r.id}"] = registers[r.name].cells
-    counters = {}
-    for c in model.counters:
-        counters[c.name] = counter = Counter(c.name, c.size)
-        ns[f"CNT_{c.id}"] = (counter.packets, counter.bytes)
-    meters = {}
-    for m in model.meters:
-        meters[m.name] = meter = Meter(m.name, m.size, "bytes" if m.bytes else "packets")
-        ns[f"MTR_{m.id}"] = meter
+    missing(model.json, "Python", STATE, PipelineError)
+    state: dict[str, dict[str, object]] = {kind: {} for kind in STATE}
+    for kind, make in STATE.items():
+        for x in model.externs[kind]:  # names are unique per kind (references.py)
+            state[kind][x.name], ns[extern_variable(kind, x.id)] = make(x)
     vsets = {name: ValueSet() for name in model.value_sets}
     ns["VSETS"] = vsets
 
@@ -158,9 +181,10 @@ def _build(
         verify_checksums=ns[verify_fn],
         update_checksums=ns[update_fn],
         tables=tables,
-        registers=registers,
-        counters=counters,
-        meters=meters,
+        registers=state["register"],
+        counters=state["counter"],
+        meters=state["meter"],
+        externs=state,
         parse_vsets=vsets,
         field_lists=field_lists,
         learn_lists=learn_lists,

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import count
 
-from ina.switch.errors import TableError
-from ina.switch.program import Program
-from ina.switch.program import Table as TableSpec
+from ina.switch.model.errors import TableError
+from ina.switch.model.program import Program
+from ina.switch.model.program import Table as TableSpec
 
 
 @dataclass

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ina.switch.pcap import PcapWriter
+from ina.switch.io.pcap import PcapWriter
 
 ETH_P_ALL = 0x0003
 SOL_PACKET = 263

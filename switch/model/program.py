@@ -7,20 +7,17 @@ are decided once for both. Expressions and primitive parameters stay JSON (`dict
 expression compiler translates them. Nothing here runs per packet.
 """
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any
 
-from ina.switch.bmv2_schema import validate
-from ina.switch.errors import PipelineError, TableError
-from ina.switch.expressions import hexint
-from ina.switch.layout import HIDDEN, HeaderLayout, Layout, StackLayout, num
-from ina.switch.primitives import JUMPS, jump_target
-from ina.switch.references import check_references
+from ina.switch.model.errors import PipelineError, TableError
+from ina.switch.model.externs import EXTERNS, CounterArray, MeterArray, Ref, RegisterArray
+from ina.switch.model.layout import HIDDEN, HeaderLayout, Layout, StackLayout, num
+from ina.switch.model.values import hexint
 
-Ref = tuple[str, str]  # (header instance, field)
-Named = TypeVar("Named", "RegisterArray", "CounterArray", "MeterArray")
+JUMPS = ("_jump", "_jump_if_zero")  # the primitives that move an action's program counter
 
 
 @dataclass(frozen=True)
@@ -165,34 +162,6 @@ class FieldList:
 
 
 @dataclass(frozen=True)
-class RegisterArray:
-    name: str
-    id: int
-    size: int
-    bitwidth: int
-
-
-@dataclass(frozen=True)
-class CounterArray:
-    name: str
-    id: int
-    size: int  # 0 for a direct counter (its cells are the table's entries)
-    direct: bool
-    binding: str | None  # the table of a direct counter
-
-
-@dataclass(frozen=True)
-class MeterArray:
-    name: str
-    id: int
-    size: int  # as declared (a direct meter's cells are the table's entries)
-    bytes: bool  # measures bytes, not packets
-    direct: bool
-    binding: str | None  # the table of a direct meter
-    result_target: Ref | None  # where a direct meter writes its colour
-
-
-@dataclass(frozen=True)
 class TransitionKey:
     """One part of a parser state's select key. Several parts are packed into one integer, each
     padded to whole bytes, the first part highest (`shift` is where this part starts)."""
@@ -258,22 +227,30 @@ class Program:
     checksums: tuple[Checksum, ...]
     field_lists: dict[int, FieldList]
     learn_lists: dict[int, FieldList]
-    registers: tuple[RegisterArray, ...]
-    counters: tuple[CounterArray, ...]
-    meters: tuple[MeterArray, ...]
+    externs: dict[str, tuple]  # model/externs.py's kind -> its instances' records, in JSON order
     value_sets: tuple[str, ...]
     parsers: tuple[Parser, ...]
     deparsers: tuple[Deparser, ...]
     errors: dict[str, int]
 
-    def register(self, name: str) -> RegisterArray:
-        return _named(self.registers, name, "register array")
+    @property
+    def registers(self) -> tuple[RegisterArray, ...]:
+        return self.externs["register"]
 
-    def counter(self, name: str) -> CounterArray:
-        return _named(self.counters, name, "counter array")
+    @property
+    def counters(self) -> tuple[CounterArray, ...]:
+        return self.externs["counter"]
 
-    def meter(self, name: str) -> MeterArray:
-        return _named(self.meters, name, "meter array")
+    @property
+    def meters(self) -> tuple[MeterArray, ...]:
+        return self.externs["meter"]
+
+    def instance(self, kind: str, name: str) -> Any:
+        """The record of the `kind` instance called `name` (model/externs.py's kind)."""
+        found = next((x for x in self.externs[kind] if x.name == name), None)
+        if found is None:
+            raise PipelineError(f"unknown {EXTERNS[kind].what} '{name}'")
+        return found
 
     def calculation(self, name: str) -> Calculation:
         if name not in self.calculations:
@@ -284,12 +261,9 @@ class Program:
         return next(a for a in self.actions.values() if a.name == name)
 
 
-def _named(items: Iterable[Named], name: str, what: str) -> Named:
-    """The first of `items` called `name` (the Python engine's choice when two share one)."""
-    found = next((item for item in items if item.name == name), None)
-    if found is None:
-        raise PipelineError(f"unknown {what} '{name}'")
-    return found
+def jump_target(params: list[dict]) -> int:
+    """The primitive index a `_jump` or `_jump_if_zero` goes to: its last parameter."""
+    return hexint(params[-1]["value"])
 
 
 @contextmanager
@@ -313,22 +287,6 @@ def malformed_json() -> Iterator[None]:
         TableError,
     ) as err:
         raise PipelineError(f"malformed BMv2 JSON: {type(err).__name__}: {err}") from None
-
-
-def load_program(json: dict) -> tuple[Layout, Program]:
-    """Validate a v1model BMv2 JSON document, lay out its slots, read its model and check every
-    reference in it (references.py): what every backend starts from; raises PipelineError naming
-    what is wrong, before any code is generated."""
-    validate(json)
-    with malformed_json():
-        layout = build_layout(json)
-        if "standard_metadata" not in layout.headers:
-            raise PipelineError(
-                "the program has no standard_metadata header (not a v1model program?)"
-            )
-        model = read_program(json, layout)
-        check_references(model, layout)
-        return layout, model
 
 
 def build_layout(program: dict) -> Layout:
@@ -440,12 +398,10 @@ def read_program(json: dict, layout: Layout) -> Program:
         checksums=tuple(reader.checksum(ck, calculations) for ck in json.get("checksums", [])),
         field_lists={fl["id"]: reader.field_list(fl) for fl in json.get("field_lists", [])},
         learn_lists={ll["id"]: reader.field_list(ll) for ll in json.get("learn_lists", [])},
-        registers=tuple(
-            RegisterArray(r["name"], num(r["id"]), r["size"], r["bitwidth"])
-            for r in json.get("register_arrays", [])
-        ),
-        counters=tuple(reader.counter(c) for c in json.get("counter_arrays", [])),
-        meters=tuple(reader.meter(m) for m in json.get("meter_arrays", [])),
+        externs={
+            kind.name: tuple(kind.read(x) for x in json.get(kind.section, []))
+            for kind in EXTERNS.values()
+        },
         value_sets=tuple(v["name"] for v in json.get("parse_vsets", [])),
         parsers=tuple(reader.parser(p) for p in json.get("parsers", [])),
         deparsers=tuple(
@@ -568,31 +524,6 @@ class _Reader:
         for ref in fields:
             self.layout.field_slot(*ref)
         return FieldList(fl["id"], fl["name"], fields)
-
-    @staticmethod
-    def counter(c: dict) -> CounterArray:
-        direct = bool(c.get("is_direct"))
-        return CounterArray(
-            c["name"],
-            num(c["id"]),
-            0 if direct else int(c["size"]),
-            direct,
-            c.get("binding") if direct else None,
-        )
-
-    @staticmethod
-    def meter(m: dict) -> MeterArray:
-        direct = bool(m.get("is_direct"))
-        target = m.get("result_target")
-        return MeterArray(
-            m["name"],
-            num(m["id"]),
-            int(m.get("size", 0)),
-            m.get("type") == "bytes",
-            direct,
-            m.get("binding") if direct else None,
-            (target[0], target[1]) if target else None,
-        )
 
     def parser(self, p: dict) -> Parser:
         states = tuple(

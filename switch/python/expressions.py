@@ -4,28 +4,15 @@ Values are unbounded Python ints, as BMv2 evaluates them; truncation happens onl
 stored into a field (`store`). Action data is the tuple `A`; parser lookahead reads `data` at `off`.
 """
 
-import re
-
-from ina.switch.errors import PipelineError
-from ina.switch.layout import HeaderLayout, Layout, num
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.layout import Layout, num
+from ina.switch.model.values import field_index, hexint, unwrap
 
 BINARY = {
     "+": "+", "-": "-", "*": "*", "<<": "<<", ">>": ">>", "&": "&", "|": "|", "^": "^",
     "==": "==", "!=": "!=", ">": ">", ">=": ">=", "<": "<", "<=": "<=",
     "and": "and", "or": "or", "/": "//", "%": "%",
 }  # fmt: skip
-
-
-MAX_HEX_DIGITS = 1024  # 4096 bits: bmv2_schema.MAX_BITS, the widest value a program may hold
-HEXSTR = re.compile(rf"-?0x[0-9a-fA-F]{{1,{MAX_HEX_DIGITS}}}")  # BMv2's hexstr, as p4c writes it
-
-
-def hexint(text: str) -> int:
-    """The value of a BMv2 hex string ("0x..." or "-0x..."); PipelineError for anything else."""
-    if type(text) is not str or not HEXSTR.fullmatch(text):
-        shown = repr(text[:40]) if isinstance(text, str) else f"a {type(text).__name__}"
-        raise PipelineError(f"expected a hex string (0x... or -0x...), got {shown}")
-    return int(text, 16)
 
 
 class ExpressionCompiler:
@@ -216,20 +203,6 @@ class ExpressionCompiler:
             stack = self.layout.stacks[right["value"]]
             return f"P[{stack.next_slot}]"
         raise PipelineError(f"unsupported expression operator '{op}'")
-
-
-def field_index(hl: HeaderLayout, index: object) -> int:
-    """The offset of an access_field expression, checked against the header's fields."""
-    if not 0 <= num(index) < len(hl.fields):
-        raise PipelineError(f"header '{hl.name}' has no field at offset {index}")
-    return index  # type: ignore[return-value]
-
-
-def unwrap(expr: dict) -> dict:
-    """The operator object of an expression, however many `expression` wrappers p4c put around it."""
-    while "op" not in expr and expr.get("type") == "expression":
-        expr = expr["value"]
-    return expr
 
 
 def two_comp(value: int, width: int) -> int:

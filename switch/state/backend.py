@@ -1,6 +1,6 @@
 """The interface of a data-path backend: one loaded program, its packets and its state.
 
-Switch (engine.py) is a facade over one backend; python_backend.py (generated Python) and
+Switch (engine.py) is a facade over one backend; python/backend.py (generated Python) and
 native/datapath.py (the program compiled to C) implement this. Each backend is built from the
 program model alone (program.load_program) and owns every piece of its control-plane state: the
 objects below are the only copy the control plane reads and writes.
@@ -12,12 +12,12 @@ from collections import deque
 from collections.abc import Callable
 from typing import Protocol
 
-from ina.switch.externs import Meter, ValueSet
-from ina.switch.layout import Layout
-from ina.switch.ports import Ports
-from ina.switch.program import Program
-from ina.switch.replication import CloneSessions, Multicast
-from ina.switch.tables import Table
+from ina.switch.io.ports import Ports
+from ina.switch.model.layout import Layout
+from ina.switch.model.program import Program
+from ina.switch.state.externs import Meter, ValueSet
+from ina.switch.state.replication import CloneSessions, Multicast
+from ina.switch.state.tables import Table
 
 
 class Register(Protocol):
@@ -61,6 +61,8 @@ class Backend(Protocol):
     registers: dict[str, Register]
     counters: dict[str, Counter]
     meters: dict[str, Meter]
+    externs: dict[str, dict[str, object]]  # each model/externs.py kind's instances by name (the
+    # three above among them): a new kind's control plane reads it here, with no attribute of its own
     parse_vsets: dict[str, ValueSet]
     multicast: Multicast
     clone: CloneSessions

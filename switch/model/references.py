@@ -18,15 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from ina.switch.bmv2_schema import MAX_BITS, refused
-from ina.switch.expressions import hexint
-from ina.switch.layout import HeaderLayout, Layout, StackLayout
-from ina.switch.primitives import HEADER_EXPRESSIONS, JUMPS, PRIMITIVES, Kind
-
-if TYPE_CHECKING:
-    from ina.switch.program import ActionParam, Control, Parser, Program, Table
+from ina.switch.model.externs import EXTERNS
+from ina.switch.model.layout import HeaderLayout, Layout, StackLayout
+from ina.switch.model.primitives import HEADER_EXPRESSIONS, PRIMITIVES, Kind
+from ina.switch.model.program import JUMPS, ActionParam, Control, Parser, Program, Table
+from ina.switch.model.shapes import MAX_BITS, refused
+from ina.switch.model.values import hexint
 
 # Parser operations: what each parameter is, as PRIMITIVES says for primitives.
 PARSER_OPS: dict[str, tuple[str, ...]] = {
@@ -38,9 +36,8 @@ WIDTH_OPS = ("two_comp_mod", "sat_cast", "usat_cast")  # their right operand is 
 STACK_OPS = ("last_stack_index", "size_stack")  # their right operand is a header stack
 NAMES = {"header": "header", "regular": "header", "header_stack": "header stack", "stack": "header stack",
          "header_union": "header union", "header_union_stack": "header union stack",
-         "register_array": "register array", "counter_array": "counter array", "meter_array": "meter array",
-         "calculation": "calculation"}  # fmt: skip
-ARRAYS = {Kind.REGISTER: "register_array", Kind.COUNTER: "counter_array", Kind.METER: "meter_array"}
+         "calculation": "calculation", **{k.reference: k.what for k in EXTERNS.values()}}  # fmt: skip
+ARRAYS = {Kind[k.name.upper()]: k.reference for k in EXTERNS.values()}  # a parameter's Kind -> type
 
 
 @dataclass(frozen=True)
@@ -86,20 +83,16 @@ class _Checker:
         self.things: dict[str, dict] = {  # what each JSON type of name names, by name
             "header": layout.headers, "regular": layout.headers, "header_stack": layout.stacks,
             "stack": layout.stacks, "header_union": layout.unions, "header_union_stack": layout.union_stacks,
-            "register_array": {r.name: r for r in model.registers},
-            "counter_array": {c.name: c for c in model.counters},
-            "meter_array": {m.name: m for m in model.meters}, "calculation": model.calculations,
+            "calculation": model.calculations,
+            **{k.reference: {x.name: x for x in model.externs[k.name]} for k in EXTERNS.values()},
         }  # fmt: skip
 
     # --- the program, section by section -------------------------------------------------
     def program(self) -> None:
         m, layout = self.model, self.layout
-        for section, arrays in (
-            ("register_arrays", m.registers),
-            ("counter_arrays", m.counters),
-            ("meter_arrays", m.meters),
-        ):
-            unique((a.name, f"{section}[{i}].name") for i, a in enumerate(arrays))
+        for kind in EXTERNS.values():
+            named = enumerate(m.externs[kind.name])
+            unique((a.name, f"{kind.section}[{i}].name") for i, a in named)
         unique(
             (t.name, f"pipelines[{i}].tables[{j}].name")
             for i, c in enumerate(m.controls)
@@ -130,12 +123,11 @@ class _Checker:
             self.ref(ck.target, f"checksums[{i}].target")
             if ck.condition is not None:
                 self.value(ck.condition, f"checksums[{i}].if_cond", OUTSIDE)
-        for section, arrays in (("counter_arrays", m.counters), ("meter_arrays", m.meters)):
-            for i, array in enumerate(arrays):
-                if array.binding is not None and array.binding not in m.tables:
-                    raise refused(
-                        f"{section}[{i}].binding", f"no table is called '{array.binding}'"
-                    )
+        for kind in EXTERNS.values():  # a direct array's table
+            for i, array in enumerate(m.externs[kind.name]):
+                binding = getattr(array, "binding", None)
+                if binding is not None and binding not in m.tables:
+                    raise refused(f"{kind.section}[{i}].binding", f"no table is called '{binding}'")
         for i, meter in enumerate(m.meters):
             if meter.result_target is not None:
                 self.ref(meter.result_target, f"meter_arrays[{i}].result_target")

@@ -47,10 +47,11 @@ from ina.p4rt.proto import (
     status_pb2,
 )
 from ina.p4rt.schema import Schema, SchemaError
-from ina.switch import p4runtime_entities as ent
 from ina.switch.engine import Built, Switch, reclaim
-from ina.switch.errors import PipelineError
-from ina.switch.program import Program
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.externs import EXTERNS
+from ina.switch.model.program import Program
+from ina.switch.p4runtime import entities as ent
 
 API_VERSION = "1.4.1"
 READ_CHUNK = 4096  # entities per ReadResponse
@@ -828,27 +829,15 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         entity = update.entity
         kind = entity.WhichOneof("entity")
         _refuse(self.compat.write_refusals, kind, entity)
-        sw, schema, utype = self.sw, self.schema, update.type
+        utype = update.type
         if utype not in (ent.INSERT, ent.MODIFY, ent.DELETE):
             raise ent.invalid(f"update type {utype} is not INSERT, MODIFY or DELETE")
-        if kind == "table_entry":
-            ent.write_table_entry(sw, schema, utype, entity.table_entry)
-        elif kind == "register_entry":
-            ent.write_register(sw, schema, utype, entity.register_entry)
-        elif kind == "counter_entry":
-            ent.write_counter(sw, schema, utype, entity.counter_entry)
-        elif kind == "direct_counter_entry":
-            ent.write_direct_counter(sw, schema, utype, entity.direct_counter_entry)
-        elif kind == "meter_entry":
-            ent.write_meter(sw, schema, utype, entity.meter_entry)
-        elif kind == "packet_replication_engine_entry":
-            ent.write_pre(sw, utype, entity.packet_replication_engine_entry)
-        elif kind == "digest_entry":
-            ent.write_digest(self.digest_configs, schema, utype, entity.digest_entry)
-        elif kind is None:
+        if kind is None:
             raise ent.invalid("the update has no entity")
-        else:
+        if kind not in ent.ENTITIES:
             raise ent.EntityError(grpc.StatusCode.UNIMPLEMENTED, f"writing {kind} is not supported")
+        target = ent.Target(self.sw, self.schema, self.digest_configs)
+        ent.ENTITIES[kind].write(target, utype, getattr(entity, kind))
 
     def Read(self, request, context):
         """Entities in pages of READ_CHUNK, the engine locked per page (a wildcard read need not be
@@ -884,32 +873,19 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self, query: p4runtime_pb2.Entity, errors: list[p4runtime_pb2.Error], position: int
     ) -> Iterator[p4runtime_pb2.Entity]:
         """The entities one request selects; its failure goes to errors[position]."""
-        sw, schema = self.sw, self.schema
         kind = query.WhichOneof("entity")
-        readers = {
-            "table_entry": lambda e: ent.read_table_entries(sw, schema, e.table_entry),
-            "register_entry": lambda e: ent.read_registers(sw, schema, e.register_entry),
-            "counter_entry": lambda e: ent.read_counters(sw, schema, e.counter_entry),
-            "direct_counter_entry": lambda e: ent.read_direct_counters(
-                sw, schema, e.direct_counter_entry
-            ),
-            "meter_entry": lambda e: ent.read_meters(sw, schema, e.meter_entry),
-            "packet_replication_engine_entry": lambda e: ent.read_pre(
-                sw, e.packet_replication_engine_entry
-            ),
-            "digest_entry": lambda e: ent.read_digests(self.digest_configs, schema, e.digest_entry),
-        }
+        target = ent.Target(self.sw, self.schema, self.digest_configs)
         try:
             _refuse(self.compat.read_refusals, kind, query)
             if kind is None:
                 raise ent.invalid(
                     "the request has no entity (a wildcard read names the entity type)"
                 )
-            if kind not in readers:
+            if kind not in ent.ENTITIES:
                 raise ent.EntityError(
                     grpc.StatusCode.UNIMPLEMENTED, f"reading {kind} is not supported"
                 )
-            for item in readers[kind](query):
+            for item in ent.ENTITIES[kind].read(target, getattr(query, kind)):
                 yield _wrap(kind, item)
         except ent.EntityError as err:
             errors[position] = _entity_error(err)
@@ -926,16 +902,12 @@ def _p4info_names_missing_from(p4info, model: Program) -> list[str]:
     """P4Info entities the server maps to the JSON by fully qualified name that the JSON lacks."""
     in_json = {
         "table": set(model.tables),
-        "register": {r.name for r in model.registers},
-        "counter": {c.name for c in model.counters},
-        "meter": {m.name for m in model.meters},
+        **{k.name: {x.name for x in model.externs[k.name]} for k in EXTERNS.values()},
     }
-    named = [
+    named = [  # P4Info names each kind's list as the model does (model/externs.py `attribute`)
         ("table", p4info.tables),
-        ("register", p4info.registers),
-        ("counter", p4info.counters),
+        *((k.name, getattr(p4info, k.attribute, ())) for k in EXTERNS.values()),
         ("counter", p4info.direct_counters),
-        ("meter", p4info.meters),
     ]
     return [
         f"{kind} '{e.preamble.name}'"

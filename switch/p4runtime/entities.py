@@ -7,7 +7,11 @@ Each function either applies one update completely or raises EntityError before 
 state, so a failed update in a batch leaves nothing half done.
 """
 
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
 import grpc
+from google.protobuf.message import Message
 
 from ina.p4rt import entities as p4e
 from ina.p4rt.entities import (
@@ -35,15 +39,15 @@ from ina.p4rt.entities import (
 from ina.p4rt.proto import p4runtime_pb2
 from ina.p4rt.schema import Schema, Table
 from ina.switch.engine import Switch
-from ina.switch.errors import TableError
-from ina.switch.tables import declared_default
+from ina.switch.model.errors import TableError
+from ina.switch.state.tables import declared_default
 
 INSERT, MODIFY, DELETE = (
     p4runtime_pb2.Update.INSERT,
     p4runtime_pb2.Update.MODIFY,
     p4runtime_pb2.Update.DELETE,
 )
-decode = p4e.decode_value  # p4runtime_server.py decodes PacketOut metadata with it, as ent.decode
+decode = p4e.decode_value  # server.py decodes PacketOut metadata with it, as ent.decode
 
 
 def _table_error(err: TableError) -> EntityError:
@@ -431,3 +435,54 @@ def read_digests(
     for digest_id, entry in sorted(configs.items()):
         if not query.digest_id or digest_id == query.digest_id:
             yield entry
+
+
+# --- the entities the server writes and reads, one entry each -----------------------------
+@dataclass(frozen=True)
+class Target:
+    """What an entity's write or read reaches: the switch, its P4Info, the pipeline's digest
+    configs (the server's, replaced with the pipeline)."""
+
+    sw: Switch
+    schema: Schema
+    digests: dict[int, p4runtime_pb2.DigestEntry]
+
+
+@dataclass(frozen=True)
+class Entity:
+    """One P4Runtime entity kind (the Entity message's oneof name): its update applied completely
+    or refused with EntityError before any change, and the entries a read selects."""
+
+    write: Callable[[Target, int, Message], None]
+    read: Callable[[Target, Message], Iterable[Message]]
+
+
+ENTITIES: dict[str, Entity] = {
+    "table_entry": Entity(
+        lambda t, u, e: write_table_entry(t.sw, t.schema, u, e),
+        lambda t, q: read_table_entries(t.sw, t.schema, q),
+    ),
+    "register_entry": Entity(
+        lambda t, u, e: write_register(t.sw, t.schema, u, e),
+        lambda t, q: read_registers(t.sw, t.schema, q),
+    ),
+    "counter_entry": Entity(
+        lambda t, u, e: write_counter(t.sw, t.schema, u, e),
+        lambda t, q: read_counters(t.sw, t.schema, q),
+    ),
+    "direct_counter_entry": Entity(
+        lambda t, u, e: write_direct_counter(t.sw, t.schema, u, e),
+        lambda t, q: read_direct_counters(t.sw, t.schema, q),
+    ),
+    "meter_entry": Entity(
+        lambda t, u, e: write_meter(t.sw, t.schema, u, e),
+        lambda t, q: read_meters(t.sw, t.schema, q),
+    ),
+    "packet_replication_engine_entry": Entity(
+        lambda t, u, e: write_pre(t.sw, u, e), lambda t, q: read_pre(t.sw, q)
+    ),
+    "digest_entry": Entity(
+        lambda t, u, e: write_digest(t.digests, t.schema, u, e),
+        lambda t, q: read_digests(t.digests, t.schema, q),
+    ),
+}

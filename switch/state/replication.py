@@ -3,7 +3,7 @@
 A backend whose data path keeps its own copy (native/views.py) overrides the `_changed` hooks.
 """
 
-from ina.switch.errors import TableError
+from ina.switch.model.errors import TableError
 
 MAX_PORT = 511
 # What one input packet may send, in both engines (native/traffic.py compiles them into the C):

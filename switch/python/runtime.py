@@ -2,7 +2,7 @@
 
 import random
 
-from ina.switch.expressions import sat_signed, sat_unsigned, two_comp
+from ina.switch.python.expressions import sat_signed, sat_unsigned, two_comp
 
 
 class ParserErr(Exception):

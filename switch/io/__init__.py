@@ -1,0 +1,1 @@
+"""Packet I/O: AF_PACKET ports and pcap files; knows nothing of programs."""

@@ -1,0 +1,1 @@
+"""The switch's control-plane state in Python (tables, externs, replication) and the interface every data-path backend meets; built on the program model."""

@@ -1,0 +1,90 @@
+"""The extern kinds (switch/model/externs.py): one record each, which the schema, the model, the
+reference checks and both backends read; a backend without a kind's state refuses a program that
+has instances of it, naming the kind, never with "malformed BMv2 JSON"."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from pathlib import Path
+
+import pytest
+
+from ina.compiler import compile_file
+from ina.switch.engine import Switch
+from ina.switch.model.errors import PipelineError
+from ina.switch.model.externs import EXTERNS, ExternKind, RegisterArray
+from ina.switch.model.load import load_program
+from ina.switch.model.shapes import COUNT, ID, NAME, Obj
+from ina.switch.native import datapath
+from ina.switch.python import pipeline
+
+P4 = Path(__file__).parent / "p4" / "references.p4"  # registers, counters and meters
+# A kind neither engine has state for, as a new extern is before its backends' entries exist.
+TALLY = ExternKind(
+    "tally",
+    "tally_arrays",
+    "tally_array",
+    "tally array",
+    "tallies",
+    Obj({"name": NAME, "id": ID, "size": COUNT}),
+    lambda a: RegisterArray(a["name"], a["id"], a["size"], 32),
+)
+
+
+@functools.cache
+def compiled() -> dict:
+    return compile_file(P4).bmv2
+
+
+def with_tallies(monkeypatch) -> dict:
+    monkeypatch.setitem(EXTERNS, "tally", TALLY)
+    program = copy.deepcopy(compiled())
+    program["tally_arrays"] = [{"name": "acc", "id": 0, "size": 4}]
+    return program
+
+
+def test_every_kind_is_read_into_the_model_and_built_by_both_engines():
+    _layout, model = load_program(compiled())
+    used = [kind for kind in EXTERNS.values() if model.externs[kind.name]]
+    assert {"register", "counter", "meter"} <= {kind.name for kind in used}
+    # the Python engine has every kind; the native one may lack some (refused by name, below)
+    assert set(pipeline.STATE) == set(EXTERNS) >= set(datapath.STATE)
+    for engine in ("python", "native"):
+        sw = Switch(engine=engine)
+        sw.load(compiled())
+        for kind in used:
+            names = sorted(x.name for x in model.externs[kind.name])
+            assert sorted(getattr(sw, kind.attribute)) == names, (engine, kind.name)
+            assert sw.externs[kind.name] is getattr(sw.pipeline, kind.attribute)
+
+
+def test_a_kind_the_native_engine_lacks_is_named_and_python_runs_it(monkeypatch):
+    program = with_tallies(monkeypatch)
+    monkeypatch.setitem(pipeline.STATE, "tally", lambda a: ([0] * a.size,) * 2)
+    with pytest.raises(PipelineError) as refused:
+        Switch(engine="native").load(program)
+    assert str(refused.value) == (
+        "the native engine cannot run this program: the native engine has no tally"
+    )
+    sw = Switch(engine="auto")
+    sw.load(program)
+    assert (sw.engine_name, sw.engine_note) == (
+        "python",
+        "the native engine cannot run this program: the native engine has no tally",
+    )
+    assert sw.externs["tally"] == {"acc": [0, 0, 0, 0]}  # read without a property of its own
+
+
+def test_a_kind_the_python_engine_lacks_is_named(monkeypatch):
+    program = with_tallies(monkeypatch)
+    with pytest.raises(PipelineError) as refused:
+        Switch(engine="python").load(program)
+    assert str(refused.value) == "the Python engine has no tally"
+
+
+def test_the_state_budget_counts_every_kind(monkeypatch):
+    program = with_tallies(monkeypatch)
+    program["tally_arrays"][0]["size"] = 1 << 24
+    with pytest.raises(PipelineError, match="cells; the budget is 16777216"):
+        load_program(program)
