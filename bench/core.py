@@ -7,7 +7,8 @@ would send for a job whose every worker sent that UPDATE (count n_workers, every
 announced exponent echoed). The answers are recorded in a first, untimed run; each timed run is a
 fresh core fed the same answers in order, so the clock sees `AllReduceCore.start` and `receive`
 (the RTT estimate, the expiry index, the next UPDATE packed) and nothing of the script. One more
-run under cProfile writes core_profile.txt: where an answer's time goes. Timing never decides pass
+run under cProfile writes core_profile.txt: where an answer's time goes. INA_COMPILED chooses
+the core mypyc compiled or its interpreted source (ina/compiled.py); each row says which ran. Timing never decides pass
 or fail; the result of every run is checked against the array (the answers carry it back).
 """
 
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ina import compiled
 from ina.bench import plots
 from ina.bench.results import Progress, summarise, write
 from ina.hosts.core import AllReduceCore
@@ -134,6 +136,7 @@ def measure(case: CoreCase, reps: int) -> dict:
     return {
         **asdict(case),
         "label": case.label,
+        "compiled": compiled.active(),
         "answers": len(answers),
         "wall_s": summarise(walls),
         "answers_per_s": summarise([len(answers) / w for w in walls]),
@@ -151,7 +154,10 @@ def profile_run(path: Path, case: CoreCase) -> None:
     profiler.disable()
     text = io.StringIO()
     pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(20)
-    path.write_text(f"{case.label}, {len(answers):,} answers, under cProfile\n" + text.getvalue())
+    path.write_text(
+        f"{case.label}, {len(answers):,} answers (compiled: {compiled.active()}), under cProfile\n"
+        + text.getvalue()
+    )
 
 
 def bench_core(out: Path, reps: int = 3, full: bool = False) -> list[dict]:

@@ -89,9 +89,7 @@ class Chunks:
             INT32_MAX // n_workers
         )  # the largest quantized magnitude n contributions can sum
         self._plen = 4 * elems  # payload bytes per datagram
-        self._payload = memoryview(
-            payload.reshape(-1).view(np.uint8)
-        )  # a packet's values: one memcpy
+        self._payload = payload.reshape(-1).view(np.uint8).data  # a packet's values: one memcpy
         self._got = memoryview(bytearray(n * 4 * elems))  # the sums, as the RESULTs carry them
         self._scales = [1.0] * n
         self._counts = [0] * n  # per chunk, its RESULT's count and bitmap (0: no sum yet)

@@ -147,7 +147,8 @@ class AllReduceCore:
         self.deadline = math.inf
         self.finished = False  # True once the all-reduce `start` began has its every result
         self._pkts: list[bytearray] = []
-        self._window, self._done = 0, []  # no all-reduce yet: every slot is done
+        self._window = 0
+        self._done: list[bool] = []  # no all-reduce yet: every slot is done
         self._held: list[dict[int, bytes]] = [
             {} for _ in range(window)
         ]  # per slot: round -> its RESULT
@@ -230,7 +231,7 @@ class AllReduceCore:
         self._sent_at = [now] * window  # the latest transmission of each slot's current use
         self._first_sent = [now] * window  # when the current use was first sent (RTT samples)
         self._seq_of = [0] * window  # each slot's latest transmission, in order
-        self._unanswered = OrderedDict()  # waiting slots, oldest transmission first
+        self._unanswered: OrderedDict[int, None] = OrderedDict()  # waiting, oldest sent first
         # The same waiting transmissions ordered for `expire`, so it finds the due ones without a
         # scan; every transmission goes to the end of its `order` (kept here: the per-packet path).
         self._index = DueIndex(
@@ -399,7 +400,8 @@ class AllReduceCore:
                 self._chunks.store(chunk, data, count, bitmap)
             self._remaining -= 1
         if round_ == self._last_round[index]:
-            return self._slot_done(index, now)
+            self._slot_done(index, now)
+            return None
         self._round[index] = (round_ + 1) & ROUND_MASK
         # This worker resent the use and was not told it was counted: its RESULT copy or its UPDATE
         # was lost. After a lost RESULT copy the others sent the next use long before this worker,
@@ -465,7 +467,8 @@ class AllReduceCore:
         )
         following = chunk + skipped * window
         if following >= n_chunks:
-            return self._slot_done(index, now)
+            self._slot_done(index, now)
+            return None
         self._round[index] = (newer - 1) & ROUND_MASK
         self._behind[index] = True
         return self._next_use(index, following, None, now)
@@ -481,7 +484,6 @@ class AllReduceCore:
             self.stats.elements += self._n_chunks * self.elems
         else:
             self._rearm()
-        return None
 
     def _rearm(self) -> None:
         """Bring the deadline forward to when the first waiting slot may be due: the oldest

@@ -145,7 +145,7 @@ class Channel:
         delay: float,
         capacity: float = math.inf,
         ecn: float | None = None,
-        loss: UniformLoss | GilbertElliottLoss | None = None,
+        loss: Callable[[], bool] | None = None,  # True: this frame is lost (loss_model's)
         trace: bool = False,
     ):
         self.name, self.rate, self.delay, self.capacity, self.ecn = name, rate, delay, capacity, ecn
