@@ -76,8 +76,8 @@ class Chunks:
         self.is_float = array.dtype != np.int32
         if self.is_float:
             exponents = chunk_exponents(values)
-            self._scale_of = [scale_for(e, n_workers) for e in range(256)]
-            self.exponents = exponents.tolist()
+            self._scale_of: list[float] = [scale_for(e, n_workers) for e in range(256)]
+            self.exponents: list[int] = exponents.tolist()
             payload = quantize(values, np.array(self._scale_of)[exponents][:, None]).astype(">i4")
         else:
             self._scale_of = []

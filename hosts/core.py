@@ -44,6 +44,8 @@ HOLD_BYTES = (
 )  # RESULTs of later uses a worker keeps at most (`_hold`): a bound in memory, not calls
 
 _pack_header, _unpack_header = HEADER.pack_into, HEADER.unpack_from
+# HEADER's fields, typed so that compiled (ina/compiled.py) each is a machine integer once unpacked
+Fields = tuple[int, int, int, int, int, int, int, int, int]
 
 
 class WorkerError(Exception):
@@ -271,7 +273,8 @@ class AllReduceCore:
         if len(data) != self.datagram_size or source != self.switch:
             stats.forged += 1
             return None
-        msg, _rank, job, pool, exponent, count, epoch, round_, bitmap = _unpack_header(data, 0)
+        fields: Fields = _unpack_header(data, 0)
+        msg, _rank, job, pool, exponent, count, epoch, round_, bitmap = fields
         index = (pool & INDEX_MASK) - self.base
         if (
             msg not in (MSG_RESULT, MSG_STATUS)
@@ -300,7 +303,9 @@ class AllReduceCore:
                 # ... but at least srtt: a use completes when the last worker's copy arrives, so
                 # the one a worker sends last (it was behind) is answered at once, and that short
                 # time would make its every use in flight look overdue.
-                self._allowance = max(elapsed, rtt.srtt) + rtt.reo_wnd
+                srtt = rtt.srtt
+                assert srtt is not None  # sampled
+                self._allowance = (elapsed if elapsed >= srtt else srtt) + rtt.reo_wnd
         elif elapsed < self._rtt.min_rtt - SAME_TIME < math.inf:
             # Too soon to answer the resend: the original got through. (An answer exactly one
             # fastest round trip after the resend answers it: no margin, and float rounding decided.)
@@ -423,9 +428,8 @@ class AllReduceCore:
         held = self._held[index].pop(round_, None)
         if held is not None:
             chunks.agree(chunk, exponent)
-            _msg, _rank, _job, _pool, exponent, count, _epoch, _round, bitmap = _unpack_header(
-                held, 0
-            )
+            fields: Fields = _unpack_header(held, 0)
+            _msg, _rank, _job, _pool, exponent, count, _epoch, _round, bitmap = fields
             return self._take(index, round_, exponent, count, bitmap, held, now)
         chunks.fill(pkt, chunk, exponent)  # agrees the exponent too
         announce = chunks.exponents[
