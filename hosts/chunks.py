@@ -11,11 +11,13 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from ina.hosts.quantize import INT32_MAX, chunk_exponents, quantize, scale_for
 from ina.p4src.protocol import HEADER_LEN
 
 
+@mypyc_attr(native_class=False)  # compiled too, it stays picklable: see ina/compiled.py
 @dataclass(frozen=True)
 class Contributors:
     """Whose contributions each chunk's sum holds, after an all-reduce: under a quorum or timeout

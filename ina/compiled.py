@@ -13,7 +13,10 @@ INA_COMPILED chooses (read once, at `import ina`):
   "1"            the compiled modules, built now if missing; an error if they cannot be
   "0"            the interpreted modules, whatever is built
 
-    .venv/bin/python -m ina.compiled        # build (if missing) and say which modules load
+    .venv/bin/python -c "import ina.compiled as c; c.main()"   # build (if missing), say so
+
+A frozen dataclass in a HOT module is `@mypyc_attr(native_class=False)`: as a native class,
+unpickling it (a sweep's points in other processes) would assign its frozen fields and fail.
 """
 
 import fcntl
@@ -34,10 +37,29 @@ HOT = (
     "ina.hosts.core",
     "ina.sim.events",
     "ina.sim.links",
+    "ina.sim.nodes",
+    "ina.hosts.inprocess",
 )
-# ina modules HOT imports: mypy reads their types (a change to one can change the compiled code);
+# ina modules HOT imports whose types mypy reads (a change to one can change the compiled code);
 # what they import in turn is not staged, and mypy takes it as Any
-DEPENDS = ("ina.p4src.protocol", "ina.hosts.quantize", "ina.controller.aggregation")
+DEPENDS = (
+    "ina.p4src",
+    "ina.p4src.protocol",
+    "ina.hosts.quantize",
+    "ina.controller.aggregation",
+    "ina.sim.network",
+)
+# ina modules HOT imports that are not staged: mypy takes them as Any, so the compiled code is the
+# same whatever they hold (set-up, not the per-packet path)
+OPAQUE = (
+    "ina.compiler",
+    "ina.controller.client",
+    "ina.controller.topology_setup",
+    "ina.hosts.packets",
+    "ina.switch.engine",
+    "ina.switch.p4runtime_server",
+    "ina.topologies.topo",
+)
 GROUP = "ina_hot"  # mypyc's shared library of HOT: GROUP + "__mypyc"
 MODES = ("auto", "0", "1")
 BUILD_SECONDS = 600  # wall-clock seconds one build may take (about 1 min on the loaded dev machine)
@@ -72,8 +94,16 @@ def mode() -> str:
     return value
 
 
+def staged(module: str) -> str:
+    """An ina module's file in the `ina` package as mypyc sees it (ina/hosts/core.py)."""
+    path = module.replace(".", "/")
+    return f"{path}/__init__.py" if module in PACKAGE_DIRS else f"{path}.py"
+
+
 def source(module: str) -> Path:
-    """The .py file of an ina module (ina.X.Y -> the X package's folder, Y.py)."""
+    """The file of an ina module in this tree (ina.X.Y -> the X package's folder, Y.py)."""
+    if module in PACKAGE_DIRS:
+        return ROOT / PACKAGE_DIRS[module] / "__init__.py"
     package, _, name = module.rpartition(".")
     return ROOT / PACKAGE_DIRS[package] / f"{name}.py"
 
@@ -138,8 +168,8 @@ def _compile(target: Path) -> None:
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "__init__.py").touch()
         for module in HOT + DEPENDS:
-            (stage / (module.replace(".", "/") + ".py")).write_bytes(source(module).read_bytes())
-        files = [module.replace(".", "/") + ".py" for module in HOT]
+            (stage / staged(module)).write_bytes(source(module).read_bytes())
+        files = [staged(module) for module in HOT]
         cmd = [sys.executable, "-c", _BUILD, str(out), str(Path(tmp) / "tmp"), GROUP, *files]
         try:
             done = subprocess.run(
@@ -191,9 +221,9 @@ def install() -> dict[str, Path]:
     return files
 
 
-def active() -> bool:
-    """Whether ina.hosts.core runs compiled in this process."""
-    module = sys.modules.get("ina.hosts.core")
+def active(name: str = "ina.hosts.core") -> bool:
+    """Whether module `name` (imported) runs compiled in this process."""
+    module = sys.modules.get(name)
     return module is not None and not str(module.__file__).endswith(".py")
 
 
