@@ -378,6 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
         "what",
         choices=[
             "compile",
+            "core",
             "switch",
             "allreduce",
             "profile",
@@ -483,6 +484,10 @@ def measure(args: argparse.Namespace, out: Path, with_bmv2: bool) -> dict:
     sections = {}
     if args.what in ("compile", "all"):
         sections["compile"] = bench_compile(out, args.reps)
+    if args.what in ("core", "all"):
+        from ina.bench.core import bench_core
+
+        sections["core"] = bench_core(out, args.reps, args.full)
     if args.what in ("switch", "all"):
         sections["switch"] = bench_switch(out, args.reps, args.seconds, not args.no_veth, with_bmv2)
     if args.what in ("allreduce", "all"):

@@ -11,11 +11,13 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from ina.hosts.quantize import INT32_MAX, chunk_exponents, quantize, scale_for
 from ina.p4src.protocol import HEADER_LEN
 
 
+@mypyc_attr(native_class=False)  # compiled too, it stays picklable: see ina/compiled.py
 @dataclass(frozen=True)
 class Contributors:
     """Whose contributions each chunk's sum holds, after an all-reduce: under a quorum or timeout
@@ -76,8 +78,8 @@ class Chunks:
         self.is_float = array.dtype != np.int32
         if self.is_float:
             exponents = chunk_exponents(values)
-            self._scale_of = [scale_for(e, n_workers) for e in range(256)]
-            self.exponents = exponents.tolist()
+            self._scale_of: list[float] = [scale_for(e, n_workers) for e in range(256)]
+            self.exponents: list[int] = exponents.tolist()
             payload = quantize(values, np.array(self._scale_of)[exponents][:, None]).astype(">i4")
         else:
             self._scale_of = []
@@ -89,9 +91,7 @@ class Chunks:
             INT32_MAX // n_workers
         )  # the largest quantized magnitude n contributions can sum
         self._plen = 4 * elems  # payload bytes per datagram
-        self._payload = memoryview(
-            payload.reshape(-1).view(np.uint8)
-        )  # a packet's values: one memcpy
+        self._payload = payload.reshape(-1).view(np.uint8).data  # a packet's values: one memcpy
         self._got = memoryview(bytearray(n * 4 * elems))  # the sums, as the RESULTs carry them
         self._scales = [1.0] * n
         self._counts = [0] * n  # per chunk, its RESULT's count and bitmap (0: no sum yet)

@@ -44,6 +44,8 @@ HOLD_BYTES = (
 )  # RESULTs of later uses a worker keeps at most (`_hold`): a bound in memory, not calls
 
 _pack_header, _unpack_header = HEADER.pack_into, HEADER.unpack_from
+# HEADER's fields, typed so that compiled (ina/compiled.py) each is a machine integer once unpacked
+Fields = tuple[int, int, int, int, int, int, int, int, int]
 
 
 class WorkerError(Exception):
@@ -147,7 +149,8 @@ class AllReduceCore:
         self.deadline = math.inf
         self.finished = False  # True once the all-reduce `start` began has its every result
         self._pkts: list[bytearray] = []
-        self._window, self._done = 0, []  # no all-reduce yet: every slot is done
+        self._window = 0
+        self._done: list[bool] = []  # no all-reduce yet: every slot is done
         self._held: list[dict[int, bytes]] = [
             {} for _ in range(window)
         ]  # per slot: round -> its RESULT
@@ -230,7 +233,7 @@ class AllReduceCore:
         self._sent_at = [now] * window  # the latest transmission of each slot's current use
         self._first_sent = [now] * window  # when the current use was first sent (RTT samples)
         self._seq_of = [0] * window  # each slot's latest transmission, in order
-        self._unanswered = OrderedDict()  # waiting slots, oldest transmission first
+        self._unanswered: OrderedDict[int, None] = OrderedDict()  # waiting, oldest sent first
         # The same waiting transmissions ordered for `expire`, so it finds the due ones without a
         # scan; every transmission goes to the end of its `order` (kept here: the per-packet path).
         self._index = DueIndex(
@@ -270,7 +273,8 @@ class AllReduceCore:
         if len(data) != self.datagram_size or source != self.switch:
             stats.forged += 1
             return None
-        msg, _rank, job, pool, exponent, count, epoch, round_, bitmap = _unpack_header(data, 0)
+        fields: Fields = _unpack_header(data, 0)
+        msg, _rank, job, pool, exponent, count, epoch, round_, bitmap = fields
         index = (pool & INDEX_MASK) - self.base
         if (
             msg not in (MSG_RESULT, MSG_STATUS)
@@ -299,7 +303,9 @@ class AllReduceCore:
                 # ... but at least srtt: a use completes when the last worker's copy arrives, so
                 # the one a worker sends last (it was behind) is answered at once, and that short
                 # time would make its every use in flight look overdue.
-                self._allowance = max(elapsed, rtt.srtt) + rtt.reo_wnd
+                srtt = rtt.srtt
+                assert srtt is not None  # sampled
+                self._allowance = (elapsed if elapsed >= srtt else srtt) + rtt.reo_wnd
         elif elapsed < self._rtt.min_rtt - SAME_TIME < math.inf:
             # Too soon to answer the resend: the original got through. (An answer exactly one
             # fastest round trip after the resend answers it: no margin, and float rounding decided.)
@@ -399,7 +405,8 @@ class AllReduceCore:
                 self._chunks.store(chunk, data, count, bitmap)
             self._remaining -= 1
         if round_ == self._last_round[index]:
-            return self._slot_done(index, now)
+            self._slot_done(index, now)
+            return None
         self._round[index] = (round_ + 1) & ROUND_MASK
         # This worker resent the use and was not told it was counted: its RESULT copy or its UPDATE
         # was lost. After a lost RESULT copy the others sent the next use long before this worker,
@@ -421,9 +428,8 @@ class AllReduceCore:
         held = self._held[index].pop(round_, None)
         if held is not None:
             chunks.agree(chunk, exponent)
-            _msg, _rank, _job, _pool, exponent, count, _epoch, _round, bitmap = _unpack_header(
-                held, 0
-            )
+            fields: Fields = _unpack_header(held, 0)
+            _msg, _rank, _job, _pool, exponent, count, _epoch, _round, bitmap = fields
             return self._take(index, round_, exponent, count, bitmap, held, now)
         chunks.fill(pkt, chunk, exponent)  # agrees the exponent too
         announce = chunks.exponents[
@@ -465,7 +471,8 @@ class AllReduceCore:
         )
         following = chunk + skipped * window
         if following >= n_chunks:
-            return self._slot_done(index, now)
+            self._slot_done(index, now)
+            return None
         self._round[index] = (newer - 1) & ROUND_MASK
         self._behind[index] = True
         return self._next_use(index, following, None, now)
@@ -481,7 +488,6 @@ class AllReduceCore:
             self.stats.elements += self._n_chunks * self.elems
         else:
             self._rearm()
-        return None
 
     def _rearm(self) -> None:
         """Bring the deadline forward to when the first waiting slot may be due: the oldest

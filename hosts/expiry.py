@@ -61,7 +61,9 @@ class DueIndex:
             sent_at,
         )
         self.order: deque[tuple[int, int]] = deque()  # sent after the latest answered one
-        self._overtaken = [deque() for _ in range(n_workers + 1)]  # per turn position, then resent
+        self._overtaken: list[deque[tuple[int, int]]] = [
+            deque() for _ in range(n_workers + 1)
+        ]  # per turn position, then resent
         self._counted: list[tuple[float, int, int]] = []  # (sent, seq, slot), counted by a STATUS
 
     def _current(self, seq: int, index: int, counted: bool | None) -> bool:

@@ -45,6 +45,7 @@ from typing import NamedTuple
 
 import grpc
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from ina.compiler import CompileResult, compile_file
 from ina.controller.aggregation import Aggregation
@@ -66,7 +67,7 @@ from ina.p4src.protocol import (
 )
 from ina.sim.events import Simulator
 from ina.sim.links import LinkSpec
-from ina.sim.network import Link, Network
+from ina.sim.network import Link, Network, Node
 from ina.sim.nodes import IDEAL_HOST, Cpu, Host, HostSpec, SwitchNode
 from ina.switch.engine import Switch
 from ina.switch.p4runtime.server import P4RuntimeService, serve
@@ -103,6 +104,7 @@ class Datagram(NamedTuple):
     transmission: int  # 0 for the first copy of (direction, job, rank, slot, use), then 1, 2, ...
 
 
+@mypyc_attr(native_class=False)  # compiled too, it stays picklable: see ina/compiled.py
 @dataclass(frozen=True)
 class Drop:
     """Drops every datagram whose given fields match (None matches anything)."""
@@ -275,16 +277,18 @@ class InProcessSwitch:
         self._judged = record or bool(
             self.loss
         )  # every datagram numbered (and logged) as it leaves
-        self._members: dict[Host, Member] = {}
+        self._members: dict[Node | None, Member] = {}  # by host
         # (host, a frame's Ethernet/IPv4/UDP headers) -> the worker there that takes the frame and
         # the source its stack reports, or None: the headers decide both, and a run has few
-        self._deliveries: dict[tuple[Host, bytes], tuple[Member, tuple[str, int]] | None] = {}
+        self._deliveries: dict[
+            tuple[Node | None, bytes], tuple[Member, tuple[str, int]] | None
+        ] = {}
         self._copies: dict[
             tuple[str, int, int, int, int], int
         ] = {}  # (direction, job, rank, slot, use) -> sent
         self._servers: dict[str, grpc.Server] = {}  # switch name -> its P4Runtime server
         self._endpoints: dict[
-            Host, Callable[[float, bytes], None]
+            Node | None, Callable[[float, bytes], None]
         ] = {}  # `attach`ed receivers by host
         self._host_links: dict[
             str, Link
@@ -351,12 +355,11 @@ class InProcessSwitch:
     ) -> None:
         """The topology's switches, hosts and links, programmed as `ina run` programs them, and a
         member per worker of each job."""
-        nodes: dict[str, Host | SwitchNode] = {
-            name: self._add_switch(name, engine, pipeline) for name in topo.switches
-        }
+        switches = {name: self._add_switch(name, engine, pipeline) for name in topo.switches}
         self.node = (
-            nodes[topo.jobs[0].aggregator] if topo.jobs else nodes[next(iter(topo.switches))]
+            switches[topo.jobs[0].aggregator] if topo.jobs else next(iter(switches.values()))
         )
+        nodes: dict[str, Host | SwitchNode] = dict(switches)
         nodes.update(
             (name, self.network.add_host(name, self.host_specs.get(name, self.host_spec)))
             for name in topo.hosts
@@ -429,15 +432,17 @@ class InProcessSwitch:
             )
             for g in range(groups)
         ]
+        host, aggregator = link.a, link.b
+        assert isinstance(host, Host) and isinstance(aggregator, SwitchNode)  # a worker's link
         member = Member(
             entry.rank,
             cores,
             group,
             entry,
             update_frame_header(entry, cores[0].datagram_size, *switch),
-            link.a,
+            host,
             link,
-            link.b,
+            aggregator,
             link.b_port,
             delay,
             timer_at=[math.inf] * groups,
@@ -608,8 +613,10 @@ class InProcessSwitch:
         )  # the arrival of the batch last queued, while nothing was queued after it
         for out_port, out_frame in node.process(when, port, frame):
             far = node.peer[out_port]
+            egress = node.egress[out_port]  # None where no link is: then nothing takes the frame
             if type(far) is SwitchNode:
-                arrival = node.egress[out_port].send(leaves, out_frame)
+                assert egress is not None
+                arrival = egress.send(leaves, out_frame)
                 if arrival is not None:
                     at(arrival, self._at_switch, far, node.peer_port[out_port], out_frame)
                     batch_at = math.nan
@@ -621,7 +628,8 @@ class InProcessSwitch:
                 if endpoint is None:
                     self.stray.append((out_port, out_frame))
                 else:
-                    arrival = node.egress[out_port].send(leaves, out_frame)
+                    assert egress is not None
+                    arrival = egress.send(leaves, out_frame)
                     if arrival is not None:
                         at(arrival, endpoint, out_frame)
                         batch_at = math.nan
@@ -632,7 +640,8 @@ class InProcessSwitch:
                 RESULT if payload[0] == MSG_RESULT else STATUS, payload, member.rank, leaves
             ):
                 continue
-            arrival = node.egress[out_port].send(leaves, out_frame)
+            assert egress is not None
+            arrival = egress.send(leaves, out_frame)
             if arrival == batch_at:
                 batch.append((member.host.cpu, member, payload, source))
             elif arrival is not None:
@@ -646,7 +655,7 @@ class InProcessSwitch:
         for cpu, member, payload, source in batch:
             cpu.run(when, cpu.recv_cost, self._receive, member, payload, source)
 
-    def _delivery(self, key: tuple[Host, bytes]) -> tuple[Member, tuple[str, int]] | None:
+    def _delivery(self, key: tuple[Node | None, bytes]) -> tuple[Member, tuple[str, int]] | None:
         """Which worker on the host takes a frame with these headers (if it holds a datagram), and
         from what source (None: none takes it); remembered in `_deliveries`."""
         host, headers = key

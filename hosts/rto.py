@@ -74,7 +74,7 @@ class RttEstimator:
         """The answer to a slot's original, after it was resent: the resend was not needed. Take the
         original's RTT (the path was slower than the timer allowed), which also undoes the backoff,
         and widen the reordering window (at most srtt) so the next delay is not called a loss."""
-        if self.reo_wnd < self.srtt:
+        if self.srtt is not None and self.reo_wnd < self.srtt:  # a sample came before
             self._reo_mult += 1
             self.reo_wnd = self._reo_mult * self.min_rtt / 4
         self.sample(rtt)

@@ -46,4 +46,8 @@ if [ ! -f "$stamp" ] || [ requirements.txt -nt "$stamp" ] || [ pyproject.toml -n
     touch "$stamp"
 fi
 
+# The per-packet modules compiled by mypyc, once per source content (ina/compiled.py; about a
+# minute): without a build the interpreted modules run, so a failure here is only said.
+"$VENV/bin/python" -c "import ina.compiled as c; raise SystemExit(c.main())" || true
+
 PYTHON="$PYTHON" bash scripts/side_venv.sh "$SHELL_VENV" requirements-shell.txt p4runtime-shell

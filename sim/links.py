@@ -31,6 +31,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mypy_extensions import mypyc_attr
+
 from ina.controller.aggregation import BurstLoss
 
 MIN_FRAME = 60  # bytes: Ethernet pads shorter frames (before the FCS) to this
@@ -78,6 +80,7 @@ class GilbertElliottLoss:
         return lost
 
 
+@mypyc_attr(native_class=False)  # compiled too, it stays picklable: see ina/compiled.py
 @dataclass(frozen=True)
 class LinkSpec:
     """A full-duplex link, both directions alike: rate (bit/s), propagation delay (s), each end's
@@ -145,7 +148,7 @@ class Channel:
         delay: float,
         capacity: float = math.inf,
         ecn: float | None = None,
-        loss: UniformLoss | GilbertElliottLoss | None = None,
+        loss: Callable[[], bool] | None = None,  # True: this frame is lost (loss_model's)
         trace: bool = False,
     ):
         self.name, self.rate, self.delay, self.capacity, self.ecn = name, rate, delay, capacity, ecn

@@ -17,12 +17,15 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mypy_extensions import mypyc_attr
+
 from ina.p4src.protocol import MAX_PORT
 from ina.sim.events import Simulator
 from ina.sim.links import Channel
 from ina.switch.engine import Switch
 
 
+@mypyc_attr(native_class=False)  # compiled too, it stays picklable: see ina/compiled.py
 @dataclass(frozen=True)
 class HostSpec:
     """A host's NIC rate (bit/s; its link's rate caps it) and per-packet CPU costs (seconds)."""
