@@ -134,10 +134,15 @@ def _endpoint(net: InProcessSwitch, topo: Topology, host: str, transport: Transp
 
 
 def simulate_ring(
-    config: AllReduceConfig, transport: Transport = ROCE, chunk: int = CHUNK, engine: str = "native"
+    config: AllReduceConfig,
+    transport: Transport = ROCE,
+    chunk: int = CHUNK,
+    engine: str = "native",
+    watch: Callable[[InProcessSwitch], None] | None = None,
 ) -> AllReduceResult:
     """Every job's ring all-reduce at once on the configuration's topology and links (each job's
-    arrays as `simulate` makes them). A connection past its retries raises TransportError."""
+    arrays as `simulate` makes them; `watch` as `simulate`'s). A connection past its retries raises
+    TransportError."""
     started = time.perf_counter()
     topo = config.topology()
     arrays = job_arrays(config, topo)
@@ -154,6 +159,8 @@ def simulate_ring(
                 (job.id, host, rank, rank.sender)
                 for host, rank in zip(job.workers, ranks, strict=True)
             ]
+        if watch:
+            watch(net)
         running = time.perf_counter()
         for _job, _host, rank, _sender in rings:
             rank.start(net.sim.now)
