@@ -21,7 +21,14 @@ import numpy as np
 
 from ina.hosts.inprocess import InProcessSwitch
 from ina.hosts.ring import schedule, segment_bounds
-from ina.sim.allreduce import AllReduceConfig, AllReduceResult, harness, job_arrays, link_stats
+from ina.sim.allreduce import (
+    AllReduceConfig,
+    AllReduceResult,
+    cycle_collection_paused,
+    harness,
+    job_arrays,
+    link_stats,
+)
 from ina.sim.events import Simulator
 from ina.sim.links import wire_bits
 from ina.sim.tcp import TcpSpec
@@ -162,9 +169,10 @@ def simulate_ring(
         if watch:
             watch(net)
         running = time.perf_counter()
-        for _job, _host, rank, _sender in rings:
-            rank.start(net.sim.now)
-        net.run()
+        with cycle_collection_paused():
+            for _job, _host, rank, _sender in rings:
+                rank.start(net.sim.now)
+            net.run()
         finished = time.perf_counter()
         links = link_stats(net)
         arrivals, events = net.network.arrivals, net.sim.scheduled

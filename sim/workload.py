@@ -33,6 +33,7 @@ from ina.sim.allreduce import (
     AllReduceConfig,
     aggregator_stats,
     config_json,
+    cycle_collection_paused,
     harness,
     link_stats,
     network_json,
@@ -301,7 +302,8 @@ def simulate_workload(
         if watch:
             watch(net)
         running = time.perf_counter()
-        programs.run()
+        with cycle_collection_paused():
+            programs.run()
         finished = time.perf_counter()
         switch, links = aggregator_stats(net, topo), link_stats(net)
         arrivals, events = net.network.arrivals, net.sim.scheduled
