@@ -1,14 +1,23 @@
-"""PNG plots of benchmark results (matplotlib, no display needed)."""
+"""PNG plots of benchmark results (matplotlib, no display needed). matplotlib is imported at the
+first plot, not with this module: `ina sim` and the benches import it for runs that draw nothing."""
 
+import functools
 from pathlib import Path
+from types import ModuleType
 
-import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+@functools.cache
+def _pyplot() -> ModuleType:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def bars(path: Path, title: str, labels: list[str], values: list[float], ylabel: str) -> Path:
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.bar(labels, values, color="#3b7dd8")
     ax.set_title(title)
@@ -34,6 +43,7 @@ def lines(
 ) -> Path:
     """One line per series; `marker=None` for dense series, `step` holds each value until the next x
     (a queue's occupancy between changes), `ymin` fixes the y axis's bottom (0: no zoom on a spread)."""
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, (xs, ys) in series.items():
         ax.plot(xs, ys, marker=marker, label=name, drawstyle="steps-post" if step else "default")
@@ -54,6 +64,7 @@ def stacked(
     path: Path, title: str, labels: list[str], parts: dict[str, list[float]], ylabel: str
 ) -> Path:
     """One bar per label, split into the named parts (e.g. time per stage)."""
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.5))
     bottom = [0.0] * len(labels)
     for name, values in parts.items():
@@ -79,6 +90,7 @@ def grouped(
 ) -> Path:
     """One panel per key (its own y scale), categories on x, one bar per series in each group;
     `lines` draws labelled horizontal references in a panel (e.g. the I/O ceiling)."""
+    plt = _pyplot()
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), squeeze=False)
     for ax, (name, (categories, series)) in zip(axes[0], panels.items(), strict=True):
         width = 0.8 / max(len(series), 1)

@@ -30,7 +30,8 @@ between two Mininet hosts, no workers, no switch).
 Methods are pluggable: `SIMULATORS` maps a method to its simulated run. The switch path runs
 sim/allreduce.py's `simulate`; the parameter server sim/ps.py's `simulate_ps` (hosts/baseline.py's
 server core on one more host, as emulation runs hosts/baseline.py there); the ring sim/ring.py's
-`simulate_ring` over sim/tcp.py's TCP (emulation runs hosts/ring.py over Linux's TCP: bench/ring_worker.py).
+`simulate_ring` over sim/tcp.py's TCP (emulation runs hosts/ring.py over Linux's TCP: bench/ring_worker.py,
+its hosts set to the congestion control sim/tcp.py models, Reno, whatever the machine's default).
 Frames are compared for the switch path and the parameter server; the ring's are printed beside
 each other (TCP's ACK count depends on when the delayed ACKs fire, so they are not held equal).
 """
@@ -56,7 +57,7 @@ from ina.sim.allreduce import AllReduceConfig, AllReduceResult, frame_bytes, sim
 from ina.sim.links import LinkSpec, wire_bits
 from ina.sim.ps import simulate_ps as run_ps
 from ina.sim.ring import simulate_ring as run_ring_sim
-from ina.sim.tcp import TCP_LINUX
+from ina.sim.tcp import CONGESTION_CONTROL, TCP_LINUX
 from ina.topologies import clean
 from ina.topologies.net import Network
 from ina.topologies.runner import RunOptions, compile_program, run_workers
@@ -297,10 +298,26 @@ def emulate(method: str, setup: Setup, run_dir: Path) -> Side:
     )
 
 
+def set_congestion_control(network: Network, hosts: list[str]) -> None:
+    """Each host's TCP congestion control set to the one sim/tcp.py models (a network namespace's
+    own sysctl; a host otherwise takes the machine's default, which may be BBR: docs/simulation.md,
+    "Against emulation"). Raises RuntimeError when a host refuses it."""
+    for h in hosts:
+        host = network.host(h)
+        host.cmd(f"sysctl -qw net.ipv4.tcp_congestion_control={CONGESTION_CONTROL}")
+        got = host.cmd("sysctl -n net.ipv4.tcp_congestion_control").strip()
+        if got != CONGESTION_CONTROL:
+            raise RuntimeError(
+                f"{h}: TCP congestion control is {got!r}, could not set {CONGESTION_CONTROL!r}"
+            )
+
+
 def run_ring(network: Network, topo: Topology, setup: Setup) -> list[dict]:
     """hosts/ring.py's all-reduce over TCP between the job's hosts (bench/ring_worker.py on each),
-    all released at once once every one is connected; each one's JSON report."""
+    with sim/tcp.py's congestion control, all released at once once every one is connected; each
+    one's JSON report."""
     job = topo.jobs[0]
+    set_congestion_control(network, list(job.workers))
     ips = ",".join(topo.hosts[h].ip for h in job.workers)
     procs = [
         network.host(h).popen(

@@ -327,6 +327,16 @@ class AllReduceCore:
         use is gone, one of the next round that this worker's RESULT copy was lost; the rest are
         duplicates."""
         if msg == MSG_RESULT and self._hold(index, round_, data):
+            if (
+                index < self._window
+                and not self._done[index]
+                and self._latest_copy_lost(index, now)
+            ):
+                # The others are past the use this worker waits on: its RESULT left the switch
+                # before this one and was lost. Asked for now: nobody else will resend that use.
+                pkt = self._resend(index, now)
+                self._rearm()
+                return pkt
             return None
         if msg == MSG_STATUS and index < self._window and not self._done[index]:
             current = self._round[index]

@@ -9,11 +9,13 @@ is docs/simulation.md's formula for a lossless, link-bound run. `ina sim` (sim/c
 command; scripts call these directly.
 """
 
+import contextlib
 import cProfile
 import dataclasses
+import gc
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
@@ -205,6 +207,22 @@ def harness(
     )
 
 
+@contextlib.contextmanager
+def cycle_collection_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for a run, back on after (if it was). The simulation
+    makes no reference cycles (a collection after a run finds none, lossy or not), so the
+    collector's passes over every live object (the switches' tables, the cores, the events) during
+    a run are pure cost: 4-9% of a 32-worker all-reduce's CPU time. Reference counting still frees
+    everything the run drops."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def simulate(
     config: AllReduceConfig,
     engine: str = "native",
@@ -229,7 +247,8 @@ def simulate(
         if profiler:
             profiler.enable()
         running = time.perf_counter()
-        results = net.allreduce(arrays)
+        with cycle_collection_paused():
+            results = net.allreduce(arrays)
         finished = time.perf_counter()
         if profiler:
             profiler.disable()

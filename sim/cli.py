@@ -351,7 +351,10 @@ def run_compare(
             if args.ring_transport == "roce"
             else ring.TRANSPORTS["tcp"]
         )
-        result = compare.compare(config, args.compare, transport, args.ring_chunk)
+        result = output.compare_with_output(config, args, transport)
+    except OSError as err:
+        print(f"ina sim: cannot write {err.filename}: {err.strerror}", file=sys.stderr)
+        return 1
     except (WorkerError, TransportError) as err:
         print(f"ina sim: the all-reduce failed: {err}", file=sys.stderr)
         return 1

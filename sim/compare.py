@@ -3,8 +3,10 @@ links, hosts and seed, side by side: the ring as NCCL runs it over RoCE (ina.sim
 parameter server (ina.sim.ps). Each runs in its own harness (the same switches, programmed alike),
 on the same arrays."""
 
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 
+from ina.hosts.inprocess import InProcessSwitch
 from ina.sim import allreduce, ps, ring
 from ina.sim.allreduce import AllReduceConfig, AllReduceResult
 from ina.sim.ring import Transport
@@ -49,14 +51,17 @@ def compare(
     transport: Transport = ROCE,
     chunk: int = ring.CHUNK,
     engine: str = "native",
+    watch: Mapping[str, Callable[[InProcessSwitch], None]] | None = None,
 ) -> Comparison:
-    """Run the switch path and each of `methods` on `config`. A worker's WorkerError, the ring's
+    """Run the switch path and each of `methods` on `config` (`watch[method]`, if given, sees that
+    method's harness before it runs: `simulate`'s). A worker's WorkerError, the ring's
     TransportError and the server's ServerRefused propagate."""
-    results = {"switch": allreduce.simulate(config, engine)}
+    watch = watch or {}
+    results = {"switch": allreduce.simulate(config, engine, watch=watch.get("switch"))}
     bounds = {"switch": allreduce.lossless_time(config)}
     server, notes = None, []
     if "ring" in methods:
-        results["ring"] = ring.simulate_ring(config, transport, chunk, engine)
+        results["ring"] = ring.simulate_ring(config, transport, chunk, engine, watch.get("ring"))
         bounds["ring"] = ring.lossless_time(config, transport, chunk)
         if bounds["ring"] is not None and not ring.pipeline_full(config, transport, chunk):
             notes.append(
@@ -64,7 +69,7 @@ def compare(
                 "a frame's way to the neighbour, or the window is short), so its bound is not reached"
             )
     if "ps" in methods:
-        results["ps"], server = ps.simulate_ps(config, engine)
+        results["ps"], server = ps.simulate_ps(config, engine, watch.get("ps"))
         bounds["ps"] = None
     return Comparison(results, bounds, transport, chunk, server, notes)
 

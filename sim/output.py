@@ -1,6 +1,7 @@
 """What `ina sim` writes beside its summary: PNG plots (sim/plots.py), a pcap per link direction
 (sim/pcap.py) and the progress line (sim/progress.py), all fed by the channels' taps and traces,
-which only read: a run gives the same results with or without them."""
+which only read: a run gives the same results with or without them. For the plain all-reduce, each
+method of `--compare` (a directory each) and a `--model` workload."""
 
 import argparse
 import os
@@ -11,10 +12,11 @@ from typing import TextIO
 
 from ina.args import parsed_by
 from ina.hosts.inprocess import InProcessSwitch
-from ina.sim import pcap, plots
+from ina.sim import compare, pcap, plots
 from ina.sim.allreduce import AllReduceConfig, AllReduceResult, packets_per_worker, simulate
 from ina.sim.links import Channel
 from ina.sim.progress import Progress
+from ina.sim.ring import Transport
 
 Tap = Callable[[float, bytes | bytearray], None]
 
@@ -38,13 +40,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--plot",
         type=parsed_by(output_dir),
         metavar="DIR",
-        help=f"write PNG plots of the run into DIR ({', '.join(plots.FILES)})",
+        help=f"write PNG plots of the run into DIR ({', '.join(plots.FILES)}; --model: also "
+        f"{', '.join(plots.WORKLOAD_FILES)}; --compare: those of each method in DIR/METHOD and "
+        f"{', '.join(plots.METHODS_FILES)})",
     )
     group.add_argument(
         "--pcap",
         type=parsed_by(output_dir),
         metavar="DIR",
-        help="write one pcap per link direction into DIR (nanoseconds of virtual time, for Wireshark)",
+        help="write one pcap per link direction into DIR (nanoseconds of virtual time, for Wireshark; "
+        "--compare: each method's in DIR/METHOD)",
     )
     group.add_argument(
         "--quiet",
@@ -118,26 +123,72 @@ class Outputs:
         for capture in self.captures:
             capture.flush()
 
-    def draw(self, result: AllReduceResult) -> list[Path]:
+    def draw(self, finish: plots.Finish) -> list[Path]:
         """The plots of the run (raises OSError)."""
         for channel in self.channels:
             channel.settle()
-        return plots.draw(self.plot, plots.plot_data(result, self.channels, self.logs))
+        return plots.draw(self.plot, plots.plot_data(finish, self.channels, self.logs))
+
+    def report(self, written: list[Path]) -> None:
+        """Say what the run wrote."""
+        if self.pcap_dir:
+            print(
+                f"wrote {len(self.captures)} pcap files (one per link direction) in {self.pcap_dir}"
+            )
+        if self.plot:
+            print(f"wrote {', '.join(path.name for path in written)} in {self.plot}")
+
+
+def _progress_stream(args: argparse.Namespace) -> TextIO | None:
+    return None if args.quiet or not sys.stderr.isatty() else sys.stderr
 
 
 def simulate_with_output(config: AllReduceConfig, args: argparse.Namespace) -> AllReduceResult:
     """`simulate(config)` with the outputs `args` ask for (add_arguments' options); says what it
     wrote. Raises what simulate raises, and OSError for a file it cannot write."""
-    outputs = Outputs(
-        config, args.plot, args.pcap, None if args.quiet or not sys.stderr.isatty() else sys.stderr
-    )
+    outputs = Outputs(config, args.plot, args.pcap, _progress_stream(args))
     try:
         result = simulate(config, watch=outputs.watch)
     finally:
         outputs.close()
-    if args.pcap:
-        print(f"wrote {len(outputs.captures)} pcap files (one per link direction) in {args.pcap}")
+    outputs.report(outputs.draw(plots.Finish.of_allreduce(result)) if args.plot else [])
+    return result
+
+
+def compare_with_output(
+    config: AllReduceConfig,
+    args: argparse.Namespace,
+    transport: Transport,
+) -> compare.Comparison:
+    """`compare.compare` with the outputs `args` ask for: each method's plots and pcaps in its own
+    directory under --plot and --pcap (switch, ring, ps), methods.png beside them; the progress line
+    follows the switch path's run. Raises what compare raises, and OSError for a file."""
+    methods = ("switch", *args.compare)
+    outputs = {
+        m: Outputs(
+            config,
+            args.plot / m if args.plot else None,
+            args.pcap / m if args.pcap else None,
+            _progress_stream(args) if m == "switch" else None,
+        )
+        for m in methods
+    }
+    try:
+        result = compare.compare(
+            config,
+            args.compare,
+            transport,
+            args.ring_chunk,
+            watch={m: o.watch for m, o in outputs.items()},
+        )
+    finally:
+        for o in outputs.values():
+            o.close()
+    for m, o in outputs.items():
+        o.report(o.draw(plots.Finish.of_allreduce(result.results[m])) if args.plot else [])
     if args.plot:
-        written = outputs.draw(result)
+        written = plots.draw_methods(
+            args.plot, {m: r.communication_s for m, r in result.results.items()}
+        )
         print(f"wrote {', '.join(path.name for path in written)} in {args.plot}")
     return result

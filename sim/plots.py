@@ -8,6 +8,9 @@
   the channels' `trace` itself, held between changes.
 - goodput.png: each worker's goodput (payload bits reduced per simulated second), one line per job.
 - jobs.png: each job's completion, when its last worker had its result.
+- iterations.png (a workload, `--model`): each job's iteration time, iteration by iteration.
+- methods.png (`--compare`, beside a directory of the above per method): each method's iteration
+  time, one all-reduce (`draw_methods`, its data in methods.json).
 
 `plot_data` gathers the series (written beside the PNGs as plots.json: the same seed gives the same
 file), `draw` draws exactly them. Recording costs each channel's trace and a float per frame.
@@ -15,6 +18,7 @@ file), `draw` draws exactly them. Recording costs each channel's trace and a flo
 
 import json
 from array import array
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,10 +27,50 @@ from ina.bench.plots import bars, lines
 from ina.sim.allreduce import AllReduceResult
 from ina.sim.links import Channel, wire_bits
 from ina.sim.units import time_unit
+from ina.sim.workload import WorkloadResult
 
 BINS = 100  # equal bins of virtual time for the utilisation plot
 TOP = 8  # link directions in the utilisation and queue plots
 FILES = ("links.png", "queues.png", "goodput.png", "jobs.png", "plots.json")
+WORKLOAD_FILES = ("iterations.png",)  # beside FILES for a workload
+METHODS_FILES = (
+    "methods.png",
+    "methods.json",
+)  # `--compare`: beside a directory of FILES per method
+
+
+@dataclass(frozen=True)
+class Finish:
+    """What the plots show of a run's workers, in its order: (job, rank, host) each, when each had
+    its last result (simulated seconds from the start), its goodput (payload bits reduced per second
+    of its communication), and a workload's iteration times per job."""
+
+    workers: list[tuple[int, int, str]]
+    done_s: list[float]
+    goodput_bps: list[float]
+    iterations: dict[int, list[float]] | None = None
+
+    @classmethod
+    def of_allreduce(cls, result: AllReduceResult) -> "Finish":
+        return cls(result.workers, result.elapsed_s, result.goodput_bps)
+
+    @classmethod
+    def of_workload(cls, result: WorkloadResult) -> "Finish":
+        """A worker's goodput: every bucket of every iteration, 32 bits an element, over the time
+        its all-reduces did not overlap compute."""
+        bits = sum(result.buckets) * 32
+        iterations: dict[int, list[float]] = {}
+        for it in result.iterations:
+            iterations.setdefault(it.job, []).append(it.iteration_s)
+        return cls(
+            result.workers,
+            [records[-1].wall_s for records in result.records],
+            [
+                bits * len(records) / comm if (comm := sum(r.comm_s for r in records)) else 0.0
+                for records in result.records
+            ],
+            iterations,
+        )
 
 
 class WireLog:
@@ -74,10 +118,10 @@ def record(channels: list[Channel]) -> list[WireLog]:
     return [WireLog(channel.rate) for channel in channels]
 
 
-def plot_data(result: AllReduceResult, channels: list[Channel], logs: list[WireLog]) -> dict:
-    """The plotted series, JSON-able, from the run's result, its channels (settled: their traces end
-    with empty queues) and their logs."""
-    end = max([result.communication_s, *(log.end for log in logs)])
+def plot_data(finish: Finish, channels: list[Channel], logs: list[WireLog]) -> dict:
+    """The plotted series, JSON-able, from the run's workers, its channels (settled: their traces
+    end with empty queues) and their logs."""
+    end = max([*finish.done_s, *(log.end for log in logs)])
     edges = np.linspace(0.0, end, BINS + 1)
     width = end / BINS
     busiest = sorted(range(len(channels)), key=lambda i: -logs[i].busy)[:TOP]
@@ -92,8 +136,13 @@ def plot_data(result: AllReduceResult, channels: list[Channel], logs: list[WireL
         :TOP
     ]
     completion: dict[int, float] = {}
-    for (job, _rank, _host), elapsed in zip(result.workers, result.elapsed_s, strict=True):
-        completion[job] = max(completion.get(job, 0.0), elapsed)
+    for (job, _rank, _host), done in zip(finish.workers, finish.done_s, strict=True):
+        completion[job] = max(completion.get(job, 0.0), done)
+    iterations = (
+        {}
+        if finish.iterations is None
+        else {"iterations": {str(job): times for job, times in finish.iterations.items()}}
+    )
     return {
         "end_s": end,
         "links": {"bin_s": width, "time_s": edges[:-1].tolist(), "busy": utilisation},
@@ -102,16 +151,18 @@ def plot_data(result: AllReduceResult, channels: list[Channel], logs: list[WireL
             for c in queued
         },
         "goodput": {
-            "host": [host for _j, _r, host in result.workers],
-            "job": [job for job, _r, _h in result.workers],
-            "bps": result.goodput_bps,
+            "host": [host for _j, _r, host in finish.workers],
+            "job": [job for job, _r, _h in finish.workers],
+            "bps": finish.goodput_bps,
         },
         "jobs": {"job": list(completion), "completion_s": list(completion.values())},
+        **iterations,
     }
 
 
 def draw(directory: Path, data: dict) -> list[Path]:
-    """The four PNGs and plots.json in `directory` (made if missing; raises OSError)."""
+    """The four PNGs (and a workload's iterations.png) and plots.json in `directory` (made if
+    missing; raises OSError)."""
     directory.mkdir(parents=True, exist_ok=True)
     unit, per_second = time_unit(data["end_s"])
     axis = f"virtual time ({unit})"
@@ -167,6 +218,43 @@ def draw(directory: Path, data: dict) -> list[Path]:
             axis,
         ),
     ]
+    if "iterations" in data:
+        iteration_unit, iteration_scale = time_unit(
+            max(t for times in data["iterations"].values() for t in times)
+        )
+        paths.append(
+            lines(
+                directory / "iterations.png",
+                "Iteration time per job (in-network aggregation)",
+                "iteration",
+                f"iteration time ({iteration_unit})",
+                {
+                    f"job {job}": (
+                        list(range(1, len(times) + 1)),
+                        [t * iteration_scale for t in times],
+                    )
+                    for job, times in data["iterations"].items()
+                },
+                ymin=0,
+            )
+        )
     path = directory / "plots.json"
     path.write_text(json.dumps(data, indent=1) + "\n")
     return [*paths, path]
+
+
+def draw_methods(directory: Path, times: dict[str, float]) -> list[Path]:
+    """methods.png, each method's iteration time (one all-reduce: its slowest worker's), and its data
+    methods.json, in `directory` (raises OSError)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    unit, per_second = time_unit(max(times.values()))
+    png = bars(
+        directory / "methods.png",
+        "Iteration time per method (one all-reduce)",
+        list(times),
+        [t * per_second for t in times.values()],
+        f"iteration time ({unit}, simulated)",
+    )
+    path = directory / "methods.json"
+    path.write_text(json.dumps({"iteration_s": times}, indent=1) + "\n")
+    return [png, path]

@@ -7,6 +7,8 @@ RESULT), so a server that cannot keep up with N workers' traffic sets the pace, 
 link, which carries N times a worker's.
 """
 
+from collections.abc import Callable
+
 from ina.hosts.baseline import ServerCore
 from ina.hosts.inprocess import FRAME_HEADERS, InProcessSwitch
 from ina.p4src.protocol import SYNC, UDP_PORT
@@ -56,15 +58,17 @@ class ServerHost:
 
 
 def simulate_ps(
-    config: AllReduceConfig, engine: str = "native"
+    config: AllReduceConfig,
+    engine: str = "native",
+    watch: Callable[[InProcessSwitch], None] | None = None,
 ) -> tuple[AllReduceResult, dict[str, int]]:
-    """The configuration's all-reduce through the parameter server; the result and the server's
-    counters. Raises ServerRefused for what it cannot serve (`refusal`)."""
+    """The configuration's all-reduce through the parameter server (`watch` as `simulate`'s); the
+    result and the server's counters. Raises ServerRefused for what it cannot serve (`refusal`)."""
     problem = refusal(config)
     if problem:
         raise ServerRefused(problem)
     servers: list[ServerHost] = []
     result = simulate(
-        config, engine, server=lambda net, topo: servers.append(ServerHost(net, topo))
+        config, engine, server=lambda net, topo: servers.append(ServerHost(net, topo)), watch=watch
     )
     return result, servers[0].core.stats

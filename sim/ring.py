@@ -21,7 +21,14 @@ import numpy as np
 
 from ina.hosts.inprocess import InProcessSwitch
 from ina.hosts.ring import schedule, segment_bounds
-from ina.sim.allreduce import AllReduceConfig, AllReduceResult, harness, job_arrays, link_stats
+from ina.sim.allreduce import (
+    AllReduceConfig,
+    AllReduceResult,
+    cycle_collection_paused,
+    harness,
+    job_arrays,
+    link_stats,
+)
 from ina.sim.events import Simulator
 from ina.sim.links import wire_bits
 from ina.sim.tcp import TcpSpec
@@ -134,10 +141,15 @@ def _endpoint(net: InProcessSwitch, topo: Topology, host: str, transport: Transp
 
 
 def simulate_ring(
-    config: AllReduceConfig, transport: Transport = ROCE, chunk: int = CHUNK, engine: str = "native"
+    config: AllReduceConfig,
+    transport: Transport = ROCE,
+    chunk: int = CHUNK,
+    engine: str = "native",
+    watch: Callable[[InProcessSwitch], None] | None = None,
 ) -> AllReduceResult:
     """Every job's ring all-reduce at once on the configuration's topology and links (each job's
-    arrays as `simulate` makes them). A connection past its retries raises TransportError."""
+    arrays as `simulate` makes them; `watch` as `simulate`'s). A connection past its retries raises
+    TransportError."""
     started = time.perf_counter()
     topo = config.topology()
     arrays = job_arrays(config, topo)
@@ -154,10 +166,13 @@ def simulate_ring(
                 (job.id, host, rank, rank.sender)
                 for host, rank in zip(job.workers, ranks, strict=True)
             ]
+        if watch:
+            watch(net)
         running = time.perf_counter()
-        for _job, _host, rank, _sender in rings:
-            rank.start(net.sim.now)
-        net.run()
+        with cycle_collection_paused():
+            for _job, _host, rank, _sender in rings:
+                rank.start(net.sim.now)
+            net.run()
         finished = time.perf_counter()
         links = link_stats(net)
         arrivals, events = net.network.arrivals, net.sim.scheduled

@@ -26,7 +26,8 @@ stream of messages to the receiver, which hands each message on when its last by
   ACKs go at once, behind whatever waits.
 
 Left out: SACK (Linux negotiates it; NewReno is what remains without it), CUBIC (Linux's default;
-at these windows and round trips its TCP-friendly region grows as Reno does), quick-ACK mode at a
+at these windows and round trips its TCP-friendly region grows as Reno does) and BBR (a host may
+default to it: emulation then sets CONGESTION_CONTROL on its hosts), quick-ACK mode at a
 connection's start, pacing, TSO/GSO, receive-buffer autotuning, Nagle (hosts/ring.py sets
 TCP_NODELAY), checksums (zero). docs/simulation.md has the model and its checks.
 """
@@ -45,6 +46,7 @@ from ina.sim.transport import Address, TransportError
 LISTEN_PORT = 29500  # the receiver's port (hosts/ring.py's)
 SOURCE_PORT = 0xC000  # + the connection's number: the sender's port
 WINDOW_SCALE = 7  # the window field's shift (Linux's for its default buffers)
+CONGESTION_CONTROL = "reno"  # Linux's name (net.ipv4.tcp_congestion_control) of the one modelled
 _TCP_AT = 34  # the TCP header's offset in a frame (IPv4 without options)
 
 

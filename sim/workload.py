@@ -33,6 +33,7 @@ from ina.sim.allreduce import (
     AllReduceConfig,
     aggregator_stats,
     config_json,
+    cycle_collection_paused,
     harness,
     link_stats,
     network_json,
@@ -262,9 +263,14 @@ def replay_steps(
     return records
 
 
-def simulate_workload(config: WorkloadConfig, engine: str = "native") -> WorkloadResult:
-    """Run every job's replayed iterations at once; a worker's WorkerError propagates, a topology
-    that cannot be built raises TopologyError."""
+def simulate_workload(
+    config: WorkloadConfig,
+    engine: str = "native",
+    watch: Callable[[InProcessSwitch], None] | None = None,
+) -> WorkloadResult:
+    """Run every job's replayed iterations at once (`watch` sees the harness before anything runs,
+    as `simulate`'s); a worker's WorkerError propagates, a topology that cannot be built raises
+    TopologyError."""
     started = time.perf_counter()
     c = config.network
     topo = c.topology()
@@ -293,8 +299,11 @@ def simulate_workload(config: WorkloadConfig, engine: str = "native") -> Workloa
                 workers.append(
                     (job.id, rank, host, programs.add(job.id, rank, program, _sum_and_contributors))
                 )
+        if watch:
+            watch(net)
         running = time.perf_counter()
-        programs.run()
+        with cycle_collection_paused():
+            programs.run()
         finished = time.perf_counter()
         switch, links = aggregator_stats(net, topo), link_stats(net)
         arrivals, events = net.network.arrivals, net.sim.scheduled

@@ -13,6 +13,8 @@ from ina.bench.results import git_revision
 from ina.hosts.compute import DelayDistribution, check_stragglers, parse_straggler
 from ina.hosts.core import WorkerError
 from ina.sim.allreduce import AllReduceConfig
+from ina.sim.output import Outputs
+from ina.sim.plots import Finish
 from ina.sim.training import TrainingConfig, TrainingResult, simulate_training, training_report
 from ina.sim.units import format_rate, format_seconds, parse_seconds
 from ina.sim.workload import (
@@ -147,16 +149,11 @@ def run(
     _refuse_misplaced(p, args)
     if not (args.model or args.train):
         return None
-    single = next(
-        (
-            o
-            for o, v in (("--compare", args.compare), ("--plot", args.plot), ("--pcap", args.pcap))
-            if v
-        ),
-        None,
-    )
-    if single:
-        p.error(f"argument {single}: applies to the plain all-reduce, not to --model or --train")
+    if args.compare:
+        p.error("argument --compare: applies to the plain all-reduce, not to --model or --train")
+    single = next((o for o, v in (("--plot", args.plot), ("--pcap", args.pcap)) if v), None)
+    if single and args.train:
+        p.error(f"argument {single}: applies to the plain all-reduce and --model, not to --train")
     if args.train and args.dtype == "int32":
         p.error("argument --dtype: --train all-reduces its gradients as float32")
     network = dataclasses.replace(network, dtype=args.dtype or "float32")
@@ -175,7 +172,13 @@ def run(
                 bucket_cap_mb=args.bucket_cap_mb or REPLAY.bucket_cap_mb,
                 iterations=args.iterations or REPLAY.iterations,
             )
-            result = simulate_workload(WorkloadConfig(network, replay, args.compute, stragglers))
+            outputs = Outputs(network, args.plot, args.pcap)
+            try:
+                result = simulate_workload(
+                    WorkloadConfig(network, replay, args.compute, stragglers), watch=outputs.watch
+                )
+            finally:
+                outputs.close()
             text, data, ok = describe_workload(result), workload_report, result.verified
         else:
             model, dataset = args.train
@@ -191,10 +194,19 @@ def run(
             _refuse_batch(p, config)
             result = simulate_training(config)
             text, data, ok = describe_training(result), training_report, result.weights_identical
+    except OSError as err:
+        print(f"ina sim: cannot write {err.filename}: {err.strerror}", file=sys.stderr)
+        return 1
     except WorkerError as err:
         print(f"ina sim: the all-reduce failed: {err}", file=sys.stderr)
         return 1
     print(text)
+    if args.model:
+        try:
+            outputs.report(outputs.draw(Finish.of_workload(result)) if args.plot else [])
+        except OSError as err:
+            print(f"ina sim: cannot write {err.filename}: {err.strerror}", file=sys.stderr)
+            return 1
     if args.json:
         try:
             Path(args.json).write_text(json.dumps(data(result, git_revision()), indent=2) + "\n")

@@ -2,21 +2,19 @@
 
 Only the bundled `load_*` sets are offered: nothing is fetched at run time, so every host of a
 Mininet network (and an offline machine) loads the same data from the installed package.
+scikit-learn is imported when a set is loaded, not with this module: every CLI that names the
+sets (`ina sim`, `ina bench train`) would otherwise pay its import, seconds on a loaded machine.
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn import datasets
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
 
-LOADERS: dict[str, Callable] = {
-    "digits": datasets.load_digits,
-    "iris": datasets.load_iris,
-    "wine": datasets.load_wine,
-    "breast_cancer": datasets.load_breast_cancer,
+LOADERS: dict[str, str] = {  # a set's name -> its loader in sklearn.datasets
+    "digits": "load_digits",
+    "iris": "load_iris",
+    "wine": "load_wine",
+    "breast_cancer": "load_breast_cancer",
 }
 TEST_FRACTION = 0.2
 
@@ -40,7 +38,11 @@ def load(name: str, seed: int = 0) -> Dataset:
     scaler is fit on the training set only, so nothing of the test set leaks into training."""
     if name not in LOADERS:
         raise ValueError(f"unknown dataset {name!r}: choose one of {', '.join(LOADERS)}")
-    x, y = LOADERS[name](return_X_y=True)
+    from sklearn import datasets
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    x, y = getattr(datasets, LOADERS[name])(return_X_y=True)
     x_train, x_test, y_train, y_test = train_test_split(
         x.astype(np.float64),
         y.astype(np.int64),

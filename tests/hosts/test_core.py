@@ -485,6 +485,27 @@ def test_a_status_of_the_next_round_means_this_workers_result_was_lost_and_asks_
     assert HEADER.unpack_from(nxt)[7] == 1  # on to round 1
 
 
+def test_a_result_of_a_later_round_means_this_workers_result_was_lost_and_asks_for_it_at_once():
+    # Slot 1 carries rounds 0 and 1. Rank 1 of 2 is on round 0 (srtt 1 ms from slot 3's answer);
+    # under a quorum or timeout the other worker ran ahead: round 1's RESULT comes, which the switch
+    # sent after round 0's, so this worker's copy of round 0's was lost. Nobody else waits on round
+    # 0 to resend it, so it goes now (it used to wait for its turn: up to 2n allowances).
+    core, first = rack_core(rank=1, window=4, size=16)
+    core.receive(answer(first[3]), SWITCH, now=0.001)
+    ahead = answer(first[1], round_=1, bitmap=0b01)
+    # Within srtt of its copy: that copy may still be on its way (queued), so its turn decides.
+    assert core.receive(ahead, SWITCH, now=0.0009) is None
+    assert (core.stats.held, core.stats.retransmissions) == (1, 0)
+    assert bytes(core.receive(ahead, SWITCH, now=0.0011)) == first[1]
+    assert (core.stats.held, core.stats.retransmissions) == (2, 1)
+    # The switch answers the resend from the completed set; round 1 is taken from the held copy.
+    assert core.receive(answer(first[1]), SWITCH, now=0.0021) is None
+    assert core.stats.packets_sent == 6  # 4 first uses, slot 3's next, the resend: not round 1
+    # A done slot's later RESULT (the next all-reduce's) is held and asks for nothing.
+    assert core.receive(answer(first[1], round_=2), SWITCH, now=0.01) is None
+    assert (core.stats.held, core.stats.retransmissions) == (3, 1)
+
+
 def test_a_status_without_this_workers_bit_or_of_another_round_changes_nothing():
     core, first = rack_core()
     for other in (

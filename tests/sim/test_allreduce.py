@@ -1,6 +1,8 @@
 """A simulated all-reduce through the real switch program: every int32 sum bit-exact against numpy,
 the communication time against docs/simulation.md's formulas, and losses and drops recovered."""
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -168,3 +170,14 @@ def test_the_report_has_every_figure_and_keeps_the_wall_clock_apart():
     assert (data["config"]["timeout_s"], data["config"]["min_rto_s"]) == (1e-3, 0.0)
     assert set(data["wall"]) == {"setup_s", "run_s", "arrivals_per_s"}
     assert [link["link"] for link in data["results"]["links"]] == ["h1-s1", "h2-s1"]
+
+
+def test_the_cyclic_collector_is_off_while_a_run_runs_and_on_after():
+    seen: list[bool] = []
+
+    def watch(net) -> None:
+        net.sim.at(0.0, lambda _now: seen.append(gc.isenabled()))
+
+    assert gc.isenabled()
+    result = simulate(AllReduceConfig(workers=2, size=256), watch=watch)
+    assert result.verified and seen == [False] and gc.isenabled()

@@ -12,6 +12,8 @@ from ina.sim import plots
 from ina.sim.allreduce import AllReduceConfig, simulate
 from ina.sim.links import ETHERNET_OVERHEAD, Channel, LinkSpec
 from ina.sim.output import Outputs
+from ina.sim.workload import JobIteration
+from ina.train.replay import IterationRecord
 
 
 def test_busy_time_before_each_instant_follows_the_frames_on_the_wire():
@@ -51,7 +53,7 @@ def run(tmp_path_factory):
                     drawn.setdefault(path.name, args) and real(path, *args, **kw)
                 ),
             )
-        written = outputs.draw(result)
+        written = outputs.draw(plots.Finish.of_allreduce(result))
     return result, outputs, json.loads((outputs.plot / "plots.json").read_text()), drawn, written
 
 
@@ -154,13 +156,12 @@ def test_the_highest_queues_and_each_jobs_last_worker_are_chosen(monkeypatch):
         for _ in range(burst):
             channel.send(0.0, bytes(100))
         channel.settle()
-    result = SimpleNamespace(
-        communication_s=1e-6,
+    finish = plots.Finish(
         workers=[(0, 0, "h1"), (0, 1, "h2"), (1, 0, "h3")],
-        elapsed_s=[5e-7, 3e-7, 2e-7],
+        done_s=[5e-7, 3e-7, 2e-7],
         goodput_bps=[1.0, 2.0, 3.0],
     )
-    data = plots.plot_data(result, channels, logs)
+    data = plots.plot_data(finish, channels, logs)
     assert list(data["queues"]) == ["h1:0->s1:1", "h3:0->s1:3"]
     assert [max(q["bytes"]) for q in data["queues"].values()] == [300, 200]
     assert list(data["links"]["busy"]) == ["h1:0->s1:1", "h3:0->s1:3"]  # 4 and 3 frames on the wire
@@ -168,3 +169,65 @@ def test_the_highest_queues_and_each_jobs_last_worker_are_chosen(monkeypatch):
     assert data["end_s"] == pytest.approx(
         4 * 124 * 8e-9, rel=1e-12
     )  # the last frame's last bit, after 1 us
+    assert "iterations" not in data  # an all-reduce's plots have no iterations.png
+
+
+def test_a_workloads_finish_is_its_workers_last_iteration_and_goodput_over_its_communication():
+    records = [
+        [IterationRecord(1, 3e-6, 1e-6, 2e-6), IterationRecord(2, 7e-6, 1e-6, 3e-6)],
+        [IterationRecord(1, 2e-6, 1e-6, 1e-6), IterationRecord(2, 4e-6, 1e-6, 1e-6)],
+    ]
+    result = SimpleNamespace(
+        buckets=[100, 28],
+        workers=[(0, 0, "h1"), (1, 0, "h2")],
+        records=records,
+        iterations=[
+            JobIteration(0, 1, 1e-6, 2e-6, 3e-6, True),
+            JobIteration(1, 1, 1e-6, 1e-6, 2e-6, True),
+            JobIteration(0, 2, 1e-6, 3e-6, 4e-6, True),
+            JobIteration(1, 2, 1e-6, 1e-6, 2e-6, True),
+        ],
+    )
+    finish = plots.Finish.of_workload(result)
+    assert finish.workers == [(0, 0, "h1"), (1, 0, "h2")]
+    assert finish.done_s == [7e-6, 4e-6]
+    assert finish.goodput_bps == [128 * 32 * 2 / (2e-6 + 3e-6), 128 * 32 * 2 / (1e-6 + 1e-6)]
+    assert finish.iterations == {0: [3e-6, 4e-6], 1: [2e-6, 2e-6]}
+
+
+def test_iterations_and_methods_are_drawn_from_exactly_their_data(tmp_path, monkeypatch):
+    drawn: dict[str, tuple] = {}
+    for name in ("lines", "bars"):
+        real = getattr(plots, name)
+        monkeypatch.setattr(
+            plots,
+            name,
+            lambda path, *args, real=real, **kw: (
+                drawn.setdefault(path.name, args) and real(path, *args, **kw)
+            ),
+        )
+    channels = [Channel("h1:0->s1:1", 1e9, 0.0)]
+    logs = plots.record(channels)
+    finish = plots.Finish(
+        [(0, 0, "h1"), (1, 0, "h2")], [5e-3, 4e-3], [1.0, 2.0], {0: [3e-3, 2e-3], 1: [1e-3, 4e-3]}
+    )
+    data = plots.plot_data(finish, channels, logs)
+    assert data["iterations"] == {"0": [3e-3, 2e-3], "1": [1e-3, 4e-3]}
+    written = plots.draw(tmp_path / "run", data)
+    assert [p.name for p in written] == [*plots.FILES[:-1], *plots.WORKLOAD_FILES, "plots.json"]
+    assert drawn["iterations.png"][1:] == (
+        "iteration",
+        "iteration time (ms)",
+        {"job 0": ([1, 2], [3.0, 2.0]), "job 1": ([1, 2], [1.0, 4.0])},
+    )
+    times = {"switch": 114e-6, "ring": 153e-6, "ps": 902e-6}
+    written = plots.draw_methods(tmp_path, times)
+    assert [p.name for p in written] == list(plots.METHODS_FILES)
+    assert written[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert json.loads(written[1].read_text()) == {"iteration_s": times}
+    _title, labels, values, ylabel = drawn["methods.png"]
+    assert (labels, values, ylabel) == (
+        ["switch", "ring", "ps"],
+        [114.0, 153.0, 902.0],
+        "iteration time (us, simulated)",
+    )

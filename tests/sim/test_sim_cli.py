@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from scapy.utils import rdpcap
 
 from ina.sim import plots, progress
 from ina.sim.cli import main
@@ -297,7 +298,9 @@ def test_a_file_that_cannot_be_written_after_the_run_is_one_line(tmp_path, capsy
 
 
 def test_compare_sets_the_switch_the_ring_and_the_server_side_by_side(tmp_path, capsys):
+    plots_dir, pcap_dir = tmp_path / "plots", tmp_path / "pcap"
     argv = [*SMALL, "--compare", "ring,ps", "--mtu", "1024", "--ring-chunk", "2048"]
+    argv += ["--plot", str(plots_dir), "--pcap", str(pcap_dir)]
     out, report = run(tmp_path, "compare.json", argv, capsys)
     rows = [line.split()[0] for line in out if line.split()[-1:] == ["verified"]]
     assert rows == ["switch", "ring", "ps"]
@@ -319,6 +322,22 @@ def test_compare_sets_the_switch_the_ring_and_the_server_side_by_side(tmp_path, 
         "chunk_bytes": 2048,
     }
     assert ps["server"]["received"] == 3 * 32 and len(ps["links"]) == 4 and len(ring["links"]) == 3
+    # Each method's plots and pcaps in its own directory, the iteration time per method beside them.
+    assert sorted(p.name for p in plots_dir.iterdir()) == sorted(
+        ["switch", "ring", "ps", *plots.METHODS_FILES]
+    )
+    methods = {"switch": report["results"], "ring": ring, "ps": ps}
+    assert json.loads((plots_dir / "methods.json").read_text()) == {
+        "iteration_s": {m: r["communication_s"] for m, r in methods.items()}
+    }
+    for method, results in methods.items():
+        assert sorted(p.name for p in (plots_dir / method).iterdir()) == sorted(plots.FILES)
+        drawn = json.loads((plots_dir / method / "plots.json").read_text())
+        assert drawn["goodput"]["bps"] == results["goodput_bps"]
+        frames = sum(link["up"]["frames"] + link["down"]["frames"] for link in results["links"])
+        captures = list((pcap_dir / method).iterdir())
+        assert len(captures) == 2 * len(results["links"])
+        assert sum(len(rdpcap(str(path))) for path in captures) == frames
 
 
 def test_the_ring_runs_over_tcp_when_asked(tmp_path, capsys):

@@ -1,11 +1,13 @@
 """`ina sim --model` and `--train`: bad values refused in one line naming the argument (exit 2),
 per-iteration compute, communication and iteration time in the text and the JSON, the same seed
-giving the same figures."""
+giving the same figures; --model's plots (with iterations.png) and pcaps."""
 
 import json
 
 import pytest
+from scapy.utils import rdpcap
 
+from ina.sim import plots
 from ina.sim.cli import main
 
 REPLAY = ["--model", "resnet50", "--scale", "0.0002", "--iterations", "2", "--workers", "3"]
@@ -76,7 +78,7 @@ REPLAY = ["--model", "resnet50", "--scale", "0.0002", "--iterations", "2", "--wo
         ),
         (
             ["--train", "mlp:digits", "--pcap", "x"],
-            "argument --pcap: applies to the plain all-reduce, not to --model or --train",
+            "argument --pcap: applies to the plain all-reduce and --model, not to --train",
         ),
         (["--straggler", "h1:2x"], "argument --straggler: applies to --model or --train"),
     ],
@@ -165,3 +167,22 @@ def test_train_reports_time_to_accuracy_in_simulated_seconds(tmp_path, capsys):
         None,
     )
     assert results["time_to_target_s"] == reached
+
+
+def test_replay_writes_its_plots_and_a_pcap_per_link_direction(tmp_path, capsys):
+    plots_dir, pcap_dir = tmp_path / "plots", tmp_path / "pcap"
+    argv = [*REPLAY, "--compute", "20us", "--plot", str(plots_dir), "--pcap", str(pcap_dir)]
+    _out, data = run(tmp_path, "a.json", argv, capsys)
+    assert sorted(p.name for p in plots_dir.iterdir()) == sorted(
+        [*plots.FILES, *plots.WORKLOAD_FILES]
+    )
+    assert len(list(pcap_dir.iterdir())) == 6  # 3 links, both ways
+    drawn = json.loads((plots_dir / "plots.json").read_text())
+    results = data["results"]
+    assert drawn["iterations"] == {
+        "0": [it["iteration_s"] for it in results["iterations"] if it["job"] == 0]
+    }
+    assert drawn["goodput"]["host"] == [w["host"] for w in results["workers"]]
+    frames = sum(link["up"]["frames"] + link["down"]["frames"] for link in results["links"])
+    captured = sum(len(rdpcap(str(path))) for path in pcap_dir.iterdir())
+    assert captured == frames
