@@ -21,7 +21,7 @@ SWITCH_LAYERS = (
 # The top-level packages, lowest first; units of one layer may import each other (module-level
 # acyclic all the same).
 PACKAGE_LAYERS = (
-    ("ina.args", "ina.files", "ina.p4rt", "ina.p4src"),
+    ("ina.args", "ina.compiled", "ina.files", "ina.p4rt", "ina.p4src"),
     ("ina.compiler",),
     ("ina.switch",),
     ("ina.controller",),
