@@ -211,13 +211,18 @@ def install() -> dict[str, Path]:
     for finder in sys.meta_path:
         if isinstance(finder, _Finder):
             return finder.files
-    chosen = mode()
-    if chosen == "0":
-        files: dict[str, Path] = {}
-    elif chosen == "1":
-        files = built(build())
-    else:
-        files = built(build_dir())
+    chosen = "auto"
+    try:
+        chosen = mode()
+        if chosen == "0":
+            files: dict[str, Path] = {}
+        elif chosen == "1":
+            files = built(build())
+        else:
+            files = built(build_dir())
+    except BuildError as err:  # one line, not a traceback at `import ina`; 2: a bad choice
+        print(f"ina: {err}", file=sys.stderr)
+        raise SystemExit(1 if chosen == "1" else 2) from None
     sys.meta_path.insert(0, _Finder(files))
     return files
 

@@ -115,3 +115,15 @@ def test_the_build_key_changes_with_any_source_it_covers(monkeypatch, tmp_path):
         path.write_bytes(path.read_bytes() + b"\n")
         keys.add(compiled.digest())
     assert len(keys) == 1 + len(compiled.HOT + compiled.DEPENDS)
+
+
+def test_a_bad_choice_stops_ina_in_one_line_with_exit_2():
+    env = {**os.environ, "INA_COMPILED": "yes"}
+    done = subprocess.run(
+        [sys.executable, "-m", "ina", "--help"], env=env, capture_output=True, text=True
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        "ina: INA_COMPILED = 'yes': expected one of auto, 0, 1\n",
+    )
