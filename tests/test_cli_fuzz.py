@@ -136,6 +136,7 @@ COMMANDS: dict[
             "--job": INT(0, 255),
             "--rank": INT(0, 31),
             "--workers": INT(1, 32),
+            "--wire-rank": INT(0, 31),
             "--epoch": INT(1, 2**32 - 1),
             "--switch": IPV4,
             "--local-ip": IPV4,

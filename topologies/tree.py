@@ -120,9 +120,14 @@ def worker_endpoint(topo: Topology, job: Job, host: str) -> tuple[str, int]:
     return job_tree(topo, job).endpoints[host]
 
 
-def tree_switches(topo: Topology) -> list[str]:
-    """Every switch some job's tree names, in job order then tree order, once each."""
-    return list(dict.fromkeys(s for job in topo.jobs for s in job_tree(topo, job).nodes))
+def switch_jobs(topo: Topology) -> dict[str, list[Job]]:
+    """The jobs each switch holds a node of (it aggregates for them), for every switch some job's
+    tree names: switches in job order then tree order, jobs in job order."""
+    held: dict[str, list[Job]] = {}
+    for job in topo.jobs:
+        for s in job_tree(topo, job).nodes:
+            held.setdefault(s, []).append(job)
+    return held
 
 
 def breadth_first(topo: Topology, root: str) -> dict[str, str | None]:

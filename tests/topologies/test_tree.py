@@ -14,7 +14,7 @@ from ina.topologies.tree import (
     breadth_first,
     first_hops,
     job_tree,
-    tree_switches,
+    switch_jobs,
     worker_endpoint,
 )
 
@@ -106,7 +106,13 @@ def test_fattree4_yaml_is_the_generated_k4_fat_tree_with_two_disjoint_three_leve
     assert list(one.nodes) == ["s3", "s10", "s12", "s17", "s18", "s19", "s20"]
     assert one.nodes["s17"].uplink.port == 4  # s17's ports: h9, h10, s9, s10
     assert not set(zero.nodes) & set(one.nodes)
-    assert tree_switches(shipped) == [*zero.nodes, *one.nodes]
+    held = switch_jobs(shipped)
+    assert list(held) == [*zero.nodes, *one.nodes]
+    assert held["s5"] == [shipped.jobs[0]] and held["s20"] == [shipped.jobs[1]]
+    single = load("fattree:4", jobs=8)
+    assert {s: [j.id for j in jobs] for s, jobs in switch_jobs(single).items()} == {
+        "s1": [0, 4], "s2": [1, 5], "s3": [2, 6], "s4": [3, 7]
+    }  # fmt: skip
 
 
 def test_generated_hierarchical_fattree_spans_every_pod_from_one_core():
