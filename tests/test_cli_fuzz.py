@@ -196,6 +196,11 @@ COMMANDS: dict[
             "--egress-burst": BURST,
         },
     ),
+    "ctl show-tree": (
+        subcommand(ctl_parser, "show-tree"),
+        {"job": "0"},
+        {"--topo": FREE, "--workers": INT(1, 32 * 256), "--jobs": INT(1, 256)},
+    ),
     "ctl": (
         without_subcommand(ctl_parser),
         {},
