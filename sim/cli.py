@@ -63,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--topo",
         default=DEFAULTS.topo,
         metavar="TOPO",
-        help="star, leafspine (.yaml), a topology file, fattree:K or leafspine:LxH,S (default star)",
+        help="star, leafspine, leafspine_hier, fattree4 (.yaml), a topology file, fattree:K or "
+        "leafspine:LxH,S, either with :hierarchical (default star)",
     )
     p.add_argument(
         "--workers",

@@ -34,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--topo",
         default="star",
-        help="topology: a file, a built-in name (star, leafspine), fattree:K or leafspine:LxH,S",
+        help="topology: a file, a built-in name (star, leafspine, leafspine_hier, fattree4), "
+        "fattree:K or leafspine:LxH,S, either with :hierarchical (its jobs over trees of switches)",
     )
     p.add_argument(
         "--workers",
