@@ -111,6 +111,12 @@ class Process:
     def communicate(self, timeout=None):
         return json.dumps({"job": 0, "verified": True}) + "\n", ""
 
+    def kill(self):
+        pass
+
+    def wait(self):
+        return 0
+
 
 class Hosts:
     """Stands in for the Mininet network: each host's popen records its command."""
@@ -151,3 +157,12 @@ def test_each_worker_sends_to_its_trees_leaf_with_its_rank_there_and_seeds_its_d
     assert {(option(a, "--switch"), option(a, "--wire-rank")) for a in hosts.started.values()} == {
         (single.switches["s1"].ip, None)
     }
+    # The host-only baseline's server knows the workers by their ranks in the job.
+    topo, hosts = load("leafspine_hier", extra_host=True), Hosts()
+    run_workers(hosts, topo, RunOptions(topo="leafspine_hier", baseline=True), {0: 7})
+    server = topo.hosts[topo.extra_host].ip
+    assert {
+        h: (option(a, "--switch"), option(a, "--wire-rank"))
+        for h, a in hosts.started.items()
+        if h != topo.extra_host
+    } == {h: (server, None) for h in ("h1", "h2", "h3", "h4")}
