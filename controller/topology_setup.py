@@ -10,6 +10,7 @@ breadth-first spanning tree, so they cannot loop.
 """
 
 import dataclasses
+from collections.abc import Sequence
 
 from ina.controller import aggregation
 from ina.controller.aggregation import Aggregation, Job, Worker
@@ -17,12 +18,15 @@ from ina.controller.client import ControllerError, SwitchConnection
 from ina.p4src.protocol import new_epoch
 from ina.topologies import topo as topology
 from ina.topologies.topo import Topology
-from ina.topologies.tree import Child, Tree, breadth_first, first_hops, job_tree
+from ina.topologies.tree import Child, Tree, breadth_first, first_hops, job_trees
 
 
-def program_switch(agg: Aggregation, name: str, topo: Topology) -> list[Job]:
+def program_switch(
+    agg: Aggregation, name: str, topo: Topology, trees: Sequence[Tree] | None = None
+) -> list[Job]:
     """Program switch `name`: its address, forwarding, floods, and its node of every job's tree
-    (a hierarchical job's nodes need the job's epoch set: `program_topology` draws it once)."""
+    (`trees`: the topology's, `job_trees`, computed once for all switches by `program_topology`;
+    a hierarchical job's nodes need the job's epoch set: `program_topology` draws it once)."""
     sw = topo.switches[name]
     agg.set_switch_address(sw.mac, sw.ip)
     hops = first_hops(topo, name)
@@ -34,8 +38,12 @@ def program_switch(agg: Aggregation, name: str, topo: Topology) -> list[Job]:
     tree = spanning_tree(topo)
     uplinks = {port for peer, port in sw.peers.items() if frozenset((name, peer)) in tree}
     agg.install_forwarding(hosts, sorted(set(sw.hosts.values()) | uplinks))
-    trees = ((job, job_tree(topo, job)) for job in topo.jobs)
-    return [add_tree_node(agg, job, tree, name) for job, tree in trees if name in tree.nodes]
+    trees = job_trees(topo) if trees is None else trees
+    return [
+        add_tree_node(agg, job, tree, name)
+        for job, tree in zip(topo.jobs, trees, strict=True)
+        if name in tree.nodes
+    ]
 
 
 def add_tree_node(agg: Aggregation, job: topology.Job, tree: Tree, name: str) -> Job:
@@ -87,11 +95,12 @@ def program_topology(
     """Push the pipeline to every switch and program it; returns the jobs per switch. A job
     without an epoch gets one drawn here, the same on every switch of its tree."""
     topo = with_epochs(topo)
+    trees = job_trees(topo)
     out = {}
     for name, sw in topo.switches.items():
         with SwitchConnection(sw.grpc, sw.device_id, election_id) as conn:
             conn.set_pipeline(bmv2_json, p4info)
-            out[name] = program_switch(Aggregation(conn), name, topo)
+            out[name] = program_switch(Aggregation(conn), name, topo, trees)
     return out
 
 

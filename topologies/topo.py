@@ -178,10 +178,9 @@ def load(
             "links": [*spec.get("links", []), [extra, next(iter(spec["switches"]))]],
         }
     topo = dataclasses.replace(build(spec, loss, slots), extra_host=extra)
-    from ina.topologies.tree import job_tree  # tree.py builds on this module
+    from ina.topologies.tree import job_trees  # tree.py builds on this module
 
-    for job in topo.jobs:
-        job_tree(topo, job)  # refuses a switch with more children than its bitmap has bits
+    job_trees(topo)  # refuses a switch with more children than its bitmap has bits
     return topo
 
 

@@ -124,10 +124,15 @@ def switch_jobs(topo: Topology) -> dict[str, list[Job]]:
     """The jobs each switch holds a node of (it aggregates for them), for every switch some job's
     tree names: switches in job order then tree order, jobs in job order."""
     held: dict[str, list[Job]] = {}
-    for job in topo.jobs:
-        for s in job_tree(topo, job).nodes:
+    for job, tree in zip(topo.jobs, job_trees(topo), strict=True):
+        for s in tree.nodes:
             held.setdefault(s, []).append(job)
     return held
+
+
+def job_trees(topo: Topology) -> list[Tree]:
+    """Every job's tree, in job order."""
+    return [job_tree(topo, job) for job in topo.jobs]
 
 
 def breadth_first(topo: Topology, root: str) -> dict[str, str | None]:
