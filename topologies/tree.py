@@ -1,5 +1,5 @@
 """A job's aggregation tree over a topology's switches: which switch sums which children, and where
-each partial sum goes (docs/protocol.md, "Hierarchical aggregation").
+each partial sum goes (DEVELOPERS.md, "Aggregation trees"; the data plane: docs/protocol.md).
 
 A `single` job's tree is one node, its aggregator, whose children are the job's workers in job
 order (rank = index in the job), reached through the aggregator's port toward each one. A
