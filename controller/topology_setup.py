@@ -18,7 +18,14 @@ from ina.controller.client import ControllerError, SwitchConnection
 from ina.p4src.protocol import new_epoch
 from ina.topologies import topo as topology
 from ina.topologies.topo import Topology
-from ina.topologies.tree import Child, Tree, breadth_first, first_hops, job_trees
+from ina.topologies.tree import (
+    Child,
+    Tree,
+    breadth_first,
+    first_hops,
+    job_trees,
+    port_toward,
+)
 
 
 def program_switch(
@@ -30,10 +37,7 @@ def program_switch(
     sw = topo.switches[name]
     agg.set_switch_address(sw.mac, sw.ip)
     hops = first_hops(topo, name)
-    ports = {
-        h: sw.hosts[h] if h in sw.hosts else hops[topo.attachment(h)[0].name] for h in topo.hosts
-    }
-    hosts = [(topo.hosts[h].mac, p) for h, p in ports.items()]
+    hosts = [(topo.hosts[h].mac, port_toward(topo, name, h, hops)) for h in topo.hosts]
     hosts += [(other.mac, hops[peer]) for peer, other in topo.switches.items() if peer != name]
     tree = spanning_tree(topo)
     uplinks = {port for peer, port in sw.peers.items() if frozenset((name, peer)) in tree}
@@ -85,8 +89,7 @@ def route_to_switch(topo: Topology, src: str, dst: str) -> int:
 
 def route(topo: Topology, src: str, host: str) -> int:
     """The port of `src` toward `host`."""
-    sw, port = topo.attachment(host)
-    return port if sw.name == src else route_to_switch(topo, src, sw.name)
+    return port_toward(topo, src, host, first_hops(topo, src))
 
 
 def program_topology(

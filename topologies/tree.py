@@ -80,9 +80,8 @@ def job_tree(topo: Topology, job: Job) -> Tree:
     naming the switch that would have more than MAX_WORKERS children."""
     if job.aggregation != HIERARCHICAL:
         hops = first_hops(topo, job.aggregator)
-        sw = topo.switches[job.aggregator]
         children = [
-            _host_child(topo, h, rank, sw.hosts.get(h) or hops[topo.attachment(h)[0].name])
+            _host_child(topo, h, rank, port_toward(topo, job.aggregator, h, hops))
             for rank, h in enumerate(job.workers)
         ]
         return _tree(job, job.aggregator, {job.aggregator: (children, None)})
@@ -158,6 +157,13 @@ def first_hops(topo: Topology, src: str) -> dict[str, int]:
         if parent is not None:
             hops[s] = peers[s] if parent == src else hops[parent]
     return hops
+
+
+def port_toward(topo: Topology, src: str, host: str, hops: Mapping[str, int]) -> int:
+    """The port of switch `src` toward `host`: its own port to it, else the first hop (`hops`,
+    `first_hops(topo, src)`) toward the switch the host is linked to."""
+    ports = topo.switches[src].hosts
+    return ports[host] if host in ports else hops[topo.attachment(host)[0].name]
 
 
 def _host_child(topo: Topology, host: str, rank: int, port: int) -> Child:
