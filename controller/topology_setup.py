@@ -4,7 +4,7 @@ flood groups, and each job's part on it: the node of the job's aggregation tree
 
 Forwarding is by destination MAC along one shortest path: hosts behind another switch, and other
 switches, are reached through the port of the first hop of a breadth-first search over switch
-links (`route_to_switch`: of equal paths, the one through the lowest port), so a multipath fabric
+links (tree.first_hops: of equal paths, the one through the lowest port), so a multipath fabric
 (leaf-spine, fat-tree) uses one path per (switch, destination) and no ECMP. Floods follow a
 breadth-first spanning tree, so they cannot loop.
 """
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ina.controller import aggregation
 from ina.controller.aggregation import Aggregation, Job, Worker
-from ina.controller.client import ControllerError, SwitchConnection
+from ina.controller.client import SwitchConnection
 from ina.p4src.protocol import new_epoch
 from ina.topologies import topo as topology
 from ina.topologies.topo import Topology
@@ -77,14 +77,6 @@ def spanning_tree(topo: Topology) -> set[frozenset]:
     """Switch links of a breadth-first spanning tree: flooding along it cannot loop."""
     parents = breadth_first(topo, next(iter(topo.switches)))
     return {frozenset((s, p)) for s, p in parents.items() if p is not None}
-
-
-def route_to_switch(topo: Topology, src: str, dst: str) -> int:
-    """The port of `src` on the shortest path to switch `dst`."""
-    try:
-        return first_hops(topo, src)[dst]
-    except KeyError:
-        raise ControllerError(f"switch {dst} is not reachable from {src}") from None
 
 
 def route(topo: Topology, src: str, host: str) -> int:
