@@ -12,7 +12,7 @@ from ina.switch.p4runtime_server import COMPAT_MODES
 from ina.topologies import clean, lock
 from ina.topologies.lock import MachineBusy
 from ina.topologies.runner import RunError, RunOptions, require_root, run, say, summary
-from ina.topologies.topo import TopologyError
+from ina.topologies.topo import MAX_TREE_WORKERS, TopologyError
 
 MAX_POOL_SIZE = 1 << 16  # a job's base slot and slot count are bit<16> in aggregate.p4's set_job
 
@@ -84,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs",
         type=int_range(1, MAX_JOBS),
         help="deal the workers into this many jobs (default: 1 on a star, a file's own jobs, the fewest "
-        f"of at most {MAX_WORKERS} workers on a generated topology)",
+        f"of at most {MAX_WORKERS} workers on a generated topology, {MAX_TREE_WORKERS} with "
+        ":hierarchical)",
     )
     p.add_argument(
         "--elems", type=int_choice(ELEMS_CHOICES), default=64, help="elements per packet"
