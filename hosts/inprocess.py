@@ -155,7 +155,9 @@ class Member:
     rank: int  # in its job (its index in the job's workers; on a star, also the wire's)
     cores: list[AllReduceCore]
     group: int
-    entry: WorkerEntry  # its switch's port toward it, MAC, IPv4 address, UDP port: its admission entry
+    entry: (
+        WorkerEntry  # its switch's port toward it, MAC, IPv4 address, UDP port: its admission entry
+    )
     frame_header: bytes  # the Ethernet/IPv4/UDP headers of its UPDATE frames
     host: Host
     link: Link  # up: host -> switch, down: switch -> host
