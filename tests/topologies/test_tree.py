@@ -198,3 +198,12 @@ def test_a_job_naming_its_root_keeps_it(tmp_path):
         "s2": (("s4", 1), ["h3@0:1/1", "h4@1:2/1"]),
     }
     assert tree.nodes["s1"].uplink.port == 4
+
+
+def test_a_k16_fat_tree_holds_1024_workers_in_one_three_level_tree():
+    topo = load("fattree:16:hierarchical")
+    [job] = topo.jobs
+    tree = job_tree(topo, job)
+    assert (tree.workers, tree.root, len(tree.nodes)) == (1024, "s1", 1 + 16 + 128)
+    assert [len(tree.nodes[s].children) for s in list(tree.nodes)[:2]] == [16, 8]
+    assert {len(n.children) for n in list(tree.nodes.values())[17:]} == {8}
