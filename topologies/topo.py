@@ -36,8 +36,8 @@ DEFAULT_SLOTS = 256
 SINGLE, HIERARCHICAL = "single", "hierarchical"  # a job's `aggregation`
 AGGREGATIONS = (SINGLE, HIERARCHICAL)
 MAX_TREE_WORKERS = 1024  # a hierarchical job's workers: 32 leaves of MAX_WORKERS (issue 31)
-_FATTREE = re.compile(r"fattree:(\d+)(:hierarchical)?")
-_LEAFSPINE = re.compile(r"leafspine:(\d+)x(\d+),(\d+)(:hierarchical)?")
+_FATTREE = re.compile(rf"fattree:(\d+)(:{HIERARCHICAL})?")
+_LEAFSPINE = re.compile(rf"leafspine:(\d+)x(\d+),(\d+)(:{HIERARCHICAL})?")
 
 
 class TopologyError(Exception):
