@@ -26,6 +26,7 @@ from ina.controller.allocators import ALLOCATORS, FIRST_FIT, Range, allocator
 from ina.controller.client import ControllerError, SwitchConnection
 from ina.controller.pool import compact, held, move_job, pool_map
 from ina.controller.shell import shell_argv, shell_python, shell_venv
+from ina.controller.show_tree import job_dict, reader, render, tree_report
 from ina.files import FileError, read_bmv2_json, read_p4info
 from ina.p4rt import codec
 from ina.p4src.protocol import (
@@ -38,6 +39,7 @@ from ina.p4src.protocol import (
     UDP_PORT,
     Policy,
 )
+from ina.topologies.topo import Topology, TopologyError, is_star, load
 
 MAX_TIMEOUT_S = (
     3600.0  # a switch silent for an hour is dead (and gRPC deadlines overflow near 1e10 s)
@@ -51,6 +53,7 @@ READ_ONLY = {
     "show-forwarding",
     "show-drops",
     "show-pool",
+    "show-tree",
 }
 
 
@@ -244,6 +247,34 @@ def build_parser() -> argparse.ArgumentParser:
     td = sub.add_parser("table-dump", help="every entry of one table")
     td.add_argument("table", help="its name, e.g. InaIngress.jobs (show-pipeline lists them)")
     sub.add_parser("shell", help="p4runtime-shell connected to this switch")
+    st = sub.add_parser(
+        "show-tree",
+        help="a job's aggregation tree across a topology's switches: per switch its parent and "
+        "children, and what each switch holds for the job, read back where it answers (at the "
+        "topology's P4Runtime addresses, not --grpc-addr)",
+    )
+    st.add_argument("job", type=int_range(0, MAX_JOBS - 1), help="the job's id in the topology")
+    st.add_argument(
+        "--topo",
+        default="star",
+        help="the topology the switches were programmed from, as ina run takes it: a file, a "
+        "built-in name (star, leafspine, leafspine_hier, fattree4), fattree:K or leafspine:LxH,S "
+        "with an optional :hierarchical (default: %(default)s)",
+    )
+    st.add_argument(
+        "--workers",
+        type=int_range(1, MAX_WORKERS * MAX_JOBS),
+        default=4,
+        help="workers of the star topology, as ina run --workers (default: %(default)s)",
+    )
+    st.add_argument(
+        "--jobs", type=int_range(1, MAX_JOBS), help="the workers dealt into jobs, as ina run --jobs"
+    )
+    st.add_argument(
+        "--no-read-back",
+        action="store_true",
+        help="the topology's tree alone: connect to no switch",
+    )
     return p
 
 
@@ -256,6 +287,8 @@ def _print_table(rows: list[list], header: list[str]) -> None:
 def run(args) -> object:
     if args.command == "shell":
         return _shell(args)
+    if args.command == "show-tree":
+        return _show_tree(args)
     election_id = None if args.command in READ_ONLY else args.election_id
     if args.command == "set-pipeline":  # the files first: a bad one needs no switch to be refused
         pipeline = read_bmv2_json(args.bmv2_json), read_p4info(args.p4info)
@@ -286,18 +319,16 @@ def run(args) -> object:
             agg.set_switch_address(args.mac, args.ip)
             return {"ok": True}
         if args.command == "add-job":
-            return _job_dict(
-                agg.add_job(args.job, args.worker, args.slots, args.epoch, args.policy)
-            )
+            return job_dict(agg.add_job(args.job, args.worker, args.slots, args.epoch, args.policy))
         if args.command == "set-policy":
-            return _job_dict(agg.set_policy(args.job, args.policy))
+            return job_dict(agg.set_policy(args.job, args.policy))
         if args.command == "reset-job":
-            return _job_dict(agg.reset_job(args.job, args.epoch))
+            return job_dict(agg.reset_job(args.job, args.epoch))
         if args.command == "remove-job":
             agg.remove_job(args.job)
             return {"ok": True}
         if args.command == "show-jobs":
-            return [_job_dict(j) for j in agg.jobs()]
+            return [job_dict(j) for j in agg.jobs()]
         if args.command == "show-pool":
             return pool_map(held(agg.jobs()), agg.pool_size)
         if args.command == "move-job":
@@ -306,9 +337,9 @@ def run(args) -> object:
                 now.base if args.base is None else args.base,
                 now.num_slots if args.slots is None else args.slots,
             )
-            return _job_dict(move_job(agg, args.job, target))
+            return job_dict(move_job(agg, args.job, target))
         if args.command == "compact":
-            return [_job_dict(j) for j in compact(agg).values()]
+            return [job_dict(j) for j in compact(agg).values()]
         if args.command == "show-stats":
             return agg.stats()
         if args.command == "show-slot":
@@ -334,8 +365,26 @@ def run(args) -> object:
     raise ControllerError(f"unknown command {args.command}")
 
 
-def _job_dict(job) -> dict:
-    return {**asdict(job), "policy": str(job.policy)}
+def _show_tree(args) -> dict:
+    """The job's tree from the topology (`args.topology`, loaded by main) with each switch's read-back."""
+    tls = {"ssl": args.ssl, "ca_cert": args.ca_cert, "cert": args.cert, "key": args.key}
+    read = None if args.no_read_back else reader(args.job, args.timeout, **tls)
+    [job] = [j for j in args.topology.jobs if j.id == args.job]
+    return tree_report(args.topology, job, read)
+
+
+def _topology(parser: argparse.ArgumentParser, args) -> Topology:
+    """show-tree's topology, refused as a bad argument (exit 2) in one line; its job must be in it."""
+    try:
+        topo = load(args.topo, args.workers if is_star(args.topo) else None, args.jobs)
+    except TopologyError as err:
+        parser.error(f"argument --topo {args.topo}: {err}")
+    if all(j.id != args.job for j in topo.jobs):
+        parser.error(
+            f"argument job: job {args.job} is not in topology {topo.name} (its jobs: "
+            f"{', '.join(str(j.id) for j in topo.jobs)})"
+        )
+    return topo
 
 
 def _shell(args) -> NoReturn:
@@ -405,6 +454,8 @@ def _human(command: str, result) -> None:
         )
         if not result:
             print("no loss emulated")
+    elif command == "show-tree":
+        print(render(result))
     elif command == "show-forwarding":
         _print_table([[r["mac"], r["port"]] for r in result], ["mac", "port"])
     elif command == "show-slot":
@@ -450,6 +501,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(
             "argument --cert/--key: give both (the client certificate and its key) or neither"
         )
+    if args.command == "show-tree":
+        args.topology = _topology(parser, args)
     try:
         result = run(args)
     except (ControllerError, FileError) as err:

@@ -168,6 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--workers", type=int_range(1, MAX_WORKERS), required=True)
     p.add_argument(
+        "--wire-rank",
+        type=int_range(0, MAX_WORKERS - 1),
+        help="its rank at the switch it sends to, when that differs from --rank (a hierarchical "
+        "job's leaf: `ina ctl show-tree`); --rank then only seeds and checks the data",
+    )
+    p.add_argument(
         "--epoch",
         type=int_range(1, EPOCH_MAX),
         help="the job's epoch the controller installed (`ina ctl show-jobs`; default: $INA_EPOCH)",
@@ -272,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         worker = Worker(
             args.job,
-            args.rank,
+            args.rank if args.wire_rank is None else args.wire_rank,
             args.workers,
             args.switch,
             args.local_ip,

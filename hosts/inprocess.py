@@ -19,7 +19,8 @@ own loss.
 Given a `Topology` (ina.topologies.topo: a star, leaf-spine or fat-tree, one or many jobs) the
 harness builds it instead: every switch a `Switch` with its own in-process P4Runtime server, all
 programmed by the controller's topology setup exactly as `ina run` programs Mininet's (forwarding,
-floods, each job on its aggregator), every host a worker of its job, every link of `link`; frames
+floods, each job on its tree's switches: topologies/tree.py), every host a worker of its job sending
+to its tree's leaf with its rank there, every link of `link`; frames
 cross the fabric hop by hop, each switch sending on the port its program chose. Loss rules judge an
 UPDATE when it leaves its worker and a RESULT or STATUS copy when it leaves the last switch for
 the worker (on a star: when it leaves the switch).
@@ -33,6 +34,7 @@ Tests, benches and `ina sim` (ina.sim.allreduce) drive it:
         net.stats()                            # the switch's counters, through the controller
 """
 
+import dataclasses
 import functools
 import math
 import random
@@ -72,6 +74,7 @@ from ina.sim.nodes import IDEAL_HOST, Cpu, Host, HostSpec, SwitchNode
 from ina.switch.engine import Switch
 from ina.switch.p4runtime.server import P4RuntimeService, serve
 from ina.topologies.topo import Topology
+from ina.topologies.tree import job_tree
 
 SWITCH_MAC, SWITCH_IP = "02:aa:00:00:00:01", "10.0.0.254"
 MAX_RETRIES = 12  # a worker's default retransmissions of one packet before it gives up
@@ -152,10 +155,12 @@ class Member:
     """One worker of a job: its cores (one per staleness group of `group` slots), its host and link
     to its switch, and what its frames carry."""
 
-    rank: int
+    rank: int  # in its job (its index in the job's workers; on a star, also the wire's)
     cores: list[AllReduceCore]
     group: int
-    entry: WorkerEntry  # the aggregator's port toward it, MAC, IPv4 address, UDP port: its admission entry
+    entry: (
+        WorkerEntry  # its switch's port toward it, MAC, IPv4 address, UDP port: its admission entry
+    )
     frame_header: bytes  # the Ethernet/IPv4/UDP headers of its UPDATE frames
     host: Host
     link: Link  # up: host -> switch, down: switch -> host
@@ -377,30 +382,36 @@ class InProcessSwitch:
             compiled.p4info,
             allocator=allocator,
         )
-        entries = {job.job_id: job for jobs in installed.values() for job in jobs}
+        entries = {(name, job.job_id): job for name, jobs in installed.items() for job in jobs}
         for job in topo.jobs:
-            installed_job, aggregator = entries[job.id], topo.switches[job.aggregator]
-            target = topo.hosts[self._server] if self._server else aggregator
-            self.jobs[job.id] = [
-                self._member(
-                    job.id,
-                    entry,
-                    len(job.workers),
-                    installed_job.epoch,
-                    job.slots,
-                    job.policy,
-                    timeout,
-                    MAX_RETRIES,
-                    0.0,
-                    links[name],
-                    (target.mac, target.ip),
+            tree = job_tree(topo, job)
+            self.jobs[job.id] = []
+            for rank, name in enumerate(job.workers):
+                leaf, wire_rank = tree.endpoints[name]
+                entry = entries[leaf, job.id].workers[wire_rank]
+                target = topo.hosts[self._server] if self._server else topo.switches[leaf]
+                self.jobs[job.id].append(
+                    self._member(
+                        job.id,
+                        rank,
+                        # a parameter server knows the job's workers by their rank in the job
+                        dataclasses.replace(entry, rank=rank) if self._server else entry,
+                        len(job.workers),
+                        entries[tree.root, job.id].epoch,
+                        job.slots,
+                        job.policy,
+                        timeout,
+                        MAX_RETRIES,
+                        0.0,
+                        links[name],
+                        (target.mac, target.ip),
+                    )
                 )
-                for entry, name in zip(installed_job.workers, job.workers, strict=True)
-            ]
 
     def _member(
         self,
         job_id: int,
+        rank: int,
         entry: WorkerEntry,
         n_workers: int,
         epoch: int,
@@ -412,7 +423,8 @@ class InProcessSwitch:
         link: Link,
         switch: tuple[str, str] = (SWITCH_MAC, SWITCH_IP),
     ) -> Member:
-        """A worker on `link`'s host (its `a` end), with a core per staleness group, sending to the
+        """A worker of rank `rank` in its job on `link`'s host (its `a` end), with a core per
+        staleness group, sending as `entry.rank` (its rank at its switch: the wire's) to the
         aggregating switch at `switch` (MAC, IPv4 address)."""
         groups = policy.staleness + 1
         group = window // groups
@@ -435,7 +447,7 @@ class InProcessSwitch:
         host, aggregator = link.a, link.b
         assert isinstance(host, Host) and isinstance(aggregator, SwitchNode)  # a worker's link
         member = Member(
-            entry.rank,
+            rank,
             cores,
             group,
             entry,
@@ -495,6 +507,7 @@ class InProcessSwitch:
             members.append(
                 self._member(
                     job_id,
+                    entry.rank,
                     entry,
                     n_workers,
                     job.epoch,

@@ -30,6 +30,7 @@ from ina.sim.links import ChannelStats, LinkSpec, wire_bits
 from ina.sim.nodes import IDEAL_HOST, HostSpec
 from ina.sim.straggler import SlowHost
 from ina.topologies.topo import Topology, is_star, load
+from ina.topologies.tree import switch_jobs
 
 DEFAULT_LINK = LinkSpec(
     rate=100e9, delay=1e-6, queue=1 << 20
@@ -163,14 +164,9 @@ def window_covers_path(config: AllReduceConfig) -> bool:
 
 
 def pool_size(topo: Topology) -> int:
-    """Slots of the program every switch runs: the most any aggregator's jobs take (at least 256)."""
-    return max(
-        256,
-        *(
-            sum(j.slots for j in topo.jobs if j.aggregator == s)
-            for s in {j.aggregator for j in topo.jobs}
-        ),
-    )
+    """Slots of the program every switch runs: the most any switch's jobs take (every switch of
+    a job's tree holds its slots; at least 256)."""
+    return max(256, *(sum(j.slots for j in jobs) for jobs in switch_jobs(topo).values()))
 
 
 def job_arrays(config: AllReduceConfig, topo: Topology) -> dict[int, list[np.ndarray]]:
@@ -334,8 +330,9 @@ def link_stats(net: InProcessSwitch) -> list[tuple[str, ChannelStats, ChannelSta
 
 
 def aggregator_stats(net: InProcessSwitch, topo: Topology) -> dict[str, dict]:
-    """Each aggregating switch's non-zero counters after a run (Aggregation.stats)."""
-    return {name: net.stats(name) for name in dict.fromkeys(j.aggregator for j in topo.jobs)}
+    """Each aggregating switch's (every switch of a job's tree) non-zero counters after a run
+    (Aggregation.stats)."""
+    return {name: net.stats(name) for name in switch_jobs(topo)}
 
 
 class RunFigures(Protocol):

@@ -30,7 +30,7 @@ from ina.sim.nodes import HostSpec
 from ina.sim.straggler import SlowHost
 from ina.sim.transport import ROCE, TransportError
 from ina.sim.units import format_rate, format_seconds, parse_rate, parse_seconds
-from ina.topologies.topo import TopologyError, is_star
+from ina.topologies.topo import MAX_TREE_WORKERS, TopologyError, is_star
 
 MAX_TIMEOUT_S = 60.0
 DEFAULTS = AllReduceConfig()
@@ -64,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--topo",
         default=DEFAULTS.topo,
         metavar="TOPO",
-        help="star, leafspine (.yaml), a topology file, fattree:K or leafspine:LxH,S (default star)",
+        help="star, leafspine, leafspine_hier, fattree4 (.yaml), a topology file, fattree:K or "
+        "leafspine:LxH,S, either with :hierarchical (default star)",
     )
     p.add_argument(
         "--workers",
@@ -75,8 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--jobs",
             type=int_range(1, MAX_JOBS),
-            help=f"deal the workers into this many jobs, each of at most {MAX_WORKERS} (default: 1 on a file, "
-            "the fewest that hold every host on a generated topology)",
+            help=f"deal the workers into this many jobs, each of at most {MAX_WORKERS} ({MAX_TREE_WORKERS} "
+            "for hierarchical jobs; default: 1 on a file, the fewest that hold every host on a generated "
+            "topology)",
         ),
     )
     p.add_argument(

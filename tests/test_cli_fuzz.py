@@ -141,6 +141,7 @@ COMMANDS: dict[
             "--job": INT(0, 255),
             "--rank": INT(0, 31),
             "--workers": INT(1, 32),
+            "--wire-rank": INT(0, 31),
             "--epoch": INT(1, 2**32 - 1),
             "--switch": IPV4,
             "--local-ip": IPV4,
@@ -200,6 +201,11 @@ COMMANDS: dict[
             "--ingress-burst": BURST,
             "--egress-burst": BURST,
         },
+    ),
+    "ctl show-tree": (
+        subcommand(ctl_parser, "show-tree"),
+        {"job": "0"},
+        {"--topo": FREE, "--workers": INT(1, 32 * 256), "--jobs": INT(1, 256)},
     ),
     "ctl": (
         without_subcommand(ctl_parser),

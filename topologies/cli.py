@@ -20,7 +20,7 @@ from ina.switch.p4runtime.server import COMPAT_MODES
 from ina.topologies import clean, lock
 from ina.topologies.lock import MachineBusy
 from ina.topologies.runner import RunError, RunOptions, require_root, run, say, summary
-from ina.topologies.topo import TopologyError
+from ina.topologies.topo import MAX_TREE_WORKERS, TopologyError
 
 MAX_POOL_SIZE = 1 << 16  # a job's base slot and slot count are bit<16> in aggregate.p4's set_job
 
@@ -42,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--topo",
         default="star",
-        help="topology: a file, a built-in name (star, leafspine), fattree:K or leafspine:LxH,S",
+        help="topology: a file, a built-in name (star, leafspine, leafspine_hier, fattree4), "
+        "fattree:K or leafspine:LxH,S, either with :hierarchical (its jobs over trees of switches)",
     )
     p.add_argument(
         "--workers",
@@ -91,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs",
         type=int_range(1, MAX_JOBS),
         help="deal the workers into this many jobs (default: 1 on a star, a file's own jobs, the fewest "
-        f"of at most {MAX_WORKERS} workers on a generated topology)",
+        f"of at most {MAX_WORKERS} workers on a generated topology, {MAX_TREE_WORKERS} with "
+        ":hierarchical)",
     )
     p.add_argument(
         "--elems",

@@ -20,6 +20,7 @@ from ina.topologies import clean, lock
 from ina.topologies.net import Network
 from ina.topologies.switches import bmv2_toolchain
 from ina.topologies.topo import Topology, is_star, load
+from ina.topologies.tree import job_tree, switch_jobs
 
 
 class RunError(Exception):
@@ -418,10 +419,10 @@ def run_workers(
         time.sleep(0.5)
     procs = []
     for job in topo.jobs:
-        target_ip = (
-            topo.hosts[topo.extra_host].ip if opts.baseline else topo.switches[job.aggregator].ip
-        )
+        tree = job_tree(topo, job)
         for rank, host in enumerate(job.workers):
+            leaf, wire_rank = tree.endpoints[host]
+            target_ip = topo.hosts[topo.extra_host].ip if opts.baseline else topo.switches[leaf].ip
             cmd = [
                 sys.executable,
                 "-m",
@@ -435,6 +436,11 @@ def run_workers(
                 str(len(job.workers)),
                 "--switch",
                 target_ip,
+                *(
+                    ["--wire-rank", str(wire_rank)]
+                    if wire_rank != rank and not opts.baseline
+                    else []
+                ),
                 "--size",
                 str(opts.size),
                 "--dtype",
@@ -513,7 +519,7 @@ def switch_stats(topo: Topology) -> dict:
     from ina.controller.client import ControllerError, SwitchConnection
 
     stats = {}
-    for name in dict.fromkeys(job.aggregator for job in topo.jobs):
+    for name in switch_jobs(topo):
         try:
             with SwitchConnection(topo.switches[name].grpc, election_id=None) as conn:
                 stats[name] = Aggregation(conn).stats()

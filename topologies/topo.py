@@ -1,16 +1,20 @@
 """Topologies as typed data, read once: a YAML/JSON file or a generator into a frozen `Topology`.
 
 `ina run` (net.py builds it in Mininet, the controller's topology_setup programs it) and `ina sim`
-(sim/fabric.py) share the one object. Sources (`load`): a file, a built-in name (star, leafspine:
-the YAMLs beside this module, with or without .yaml), `fattree:K` (a k-ary fat-tree, K even: K^3/4
-hosts; K^2/4 core, K^2/2 aggregation and K^2/2 edge switches) or `leafspine:LxH,S` (L leaves of H
-hosts, S spines). Nothing runs here: addresses and port numbers are assigned, every reference and
-limit checked (errors name the problem in one line), each job's completion policy parsed once.
+(sim/fabric.py) share the one object. Sources (`load`): a file, a built-in name (star, leafspine,
+leafspine_hier, fattree4: the YAMLs beside this module, with or without .yaml), `fattree:K` (a
+k-ary fat-tree, K even: K^3/4 hosts; K^2/4 core, K^2/2 aggregation and K^2/2 edge switches) or
+`leafspine:LxH,S` (L leaves of H hosts, S spines), either with `:hierarchical` after it (its jobs
+aggregate hierarchically). Nothing runs here: addresses and port numbers are assigned, every
+reference and limit checked (errors name the problem in one line), each job's completion policy
+and aggregation parsed once, and each job's aggregation tree (topologies/tree.py) checked.
 
 Addresses: host i (from 1, in file order) is 00:00:00:00:ii:ii and 10.0.0.0 + i; switch i is
 02:aa:00:00:ii:ii and 10.0.255.255 - i, all in 10.0.0.0/16 (`PREFIX_LEN`). A switch's ports count
 from 1 in link order. Job j aggregates on the switch its `aggregator` names, else on the
-(j mod A)-th of the A switches marked `aggregator: true`.
+(j mod A)-th of the A switches marked `aggregator: true`; a job with `aggregation: hierarchical`
+aggregates over a tree of switches rooted there (topologies/tree.py), `single` (the default) on
+that switch alone.
 """
 
 import dataclasses
@@ -29,8 +33,11 @@ GRPC_BASE = 9559
 PREFIX_LEN = 16  # every host and switch address is in 10.0.0.0/16
 MAX_NODES = (1 << 16) - 2  # hosts and switches together: their addresses stay apart within the /16
 DEFAULT_SLOTS = 256
-_FATTREE = re.compile(r"fattree:(\d+)")
-_LEAFSPINE = re.compile(r"leafspine:(\d+)x(\d+),(\d+)")
+SINGLE, HIERARCHICAL = "single", "hierarchical"  # a job's `aggregation`
+AGGREGATIONS = (SINGLE, HIERARCHICAL)
+MAX_TREE_WORKERS = 1024  # a hierarchical job's workers: 32 leaves of MAX_WORKERS (issue 31)
+_FATTREE = re.compile(rf"fattree:(\d+)(:{HIERARCHICAL})?")
+_LEAFSPINE = re.compile(rf"leafspine:(\d+)x(\d+),(\d+)(:{HIERARCHICAL})?")
 
 
 class TopologyError(Exception):
@@ -72,8 +79,8 @@ class Link:
 
 @dataclass(frozen=True)
 class Job:
-    """An aggregation job: its workers (hosts, in rank order), slots, parsed policy and the switch
-    that aggregates it."""
+    """An aggregation job: its workers (hosts, in job order), slots, parsed policy, the switch
+    that aggregates it (a hierarchical job's tree's root) and how (SINGLE or HIERARCHICAL)."""
 
     id: int
     workers: tuple[str, ...]
@@ -83,6 +90,7 @@ class Job:
     epoch: int | None = (
         None  # None: the controller draws a fresh one (ina sim sets it from its seed)
     )
+    aggregation: str = SINGLE
 
 
 @dataclass(frozen=True)
@@ -147,7 +155,8 @@ def load(
     slots: int | None = None,
     extra_host: bool = False,
 ) -> Topology:
-    """Read a topology from `source` (a file, a built-in name, fattree:K or leafspine:LxH,S).
+    """Read a topology from `source` (a file, a built-in name, fattree:K or leafspine:LxH,S, the
+    generated ones with an optional `:hierarchical`).
     `workers` sizes a star (other topologies have their hosts); `jobs` splits the workers into that
     many jobs, ranks dealt round-robin (as a star's); `extra_host` adds one more host on the first
     switch (the baseline's server)."""
@@ -168,7 +177,11 @@ def load(
             "hosts": [*spec.get("hosts", []), extra],
             "links": [*spec.get("links", []), [extra, next(iter(spec["switches"]))]],
         }
-    return dataclasses.replace(build(spec, loss, slots), extra_host=extra)
+    topo = dataclasses.replace(build(spec, loss, slots), extra_host=extra)
+    from ina.topologies.tree import job_trees  # tree.py builds on this module
+
+    job_trees(topo)  # refuses a switch with more children than its bitmap has bits
+    return topo
 
 
 def read_file(path: Path) -> dict:
@@ -188,15 +201,17 @@ def read_file(path: Path) -> dict:
 
 
 def generated(source: str, jobs: int | None) -> dict | None:
-    """The spec of a generated source (fattree:K, leafspine:LxH,S), or None for a file."""
+    """The spec of a generated source (fattree:K, leafspine:LxH,S, either with :hierarchical), or
+    None for a file."""
     if m := _FATTREE.fullmatch(source):
-        return fattree(int(m[1]), jobs)
+        return fattree(int(m[1]), jobs, HIERARCHICAL if m[2] else SINGLE)
     if m := _LEAFSPINE.fullmatch(source):
-        return leafspine(int(m[1]), int(m[2]), int(m[3]), jobs)
-    if source.startswith(("fattree", "leafspine:")):
+        return leafspine(int(m[1]), int(m[2]), int(m[3]), jobs, HIERARCHICAL if m[4] else SINGLE)
+    if source.startswith(("fattree:", "leafspine:")) or source == "fattree":
         raise TopologyError(
             f"bad topology {source!r}: use fattree:K (K even, e.g. fattree:4) or leafspine:LxH,S "
-            "(L leaves of H hosts, S spines, e.g. leafspine:8x32,4)"
+            "(L leaves of H hosts, S spines, e.g. leafspine:8x32,4), either with :hierarchical "
+            "after it for hierarchical jobs"
         )
     return None
 
@@ -215,9 +230,11 @@ def star(n: int, link: dict, jobs: int = 1) -> dict:
     }
 
 
-def leafspine(leaves: int, per_leaf: int, spines: int, jobs: int | None = None) -> dict:
-    """Leaves s1..sL, spines after them (each aggregates: job j on spine j mod S), every leaf linked
-    to every spine, per_leaf hosts on each leaf."""
+def leafspine(
+    leaves: int, per_leaf: int, spines: int, jobs: int | None = None, aggregation: str = SINGLE
+) -> dict:
+    """Leaves s1..sL, spines after them (each aggregates: job j on spine j mod S, a hierarchical
+    job's root), every leaf linked to every spine, per_leaf hosts on each leaf."""
     if min(leaves, per_leaf, spines) < 1:
         raise TopologyError(
             f"leafspine:{leaves}x{per_leaf},{spines}: every count must be at least 1"
@@ -230,18 +247,18 @@ def leafspine(leaves: int, per_leaf: int, spines: int, jobs: int | None = None) 
     ]
     switches = {s: {"aggregator": s in spine} for s in leaf + spine}
     return {
-        "name": f"leafspine:{leaves}x{per_leaf},{spines}",
+        "name": f"leafspine:{leaves}x{per_leaf},{spines}{_suffix(aggregation)}",
         "switches": switches,
         "hosts": hosts,
         "links": links,
-        "jobs": deal(hosts, jobs or fewest_jobs(len(hosts))),
+        "jobs": deal(hosts, jobs or fewest_jobs(len(hosts), aggregation), aggregation),
     }
 
 
-def fattree(k: int, jobs: int | None = None) -> dict:
+def fattree(k: int, jobs: int | None = None, aggregation: str = SINGLE) -> dict:
     """A k-ary fat-tree (Al-Fares et al.): k pods of k/2 edge and k/2 aggregation switches, (k/2)^2
     core switches, k/2 hosts per edge switch. Switches are numbered core, then aggregation, then
-    edge; the core switches aggregate (job j on core j mod (k/2)^2)."""
+    edge; the core switches aggregate (job j on core j mod (k/2)^2, a hierarchical job's root)."""
     if k < 2 or k % 2:
         raise TopologyError(f"fattree:{k}: K must be even and at least 2")
     half = k // 2
@@ -265,32 +282,52 @@ def fattree(k: int, jobs: int | None = None) -> dict:
         for s in [*core, *(s for pod in agg for s in pod), *(s for pod in edge for s in pod)]
     }
     return {
-        "name": f"fattree:{k}",
+        "name": f"fattree:{k}{_suffix(aggregation)}",
         "switches": switches,
         "hosts": hosts,
         "links": links,
-        "jobs": deal(hosts, jobs or fewest_jobs(len(hosts))),
+        "jobs": deal(hosts, jobs or fewest_jobs(len(hosts), aggregation), aggregation),
     }
 
 
-def fewest_jobs(hosts: int) -> int:
-    """The fewest jobs that hold every host (a job has at most MAX_WORKERS)."""
-    return -(-hosts // MAX_WORKERS)
+def _suffix(aggregation: str) -> str:
+    return "" if aggregation == SINGLE else f":{aggregation}"
 
 
-def deal(hosts: list[str], jobs: int) -> list[dict]:
+def max_job_workers(aggregation: str) -> int:
+    """A job's most workers: one switch's bitmap, or a tree's."""
+    return MAX_TREE_WORKERS if aggregation == HIERARCHICAL else MAX_WORKERS
+
+
+def fewest_jobs(hosts: int, aggregation: str = SINGLE) -> int:
+    """The fewest jobs that hold every host (a job has at most `max_job_workers`)."""
+    return -(-hosts // max_job_workers(aggregation))
+
+
+def deal(hosts: list[str], jobs: int, aggregation: str = SINGLE) -> list[dict]:
     """`hosts` dealt round-robin into `jobs` jobs (host i to job i mod jobs), ids from 0."""
     if not 1 <= jobs <= len(hosts):
         raise TopologyError(f"{len(hosts)} workers make 1..{len(hosts)} jobs, got {jobs}")
-    return [{"id": j, "workers": hosts[j::jobs]} for j in range(jobs)]
+    return [
+        {
+            "id": j,
+            "workers": hosts[j::jobs],
+            **({} if aggregation == SINGLE else {"aggregation": aggregation}),
+        }
+        for j in range(jobs)
+    ]
 
 
 def split_jobs(spec: dict, jobs: int) -> list[dict]:
     """A file's workers (its jobs' hosts, else every host) dealt into `jobs` jobs, each with the
-    first job's slots and policy."""
+    first job's slots, policy and aggregation."""
     declared = spec.get("jobs") or []
     workers = [h for job in declared for h in job["workers"]] or list(spec.get("hosts") or [])
-    first = {k: v for k, v in (declared[0] if declared else {}).items() if k in ("slots", "policy")}
+    first = {
+        k: v
+        for k, v in (declared[0] if declared else {}).items()
+        if k in ("slots", "policy", "aggregation")
+    }
     return [{**first, **job} for job in deal(workers, jobs)]
 
 
@@ -402,10 +439,19 @@ def read_jobs(
         unknown = [w for w in workers if w not in hosts]
         if unknown:
             raise TopologyError(f"job {job_id}: unknown workers {unknown}")
-        if not 1 <= len(workers) <= MAX_WORKERS or len(set(workers)) != len(workers):
+        aggregation = job.get("aggregation", SINGLE)
+        if aggregation not in AGGREGATIONS:
+            raise TopologyError(
+                f"job {job_id}: aggregation {aggregation!r} is none of {', '.join(AGGREGATIONS)}"
+            )
+        most = max_job_workers(aggregation)
+        if not 1 <= len(workers) <= most or len(set(workers)) != len(workers):
             raise TopologyError(
                 f"job {job_id} has {len(workers)} workers; a job has 1..{MAX_WORKERS} distinct "
                 "ones (the protocol's MAX_WORKERS)"
+                if aggregation == SINGLE
+                else f"job {job_id} has {len(workers)} workers; a hierarchical job has "
+                f"1..{MAX_TREE_WORKERS} distinct ones"
             )
         try:
             policy = Policy.parse(str(job.get("policy", "sync")))
@@ -423,7 +469,12 @@ def read_jobs(
             )
         jobs.append(
             Job(
-                job_id, tuple(workers), slots or job.get("slots", DEFAULT_SLOTS), policy, aggregator
+                job_id,
+                tuple(workers),
+                slots or job.get("slots", DEFAULT_SLOTS),
+                policy,
+                aggregator,
+                aggregation=aggregation,
             )
         )
     return tuple(jobs)

@@ -35,6 +35,7 @@ CASES = [
     ),
     (["--elems", "0"], "argument --elems: expected one of 8, 16, 32, 64, 128, 256, got '0'"),
     (["--rank", "300"], "argument --rank: expected an integer in 0..31, got '300'"),
+    (["--wire-rank", "32"], "argument --wire-rank: expected an integer in 0..31, got '32'"),
     (["--rank", "2"], "argument --rank: expected an integer in 0..1 (below --workers), got 2"),
     (["--job", "70000"], "argument --job: expected an integer in 0..255, got '70000'"),
     (["--udp-port", "70000"], "argument --udp-port: expected an integer in 1..65535, got '70000'"),
@@ -74,6 +75,14 @@ def test_the_largest_size_within_the_memory_budget_is_accepted(no_worker):
     """The bound's own value passes the check and reaches the Worker (which the fixture refuses)."""
     with pytest.raises(AssertionError, match="a Worker was built"):
         cli.main([*BASE, "--workers", "32", "--verify", "--size", "11184810"])
+
+
+def test_wire_rank_is_the_workers_rank_on_the_wire_and_rank_stays_its_datas(no_worker):
+    """A hierarchical job's worker sends with its rank at its leaf (--wire-rank), not its job rank."""
+    with pytest.raises(AssertionError, match=r"a Worker was built from \(1, 0, 2,"):
+        cli.main([*BASE, "--rank", "1", "--wire-rank", "0"])
+    with pytest.raises(AssertionError, match=r"a Worker was built from \(1, 1, 2,"):
+        cli.main([*BASE, "--rank", "1"])
 
 
 def test_hex_udp_port_still_accepted():

@@ -1,6 +1,10 @@
 """What `ina run` reports beside a failed run: the switch's drop counters, which a worker cannot see."""
 
-from ina.topologies.runner import RunResult, drop_notes, summary
+import io
+import json
+
+from ina.topologies.runner import RunOptions, RunResult, drop_notes, run_workers, summary
+from ina.topologies.topo import load
 
 
 def test_a_failed_run_names_what_the_switch_dropped():
@@ -94,3 +98,71 @@ def test_link_delay_goes_on_the_hosts_link_and_without_netem_the_run_is_refused_
     ):
         runner.delay_links(topo, {"h9": "1ms"})
     runner.delay_links(load("star", workers=2), {})  # nothing asked: no netem needed
+
+
+class Process:
+    """A worker process that reports one verified all-reduce."""
+
+    def __init__(self, argv):
+        self.argv, self.returncode = argv, 0
+        self.stdout = io.StringIO("bound\n")
+        self.stdin = io.StringIO()
+
+    def communicate(self, timeout=None):
+        return json.dumps({"job": 0, "verified": True}) + "\n", ""
+
+    def kill(self):
+        pass
+
+    def wait(self):
+        return 0
+
+
+class Hosts:
+    """Stands in for the Mininet network: each host's popen records its command."""
+
+    def __init__(self):
+        self.started = {}
+
+    def host(self, name):
+        hosts = self
+
+        class Node:
+            def popen(self, argv, **_kwargs):
+                hosts.started[name] = argv
+                return Process(argv)
+
+        return Node()
+
+
+def option(argv, name):
+    return argv[argv.index(name) + 1] if name in argv else None
+
+
+def test_each_worker_sends_to_its_trees_leaf_with_its_rank_there_and_seeds_its_data_by_job_rank():
+    topo, hosts = load("leafspine_hier"), Hosts()
+    run_workers(hosts, topo, RunOptions(topo="leafspine_hier"), {0: 7})
+    sw = topo.switches
+    assert {
+        h: (option(a, "--switch"), option(a, "--rank"), option(a, "--wire-rank"))
+        for h, a in hosts.started.items()
+    } == {
+        "h1": (sw["s1"].ip, "0", None),
+        "h2": (sw["s1"].ip, "1", None),
+        "h3": (sw["s2"].ip, "2", "0"),
+        "h4": (sw["s2"].ip, "3", "1"),
+    }
+    single, hosts = load("leafspine"), Hosts()
+    run_workers(hosts, single, RunOptions(topo="leafspine"), {0: 7})
+    assert {(option(a, "--switch"), option(a, "--wire-rank")) for a in hosts.started.values()} == {
+        (single.switches["s1"].ip, None)
+    }
+    # The host-only baseline's server knows the workers by their ranks in the job.
+    topo, hosts = load("leafspine_hier", extra_host=True), Hosts()
+    run_workers(hosts, topo, RunOptions(topo="leafspine_hier", baseline=True), {0: 7})
+    server = topo.hosts[topo.extra_host].ip
+    assert {
+        h: (option(a, "--switch"), option(a, "--wire-rank"))
+        for h, a in hosts.started.items()
+        if h != topo.extra_host
+    } == {h: (server, None) for h in ("h1", "h2", "h3", "h4")}

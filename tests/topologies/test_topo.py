@@ -9,7 +9,7 @@ import pytest
 from ina.controller.aggregation import Worker
 from ina.controller.topology_setup import program_switch, route, spanning_tree
 from ina.p4src.protocol import SYNC, Policy
-from ina.topologies.topo import Host, Job, Link, TopologyError, load
+from ina.topologies.topo import HIERARCHICAL, SINGLE, Host, Job, Link, TopologyError, load
 
 
 class Recorder:
@@ -203,6 +203,11 @@ BAD = [
         "job 0: aggregator 's7' is no switch",
     ),
     (
+        "switches: {s1: {aggregator: true}}\nhosts: [h1]\nlinks: [[h1, s1]]\n"
+        "jobs: [{id: 0, workers: [h1], aggregation: tree}]\n",
+        "job 0: aggregation 'tree' is none of single, hierarchical",
+    ),
+    (
         "switches: [s1]\n",
         "switches: a mapping of switch names to their options, e.g. {s1: {aggregator: true}}",
     ),
@@ -263,3 +268,23 @@ def test_a_files_own_jobs_stay_unless_jobs_are_dealt(tmp_path):
         (7, ("h2",), "s2"),
     ]
     assert load(path, jobs=1).jobs == (Job(0, ("h1", "h3", "h2"), 16, Policy(quorum=1), "s1"),)
+
+
+def test_a_jobs_aggregation_is_parsed_once_single_by_default_and_dealt_with_its_jobs():
+    assert load("leafspine").jobs[0].aggregation == SINGLE
+    hier = load("leafspine_hier")
+    assert hier.jobs == (Job(0, ("h1", "h2", "h3", "h4"), 256, SYNC, "s3", None, HIERARCHICAL),)
+    assert [j.aggregation for j in load("leafspine_hier", jobs=2).jobs] == [HIERARCHICAL] * 2
+    generated = load("fattree:4:hierarchical", jobs=2)
+    assert [(j.aggregation, j.aggregator) for j in generated.jobs] == [
+        (HIERARCHICAL, "s1"),
+        (HIERARCHICAL, "s2"),
+    ]
+    assert {j.aggregation for j in load("fattree:4").jobs} == {SINGLE}
+    # A hierarchical generated topology holds every host in one job up to a tree's 1,024.
+    assert [len(j.workers) for j in load("leafspine:8x32,4:hierarchical").jobs] == [256]
+    assert len(load("leafspine:8x32,4").jobs) == 8
+    with pytest.raises(TopologyError, match=r"^bad topology 'fattree:4:hier': use fattree:K"):
+        load("fattree:4:hier")
+    with pytest.raises(TopologyError, match=r"^bad topology 'fattree': use fattree:K"):
+        load("fattree")
