@@ -14,7 +14,7 @@ from ina.controller.show_tree import reader, render, tree_report
 from ina.controller.topology_setup import program_topology
 from ina.hosts.inprocess import program
 from ina.switch.engine import Switch
-from ina.switch.p4runtime_server import P4RuntimeService, serve
+from ina.switch.p4runtime.server import P4RuntimeService, serve
 from ina.topologies.topo import load
 
 
