@@ -7,7 +7,7 @@ from types import ModuleType
 
 
 @functools.cache
-def _pyplot() -> ModuleType:
+def pyplot() -> ModuleType:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -17,7 +17,7 @@ def _pyplot() -> ModuleType:
 
 
 def bars(path: Path, title: str, labels: list[str], values: list[float], ylabel: str) -> Path:
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.bar(labels, values, color="#3b7dd8")
     ax.set_title(title)
@@ -43,7 +43,7 @@ def lines(
 ) -> Path:
     """One line per series; `marker=None` for dense series, `step` holds each value until the next x
     (a queue's occupancy between changes), `ymin` fixes the y axis's bottom (0: no zoom on a spread)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, (xs, ys) in series.items():
         ax.plot(xs, ys, marker=marker, label=name, drawstyle="steps-post" if step else "default")
@@ -64,7 +64,7 @@ def stacked(
     path: Path, title: str, labels: list[str], parts: dict[str, list[float]], ylabel: str
 ) -> Path:
     """One bar per label, split into the named parts (e.g. time per stage)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.5))
     bottom = [0.0] * len(labels)
     for name, values in parts.items():
@@ -90,7 +90,7 @@ def grouped(
 ) -> Path:
     """One panel per key (its own y scale), categories on x, one bar per series in each group;
     `lines` draws labelled horizontal references in a panel (e.g. the I/O ceiling)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), squeeze=False)
     for ax, (name, (categories, series)) in zip(axes[0], panels.items(), strict=True):
         width = 0.8 / max(len(series), 1)

@@ -11,7 +11,7 @@ figures that explain the difference. Virtual time: the figures are the same on e
 import dataclasses
 from pathlib import Path
 
-from ina.bench.plots import plt
+from ina.bench.plots import pyplot
 from ina.bench.results import Progress, write
 from ina.sim.churn import ChurnSpec, at_load, generate, read_trace
 from ina.sim.pool import PoolOptions, PoolRun, simulate_pool
@@ -116,6 +116,7 @@ def plot_over_time(path: Path, runs: dict[str, PoolRun], load: float) -> Path:
     fragmentation and queue over time."""
     import numpy as np
 
+    plt = pyplot()
     fig, axes = plt.subplots(2, len(runs), figsize=(7 * len(runs), 8), squeeze=False)
     for col, (label, run) in enumerate(runs.items()):
         pool = run.options.pool_size
