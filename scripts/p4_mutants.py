@@ -7,7 +7,8 @@ runs them) through `ina stf`'s runner on each engine. A mutant is killed on an e
 fails there; it must be killed on both. An edit whose text is no longer in the program is reported
 as stale (the rule moved: update its text here), never counted as killed.
 
-    .venv/bin/python scripts/p4_mutants.py [--only NAME ...] [--engines python,native] [--json F]
+    .venv/bin/python scripts/p4_mutants.py [--only NAME ...] [--engines python,native] [--every]
+        [--json F]
 
 Exit 0 when every mutant is killed on every engine, 1 otherwise. A benchmark-style run (minutes:
 one native build per mutant and ELEMS), not part of `make test`; docs/testing.md has its score.
@@ -238,8 +239,9 @@ def mutate(source: str, mutant: Mutant) -> str | None:
     return source.replace(mutant.old, mutant.new)
 
 
-def failing_cases(program: Path, engine: str) -> list[str]:
-    """The STF cases `program` fails on `engine` ("compile" when ina's compiler refuses it)."""
+def failing_cases(program: Path, engine: str, every: bool = True) -> list[str]:
+    """The STF cases `program` fails on `engine` (only the first unless `every`; "compile: ..."
+    when ina's compiler refuses it)."""
     from ina.compiler import CompileError, compile_file
     from ina.switch.stf import run_stf
 
@@ -257,6 +259,8 @@ def failing_cases(program: Path, engine: str) -> list[str]:
                 return [f"compile: {err}"]
         if not run_stf(compiled[elems], stf.read_text(), engine, stf.name).ok:
             failed.append(f"E{elems}-{stf.stem}")
+            if not every:
+                break
     return failed
 
 
@@ -265,6 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these mutants alone")
     parser.add_argument("--engines", default=",".join(ENGINES), help="python,native (default both)")
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument(
+        "--every", action="store_true", help="run every case on a mutant, not up to the first kill"
+    )
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/ina-p4-mutants"))
     args = parser.parse_args(argv)
     engines = args.engines.split(",")
@@ -292,11 +299,13 @@ def main(argv: list[str] | None = None) -> int:
         else:
             program = args.workdir / f"{mutant.name}.p4"
             program.write_text(text)
-            row["killed_by"] = {engine: failing_cases(program, engine) for engine in engines}
+            row["killed_by"] = {
+                engine: failing_cases(program, engine, args.every) for engine in engines
+            }
             killed = all(row["killed_by"].values())
             verdict = "killed" if killed else "SURVIVED"
             detail = "; ".join(
-                f"{engine}: {len(cases)} case(s), first {cases[0]}" if cases else f"{engine}: none"
+                f"{engine}: {', '.join(cases)}" if cases else f"{engine}: none"
                 for engine, cases in row["killed_by"].items()
             )
             print(f"{verdict:8} {mutant.rule:8} {mutant.name}: {detail}", flush=True)
