@@ -56,7 +56,14 @@ P4RUNTIME_TESTS = (
 # module -> (its tests, seconds one mutant may take before it counts as killed by a hang)
 TARGETS: dict[str, tuple[tuple[str, ...], float]] = {
     "hosts/quantize.py": (("tests/hosts/test_quantize.py", "tests/hosts/test_chunks.py"), 60),
-    "hosts/core.py": (("tests/hosts/test_core.py", "tests/hosts/test_chunks.py"), 60),
+    "hosts/core.py": (
+        (
+            "tests/hosts/test_core.py",
+            "tests/hosts/test_core_bounds.py",
+            "tests/hosts/test_chunks.py",
+        ),
+        60,
+    ),
     "controller/aggregation.py": (("tests/controller/test_aggregation.py",), 120),
     "switch/p4runtime_entities.py": (P4RUNTIME_TESTS, 240),
     "switch/p4runtime_server.py": (P4RUNTIME_TESTS, 240),

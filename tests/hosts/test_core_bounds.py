@@ -1,0 +1,82 @@
+"""The worker core at the exact limits its mutants showed untested (scripts/mutation.py, #35): its
+arguments' inclusive bounds, the elapsed time of a call that did not start at 0, and a STATUS that
+comes exactly srtt after this worker's copy."""
+
+import numpy as np
+import pytest
+from test_core import EPOCH, SWITCH, answer, rack_core
+
+from ina.hosts.core import MAX_DATAGRAM_ELEMS, AllReduceCore
+from ina.p4src.protocol import ELEMS_CHOICES, EPOCH_MAX, HEADER_LEN, MAX_SLOTS, MSG_STATUS
+
+
+def core_with(**given) -> AllReduceCore:
+    arguments = {"elems": 2, "window": 2, "timeout": 0.01, "max_retries": 3, "epoch": EPOCH}
+    arguments |= given
+    epoch = arguments.pop("epoch")
+    return AllReduceCore(3, 1, 2, epoch, switch=SWITCH, **arguments)
+
+
+def test_a_datagram_holds_at_most_the_values_one_udp_datagram_over_ipv4_carries():
+    assert MAX_DATAGRAM_ELEMS == (65507 - HEADER_LEN) // 4 == 16371
+    assert core_with(elems=MAX_DATAGRAM_ELEMS).elems == 16371
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"epoch": 1},
+        {"epoch": EPOCH_MAX},
+        {"window": MAX_SLOTS},
+        {"window": 2, "base": MAX_SLOTS - 2},
+    ],
+    ids=str,
+)
+def test_bounds_are_inclusive(given):
+    core = core_with(**given)
+    assert [getattr(core, name) for name in given] == list(given.values())
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        (
+            {"elems": 16372},
+            f"elems = 16372: expected 1..16371 (the switch runs one of {ELEMS_CHOICES})",
+        ),
+        ({"epoch": 0}, "epoch = 0: expected 1..4294967295"),
+        ({"epoch": EPOCH_MAX + 1}, "epoch = 4294967296: expected 1..4294967295"),
+        ({"window": MAX_SLOTS + 1}, "window = 32769: expected 1..32768"),
+        ({"base": -1}, "base = -1: expected 0..32768 - window"),
+        ({"window": 2, "base": MAX_SLOTS - 1}, "base = 32767: expected 0..32768 - window"),
+    ],
+    ids=str,
+)
+def test_one_past_a_bound_is_refused_naming_it(given, message):
+    with pytest.raises(ValueError) as err:
+        core_with(**given)
+    assert str(err.value) == message
+
+
+def test_elapsed_is_the_time_from_start_to_the_last_sum_on_the_events_clock():
+    core = core_with()
+    sent = [bytes(p) for p in core.start(np.array([1, 2, 3, 4], dtype=np.int32), now=2.0)]
+    for packet in sent:
+        core.receive(answer(packet), SWITCH, now=2.5)
+    assert core.finished
+    assert core.stats.elapsed == 0.5
+
+
+def test_a_status_exactly_srtt_after_this_workers_copy_is_its_loss():
+    # As test_core's within-srtt case, on a binary clock so the times are exact: samples of
+    # 2**-10 and 2**-12 s give srtt = 29/32 * 2**-10; slot 2's next use left at 2**-10, and a
+    # STATUS without this worker srtt later says that copy had time to arrive: it goes again.
+    core, first = rack_core(rank=0)
+    t = 2.0**-10
+    nxt = {k: bytes(core.receive(answer(first[k]), SWITCH, now=t)) for k in (2, 3)}
+    core.receive(answer(nxt[3]), SWITCH, now=t + 2.0**-12)
+    srtt = 29 / 32 * 2.0**-10
+    assert core._rtt.srtt == srtt
+    status = answer(nxt[2], msg=MSG_STATUS, bitmap=0b10)
+    assert bytes(core.receive(status, SWITCH, now=t + srtt)) == nxt[2]
+    assert core.stats.retransmissions == 1
