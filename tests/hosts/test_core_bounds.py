@@ -4,7 +4,7 @@ comes exactly srtt after this worker's copy."""
 
 import numpy as np
 import pytest
-from test_core import EPOCH, SWITCH, answer, rack_core
+from test_core import EPOCH, SWITCH, answer, rack_core, result
 
 from ina.hosts.core import MAX_DATAGRAM_ELEMS, AllReduceCore
 from ina.p4src.protocol import ELEMS_CHOICES, EPOCH_MAX, HEADER_LEN, MAX_SLOTS, MSG_STATUS
@@ -80,3 +80,11 @@ def test_a_status_exactly_srtt_after_this_workers_copy_is_its_loss():
     status = answer(nxt[2], msg=MSG_STATUS, bitmap=0b10)
     assert bytes(core.receive(status, SWITCH, now=t + srtt)) == nxt[2]
     assert core.stats.retransmissions == 1
+
+
+def test_a_result_that_arrives_before_the_first_call_is_held_for_it():
+    # Under a quorum the others may be a use ahead before this worker's first call: no slot is
+    # on a use yet, so the RESULT is kept for when one gets there.
+    core = core_with()
+    assert core.receive(result(), SWITCH, now=0.0) is None
+    assert (core.stats.held, core.stats.duplicates, core.stats.forged) == (1, 0, 0)
