@@ -11,10 +11,10 @@ from ina.p4src.protocol import ELEMS_CHOICES, EPOCH_MAX, HEADER_LEN, MAX_SLOTS, 
 
 
 def core_with(**given) -> AllReduceCore:
-    arguments = {"elems": 2, "window": 2, "timeout": 0.01, "max_retries": 3, "epoch": EPOCH}
+    arguments = {"elems": 2, "window": 2, "timeout": 0.01, "max_retries": 3, "switch": SWITCH}
     arguments |= given
-    epoch = arguments.pop("epoch")
-    return AllReduceCore(3, 1, 2, epoch, switch=SWITCH, **arguments)
+    epoch = arguments.pop("epoch", EPOCH)
+    return AllReduceCore(3, 1, 2, epoch, **arguments)
 
 
 def test_a_datagram_holds_at_most_the_values_one_udp_datagram_over_ipv4_carries():
@@ -29,6 +29,9 @@ def test_a_datagram_holds_at_most_the_values_one_udp_datagram_over_ipv4_carries(
         {"epoch": EPOCH_MAX},
         {"window": MAX_SLOTS},
         {"window": 2, "base": MAX_SLOTS - 2},
+        {"timeout": 2.0**-20},
+        {"switch": ("10.0.0.254", 1)},
+        {"switch": ("10.0.0.254", 0xFFFF)},
     ],
     ids=str,
 )
@@ -49,6 +52,9 @@ def test_bounds_are_inclusive(given):
         ({"window": MAX_SLOTS + 1}, "window = 32769: expected 1..32768"),
         ({"base": -1}, "base = -1: expected 0..32768 - window"),
         ({"window": 2, "base": MAX_SLOTS - 1}, "base = 32767: expected 0..32768 - window"),
+        ({"timeout": 0}, "timeout = 0: expected a finite number of seconds > 0"),
+        ({"switch": ("10.0.0.254", 0)}, "switch_port = 0: expected 1..65535"),
+        ({"switch": ("10.0.0.254", 0x10000)}, "switch_port = 65536: expected 1..65535"),
     ],
     ids=str,
 )
