@@ -7,14 +7,25 @@ import pytest
 from test_core import EPOCH, SWITCH, answer, rack_core, result
 
 from ina.hosts.core import MAX_DATAGRAM_ELEMS, AllReduceCore
-from ina.p4src.protocol import ELEMS_CHOICES, EPOCH_MAX, HEADER_LEN, MAX_SLOTS, MSG_STATUS
+from ina.p4src.protocol import (
+    ELEMS_CHOICES,
+    EPOCH_MAX,
+    HEADER_LEN,
+    MAX_JOBS,
+    MAX_SLOTS,
+    MAX_WORKERS,
+    MSG_STATUS,
+)
 
 
 def core_with(**given) -> AllReduceCore:
     arguments = {"elems": 2, "window": 2, "timeout": 0.01, "max_retries": 3, "switch": SWITCH}
     arguments |= given
-    epoch = arguments.pop("epoch", EPOCH)
-    return AllReduceCore(3, 1, 2, epoch, **arguments)
+    job, rank, n = (arguments.pop(name, default) for name, default in JOB_DEFAULTS)
+    return AllReduceCore(job, rank, n, arguments.pop("epoch", EPOCH), **arguments)
+
+
+JOB_DEFAULTS = (("job_id", 3), ("rank", 1), ("n_workers", 2))
 
 
 def test_a_datagram_holds_at_most_the_values_one_udp_datagram_over_ipv4_carries():
@@ -30,6 +41,11 @@ def test_a_datagram_holds_at_most_the_values_one_udp_datagram_over_ipv4_carries(
         {"window": MAX_SLOTS},
         {"window": 2, "base": MAX_SLOTS - 2},
         {"timeout": 2.0**-20},
+        {"job_id": 0},
+        {"job_id": MAX_JOBS - 1},
+        {"n_workers": MAX_WORKERS},
+        {"rank": 0, "n_workers": 1},
+        {"elems": 1},
         {"switch": ("10.0.0.254", 1)},
         {"switch": ("10.0.0.254", 0xFFFF)},
     ],
@@ -53,6 +69,14 @@ def test_bounds_are_inclusive(given):
         ({"base": -1}, "base = -1: expected 0..32768 - window"),
         ({"window": 2, "base": MAX_SLOTS - 1}, "base = 32767: expected 0..32768 - window"),
         ({"timeout": 0}, "timeout = 0: expected a finite number of seconds > 0"),
+        ({"timeout": float("inf")}, "timeout = inf: expected a finite number of seconds > 0"),
+        ({"job_id": MAX_JOBS}, "job_id = 256: expected 0..255"),
+        ({"job_id": -1}, "job_id = -1: expected 0..255"),
+        ({"n_workers": 0, "rank": 0}, "n_workers = 0: expected 1..32"),
+        ({"n_workers": MAX_WORKERS + 1}, "n_workers = 33: expected 1..32"),
+        ({"rank": 2}, "rank = 2: expected 0..1 (n_workers - 1)"),
+        ({"rank": -1}, "rank = -1: expected 0..1 (n_workers - 1)"),
+        ({"elems": 0}, f"elems = 0: expected 1..16371 (the switch runs one of {ELEMS_CHOICES})"),
         ({"switch": ("10.0.0.254", 0)}, "switch_port = 0: expected 1..65535"),
         ({"switch": ("10.0.0.254", 0x10000)}, "switch_port = 65536: expected 1..65535"),
     ],
