@@ -64,7 +64,10 @@ TARGETS: dict[str, tuple[tuple[str, ...], float]] = {
         ),
         60,
     ),
-    "controller/aggregation.py": (("tests/controller/test_aggregation.py",), 120),
+    "controller/aggregation.py": (
+        ("tests/controller/test_aggregation.py", "tests/controller/test_aggregation_bounds.py"),
+        120,
+    ),
     "switch/p4runtime_entities.py": (P4RUNTIME_TESTS, 240),
     "switch/p4runtime_server.py": (P4RUNTIME_TESTS, 240),
 }
