@@ -177,11 +177,19 @@ def session_for(workdir: Path, src: Path, module: str, sample: int | None, fresh
     return session
 
 
-def retest_survivors(session: Path) -> None:
-    """Make the session's survivors pending again: tests added since decide them anew."""
+def retest_survivors(session: Path, close: bool) -> None:
+    """Make the session's survivors pending again: tests added since decide them anew. `close`
+    first skips the mutants never run, so the session's sample is the ones a bounded run reached
+    (cosmic-ray runs them in the random order of their ids)."""
     import sqlite3
 
     with sqlite3.connect(session) as db:
+        if close:
+            db.execute(
+                "INSERT INTO work_results (worker_outcome, output, test_outcome, diff, job_id) "
+                "SELECT 'SKIPPED', 'not run', NULL, NULL, job_id FROM work_items "
+                "WHERE job_id NOT IN (SELECT job_id FROM work_results)"
+            )
         db.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'")
 
 
@@ -252,6 +260,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run the survivors again (with the tests as they are now) before the rest",
     )
+    parser.add_argument(
+        "--close",
+        action="store_true",
+        help="with --retest-survivors: skip the mutants not run yet (the score is the run ones')",
+    )
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/ina-mutation"))
     parser.add_argument("--json", type=Path, help="write the summaries here")
     args = parser.parse_args(argv)
@@ -264,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     for module in args.modules:
         session = session_for(args.workdir, src, module, args.sample, args.fresh)
         if args.retest_survivors:
-            retest_survivors(session)
+            retest_survivors(session, args.close)
         if not args.report:
             run_batch(src, module, session, args.minutes)
         result = summary(module, session, src)
