@@ -118,3 +118,19 @@ def test_a_result_that_arrives_before_the_first_call_is_held_for_it():
     core = core_with()
     assert core.receive(result(), SWITCH, now=0.0) is None
     assert (core.stats.held, core.stats.duplicates, core.stats.forged) == (1, 0, 0)
+
+
+def test_goodput_is_elements_per_second_of_the_events_clock_and_zero_before_any():
+    core = core_with()
+    assert core.stats.goodput == 0.0
+    sent = [bytes(p) for p in core.start(np.array([1, 2, 3, 4], dtype=np.int32), now=2.0)]
+    for packet in sent:
+        core.receive(answer(packet), SWITCH, now=2.5)
+    assert core.stats.goodput == 4 / 0.5
+
+
+def test_the_results_held_per_slot_are_bounded_by_64_mib_and_never_below_two_uses():
+    # window * datagram bytes per use held: 64 MiB over one slot of 65504-byte datagrams is 1024
+    # uses; over the whole slot space it would be none, and two are kept anyway.
+    assert core_with(window=1, elems=MAX_DATAGRAM_ELEMS).hold_rounds == (64 << 20) // 65504 == 1024
+    assert core_with(window=MAX_SLOTS, elems=MAX_DATAGRAM_ELEMS).hold_rounds == 2
