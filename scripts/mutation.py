@@ -95,10 +95,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "core/NumberReplacer",
         "MAX_DATAGRAM_ELEMS = (65507 - HEADER_LEN) // 4  # values that fit one UDP datagram over IPv4",
     ): "65507 -> 65506 gives the same quotient (65486 // 4 == 65487 // 4); 65508 is killed",
-    ("hosts/core.py", "core/NumberReplacer", "0"): (
-        "start's first values of _chunk_of and _status: _next_use sets both for every slot"
-        " before anything reads them"
-    ),
 }
 
 

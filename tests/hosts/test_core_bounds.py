@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from test_core import EPOCH, SWITCH, answer, rack_core, result
 
-from ina.hosts.core import MAX_DATAGRAM_ELEMS, AllReduceCore
+from ina.hosts.core import MAX_DATAGRAM_ELEMS, AllReduceCore, WorkerError
+from ina.hosts.rto import MAX_RTO
 from ina.p4src.protocol import (
     ELEMS_CHOICES,
     EPOCH_MAX,
@@ -76,6 +77,8 @@ def test_bounds_are_inclusive(given):
         ({"n_workers": MAX_WORKERS + 1}, "n_workers = 33: expected 1..32"),
         ({"rank": 2}, "rank = 2: expected 0..1 (n_workers - 1)"),
         ({"rank": -1}, "rank = -1: expected 0..1 (n_workers - 1)"),
+        ({"min_rto": MAX_RTO * 2}, "min_rto = 4.0: expected 0..2 seconds"),
+        ({"min_rto": -1.0}, "min_rto = -1.0: expected 0..2 seconds"),
         ({"elems": 0}, f"elems = 0: expected 1..16371 (the switch runs one of {ELEMS_CHOICES})"),
         ({"switch": ("10.0.0.254", 0)}, "switch_port = 0: expected 1..65535"),
         ({"switch": ("10.0.0.254", 0x10000)}, "switch_port = 65536: expected 1..65535"),
@@ -134,3 +137,16 @@ def test_the_results_held_per_slot_are_bounded_by_64_mib_and_never_below_two_use
     # uses; over the whole slot space it would be none, and two are kept anyway.
     assert core_with(window=1, elems=MAX_DATAGRAM_ELEMS).hold_rounds == (64 << 20) // 65504 == 1024
     assert core_with(window=MAX_SLOTS, elems=MAX_DATAGRAM_ELEMS).hold_rounds == 2
+
+
+def test_float_arrays_with_nan_or_infinity_are_refused_before_anything_is_sent():
+    for dtype in ("float32", "float64"):
+        core = core_with()
+        array = np.array([1.0, np.nan, np.inf, 2.0], dtype=dtype)
+        with pytest.raises(WorkerError) as err:
+            core.start(array, now=0.0)
+        assert str(err.value) == (
+            "the array holds 2 NaN or infinite value(s) (first at flat index 1: nan); in-network "
+            "aggregation sums finite values only"
+        )
+        assert core.stats.packets_sent == 0
