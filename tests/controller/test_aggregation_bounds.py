@@ -36,7 +36,8 @@ def test_job_ids_and_epochs_are_taken_to_their_last_value_and_refused_past_it(sw
         with pytest.raises(ControllerError) as err:
             call()
         assert str(err.value) == message
-    assert [(j.job_id, j.epoch) for j in agg.jobs()] == [(MAX_JOBS - 1, EPOCH_MAX)]
+    assert agg.add_job(0, [W0], num_slots=1, epoch=1).epoch == 1
+    assert [(j.job_id, j.epoch) for j in agg.jobs()] == [(0, 1), (MAX_JOBS - 1, EPOCH_MAX)]
 
 
 def test_a_job_of_no_slots_is_refused():
