@@ -50,6 +50,7 @@ P4RUNTIME_TESTS = (
     "tests/switch/test_p4runtime_messages.py",
     "tests/switch/test_p4runtime_security.py",
     "tests/p4rt/test_entities.py",
+    "tests/switch/test_p4runtime_entities_bounds.py",
     "-m",
     "not fuzz",
 )
