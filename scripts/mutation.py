@@ -96,6 +96,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "core/NumberReplacer",
         "MAX_DATAGRAM_ELEMS = (65507 - HEADER_LEN) // 4  # values that fit one UDP datagram over IPv4",
     ): "65507 -> 65506 gives the same quotient (65486 // 4 == 65487 // 4); 65508 is killed",
+    (
+        "hosts/core.py",
+        "core/NumberReplacer",
+        "self._window, self._done = 0, []  # no all-reduce yet: every slot is done",
+    ): (
+        "_window -1 before the first call: receive's `index >= self._window` and _other_round's"
+        " `index < self._window` read the same for -1 as for 0 (indexes are >= 0); 1 is killed"
+    ),
 }
 
 

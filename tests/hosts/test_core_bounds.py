@@ -47,6 +47,8 @@ def test_a_datagram_holds_at_most_the_values_one_udp_datagram_over_ipv4_carries(
         {"n_workers": MAX_WORKERS},
         {"rank": 0, "n_workers": 1},
         {"elems": 1},
+        {"min_rto": MAX_RTO},
+        {"min_rto": 0.0},
         {"switch": ("10.0.0.254", 1)},
         {"switch": ("10.0.0.254", 0xFFFF)},
     ],
