@@ -152,3 +152,19 @@ def test_float_arrays_with_nan_or_infinity_are_refused_before_anything_is_sent()
             "aggregation sums finite values only"
         )
         assert core.stats.packets_sent == 0
+
+
+def test_giving_up_on_a_counted_slot_names_the_ranks_it_waits_for():
+    # Rank 1 of 4, counted by a STATUS (bitmap 0b0010): its timeouts run out waiting for 0, 2, 3.
+    core = AllReduceCore(
+        3, 1, 4, EPOCH, elems=2, window=1, timeout=0.01, max_retries=0, switch=SWITCH
+    )
+    [first] = [bytes(p) for p in core.start(np.array([1, 2], dtype=np.int32), now=0.0)]
+    assert core.receive(answer(first, msg=MSG_STATUS, bitmap=0b0010), SWITCH, now=0.001) is None
+    with pytest.raises(WorkerError) as err:
+        for _ in range(8):
+            core.expire(core.deadline)
+    assert str(err.value).startswith(
+        "job 3 rank 1: slot 0 was still waiting for rank(s) [0, 2, 3] after 0 retransmissions "
+        "(the switch counted this worker's UPDATE)."
+    )
