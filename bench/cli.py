@@ -223,7 +223,7 @@ def bench_allreduce(
                     plan.append((name, config, True))
     measured: dict[tuple, dict] = {}
     unique = {(tuple(sorted(c.items())), b) for _n, c, b in plan}
-    progress = Progress(len(unique) * reps, "allreduce")
+    progress = Progress(len(unique) * reps, "allreduce", own_lines=True)
     rows = []
     for name, config, baseline in plan:
         key = (tuple(sorted(config.items())), baseline)

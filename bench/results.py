@@ -5,6 +5,7 @@ import os
 import platform
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -65,21 +66,22 @@ def write(out_dir: Path, name: str, rows: list[dict]) -> Path:
 
 
 class Progress:
-    """One line per step on a terminal (rewritten in place), plain lines otherwise (CI has no tty)."""
+    """One line per step on a terminal's stderr, plain lines otherwise (CI has no tty). A bench whose
+    steps print nothing redraws its line in place; one whose steps print (an `ina run` or `ina train`
+    per step: `own_lines`) ends each bar's line, so the step's output never shares it."""
 
-    def __init__(self, total: int, label: str):
+    def __init__(self, total: int, label: str, own_lines: bool = False):
         self.total, self.label, self.done = total, label, 0
-        self.tty = os.isatty(2)
+        self.in_place = os.isatty(2) and not own_lines
 
     def step(self, what: str) -> None:
         self.done += 1
         bar = "#" * (20 * self.done // max(self.total, 1))
         line = f"{self.label} [{bar:<20}] {self.done}/{self.total} {what}"
+        last = self.done == self.total
         print(
-            ("\r" + line.ljust(100)) if self.tty else line,
-            end="" if self.tty else "\n",
-            file=__import__("sys").stderr,
+            ("\r" + line.ljust(100)) if self.in_place else line,
+            end="\n" if last or not self.in_place else "",
+            file=sys.stderr,
             flush=True,
         )
-        if self.tty and self.done == self.total:
-            print(file=__import__("sys").stderr)

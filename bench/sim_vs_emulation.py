@@ -464,7 +464,7 @@ def bench_sim_vs_emulation(
 ) -> list[dict]:
     """HTB's frame time measured, then every method compared: JSON (sim_vs_emulation.json, every
     run's figures), PNG (sim_vs_emulation.png), printed; returns the rows without their lists."""
-    progress = Progress(1 + len(methods), "sim-vs-emulation")
+    progress = Progress(1 + len(methods), "sim-vs-emulation", own_lines=True)
     measured = htb_frame_time(setup)
     progress.step(f"HTB alone: {measured * 1e6:.2f} us per frame")
     rows = []

@@ -57,7 +57,7 @@ def bench_stragglers(
 
     rows = []
     plan = configurations(factor)
-    progress = Progress(len(plan), "stragglers")
+    progress = Progress(len(plan), "stragglers", own_lines=True)
     for label, policy, stragglers in plan:
         tag = label.replace(" ", "").replace(",", "-").replace("/", "of")
         result = run(
@@ -138,7 +138,7 @@ def bench_policy_training(
     _, reference = train(config, load("digits", config.seed))
     target = reference.epochs[-1].test_accuracy - 0.01
     rows, curves = [], {}
-    progress = Progress(len(TRAINING_POLICIES), "policies")
+    progress = Progress(len(TRAINING_POLICIES), "policies", own_lines=True)
     for policy in TRAINING_POLICIES:
         opts = TrainOptions(
             config,

@@ -49,7 +49,7 @@ def bench_train(
     if any(links):
         print(f"[bench train] links limited to {WHY_LIMITED}", flush=True)
     rows = []
-    progress = Progress(len(links) * len(AGGREGATIONS), "train")
+    progress = Progress(len(links) * len(AGGREGATIONS), "train", own_lines=True)
     for bw in links:
         for aggregation in AGGREGATIONS:
             opts = TrainOptions(

@@ -7,7 +7,9 @@ fixed set of workers, and like the switch takes only UPDATEs that carry the job'
 mixes rounds in a sum, answers a retransmission with the RESULT (done) or a STATUS to every
 worker (counted, waiting for others), and refuses a round it cannot start with a STATUS naming
 the round it holds. `ServerCore` is that protocol without I/O (a simulated host runs it too);
-`ParameterServer` serves it on a UDP socket.
+`ParameterServer` serves it on a UDP socket, on a port of its own by default (the kernel's choice,
+`port`), so servers of concurrent runs on one host never share one; `ina worker --baseline-server`
+asks for the protocol's port, which the emulated workers address on their own hosts.
 """
 
 import socket
@@ -21,7 +23,6 @@ from ina.p4src.protocol import (
     MSG_RESULT,
     MSG_STATUS,
     MSG_UPDATE,
-    UDP_PORT,
     round_newer,
 )
 
@@ -135,7 +136,7 @@ class ParameterServer(ServerCore):
         epoch: int,
         elems: int = 64,
         bind_ip: str = "",
-        port: int = UDP_PORT,
+        port: int = 0,
         loss: float = 0.0,
         seed: int | None = None,
     ):
@@ -145,6 +146,7 @@ class ParameterServer(ServerCore):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
         self.sock.bind((bind_ip, port))
+        self.port: int = self.sock.getsockname()[1]  # the one bound: `port`, or the kernel's choice
 
     def handle(self, data: bytes, sender: Address) -> list[tuple[bytes, Address]]:
         """Answer `data` on the socket (unless the emulated loss takes it on the way in)."""

@@ -45,8 +45,8 @@ def test_stale_2_runs_three_calls_at_once_on_three_groups_of_slots_and_each_sums
 @pytest.mark.usefixtures("worker_io")  # on both I/O paths (conftest.py)
 def test_a_worker_pipelines_its_calls_on_one_socket_and_every_sum_is_exact():
     n, calls = 2, 5
-    ps = ParameterServer(0, n, EPOCH, 16, "127.0.0.1", 0)
-    port = ps.sock.getsockname()[1]
+    ps = ParameterServer(0, n, EPOCH, 16, "127.0.0.1")
+    port = ps.port
     threading.Thread(target=ps.serve_forever, daemon=True).start()
     arrays = [[make_array(40 + t, rank, 300, "int32") for rank in range(n)] for t in range(calls)]
     results: list = [None] * n

@@ -28,12 +28,12 @@ def run_job(
     loss: float = 0.0,
     elems: int = 16,
     window: int = 8,
-    port: int = 0xBEE0,
     before=None,
     stats: list | None = None,
 ):
-    """Each rank's result; `before(worker)` runs before its all-reduce, `stats` gets each rank's Stats."""
-    ps = ParameterServer(0, n, EPOCH, elems, PS_IP, port, loss=loss, seed=7)
+    """Each rank's result; `before(worker)` runs before its all-reduce, `stats` gets each rank's Stats.
+    The server and the workers take ports the kernel picks: concurrent runs never share one."""
+    ps = ParameterServer(0, n, EPOCH, elems, PS_IP, loss=loss, seed=7)
     server = threading.Thread(target=ps.serve_forever, daemon=True)
     server.start()
     results, errors = [None] * n, []
@@ -44,11 +44,11 @@ def run_job(
             n,
             PS_IP,
             f"127.0.0.{rank + 2}",
-            port,
+            0,
             elems,
             window,
             timeout=0.005,
-            switch_port=port,
+            switch_port=ps.port,
             epoch=EPOCH,
         )
         for rank in range(n)
@@ -69,7 +69,7 @@ def run_job(
     run_ranks(work, n)
     ps.close()
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as waker:  # serve_forever's recvfrom
-        waker.sendto(b"", (PS_IP, port))  # holds the closed socket, and its port, until it returns
+        waker.sendto(b"", (PS_IP, ps.port))  # holds the closed socket, and its port, until it returns
     server.join()
     assert not errors
     if stats is not None:
@@ -80,19 +80,19 @@ def run_job(
 @pytest.mark.parametrize("n", [2, 3])
 def test_int32_allreduce_is_bit_exact(n):
     arrays = [make_array(5, r, 1000, "int32") for r in range(n)]
-    for result in run_job(n, arrays, port=0xBEE0 + n):
+    for result in run_job(n, arrays):
         assert np.array_equal(result, np.sum(arrays, axis=0, dtype=np.int32))
 
 
 def test_int32_exact_with_ten_percent_loss():
     arrays = [make_array(6, r, 2000, "int32") for r in range(3)]
-    for result in run_job(3, arrays, loss=0.10, port=0xBEE5):
+    for result in run_job(3, arrays, loss=0.10):
         assert np.array_equal(result, np.sum(arrays, axis=0, dtype=np.int32))
 
 
 def test_float32_within_documented_bound_for_every_rank():
     arrays = [make_array(8, r, 3000, "float32") for r in range(3)]
-    results = run_job(3, arrays, port=0xBEE6)
+    results = run_job(3, arrays)
     for result in results:
         ok, max_error = verify(result, 8, 3, 3000, "float32", 16)
         assert ok and max_error > 0  # within the bound, and quantized (not exact by accident)
@@ -304,7 +304,7 @@ def test_results_from_another_address_are_counted_as_forged_and_ignored():
             attacker.sendto(forged_result(0, 0, k % 8, EPOCH), w.sock.getsockname())
 
     stats: list = []
-    results = run_job(2, arrays, port=0xBEE8, before=flood, stats=stats)
+    results = run_job(2, arrays, before=flood, stats=stats)
     attacker.close()
     for result in results:
         assert np.array_equal(result, np.sum(arrays, axis=0, dtype=np.int32))
@@ -318,7 +318,6 @@ def test_results_with_the_switch_address_but_not_this_run_are_forged():
     # From the switch's own address and port: a wrong epoch, a wrong job, a slot beyond the window,
     # a wrong message type and a short datagram are each refused; the results stay exact.
     arrays = [make_array(10, r, 1000, "int32") for r in range(2)]
-    port = 0xBEE9
     bad = [
         forged_result(0, 0, 1, EPOCH + 1),
         forged_result(0, 0, 1, 0),
@@ -331,10 +330,10 @@ def test_results_with_the_switch_address_but_not_this_run_are_forged():
 
     def spoof(w: Worker) -> None:
         for payload in bad:
-            udp_from((PS_IP, port), w.sock.getsockname(), payload)
+            udp_from((PS_IP, w.switch_port), w.sock.getsockname(), payload)
 
     stats: list = []
-    results = run_job(2, arrays, port=port, before=spoof, stats=stats)
+    results = run_job(2, arrays, before=spoof, stats=stats)
     for result in results:
         assert np.array_equal(result, np.sum(arrays, axis=0, dtype=np.int32))
     assert [s.forged for s in stats] == [len(bad), len(bad)]
@@ -533,3 +532,15 @@ def test_between_calls_the_worker_reads_its_socket_and_holds_the_next_calls_resu
     finally:
         w.close()
         switch.close()
+
+
+def test_parameter_servers_on_one_address_take_ports_of_their_own():
+    """Concurrent runs' servers on one host: each bound to the port the kernel chose for it."""
+    servers = [ParameterServer(0, 2, EPOCH, 16, PS_IP) for _ in range(2)]
+    try:
+        ports = [ps.port for ps in servers]
+        assert ports[0] != ports[1]
+        assert [ps.sock.getsockname() for ps in servers] == [(PS_IP, port) for port in ports]
+    finally:
+        for ps in servers:
+            ps.close()

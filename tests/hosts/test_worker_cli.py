@@ -2,6 +2,7 @@
 and the valid range) before a Worker exists: these values used to hang it or end in a traceback."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -105,8 +106,11 @@ def test_values_that_used_to_hang_exit_2_in_a_process(extra):
 
 
 def test_worker_and_baseline_server_through_the_cli():
-    """The checked arguments still reach Worker and ParameterServer (epoch included) and sum exactly."""
+    """The checked arguments still reach Worker and ParameterServer (epoch included) and sum exactly.
+    The CLI's server listens on the protocol's port, which a worker addresses: each run of this test
+    takes loopback addresses of its own (from its pid), so concurrent runs never meet."""
     common = ["--job", "3", "--workers", "1", "--epoch", "0x5eed"]
+    net = f"127.{1 + os.getpid() % 254}.{os.getpid() // 254 % 256}"
     server = subprocess.Popen(
         [
             sys.executable,
@@ -116,7 +120,7 @@ def test_worker_and_baseline_server_through_the_cli():
             "--baseline-server",
             *common,
             "--local-ip",
-            "127.0.0.77",
+            f"{net}.77",
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -132,9 +136,9 @@ def test_worker_and_baseline_server_through_the_cli():
                 "--rank",
                 "0",
                 "--switch",
-                "127.0.0.77",
+                f"{net}.77",
                 "--local-ip",
-                "127.0.0.78",
+                f"{net}.78",
                 "--size",
                 "1000",
                 "--verify",

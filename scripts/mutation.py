@@ -1,0 +1,304 @@
+"""Mutation testing of the protocol-critical Python modules with cosmic-ray (#35).
+
+Each module is mutated with the narrow test subset that covers it (`TARGETS`), in a scratch copy
+of this tree (cosmic-ray edits the file it mutates in place; the copy's `ina/` links its
+subpackages, and PYTHONPATH puts it before the editable install), one mutant at a time at nice 10.
+The operators are the boundary ones (`KEPT_OPERATORS`: one replacement per arithmetic and
+comparison operator, numbers +-1, and/or, not, True/False, break/continue, loops and handlers), not
+cosmic-ray's every-operator-by-every-other cross product. Sessions are resumable: `--minutes`
+bounds each module's batch, and the next run goes on from where it stopped (`--fresh` restarts).
+`--sample N` tests a seeded sample of N mutants of a module (the rest are skipped, and the score is
+the sample's). Survivors that no test can kill are listed in `EQUIVALENT` with the reason, and
+leave the score.
+
+    .venv/bin/pip install -e '.[mutation]'
+    .venv/bin/python scripts/mutation.py [--modules M ...] [--minutes 20] [--sample N] [--json F]
+
+A benchmark-style run (docs/testing.md has the command and the score), not part of `make test`.
+Exit 0 when every module tested reaches `TARGET_SCORE`.
+"""
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+TARGET_SCORE = 0.85
+SEED = 35
+SUBPACKAGES = (
+    "bench",
+    "compiler",
+    "controller",
+    "hosts",
+    "p4rt",
+    "p4src",
+    "sim",
+    "switch",
+    "topologies",
+    "train",
+)
+P4RUNTIME_TESTS = (
+    "tests/switch/test_p4runtime_server.py",
+    "tests/switch/test_p4runtime_rules.py",
+    "tests/switch/test_p4runtime_messages.py",
+    "tests/switch/test_p4runtime_security.py",
+    "tests/p4rt/test_entities.py",
+    "tests/switch/test_p4runtime_entities_bounds.py",
+    "-m",
+    "not fuzz",
+)
+# module -> (its tests, seconds one mutant may take before it counts as killed by a hang)
+TARGETS: dict[str, tuple[tuple[str, ...], float]] = {
+    "hosts/quantize.py": (("tests/hosts/test_quantize.py", "tests/hosts/test_chunks.py"), 60),
+    "hosts/core.py": (
+        (
+            "tests/hosts/test_core.py",
+            "tests/hosts/test_core_bounds.py",
+            "tests/hosts/test_chunks.py",
+        ),
+        60,
+    ),
+    "controller/aggregation.py": (
+        ("tests/controller/test_aggregation.py", "tests/controller/test_aggregation_bounds.py"),
+        120,
+    ),
+    "switch/p4runtime_entities.py": (P4RUNTIME_TESTS, 240),
+    "switch/p4runtime_server.py": (P4RUNTIME_TESTS, 240),
+}
+KEPT_OPERATORS = (
+    "ReplaceBinaryOperator_(Add_Sub|Sub_Add|Mul_Div|Div_Mul|FloorDiv_Div|Mod_FloorDiv|Pow_Mul"
+    "|LShift_RShift|RShift_LShift|BitAnd_BitOr|BitOr_BitAnd|BitXor_BitOr)",
+    "ReplaceComparisonOperator_(Eq_NotEq|NotEq_Eq|Lt_LtE|LtE_Lt|Gt_GtE|GtE_Gt|Is_IsNot|IsNot_Is"
+    "|In_NotIn|NotIn_In)",
+    "ReplaceUnaryOperator_(USub_UAdd|Delete_Not|Delete_Invert)",
+    "NumberReplacer",
+    "AddNot",
+    "ReplaceTrueWithFalse",
+    "ReplaceFalseWithTrue",
+    "ReplaceAndWithOr",
+    "ReplaceOrWithAnd",
+    "ReplaceBreakWithContinue",
+    "ReplaceContinueWithBreak",
+    "ZeroIterationForLoop",
+    "ExceptionReplacer",
+)
+# (module, operator, the mutated line's text) -> why no test can tell the mutant from the program
+EQUIVALENT: dict[tuple[str, str, str], str] = {
+    (
+        "hosts/core.py",
+        "core/NumberReplacer",
+        "MAX_DATAGRAM_ELEMS = (65507 - HEADER_LEN) // 4  # values that fit one UDP datagram over IPv4",
+    ): "65507 -> 65506 gives the same quotient (65486 // 4 == 65487 // 4); 65508 is killed",
+    (
+        "hosts/core.py",
+        "core/NumberReplacer",
+        "self._window, self._done = 0, []  # no all-reduce yet: every slot is done",
+    ): (
+        "_window -1 before the first call: receive's `index >= self._window` and _other_round's"
+        " `index < self._window` read the same for -1 as for 0 (indexes are >= 0); 1 is killed"
+    ),
+}
+
+
+def scratch_copy(workdir: Path) -> Path:
+    """This tree's files (tracked and new, as they are now) under workdir/src, `ina/` linking the
+    subpackages, so `PYTHONPATH=workdir/src` imports the copy cosmic-ray mutates."""
+    src = workdir / "src"
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split("\n")
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, src / name)
+    for package in SUBPACKAGES:
+        link = src / "ina" / package
+        if not link.exists():
+            link.symlink_to(Path("..") / package)
+    return src
+
+
+def config_text(module: str, tests: tuple[str, ...], timeout: float) -> str:
+    command = " ".join(
+        [
+            "nice -n 10",
+            str(BIN / "python"),
+            "-m pytest -x -q -p no:cacheprovider",
+            *(f"'{t}'" if " " in t else t for t in tests),
+        ]
+    )
+    return (
+        "[cosmic-ray]\n"
+        f'module-path = "{module}"\n'
+        f"timeout = {timeout}\n"
+        "excluded-modules = []\n"
+        f'test-command = "{command}"\n\n'
+        '[cosmic-ray.distributor]\nname = "local"\n'
+    )
+
+
+def session_for(workdir: Path, src: Path, module: str, sample: int | None, fresh: bool) -> Path:
+    """The module's session, made (mutants found, operators filtered, sampled) unless it exists."""
+    from cosmic_ray.work_db import use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    stem = module.replace("/", ".")
+    config, session = workdir / f"{stem}.toml", workdir / f"{stem}.sqlite"
+    tests, timeout = TARGETS[module]
+    config.write_text(config_text(module, tests, timeout))
+    if fresh:
+        session.unlink(missing_ok=True)
+    if session.exists():
+        return session
+    subprocess.run([BIN / "cosmic-ray", "init", config, session], cwd=src, check=True)
+    kept = [f"core/{name}$" for name in KEPT_OPERATORS]
+    with use_db(str(session)) as db:
+        pending = list(db.pending_work_items)
+        chosen = [
+            item
+            for item in pending
+            if any(re.match(pattern, m.operator_name) for m in item.mutations for pattern in kept)
+        ]
+        if sample is not None and sample < len(chosen):
+            chosen = random.Random(SEED).sample(chosen, sample)
+        keep = {item.job_id for item in chosen}
+        for item in pending:
+            if item.job_id not in keep:
+                db.set_result(
+                    item.job_id,
+                    WorkResult(output="not run", worker_outcome=WorkerOutcome.SKIPPED),
+                )
+    return session
+
+
+def retest_survivors(session: Path, close: bool) -> None:
+    """Make the session's survivors pending again: tests added since decide them anew. `close`
+    first skips the mutants never run, so the session's sample is the ones a bounded run reached
+    (cosmic-ray runs them in the random order of their ids)."""
+    import sqlite3
+
+    with sqlite3.connect(session) as db:
+        if close:
+            db.execute(
+                "INSERT INTO work_results (worker_outcome, output, test_outcome, diff, job_id) "
+                "SELECT 'SKIPPED', 'not run', NULL, NULL, job_id FROM work_items "
+                "WHERE job_id NOT IN (SELECT job_id FROM work_results)"
+            )
+        db.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'")
+
+
+def run_batch(src: Path, module: str, session: Path, minutes: float) -> None:
+    """Mutants of the session until it is done or `minutes` passed; the module restored after."""
+    config = session.with_suffix(".toml")
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    proc = subprocess.Popen(
+        [BIN / "cosmic-ray", "exec", config, session], cwd=src, env=env, start_new_session=True
+    )
+    try:
+        proc.wait(timeout=minutes * 60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 15)
+        proc.wait()
+    shutil.copy2(ROOT / module, src / module)  # a batch cut short may leave its mutant applied
+
+
+def summary(module: str, session: Path, src: Path) -> dict:
+    """Killed, survived (with their lines), equivalent and pending mutants of the session."""
+    from cosmic_ray.work_db import use_db
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome
+
+    lines = (src / module).read_text().splitlines()
+    killed, survivors, equivalent, errors = 0, [], [], 0
+    with use_db(str(session)) as db:
+        pending = sum(1 for _ in db.pending_work_items)
+        for item, result in db.completed_work_items:
+            if result.worker_outcome == WorkerOutcome.SKIPPED:
+                continue
+            mutation = item.mutations[0]
+            line = mutation.start_pos[0]
+            where = {
+                "line": line,
+                "operator": mutation.operator_name,
+                "occurrence": mutation.occurrence,
+                "text": lines[line - 1].strip(),
+            }
+            reason = EQUIVALENT.get((module, mutation.operator_name, where["text"]))
+            if result.test_outcome == TestOutcome.SURVIVED:
+                (equivalent if reason else survivors).append({**where, "equivalent": reason})
+            elif result.test_outcome == TestOutcome.KILLED:
+                killed += 1
+            else:
+                errors += 1  # incompetent: the mutant cannot run (counted as killed, as cosmic-ray)
+    decided = killed + errors + len(survivors)
+    return {
+        "module": module,
+        "killed": killed + errors,
+        "survived": len(survivors),
+        "equivalent": len(equivalent),
+        "pending": pending,
+        "score": (killed + errors) / decided if decided else None,
+        "survivors": sorted(survivors, key=lambda s: s["line"]),
+        "equivalents": equivalent,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="mutation.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--modules", nargs="+", choices=sorted(TARGETS), default=sorted(TARGETS))
+    parser.add_argument("--minutes", type=float, default=20.0, help="bound of each module's batch")
+    parser.add_argument("--sample", type=int, help="a seeded sample of N mutants per module")
+    parser.add_argument("--fresh", action="store_true", help="restart the sessions")
+    parser.add_argument("--report", action="store_true", help="only report the sessions so far")
+    parser.add_argument(
+        "--retest-survivors",
+        action="store_true",
+        help="run the survivors again (with the tests as they are now) before the rest",
+    )
+    parser.add_argument(
+        "--close",
+        action="store_true",
+        help="with --retest-survivors: skip the mutants not run yet (the score is the run ones')",
+    )
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/ina-mutation"))
+    parser.add_argument("--json", type=Path, help="write the summaries here")
+    args = parser.parse_args(argv)
+    if not (BIN / "cosmic-ray").exists():
+        print("mutation.py: cosmic-ray is not installed: pip install -e '.[mutation]'")
+        return 2
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    src = scratch_copy(args.workdir)
+    results = []
+    for module in args.modules:
+        session = session_for(args.workdir, src, module, args.sample, args.fresh)
+        if args.retest_survivors:
+            retest_survivors(session, args.close)
+        if not args.report:
+            run_batch(src, module, session, args.minutes)
+        result = summary(module, session, src)
+        results.append(result)
+        score = "-" if result["score"] is None else f"{result['score']:.1%}"
+        print(
+            f"{module}: score {score}: {result['killed']} killed, {result['survived']} survived, "
+            f"{result['equivalent']} equivalent, {result['pending']} not run yet",
+            flush=True,
+        )
+        for s in result["survivors"]:
+            print(f"  survived {module}:{s['line']} {s['operator']}: {s['text']}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0 if all((r["score"] or 0) >= TARGET_SCORE for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""The worker core at the exact limits its mutants showed untested (scripts/mutation.py, #35): its
+arguments' inclusive bounds, the elapsed time of a call that did not start at 0, and a STATUS that
+comes exactly srtt after this worker's copy."""
+
+import numpy as np
+import pytest
+from test_core import EPOCH, SWITCH, answer, rack_core, result
+
+from ina.hosts.core import MAX_DATAGRAM_ELEMS, AllReduceCore, WorkerError
+from ina.hosts.rto import MAX_RTO
+from ina.p4src.protocol import (
+    ELEMS_CHOICES,
+    EPOCH_MAX,
+    HEADER_LEN,
+    MAX_JOBS,
+    MAX_SLOTS,
+    MAX_WORKERS,
+    MSG_STATUS,
+)
+
+
+def core_with(**given) -> AllReduceCore:
+    arguments = {"elems": 2, "window": 2, "timeout": 0.01, "max_retries": 3, "switch": SWITCH}
+    arguments |= given
+    job, rank, n = (arguments.pop(name, default) for name, default in JOB_DEFAULTS)
+    return AllReduceCore(job, rank, n, arguments.pop("epoch", EPOCH), **arguments)
+
+
+JOB_DEFAULTS = (("job_id", 3), ("rank", 1), ("n_workers", 2))
+
+
+def test_a_datagram_holds_at_most_the_values_one_udp_datagram_over_ipv4_carries():
+    assert MAX_DATAGRAM_ELEMS == (65507 - HEADER_LEN) // 4 == 16371
+    assert core_with(elems=MAX_DATAGRAM_ELEMS).elems == 16371
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"epoch": 1},
+        {"epoch": EPOCH_MAX},
+        {"window": MAX_SLOTS},
+        {"window": 2, "base": MAX_SLOTS - 2},
+        {"timeout": 2.0**-20},
+        {"job_id": 0},
+        {"job_id": MAX_JOBS - 1},
+        {"n_workers": MAX_WORKERS},
+        {"rank": 0, "n_workers": 1},
+        {"elems": 1},
+        {"min_rto": MAX_RTO},
+        {"min_rto": 0.0},
+        {"switch": ("10.0.0.254", 1)},
+        {"switch": ("10.0.0.254", 0xFFFF)},
+    ],
+    ids=str,
+)
+def test_bounds_are_inclusive(given):
+    core = core_with(**given)
+    assert [getattr(core, name) for name in given] == list(given.values())
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        (
+            {"elems": 16372},
+            f"elems = 16372: expected 1..16371 (the switch runs one of {ELEMS_CHOICES})",
+        ),
+        ({"epoch": 0}, "epoch = 0: expected 1..4294967295"),
+        ({"epoch": EPOCH_MAX + 1}, "epoch = 4294967296: expected 1..4294967295"),
+        ({"window": MAX_SLOTS + 1}, "window = 32769: expected 1..32768"),
+        ({"base": -1}, "base = -1: expected 0..32768 - window"),
+        ({"window": 2, "base": MAX_SLOTS - 1}, "base = 32767: expected 0..32768 - window"),
+        ({"timeout": 0}, "timeout = 0: expected a finite number of seconds > 0"),
+        ({"timeout": float("inf")}, "timeout = inf: expected a finite number of seconds > 0"),
+        ({"job_id": MAX_JOBS}, "job_id = 256: expected 0..255"),
+        ({"job_id": -1}, "job_id = -1: expected 0..255"),
+        ({"n_workers": 0, "rank": 0}, "n_workers = 0: expected 1..32"),
+        ({"n_workers": MAX_WORKERS + 1}, "n_workers = 33: expected 1..32"),
+        ({"rank": 2}, "rank = 2: expected 0..1 (n_workers - 1)"),
+        ({"rank": -1}, "rank = -1: expected 0..1 (n_workers - 1)"),
+        ({"min_rto": MAX_RTO * 2}, "min_rto = 4.0: expected 0..2 seconds"),
+        ({"min_rto": -1.0}, "min_rto = -1.0: expected 0..2 seconds"),
+        ({"elems": 0}, f"elems = 0: expected 1..16371 (the switch runs one of {ELEMS_CHOICES})"),
+        ({"switch": ("10.0.0.254", 0)}, "switch_port = 0: expected 1..65535"),
+        ({"switch": ("10.0.0.254", 0x10000)}, "switch_port = 65536: expected 1..65535"),
+    ],
+    ids=str,
+)
+def test_one_past_a_bound_is_refused_naming_it(given, message):
+    with pytest.raises(ValueError) as err:
+        core_with(**given)
+    assert str(err.value) == message
+
+
+def test_elapsed_is_the_time_from_start_to_the_last_sum_on_the_events_clock():
+    core = core_with()
+    sent = [bytes(p) for p in core.start(np.array([1, 2, 3, 4], dtype=np.int32), now=2.0)]
+    for packet in sent:
+        core.receive(answer(packet), SWITCH, now=2.5)
+    assert core.finished
+    assert core.stats.elapsed == 0.5
+
+
+def test_a_status_exactly_srtt_after_this_workers_copy_is_its_loss():
+    # As test_core's within-srtt case, on a binary clock so the times are exact: samples of
+    # 2**-10 and 2**-12 s give srtt = 29/32 * 2**-10; slot 2's next use left at 2**-10, and a
+    # STATUS without this worker srtt later says that copy had time to arrive: it goes again.
+    core, first = rack_core(rank=0)
+    t = 2.0**-10
+    nxt = {k: bytes(core.receive(answer(first[k]), SWITCH, now=t)) for k in (2, 3)}
+    core.receive(answer(nxt[3]), SWITCH, now=t + 2.0**-12)
+    srtt = 29 / 32 * 2.0**-10
+    assert core._rtt.srtt == srtt
+    status = answer(nxt[2], msg=MSG_STATUS, bitmap=0b10)
+    assert bytes(core.receive(status, SWITCH, now=t + srtt)) == nxt[2]
+    assert core.stats.retransmissions == 1
+
+
+def test_a_result_that_arrives_before_the_first_call_is_held_for_it():
+    # Under a quorum the others may be a use ahead before this worker's first call: no slot is
+    # on a use yet, so the RESULT is kept for when one gets there.
+    core = core_with()
+    assert core.receive(result(), SWITCH, now=0.0) is None
+    assert (core.stats.held, core.stats.duplicates, core.stats.forged) == (1, 0, 0)
+
+
+def test_goodput_is_elements_per_second_of_the_events_clock_and_zero_before_any():
+    core = core_with()
+    assert core.stats.goodput == 0.0
+    sent = [bytes(p) for p in core.start(np.array([1, 2, 3, 4], dtype=np.int32), now=2.0)]
+    for packet in sent:
+        core.receive(answer(packet), SWITCH, now=2.5)
+    assert core.stats.goodput == 4 / 0.5
+
+
+def test_the_results_held_per_slot_are_bounded_by_64_mib_and_never_below_two_uses():
+    # window * datagram bytes per use held: 64 MiB over one slot of 65504-byte datagrams is 1024
+    # uses; over the whole slot space it would be none, and two are kept anyway.
+    assert core_with(window=1, elems=MAX_DATAGRAM_ELEMS).hold_rounds == (64 << 20) // 65504 == 1024
+    assert core_with(window=MAX_SLOTS, elems=MAX_DATAGRAM_ELEMS).hold_rounds == 2
+
+
+def test_float_arrays_with_nan_or_infinity_are_refused_before_anything_is_sent():
+    for dtype in ("float32", "float64"):
+        core = core_with()
+        array = np.array([1.0, np.nan, np.inf, 2.0], dtype=dtype)
+        with pytest.raises(WorkerError) as err:
+            core.start(array, now=0.0)
+        assert str(err.value) == (
+            "the array holds 2 NaN or infinite value(s) (first at flat index 1: nan); in-network "
+            "aggregation sums finite values only"
+        )
+        assert core.stats.packets_sent == 0
+
+
+def test_giving_up_on_a_counted_slot_names_the_ranks_it_waits_for():
+    # Rank 1 of 4, counted by a STATUS (bitmap 0b0010): its timeouts run out waiting for 0, 2, 3.
+    core = AllReduceCore(
+        3, 1, 4, EPOCH, elems=2, window=1, timeout=0.01, max_retries=0, switch=SWITCH
+    )
+    [first] = [bytes(p) for p in core.start(np.array([1, 2], dtype=np.int32), now=0.0)]
+    assert core.receive(answer(first, msg=MSG_STATUS, bitmap=0b0010), SWITCH, now=0.001) is None
+    with pytest.raises(WorkerError) as err:
+        for _ in range(8):
+            core.expire(core.deadline)
+    assert str(err.value).startswith(
+        "job 3 rank 1: slot 0 was still waiting for rank(s) [0, 2, 3] after 0 retransmissions "
+        "(the switch counted this worker's UPDATE)."
+    )
