@@ -69,8 +69,8 @@ TARGETS: dict[str, tuple[tuple[str, ...], float]] = {
         ("tests/controller/test_aggregation.py", "tests/controller/test_aggregation_bounds.py"),
         120,
     ),
-    "switch/p4runtime_entities.py": (P4RUNTIME_TESTS, 240),
-    "switch/p4runtime_server.py": (P4RUNTIME_TESTS, 240),
+    "switch/p4runtime/entities.py": (P4RUNTIME_TESTS, 240),
+    "switch/p4runtime/server.py": (P4RUNTIME_TESTS, 240),
 }
 KEPT_OPERATORS = (
     "ReplaceBinaryOperator_(Add_Sub|Sub_Add|Mul_Div|Div_Mul|FloorDiv_Div|Mod_FloorDiv|Pow_Mul"

@@ -1,4 +1,4 @@
-"""switch/p4runtime_entities.py where its mutants showed no test (scripts/mutation.py, #35): a
+"""switch/p4runtime/entities.py where its mutants showed no test (scripts/mutation.py, #35): a
 MODIFY of a multicast group needs the group, and rewrites it whole; a meter cell's MODIFY with a
 config sets it, without one resets it."""
 
