@@ -69,7 +69,9 @@ def run_job(
     run_ranks(work, n)
     ps.close()
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as waker:  # serve_forever's recvfrom
-        waker.sendto(b"", (PS_IP, ps.port))  # holds the closed socket, and its port, until it returns
+        waker.sendto(
+            b"", (PS_IP, ps.port)
+        )  # holds the closed socket, and its port, until it returns
     server.join()
     assert not errors
     if stats is not None:
