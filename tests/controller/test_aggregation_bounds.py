@@ -8,7 +8,8 @@ import dataclasses
 import pytest
 from test_aggregation import SWITCH_IP, SWITCH_MAC, W0, W1, switch, update_packet  # noqa: F401
 
-from ina.controller.aggregation import Aggregation, BurstLoss, SlotState, allocate
+from ina.controller.aggregation import Aggregation, BurstLoss, SlotState
+from ina.controller.allocators import ALLOCATORS, allocator
 from ina.controller.client import ControllerError
 from ina.p4src.protocol import EPOCH_MAX, FLOOD_GROUP, MAX_JOBS
 
@@ -40,11 +41,13 @@ def test_job_ids_and_epochs_are_taken_to_their_last_value_and_refused_past_it(sw
     assert [(j.job_id, j.epoch) for j in agg.jobs()] == [(0, 1), (MAX_JOBS - 1, EPOCH_MAX)]
 
 
-def test_a_job_of_no_slots_is_refused():
+@pytest.mark.parametrize("name", ALLOCATORS)
+def test_a_job_of_no_slots_is_refused_by_every_allocator(name):
+    place = allocator(name).place
     with pytest.raises(ControllerError) as err:
-        allocate([], 0, 16)
+        place([], 0, 16)
     assert str(err.value) == "a job needs at least one slot"
-    assert allocate([], 1, 16) == 0
+    assert place([], 1, 16).base == 0
 
 
 def test_slot_state_reads_int32_sums_and_refuses_slots_and_sets_out_of_range(switch):  # noqa: F811
