@@ -49,7 +49,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ina.bench.results import Progress, summarise, write
-from ina.controller.topology_setup import program_topology
 from ina.hosts.inprocess import FRAME_HEADERS
 from ina.hosts.ring import PORT as RING_PORT
 from ina.p4src.protocol import UDP_PORT
@@ -62,6 +61,7 @@ from ina.topologies import clean
 from ina.topologies.net import Network
 from ina.topologies.runner import RunOptions, compile_program, run_workers
 from ina.topologies.topo import Topology, load
+from ina.topologies.topology_setup import program_topology
 from ina.train import traffic
 
 SIM_RATES = ("nominal", "htb", "measured")  # Setup.links' keys

@@ -26,7 +26,6 @@ from ina.controller.allocators import ALLOCATORS, FIRST_FIT, Range, allocator
 from ina.controller.client import ControllerError, SwitchConnection
 from ina.controller.pool import compact, held, move_job, pool_map
 from ina.controller.shell import shell_argv, shell_python, shell_venv
-from ina.controller.show_tree import job_dict, reader, render, tree_report
 from ina.files import FileError, read_bmv2_json, read_p4info
 from ina.p4rt import codec
 from ina.p4src.protocol import (
@@ -39,6 +38,7 @@ from ina.p4src.protocol import (
     UDP_PORT,
     Policy,
 )
+from ina.topologies.show_tree import job_dict, reader, render, tree_report
 from ina.topologies.topo import Topology, TopologyError, is_star, load
 
 MAX_TIMEOUT_S = (

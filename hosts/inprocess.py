@@ -54,7 +54,6 @@ from ina.controller.aggregation import Aggregation
 from ina.controller.aggregation import Worker as WorkerEntry
 from ina.controller.allocators import Allocator
 from ina.controller.client import SwitchConnection
-from ina.controller.topology_setup import program_topology
 from ina.hosts.core import MIN_RTO, AllReduceCore
 from ina.hosts.packets import parse_header
 from ina.p4src import AGGREGATE_P4
@@ -74,6 +73,7 @@ from ina.sim.nodes import IDEAL_HOST, Cpu, Host, HostSpec, SwitchNode
 from ina.switch.engine import Switch
 from ina.switch.p4runtime.server import P4RuntimeService, serve
 from ina.topologies.topo import Topology
+from ina.topologies.topology_setup import program_topology
 from ina.topologies.tree import job_tree
 
 SWITCH_MAC, SWITCH_IP = "02:aa:00:00:00:01", "10.0.0.254"

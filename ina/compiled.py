@@ -55,11 +55,12 @@ OPAQUE = (
     "ina.compiler",
     "ina.controller.allocators",
     "ina.controller.client",
-    "ina.controller.topology_setup",
+    "ina.topologies.topology_setup",
     "ina.hosts.packets",
     "ina.switch.engine",
     "ina.switch.p4runtime.server",
     "ina.topologies.topo",
+    "ina.topologies.tree",
 )
 GROUP = "ina_hot"  # mypyc's shared library of HOT: GROUP + "__mypyc"
 MODES = ("auto", "0", "1")

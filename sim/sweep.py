@@ -58,8 +58,9 @@ UNSWEPT = (
     "compute",
     "straggler",
     "straggler_dist",
+    "allocator",
 )  # not axes: comma values, outputs, baselines and workloads (a sweep runs
-# the switch path's all-reduce)
+# the switch path's all-reduce), and where slots go (a run's timing does not depend on it)
 DASK_TIMEOUT_S = 10  # connecting to a scheduler
 MAX_PARALLEL = 256  # local processes at once
 

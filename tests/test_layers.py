@@ -30,12 +30,11 @@ PACKAGE_LAYERS = (
     ("ina.train",),
     ("ina.sim",),
     ("ina.bench",),
-    ("ina.cli", "ina.__main__"),
+    ("ina.cli", "ina.__main__", "ina.controller.cli"),  # `ina ctl` reads topologies too
 )
 # Upward imports between top-level packages that predate this test (issue 30); each is its
 # package owner's to remove (a shared module moved down, or the user moved up). No new one may join.
 KNOWN_UPWARD = {
-    "ina.controller.topology_setup -> ina.topologies.topo",
     "ina.hosts.inprocess -> ina.sim.events",
     "ina.hosts.inprocess -> ina.sim.links",
     "ina.hosts.inprocess -> ina.sim.network",

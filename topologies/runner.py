@@ -223,7 +223,7 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
     try:
         network.start()
         say("switches answer on gRPC; programming them")
-        from ina.controller.topology_setup import program_topology
+        from ina.topologies.topology_setup import program_topology
 
         installed = program_topology(topo, bmv2, p4info, allocator=opts.allocator)
         epochs = {job.job_id: job.epoch for jobs in installed.values() for job in jobs}

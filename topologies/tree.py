@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ina.p4src.protocol import MAX_WORKERS
-from ina.topologies.topo import HIERARCHICAL, Job, Topology, TopologyError
+from ina.topologies.model import HIERARCHICAL, Job, Topology, TopologyError
 
 
 @dataclass(frozen=True)

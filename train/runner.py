@@ -18,13 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ina.controller.topology_setup import program_topology
 from ina.hosts.compute import check_stragglers
 from ina.p4src.protocol import DEFAULT_ELEMS, SYNC, Policy
 from ina.topologies import clean, lock
 from ina.topologies.net import Network
 from ina.topologies.runner import compile_program
 from ina.topologies.topo import load
+from ina.topologies.topology_setup import program_topology
 from ina.train import traffic
 from ina.train.options import replay_argv, training_argv
 from ina.train.replay import ReplayConfig

@@ -9,10 +9,10 @@ import pytest
 
 from ina.controller.aggregation import Aggregation
 from ina.controller.client import SwitchConnection, UnsupportedError
-from ina.controller.topology_setup import program_topology
 from ina.topologies.net import Network
 from ina.topologies.runner import RunOptions, compile_program, run
 from ina.topologies.topo import load
+from ina.topologies.topology_setup import program_topology
 
 COMPAT = "simple_switch_grpc"
 

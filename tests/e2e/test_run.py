@@ -10,11 +10,11 @@ import pytest
 
 from ina.controller.aggregation import Aggregation
 from ina.controller.client import SwitchConnection
-from ina.controller.topology_setup import program_topology
 from ina.topologies import clean, cli, runner
 from ina.topologies.net import Network
 from ina.topologies.runner import RunOptions, compile_program, netem_available, run
 from ina.topologies.topo import load
+from ina.topologies.topology_setup import program_topology
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from ina.controller import aggregation, topology_setup
+from ina.controller import aggregation
 from ina.hosts.inprocess import InProcessSwitch
+from ina.topologies import topology_setup
 from ina.topologies.topo import load
 
 

@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 
 from ina.controller.aggregation import Worker
-from ina.controller.topology_setup import program_switch, route, spanning_tree
 from ina.p4src.protocol import SYNC, Policy
 from ina.topologies.topo import HIERARCHICAL, SINGLE, Host, Job, Link, TopologyError, load
+from ina.topologies.topology_setup import program_switch, route, spanning_tree
 
 
 class Recorder:

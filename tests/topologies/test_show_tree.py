@@ -10,12 +10,12 @@ import pytest
 from ina.controller.aggregation import Aggregation, Worker
 from ina.controller.cli import main
 from ina.controller.client import SwitchConnection
-from ina.controller.show_tree import reader, render, tree_report
-from ina.controller.topology_setup import program_topology
 from ina.hosts.inprocess import program
 from ina.switch.engine import Switch
 from ina.switch.p4runtime.server import P4RuntimeService, serve
+from ina.topologies.show_tree import reader, render, tree_report
 from ina.topologies.topo import load
+from ina.topologies.topology_setup import program_topology
 
 
 @pytest.fixture

@@ -9,10 +9,11 @@ import dataclasses
 
 import pytest
 
-from ina.controller import aggregation, topology_setup
-from ina.controller.topology_setup import program_switch, program_topology, with_epochs
+from ina.controller import aggregation
 from ina.p4src.protocol import SYNC, UDP_PORT, Policy
+from ina.topologies import topology_setup
 from ina.topologies.topo import load
+from ina.topologies.topology_setup import program_switch, program_topology, with_epochs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,7 +168,9 @@ def test_program_topology_gives_every_switch_of_a_tree_one_epoch(monkeypatch):
     recorders = {}
     monkeypatch.setattr(topology_setup, "SwitchConnection", Connection)
     monkeypatch.setattr(
-        topology_setup, "Aggregation", lambda conn: recorders.setdefault(conn.address, Recorder())
+        topology_setup,
+        "Aggregation",
+        lambda conn, allocator=None: recorders.setdefault(conn.address, Recorder()),
     )
     installed = program_topology(topo, {}, None)
     assert installed["s1"] == [0] and installed["s3"] == [1] and installed["s2"] == []
