@@ -270,7 +270,9 @@ class AllReduceCore:
         if len(data) != self.datagram_size or source != self.switch:
             stats.forged += 1
             return None
-        msg, _rank, job, pool, exponent, count, epoch, round_, bitmap = _unpack_header(data, 0)
+        msg, _rank, job, pool, exponent, _flags, count, epoch, round_, bitmap = _unpack_header(
+            data, 0
+        )
         index = (pool & INDEX_MASK) - self.base
         if (
             msg not in (MSG_RESULT, MSG_STATUS)
@@ -421,8 +423,8 @@ class AllReduceCore:
         held = self._held[index].pop(round_, None)
         if held is not None:
             chunks.agree(chunk, exponent)
-            _msg, _rank, _job, _pool, exponent, count, _epoch, _round, bitmap = _unpack_header(
-                held, 0
+            _msg, _rank, _job, _pool, exponent, _flags, count, _epoch, _round, bitmap = (
+                _unpack_header(held, 0)
             )
             return self._take(index, round_, exponent, count, bitmap, held, now)
         chunks.fill(pkt, chunk, exponent)  # agrees the exponent too
@@ -437,6 +439,7 @@ class AllReduceCore:
             self.job_id,
             (round_ & 1) << SET_SHIFT | self.base + index,
             announce,
+            0,
             0,
             self.epoch,
             round_,

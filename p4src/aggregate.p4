@@ -83,7 +83,7 @@ header udp_t {
     bit<16> checksum;
 }
 
-// The aggregation header (20 bytes), see docs/protocol.md.
+// The aggregation header (22 bytes), see docs/protocol.md.
 header agg_t {
     bit<8>  msg_type;
     bit<8>  rank;
@@ -91,7 +91,8 @@ header agg_t {
     bit<1>  pool_set;
     bit<15> pool_index;
     bit<8>  exponent;
-    bit<8>  count;     // RESULT and STATUS: contributions summed; UPDATE: 0
+    bit<8>  flags;     // reserved: 0
+    bit<16> count;     // RESULT and STATUS: workers summed; UPDATE: 0
     bit<32> epoch;
     bit<32> round;     // the sender's use number of this slot (round & 1 == pool_set)
     bit<32> bitmap;    // RESULT and STATUS: the ranks summed; UPDATE: 0
@@ -121,7 +122,7 @@ struct metadata_t {
     bit<16> num_slots;
     bit<16> mgid;
     bit<32> epoch;
-    bit<8>  quorum;
+    bit<16> quorum;
     bit<32> timeout;
     bit<8>  num_workers;
     bit<8>  staleness;
@@ -203,7 +204,7 @@ control InaVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
 
 control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {
     register<bit<32>>(SLOT_REGISTER_SIZE) slot_bitmap;
-    register<bit<8>>(SLOT_REGISTER_SIZE) slot_count;
+    register<bit<16>>(SLOT_REGISTER_SIZE) slot_count;
     register<bit<8>>(SLOT_REGISTER_SIZE) slot_exponent;
     register<bit<32>>(SLOT_REGISTER_SIZE) slot_epoch;
     register<bit<32>>(SLOT_REGISTER_SIZE) slot_round;
@@ -278,7 +279,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
     // may be apart: their slot layout bounds it (docs/protocol.md) and the switch, which never
     // mixes rounds whatever it is, only carries it for the control plane.
     action set_job(bit<16> base, bit<16> num_slots, bit<8> num_workers, bit<16> mgid, bit<32> epoch,
-                   bit<8> quorum, bit<32> timeout, bit<8> staleness) {
+                   bit<16> quorum, bit<32> timeout, bit<8> staleness) {
         meta.job_known = 1;
         meta.base = base;
         meta.num_slots = num_slots;
@@ -436,7 +437,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
             bit<32> worker_bit = 32w1 << hdr.agg.rank;
 
             bit<32> bitmap;
-            bit<8> count;
+            bit<16> count;
             bit<8> exponent;
             bit<32> epoch;
             bit<32> round;

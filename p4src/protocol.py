@@ -13,9 +13,9 @@ UDP_PORT = 0xBEE0  # workers send to it; RESULTs come from it
 UDP_PORT_MASK = 0xFFF0  # the switch recognises UDP_PORT..UDP_PORT + 15
 MSG_UPDATE, MSG_RESULT, MSG_STATUS = 1, 2, 3
 
-# msg_type:8 rank:8 job_id:16 set:1 index:15 exponent:8 count:8 epoch:32 round:32 bitmap:32,
-# then E x int32 big-endian
-HEADER = struct.Struct("!BBHHBBIII")
+# msg_type:8 rank:8 job_id:16 set:1 index:15 exponent:8 flags:8 count:16 epoch:32 round:32
+# bitmap:32 (22 bytes), then E x int32 big-endian; flags are reserved (0)
+HEADER = struct.Struct("!BBHHBBHIII")
 HEADER_LEN = HEADER.size
 SET_SHIFT = 15
 INDEX_MASK = (1 << SET_SHIFT) - 1

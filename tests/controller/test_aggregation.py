@@ -49,7 +49,7 @@ def switch():
 
 
 def update_packet(w: Worker, job: int, index: int, values: list[int], epoch: int) -> bytes:
-    body = HEADER.pack(MSG_UPDATE, w.rank, job, index, 0, 0, epoch, 0, 0) + struct.pack(
+    body = HEADER.pack(MSG_UPDATE, w.rank, job, index, 0, 0, 0, epoch, 0, 0) + struct.pack(
         f"!{len(values)}i", *values
     )
     udp = struct.pack("!HHHH", UDP_PORT, UDP_PORT, 8 + len(body), 0) + body

@@ -68,7 +68,16 @@ def agg_body(
     """round_ defaults to the set: a slot's first use of that set."""
     round_ = pool_set if round_ is None else round_
     body = HEADER.pack(
-        msg, rank, job, pool_field(pool_set, index), exponent, count, epoch_of(job), round_, bitmap
+        msg,
+        rank,
+        job,
+        pool_field(pool_set, index),
+        exponent,
+        0,
+        count,
+        epoch_of(job),
+        round_,
+        bitmap,
     )
     return body + (
         np.asarray(values, dtype=np.int64).astype(">u4").tobytes() if len(values) else b""
