@@ -29,7 +29,8 @@ def slot_of(datagram) -> int:
     return _POOL.unpack_from(datagram)[0] & INDEX_MASK
 
 
-MAX_WORKERS = 32  # the width of a slot's worker bitmap
+MAX_WORKERS = 32  # the width of a slot's worker bitmap: children per switch
+MAX_JOB_WORKERS = (1 << 16) - 1  # the count field's width: workers in one job's sum
 MAX_JOBS = 256  # the job counters' size (p4src's MAX_JOBS)
 MAX_SLOTS = INDEX_MASK + 1  # the slot index is 15 bits
 ELEMS_CHOICES = (8, 16, 32, 64)  # values per packet, a compile-time constant of aggregate.p4
