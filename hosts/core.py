@@ -24,6 +24,7 @@ from ina.p4src.protocol import (
     HEADER,
     HEADER_LEN,
     INDEX_MASK,
+    MAX_JOB_WORKERS,
     MAX_JOBS,
     MAX_SLOTS,
     MAX_WORKERS,
@@ -128,8 +129,13 @@ class AllReduceCore:
         base: int = 0,
         stats: Stats | None = None,
         min_rto: float = MIN_RTO,
+        job_workers: int | None = None,
     ):
+        # rank and n_workers are this worker's at its switch (the wire's rank, the turns);
+        # job_workers is the whole job's worker count, the scale every worker quantizes for
+        # (hierarchical aggregation: the leaf's workers are a share of the job's)
         self.job_id, self.rank, self.n_workers, self.epoch = job_id, rank, n_workers, epoch
+        self.job_workers = n_workers if job_workers is None else job_workers
         self.elems, self.window, self.timeout, self.max_retries = (
             elems,
             window,
@@ -171,6 +177,12 @@ class AllReduceCore:
             0 <= self.rank < self.n_workers,
             f"0..{self.n_workers - 1} (n_workers - 1)",
         )
+        check(
+            "job_workers",
+            self.job_workers,
+            self.n_workers <= self.job_workers <= MAX_JOB_WORKERS,
+            f"{self.n_workers}..{MAX_JOB_WORKERS} (n_workers..)",
+        )
         check("epoch", self.epoch, 1 <= self.epoch <= EPOCH_MAX, f"1..{EPOCH_MAX}")
         check(
             "elems",
@@ -205,7 +217,7 @@ class AllReduceCore:
             )
         if array.dtype != np.int32:
             _check_finite(array.ravel())
-        self._chunks = chunks = Chunks(array, self.elems, self.n_workers)
+        self._chunks = chunks = Chunks(array, self.elems, self.job_workers)
         n_chunks = chunks.n
         window = min(self.window, n_chunks)
         self._n_chunks, self._window, self._is_float = n_chunks, window, chunks.is_float

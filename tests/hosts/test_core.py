@@ -563,3 +563,20 @@ def test_a_float_chunk_beyond_the_agreed_exponent_is_clipped_so_n_contributions_
         (2**31 - 1) // 2,
         -(2**31 - 1) // 8,
     ]
+
+
+def test_the_wire_rank_and_the_jobs_worker_count_for_the_scale_are_two_values():
+    """Hierarchical aggregation: rank 1 of a leaf's 2 workers in a job of 32 sends rank 1 and
+    quantizes floats for 32 contributions, as a core of a 32-worker switch does."""
+    floats = np.array([0.5, -0.25, 3.0, 1.0], dtype=np.float32)
+    args = {"elems": 2, "window": 2, "timeout": 0.01, "max_retries": 3, "switch": SWITCH}
+    leaf = AllReduceCore(3, 1, 2, EPOCH, job_workers=32, **args)
+    flat = AllReduceCore(3, 1, 32, EPOCH, **args)
+    sent = []
+    for core in (leaf, flat):
+        [first, _] = core.start(floats, 0.0)  # a float slot's first use: the exponent alone
+        sent.append(bytes(core.receive(answer(bytes(first)), SWITCH, 1e-3)))
+    assert sent[0] == sent[1] and HEADER.unpack_from(sent[0])[1] == 1
+    assert sent[0][HEADER_LEN:] != bytes(4 * 2)  # chunk 2's values, scaled for 32
+    with pytest.raises(ValueError, match=r"job_workers = 1: expected 2\.\.65535"):
+        AllReduceCore(3, 1, 2, EPOCH, job_workers=1, **args)
