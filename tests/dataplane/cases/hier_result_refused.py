@@ -1,8 +1,7 @@
-from dataclasses import replace
-
 from stf_render import (
     LEAF_SETUP,
     PARENT,
+    SWITCH,
     W1,
     W2,
     W4,
@@ -42,7 +41,7 @@ LINES = [
     "check_counter job_parent_results(1) packets == 0",
     "# ina: register slot_done[0] == 0",
     "# ina: register slot_forwarded[0] == 1",
-    packet(5, frame(PARENT, replace(W1, port=0), datagram(MSG_STATUS, E, SUM, job=1, count=2))),
+    packet(5, frame(PARENT, SWITCH, datagram(MSG_STATUS, E, SUM, job=1, count=2))),
     "check_counter job_parent_refused(1) packets == 5",
     "check_counter port_malformed(5) packets == 0",
     from_parent(PARENT, epoch=E, values=SUM, job=1, count=4, bitmap=0b11),
