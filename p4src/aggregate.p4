@@ -552,18 +552,30 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                 done = 0;
                 forwarded = 0;
             }
+            bool retransmission = (bitmap & worker_bit) != 0;
+            bool contribution = update && !stale && !retransmission && done == 0 && forwarded == 0;
+            // The parent's RESULT for this use: taken once, into a use not done (waiting for it,
+            // or still collecting when the parent completed without this switch) or a new one.
+            bool take_result = !update && !stale && done == 0;
+            if (take_result || (contribution && count == 0)) {
+                write_first();  // one call site: each expands to ELEMS register writes
+            }
+            // A completed use's sums go out from the registers (one call site, as above): a
+            // done or forwarded use's, or one a retransmission completes.
+            bit<48> age = sm.ingress_global_timestamp - started;  // a retransmission's: as it stands
+            if (update && !stale && (done == 1 || forwarded == 1 || (retransmission
+                    && (count >= meta.quorum || (meta.timeout != 0 && age >= (bit<48>)meta.timeout))))) {
+                read_result();
+            }
             if (!update) {
-                // The parent's RESULT for this use: taken once, into a use not done (waiting for
-                // it, or still collecting when the parent completed without this switch) or a new
-                // one; stored as the slot's sum and multicast to the children. The bitmap names
-                // this switch's children in the sum: none if the parent's lacks this switch.
-                if (stale || done == 1) {
+                // Stored as the slot's sum and multicast to the children. The bitmap names this
+                // switch's children in the sum: none if the parent's lacks this switch.
+                if (!take_result) {
                     job_parent_refused.count(job);
                     drop();
                     return;
                 }
                 job_parent_results.count(job);
-                write_first();
                 if ((hdr.agg.bitmap & (32w1 << meta.parent_rank)) == 0) {
                     bitmap = 0;
                 }
@@ -577,13 +589,10 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                 multicast_answer(MSG_RESULT);
                 return;
             }
-            bool retransmission = (bitmap & worker_bit) != 0;
-            bool contribution = !stale && !retransmission && done == 0 && forwarded == 0;
             if (contribution) {
                 job_accepted.count(job);
                 if (count == 0) {
-                    write_first();
-                    count = meta.weight;
+                    count = meta.weight;  // its values written above
                     exponent = hdr.agg.exponent;
                     started = sm.ingress_global_timestamp;
                     slot_epoch.write(meta.reg_index, meta.epoch);
@@ -603,7 +612,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                 slot_count.write(meta.reg_index, count);
                 slot_exponent.write(meta.reg_index, exponent);
             }
-            bit<48> age = sm.ingress_global_timestamp - started;
+            age = sm.ingress_global_timestamp - started;
             bool expired = meta.timeout != 0 && age >= (bit<48>)meta.timeout;
             hdr.agg.count = count;
             hdr.agg.bitmap = bitmap;
@@ -621,7 +630,6 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                 } else {
                     job_late.count(job);
                 }
-                read_result();
                 answer_worker(MSG_RESULT);
             } else if (forwarded == 1) {
                 // The partial sum went up and the parent's RESULT has not come back: a child's
@@ -633,7 +641,6 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                     job_late.count(job);
                 }
                 job_partials_sent.count(job);
-                read_result();
                 send_upstream();
             } else if (count >= meta.quorum || expired) {
                 // Complete: by quorum, or with what it has once the deadline passed (checked on
@@ -642,9 +649,6 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                     job_timeouts.count(job);
                 }
                 job_completed.count(job);
-                if (retransmission) {
-                    read_result();
-                }
                 if (meta.has_parent == 1) {
                     // Not the root: the partial sum goes up; the parent's RESULT completes the use.
                     slot_forwarded.write(meta.reg_index, 1);
