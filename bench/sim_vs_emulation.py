@@ -21,9 +21,9 @@ such frames). A capture of the protocol's frames themselves would cost the CPU t
 could drop; the counters cannot.
 
 Three simulated rates: the nominal one; the one at which a frame takes as long as HTB should give
-it (HTB meters a frame's own bytes, from the destination MAC to the payload's end: 318 at E = 64,
+it (HTB meters a frame's own bytes, from the destination MAC to the payload's end: 320 at E = 64,
 while the simulator charges the wire's 24 more: preamble, FCS, inter-frame gap, docs/simulation.md;
-so at one nominal rate each simulated frame takes 342/318 = 1.075 times as long); and the one at
+so at one nominal rate each simulated frame takes 344/320 = 1.075 times as long); and the one at
 which a frame takes as long as a TCLink alone measurably gives it (`htb_frame_time`: a full queue
 between two Mininet hosts, no workers, no switch).
 

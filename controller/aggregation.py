@@ -16,6 +16,7 @@ from ina.p4rt import codec
 from ina.p4src.protocol import (
     EPOCH_MAX,
     FLOOD_GROUP,
+    MAX_JOB_WORKERS,
     MAX_JOBS,
     MAX_WORKERS,
     SYNC,
@@ -38,6 +39,9 @@ JOB_COUNTERS = (
     "InaIngress.job_late",
     "InaIngress.job_stale",
     "InaIngress.job_timeouts",
+    "InaIngress.job_partials_sent",
+    "InaIngress.job_parent_results",
+    "InaIngress.job_parent_refused",
 )
 PORT_COUNTERS = (
     "InaIngress.port_refused",
@@ -56,11 +60,31 @@ THRESHOLD_SCALE = (
 
 @dataclass(frozen=True)
 class Worker:
+    """A child of the switch in a job: a worker host, or (aggregates > 0) a child switch whose
+    partial sums hold up to that many workers (docs/protocol.md, "Hierarchical aggregation")."""
+
     rank: int
     port: int
     mac: str
     ip: str
     udp_port: int = UDP_PORT
+    aggregates: int = 0
+
+    @property
+    def weight(self) -> int:
+        """The workers this child's contributions hold at most."""
+        return self.aggregates or 1
+
+
+@dataclass(frozen=True)
+class Parent:
+    """The switch a job's partial sums go up to: its port on this switch, its addresses, and this
+    switch's rank among its children."""
+
+    port: int
+    mac: str
+    ip: str
+    rank: int
 
 
 @dataclass
@@ -71,10 +95,22 @@ class Job:
     epoch: int  # the per-run token workers put in every UPDATE; the switch checks and echoes it
     workers: list[Worker] = field(default_factory=list)
     policy: Policy = SYNC
+    parent: Parent | None = None
+    job_workers: int = 0  # the whole job's workers (0: the children's weights, one switch)
 
     @property
     def mgid(self) -> int:
         return job_group(self.job_id)
+
+    @property
+    def below(self) -> int:
+        """The workers this switch's children hold."""
+        return sum(w.weight for w in self.workers)
+
+    @property
+    def size(self) -> int:
+        """The whole job's workers: the scale of its quorum."""
+        return self.job_workers or self.below
 
 
 @dataclass(frozen=True)
@@ -221,14 +257,17 @@ class Aggregation:
         jobs = {}
         for e in self.conn.read_table("InaIngress.jobs"):
             job_id, p = e.match["hdr.agg.job_id"], e.params
-            quorum = None if p["quorum"] == p["num_workers"] else p["quorum"]
             jobs[job_id] = Job(
                 job_id,
                 p["base"],
                 p["num_slots"],
                 p["epoch"],
-                policy=Policy(quorum, p["timeout"], p["staleness"]),
+                policy=Policy(p["quorum"], p["timeout"], p["staleness"]),
             )
+        parents = {
+            e.match["hdr.agg.job_id"]: e.params
+            for e in self.conn.read_table("InaIngress.job_parent")
+        }
         rewrites = {
             e.match["sm.egress_rid"]: e.params
             for e in self.conn.read_table("InaEgress.result_rewrite")
@@ -246,10 +285,23 @@ class Aggregation:
                     codec.format_mac(e.match["hdr.ethernet.src_addr"]),
                     codec.format_ipv4(e.match["hdr.ipv4.src_addr"]),
                     rewrite.get("udp_port", UDP_PORT),
+                    e.params.get("workers", 0),
                 )
             )
         for job in jobs.values():
             job.workers.sort(key=lambda w: w.rank)
+            parent = parents.get(job.job_id)
+            # set_job holds this switch's share of the quorum; the job's own is the policy
+            quorum = job.policy.quorum
+            if parent is not None:
+                job.parent = Parent(
+                    parent["port"],
+                    codec.format_mac(parent["mac"]),
+                    codec.format_ipv4(parent["ip"]),
+                    parent["rank"],
+                )
+                job.job_workers, quorum = parent["job_workers"], parent["job_quorum"]
+            job.policy = replace(job.policy, quorum=None if quorum == job.size else quorum)
         return sorted(jobs.values(), key=lambda j: j.job_id)
 
     def add_job(
@@ -259,9 +311,13 @@ class Aggregation:
         num_slots: int,
         epoch: int | None = None,
         policy: Policy = SYNC,
+        parent: Parent | None = None,
+        job_workers: int | None = None,
     ) -> Job:
         """Install a job with `epoch` (default: a fresh random one) and completion `policy`; on any
-        failure nothing of it stays on the switch."""
+        failure nothing of it stays on the switch. `workers` are this switch's children (hosts, or
+        switches: `aggregates`); `parent` the switch its partial sums go up to (None: this switch
+        completes the job); `job_workers` the whole job's workers (None: the children's)."""
         epoch = new_epoch() if epoch is None else epoch
         if not 1 <= epoch <= EPOCH_MAX:
             raise ControllerError(f"epoch {epoch} is out of range 1..{EPOCH_MAX}")
@@ -274,7 +330,19 @@ class Aggregation:
             raise ControllerError(
                 f"worker ranks must be 0..{len(workers) - 1}, each once; got {ranks}"
             )
-        self._check_policy(policy, len(workers), num_slots)
+        below = sum(w.weight for w in workers)
+        job_workers = below if job_workers is None else job_workers
+        if not below <= job_workers <= MAX_JOB_WORKERS:
+            raise ControllerError(
+                f"job_workers {job_workers} is out of range {below}..{MAX_JOB_WORKERS} "
+                "(at least the workers below this switch)"
+            )
+        if job_workers > below and parent is None:
+            raise ControllerError(
+                f"job {job_id} has {job_workers} workers but this switch's children hold {below}: "
+                "it needs a parent switch"
+            )
+        self._check_policy(policy, job_workers, num_slots)
         existing = self.jobs()
         if any(j.job_id == job_id for j in existing):
             raise ControllerError(
@@ -284,7 +352,14 @@ class Aggregation:
             [Range(j.base, j.num_slots) for j in existing], num_slots, self.pool_size
         )
         job = Job(
-            job_id, placed.base, placed.size, epoch, sorted(workers, key=lambda w: w.rank), policy
+            job_id,
+            placed.base,
+            placed.size,
+            epoch,
+            sorted(workers, key=lambda w: w.rank),
+            policy,
+            parent,
+            job_workers,
         )
         # One write per entry, recorded once it succeeded: a batch that fails part-way would leave
         # its good updates applied with nothing to say which, and undo must remove only our own.
@@ -311,12 +386,31 @@ class Aggregation:
                             "hdr.agg.job_id": job_id,
                             "hdr.agg.rank": w.rank,
                         },
-                        "InaIngress.admit",
-                        {},
+                        *(
+                            ("InaIngress.admit_switch", {"workers": w.aggregates})
+                            if w.aggregates
+                            else ("InaIngress.admit", {})
+                        ),
                     ),
                 ):
                     self.conn.write_table_entries([entry])
                     done.append(("entry", entry))
+            if parent is not None:
+                entry = TableEntry(
+                    "InaIngress.job_parent",
+                    {"hdr.agg.job_id": job_id},
+                    "InaIngress.set_parent",
+                    {
+                        "port": parent.port,
+                        "mac": parent.mac,
+                        "ip": parent.ip,
+                        "rank": parent.rank,
+                        "job_workers": job_workers,
+                        "job_quorum": policy.needed(job_workers),
+                    },
+                )
+                self.conn.write_table_entries([entry])
+                done.append(("entry", entry))
             self.conn.insert(
                 "InaIngress.jobs",
                 {"hdr.agg.job_id": job_id},
@@ -348,6 +442,8 @@ class Aggregation:
         """Uninstall a job: its entries, its multicast group and its counters."""
         job = self.job(job_id)
         self.conn.delete("InaIngress.jobs", {"hdr.agg.job_id": job_id})
+        if job.parent is not None:
+            self.conn.delete("InaIngress.job_parent", {"hdr.agg.job_id": job_id})
         for w in job.workers:
             self.conn.delete(
                 "InaIngress.admission",
@@ -387,7 +483,12 @@ class Aggregation:
         """Change a live job's completion policy (docs/protocol.md: a lowered quorum completes a
         collecting slot on its next packet). Returns the job as now set."""
         job = self.job(job_id)
-        self._check_policy(policy, len(job.workers), job.num_slots)
+        self._check_policy(policy, job.size, job.num_slots)
+        if job.parent is not None:
+            raise ControllerError(
+                f"job {job_id} spans several switches: change its policy on every switch of its "
+                "tree (remove it and add it again)"
+            )
         job = replace(job, policy=policy)
         self.conn.modify(
             "InaIngress.jobs",
@@ -411,14 +512,21 @@ class Aggregation:
 
     @staticmethod
     def _job_params(job: Job) -> dict[str, int]:
-        n = len(job.workers)
+        """set_job's parameters: the job's completion policy as this switch applies it, the one
+        place a policy becomes each level's (docs/protocol.md, "Completion policies across
+        levels"). Quorum counts workers at every level: a switch whose children hold W of the job's
+        N workers completes with ceil(k W / N) of them, its share of the job's quorum k, so the
+        shares of any switch's children reach its own and the root's is k (sync: every worker,
+        at every level). The timeout applies at each level from the slot's first contribution
+        there; staleness is the job's, for the workers' slot layout at every level."""
+        share = -(-job.policy.needed(job.size) * job.below // job.size)
         return {
             "base": job.base,
             "num_slots": job.num_slots,
-            "num_workers": n,
+            "num_workers": len(job.workers),
             "mgid": job.mgid,
             "epoch": job.epoch,
-            "quorum": job.policy.needed(n),
+            "quorum": share,
             "timeout": job.policy.timeout_us,
             "staleness": job.policy.staleness,
         }

@@ -24,6 +24,7 @@ from ina.p4src.protocol import (
     HEADER,
     HEADER_LEN,
     INDEX_MASK,
+    MAX_JOB_WORKERS,
     MAX_JOBS,
     MAX_SLOTS,
     MAX_WORKERS,
@@ -45,7 +46,7 @@ HOLD_BYTES = (
 
 _pack_header, _unpack_header = HEADER.pack_into, HEADER.unpack_from
 # HEADER's fields, typed so that compiled (ina/compiled.py) each is a machine integer once unpacked
-Fields = tuple[int, int, int, int, int, int, int, int, int]
+Fields = tuple[int, int, int, int, int, int, int, int, int, int]  # protocol.HEADER's
 
 
 class WorkerError(Exception):
@@ -130,8 +131,13 @@ class AllReduceCore:
         base: int = 0,
         stats: Stats | None = None,
         min_rto: float = MIN_RTO,
+        job_workers: int | None = None,
     ):
+        # rank and n_workers are this worker's at its switch (the wire's rank, the turns);
+        # job_workers is the whole job's worker count, the scale every worker quantizes for
+        # (hierarchical aggregation: the leaf's workers are a share of the job's)
         self.job_id, self.rank, self.n_workers, self.epoch = job_id, rank, n_workers, epoch
+        self.job_workers = n_workers if job_workers is None else job_workers
         self.elems, self.window, self.timeout, self.max_retries = (
             elems,
             window,
@@ -174,6 +180,12 @@ class AllReduceCore:
             0 <= self.rank < self.n_workers,
             f"0..{self.n_workers - 1} (n_workers - 1)",
         )
+        check(
+            "job_workers",
+            self.job_workers,
+            self.n_workers <= self.job_workers <= MAX_JOB_WORKERS,
+            f"{self.n_workers}..{MAX_JOB_WORKERS} (n_workers..)",
+        )
         check("epoch", self.epoch, 1 <= self.epoch <= EPOCH_MAX, f"1..{EPOCH_MAX}")
         check(
             "elems",
@@ -208,7 +220,7 @@ class AllReduceCore:
             )
         if array.dtype != np.int32:
             _check_finite(array.ravel())
-        self._chunks = chunks = Chunks(array, self.elems, self.n_workers)
+        self._chunks = chunks = Chunks(array, self.elems, self.job_workers)
         n_chunks = chunks.n
         window = min(self.window, n_chunks)
         self._n_chunks, self._window, self._is_float = n_chunks, window, chunks.is_float
@@ -274,7 +286,7 @@ class AllReduceCore:
             stats.forged += 1
             return None
         fields: Fields = _unpack_header(data, 0)
-        msg, _rank, job, pool, exponent, count, epoch, round_, bitmap = fields
+        msg, _rank, job, pool, exponent, _flags, count, epoch, round_, bitmap = fields
         index = (pool & INDEX_MASK) - self.base
         if (
             msg not in (MSG_RESULT, MSG_STATUS)
@@ -439,7 +451,7 @@ class AllReduceCore:
         if held is not None:
             chunks.agree(chunk, exponent)
             fields: Fields = _unpack_header(held, 0)
-            _msg, _rank, _job, _pool, exponent, count, _epoch, _round, bitmap = fields
+            _msg, _rank, _job, _pool, exponent, _flags, count, _epoch, _round, bitmap = fields
             return self._take(index, round_, exponent, count, bitmap, held, now)
         chunks.fill(pkt, chunk, exponent)  # agrees the exponent too
         announce = chunks.exponents[
@@ -453,6 +465,7 @@ class AllReduceCore:
             self.job_id,
             (round_ & 1) << SET_SHIFT | self.base + index,
             announce,
+            0,
             0,
             self.epoch,
             round_,

@@ -17,7 +17,8 @@ class Header(NamedTuple):
     pool_set: int
     index: int
     exponent: int
-    count: int  # RESULT and STATUS: contributions in the sum
+    flags: int  # reserved: 0
+    count: int  # RESULT and STATUS: workers in the sum
     epoch: int
     round: int  # the use of the slot (round & 1 == pool_set)
     bitmap: int  # RESULT and STATUS: the ranks in the sum
@@ -33,6 +34,7 @@ def datagram(
     index: int = 0,
     round_: int = 0,
     exponent: int = 0,
+    flags: int = 0,
     count: int = 0,
     bitmap: int = 0,
 ) -> bytes:
@@ -47,6 +49,7 @@ def datagram(
             job,
             pool_field(round_ & 1, index),
             exponent,
+            flags,
             count,
             epoch,
             round_,
@@ -58,9 +61,19 @@ def datagram(
 
 def parse_header(buf) -> Header:
     """The header fields of a received packet."""
-    msg, rank, job, pool, exponent, count, epoch, round_, bitmap = HEADER.unpack_from(buf, 0)
+    msg, rank, job, pool, exponent, flags, count, epoch, round_, bitmap = HEADER.unpack_from(buf)
     return Header(
-        msg, rank, job, pool >> SET_SHIFT, pool & INDEX_MASK, exponent, count, epoch, round_, bitmap
+        msg,
+        rank,
+        job,
+        pool >> SET_SHIFT,
+        pool & INDEX_MASK,
+        exponent,
+        flags,
+        count,
+        epoch,
+        round_,
+        bitmap,
     )
 
 

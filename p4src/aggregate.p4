@@ -3,7 +3,9 @@
  * Workers send UPDATE packets (UDP to the switch's IP, port 0xBEE0) carrying ELEMS int32 values
  * for one slot of their job's range, in one of two sets. The switch sums the contributions in
  * registers; the last contribution completes the slot and the RESULT is multicast to every worker
- * of the job. Ordinary traffic is forwarded by destination MAC; the switch answers ARP and ping
+ * of the job. In a hierarchy (a job's tree of switches, this one program on each) a switch with a
+ * parent sends its completed partial sum to the parent as an UPDATE instead, and multicasts the
+ * parent's RESULT when it comes back; a child switch's UPDATE weighs the workers its sum holds. Ordinary traffic is forwarded by destination MAC; the switch answers ARP and ping
  * for its own IP and can drop packets at random per port to emulate loss.
  *
  * Compile-time constants: -DELEMS=8|16|32|64|128|256 (default 64), -DPOOL_SIZE=N (default 8192),
@@ -83,7 +85,7 @@ header udp_t {
     bit<16> checksum;
 }
 
-// The aggregation header (20 bytes), see docs/protocol.md.
+// The aggregation header (22 bytes), see docs/protocol.md.
 header agg_t {
     bit<8>  msg_type;
     bit<8>  rank;
@@ -91,7 +93,8 @@ header agg_t {
     bit<1>  pool_set;
     bit<15> pool_index;
     bit<8>  exponent;
-    bit<8>  count;     // RESULT and STATUS: contributions summed; UPDATE: 0
+    bit<8>  flags;     // reserved: 0
+    bit<16> count;     // RESULT and STATUS: workers summed; UPDATE: 0
     bit<32> epoch;
     bit<32> round;     // the sender's use number of this slot (round & 1 == pool_set)
     bit<32> bitmap;    // RESULT and STATUS: the ranks summed; UPDATE: 0
@@ -116,12 +119,19 @@ struct metadata_t {
     bit<48> switch_mac;
     bit<32> switch_ip;
     bit<1>  admitted;
+    bit<16> weight;           // workers this UPDATE's values hold: 1 from a worker host
+    bit<16> max_weight;       // ... at most: 1, or the workers below a child switch
     bit<1>  job_known;
+    bit<1>  has_parent;       // the job's partial sums go up to a parent switch (job_parent)
+    bit<9>  parent_port;
+    bit<48> parent_mac;
+    bit<32> parent_ip;
+    bit<8>  parent_rank;      // this switch's rank at its parent
     bit<16> base;
     bit<16> num_slots;
     bit<16> mgid;
     bit<32> epoch;
-    bit<8>  quorum;
+    bit<16> quorum;
     bit<32> timeout;
     bit<8>  num_workers;
     bit<8>  staleness;
@@ -203,11 +213,12 @@ control InaVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
 
 control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {
     register<bit<32>>(SLOT_REGISTER_SIZE) slot_bitmap;
-    register<bit<8>>(SLOT_REGISTER_SIZE) slot_count;
+    register<bit<16>>(SLOT_REGISTER_SIZE) slot_count;
     register<bit<8>>(SLOT_REGISTER_SIZE) slot_exponent;
     register<bit<32>>(SLOT_REGISTER_SIZE) slot_epoch;
     register<bit<32>>(SLOT_REGISTER_SIZE) slot_round;
     register<bit<1>>(SLOT_REGISTER_SIZE) slot_done;
+    register<bit<1>>(SLOT_REGISTER_SIZE) slot_forwarded;  // the partial sum went to the parent
     register<bit<48>>(SLOT_REGISTER_SIZE) slot_started;
     FOR_EACH_ELEM(DECLARE_ACCUMULATOR)
 
@@ -220,6 +231,9 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_late;
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_stale;
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_timeouts;
+    counter(MAX_JOBS, CounterType.packets_and_bytes) job_partials_sent;   // UPDATEs to the parent
+    counter(MAX_JOBS, CounterType.packets_and_bytes) job_parent_results;  // its RESULTs taken
+    counter(MAX_JOBS, CounterType.packets_and_bytes) job_parent_refused;  // RESULT/STATUS refused
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_refused;
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_malformed;
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_drop_sim_in;
@@ -257,6 +271,14 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
 
     action admit() {
         meta.admitted = 1;
+        meta.weight = 1;  // a worker host's UPDATE weighs 1, whatever its count field says
+        meta.max_weight = 1;
+    }
+    // A child switch: its UPDATE is a partial sum of `count` workers, at most the `workers` below it.
+    action admit_switch(bit<16> workers) {
+        meta.admitted = 1;
+        meta.weight = hdr.agg.count;
+        meta.max_weight = workers;
     }
     action refuse() {
         meta.admitted = 0;
@@ -269,16 +291,17 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
             hdr.agg.job_id: exact;
             hdr.agg.rank: exact;
         }
-        actions = { admit; refuse; }
+        actions = { admit; admit_switch; refuse; }
         default_action = refuse();
         size = 8192;
     }
 
-    // The job's completion policy is (quorum, timeout). Staleness is how many rounds its workers
-    // may be apart: their slot layout bounds it (docs/protocol.md) and the switch, which never
-    // mixes rounds whatever it is, only carries it for the control plane.
+    // The job's completion policy at this switch is (quorum, timeout), quorum in workers summed
+    // (docs/protocol.md, "Completion policies across levels"). Staleness is how many rounds its
+    // workers may be apart: their slot layout bounds it and the switch, which never mixes rounds
+    // whatever it is, only carries it for the control plane.
     action set_job(bit<16> base, bit<16> num_slots, bit<8> num_workers, bit<16> mgid, bit<32> epoch,
-                   bit<8> quorum, bit<32> timeout, bit<8> staleness) {
+                   bit<16> quorum, bit<32> timeout, bit<8> staleness) {
         meta.job_known = 1;
         meta.base = base;
         meta.num_slots = num_slots;
@@ -296,6 +319,27 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
         key = { hdr.agg.job_id: exact; }
         actions = { set_job; unknown_job; }
         default_action = unknown_job();
+        size = MAX_JOBS;
+    }
+
+    // The job's parent switch, if it has one: where its partial sums go (out of `port`, to `mac`
+    // and `ip`, as rank `rank`) and the only source of its RESULTs. The whole job's worker count
+    // and quorum are carried for the control plane (set_job's quorum is this switch's share).
+    action set_parent(bit<9> port, bit<48> mac, bit<32> ip, bit<8> rank, bit<16> job_workers,
+                      bit<16> job_quorum) {
+        meta.has_parent = 1;
+        meta.parent_port = port;
+        meta.parent_mac = mac;
+        meta.parent_ip = ip;
+        meta.parent_rank = rank;
+    }
+    action no_parent() {
+        meta.has_parent = 0;
+    }
+    table job_parent {
+        key = { hdr.agg.job_id: exact; }
+        actions = { set_parent; no_parent; }
+        default_action = no_parent();
         size = MAX_JOBS;
     }
 
@@ -354,6 +398,24 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
         sm.mcast_grp = meta.mgid;
     }
 
+    // The slot's partial sum (values, count, exponent already in the packet) to the parent switch,
+    // as a worker of it: an UPDATE from this switch's address with its rank at the parent.
+    action send_upstream() {
+        hdr.agg.msg_type = MSG_UPDATE;
+        hdr.agg.rank = meta.parent_rank;
+        hdr.agg.flags = 0;
+        hdr.agg.bitmap = 0;
+        hdr.ethernet.dst_addr = meta.parent_mac;
+        hdr.ethernet.src_addr = meta.switch_mac;
+        hdr.ipv4.src_addr = meta.switch_ip;
+        hdr.ipv4.dst_addr = meta.parent_ip;
+        hdr.ipv4.ttl = 64;
+        hdr.udp.src_port = INA_UDP_PORT;
+        hdr.udp.dst_port = INA_UDP_PORT;
+        hdr.udp.checksum = 0;
+        sm.egress_spec = meta.parent_port;
+    }
+
     action answer_arp() {
         reply_to_sender();
         hdr.arp.oper = 2;
@@ -407,19 +469,42 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
         if (for_me && hdr.udp.isValid() && hdr.ipv4.dst_addr == meta.switch_ip
                 && (hdr.udp.dst_port & INA_UDP_PORT_MASK) == INA_UDP_PORT) {
             // Ours, so never flooded: a header cut short is as malformed as a missing value block.
-            if (!hdr.agg.isValid() || !hdr.data.isValid() || hdr.agg.msg_type != MSG_UPDATE) {
+            if (!hdr.agg.isValid() || !hdr.data.isValid() || hdr.agg.msg_type == 0
+                    || hdr.agg.msg_type > MSG_STATUS) {
                 port_malformed.count((bit<32>)sm.ingress_port);
                 drop();
                 return;
             }
-            admission.apply();
             jobs.apply();
-            if (meta.admitted == 0 || meta.job_known == 0 || hdr.agg.rank >= meta.num_workers) {
-                port_refused.count((bit<32>)sm.ingress_port);
-                drop();
-                return;
-            }
+            job_parent.apply();
             bit<32> job = (bit<32>)hdr.agg.job_id;
+            bool update = hdr.agg.msg_type == MSG_UPDATE;
+            if (update) {
+                admission.apply();
+                if (meta.admitted == 0 || meta.job_known == 0 || hdr.agg.rank >= meta.num_workers
+                        || meta.weight == 0 || meta.weight > meta.max_weight) {
+                    port_refused.count((bit<32>)sm.ingress_port);
+                    drop();
+                    return;
+                }
+            } else {
+                // A RESULT or STATUS: only the job's parent sends one to a switch.
+                if (meta.job_known == 0) {
+                    port_refused.count((bit<32>)sm.ingress_port);
+                    drop();
+                    return;
+                }
+                if (meta.has_parent == 0 || sm.ingress_port != meta.parent_port
+                        || hdr.ipv4.src_addr != meta.parent_ip || hdr.agg.epoch != meta.epoch) {
+                    job_parent_refused.count(job);
+                    drop();
+                    return;
+                }
+                if (hdr.agg.msg_type == MSG_STATUS) {
+                    drop();  // the workers' own retransmissions drive recovery below this switch
+                    return;
+                }
+            }
             if ((bit<16>)hdr.agg.pool_index >= meta.num_slots) {
                 job_out_of_range.count(job);
                 drop();
@@ -436,11 +521,12 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
             bit<32> worker_bit = 32w1 << hdr.agg.rank;
 
             bit<32> bitmap;
-            bit<8> count;
+            bit<16> count;
             bit<8> exponent;
             bit<32> epoch;
             bit<32> round;
             bit<1> done;
+            bit<1> forwarded;
             bit<48> started;
             slot_bitmap.read(bitmap, meta.reg_index);
             slot_count.read(count, meta.reg_index);
@@ -448,6 +534,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
             slot_epoch.read(epoch, meta.reg_index);
             slot_round.read(round, meta.reg_index);
             slot_done.read(done, meta.reg_index);
+            slot_forwarded.read(forwarded, meta.reg_index);
             slot_started.read(started, meta.reg_index);
             bool empty = epoch != meta.epoch;  // left by another run, or never used
             bool stale = false;
@@ -463,23 +550,59 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                 count = 0;
                 exponent = 0;
                 done = 0;
+                forwarded = 0;
             }
             bool retransmission = (bitmap & worker_bit) != 0;
-            bool contribution = !stale && !retransmission && done == 0;
+            bool contribution = update && !stale && !retransmission && done == 0 && forwarded == 0;
+            // The parent's RESULT for this use: taken once, into a use not done (waiting for it,
+            // or still collecting when the parent completed without this switch) or a new one.
+            bool take_result = !update && !stale && done == 0;
+            if (take_result || (contribution && count == 0)) {
+                write_first();  // one call site: each expands to ELEMS register writes
+            }
+            // A completed use's sums go out from the registers (one call site, as above): a
+            // done or forwarded use's, or one a retransmission completes.
+            bit<48> age = sm.ingress_global_timestamp - started;  // a retransmission's: as it stands
+            if (update && !stale && (done == 1 || forwarded == 1 || (retransmission
+                    && (count >= meta.quorum || (meta.timeout != 0 && age >= (bit<48>)meta.timeout))))) {
+                read_result();
+            }
+            if (!update) {
+                // Stored as the slot's sum and multicast to the children. The bitmap names this
+                // switch's children in the sum: none if the parent's lacks this switch.
+                if (!take_result) {
+                    job_parent_refused.count(job);
+                    drop();
+                    return;
+                }
+                job_parent_results.count(job);
+                if ((hdr.agg.bitmap & (32w1 << meta.parent_rank)) == 0) {
+                    bitmap = 0;
+                }
+                hdr.agg.bitmap = bitmap;
+                slot_bitmap.write(meta.reg_index, bitmap);
+                slot_count.write(meta.reg_index, hdr.agg.count);
+                slot_exponent.write(meta.reg_index, hdr.agg.exponent);
+                slot_epoch.write(meta.reg_index, meta.epoch);
+                slot_round.write(meta.reg_index, hdr.agg.round);
+                slot_done.write(meta.reg_index, 1);
+                multicast_answer(MSG_RESULT);
+                return;
+            }
             if (contribution) {
                 job_accepted.count(job);
                 if (count == 0) {
-                    write_first();
-                    count = 1;
+                    count = meta.weight;  // its values written above
                     exponent = hdr.agg.exponent;
                     started = sm.ingress_global_timestamp;
                     slot_epoch.write(meta.reg_index, meta.epoch);
                     slot_round.write(meta.reg_index, hdr.agg.round);
                     slot_started.write(meta.reg_index, started);
                     slot_done.write(meta.reg_index, 0);
+                    slot_forwarded.write(meta.reg_index, 0);
                 } else {
                     add_values();  // leaves the new sums in the packet
-                    count = count + 1;
+                    count = count + meta.weight;
                     if (hdr.agg.exponent > exponent) {
                         exponent = hdr.agg.exponent;
                     }
@@ -489,7 +612,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                 slot_count.write(meta.reg_index, count);
                 slot_exponent.write(meta.reg_index, exponent);
             }
-            bit<48> age = sm.ingress_global_timestamp - started;
+            age = sm.ingress_global_timestamp - started;
             bool expired = meta.timeout != 0 && age >= (bit<48>)meta.timeout;
             hdr.agg.count = count;
             hdr.agg.bitmap = bitmap;
@@ -507,8 +630,18 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                 } else {
                     job_late.count(job);
                 }
-                read_result();
                 answer_worker(MSG_RESULT);
+            } else if (forwarded == 1) {
+                // The partial sum went up and the parent's RESULT has not come back: a child's
+                // retransmission (or late contribution, never added) sends the partial sum again,
+                // so a lost partial sum or a lost RESULT between switches is recovered.
+                if (retransmission) {
+                    job_duplicates.count(job);
+                } else {
+                    job_late.count(job);
+                }
+                job_partials_sent.count(job);
+                send_upstream();
             } else if (count >= meta.quorum || expired) {
                 // Complete: by quorum, or with what it has once the deadline passed (checked on
                 // this slot's packets; a retransmission after a lowered quorum completes it too).
@@ -516,11 +649,15 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                     job_timeouts.count(job);
                 }
                 job_completed.count(job);
-                slot_done.write(meta.reg_index, 1);
-                if (retransmission) {
-                    read_result();
+                if (meta.has_parent == 1) {
+                    // Not the root: the partial sum goes up; the parent's RESULT completes the use.
+                    slot_forwarded.write(meta.reg_index, 1);
+                    job_partials_sent.count(job);
+                    send_upstream();
+                } else {
+                    slot_done.write(meta.reg_index, 1);
+                    multicast_answer(MSG_RESULT);
                 }
-                multicast_answer(MSG_RESULT);
             } else if (retransmission) {
                 // Counted already and still waiting for others: tell every worker whom the slot
                 // holds, so the counted ones stop resending and a missing one resends now.

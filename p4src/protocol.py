@@ -13,9 +13,9 @@ UDP_PORT = 0xBEE0  # workers send to it; RESULTs come from it
 UDP_PORT_MASK = 0xFFF0  # the switch recognises UDP_PORT..UDP_PORT + 15
 MSG_UPDATE, MSG_RESULT, MSG_STATUS = 1, 2, 3
 
-# msg_type:8 rank:8 job_id:16 set:1 index:15 exponent:8 count:8 epoch:32 round:32 bitmap:32,
-# then E x int32 big-endian
-HEADER = struct.Struct("!BBHHBBIII")
+# msg_type:8 rank:8 job_id:16 set:1 index:15 exponent:8 flags:8 count:16 epoch:32 round:32
+# bitmap:32 (22 bytes), then E x int32 big-endian; flags are reserved (0)
+HEADER = struct.Struct("!BBHHBBHIII")
 HEADER_LEN = HEADER.size
 SET_SHIFT = 15
 INDEX_MASK = (1 << SET_SHIFT) - 1
@@ -29,7 +29,8 @@ def slot_of(datagram) -> int:
     return _POOL.unpack_from(datagram)[0] & INDEX_MASK
 
 
-MAX_WORKERS = 32  # the width of a slot's worker bitmap
+MAX_WORKERS = 32  # the width of a slot's worker bitmap: children per switch
+MAX_JOB_WORKERS = (1 << 16) - 1  # the count field's width: workers in one job's sum
 MAX_JOBS = 256  # the job counters' size (p4src's MAX_JOBS)
 MAX_SLOTS = INDEX_MASK + 1  # the slot index is 15 bits
 ELEMS_CHOICES = (8, 16, 32, 64, 128, 256)  # values per packet: aggregate.p4's -DELEMS (elements.p4)

@@ -12,6 +12,7 @@ from ina.controller.aggregation import (
     Aggregation,
     BurstLoss,
     Job,
+    Parent,
     Worker,
     drop_probability,
     drop_threshold,
@@ -48,7 +49,7 @@ def switch():
 
 
 def update_packet(w: Worker, job: int, index: int, values: list[int], epoch: int) -> bytes:
-    body = HEADER.pack(MSG_UPDATE, w.rank, job, index, 0, 0, epoch, 0, 0) + struct.pack(
+    body = HEADER.pack(MSG_UPDATE, w.rank, job, index, 0, 0, 0, epoch, 0, 0) + struct.pack(
         f"!{len(values)}i", *values
     )
     udp = struct.pack("!HHHH", UDP_PORT, UDP_PORT, 8 + len(body), 0) + body
@@ -381,6 +382,80 @@ def test_a_failed_add_job_leaves_nothing_behind(switch):
     before_regs, before = registers(sw), switch_state(sw)
     with pytest.raises(ControllerError, match="ALREADY_EXISTS"):
         agg.add_job(5, [W0, W1], num_slots=4)
+    assert switch_state(sw) == before and registers(sw) == before_regs
+    assert agg.jobs() == []
+
+
+LEAF = Worker(0, 3, "02:cc:00:00:00:01", "10.0.2.1", aggregates=3)  # a child switch of 3 workers
+UP = Parent(5, "02:bb:00:00:00:01", "10.0.1.254", 2)
+
+
+def test_a_hierarchical_job_is_installed_with_its_parent_and_child_switches_and_read_back(switch):
+    """docs/protocol.md, "Completion policies across levels": a middle switch (a worker and a child
+    switch of 3 below it, a parent above) of a 16-worker job with quorum 8 gets its share
+    ceil(8 * 4 / 16) = 2; jobs() gives back the job's own policy, parent and children."""
+    sw, conn, _ = switch
+    agg = Aggregation(conn)
+    agg.set_switch_address(SWITCH_MAC, SWITCH_IP)
+    child = Worker(1, 2, W1.mac, W1.ip)
+    job = agg.add_job(
+        4, [LEAF, child], num_slots=4, epoch=7, policy=Policy(quorum=8), parent=UP, job_workers=16
+    )
+    assert sw.tables["InaIngress.jobs"].entries()[0].args == (0, 4, 2, 0x104, 7, 2, 0, 0)
+    assert sw.tables["InaIngress.job_parent"].entries()[0].args == (
+        5,
+        0x02BB00000001,
+        0x0A0001FE,
+        2,
+        16,
+        8,
+    )
+    admissions = {e.action.name: e.args for e in sw.tables["InaIngress.admission"].entries()}
+    assert admissions == {"InaIngress.admit_switch": (3,), "InaIngress.admit": ()}
+    [back] = agg.jobs()
+    assert back == job
+    assert (back.parent, back.job_workers, back.policy, back.workers) == (
+        UP,
+        16,
+        Policy(quorum=8),
+        [LEAF, child],
+    )
+    agg.remove_job(4)
+    assert sw.tables["InaIngress.job_parent"].entries() == [] and agg.jobs() == []
+
+
+def test_a_root_gets_the_jobs_quorum_and_a_job_larger_than_its_children_needs_a_parent(switch):
+    _sw, conn, _ = switch
+    agg = Aggregation(conn)
+    other = Worker(1, 4, "02:cc:00:00:00:02", "10.0.2.2", aggregates=5)
+    root = agg.add_job(1, [LEAF, other], num_slots=2, epoch=3, policy=Policy(quorum=6))
+    assert (root.size, agg._job_params(root)["quorum"], agg.jobs()[0].policy) == (
+        8,
+        6,
+        Policy(quorum=6),
+    )
+    for kwargs, message in [
+        ({"job_workers": 9}, "job 2 has 9 workers but this switch's children hold 4: it needs"),
+        ({"job_workers": 3, "parent": UP}, r"job_workers 3 is out of range 4\.\.65535"),
+        ({"job_workers": 8, "parent": UP, "policy": Policy(quorum=9)}, "quorum 9 is out of range"),
+    ]:
+        with pytest.raises(ControllerError, match=message):
+            agg.add_job(2, [LEAF, W1], num_slots=2, **kwargs)
+    assert [j.job_id for j in agg.jobs()] == [1]
+
+
+def test_a_failed_hierarchical_add_job_leaves_nothing_behind(switch):
+    sw, conn, _ = switch
+    agg = Aggregation(conn)
+    conn.insert(
+        "InaIngress.job_parent",
+        {"hdr.agg.job_id": 6},
+        "InaIngress.no_parent",
+        {},
+    )  # in the way of job 6's parent entry: the group, rewrites and admissions are undone
+    before_regs, before = registers(sw), switch_state(sw)
+    with pytest.raises(ControllerError, match="ALREADY_EXISTS"):
+        agg.add_job(6, [LEAF, W1], num_slots=4, parent=UP, job_workers=10)
     assert switch_state(sw) == before and registers(sw) == before_regs
     assert agg.jobs() == []
 

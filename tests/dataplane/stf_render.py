@@ -53,6 +53,24 @@ SWITCH = Host(
     0, "02:aa:00:00:00:01", "10.0.0.254"
 )  # set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)
 W1, W2, W3, W4 = (worker(n) for n in range(1, 5))
+# The switch under test's parent switch in the hierarchical cases, on port 5 (its job_parent entry)
+PARENT = Host(5, "02:bb:00:00:00:01", "10.0.1.254")
+# A leaf of a hierarchical job: job 1 (epoch 0x5eed0001, 4 slots) with workers W1 and W2 (ranks 0,
+# 1) of the job's 4, its partial sums going up to PARENT as rank 1.
+LEAF_SETUP = [
+    "setdefault switch_config set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)",
+    "mc_mgrp_create 257",
+    "add admission sm.ingress_port:1 hdr.ethernet.src_addr:0x20000000001 hdr.ipv4.src_addr:0xa000001 hdr.agg.job_id:1 hdr.agg.rank:0 admit()",
+    "add result_rewrite sm.egress_rid:33 to_worker(mac:0x20000000001, ip:0xa000001, udp_port:0xbee0)",
+    "mc_node_create 33 1",
+    "mc_node_associate 257 0",
+    "add admission sm.ingress_port:2 hdr.ethernet.src_addr:0x20000000002 hdr.ipv4.src_addr:0xa000002 hdr.agg.job_id:1 hdr.agg.rank:1 admit()",
+    "add result_rewrite sm.egress_rid:34 to_worker(mac:0x20000000002, ip:0xa000002, udp_port:0xbee0)",
+    "mc_node_create 34 2",
+    "mc_node_associate 257 1",
+    "add job_parent hdr.agg.job_id:1 set_parent(port:5, mac:0x2bb00000001, ip:0xa0001fe, rank:1, job_workers:4, job_quorum:4)",
+    "add jobs hdr.agg.job_id:1 set_job(base:0, num_slots:4, num_workers:2, mgid:257, epoch:0x5eed0001, quorum:2, timeout:0, staleness:0)",
+]
 
 
 def frame(src: Host, dst: Host, payload: bytes, udp_checksum: int = 0) -> bytes:
@@ -88,6 +106,19 @@ def result(
     return expect(
         receiver.port, frame(SWITCH, receiver, datagram(msg_type, epoch, values, **fields))
     )
+
+
+def upstream(parent: Host, *, epoch: int, values: Sequence[int], **fields: int) -> str:
+    """The switch's partial-sum UPDATE to its parent switch, expected out of the parent's port."""
+    return expect(parent.port, frame(SWITCH, parent, datagram(MSG_UPDATE, epoch, values, **fields)))
+
+
+def from_parent(
+    parent: Host, *, epoch: int, values: Sequence[int], port: int | None = None, **fields: int
+) -> str:
+    """`parent`'s RESULT to the switch, into the parent's port unless `port` says another."""
+    payload = datagram(MSG_RESULT, epoch, values, **fields)
+    return packet(parent.port if port is None else port, frame(parent, SWITCH, payload))
 
 
 def status(receiver: Host, *, epoch: int, values: Sequence[int], **fields: int) -> str:

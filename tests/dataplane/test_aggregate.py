@@ -68,7 +68,16 @@ def agg_body(
     """round_ defaults to the set: a slot's first use of that set."""
     round_ = pool_set if round_ is None else round_
     body = HEADER.pack(
-        msg, rank, job, pool_field(pool_set, index), exponent, count, epoch_of(job), round_, bitmap
+        msg,
+        rank,
+        job,
+        pool_field(pool_set, index),
+        exponent,
+        0,
+        count,
+        epoch_of(job),
+        round_,
+        bitmap,
     )
     return body + (
         np.asarray(values, dtype=np.int64).astype(">u4").tobytes() if len(values) else b""
@@ -447,16 +456,17 @@ def test_every_port_from_0xbee0_to_0xbeef_aggregates_and_its_neighbours_are_forw
 
 
 def test_malformed_updates_are_dropped_and_counted_per_port(switch):
-    """docs/protocol.md: an agg header without its complete value block, or a msg_type other than
-    UPDATE, is dropped and counted in port_malformed[ingress port], before admission."""
+    """docs/protocol.md: an agg header without its complete value block, or a msg_type that is
+    none of UPDATE, RESULT, STATUS, is dropped and counted in port_malformed[ingress port], before
+    admission; a RESULT or STATUS from anyone but the job's parent switch is refused and counted
+    in job_parent_refused[job]."""
     add_job(switch, 1, WORKERS[:2], base=0, num_slots=2)
     sent: dict[int, list[int]] = {}
     for w, body in [
         (WORKERS[0], agg_body(1, 0, 1, 0, 0, 0, values_of(0))[:-1]),  # one value byte short
         (WORKERS[0], agg_body(1, 0, 1, 0, 0, 0, [])),  # the header alone
-        (WORKERS[1], agg_body(2, 1, 1, 0, 0, 0, values_of(1))),  # a RESULT sent to the switch
         (WORKERS[1], agg_body(0, 1, 1, 0, 0, 0, values_of(1))),
-        (WORKERS[1], agg_body(3, 1, 1, 0, 0, 0, values_of(1))),
+        (WORKERS[1], agg_body(4, 1, 1, 0, 0, 0, values_of(1))),
         (
             WORKERS[2],
             agg_body(255, 2, 1, 0, 0, 0, values_of(2)),
@@ -474,9 +484,17 @@ def test_malformed_updates_are_dropped_and_counted_per_port(switch):
         )
         assert counter(switch, "InaIngress.port_refused", port) == 0
     assert counter(switch, "InaIngress.job_accepted", 1) == 0
+    # a RESULT and a STATUS sent to the switch by a worker: the job has no parent to send them
+    for msg in (MSG_RESULT, MSG_STATUS):
+        _rank, port, mac, ip = WORKERS[1]
+        body = agg_body(msg, 1, 1, 0, 0, 0, values_of(1))
+        packet = udp_frame(mac, SWITCH_MAC, ip, SWITCH_IP, UDP_PORT, UDP_PORT, body)
+        assert switch.process(port, packet) == []
+    assert counter(switch, "InaIngress.job_parent_refused", 1) == 2
+    assert counter(switch, "InaIngress.port_malformed", 2) == 2
     assert switch.registers["InaIngress.slot_bitmap"].read(0) == 0
     # the two short ones end the parser at the value block (PacketTooShort): still malformed
-    assert (switch.stats["rx"], switch.stats["dropped"], switch.stats["parser_errors"]) == (6, 6, 2)
+    assert (switch.stats["rx"], switch.stats["dropped"], switch.stats["parser_errors"]) == (7, 7, 2)
 
 
 # --- completion policies (docs/protocol.md, "Completion policies") ---------------------------

@@ -21,12 +21,13 @@ def test_scapy_decodes_what_the_worker_packs():
         agg.pool_set,
         agg.pool_index,
         agg.exponent,
+        agg.flags,
         agg.count,
         agg.epoch,
         agg.round,
         agg.bitmap,
         agg.values,
-    ) == (1, 3, 0x0102, 1, 5, 130, 0, 0x5EED0003, 7, 0, [-1, 2])
+    ) == (1, 3, 0x0102, 1, 5, 130, 0, 0, 0x5EED0003, 7, 0, [-1, 2])
     assert agg.sprintf("%msg_type%") == "UPDATE"
 
 
@@ -51,6 +52,7 @@ def test_scapy_crafts_what_the_worker_parses():
         0,
         0x7FFF,
         9,
+        0,
         3,
         0xFFFFFFFF,
         0xFFFFFFFE,

@@ -121,8 +121,8 @@ def test_update_packet_bytes():
         round_=1,
         exponent=130,
     )
-    assert buf.hex() == "01030102800582005eed00030000000100000000ffffffff00000002"
-    assert packets.parse_header(buf) == (1, 3, 0x0102, 1, 5, 130, 0, 0x5EED0003, 1, 0)
+    assert buf.hex() == "010301028005820000005eed00030000000100000000ffffffff00000002"
+    assert packets.parse_header(buf) == (1, 3, 0x0102, 1, 5, 130, 0, 0, 0x5EED0003, 1, 0)
 
 
 def test_quantization_scale_cannot_overflow():
@@ -139,10 +139,10 @@ def reflected(update: bytes, exponent: int) -> bytes:
     return (
         bytes([MSG_RESULT])
         + update[1:6]
-        + bytes([exponent, 1])
-        + update[8:16]
+        + bytes([exponent, 0, 0, 1])
+        + update[10:18]
         + bytes([0, 0, 0, 2])
-        + update[20:]
+        + update[22:]
     )
 
 
@@ -196,9 +196,9 @@ def test_int32_packets_on_the_wire_alternate_sets_and_count_duplicates():
     array = np.array([1, -2, 3, 2**31 - 1, -5], dtype=np.int32)
     assert np.array_equal(w.allreduce(array), array)
     assert [p.hex() for p in w.sock.sent] == [
-        "01010003000000005eed0003000000000000000000000001fffffffe",  # slot 0, set 0: chunk 0
-        "01010003000100005eed00030000000000000000000000037fffffff",  # slot 1, set 0: chunk 1
-        "0101000380000000"
+        "010100030000000000005eed0003000000000000000000000001fffffffe",  # slot 0, set 0: chunk 0
+        "010100030001000000005eed00030000000000000000000000037fffffff",  # slot 1, set 0: chunk 1
+        "01010003800000000000"
         "5eed0003"
         "00000001"
         "00000000"
@@ -215,7 +215,7 @@ def test_int32_packets_on_the_wire_alternate_sets_and_count_duplicates():
     w.sock.sent.clear()
     w.allreduce(array[:2])  # the next all-reduce continues each slot's set alternation
     assert [p.hex() for p in w.sock.sent] == [
-        "01010003000000005eed0003000000020000000000000001fffffffe"
+        "010100030000000000005eed0003000000020000000000000001fffffffe"
     ]
     w.close()
 
@@ -227,19 +227,19 @@ def test_float_packets_quantize_with_the_exponent_the_switch_returns():
     array = np.array([0.5, -0.25, 3.0, 0.0], dtype=np.float32)
     result = w.allreduce(array)
     assert [p.hex() for p in w.sock.sent] == [
-        "0101000300008000"
+        "01010003000080000000"
         "5eed0003"
         "00000000"
         "00000000"
         "00000000"
         "00000000",  # use 0: all zeros, announces chunk 0's exponent
-        "0101000380008200"
+        "01010003800082000000"
         "5eed0003"
         "00000001"
         "00000000"
         "20000000"
         "f0000000",  # chunk 0 at scale (2**31-1)/2, announces 130
-        "0101000300000000"
+        "01010003000000000000"
         "5eed0003"
         "00000002"
         "00000000"
@@ -270,7 +270,7 @@ def test_every_answer_leaves_before_the_worker_waits():
 
 def forged_result(job: int, pool_set: int, index: int, epoch: int, elems: int = 16) -> bytes:
     return HEADER.pack(
-        MSG_RESULT, 0, job, pool_field(pool_set, index), 0, 2, epoch, pool_set, 3
+        MSG_RESULT, 0, job, pool_field(pool_set, index), 0, 0, 2, epoch, pool_set, 3
     ) + bytes(range(4 * elems))
 
 
@@ -463,12 +463,13 @@ def test_the_parameter_server_answers_a_retransmission_with_a_status_to_everyone
         ps.handle(updates[0], one.getsockname())
         ps.handle(updates[0], one.getsockname())  # a retransmission into a use still collecting
         for sock in (one, two):  # both hear that slot 3 holds rank 0 alone: rank 1 must resend
-            assert packets.parse_header(sock.recv(64))[:9] == (
+            assert packets.parse_header(sock.recv(64))[:10] == (
                 MSG_STATUS,
                 0,
                 0,
                 1,
                 3,
+                0,
                 0,
                 1,
                 EPOCH,
@@ -476,7 +477,7 @@ def test_the_parameter_server_answers_a_retransmission_with_a_status_to_everyone
             )
         ps.handle(updates[1], two.getsockname())
         results = [one.recv(64), two.recv(64)]
-        assert all(packets.parse_header(r)[5:] == (0, 2, EPOCH, 5, 0b11) for r in results)
+        assert all(packets.parse_header(r)[5:] == (0, 0, 2, EPOCH, 5, 0b11) for r in results)
         assert all(packets.values_of(r, 2).tolist() == [3, -2] for r in results)
     ps.close()
 
@@ -508,13 +509,13 @@ def test_between_calls_the_worker_reads_its_socket_and_holds_the_next_calls_resu
         for _ in range(2):
             update, addr = switch.recvfrom(100)
             fields = list(HEADER.unpack_from(update))
-            fields[0], fields[5], fields[8] = MSG_RESULT, 1, 0b10
+            fields[0], fields[6], fields[9] = MSG_RESULT, 1, 0b10
             switch.sendto(HEADER.pack(*fields) + update[HEADER_LEN:], addr)
         assert future.result(timeout=5).total.tolist() == [1, 2, 3, 4]
         for slot in range(2):  # round 1 of each slot: rank 0's sums alone
             values = struct.pack(">2i", 10 * slot, 10 * slot + 1)
             switch.sendto(
-                HEADER.pack(MSG_RESULT, 0, 3, pool_field(1, slot), 0, 1, 0x5EED0003, 1, 0b01)
+                HEADER.pack(MSG_RESULT, 0, 3, pool_field(1, slot), 0, 0, 1, 0x5EED0003, 1, 0b01)
                 + values,
                 addr,
             )

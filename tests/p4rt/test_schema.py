@@ -35,7 +35,7 @@ def test_action_params_in_declaration_order():
         (3, "num_workers", 8),
         (4, "mgid", 16),
         (5, "epoch", 32),
-        (6, "quorum", 8),
+        (6, "quorum", 16),
         (7, "timeout", 32),
         (8, "staleness", 8),
     ]

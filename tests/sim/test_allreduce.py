@@ -52,7 +52,7 @@ def test_lossless_and_large_the_time_is_the_link_bound_formula():
         pipeline=500e-9,
         link=LinkSpec(rate=RATE, delay=1e-6, queue=1 << 20),
     )
-    s = (14 + 20 + 8 + 20 + 4 * 64 + 24) * 8 / RATE
+    s = (14 + 20 + 8 + 22 + 4 * 64 + 24) * 8 / RATE
     chunks = (1 << 18) // 64
     formula = chunks * s + (s + 2 * 1e-6 + 500e-9)
     assert window_covers_path(config) and lossless_time(config) == pytest.approx(formula, rel=1e-12)
@@ -63,7 +63,7 @@ def test_lossless_and_large_the_time_is_the_link_bound_formula():
     for _name, up, down in result.links:
         assert (up.frames, down.frames, up.dropped + down.dropped) == (chunks, chunks, 0)
         assert (
-            up.peak_queue == 127 * 318
+            up.peak_queue == 127 * 320
         )  # the first window waits in the NIC; the switch's ports never queue
         assert down.peak_queue == 0
 
@@ -71,7 +71,7 @@ def test_lossless_and_large_the_time_is_the_link_bound_formula():
 def test_float32_sends_one_more_use_per_slot_and_keeps_to_the_formula():
     # Each slot's first use announces its exponent: C + W packets per worker.
     config = AllReduceConfig(workers=4, size=1 << 14, dtype="float32", window=128)
-    s = (14 + 20 + 8 + 20 + 4 * 64 + 24) * 8 / RATE
+    s = (14 + 20 + 8 + 22 + 4 * 64 + 24) * 8 / RATE
     formula = (256 + 128) * s + (s + 2 * 1e-6)
     result = simulate(config)
     assert window_covers_path(config) and lossless_time(config) == pytest.approx(formula, rel=1e-12)
@@ -108,16 +108,16 @@ def test_losses_on_the_links_are_recovered_and_every_sum_stays_exact(loss):
 
 
 def test_at_100_gbps_the_rto_floor_follows_the_path_so_a_late_loss_costs_microseconds():
-    # 8 workers x 65,536 int32, 1% loss on every link, seed 1: 30.044 us without loss. With a host's
-    # RTO floor (MIN_RTO = 300 us) the two workers that lose something of their last slots wait
-    # 300 us for it, one twice (the resend lost too): 950.8 us. With the path's floor (2 min_rtt,
-    # the simulator's default) the RTO follows the measured RTT: the slowest finishes at 94.1 us.
+    # 8 workers x 65,536 int32, 1% loss on every link, seed 1: 30.208 us without loss. With a host's
+    # RTO floor (MIN_RTO = 300 us) a worker that loses something of its last slots waits 300 us
+    # for it: 361.4 us. With the path's floor (2 min_rtt, the simulator's default) the RTO follows
+    # the measured RTT: the slowest finishes at 73.8 us.
     link = LinkSpec(rate=100e9, delay=1e-6, queue=1 << 20, loss=0.01)
     config = AllReduceConfig(workers=8, size=65536, link=link)
     result = simulate(config)
-    assert config.min_rto == 0.0 and result.verified and sum(result.retransmissions) == 280
-    assert result.communication_s == pytest.approx(94.130877291024e-6, rel=1e-9)
-    assert lossless_time(config) == pytest.approx(30.044e-6, rel=1e-9)
+    assert config.min_rto == 0.0 and result.verified and sum(result.retransmissions) == 278
+    assert result.communication_s == pytest.approx(73.8199958663831e-6, rel=1e-9)
+    assert lossless_time(config) == pytest.approx(30.208e-6, rel=1e-9)
 
 
 def test_a_multicasts_copies_reaching_their_workers_together_are_one_event():
@@ -139,7 +139,7 @@ def test_a_small_queue_drops_the_first_window_and_the_workers_recover():
     for _name, up, _down in result.links:
         # The NIC holds 9 frames behind the one on the wire: 118 of the first window are dropped
         # at once (and some of the resends the stall then brings).
-        assert up.peak_queue == 3000 // 318 * 318 and up.dropped >= 128 - 1 - 3000 // 318
+        assert up.peak_queue == 3000 // 320 * 320 and up.dropped >= 128 - 1 - 3000 // 320
     assert all(np.array_equal(got, expected(config)) for got in result.results)
 
 

@@ -95,7 +95,7 @@ def test_a_shared_uplink_sets_the_time(topo, jobs, sharing, behind_leaf):
     # burst on the way down), to float rounding.
     link = LinkSpec(rate=RATE, delay=1e-6, queue=1 << 20)
     config = AllReduceConfig(topo=topo, jobs=jobs, size=64 * 512, link=link)
-    s = (14 + 20 + 8 + 20 + 4 * 64 + 24) * 8 / RATE
+    s = (14 + 20 + 8 + 22 + 4 * 64 + 24) * 8 / RATE
     result = simulate(config)
     assert result.verified and sum(result.retransmissions) == 0
     assert result.communication_s == pytest.approx(

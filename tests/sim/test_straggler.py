@@ -13,7 +13,7 @@ from ina.sim.nodes import HostSpec
 from ina.sim.straggler import SlowHost
 
 RATE = 100e9
-S = (14 + 20 + 8 + 20 + 4 * 64 + 24) * 8 / RATE  # one frame's serialization at 100 Gbit/s
+S = (14 + 20 + 8 + 22 + 4 * 64 + 24) * 8 / RATE  # one frame's serialization at 100 Gbit/s
 
 
 def test_the_factor_divides_the_nic_and_multiplies_the_costs():

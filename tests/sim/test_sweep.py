@@ -154,9 +154,9 @@ def test_the_grid_runs_every_point_and_prints_a_line_for_each(tmp_path, capsys):
         "s",
     ]
     assert [line.rsplit(maxsplit=1)[0] for line in out[1:4]] == [
-        "2       sync            2   13.0288 us     13.0288 us   4.912 Gbit/s   4.912 Gbit/s        0 verified",
-        "2       quorum:2        2   13.0288 us     13.0288 us   4.912 Gbit/s   4.912 Gbit/s        0 verified",
-        "3       sync            3   13.0288 us     13.0288 us   4.912 Gbit/s   4.912 Gbit/s        0 verified",
+        "2       sync            2   13.0816 us     13.0816 us   4.892 Gbit/s   4.892 Gbit/s        0 verified",
+        "2       quorum:2        2   13.0816 us     13.0816 us   4.892 Gbit/s   4.892 Gbit/s        0 verified",
+        "3       sync            3   13.0816 us     13.0816 us   4.892 Gbit/s   4.892 Gbit/s        0 verified",
     ]
     assert out[4].startswith("3       quorum:2        3 ")
     assert out[5] == f"wrote {tmp_path / 'grid.json'}"
@@ -302,5 +302,5 @@ def test_a_point_whose_all_reduce_fails_is_reported_and_the_rest_run(capsys):
         == 1
     )
     out = capsys.readouterr().out.splitlines()
-    assert out[1].split()[:3] == ["0", "2", "13.0288"]
+    assert out[1].split()[:3] == ["0", "2", "13.0816"]
     assert out[2].startswith("1     the all-reduce failed: ")

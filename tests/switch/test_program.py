@@ -48,7 +48,7 @@ def test_tables_carry_key_widths_and_actions_by_the_contract_names() -> None:
         ("num_workers", 8),
         ("mgid", 16),
         ("epoch", 32),
-        ("quorum", 8),
+        ("quorum", 16),
         ("timeout", 32),
         ("staleness", 8),
     ]
@@ -59,7 +59,7 @@ def test_tables_carry_key_widths_and_actions_by_the_contract_names() -> None:
 
 def test_state_arrays_are_typed_with_sizes() -> None:
     m = model()
-    assert m.instance("register", "InaIngress.slot_count").bitwidth == 8
+    assert m.instance("register", "InaIngress.slot_count").bitwidth == 16
     assert m.instance("register", "InaIngress.slot_epoch").size == 32  # 2 * POOL_SIZE
     counter = m.instance("counter", "InaIngress.port_refused")
     assert (counter.size, counter.direct, counter.binding) == (512, False, None)
