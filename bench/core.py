@@ -25,7 +25,7 @@ from ina import compiled
 from ina.bench import plots
 from ina.bench.results import Progress, summarise, write
 from ina.hosts.core import AllReduceCore
-from ina.p4src.protocol import HEADER_LEN, MSG_RESULT
+from ina.p4src.protocol import HEADER, HEADER_LEN, MSG_RESULT
 
 TARGET = 1_000_000  # answers per second (issue 32)
 SWITCH = ("10.0.0.254", 48879)
@@ -73,11 +73,13 @@ def answer(update: bytearray, n_workers: int) -> bytes:
     """The RESULT of `update` from a job whose every worker sent it: its header turned into a
     RESULT's (count, bitmap), its values n_workers times theirs (int32 wraparound)."""
     values = np.frombuffer(update, ">i4", offset=HEADER_LEN) * np.int32(n_workers)
-    header = bytearray(update[:HEADER_LEN])
-    header[0] = MSG_RESULT
-    header[7] = n_workers
-    header[16:20] = ((1 << n_workers) - 1).to_bytes(4, "big")
-    return bytes(header) + values.astype(">i4").tobytes()
+    _msg, rank, job, pool, exponent, flags, _count, epoch, round_, _bitmap = HEADER.unpack_from(
+        update
+    )
+    header = HEADER.pack(
+        MSG_RESULT, rank, job, pool, exponent, flags, n_workers, epoch, round_, (1 << n_workers) - 1
+    )
+    return header + values.astype(">i4").tobytes()
 
 
 def record(case: CoreCase, array: np.ndarray) -> list[bytes]:

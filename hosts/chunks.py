@@ -25,10 +25,10 @@ class Contributors:
     Chunk c is the flat elements c * elems .. (c + 1) * elems - 1 of the array."""
 
     elems: int
-    counts: (
-        np.ndarray
-    )  # uint8 per chunk: contributions in its sum; 0 = missing (the result holds 0)
-    bitmaps: np.ndarray  # uint32 per chunk: bit r set = rank r's contribution is in the sum
+    # uint16 per chunk (the header's count): workers in its sum; 0 = missing (the result holds 0)
+    counts: np.ndarray
+    # uint32 per chunk: bit r set = the contribution of rank r at its switch is in the sum
+    bitmaps: np.ndarray
 
     @property
     def missing(self) -> np.ndarray:
@@ -134,7 +134,7 @@ class Chunks:
         """Whose contributions each chunk's sum holds (counts and bitmaps per chunk)."""
         return Contributors(
             self.elems,
-            np.array(self._counts, dtype=np.uint8),
+            np.array(self._counts, dtype=np.uint16),
             np.array(self._bitmaps, dtype=np.uint32),
         )
 

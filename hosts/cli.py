@@ -51,12 +51,20 @@ def expected_sum(
     counted: Contributors | None = None,
     iteration: int = 0,
 ) -> np.ndarray:
-    """The sum of every rank's array, or, per chunk, of the ranks `counted` says the sum holds."""
+    """The sum of every rank's array, or, per chunk, of the ranks `counted` says the sum holds: all
+    of them where its count is the job's, else those its bitmap names (a bitmap names ranks at the
+    worker's switch, so a hierarchical job's partial sums are not checked by rank here)."""
     total = np.zeros(size, dtype=np.int64 if dtype == "int32" else np.float64)
-    bitmaps = None if counted is None else counted.element_bitmaps((size,))
+    if counted is not None:
+        whole = np.repeat(counted.counts >= n, counted.elems)[:size]
+        bitmaps = counted.element_bitmaps((size,))
     for rank in range(n):
         array = make_array(seed, rank, size, dtype, iteration)
-        total += array if bitmaps is None else np.where(bitmaps >> rank & 1 == 1, array, 0)
+        if counted is None:
+            total += array
+        else:
+            named = bitmaps >> rank & 1 == 1 if rank < MAX_WORKERS else False
+            total += np.where(whole | named, array, 0)
     return total
 
 

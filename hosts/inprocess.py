@@ -396,6 +396,8 @@ class InProcessSwitch:
                         rank,
                         # a parameter server knows the job's workers by their rank in the job
                         dataclasses.replace(entry, rank=rank) if self._server else entry,
+                        # the workers its switch sums (its leaf's; a server sums the whole job)
+                        len(job.workers) if self._server else len(entries[leaf, job.id].workers),
                         len(job.workers),
                         entries[tree.root, job.id].epoch,
                         job.slots,
@@ -414,6 +416,7 @@ class InProcessSwitch:
         rank: int,
         entry: WorkerEntry,
         n_workers: int,
+        job_workers: int,
         epoch: int,
         window: int,
         policy: Policy,
@@ -441,6 +444,7 @@ class InProcessSwitch:
                 (switch[1], UDP_PORT),
                 base=g * group,
                 min_rto=self.min_rto,
+                job_workers=job_workers,
             )
             for g in range(groups)
         ]
@@ -509,6 +513,7 @@ class InProcessSwitch:
                     job_id,
                     entry.rank,
                     entry,
+                    n_workers,
                     n_workers,
                     job.epoch,
                     window,

@@ -7,7 +7,7 @@ import pytest
 
 from ina.bench import core as bench
 from ina.hosts.packets import parse_header
-from ina.p4src.protocol import MSG_RESULT
+from ina.p4src.protocol import HEADER_LEN, MSG_RESULT
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -18,7 +18,7 @@ def test_scripted_answer_is_the_result_of_every_worker_sending_the_update():
     got = bench.answer(pkt, case.n_workers)
     header = parse_header(got)
     assert (header.msg_type, header.count, header.bitmap) == (MSG_RESULT, 3, 0b111)
-    assert got[20:] == (np.arange(-64, -56) * 3).astype(">i4").tobytes()
+    assert got[HEADER_LEN:] == (np.arange(-64, -56) * 3).astype(">i4").tobytes()
 
 
 @pytest.mark.parametrize("dtype", ["int32", "float32"])

@@ -7,11 +7,12 @@ import statistics
 import pytest
 
 from ina.bench import plots, sim_shape
+from ina.p4src.protocol import HEADER_LEN
 from ina.sim import ps, ring
 from ina.sim.allreduce import AllReduceConfig
 from ina.sim.straggler import SlowHost
 
-S = (14 + 20 + 8 + 20 + 4 * 64 + 24) * 8 / 100e9  # one frame at 100 Gbit/s
+S = (14 + 20 + 8 + HEADER_LEN + 4 * 64 + 24) * 8 / 100e9  # one frame at 100 Gbit/s
 
 
 def small(monkeypatch) -> dict:
@@ -72,7 +73,7 @@ def test_each_method_has_its_curve_and_each_policy_its_row(tmp_path, monkeypatch
     assert ina == pytest.approx(640 * 32 / fast / 1e9, rel=1e-9) and half == pytest.approx(
         ina / 2, rel=1e-12
     )
-    line_rate = 100 * 256 / 342
+    line_rate = 100 * 256 / (14 + 20 + 8 + HEADER_LEN + 256 + 24)  # payload over the wire frame
     assert drawn["sim_shape_goodput.png"] == {
         "in-network aggregation": ([2, 3], [ina, ina]),
         "halved": ([2, 3], [half, half]),

@@ -71,7 +71,7 @@ def test_bounds_are_inclusive(given):
         ({"window": MAX_SLOTS + 1}, "window = 32769: expected 1..32768"),
         ({"base": -1}, "base = -1: expected 0..32768 - window"),
         ({"window": 2, "base": MAX_SLOTS - 1}, "base = 32767: expected 0..32768 - window"),
-        ({"timeout": 0}, "timeout = 0: expected a finite number of seconds > 0"),
+        ({"timeout": 0.0}, "timeout = 0.0: expected a finite number of seconds > 0"),
         ({"timeout": float("inf")}, "timeout = inf: expected a finite number of seconds > 0"),
         ({"job_id": MAX_JOBS}, "job_id = 256: expected 0..255"),
         ({"job_id": -1}, "job_id = -1: expected 0..255"),

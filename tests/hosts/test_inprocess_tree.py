@@ -45,7 +45,7 @@ def hierarchical_api(monkeypatch):
 
 def wiring(net):
     return [
-        (m.rank, m.core.rank, m.core.n_workers, m.core.switch[0], m.switch.name)
+        (m.rank, m.core.rank, m.core.n_workers, m.core.job_workers, m.core.switch[0], m.switch.name)
         for m in net.jobs[0]
     ]
 
@@ -55,10 +55,10 @@ def test_each_worker_sends_to_its_leaf_with_its_rank_there(hierarchical_api):
     s1, s2 = topo.switches["s1"].ip, topo.switches["s2"].ip
     with InProcessSwitch(engine="python", topology=topo) as net:
         assert wiring(net) == [
-            (0, 0, 4, s1, "s1"),
-            (1, 1, 4, s1, "s1"),
-            (2, 0, 4, s2, "s2"),
-            (3, 1, 4, s2, "s2"),
+            (0, 0, 2, 4, s1, "s1"),  # the workers its leaf sums; the job's, for the scale
+            (1, 1, 2, 4, s1, "s1"),
+            (2, 0, 2, 4, s2, "s2"),
+            (3, 1, 2, 4, s2, "s2"),
         ]
 
 
@@ -66,4 +66,4 @@ def test_with_a_parameter_server_workers_send_to_it_with_their_ranks_in_the_job(
     topo = load("leafspine_hier", extra_host=True)
     server = topo.hosts[topo.extra_host].ip
     with InProcessSwitch(engine="python", topology=topo, server=topo.extra_host) as net:
-        assert [w[:4] for w in wiring(net)] == [(r, r, 4, server) for r in range(4)]
+        assert [w[:5] for w in wiring(net)] == [(r, r, 4, 4, server) for r in range(4)]

@@ -461,7 +461,7 @@ def test_values_that_do_not_fit_are_out_of_range_and_change_nothing(served):
     primary = Stream(channel, 1)
     primary.status()
     set_pipeline(stub, 1)
-    reg = Schema(program().p4info).register("InaIngress.slot_count")  # bit<8>
+    reg = Schema(program().p4info).register("InaIngress.slot_exponent")  # bit<8>
     wide = p4runtime_pb2.RegisterEntry(register_id=reg.id, index=p4runtime_pb2.Index(index=1))
     wide.data.bitstring = b"\x01\x00"
     empty = p4runtime_pb2.RegisterEntry(register_id=reg.id, index=p4runtime_pb2.Index(index=1))
