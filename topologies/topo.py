@@ -1,7 +1,7 @@
 """Topologies as typed data, read once: a YAML/JSON file or a generator into a frozen `Topology`.
 
-`ina run` (net.py builds it in Mininet, the controller's topology_setup programs it) and `ina sim`
-(sim/fabric.py) share the one object. Sources (`load`): a file, a built-in name (star, leafspine,
+`ina run` (net.py builds it in Mininet, topology_setup.py programs it) and `ina sim`
+(sim/allreduce.py) share the one object. Sources (`load`): a file, a built-in name (star, leafspine,
 leafspine_hier, fattree4: the YAMLs beside this module, with or without .yaml), `fattree:K` (a
 k-ary fat-tree, K even: K^3/4 hosts; K^2/4 core, K^2/2 aggregation and K^2/2 edge switches) or
 `leafspine:LxH,S` (L leaves of H hosts, S spines), either with `:hierarchical` after it (its jobs
