@@ -344,25 +344,33 @@ def test_a_silent_stream_is_closed_after_the_idle_bound_unless_it_is_primary(
 
 # --- reads -------------------------------------------------------------------------------
 def test_wildcard_reads_are_paged_lazily_and_capped(served, monkeypatch):
+    """The first page reaches the client while the server is held reading the second page's first
+    cell: pages are read one at a time, never the whole selection first. (How far the server reads
+    ahead of a client that stops is gRPC's flow control, not the server's: not asserted.)"""
     sw, channel, stub = served
     primary = Stream(channel, 1)
     primary.status()
     set_pipeline(stub, 1)
-    monkeypatch.setattr(p4runtime_server, "READ_CHUNK", 8)
+    chunk = 8
+    monkeypatch.setattr(p4runtime_server, "READ_CHUNK", chunk)
     name = "InaIngress.slot_bitmap"
-    reads = []
+    reads: list[int] = []
+    held, release = threading.Event(), threading.Event()
 
-    class Counting:
-        """The register, counting cells the server reads."""
+    class Holding:
+        """The register, counting the cells the server reads and holding it at the second page."""
 
         def __init__(self, inner):
             self.inner, self.size, self.bitwidth = inner, inner.size, inner.bitwidth
 
         def read(self, i: int) -> int:
             reads.append(i)
+            if i == chunk and not release.is_set():
+                held.set()
+                release.wait(BOUND)
             return self.inner.read(i)
 
-    sw.registers[name] = Counting(sw.registers[name])
+    sw.registers[name] = Holding(sw.registers[name])
     reg = Schema(program().p4info).register(name)
     query = p4runtime_pb2.ReadRequest(
         device_id=0,
@@ -371,9 +379,12 @@ def test_wildcard_reads_are_paged_lazily_and_capped(served, monkeypatch):
         ],
     )
     pages = stub.Read(query, timeout=BOUND)
-    assert len(next(pages).entities) == 8
-    pages.cancel()  # the client stops reading: the server must not have read the rest
-    assert len(reads) < reg.size
+    first = next(pages)
+    assert held.wait(BOUND)
+    assert [e.register_entry.index.index for e in first.entities] == list(range(chunk))
+    assert reads == list(range(chunk + 1))
+    pages.cancel()
+    release.set()
     monkeypatch.setattr(p4runtime_server, "MAX_READ_ENTITIES", 40)
     everything = p4runtime_pb2.ReadRequest(
         device_id=0, entities=[p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry())]
@@ -383,7 +394,7 @@ def test_wildcard_reads_are_paged_lazily_and_capped(served, monkeypatch):
         for page in stub.Read(everything, timeout=BOUND):
             got += len(page.entities)
     assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert got <= 40
+    assert got == 40
     primary.close()
 
 
