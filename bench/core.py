@@ -24,8 +24,9 @@ import numpy as np
 from ina import compiled
 from ina.bench import plots
 from ina.bench.results import Progress, summarise, write
+from ina.hosts import packets
 from ina.hosts.core import AllReduceCore
-from ina.p4src.protocol import HEADER, HEADER_LEN, MSG_RESULT
+from ina.p4src.protocol import HEADER_LEN
 
 TARGET = 1_000_000  # answers per second (issue 32)
 SWITCH = ("10.0.0.254", 48879)
@@ -70,16 +71,10 @@ def array_of(case: CoreCase) -> np.ndarray:
 
 
 def answer(update: bytearray, n_workers: int) -> bytes:
-    """The RESULT of `update` from a job whose every worker sent it: its header turned into a
-    RESULT's (count, bitmap), its values n_workers times theirs (int32 wraparound)."""
-    values = np.frombuffer(update, ">i4", offset=HEADER_LEN) * np.int32(n_workers)
-    _msg, rank, job, pool, exponent, flags, _count, epoch, round_, _bitmap = HEADER.unpack_from(
-        update
-    )
-    header = HEADER.pack(
-        MSG_RESULT, rank, job, pool, exponent, flags, n_workers, epoch, round_, (1 << n_workers) - 1
-    )
-    return header + values.astype(">i4").tobytes()
+    """The RESULT of `update` from a job whose every worker sent it: count and bitmap every worker,
+    its values n_workers times theirs (int32 wraparound)."""
+    values = np.frombuffer(update, ">i4", offset=HEADER_LEN).astype(np.int64) * n_workers
+    return packets.result_for(update, n_workers, (1 << n_workers) - 1, values=values)
 
 
 def record(case: CoreCase, array: np.ndarray) -> list[bytes]:

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ina.p4src.protocol import HEADER, HEADER_LEN, INDEX_MASK, SET_SHIFT, pool_field
+from ina.p4src.protocol import HEADER, HEADER_LEN, INDEX_MASK, MSG_RESULT, SET_SHIFT, pool_field
 
 
 class Header(NamedTuple):
@@ -41,22 +41,49 @@ def datagram(
     """A whole aggregation datagram, its set round_ & 1; `values` int32 in host order (int32
     wraparound applied). For the paths that are not per packet: the harness, the host server,
     benchmarks' traffic; a field they do not name keeps its default."""
-    wrapped = (np.asarray(values, dtype=np.int64) + 2**31) % 2**32 - 2**31
-    return (
-        HEADER.pack(
-            msg_type,
-            rank,
-            job,
-            pool_field(round_ & 1, index),
-            exponent,
-            flags,
-            count,
-            epoch,
-            round_,
-            bitmap,
-        )
-        + wrapped.astype(">i4").tobytes()
+    return HEADER.pack(
+        msg_type,
+        rank,
+        job,
+        pool_field(round_ & 1, index),
+        exponent,
+        flags,
+        count,
+        epoch,
+        round_,
+        bitmap,
+    ) + _payload(values)
+
+
+def result_for(
+    update, count: int, bitmap: int, *, exponent: int | None = None, values=None
+) -> bytes:
+    """The RESULT a switch answers `update` with: the update's rank, job, pool field, flags, epoch
+    and round, `count` workers named by `bitmap`, `exponent` (else the update's) and `values`
+    (int32 in host order, wrapped; else the update's own payload). For the tests and benches that
+    play the switch."""
+    _msg, rank, job, pool, own_exponent, flags, _count, epoch, round_, _bitmap = HEADER.unpack_from(
+        update
     )
+    header = HEADER.pack(
+        MSG_RESULT,
+        rank,
+        job,
+        pool,
+        own_exponent if exponent is None else exponent,
+        flags,
+        count,
+        epoch,
+        round_,
+        bitmap,
+    )
+    return header + (bytes(update[HEADER_LEN:]) if values is None else _payload(values))
+
+
+def _payload(values) -> bytes:
+    """Values as the wire's big-endian int32, wrapped around as the switch's registers do."""
+    wrapped = (np.asarray(values, dtype=np.int64) + 2**31) % 2**32 - 2**31
+    return wrapped.astype(">i4").tobytes()
 
 
 def parse_header(buf) -> Header:

@@ -15,7 +15,7 @@ from ina.hosts.baseline import ParameterServer
 from ina.hosts.cli import make_array, verify
 from ina.hosts.quantize import chunk_exponents, error_bound, quantize, scale_for
 from ina.hosts.worker import Worker, WorkerError
-from ina.p4src.protocol import HEADER, HEADER_LEN, MSG_RESULT, MSG_STATUS, MSG_UPDATE, pool_field
+from ina.p4src.protocol import HEADER, MSG_RESULT, MSG_STATUS, MSG_UPDATE, pool_field
 
 PS_IP = "127.0.0.1"
 EPOCH = 0x5EED0001
@@ -125,6 +125,16 @@ def test_update_packet_bytes():
     assert packets.parse_header(buf) == (1, 3, 0x0102, 1, 5, 130, 0, 0, 0x5EED0003, 1, 0)
 
 
+def test_result_for_keeps_the_updates_slot_and_flags_and_sets_count_bitmap_exponent_values():
+    update = bytes.fromhex("010301028005820100005eed00030000000100000000ffffffff00000002")
+    assert packets.result_for(update, 2, 0b1010).hex() == (
+        "020301028005820100025eed0003000000010000000affffffff00000002"
+    )
+    assert packets.result_for(update, 1, 0b1000, exponent=131, values=[2**31, -3]).hex() == (
+        "020301028005830100015eed0003000000010000000880000000fffffffd"
+    )
+
+
 def test_quantization_scale_cannot_overflow():
     chunk = np.array([[0.75, -3.5, 0.0, 1e-3]])
     [e] = chunk_exponents(chunk)
@@ -134,21 +144,10 @@ def test_quantization_scale_cannot_overflow():
     assert error_bound(0, 4) == 0.0
 
 
-def reflected(update: bytes, exponent: int) -> bytes:
-    """The RESULT of an UPDATE from rank 1 summed alone: its values, `exponent`, count 1."""
-    return (
-        bytes([MSG_RESULT])
-        + update[1:6]
-        + bytes([exponent, 0, 0, 1])
-        + update[10:18]
-        + bytes([0, 0, 0, 2])
-        + update[22:]
-    )
-
-
 class Reflector:
-    """The switch of a one-socket job, in process: answers each UPDATE with its RESULT (the values
-    unchanged, the exponent mapped by `exponents`, as if another worker announced a larger one),
+    """The switch of a one-socket job, in process: answers each UPDATE with its RESULT as rank 1's
+    alone (count 1, bitmap 0b10, the values unchanged, the exponent mapped by `exponents`, as if
+    another worker announced a larger one),
     then once more as a duplicate. Records every packet the worker sends."""
 
     def __init__(self, sock, exponents: dict[int, int] | None = None):
@@ -157,7 +156,7 @@ class Reflector:
     def sendto(self, data, addr) -> int:
         data = bytes(data)
         self.sent.append(data)
-        result = reflected(data, self.exponents.get(data[6], data[6]))
+        result = packets.result_for(data, 1, 0b10, exponent=self.exponents.get(data[6]))
         self.queue += [(result, addr), (result, addr)]
         return len(data)
 
@@ -261,7 +260,7 @@ def test_every_answer_leaves_before_the_worker_waits():
     future = w.allreduce_async(array)
     for _ in range(3):
         update, source = switch.recvfrom(64)
-        switch.sendto(reflected(update, update[6]), source)
+        switch.sendto(packets.result_for(update, 1, 0b10), source)
     assert np.array_equal(future.result(timeout=20).total, array)
     assert (w.stats.packets_sent, w.stats.retransmissions) == (3, 0)
     w.close()
@@ -508,9 +507,7 @@ def test_between_calls_the_worker_reads_its_socket_and_holds_the_next_calls_resu
         )  # chunks 0, 1 on slots 0, 1: round 0
         for _ in range(2):
             update, addr = switch.recvfrom(100)
-            fields = list(HEADER.unpack_from(update))
-            fields[0], fields[6], fields[9] = MSG_RESULT, 1, 0b10
-            switch.sendto(HEADER.pack(*fields) + update[HEADER_LEN:], addr)
+            switch.sendto(packets.result_for(update, 1, 0b10), addr)
         assert future.result(timeout=5).total.tolist() == [1, 2, 3, 4]
         for slot in range(2):  # round 1 of each slot: rank 0's sums alone
             values = struct.pack(">2i", 10 * slot, 10 * slot + 1)
