@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from test_core import EPOCH, SWITCH, answer, rack_core, result
 
-from ina.hosts.core import MAX_DATAGRAM_ELEMS, AllReduceCore, WorkerError
+from ina.hosts.core import MAX_DATAGRAM_ELEMS, PACE_BURST, AllReduceCore, WorkerError
+from ina.hosts.packets import datagram, result_for
 from ina.hosts.rto import MAX_RTO
 from ina.p4src.protocol import (
     ELEMS_CHOICES,
@@ -15,6 +16,7 @@ from ina.p4src.protocol import (
     MAX_JOBS,
     MAX_SLOTS,
     MAX_WORKERS,
+    MSG_RESULT,
     MSG_STATUS,
 )
 
@@ -168,3 +170,108 @@ def test_giving_up_on_a_counted_slot_names_the_ranks_it_waits_for():
         "job 3 rank 1: slot 0 was still waiting for rank(s) [0, 2, 3] after 0 retransmissions "
         "(the switch counted this worker's UPDATE)."
     )
+
+
+def test_a_cores_slots_are_the_jobs_from_base_on_and_the_slot_below_base_is_not_its():
+    core = core_with(base=3)
+    sent = [bytes(p) for p in core.start(np.array([1, 2, 3, 4], dtype=np.int32), now=0.0)]
+    assert [p.hex() for p in sent] == [
+        "010100030003000000005eed000300000000000000000000000100000002",  # the job's slot 3
+        "010100030004000000005eed000300000000000000000000000300000004",  # the job's slot 4
+    ]
+    assert core.receive(result(index=2), SWITCH, now=0.0005) is None
+    assert core.stats.forged == 1
+    for packet in sent:
+        assert core.receive(answer(packet), SWITCH, now=0.001) is None
+    assert core.finished and core.result().tolist() == [1, 2, 3, 4]
+    assert core.stats.forged == 1
+
+
+def test_a_status_for_a_slot_this_call_does_not_use_is_a_duplicate():
+    core = core_with(window=2)
+    core.start(np.array([1, 2], dtype=np.int32), now=0.0)  # one chunk: slot 1 is not used
+    assert core.receive(result(index=1, msg=MSG_STATUS), SWITCH, now=0.001) is None
+    assert (core.stats.duplicates, core.stats.held, core.stats.forged) == (1, 0, 0)
+
+
+def test_exactly_pace_burst_due_slots_leave_in_one_call():
+    core = core_with(window=PACE_BURST)
+    sent = [bytes(p) for p in core.start(np.arange(2 * PACE_BURST, dtype=np.int32), now=0.0)]
+    assert [bytes(p) for p in core.expire(0.01)] == sent  # every slot's RTO at once
+    assert core.deadline == 0.03  # the backoff doubled the timer: 0.01 + 2 * 0.01
+
+
+def test_held_results_of_several_later_uses_are_all_kept_until_taken():
+    # 4 uses held per slot (64 MiB over 256 slots of 65504-byte datagrams). Slot 0 is on use 2
+    # after two calls; the RESULTs of uses 3 and 4 come early and are both taken, one per call.
+    core = core_with(window=256, elems=MAX_DATAGRAM_ELEMS)
+    assert core.hold_rounds == 4
+    one = np.arange(MAX_DATAGRAM_ELEMS, dtype=np.int32)  # one chunk: slot 0's one use per call
+    for call in range(3):
+        [update] = core.start(one, now=float(call))
+        if call == 2:
+            for round_ in (3, 4):
+                early = datagram(MSG_RESULT, EPOCH, 2 * one, job=3, round_=round_, count=2)
+                assert core.receive(early, SWITCH, now=2.1) is None
+            assert core.stats.held == 2
+        assert core.receive(answer(bytes(update)), SWITCH, now=call + 0.5) is None
+        assert core.finished
+    for call in (3, 4):
+        assert core.start(one, now=float(call)) == []  # taken from the held RESULT, nothing sent
+        assert core.finished and core.result().tolist() == (2 * one).tolist()
+
+
+def test_each_update_announces_the_exponent_of_the_chunk_a_window_later():
+    # Floats: a slot's first use carries the exponent alone; every UPDATE's exponent byte is the
+    # chunk a window (2) later's, 0 past the last chunk.
+    core = core_with(window=2)
+    array = np.array([1, 1, 100, 100, 1e4, 1e4, 1e6, 1e6], dtype=np.float32)
+    pending = [bytes(p) for p in core.start(array, now=0.0)]
+    announced = []
+    while pending:
+        update = pending.pop(0)
+        announced.append(update[6])
+        reply = core.receive(result_for(update, 2, 0b11), SWITCH, now=0.001)
+        if reply is not None:
+            pending.append(bytes(reply))
+    assert announced == [129, 135, 142, 148, 0, 0]
+    assert core.finished
+
+
+def test_a_spurious_resend_takes_the_originals_rtt_from_its_first_transmission():
+    # Sampled 1 ms; the next use (sent at 1 ms) times out at 4 ms, and its answer 0.1 ms after the
+    # resend is the original's: RTT 4.1 - 1 = 3.1 ms. srtt 1.2625 ms, rttvar 0.9 ms: RTO 4.8625 ms
+    # from the next use, sent at 4.1 ms.
+    core = core_with(window=1, min_rto=0.0, timeout=0.05)
+    [first] = [bytes(p) for p in core.start(np.arange(6, dtype=np.int32), now=0.0)]
+    second = bytes(core.receive(answer(first), SWITCH, now=0.001))
+    assert core.deadline == pytest.approx(0.004)
+    assert [bytes(p) for p in core.expire(0.004)] == [second]
+    assert core.receive(answer(second), SWITCH, now=0.0041) is not None
+    assert core.stats.spurious == 1
+    assert core.deadline == pytest.approx(0.0041 + 0.0048625)
+
+
+def test_a_status_counting_a_resend_allows_one_probe_four_allowances_later():
+    # Allowance 1.25 ms (RTT 1 ms + reo_wnd); the resend at 4 ms waits for the doubled RTO (10 ms)
+    # until its STATUS at 4.5 ms brings the probe forward to 4.5 + 4 * 1.25 = 9.5 ms.
+    core = core_with(window=1, min_rto=0.0, timeout=0.05)
+    [first] = [bytes(p) for p in core.start(np.arange(6, dtype=np.int32), now=0.0)]
+    second = bytes(core.receive(answer(first), SWITCH, now=0.001))
+    assert [bytes(p) for p in core.expire(0.004)] == [second]
+    assert core.deadline == pytest.approx(0.010)
+    assert core.receive(answer(second, msg=MSG_STATUS), SWITCH, now=0.0045) is None
+    assert core.deadline == pytest.approx(0.0095)
+
+
+def test_a_counted_slot_sent_before_the_latest_answer_waits_at_least_the_rto():
+    # One worker, samples 20 ms then 1 ms: srtt 17.625 ms, rttvar 12.25 ms, RTO 66.625 ms, allowance
+    # 17.875 ms. Slot 1 (sent at 0, before the latest answered use) is counted by a STATUS: it
+    # waits 2 allowances (35.75 ms) raised to the RTO; slot 2, not counted, is resent by RACK.
+    core = core_with(window=3, min_rto=0.0, timeout=0.05, rank=0, n_workers=1)
+    sent = [bytes(p) for p in core.start(np.arange(10, dtype=np.int32), now=0.0)]
+    next_use = bytes(core.receive(answer(sent[0], bitmap=1), SWITCH, now=0.020))
+    assert core.receive(answer(next_use, bitmap=1), SWITCH, now=0.021) is None  # slot 0 done
+    assert core.receive(answer(sent[1], msg=MSG_STATUS, bitmap=1), SWITCH, now=0.021) is None
+    assert [bytes(p) for p in core.expire(0.021)] == [sent[2]]
+    assert core.deadline == pytest.approx(0.066625)
