@@ -275,3 +275,111 @@ def test_a_counted_slot_sent_before_the_latest_answer_waits_at_least_the_rto():
     assert core.receive(answer(sent[1], msg=MSG_STATUS, bitmap=1), SWITCH, now=0.021) is None
     assert [bytes(p) for p in core.expire(0.021)] == [sent[2]]
     assert core.deadline == pytest.approx(0.066625)
+
+
+def slots_of(datagrams) -> list[int]:
+    """The job's slot each datagram is for (its pool field's index)."""
+    return [int.from_bytes(bytes(p)[4:6], "big") & 0x7FFF for p in datagrams]
+
+
+def test_a_slot_sent_after_the_latest_answer_waits_its_turn_when_that_is_past_the_rto():
+    # Rank 7 of 8: slot 0 is last in turn (position 7). Sampled 1 ms (allowance 1.25 ms, RTO
+    # 3 ms): slot 0's next use, sent at 1 ms, is due 8 allowances later (11 ms), not at its RTO
+    # (4 ms); slot 1 (position 0) at its RTO, 3 ms.
+    core = core_with(window=2, rank=7, n_workers=8, min_rto=0.0, timeout=0.05)
+    sent = [bytes(p) for p in core.start(np.arange(8, dtype=np.int32), now=0.0)]
+    assert core.receive(answer(sent[0], bitmap=1 << 7), SWITCH, now=0.001) is not None
+    assert slots_of(core.expire(0.003)) == [1]
+    assert slots_of(core.expire(0.0109)) == []
+    assert slots_of(core.expire(0.011)) == [0]
+
+
+def test_a_resent_slot_sent_before_the_latest_answer_waits_n_workers_allowances():
+    # Rank 1 of 2, allowance 1.25 ms: slot 1 (first in turn) is resent by RACK at 1.25 ms; slot 2's
+    # use sent after that resend is answered, so the resend is overtaken in turn: due 2 allowances
+    # after it (3.75 ms), with slot 0 (third in turn: 3 allowances after 0).
+    core = core_with(window=3, min_rto=0.0, timeout=0.05)
+    sent = [bytes(p) for p in core.start(np.arange(18, dtype=np.int32), now=0.0)]
+    second = bytes(core.receive(answer(sent[2]), SWITCH, now=0.001))
+    assert slots_of(core.expire(0.00125)) == [1]
+    third = bytes(core.receive(answer(second), SWITCH, now=0.002))
+    assert core.receive(answer(third), SWITCH, now=0.003) is None  # slot 2 done
+    assert slots_of(core.expire(0.0037)) == []
+    assert slots_of(core.expire(0.00375)) == [0, 1]
+
+
+def test_the_deadline_comes_forward_to_the_first_uncounted_slot_behind_the_latest_answer():
+    # One worker, window 3: slot 1 is counted by a STATUS, so when slot 0's second answer makes
+    # slots 1 and 2 overtaken, the deadline is slot 2's (sent at 0) one allowance: 17.875 ms.
+    core = core_with(window=3, min_rto=0.0, timeout=0.05, rank=0, n_workers=1)
+    sent = [bytes(p) for p in core.start(np.arange(10, dtype=np.int32), now=0.0)]
+    next_use = bytes(core.receive(answer(sent[0], bitmap=1), SWITCH, now=0.020))
+    assert core.receive(answer(sent[1], msg=MSG_STATUS, bitmap=1), SWITCH, now=0.0205) is None
+    assert core.deadline == 0.05  # the first RTO, `timeout`
+    assert core.receive(answer(next_use, bitmap=1), SWITCH, now=0.021) is None  # slot 0 done
+    assert core.deadline == pytest.approx(0.017875)
+
+
+def test_a_use_after_a_result_held_before_the_first_call_is_rack_evidence():
+    # Slot 1's first RESULT came before the call: its next use is sent with the call and, never
+    # resent, its answer is RACK's latest: slot 0 (sent before it) is due one allowance after.
+    core = core_with(window=2)
+    assert core.receive(result(index=1), SWITCH, now=0.0) is None
+    sent = [bytes(p) for p in core.start(np.arange(8, dtype=np.int32), now=0.0)]
+    assert slots_of(sent) == [0, 1]
+    assert core.receive(answer(sent[1]), SWITCH, now=0.001) is None  # slot 1 done
+    assert core.deadline == pytest.approx(0.00125)
+
+
+def status_of(update: bytes, round_: int) -> bytes:
+    """A STATUS of `round_` of the update's slot, rank 0 counted (not this worker, rank 1)."""
+    return answer(update, msg=MSG_STATUS, round_=round_, bitmap=0b01)
+
+
+def test_a_status_rounds_ahead_skips_the_uses_before_and_their_chunks_have_no_sum():
+    # The second call starts slot 0 at use 1; a STATUS of use 5 means uses 1-3 were done without
+    # this worker: chunks 0-2 have no sum and the slot goes on with use 4, chunk 3.
+    core = core_with(window=1)
+    [first] = core.start(np.array([5, 6], dtype=np.int32), now=0.0)
+    assert core.receive(answer(bytes(first)), SWITCH, now=0.001) is None
+    [update] = [bytes(p) for p in core.start(np.arange(10, dtype=np.int32), now=1.0)]
+    following = bytes(core.receive(status_of(update, 5), SWITCH, now=1.001))
+    assert following.hex() == "010100030000000000005eed000300000004000000000000000600000007"
+    last = bytes(core.receive(answer(following), SWITCH, now=1.002))
+    assert core.receive(answer(last), SWITCH, now=1.003) is None
+    assert core.finished and core.result().tolist() == [0, 0, 0, 0, 0, 0, 6, 7, 8, 9]
+    assert core.contributors().counts.tolist() == [0, 0, 0, 1, 1]
+
+
+def test_a_float_slots_first_use_gone_skips_no_chunk():
+    # Slot 1's first use carries the exponent alone: gone, it takes no chunk from the count, and
+    # the call finishes with the last answer (chunk 1, sent without the maximum, has no sum).
+    core = core_with(window=2)
+    sent = [bytes(p) for p in core.start(np.arange(1, 9, dtype=np.float32), now=0.0)]
+    pending = [sent[0], bytes(core.receive(status_of(sent[1], 2), SWITCH, now=0.001))]
+    finished = []
+    while pending:
+        reply = core.receive(result_for(pending.pop(0), 2, 0b11), SWITCH, now=0.002)
+        finished.append(core.finished)
+        if reply is not None:
+            pending.append(bytes(reply))
+    assert finished == [False, False, False, False, True]
+    assert core.result().tolist() == [1.0, 2.0, 0.0, 0.0, 5.0, 6.0, 7.0, 8.0]
+
+
+def test_a_status_past_the_last_use_finishes_the_call_without_sending():
+    core = core_with(window=1)
+    [update] = [bytes(p) for p in core.start(np.array([7, 8], dtype=np.int32), now=0.0)]
+    assert core.receive(status_of(update, 2), SWITCH, now=0.001) is None
+    assert core.finished and core.result().tolist() == [0, 0]
+    assert core.stats.packets_sent == 1
+
+
+def test_the_use_after_a_gone_one_is_answered_at_once_and_is_no_rack_evidence():
+    # Slot 0's use 1 (after a STATUS of use 2) is answered 0.2 ms after it leaves: an RTT sample
+    # (RTO 0.6 ms) but not RACK's latest answer, so slot 1 (sent at 0) waits for its RTO.
+    core = core_with(window=2, min_rto=0.0)
+    sent = [bytes(p) for p in core.start(np.arange(12, dtype=np.int32), now=0.0)]
+    following = bytes(core.receive(status_of(sent[0], 2), SWITCH, now=0.001))
+    assert core.receive(answer(following), SWITCH, now=0.0012) is not None
+    assert core.deadline == pytest.approx(0.0006)
