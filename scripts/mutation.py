@@ -19,6 +19,7 @@ Exit 0 when every module tested reaches `TARGET_SCORE`.
 """
 
 import argparse
+import ast
 import json
 import os
 import random
@@ -89,22 +90,128 @@ KEPT_OPERATORS = (
     "ZeroIterationForLoop",
     "ExceptionReplacer",
 )
-# (module, operator, the mutated line's text) -> why no test can tell the mutant from the program
+# (module, the mutated statement's first line, the mutant's lines as its diff adds them: stripped,
+# joined by a space) -> why no test can tell the mutant from the program
+WAITING_SEQ = (
+    "a waiting transmission's sequence number never equals _rack_seq (the latest answered one:"
+    " that use was taken, and its slot has a new transmission or is done), so < and <= (> and >=)"
+    " read the same"
+)
+FIRST_SEND = (
+    "start() sets every slot's entry before it is read: _next_use sends the slot's use, which"
+    " resets it, or takes a held RESULT, whose only read of it is `_behind = retries > 0 and not"
+    " status` (retries still 0); a slot done without sending is never read again"
+)
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     (
         "hosts/core.py",
-        "core/NumberReplacer",
         "MAX_DATAGRAM_ELEMS = (65507 - HEADER_LEN) // 4  # values that fit one UDP datagram over IPv4",
-    ): "65507 -> 65506 gives the same quotient (65486 // 4 == 65487 // 4); 65508 is killed",
+        "MAX_DATAGRAM_ELEMS = ( 65506 - HEADER_LEN) // 4  # values that fit one UDP datagram over IPv4",
+    ): "the same quotient: (65506 - 22) // 4 == (65507 - 22) // 4 == 16371",
     (
         "hosts/core.py",
-        "core/NumberReplacer",
-        "self._window, self._done = 0, []  # no all-reduce yet: every slot is done",
-    ): (
+        "MAX_DATAGRAM_ELEMS = (65507 - HEADER_LEN) // 4  # values that fit one UDP datagram over IPv4",
+        "MAX_DATAGRAM_ELEMS = ( 65508 - HEADER_LEN) // 4  # values that fit one UDP datagram over IPv4",
+    ): "the same quotient: (65508 - 22) // 4 == (65507 - 22) // 4 == 16371",
+    ("hosts/core.py", "self._window = 0", "self._window = -1"): (
         "_window -1 before the first call: receive's `index >= self._window` and _other_round's"
         " `index < self._window` read the same for -1 as for 0 (indexes are >= 0); 1 is killed"
     ),
+    (
+        "hosts/core.py",
+        "self._sequence = 0  # transmissions so far: orders them, ties in time included",
+        "self._sequence = 1  # transmissions so far: orders them, ties in time included",
+    ): "sequence numbers are only compared with each other and _rack_seq starts at 0 below them all",
+    ("hosts/core.py", "self._sequence += 1", "self._sequence += 2"): (
+        "a resend's number still exceeds every earlier one: sequence numbers are only compared"
+    ),
+    **{
+        ("hosts/core.py", first, mutated): FIRST_SEND
+        for first, mutated in (
+            ("self._chunk_of = [", "self._chunk_of = [ -1"),
+            ("self._chunk_of = [", "self._chunk_of = [ 1"),
+            ("self._blind = [", "True"),
+            ("self._status = [", "self._status = [ 1"),
+            ("self._status = [", "self._status = [ -1"),
+            (
+                "self._timeouts = [0] * window  # ... of which timed out: max_retries bounds these",
+                "self._timeouts = [ 1] * window  # ... of which timed out: max_retries bounds these",
+            ),
+            (
+                "self._timeouts = [0] * window  # ... of which timed out: max_retries bounds these",
+                "self._timeouts = [ -1] * window  # ... of which timed out: max_retries bounds these",
+            ),
+            (
+                "self._seq_of = [0] * window  # each slot's latest transmission, in order",
+                "self._seq_of = [ 1] * window  # each slot's latest transmission, in order",
+            ),
+            (
+                "self._seq_of = [0] * window  # each slot's latest transmission, in order",
+                "self._seq_of = [ -1] * window  # each slot's latest transmission, in order",
+            ),
+        )
+    },
+    **{
+        ("hosts/core.py", first, mutated): WAITING_SEQ
+        for first, mutated in (
+            ("if (", "seq_of[index] >= self._rack_seq and not self._behind[index]"),
+            (
+                "if not self._status[index] and self._seq_of[index] < self._rack_seq:",
+                "if not self._status[index] and self._seq_of[index] <= self._rack_seq:",
+            ),
+            (
+                "if self._seq_of[rack] < self._rack_seq and not status[rack]:",
+                "if self._seq_of[rack] <= self._rack_seq and not status[rack]:",
+            ),
+            (
+                "timed_out = self._seq_of[index] > self._rack_seq",
+                "timed_out = self._seq_of[index] >= self._rack_seq",
+            ),
+        )
+    },
+    ("hosts/core.py", "if due < self.deadline:", "if due <= self.deadline:"): (
+        "when equal, the deadline is assigned the value it has"
+    ),
+    (
+        "hosts/core.py",
+        "if timed_out and (due < sent + rtt.timer or not self._rack_seq):",
+        "if timed_out and (due <= sent + rtt.timer or not self._rack_seq):",
+    ): "when equal, due is assigned the value it has",
+    (
+        "hosts/core.py",
+        "next_due = min((due for seq, due in waits.items() if seq < cut), default=math.inf)",
+        "next_due = min((due for seq, due in waits.items() if seq <= cut), default=math.inf)",
+    ): "cut is a due transmission's number and waits holds only those not due: never equal",
+    (
+        "hosts/core.py",
+        "for old in [r for r in held if (r - current) & ROUND_MASK >= self.hold_rounds]:",
+        "for old in [r for r in held if (r - current) & ROUND_MASK > self.hold_rounds]:",
+    ): (
+        "a round was held less than hold_rounds ahead and the current round only moves forward,"
+        " so its distance is below hold_rounds or wrapped far above it (over 2**31), never equal"
+    ),
 }
+
+
+def statement_of(source: str, row: int) -> str:
+    """The first line (stripped) of the innermost statement of `source` holding line `row`: a
+    mutant's place that a multi-line statement's inner lines (`0`, `False`) would not name."""
+    rows = [
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.stmt) and node.lineno <= row <= (node.end_lineno or node.lineno)
+    ]
+    line = max(rows, default=row)
+    return source.splitlines()[line - 1].strip()
+
+
+def added_lines(diff: str) -> str:
+    """The lines a mutant's diff adds, stripped and joined by a space."""
+    return " ".join(
+        line[1:].strip()
+        for line in diff.splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    )
 
 
 def scratch_copy(workdir: Path) -> Path:
@@ -218,7 +325,8 @@ def summary(module: str, session: Path, src: Path) -> dict:
     from cosmic_ray.work_db import use_db
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome
 
-    lines = (src / module).read_text().splitlines()
+    source = (src / module).read_text()
+    lines = source.splitlines()
     killed, survivors, equivalent, errors = 0, [], [], 0
     with use_db(str(session)) as db:
         pending = sum(1 for _ in db.pending_work_items)
@@ -233,7 +341,8 @@ def summary(module: str, session: Path, src: Path) -> dict:
                 "occurrence": mutation.occurrence,
                 "text": lines[line - 1].strip(),
             }
-            reason = EQUIVALENT.get((module, mutation.operator_name, where["text"]))
+            key = (module, statement_of(source, line), added_lines(result.diff or ""))
+            reason = EQUIVALENT.get(key)
             if result.test_outcome == TestOutcome.SURVIVED:
                 (equivalent if reason else survivors).append({**where, "equivalent": reason})
             elif result.test_outcome == TestOutcome.KILLED:
