@@ -40,18 +40,21 @@ def run_hier(
     return result
 
 
-def assert_tree_counts(result: RunResult, chunks: int) -> None:
-    """Exact whatever was lost: the root took two partial sums per chunk (one per leaf, not one
-    per worker), each leaf completed every chunk once and took every RESULT from the root once."""
+def assert_tree_counts(result: RunResult, chunks: int, exact_uses: bool = True) -> None:
+    """Exact whatever was lost: per use of a slot (one per chunk for int32; a float chunk whose
+    exponent the switch's maximum changed is sent again, in a use of its own) the root took two
+    partial sums (one per leaf, not one per worker), and each leaf completed it once and took the
+    root's RESULT once."""
     stats = {name: result.switch_stats[name]["jobs"][0] for name in (*LEAVES, ROOT)}
-    assert stats[ROOT]["accepted"] == len(LEAVES) * chunks
-    assert stats[ROOT]["completed"] == chunks
+    uses = stats[ROOT]["completed"]
+    assert uses == chunks if exact_uses else uses >= chunks
+    assert stats[ROOT]["accepted"] == len(LEAVES) * uses
     assert "partials_sent" not in stats[ROOT]
     for leaf in LEAVES:
-        assert stats[leaf]["accepted"] == 2 * chunks
-        assert stats[leaf]["completed"] == chunks
-        assert stats[leaf]["parent_results"] == chunks
-        assert stats[leaf]["partials_sent"] >= chunks
+        assert stats[leaf]["accepted"] == 2 * uses
+        assert stats[leaf]["completed"] == uses
+        assert stats[leaf]["parent_results"] == uses
+        assert stats[leaf]["partials_sent"] >= uses
 
 
 def lost_on_uplinks(result: RunResult) -> int:
@@ -73,7 +76,7 @@ def test_hierarchical_job_on_ina_switch_recovers_loss_on_every_link(tmp_path, dt
     size = 16384
     result = run_hier(tmp_path, "builtin", size, dtype, loss=0.01)
     assert result.loss_mode == "switch"
-    assert_tree_counts(result, math.ceil(size / ELEMS))
+    assert_tree_counts(result, math.ceil(size / ELEMS), exact_uses=dtype == "int32")
     assert lost_on_uplinks(result) > 0  # ~20 expected (2048 upward partials at 1%)
 
 
