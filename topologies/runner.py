@@ -40,7 +40,7 @@ class RunOptions:
     loss_mode: str = (
         "auto"  # where --loss is applied: "netem" (links), "switch" (drop simulator), "auto"
     )
-    loss_link: str | None = None  # only this host's link (None: every host link)
+    loss_link: str | None = None  # only this host's link (None: every link, loss_ends)
     loss_direction: str = "both"  # "up" (host -> switch), "down" (switch -> host) or "both"
     jobs: int | None = (
         None  # deal the workers into this many jobs (None: 1 on a star, a file's own jobs)
