@@ -3,7 +3,9 @@ communication time of a replayed model's training iterations (train: switch, rin
 the controller's time to primary while streams flood the P4Runtime port (arbitration), a huge
 pipeline pushed over P4Runtime (hostile: time to answer, memory, Reads meanwhile), what a big
 P4Runtime message costs the switch's server and what real ones weigh (p4runtime), one all-reduce in
-Mininet and in `ina sim` side by side (sim-vs-emulation: frames per link, times), the switch's
+Mininet and in `ina sim` side by side (sim-vs-emulation: frames per link, times), hierarchical
+against single-switch aggregation in Mininet (hier-emu: upper-link UPDATEs per chunk from the
+switches' counters, goodput per worker), the switch's
 slot pool under a churn of jobs per allocation policy (pool).
 
 Each benchmark repeats, reports median and spread, writes JSON (with the machine and git revision)
@@ -390,6 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
             "hostile",
             "p4runtime",
             "sim-vs-emulation",
+            "hier-emu",
             "pool",
             "all",
         ],
@@ -433,6 +436,12 @@ def build_parser() -> argparse.ArgumentParser:
         "auto: do so when BMv2 is installed (the Vagrant VM); builtin: ina only",
     )
     p.add_argument(
+        "--topo",
+        default="leafspine_hier",
+        help="hier-emu: the topology whose jobs run hierarchical and single (default "
+        "leafspine_hier; e.g. fattree4, fattree:4:hierarchical)",
+    )
+    p.add_argument(
         "--trace",
         metavar="CSV",
         help="pool: a churn trace of your own (arrival_s,workers,duration_s[,model][,slots]; "
@@ -457,9 +466,14 @@ def main(argv: list[str] | None = None) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         p.error(f"argument --out: cannot create {out}: {err.strerror}")
-    needs_root = args.what in ("allreduce", "train", "stragglers", "sim-vs-emulation", "all") or (
-        args.what in ("switch", "profile") and not args.no_veth
-    )
+    needs_root = args.what in (
+        "allreduce",
+        "train",
+        "stragglers",
+        "sim-vs-emulation",
+        "hier-emu",
+        "all",
+    ) or (args.what in ("switch", "profile") and not args.no_veth)
     if needs_root and os.geteuid() != 0:
         print(
             "ina bench: veth and Mininet measurements need root (or use: ina bench switch --no-veth)"
@@ -525,6 +539,16 @@ def measure(args: argparse.Namespace, out: Path, with_bmv2: bool) -> dict:
         from ina.bench.sim_vs_emulation import bench_sim_vs_emulation
 
         sections["sim_vs_emulation"] = bench_sim_vs_emulation(out, args.reps)
+    if args.what in ("hier-emu", "all"):
+        from ina.bench.hier_emu import bench_hier_emu
+
+        sections["hier_emu"] = bench_hier_emu(
+            out,
+            args.reps,
+            args.topo,
+            ("builtin", "bmv2") if with_bmv2 else ("builtin",),
+            (0.0, 0.01) if args.full else (0.0,),
+        )
     if args.what in ("sim-shape", "all"):
         from ina.bench.sim_shape import bench_sim_shape
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ina.compiler import nodes as n
+from ina.compiler.externs import EXTERNS
 from ina.compiler.lowered import LoweredProgram
 from ina.compiler.objects import ExternInstance
 
@@ -19,64 +20,28 @@ def _source(instance: ExternInstance) -> dict:
     }
 
 
-def _arrays(externs: list[ExternInstance]) -> tuple[list[dict], list[dict], list[dict]]:
-    registers, counters, meters = [], [], []
+def _arrays(externs: list[ExternInstance], pipelines: list[dict]) -> dict[str, list[dict]]:
+    """Every extern section (externs.py `EXTERNS`), each instance's entry numbered in its section."""
+    tables = {t["name"]: t for p in pipelines for t in p["tables"]}
+    sections: dict[str, list[dict]] = {
+        e.section: [] for e in EXTERNS.values() if e.section is not None
+    }
     for inst in externs:
-        if inst.kind == "register":
-            registers.append(
-                {
-                    "name": inst.name,
-                    "id": len(registers),
-                    "source_info": _source(inst),
-                    "size": inst.extra["size"],
-                    "bitwidth": inst.extra["bitwidth"],
-                }
+        kind = EXTERNS[inst.kind]
+        if kind.section is None or kind.json is None:
+            continue
+        entry = kind.json(inst, tables)
+        if entry is not None:
+            section = sections[kind.section]
+            section.append(
+                {"name": inst.name, "id": len(section), "source_info": _source(inst), **entry}
             )
-        elif inst.kind in ("counter", "direct_counter"):
-            if inst.kind == "direct_counter" and inst.bound_table is None:
-                continue
-            entry = {
-                "name": inst.name,
-                "id": len(counters),
-                "source_info": _source(inst),
-                "is_direct": inst.kind == "direct_counter",
-            }
-            if inst.kind == "counter":
-                entry["size"] = inst.extra["size"]
-            else:
-                entry["binding"] = inst.bound_table
-            counters.append(entry)
-        elif inst.kind in ("meter", "direct_meter"):
-            if inst.kind == "direct_meter" and inst.bound_table is None:
-                continue
-            entry = {
-                "name": inst.name,
-                "id": len(meters),
-                "source_info": _source(inst),
-                "is_direct": inst.kind == "direct_meter",
-                "rate_count": 2,
-                "type": "bytes" if inst.extra["unit"] == "bytes" else "packets",
-            }
-            if inst.kind == "meter":
-                entry["size"] = inst.extra["size"]
-            else:
-                entry["binding"] = inst.bound_table
-                entry["size"] = 1024
-                entry["result_target"] = inst.extra.get("result_target")
-            meters.append(entry)
-    return registers, counters, meters
+    return sections
 
 
 def assemble(program: LoweredProgram) -> dict:
     storage, sections, pipelines = program.storage, program.sections, program.pipelines
-    registers, counters, meters = _arrays(program.artifacts.externs)
-    for meter in meters:
-        if meter["is_direct"]:
-            table = next(
-                (t for p in pipelines for t in p["tables"] if t["name"] == meter["binding"]), None
-            )
-            if table is not None:
-                meter["size"] = table["max_size"]
+    arrays = _arrays(program.artifacts.externs, pipelines)
     enums = []
     for name, decl in program.model.type_decls.items():
         if isinstance(decl, n.EnumDecl) and decl.base is None:
@@ -102,9 +67,7 @@ def assemble(program: LoweredProgram) -> dict:
         "parsers": [program.parser],
         "parse_vsets": sections.parse_vsets,
         "deparsers": [program.deparser],
-        "meter_arrays": meters,
-        "counter_arrays": counters,
-        "register_arrays": registers,
+        **arrays,
         "calculations": sections.calculations,
         "learn_lists": sections.learn_lists,
         "actions": sections.actions,

@@ -147,25 +147,160 @@ class Method:
     lower: Callable[[Expressions, ExternInstance, n.Call, str], None]
 
 
+def _size(ec: Expressions, arg: n.Arg) -> int:
+    value = ec.constant(arg.value, t.Bits(32))
+    if int(value.value) <= 0:
+        raise CompileError(f"size must be positive, not {value.value}", arg.loc)
+    return int(value.value)
+
+
+def _enum_member(ec: Expressions, arg: n.Arg, enum: str) -> str:
+    value = ec.constant(arg.value)
+    if not isinstance(value.type, t.Enum) or value.type.name != enum:
+        raise CompileError(f"expected a {enum} value, e.g. {enum}.packets", arg.loc)
+    return next(k for k, v in value.type.members.items() if v == value.value)
+
+
+def _value_type(inst: ExternInstance, decl: n.Instantiation, kind: str) -> t.P4Type:
+    """A register-like extern's cell type (its first type argument), bit<N> or int<N>."""
+    if not inst.type_args:
+        raise CompileError(f"{kind} needs its value type, e.g. {kind}<bit<32>>(1024)", decl.loc)
+    value_type = inst.type_args[0]
+    if isinstance(value_type, t.Enum) and value_type.base is not None:
+        value_type = value_type.base
+    if not isinstance(value_type, t.Bits | t.Bool):
+        raise CompileError(f"{kind} values must be bit<N> or int<N>, not {value_type}", decl.loc)
+    return value_type
+
+
+def _new_register(ec: Expressions, decl: n.Instantiation, inst: ExternInstance) -> None:
+    value_type = _value_type(inst, decl, "register")
+    inst.extra.update(
+        value_type=value_type, bitwidth=t.width_of(value_type), size=_size(ec, decl.args[0])
+    )
+
+
+def _new_profile(ec: Expressions, decl: n.Instantiation, inst: ExternInstance) -> None:
+    inst.extra["size"] = _size(ec, decl.args[0])
+
+
+def _new_selector(ec: Expressions, decl: n.Instantiation, inst: ExternInstance) -> None:
+    inst.extra["algo"] = HASH_ALGORITHMS[_enum_member(ec, decl.args[0], "HashAlgorithm")]
+    inst.extra["size"] = _size(ec, decl.args[1])
+
+
+def _new_array(unit: str):
+    """An indirect counter or meter: (size, unit)."""
+
+    def construct(ec: Expressions, decl: n.Instantiation, inst: ExternInstance) -> None:
+        inst.extra["size"] = _size(ec, decl.args[0])
+        inst.extra["unit"] = _enum_member(ec, decl.args[1], unit)
+
+    return construct
+
+
+def _new_direct(unit: str):
+    """A direct counter or meter: (unit); its table binds it."""
+
+    def construct(ec: Expressions, decl: n.Instantiation, inst: ExternInstance) -> None:
+        inst.extra["unit"] = _enum_member(ec, decl.args[0], unit)
+
+    return construct
+
+
+Tables = dict[str, dict]  # the pipelines' BMv2 tables by name
+
+
+def _register_json(inst: ExternInstance, tables: Tables) -> dict:
+    return {"size": inst.extra["size"], "bitwidth": inst.extra["bitwidth"]}
+
+
+def _counter_json(inst: ExternInstance, tables: Tables) -> dict:
+    return {"is_direct": False, "size": inst.extra["size"]}
+
+
+def _direct_counter_json(inst: ExternInstance, tables: Tables) -> dict | None:
+    if inst.bound_table is None:  # no table uses it: BMv2 has nothing to count
+        return None
+    return {"is_direct": True, "binding": inst.bound_table}
+
+
+def _meter_json(inst: ExternInstance, tables: Tables) -> dict:
+    return {
+        "is_direct": False,
+        "rate_count": 2,
+        "type": inst.extra["unit"],
+        "size": inst.extra["size"],
+    }
+
+
+def _direct_meter_json(inst: ExternInstance, tables: Tables) -> dict | None:
+    if inst.bound_table is None:
+        return None
+    table = tables.get(inst.bound_table)
+    return {
+        "is_direct": True,
+        "rate_count": 2,
+        "type": inst.extra["unit"],
+        "binding": inst.bound_table,
+        "size": table["max_size"] if table is not None else 1024,
+        "result_target": inst.extra.get("result_target"),
+    }
+
+
 @dataclass(frozen=True)
 class Extern:
-    """A v1model extern ina's compiler instantiates (instances.py): the argument counts its
-    constructors take, and its methods."""
+    """A v1model extern ina's compiler instantiates, as p4c keeps one in one converter: the
+    argument counts its constructors take, what its constructor's arguments record (`construct`,
+    called by instances.py), its methods, and its BMv2 JSON: the section its instances go to and
+    each instance's entry beyond name, id and source_info (`json`: None leaves it out; bmv2.py
+    numbers each section's entries). An extern without a section is a table property."""
 
     ctor_args: tuple[int, ...]
+    construct: Callable[[Expressions, n.Instantiation, ExternInstance], None]
     methods: dict[str, Method]
+    section: str | None = None
+    json: Callable[[ExternInstance, Tables], dict | None] | None = None
 
 
-EXTERNS = {
-    "register": Extern(
-        (1,), {"read": Method(2, _register_read), "write": Method(2, _register_write)}
+EXTERNS = {  # in BMv2 JSON order of their sections
+    "meter": Extern(
+        (2,),
+        _new_array("MeterType"),
+        {"execute_meter": Method(2, _execute_meter)},
+        "meter_arrays",
+        _meter_json,
     ),
-    "counter": Extern((2,), {"count": Method(1, _count)}),
-    "direct_counter": Extern((1,), {"count": Method(0, _direct_count)}),
-    "meter": Extern((2,), {"execute_meter": Method(2, _execute_meter)}),
-    "direct_meter": Extern((1,), {"read": Method(1, _direct_meter_read)}),
-    "action_profile": Extern((1,), {}),  # a table property: no methods
-    "action_selector": Extern((3,), {}),
+    "direct_meter": Extern(
+        (1,),
+        _new_direct("MeterType"),
+        {"read": Method(1, _direct_meter_read)},
+        "meter_arrays",
+        _direct_meter_json,
+    ),
+    "counter": Extern(
+        (2,),
+        _new_array("CounterType"),
+        {"count": Method(1, _count)},
+        "counter_arrays",
+        _counter_json,
+    ),
+    "direct_counter": Extern(
+        (1,),
+        _new_direct("CounterType"),
+        {"count": Method(0, _direct_count)},
+        "counter_arrays",
+        _direct_counter_json,
+    ),
+    "register": Extern(
+        (1,),
+        _new_register,
+        {"read": Method(2, _register_read), "write": Method(2, _register_write)},
+        "register_arrays",
+        _register_json,
+    ),
+    "action_profile": Extern((1,), _new_profile, {}),  # a table property: no methods
+    "action_selector": Extern((3,), _new_selector, {}),
 }
 
 

@@ -19,6 +19,7 @@ from ina.p4src.protocol import (
 from ina.switch.p4runtime.server import COMPAT_MODES
 from ina.topologies import clean, lock
 from ina.topologies.lock import MachineBusy
+from ina.topologies.model import AGGREGATIONS
 from ina.topologies.runner import RunError, RunOptions, require_root, run, say, summary
 from ina.topologies.topo import MAX_TREE_WORKERS, TopologyError
 
@@ -63,7 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", choices=["int32", "float32", "float64"], default="int32")
     model = p.add_mutually_exclusive_group()
     model.add_argument(
-        "--loss", type=probability, help="packet loss probability on every host link (e.g. 0.01)"
+        "--loss",
+        type=probability,
+        help="packet loss probability on every link (e.g. 0.01; switch-to-switch links too, unless "
+        "--loss-link or --loss-direction names host links)",
     )
     model.add_argument(
         "--loss-burst",
@@ -114,6 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="POLICY",
         help="every job's completion policy: sync, or quorum:K, timeout:T[us|ms|s], stale:S "
         "joined by commas (docs/protocol.md; default: the topology's, else sync)",
+    )
+    p.add_argument(
+        "--aggregation",
+        choices=AGGREGATIONS,
+        help="every job aggregated this way: single (at the job's aggregator, a tree's root) or "
+        "hierarchical (over its tree of switches); default: the topology's",
     )
     p.add_argument(
         "--allocator",
@@ -228,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         baseline=args.baseline,
         p4runtime_compat=args.p4runtime_compat,
         policy=args.policy,
+        aggregation=args.aggregation,
         allocator=args.allocator,
         repeat=args.repeat,
         compute_ms=args.compute_ms,

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ina.p4src.protocol import Policy
+from ina.p4src.protocol import MAX_WORKERS, Policy
 
 SINGLE, HIERARCHICAL = "single", "hierarchical"  # a job's `aggregation`
 AGGREGATIONS = (SINGLE, HIERARCHICAL)
@@ -87,6 +87,20 @@ class Topology:
             check_policy(job.id, policy, len(job.workers))
         return dataclasses.replace(
             self, jobs=tuple(dataclasses.replace(j, policy=policy) for j in self.jobs)
+        )
+
+    def with_aggregation(self, aggregation: str) -> "Topology":
+        """Every job aggregated `aggregation` (SINGLE: at its aggregator, a tree's root), so one
+        network and job compare both ways; refuses a single job of more than MAX_WORKERS."""
+        for job in self.jobs:
+            if aggregation == SINGLE and len(job.workers) > MAX_WORKERS:
+                raise TopologyError(
+                    f"job {job.id} has {len(job.workers)} workers; a single switch aggregates "
+                    f"at most {MAX_WORKERS}"
+                )
+        return dataclasses.replace(
+            self,
+            jobs=tuple(dataclasses.replace(j, aggregation=aggregation) for j in self.jobs),
         )
 
     def with_grpc(self, addresses: Mapping[str, str]) -> "Topology":

@@ -40,6 +40,7 @@ class Network:
                 run_dir=self.run_dir,
                 target=self.target,
                 p4runtime_compat=self.p4runtime_compat,
+                device_id=s.device_id,
             )
         for link in self.topo.links:
             params = {k: v for k, v in link.params.items() if v not in (None, 0, "0ms")}

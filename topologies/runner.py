@@ -40,7 +40,7 @@ class RunOptions:
     loss_mode: str = (
         "auto"  # where --loss is applied: "netem" (links), "switch" (drop simulator), "auto"
     )
-    loss_link: str | None = None  # only this host's link (None: every host link)
+    loss_link: str | None = None  # only this host's link (None: every link, loss_ends)
     loss_direction: str = "both"  # "up" (host -> switch), "down" (switch -> host) or "both"
     jobs: int | None = (
         None  # deal the workers into this many jobs (None: 1 on a star, a file's own jobs)
@@ -57,6 +57,9 @@ class RunOptions:
         None  # builtin switches answer P4Runtime as this target (COMPAT_MODES)
     )
     policy: Policy | None = None  # every job's completion policy; None: the topology's
+    aggregation: str | None = (
+        None  # every job's aggregation (single, hierarchical); None: the topology's
+    )
     allocator: Allocator = FIRST_FIT  # where each job's slots go (controller/allocators.py)
     repeat: int = 1  # all-reduces per worker, each after its emulated compute
     compute_ms: float = 0.0  # emulated compute before each all-reduce
@@ -179,19 +182,27 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
         raise RunError(str(err)) from None
     if opts.policy:
         topo = topo.with_policy(opts.policy)
+    if opts.aggregation:
+        topo = topo.with_aggregation(opts.aggregation)
     topo = delay_links(topo, opts.link_delays)
-    lossy = loss_links(topo, opts.loss_link) if loss_mode else []
+    lossy = loss_ends(topo, opts.loss_link, opts.loss_direction) if loss_mode else []
     if loss_mode:
         model = (
             f"bursty loss {opts.loss} (GOOD,BAD,P_GB,P_BG)"
             if isinstance(opts.loss, BurstLoss)
             else f"{opts.loss:.1%} loss"
         )
-        where = f"{opts.loss_link}'s link" if opts.loss_link else "every host link"
+        where = (
+            f"{opts.loss_link}'s link"
+            if opts.loss_link
+            else "every link"
+            if opts.loss_direction == "both"
+            else "every host link"
+        )
         how = (
             "netem on the links"
             if loss_mode == "netem"
-            else "the switch's drop simulator on the host ports"
+            else "the switch's drop simulator on the switch ports"
             + ("" if opts.loss_mode == "switch" else " (this kernel has no netem qdisc)")
         )
         say(f"emulating {model} on {where}, direction {opts.loss_direction}, with {how}")
@@ -232,9 +243,9 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
             if path:
                 say(f"{s.name}: {path}")
         if loss_mode == "switch":
-            emulate_loss(topo, lossy, opts.loss, opts.loss_direction)
+            emulate_loss(topo, lossy, opts.loss)
         elif loss_mode == "netem":
-            netem_loss(network, lossy, opts.loss, opts.loss_direction)
+            netem_loss(network, lossy, opts.loss)
         if opts.cli:
             from mininet.cli import CLI
 
@@ -322,34 +333,54 @@ def delay_links(topo: Topology, delays: dict[str, str]) -> Topology:
     return topo
 
 
-def loss_links(topo: Topology, host: str | None) -> list[tuple[str, str, int]]:
-    """(switch, host, switch port) of every host link that gets the loss, or of `host`'s alone."""
-    links = [
-        (s, h, port)
+@dataclass(frozen=True)
+class LossyEnd:
+    """One switch port's share of the emulated loss: the packets it receives from `peer`
+    (`ingress`: a host's sends) and those it sends to `peer` (`egress`)."""
+
+    switch: str
+    port: int
+    peer: str  # the host or switch at the link's other end
+    ingress: bool
+    egress: bool
+
+
+def loss_ends(topo: Topology, host: str | None, direction: str) -> list[LossyEnd]:
+    """Where the loss goes: each host link (`host`'s alone when named) in `direction`, and, with
+    no host named and direction both, each switch-to-switch link both ways (once per direction:
+    on each end's sends), so every link of a tree loses alike."""
+    ends = [
+        LossyEnd(s, port, h, direction in ("up", "both"), direction in ("down", "both"))
         for s, sw in topo.switches.items()
         for h, port in sw.hosts.items()
         if host in (None, h)
     ]
-    if not links:
+    if not ends:
         raise RunError(f"--loss-link {host}: no such host (hosts: {', '.join(topo.hosts)})")
-    return links
+    if host is None and direction == "both":
+        ends += [
+            LossyEnd(s, port, peer, False, True)
+            for s, sw in topo.switches.items()
+            for peer, port in sw.peers.items()
+        ]
+    return ends
 
 
-def emulate_loss(
-    topo: Topology, links: list[tuple[str, str, int]], loss: float | BurstLoss, direction: str
-) -> None:
-    """The drop simulator on each link's switch port: up is what the port receives, down what it sends."""
+def emulate_loss(topo: Topology, ends: list[LossyEnd], loss: float | BurstLoss) -> None:
+    """The drop simulator on each lossy end's switch port: ingress drops what the port receives,
+    egress what it sends."""
     from ina.controller.aggregation import Aggregation
     from ina.controller.client import SwitchConnection
 
-    for name in sorted({s for s, _h, _p in links}):
-        with SwitchConnection(topo.switches[name].grpc, election_id=1) as conn:
+    for name in sorted({end.switch for end in ends}):
+        sw = topo.switches[name]
+        with SwitchConnection(sw.grpc, sw.device_id, election_id=1) as conn:
             agg = Aggregation(conn)
-            for _s, _h, port in (link for link in links if link[0] == name):
+            for end in (e for e in ends if e.switch == name):
                 agg.set_drop(
-                    port,
-                    ingress=loss if direction in ("up", "both") else None,
-                    egress=loss if direction in ("down", "both") else None,
+                    end.port,
+                    ingress=loss if end.ingress else None,
+                    egress=loss if end.egress else None,
                 )
 
 
@@ -365,16 +396,12 @@ def netem_args(loss: float | BurstLoss) -> list[str]:
     return ["loss", "random", f"{100 * loss:g}%"]
 
 
-def netem_loss(
-    network: Network, links: list[tuple[str, str, int]], loss: float | BurstLoss, direction: str
-) -> None:
-    """netem on each link's interfaces, as the root qdisc: the host's sends up, the switch's down."""
-    for switch, host, _port in links:
-        host_intf, switch_intf = network.host(host).connectionsTo(network.host(switch))[0]
-        chosen = [host_intf] * (direction in ("up", "both")) + [switch_intf] * (
-            direction in ("down", "both")
-        )
-        for intf in chosen:
+def netem_loss(network: Network, ends: list[LossyEnd], loss: float | BurstLoss) -> None:
+    """netem as the root qdisc of each lossy end's interfaces: the peer's toward the switch for
+    what the port receives, the switch's own for what it sends."""
+    for end in ends:
+        switch_intf, peer_intf = network.host(end.switch).connectionsTo(network.host(end.peer))[0]
+        for intf in [peer_intf] * end.ingress + [switch_intf] * end.egress:
             out = intf.node.cmd(
                 " ".join(
                     ["tc", "qdisc", "replace", "dev", intf.name, "root", "netem", *netem_args(loss)]
@@ -521,7 +548,8 @@ def switch_stats(topo: Topology) -> dict:
     stats = {}
     for name in switch_jobs(topo):
         try:
-            with SwitchConnection(topo.switches[name].grpc, election_id=None) as conn:
+            sw = topo.switches[name]
+            with SwitchConnection(sw.grpc, sw.device_id, election_id=None) as conn:
                 stats[name] = Aggregation(conn).stats()
         except ControllerError as err:
             stats[name] = {"error": str(err)}

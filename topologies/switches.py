@@ -58,6 +58,7 @@ class P4Switch(Switch):
         target: str = "builtin",
         pcap: bool = True,
         p4runtime_compat: str | None = None,
+        device_id: int = 0,
         **kwargs,
     ):
         kwargs["inNamespace"] = False
@@ -68,7 +69,7 @@ class P4Switch(Switch):
             target,
             pcap,
         )
-        self.p4runtime_compat = p4runtime_compat
+        self.p4runtime_compat, self.device_id = p4runtime_compat, device_id
         self.proc: subprocess.Popen | None = None
         self.log_path = self.run_dir / f"{name}.log"
 
@@ -84,7 +85,7 @@ class P4Switch(Switch):
                 "simple_switch_grpc",
                 "--no-p4",
                 "--device-id",
-                "0",
+                str(self.device_id),
                 *ports,
                 "--log-file",
                 str(self.log_path.with_suffix("")),
@@ -100,6 +101,8 @@ class P4Switch(Switch):
             *ports,
             "--grpc-server-addr",
             self.grpc_addr,
+            "--device-id",
+            str(self.device_id),
         ]
         if self.pcap:
             cmd += ["--pcap", str(self.run_dir / f"{self.name}-pcap")]

@@ -5,7 +5,7 @@ record: its JSON section and that section's shape, the type of a primitive param
 an instance, the cells it takes of the state budget, and its program-model record with the reader
 that makes it. The schema (bmv2_schema.py), the reader (program.py), the reference checks
 (references.py) and tests/compiler/bmv2_checker.py iterate `EXTERNS`, so none lists the kinds.
-Each backend registers the state it builds per kind (python/pipeline.py `STATE`, native/datapath.py
+Each backend registers the state it builds per kind (python/pipeline.py `STATE`, native/externs.py
 `STATE`); a backend without a kind's entry refuses a program that has instances of it, naming the
 kind (`missing`). The control plane reaches a kind's instances by its `attribute` (`registers`)
 on the backend and on `Switch`.

@@ -88,9 +88,8 @@ class NativeGenerator(Generator, Protocol):
     wide_of: dict[str, list[tuple[int, int, int]]]  # header -> (slot, high word, low word)
     field_lists: dict[int, list[tuple[int, bool]]]
     learn_lists: dict[int, tuple[str, list[tuple[int, bool]]]]
-    registers: dict[str, int]  # the C index of each array, by name
-    counters: dict[str, int]
-    meters: dict[str, int]
+
+    def index(self, kind: str, name: str) -> int: ...  # an extern instance's C index, by name
 
     def copy_union(self, dst: dict, src: dict) -> list[str]: ...
 

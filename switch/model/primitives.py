@@ -280,7 +280,7 @@ def py_register_read(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
 
 
 def c_register_read(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
-    index = g.registers[p[1]["value"]]
+    index = g.index("register", p[1]["value"])
     value = f"(ina_cell(c, i, R->size) ? (i128)R->cells[i] : {g.e.wrapped(p[0])})"
     return [
         "{",
@@ -302,7 +302,7 @@ def py_register_write(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
 
 
 def c_register_write(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
-    index = g.registers[p[0]["value"]]
+    index = g.index("register", p[0]["value"])
     value = g.e.truncate(g.e.wrapped(p[2]), g.program.registers[index].bitwidth, False)
     return [
         "{",
@@ -324,7 +324,7 @@ def py_count(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
 
 
 def c_count(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
-    index = g.counters[p[0]["value"]]
+    index = g.index("counter", p[0]["value"])
     return [
         "{",
         f"ina_counter *K = &c->sw->counters[{index}];",
@@ -343,7 +343,7 @@ def py_meter(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
 
 
 def c_meter(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
-    index = g.meters[p[0]["value"]]
+    index = g.index("meter", p[0]["value"])
     color = f"(i128)ina_meter_at(M, (uint64_t)i, P[{g.sm['packet_length']}])"
     value = f"(ina_cell(c, i, M->size) ? {color} : {g.e.wrapped(p[2])})"
     return [

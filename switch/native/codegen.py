@@ -10,6 +10,7 @@ supported subset raises Unsupported with the reason, and the switch runs the Pyt
 from dataclasses import dataclass, field
 
 from ina.switch.model.errors import Unsupported
+from ina.switch.model.externs import missing
 from ina.switch.model.hashes import ALGORITHMS
 from ina.switch.model.layout import HeaderLayout, Layout, num
 from ina.switch.model.primitives import PRIMITIVES
@@ -29,6 +30,7 @@ from ina.switch.model.program import (
 from ina.switch.model.references import check_references
 from ina.switch.model.values import hexint, ident
 from ina.switch.native.expressions import CExpressions, const
+from ina.switch.native.externs import STATE
 from ina.switch.native.traffic import traffic_manager
 
 MAX_ARGS = 64  # action parameters a table entry holds (state.h: def_args)
@@ -45,9 +47,6 @@ class NativeProgram:
 
     source: str
     tables: dict[str, int] = field(default_factory=dict)  # BMv2 table name -> C table index
-    registers: dict[str, int] = field(default_factory=dict)
-    counters: dict[str, int] = field(default_factory=dict)
-    meters: dict[str, int] = field(default_factory=dict)
     vsets: dict[str, int] = field(default_factory=dict)
     learn_lists: dict[int, tuple[str, list[tuple[int, bool]]]] = field(default_factory=dict)
     digest_width: int = 0  # words per digest record (0: the program generates none)
@@ -58,6 +57,7 @@ class NativeProgram:
 
 class CGenerator:
     def __init__(self, program: Program, layout: Layout):
+        missing(program.json, "native", STATE, Unsupported)  # by name, before any emitter needs it
         self.program = program
         self.layout = layout
         self.e = CExpressions(layout)
@@ -68,9 +68,9 @@ class CGenerator:
             raise Unsupported("no standard_metadata header")
         sm = layout.header("standard_metadata")
         self.sm = {name: sm.slot(name) for name in SM_FIELDS}
-        self.registers = {r.name: i for i, r in enumerate(program.registers)}
-        self.counters = {c.name: i for i, c in enumerate(program.counters)}
-        self.meters = {m.name: i for i, m in enumerate(program.meters)}
+        self.indices = {  # an instance's C index is its place in the model (datapath.py's too)
+            kind: {x.name: i for i, x in enumerate(xs)} for kind, xs in program.externs.items()
+        }
         self.vsets = {
             name: i for i, name in enumerate(program.value_sets)
         }  # names are unique (references.py)
@@ -215,9 +215,6 @@ class CGenerator:
         return NativeProgram(
             source,
             dict(self.tables),
-            dict(self.registers),
-            dict(self.counters),
-            dict(self.meters),
             dict(self.vsets),
             dict(self.learn_lists),
             self._digest_width(),
@@ -665,7 +662,7 @@ class CGenerator:
             f" e->packets++; e->bytes += P[{self.sm['packet_length']}];" if t.with_counters else ""
         )
         if t.direct_meter:
-            spec = self.program.meters[self.meters[t.direct_meter]]
+            spec = self.program.meters[self.index("meter", t.direct_meter)]
             if spec.result_target and keys:  # as the Python engine: a hit runs the meter
                 plen = f"P[{self.sm['packet_length']}]"
                 color = (
@@ -776,28 +773,28 @@ class CGenerator:
         self.emit("}", 1)
         return (hl.fixed_bits + hl.varbit_max) // 8
 
+    def index(self, kind: str, name: str) -> int:
+        """The C index of an extern instance (an array of its kind's state in state.h)."""
+        return self.indices[kind][name]
+
     def constructor(self) -> None:
         p = self.program
         self.emit(f"""
-int ina_ntables = {len(self.generated)}, ina_nregisters = {len(p.registers)}, ina_ncounters = {len(p.counters)};
+int ina_ntables = {len(self.generated)};
 
 ina_switch *ina_new(int drop_port) {{
-    ina_switch *sw = ina_alloc(ina_ntables, ina_nregisters, ina_ncounters, drop_port);
+    ina_switch *sw = ina_alloc(ina_ntables, drop_port);
     if (!sw) return NULL;""")
         for index, t in enumerate(self.generated):
             words = len(t.keys) + sum(w > 64 for w in self.key_widths.get(t.name, []))
             self.emit(
                 f"ina_table_init(sw, {index}, {words}, {int(t.exact_only)}, {t.max_size}u);", 1
             )
-        for index, r in enumerate(p.registers):
-            self.emit(f"ina_register_init(sw, {index}, {int(r.size)}u);", 1)
-        for index, c in enumerate(p.counters):
-            self.emit(f"ina_counter_init(sw, {index}, {c.size}u);", 1)
-        self.emit(f"ina_extras_init(sw, {len(p.meters)}, {len(p.value_sets)});", 1)
-        for index, m in enumerate(p.meters):
-            self.emit(
-                f"ina_meter_init(sw, {index}, {0 if m.direct else m.size}u, {int(m.bytes)});", 1
-            )
+        for kind, state in STATE.items():
+            self.emit(f"{state.alloc}(sw, {len(p.externs[kind])});", 1)
+            for index, x in enumerate(p.externs[kind]):
+                self.emit(state.init(index, x), 1)
+        self.emit(f"ina_vsets_init(sw, {len(p.value_sets)});", 1)
         if self._digest_width():
             self.emit(f"ina_digest_init(sw, {self._digest_width()}u, {DIGEST_RING}u);", 1)
         self.emit(f"ina_scratch_init(sw, 65536u + (INA_MAX_REENTRY + 2) * {self.max_header}u);", 1)

@@ -12,25 +12,20 @@ import threading
 from collections import Counter as Tally
 from collections import deque
 from collections.abc import Callable
-from ctypes import POINTER, c_double, c_int, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
+from ctypes import POINTER, c_int, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
 from functools import partial
-from typing import Any
 
 from ina.switch.io.ports import Ports
 from ina.switch.model.budget import check_source
-from ina.switch.model.errors import Unsupported
-from ina.switch.model.externs import missing
 from ina.switch.model.layout import Layout
 from ina.switch.model.program import Program, malformed_json
 from ina.switch.native.build import build
 from ina.switch.native.codegen import generate
+from ina.switch.native.externs import STATE
 from ina.switch.native.portloop import NativePorts
 from ina.switch.native.views import (
     NativeCloneSessions,
-    NativeCounter,
-    NativeMeter,
     NativeMulticast,
-    NativeRegister,
     NativeTable,
     NativeValueSet,
 )
@@ -76,7 +71,7 @@ class Out(ctypes.Structure):
 def _declare(lib: ctypes.CDLL) -> None:
     sigs = {
         "ina_new": (c_void_p, [c_int]),
-        "ina_ctl_free": (None, [c_void_p, c_int, c_int, c_int]),
+        "ina_ctl_free": (None, [c_void_p]),
         "ina_ctl_table_add": (
             c_void_p,
             [c_void_p, c_int, U64, U64, POINTER(c_uint8), c_int, c_int, c_int, U64],
@@ -86,12 +81,6 @@ def _declare(lib: ctypes.CDLL) -> None:
         "ina_ctl_table_set_default": (None, [c_void_p, c_int, c_int, c_int, U64]),
         "ina_ctl_entry_counters": (None, [c_void_p, c_void_p, U64]),
         "ina_ctl_entry_set_counters": (None, [c_void_p, c_void_p, c_uint64, c_uint64]),
-        "ina_ctl_register_read": (None, [c_void_p, c_int, c_uint64, c_uint64, U64]),
-        "ina_ctl_register_write": (None, [c_void_p, c_int, c_uint64, c_uint64]),
-        "ina_ctl_register_reset": (None, [c_void_p, c_int]),
-        "ina_ctl_counter_read": (None, [c_void_p, c_int, c_uint64, c_uint64, U64, U64]),
-        "ina_ctl_counter_write": (None, [c_void_p, c_int, c_uint64, c_uint64, c_uint64]),
-        "ina_ctl_counter_reset": (None, [c_void_p, c_int]),
         "ina_ctl_group_set": (None, [c_void_p, c_int, c_int, POINTER(c_int), POINTER(c_int)]),
         "ina_ctl_stats": (None, [c_void_p, U64]),
         "ina_ctl_set_clock": (None, [c_void_p, ctypes.c_int64]),
@@ -99,8 +88,6 @@ def _declare(lib: ctypes.CDLL) -> None:
             None,
             [c_void_p, c_int, c_int, POINTER(c_int), POINTER(c_int), c_uint64],
         ),
-        "ina_ctl_meter_set": (None, [c_void_p, c_int, c_uint64, c_int] + [c_double] * 4),
-        "ina_ctl_entry_meter_set": (None, [c_void_p, c_void_p, c_int] + [c_double] * 4),
         "ina_ctl_vset_set": (None, [c_void_p, c_int, c_int, U64, U64]),
         "ina_ctl_digests": (c_int, [c_void_p, U64, c_int]),
         "ina_ctl_digests_dropped": (c_uint64, [c_void_p]),
@@ -121,19 +108,11 @@ def _declare(lib: ctypes.CDLL) -> None:
             ],
         ),
     }
+    for kind in STATE.values():
+        sigs |= kind.functions
     for name, (restype, argtypes) in sigs.items():
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = restype, argtypes
-
-
-# Each extern kind's control-plane view of its C state (model/externs.py; the C state itself is
-# native/codegen.py's `constructor` and state.h's): a kind without an entry is refused by name
-# ("the native engine has no ..."), and the switch runs the program on the Python engine.
-STATE: dict[str, Callable[["NativeBackend", int, Any], object]] = {
-    "register": lambda dp, i, r: NativeRegister(dp, i, r.name, int(r.size), int(r.bitwidth)),
-    "counter": lambda dp, i, c: NativeCounter(dp, i, c.name, c.size),
-    "meter": lambda dp, i, m: NativeMeter(dp, i, m, dp.tables.get(m.binding) if m.direct else None),
-}
 
 
 class NativeBackend:
@@ -147,14 +126,12 @@ class NativeBackend:
     name = "native"
 
     def __init__(self, layout: Layout, model: Program, drop_port: int, profile: bool = False):
-        missing(model.json, "native", STATE, Unsupported)
         with malformed_json():
             native = generate(model, layout)
         self.model, self.max_port = model, max_port(layout)
         check_source(native.source, "c")
         self.lib = build(native.source, profile)
         _declare(self.lib)
-        self.sizes = (len(native.tables), len(native.registers), len(native.counters))
         self.sw = c_void_p(self.lib.ina_new(drop_port))
         self.out = c_void_p(self.lib.ina_ctl_out_new())
         if not self.out.value:
@@ -181,8 +158,8 @@ class NativeBackend:
             for name, i in native.tables.items()
         }
         views = {  # a kind's C index is its instance's place in the model (native/codegen.py)
-            kind: {x.name: view(self, i, x) for i, x in enumerate(model.externs[kind])}
-            for kind, view in STATE.items()
+            kind: {x.name: c.view(self, i, x) for i, x in enumerate(model.externs[kind])}
+            for kind, c in STATE.items()
         }
         self.registers, self.counters = views["register"], views["counter"]
         self.meters, self.externs = views["meter"], views
@@ -317,7 +294,7 @@ class NativeBackend:
         if lib is None:
             return
         if sw is not None and sw.value:
-            lib.ina_ctl_free(sw, *self.sizes)
+            lib.ina_ctl_free(sw)
             if getattr(self, "out", None) is not None:
                 lib.ina_ctl_out_free(self.out)
         LIBC.dlclose(lib._handle)

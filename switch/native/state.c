@@ -47,7 +47,7 @@ uint64_t ina_random(ina_switch *sw, uint64_t lo, uint64_t hi) {
     return lo + r % span;
 }
 
-ina_switch *ina_alloc(int ntables, int nregisters, int ncounters, int drop_port) {
+ina_switch *ina_alloc(int ntables, int drop_port) {
     ina_switch *sw = calloc(1, sizeof *sw);
     if (!sw) return NULL;
     pthread_mutex_init(&sw->lock, NULL);
@@ -62,9 +62,8 @@ ina_switch *ina_alloc(int ntables, int nregisters, int ncounters, int drop_port)
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
         sw->rng[i] = z ^ (z >> 31);
     }
+    sw->ntables = ntables;
     sw->tables = calloc(ntables ? ntables : 1, sizeof(ina_table));
-    sw->registers = calloc(nregisters ? nregisters : 1, sizeof(ina_register));
-    sw->counters = calloc(ncounters ? ncounters : 1, sizeof(ina_counter));
     return sw;
 }
 
@@ -80,9 +79,21 @@ void ina_table_init(ina_switch *sw, int t, int nkeys, int exact, uint32_t max_si
     }
 }
 
+/* Each extern kind's arrays: allocated for its n instances (native/externs.py `STATE` names the
+ * function the constructor calls), then each made by its init. */
+void ina_registers_alloc(ina_switch *sw, int n) {
+    sw->nregisters = n;
+    sw->registers = calloc(n ? n : 1, sizeof(ina_register));
+}
+
 void ina_register_init(ina_switch *sw, int r, uint64_t size) {
     sw->registers[r].size = size;
     sw->registers[r].cells = calloc(size ? size : 1, sizeof(uint64_t));
+}
+
+void ina_counters_alloc(ina_switch *sw, int n) {
+    sw->ncounters = n;
+    sw->counters = calloc(n ? n : 1, sizeof(ina_counter));
 }
 
 void ina_counter_init(ina_switch *sw, int k, uint64_t size) {
@@ -91,10 +102,13 @@ void ina_counter_init(ina_switch *sw, int k, uint64_t size) {
     sw->counters[k].bytes = calloc(size ? size : 1, sizeof(uint64_t));
 }
 
-void ina_extras_init(ina_switch *sw, int nmeters, int nvsets) {
-    sw->nmeters = nmeters;
+void ina_meters_alloc(ina_switch *sw, int n) {
+    sw->nmeters = n;
+    sw->meters = calloc(n ? n : 1, sizeof(ina_meter));
+}
+
+void ina_vsets_init(ina_switch *sw, int nvsets) {
     sw->nvsets = nvsets;
-    sw->meters = calloc(nmeters ? nmeters : 1, sizeof(ina_meter));
     sw->vsets = calloc(nvsets ? nvsets : 1, sizeof(ina_vset));
 }
 
@@ -493,8 +507,8 @@ int ina_out_grow(ina_out *out, size_t bytes) {
     return 1;
 }
 
-void ina_ctl_free(ina_switch *sw, int ntables, int nregisters, int ncounters) {
-    for (int t = 0; t < ntables; t++) {
+void ina_ctl_free(ina_switch *sw) {
+    for (int t = 0; t < sw->ntables; t++) {
         ina_table *tab = &sw->tables[t];
         if (tab->exact) {
             for (uint32_t b = 0; b < tab->nbuckets; b++) {
@@ -520,8 +534,8 @@ void ina_ctl_free(ina_switch *sw, int ntables, int nregisters, int ncounters) {
             free(tab->ordered);
         }
     }
-    for (int r = 0; r < nregisters; r++) free(sw->registers[r].cells);
-    for (int k = 0; k < ncounters; k++) {
+    for (int r = 0; r < sw->nregisters; r++) free(sw->registers[r].cells);
+    for (int k = 0; k < sw->ncounters; k++) {
         free(sw->counters[k].packets);
         free(sw->counters[k].bytes);
     }

@@ -115,8 +115,11 @@ struct ina_switch {
     int64_t set_us;               /* the clock set from outside (virtual time), or -1: the real one */
     uint64_t rng[4];
     ina_table *tables;
-    ina_register *registers;
+    int ntables;
+    ina_register *registers;     /* each extern kind's arrays and their count (its _alloc) */
+    int nregisters;
     ina_counter *counters;
+    int ncounters;
     ina_group *groups[65536];
     ina_group *sessions[65536];
     ina_meter *meters;
@@ -143,12 +146,15 @@ typedef struct {
     jmp_buf parse_abort;      /* parser error: stop parsing, set parser_error */
 } ina_ctx;
 
-ina_switch *ina_alloc(int ntables, int nregisters, int ncounters, int drop_port);
+ina_switch *ina_alloc(int ntables, int drop_port);
 void ina_table_init(ina_switch *sw, int t, int nkeys, int exact, uint32_t max_size);
+void ina_registers_alloc(ina_switch *sw, int n);
 void ina_register_init(ina_switch *sw, int r, uint64_t size);
+void ina_counters_alloc(ina_switch *sw, int n);
 void ina_counter_init(ina_switch *sw, int k, uint64_t size);
-void ina_extras_init(ina_switch *sw, int nmeters, int nvsets);
+void ina_meters_alloc(ina_switch *sw, int n);
 void ina_meter_init(ina_switch *sw, int m, uint64_t size, int bytes);
+void ina_vsets_init(ina_switch *sw, int nvsets);
 void ina_digest_init(ina_switch *sw, uint32_t width, uint32_t cap);
 void ina_scratch_init(ina_switch *sw, uint32_t size);
 uint8_t *ina_scratch(ina_ctx *c, int depth);

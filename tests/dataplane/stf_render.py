@@ -2,7 +2,8 @@
 `ina stf` and p4c's runner read.
 
 A case is tests/dataplane/cases/<name>.py (cases/elemsN/<name>.py for ELEMS=N) holding `LINES`,
-the STF lines in order: set-up lines and checks written as STF says them, packets through
+the STF lines in order: the set-up through `SWITCH_CONFIG` and `job` (a job's control-plane lines,
+as the controller makes them), other set-up lines and checks written as STF says them, packets through
 `update`, `result`, `status`, `packet` and `expect`, which encode them with ina.p4src.protocol's
 layout (ina.hosts.packets `datagram`) and ina.sim.frames' Ethernet/IPv4/UDP headers, so lengths
 and checksums follow the header. The .stf files beside this module are the rendering, checked in
@@ -53,6 +54,58 @@ SWITCH = Host(
     0, "02:aa:00:00:00:01", "10.0.0.254"
 )  # set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)
 W1, W2, W3, W4 = (worker(n) for n in range(1, 5))
+# The switch's own addresses: every case's first set-up line
+SWITCH_CONFIG = "setdefault switch_config set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)"
+
+
+def _hex(address: str) -> str:
+    """A MAC or IPv4 address as the STF number p4c's runner reads: 0x2aa00000001, 0xa0000fe."""
+    if ":" in address:
+        return hex(int(address.replace(":", ""), 16))
+    return hex(int.from_bytes(bytes(map(int, address.split(".")))))
+
+
+def job(
+    job_id: int,
+    workers: Sequence[Host],
+    *,
+    epoch: int,
+    slots: int = 4,
+    base: int = 0,
+    quorum: int | None = None,
+    timeout: int = 0,
+    staleness: int = 0,
+    ranks: Sequence[int] | None = None,
+    first_node: int = 0,
+) -> list[str]:
+    """A job's control-plane set-up as the controller makes it: its multicast group (256 + job),
+    per worker its admission, its RESULT rewrite (rid 1 + job * 32 + rank) and its group member,
+    then its `jobs` entry. Workers have ranks 0, 1, ... unless `ranks` says; quorum is every
+    worker unless given; `first_node` is the first multicast node handle (the nodes a case's
+    earlier jobs made)."""
+    mgid = 256 + job_id
+    lines = [f"mc_mgrp_create {mgid}"]
+    for node, (host, rank) in enumerate(
+        zip(workers, range(len(workers)) if ranks is None else ranks, strict=True), first_node
+    ):
+        mac, ip, rid = _hex(host.mac), _hex(host.ip), 1 + job_id * 32 + rank
+        lines += [
+            f"add admission sm.ingress_port:{host.port} hdr.ethernet.src_addr:{mac} "
+            f"hdr.ipv4.src_addr:{ip} hdr.agg.job_id:{job_id} hdr.agg.rank:{rank} admit()",
+            f"add result_rewrite sm.egress_rid:{rid} "
+            f"to_worker(mac:{mac}, ip:{ip}, udp_port:{host.udp_port:#x})",
+            f"mc_node_create {rid} {host.port}",
+            f"mc_node_associate {mgid} {node}",
+        ]
+    quorum = len(workers) if quorum is None else quorum
+    return [
+        *lines,
+        f"add jobs hdr.agg.job_id:{job_id} set_job(base:{base}, num_slots:{slots}, "
+        f"num_workers:{len(workers)}, mgid:{mgid}, epoch:{epoch:#x}, quorum:{quorum}, "
+        f"timeout:{timeout}, staleness:{staleness})",
+    ]
+
+
 # The switch under test's parent switch in the hierarchical cases, on port 5 (its job_parent entry)
 PARENT = Host(5, "02:bb:00:00:00:01", "10.0.1.254")
 # A leaf of a hierarchical job: job 1 (epoch 0x5eed0001, 4 slots) with workers W1 and W2 (ranks 0,

@@ -16,7 +16,7 @@ from ina.controller.client import SwitchConnection
 from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch
 from ina.switch.p4runtime.server import P4RuntimeService, serve
-from ina.topologies.runner import RunError, emulate_loss, loss_links, netem_args
+from ina.topologies.runner import LossyEnd, RunError, emulate_loss, loss_ends, netem_args
 from ina.topologies.topo import load
 
 PACKETS = 20_000
@@ -113,10 +113,37 @@ def test_ina_run_puts_switch_loss_on_the_chosen_link_and_direction(link, directi
             compiled = compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": "16"})
             conn.set_pipeline(compiled.bmv2, compiled.p4info)
         topo = load("star", workers=2).with_grpc({"s1": address})
-        emulate_loss(topo, loss_links(topo, link), 0.1, direction)
+        emulate_loss(topo, loss_ends(topo, link, direction), 0.1)
         with SwitchConnection(address, election_id=None) as conn:
             assert Aggregation(conn).drops() == expected
         with pytest.raises(RunError, match=r"--loss-link h9: no such host \(hosts: h1, h2\)"):
-            loss_links(topo, "h9")
+            loss_ends(topo, "h9", "both")
     finally:
         srv.stop(None)
+
+
+def test_loss_on_every_link_covers_switch_links_once_per_direction():
+    # leafspine_hier: host links lose both ways at the leaf's port; each switch-to-switch link
+    # loses on each end's sends, so a packet crossing it meets the loss once.
+    topo = load("leafspine_hier")
+    host_ends = [
+        LossyEnd("s1", 1, "h1", True, True),
+        LossyEnd("s1", 2, "h2", True, True),
+        LossyEnd("s2", 1, "h3", True, True),
+        LossyEnd("s2", 2, "h4", True, True),
+    ]
+    assert loss_ends(topo, None, "both") == [
+        *host_ends,
+        LossyEnd("s1", 3, "s3", False, True),
+        LossyEnd("s1", 4, "s4", False, True),
+        LossyEnd("s2", 3, "s3", False, True),
+        LossyEnd("s2", 4, "s4", False, True),
+        LossyEnd("s3", 1, "s1", False, True),
+        LossyEnd("s3", 2, "s2", False, True),
+        LossyEnd("s4", 1, "s1", False, True),
+        LossyEnd("s4", 2, "s2", False, True),
+    ]
+    assert loss_ends(topo, None, "up") == [
+        LossyEnd(e.switch, e.port, e.peer, True, False) for e in host_ends
+    ]
+    assert loss_ends(topo, "h3", "both") == [host_ends[2]]

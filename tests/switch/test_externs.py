@@ -16,7 +16,7 @@ from ina.switch.model.errors import PipelineError
 from ina.switch.model.externs import EXTERNS, ExternKind, RegisterArray
 from ina.switch.model.load import load_program
 from ina.switch.model.shapes import COUNT, ID, NAME, Obj
-from ina.switch.native import datapath
+from ina.switch.native import externs as native
 from ina.switch.python import pipeline
 
 P4 = Path(__file__).parent / "p4" / "references.p4"  # registers, counters and meters
@@ -49,7 +49,7 @@ def test_every_kind_is_read_into_the_model_and_built_by_both_engines():
     used = [kind for kind in EXTERNS.values() if model.externs[kind.name]]
     assert {"register", "counter", "meter"} <= {kind.name for kind in used}
     # the Python engine has every kind; the native one may lack some (refused by name, below)
-    assert set(pipeline.STATE) == set(EXTERNS) >= set(datapath.STATE)
+    assert set(pipeline.STATE) == set(EXTERNS) >= set(native.STATE)
     for engine in ("python", "native"):
         sw = Switch(engine=engine)
         sw.load(compiled())

@@ -693,7 +693,8 @@ def test_the_c_state_arrays_are_sized_by_the_model_not_by_names() -> None:
     doc["pipelines"][1]["tables"].append({**route(doc), "id": 9, "next_tables": {}, "entries": []})
     layout = build_layout(doc)
     source = CGenerator(read_program(doc, layout), layout).generate().source
-    assert "int ina_ntables = 4, ina_nregisters = 2, ina_ncounters = 2;" in source
+    assert "int ina_ntables = 4;" in source
+    assert "ina_registers_alloc(sw, 2);" in source and "ina_counters_alloc(sw, 2);" in source
     assert (
         "ina_register_init(sw, 1, 4u);" in source
         and "ina_table_init(sw, 3, 1, 1, 1024u);" in source

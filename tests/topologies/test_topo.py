@@ -288,3 +288,17 @@ def test_a_jobs_aggregation_is_parsed_once_single_by_default_and_dealt_with_its_
         load("fattree:4:hier")
     with pytest.raises(TopologyError, match=r"^bad topology 'fattree': use fattree:K"):
         load("fattree")
+
+
+def test_with_aggregation_switches_every_job_and_keeps_its_root():
+    topo = load("leafspine_hier")
+    single = topo.with_aggregation(SINGLE)
+    assert [(j.aggregation, j.aggregator, j.workers) for j in single.jobs] == [
+        (SINGLE, "s3", ("h1", "h2", "h3", "h4"))
+    ]
+    assert single.with_aggregation(HIERARCHICAL).jobs == topo.jobs
+    wide = load("leafspine:2x20,1:hierarchical")
+    with pytest.raises(
+        TopologyError, match=r"^job 0 has 40 workers; a single switch aggregates at most 32$"
+    ):
+        wide.with_aggregation(SINGLE)

@@ -1,4 +1,4 @@
-from stf_render import UPDATE_UDP_CHECKSUM, W1, W2, expect, frame, packet
+from stf_render import SWITCH_CONFIG, UPDATE_UDP_CHECKSUM, W1, W2, expect, frame, packet
 
 from ina.hosts.packets import datagram
 from ina.p4src.protocol import MSG_UPDATE
@@ -8,7 +8,7 @@ HOST_TO_HOST = frame(W1, W2, datagram(MSG_UPDATE, 0x5EED0001, A, job=1), UPDATE_
 
 LINES = [
     "# Ordinary traffic is forwarded unchanged by destination MAC.",
-    "setdefault switch_config set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)",
+    SWITCH_CONFIG,
     "add l2_forward hdr.ethernet.dst_addr:0x20000000001 forward(port:1)",
     "add l2_forward hdr.ethernet.dst_addr:0x20000000002 forward(port:2)",
     "packet 1 02000000000202000000000108004500002500000000401166c60a0000010a00000204d200500011000068656c6c6f20696e61",

@@ -1,4 +1,4 @@
-from stf_render import W1, W2, W3, result, total, update
+from stf_render import SWITCH_CONFIG, W1, W2, W3, result, total, update
 
 A = [1040657, 112648, -831199, 322106, 621741, -531564, 412283, 741022]
 B = [1032738, -120567, 823280, 330025, -613822, 539483, 404364, -748941]
@@ -7,7 +7,7 @@ C = [5, 6, 7, 8, 9, 10, 11, 12]
 LINES = [
     "# An admitted rank must still be below the job's worker count: rank 2 of a 2-worker job is",
     "# refused (an admission entry left from a larger incarnation), and never enters the sum.",
-    "setdefault switch_config set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)",
+    SWITCH_CONFIG,
     "mc_mgrp_create 257",
     "add admission sm.ingress_port:1 hdr.ethernet.src_addr:0x20000000001 hdr.ipv4.src_addr:0xa000001 hdr.agg.job_id:1 hdr.agg.rank:0 admit()",
     "add result_rewrite sm.egress_rid:33 to_worker(mac:0x20000000001, ip:0xa000001, udp_port:0xbee0)",

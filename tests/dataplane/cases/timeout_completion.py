@@ -1,4 +1,4 @@
-from stf_render import W1, W2, W3, result, total, update
+from stf_render import SWITCH_CONFIG, W1, W2, W3, job, result, total, update
 
 A = [334982, 139970, -187534, 742345, -290604, 304836, -842164, -186318]
 B = [837298, 1041081, -142719, 292692, -106812, -170056, -1019253, 124438]
@@ -7,21 +7,8 @@ C = [-608944, -755825, -334545, -255898, 893081, 660298, 144770, -71311]
 LINES = [
     "# Timeout 1 us: the second contribution, later than that, completes the slot with 2 of 3;",
     "# the third is late. Job 6's deadline (0xffffffff us) has not passed: a retransmission gets a STATUS.",
-    "setdefault switch_config set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)",
-    "mc_mgrp_create 261",
-    "add admission sm.ingress_port:1 hdr.ethernet.src_addr:0x20000000001 hdr.ipv4.src_addr:0xa000001 hdr.agg.job_id:5 hdr.agg.rank:0 admit()",
-    "add result_rewrite sm.egress_rid:161 to_worker(mac:0x20000000001, ip:0xa000001, udp_port:0xbee0)",
-    "mc_node_create 161 1",
-    "mc_node_associate 261 0",
-    "add admission sm.ingress_port:2 hdr.ethernet.src_addr:0x20000000002 hdr.ipv4.src_addr:0xa000002 hdr.agg.job_id:5 hdr.agg.rank:1 admit()",
-    "add result_rewrite sm.egress_rid:162 to_worker(mac:0x20000000002, ip:0xa000002, udp_port:0xbee0)",
-    "mc_node_create 162 2",
-    "mc_node_associate 261 1",
-    "add admission sm.ingress_port:3 hdr.ethernet.src_addr:0x20000000003 hdr.ipv4.src_addr:0xa000003 hdr.agg.job_id:5 hdr.agg.rank:2 admit()",
-    "add result_rewrite sm.egress_rid:163 to_worker(mac:0x20000000003, ip:0xa000003, udp_port:0xbee0)",
-    "mc_node_create 163 3",
-    "mc_node_associate 261 2",
-    "add jobs hdr.agg.job_id:5 set_job(base:0, num_slots:1, num_workers:3, mgid:261, epoch:0x5eed0005, quorum:3, timeout:1, staleness:0)",
+    SWITCH_CONFIG,
+    *job(5, [W1, W2, W3], epoch=0x5EED0005, slots=1, timeout=1),
     update(W1, epoch=0x5EED0005, values=A, job=5),
     update(W2, epoch=0x5EED0005, values=B, rank=1, job=5),
     result(W1, epoch=0x5EED0005, values=total(A, B), rank=1, job=5, count=2, bitmap=0b11),

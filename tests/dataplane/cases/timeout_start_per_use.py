@@ -1,4 +1,4 @@
-from stf_render import W1, W2, W3, result, total, update
+from stf_render import SWITCH_CONFIG, W1, W2, W3, result, total, update
 
 A = [334982, 139970, -187534, 742345, -290604, 304836, -842164, -186318]
 B = [837298, 1041081, -142719, 292692, -106812, -170056, -1019253, 124438]
@@ -9,7 +9,7 @@ LINES = [
     "# register (2**47 us, from another use) is replaced, so the second contribution, well within",
     "# the 71-minute timeout, is stored and the slot waits for the third, which completes it by",
     "# quorum: no timeout counted.",
-    "setdefault switch_config set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)",
+    SWITCH_CONFIG,
     "mc_mgrp_create 261",
     "add admission sm.ingress_port:1 hdr.ethernet.src_addr:0x20000000001 hdr.ipv4.src_addr:0xa000001 hdr.agg.job_id:5 hdr.agg.rank:0 admit()",
     "add result_rewrite sm.egress_rid:161 to_worker(mac:0x20000000001, ip:0xa000001, udp_port:0xbee0)",

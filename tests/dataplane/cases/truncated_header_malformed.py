@@ -1,6 +1,6 @@
 from dataclasses import replace
 
-from stf_render import SWITCH, W1, expect, frame, packet
+from stf_render import SWITCH, SWITCH_CONFIG, W1, expect, frame, packet
 
 from ina.hosts.packets import datagram
 from ina.p4src.protocol import MSG_UPDATE
@@ -12,7 +12,7 @@ LINES = [
     "# A UDP datagram to the switch's IP on an aggregation port whose header is cut short is ours,",
     "# so it is dropped and counted as malformed, never flooded like ordinary traffic; so is a",
     "# whole header without its value block. The same bytes to another port are ordinary traffic.",
-    "setdefault switch_config set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)",
+    SWITCH_CONFIG,
     "mc_mgrp_create 1",
     "mc_node_create 0 1 2 3",
     "mc_node_associate 1 0",

@@ -1,4 +1,4 @@
-from stf_render import W1, W2, W3, W4, result, total, update
+from stf_render import SWITCH_CONFIG, W1, W2, W3, W4, job, result, total, update
 
 A = [1040657, 112648, -831199, 322106, 621741, -531564, 412283, 741022]
 B = [-1024819, 128486, 815361, -337944, 605903, 547402, -396445, 756860]
@@ -7,27 +7,9 @@ D = [1032738, -120567, 823280, 330025, -613822, 539483, 404364, -748941]
 
 LINES = [
     "# Jobs 1 (slots 0-3, ranks 0-1) and 2 (slots 4-7, ranks 0-1 on ports 3-4) at relative slot 0, interleaved.",
-    "setdefault switch_config set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)",
-    "mc_mgrp_create 257",
-    "add admission sm.ingress_port:1 hdr.ethernet.src_addr:0x20000000001 hdr.ipv4.src_addr:0xa000001 hdr.agg.job_id:1 hdr.agg.rank:0 admit()",
-    "add result_rewrite sm.egress_rid:33 to_worker(mac:0x20000000001, ip:0xa000001, udp_port:0xbee0)",
-    "mc_node_create 33 1",
-    "mc_node_associate 257 0",
-    "add admission sm.ingress_port:2 hdr.ethernet.src_addr:0x20000000002 hdr.ipv4.src_addr:0xa000002 hdr.agg.job_id:1 hdr.agg.rank:1 admit()",
-    "add result_rewrite sm.egress_rid:34 to_worker(mac:0x20000000002, ip:0xa000002, udp_port:0xbee0)",
-    "mc_node_create 34 2",
-    "mc_node_associate 257 1",
-    "add jobs hdr.agg.job_id:1 set_job(base:0, num_slots:4, num_workers:2, mgid:257, epoch:0x5eed0001, quorum:2, timeout:0, staleness:0)",
-    "mc_mgrp_create 258",
-    "add admission sm.ingress_port:3 hdr.ethernet.src_addr:0x20000000003 hdr.ipv4.src_addr:0xa000003 hdr.agg.job_id:2 hdr.agg.rank:0 admit()",
-    "add result_rewrite sm.egress_rid:65 to_worker(mac:0x20000000003, ip:0xa000003, udp_port:0xbee0)",
-    "mc_node_create 65 3",
-    "mc_node_associate 258 2",
-    "add admission sm.ingress_port:4 hdr.ethernet.src_addr:0x20000000004 hdr.ipv4.src_addr:0xa000004 hdr.agg.job_id:2 hdr.agg.rank:1 admit()",
-    "add result_rewrite sm.egress_rid:66 to_worker(mac:0x20000000004, ip:0xa000004, udp_port:0xbee0)",
-    "mc_node_create 66 4",
-    "mc_node_associate 258 3",
-    "add jobs hdr.agg.job_id:2 set_job(base:4, num_slots:4, num_workers:2, mgid:258, epoch:0x5eed0002, quorum:2, timeout:0, staleness:0)",
+    SWITCH_CONFIG,
+    *job(1, [W1, W2], epoch=0x5EED0001),
+    *job(2, [W3, W4], epoch=0x5EED0002, base=4, first_node=2),
     update(W1, epoch=0x5EED0001, values=A, job=1),
     update(W3, epoch=0x5EED0002, values=B, job=2),
     update(W4, epoch=0x5EED0002, values=C, rank=1, job=2),

@@ -1,4 +1,4 @@
-from stf_render import W1, W2, update
+from stf_render import SWITCH_CONFIG, W1, W2, update
 
 A = [1, 2, 3, 4, 5, 6, 7, 8]
 B = [10, 20, 30, 40, 50, 60, 70, 80]
@@ -6,7 +6,7 @@ B = [10, 20, 30, 40, 50, 60, 70, 80]
 LINES = [
     "# An UPDATE whose epoch is not its job's (a packet of an earlier run, or a forgery that passed",
     "# admission) is dropped and counted; it touches no slot. The right epoch is then accepted.",
-    "setdefault switch_config set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)",
+    SWITCH_CONFIG,
     "mc_mgrp_create 257",
     "add admission sm.ingress_port:1 hdr.ethernet.src_addr:0x20000000001 hdr.ipv4.src_addr:0xa000001 hdr.agg.job_id:1 hdr.agg.rank:0 admit()",
     "add result_rewrite sm.egress_rid:33 to_worker(mac:0x20000000001, ip:0xa000001, udp_port:0xbee0)",

@@ -1,4 +1,4 @@
-from stf_render import W1, W2, W3, result, total, update
+from stf_render import SWITCH_CONFIG, W1, W2, W3, job, result, total, update
 
 A = [
     1040657,
@@ -201,21 +201,8 @@ C = [
 
 LINES = [
     "# ELEMS=64 (256-byte payload): three workers and a retransmission.",
-    "setdefault switch_config set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)",
-    "mc_mgrp_create 257",
-    "add admission sm.ingress_port:1 hdr.ethernet.src_addr:0x20000000001 hdr.ipv4.src_addr:0xa000001 hdr.agg.job_id:1 hdr.agg.rank:0 admit()",
-    "add result_rewrite sm.egress_rid:33 to_worker(mac:0x20000000001, ip:0xa000001, udp_port:0xbee0)",
-    "mc_node_create 33 1",
-    "mc_node_associate 257 0",
-    "add admission sm.ingress_port:2 hdr.ethernet.src_addr:0x20000000002 hdr.ipv4.src_addr:0xa000002 hdr.agg.job_id:1 hdr.agg.rank:1 admit()",
-    "add result_rewrite sm.egress_rid:34 to_worker(mac:0x20000000002, ip:0xa000002, udp_port:0xbee0)",
-    "mc_node_create 34 2",
-    "mc_node_associate 257 1",
-    "add admission sm.ingress_port:3 hdr.ethernet.src_addr:0x20000000003 hdr.ipv4.src_addr:0xa000003 hdr.agg.job_id:1 hdr.agg.rank:2 admit()",
-    "add result_rewrite sm.egress_rid:35 to_worker(mac:0x20000000003, ip:0xa000003, udp_port:0xbee0)",
-    "mc_node_create 35 3",
-    "mc_node_associate 257 2",
-    "add jobs hdr.agg.job_id:1 set_job(base:0, num_slots:4, num_workers:3, mgid:257, epoch:0x5eed0001, quorum:3, timeout:0, staleness:0)",
+    SWITCH_CONFIG,
+    *job(1, [W1, W2, W3], epoch=0x5EED0001),
     update(W1, epoch=0x5EED0001, values=A, job=1, index=2, exponent=1),
     update(W2, epoch=0x5EED0001, values=B, rank=1, job=1, index=2, exponent=2),
     update(W3, epoch=0x5EED0001, values=C, rank=2, job=1, index=2),
