@@ -122,6 +122,9 @@ class P4Switch(Switch):
             self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
         channel = grpc.insecure_channel(self.grpc_addr)
+        # one future, cancelled before the channel closes: a pending one's polling thread would
+        # otherwise call into the closed channel and print a traceback (ValueError)
+        ready = grpc.channel_ready_future(channel)
         deadline = time.monotonic() + 20
         try:
             while time.monotonic() < deadline:
@@ -131,7 +134,7 @@ class P4Switch(Switch):
                         f"last lines of {self.log_path}:\n{log_tail(self.log_path)}"
                     )
                 try:
-                    grpc.channel_ready_future(channel).result(timeout=0.5)
+                    ready.result(timeout=0.5)
                     return
                 except grpc.FutureTimeoutError:
                     continue
@@ -140,6 +143,7 @@ class P4Switch(Switch):
                 f"last lines of {self.log_path}:\n{log_tail(self.log_path)}"
             )
         finally:
+            ready.cancel()
             channel.close()
 
     def data_path(self, wait: float = 2.0) -> str | None:

@@ -9,6 +9,8 @@ import pytest
 from toolchain import P4C, SIMPLE_SWITCH_GRPC_BIN, missing
 
 from ina.topologies.runner import RunOptions, RunResult, run
+from ina.topologies.topo import load
+from ina.topologies.tree import job_trees
 
 ELEMS = 16  # small packets: many chunks per run, so the 1% loss hits every kind of packet
 LEAVES, ROOT = ("s1", "s2"), "s3"  # leafspine_hier's tree: two leaves of two workers, root s3
@@ -16,11 +18,16 @@ UPLINK = 3  # each leaf's port toward s3 (its first spine)
 
 
 def run_hier(
-    tmp_path, target: str, size: int, dtype: str = "int32", loss: float = 0.0
+    tmp_path,
+    target: str,
+    size: int,
+    dtype: str = "int32",
+    loss: float = 0.0,
+    topo: str = "leafspine_hier",
 ) -> RunResult:
     result = run(
         RunOptions(
-            topo="leafspine_hier",
+            topo=topo,
             workers=None,
             target=target,
             size=size,
@@ -34,9 +41,9 @@ def run_hier(
         )
     )
     assert result.ok, (result.workers, result.switch_stats)
-    assert sorted((w["host"], w["elements"]) for w in result.workers) == [
-        (h, size) for h in ("h1", "h2", "h3", "h4")
-    ]
+    assert sorted((w["host"], w["elements"]) for w in result.workers) == sorted(
+        (h, size) for h in load(topo).hosts
+    )
     return result
 
 
@@ -90,3 +97,22 @@ def test_hierarchical_job_on_real_bmv2_recovers_loss_on_every_link(tmp_path, mon
     assert result.toolchain["simple_switch_grpc"]["path"] == str(SIMPLE_SWITCH_GRPC_BIN)
     assert_tree_counts(result, math.ceil(size / ELEMS))
     assert lost_on_uplinks(result) > 0  # ~10 expected (1024 upward partials at 1%)
+
+
+def test_three_level_trees_of_a_fat_tree_recover_loss_on_every_link(tmp_path):
+    # fattree4: two jobs of 8 on disjoint trees (core -> 2 aggregation -> 4 edge switches). Every
+    # switch of a tree completes each chunk once and takes its parent's RESULT once, and sums two
+    # children per chunk (two workers, two edges or two aggregation switches), whatever was lost.
+    size = 2048
+    chunks = math.ceil(size / ELEMS)
+    result = run_hier(tmp_path, "builtin", size, loss=0.01, topo="fattree4")
+    for tree in job_trees(load("fattree4")):
+        for name, node in tree.nodes.items():
+            counts = result.switch_stats[name]["jobs"][tree.job]
+            assert (counts["accepted"], counts["completed"]) == (2 * chunks, chunks), name
+            assert len(node.children) == 2
+            if node.uplink is None:
+                assert "parent_results" not in counts, name
+            else:
+                assert counts["parent_results"] == chunks, name
+                assert counts["partials_sent"] >= chunks, name
