@@ -10,7 +10,6 @@ command; scripts call these directly.
 """
 
 import contextlib
-import cProfile
 import dataclasses
 import gc
 import hashlib
@@ -205,6 +204,15 @@ def harness(
     )
 
 
+class Profiler(Protocol):
+    """What `simulate` turns on and off around the simulation alone: cProfile.Profile, or a clock
+    (bench/sim.py's CPU clock)."""
+
+    def enable(self) -> None: ...
+
+    def disable(self) -> None: ...
+
+
 @contextlib.contextmanager
 def cycle_collection_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off for a run, back on after (if it was). The simulation
@@ -224,7 +232,7 @@ def cycle_collection_paused() -> Iterator[None]:
 def simulate(
     config: AllReduceConfig,
     engine: str = "native",
-    profiler: cProfile.Profile | None = None,
+    profiler: Profiler | None = None,
     server: Callable[[InProcessSwitch, Topology], object] | None = None,
     watch: Callable[[InProcessSwitch], None] | None = None,
 ) -> AllReduceResult:
