@@ -10,7 +10,6 @@ slots `expire` resends.
 """
 
 import math
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -245,7 +244,9 @@ class AllReduceCore:
         self._sent_at = [now] * window  # the latest transmission of each slot's current use
         self._first_sent = [now] * window  # when the current use was first sent (RTT samples)
         self._seq_of = [0] * window  # each slot's latest transmission, in order
-        self._unanswered: OrderedDict[int, None] = OrderedDict()  # waiting, oldest sent first
+        # waiting, oldest sent first: a dict keeps insertion order, and compiled, finding its first
+        # key allocates nothing (an OrderedDict's iterator is an object per call: _rearm's cost)
+        self._unanswered: dict[int, None] = {}
         # The same waiting transmissions ordered for `expire`, so it finds the due ones without a
         # scan; every transmission goes to the end of its `order` (kept here: the per-packet path).
         self._index = DueIndex(
@@ -447,7 +448,8 @@ class AllReduceCore:
         round_ = self._round[index]
         self._chunk_of[index] = chunk
         self._blind[index] = exponent is None and self._is_float
-        held = self._held[index].pop(round_, None)
+        held_uses = self._held[index]
+        held = held_uses.pop(round_, None) if held_uses else None  # seldom any: no call then
         if held is not None:
             chunks.agree(chunk, exponent)
             fields: Fields = _unpack_header(held, 0)
@@ -519,7 +521,11 @@ class AllReduceCore:
         unanswered = self._unanswered
         if not unanswered:
             return
-        oldest = rack = next(iter(unanswered))
+        oldest = -1
+        for first in unanswered:  # the oldest waiting (compiled: no iterator object)
+            oldest = first
+            break
+        rack = oldest
         sent_at, timer = self._sent_at, self._rtt.timer
         due = sent_at[oldest] + timer
         if self._allowance < timer:
@@ -647,7 +653,9 @@ class AllReduceCore:
         self._sequence += 1
         self._seq_of[index] = self._sequence
         self._order.append((self._sequence, index))
-        self._unanswered.move_to_end(index)
+        unanswered = self._unanswered
+        del unanswered[index]  # to the end: the latest transmission
+        unanswered[index] = None
         return self._pkts[index]
 
     def contributors(self) -> Contributors:

@@ -12,7 +12,7 @@ lets ask early (probing) are looked at apart. The result is that of a scan of ev
 """
 
 import math
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable
 from heapq import heappop, heappush
 
@@ -47,7 +47,7 @@ class DueIndex:
         rank: int,
         n_workers: int,
         seq_of: list[int],
-        unanswered: OrderedDict[int, None],
+        unanswered: dict[int, None],
         status: list[int],
         retries: list[int],
         sent_at: list[float],

@@ -593,7 +593,8 @@ class InProcessSwitch:
             arrival = uplink.send(leaves, frame)
             if arrival is not None:
                 at(arrival + member.delay, self._at_switch, member.switch, member.port, frame)
-        group = member.cores.index(core)
+        cores = member.cores
+        group = 0 if len(cores) == 1 else cores.index(core)
         deadline = max(core.deadline, now)  # an overdue deadline: expire at once
         if deadline < member.timer_at[group]:
             member.timer_at[group] = deadline
@@ -671,7 +672,10 @@ class InProcessSwitch:
     ) -> None:
         """Frames reach workers' hosts: each CPU takes its payload in its turn."""
         for cpu, member, payload, source in batch:
-            cpu.run(when, cpu.recv_cost, self._receive, member, payload, source)
+            if cpu.idle(when, cpu.recv_cost):  # the common case, as a direct call
+                self._receive(when, member, payload, source)
+            else:
+                cpu.run(when, cpu.recv_cost, self._receive, member, payload, source)
 
     def _delivery(self, key: tuple[Node | None, bytes]) -> tuple[Member, tuple[str, int]] | None:
         """Which worker on the host takes a frame with these headers (if it holds a datagram), and

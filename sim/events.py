@@ -1,8 +1,13 @@
-"""The discrete-event core: one clock and one heap of events, for every runner in virtual time.
+"""The discrete-event core: one clock and one queue of events, for every runner in virtual time.
 
-An event is a tuple (time, sequence, handler, args); the heap orders by time, and events at the
-same time run in the order they were queued (the sequence), so a run is deterministic. `run`
-calls handler(time, *args) for each in turn.
+An event is a handler and its arguments at a time; events run in time order, and events at the
+same time in the order they were queued, so a run is deterministic. `run` calls
+handler(time, *args) for each in turn.
+
+The queue is a heap of the distinct times events wait for, each time's events in a list in the
+order queued: the heap compares floats (not (time, sequence) tuples, two comparisons of boxed
+items each), and events that share an instant (a multicast's copies, a host's sends) share one
+heap entry. An event queued for a time before the one running runs next, as in any heap.
 
 The clock (`now`) is the time of the last event that did something: a handler that acts sets
 `sim.now = time`, and one that finds it has nothing to do (a timer that a later deadline
@@ -19,29 +24,46 @@ _push, _pop = heapq.heappush, heapq.heappop
 class Simulator:
     """A virtual clock and the events waiting on it."""
 
-    __slots__ = ("_queue", "_sequence", "now")
+    __slots__ = ("_events", "_sequence", "_times", "now")
 
     def __init__(self) -> None:
         self.now = 0.0
-        self._queue: list[tuple] = []
+        self._times: list[float] = []  # a heap: the times events wait for, each once
+        # time -> its events not run yet, in the order queued (from `_ran` on: see `run`)
+        self._events: dict[float, list[tuple[Callable, tuple]]] = {}
         self._sequence = 0
 
     def at(self, time: float, handler: Callable, *args) -> None:
         """Run handler(time, *args) at `time` (after the events already queued for that time)."""
         self._sequence += 1
-        _push(self._queue, (time, self._sequence, handler, args))
+        waiting = self._events.get(time)
+        if waiting is None:
+            self._events[time] = [(handler, args)]
+            _push(self._times, time)
+        else:
+            waiting.append((handler, args))
 
     def run(self, until: Callable[[], bool] | None = None) -> None:
         """Run events in order until `until()` holds (checked before each) or none is left."""
-        queue = self._queue
-        if until is None:
-            while queue:
-                time, _sequence, handler, args = _pop(queue)
+        times, events = self._times, self._events
+        while times:
+            time = times[0]
+            waiting = events[time]
+            ran = 0  # the events of `time` run so far (a handler may queue more for it)
+            while ran < len(waiting):
+                if until is not None and until():
+                    del waiting[:ran]
+                    return
+                handler, args = waiting[ran]
+                ran += 1
                 handler(time, *args)
-            return
-        while queue and not until():
-            time, _sequence, handler, args = _pop(queue)
-            handler(time, *args)
+                if times[0] != time:  # a handler queued an event before `time`: that runs first
+                    break
+            if ran == len(waiting) and times[0] == time:
+                _pop(times)
+                del events[time]
+            else:  # stopped for an earlier event: the rest (maybe none) waits, `time` in the heap
+                del waiting[:ran]
 
     @property
     def scheduled(self) -> int:

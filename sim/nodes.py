@@ -53,13 +53,19 @@ class Cpu:
     def run(self, when: float, cost: float, work: Callable, *args) -> None:
         """Call work(start, *args) once the work before it is done and `cost` more seconds have
         passed: start = max(when, the CPU free) + cost. An idle CPU and no cost: at once."""
-        backlog = self._backlog
-        if not backlog and not cost and self.free_at <= when:
+        if self.idle(when, cost):
             work(when, *args)
             return
+        backlog = self._backlog
         backlog.append((when, cost, work, args))
         if len(backlog) == 1:
             self._schedule()
+
+    def idle(self, when: float, cost: float) -> bool:
+        """Whether work of `cost` coming at `when` runs at once (`run` calls it then): nothing
+        waits, it costs nothing, and the CPU is free. A caller that knows its work may call it
+        directly when this holds, without `run`'s generic call."""
+        return not self._backlog and not cost and self.free_at <= when
 
     def depart(self, now: float) -> float:
         """When a packet the work at `now` sends reaches the NIC: `send_cost` after the CPU is

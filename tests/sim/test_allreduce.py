@@ -7,9 +7,18 @@ import numpy as np
 import pytest
 
 from ina.controller.aggregation import BurstLoss
+from ina.hosts.chunks import Contributors
 from ina.hosts.cli import make_array
 from ina.p4src.protocol import Policy
-from ina.sim.allreduce import AllReduceConfig, lossless_time, report, simulate, window_covers_path
+from ina.sim import allreduce
+from ina.sim.allreduce import (
+    AllReduceConfig,
+    lossless_time,
+    report,
+    simulate,
+    verify_sums,
+    window_covers_path,
+)
 from ina.sim.links import LinkSpec
 from ina.sim.nodes import HostSpec
 
@@ -40,6 +49,41 @@ def test_every_rank_gets_the_int32_sum_bit_exact(workers):
     assert (
         result.arrivals == 2 * workers * chunks
     )  # every UPDATE reached the switch, every copy its worker
+
+
+def test_each_jobs_sum_is_verified_once_and_a_rank_that_differs_on_its_own(monkeypatch):
+    checked = []
+    real = allreduce.verify
+
+    def counting(*args):
+        checked.append(args[1])  # the seed: config.seed + job
+        return real(*args)
+
+    monkeypatch.setattr(allreduce, "verify", counting)
+    config = AllReduceConfig(workers=6, jobs=2, size=300, seed=5)
+    result = simulate(config)
+    assert result.verified and checked == [5, 6]  # 6 ranks, 2 jobs: one check each
+    sums = [
+        (job, got, m_counted)
+        for (job, _rank, _host), got, m_counted in zip(
+            result.workers, result.results, contributors(result), strict=True
+        )
+    ]
+    wrong = sums[1][1].copy()
+    wrong[7] += 1
+    sums[1] = (sums[1][0], wrong, sums[1][2])
+    checks = verify_sums(config, {0: 3, 1: 3}, sums)
+    assert [ok for ok, _error in checks] == [True, False, True, True, True, True]
+    assert checks[1][1] == 1.0
+
+
+def contributors(result):
+    """Each worker's contributors as a full run gives them: every chunk counted by all its ranks."""
+    chunks = -(-result.config.size // result.config.elems)
+    counts = np.full(chunks, 3, dtype=np.uint16)
+    return [Contributors(result.config.elems, counts, np.full(chunks, 0b111, np.uint32))] * len(
+        result.workers
+    )
 
 
 def test_lossless_and_large_the_time_is_the_link_bound_formula():

@@ -49,6 +49,53 @@ def test_run_stops_once_until_holds_and_the_rest_waits():
     assert ran == [0.0, 1.0, 2.0, 3.0, 4.0]
 
 
+def test_an_event_queued_before_the_running_time_runs_before_the_rest_of_that_time():
+    sim = Simulator()
+    ran = []
+
+    def record(time, label):
+        ran.append((time, label))
+        if label == "b1":
+            sim.at(1.0, record, "past")  # earlier than the running 2.0: next, as in any heap
+            sim.at(2.0, record, "b3")
+
+    for time, label in [(2.0, "b1"), (2.0, "b2"), (3.0, "c")]:
+        sim.at(time, record, label)
+    sim.run()
+    assert ran == [(2.0, "b1"), (1.0, "past"), (2.0, "b2"), (2.0, "b3"), (3.0, "c")]
+    assert sim.scheduled == 5
+
+
+def test_a_time_whose_last_event_queued_an_earlier_one_is_left_once_that_ran():
+    sim = Simulator()
+    ran = []
+
+    def record(time, label):
+        ran.append((time, label))
+        if label == "b":
+            sim.at(1.0, record, "past")
+
+    sim.at(2.0, record, "b")
+    sim.at(4.0, record, "d")
+    sim.run()
+    sim.at(2.0, record, "again")  # 2.0 was left: queued afresh, it runs
+    sim.run()
+    assert ran == [(2.0, "b"), (1.0, "past"), (4.0, "d"), (2.0, "again")]
+
+
+def test_run_stops_within_a_time_and_the_rest_of_it_runs_next():
+    sim = Simulator()
+    ran = []
+    for label in "abc":
+        sim.at(1.0, lambda time, label: ran.append(label), label)
+    sim.at(0.5, lambda time: ran.append("first"))
+    sim.run(until=lambda: len(ran) == 2)
+    assert ran == ["first", "a"]
+    sim.at(1.0, lambda time: ran.append("d"))
+    sim.run()
+    assert ran == ["first", "a", "b", "c", "d"]
+
+
 def test_the_clock_moves_only_when_a_handler_moves_it():
     sim = Simulator()
 

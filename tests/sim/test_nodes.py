@@ -12,6 +12,18 @@ def test_a_cpu_that_costs_nothing_runs_work_at_once_and_adds_no_event():
     assert ran == [(2.0, "a", 2.0)] and sim.scheduled == 0
 
 
+def test_a_cpu_is_idle_for_work_only_if_nothing_waits_it_costs_nothing_and_the_cpu_is_free():
+    sim = Simulator()
+    cpu = Cpu(sim, send_cost=1e-6)
+    assert cpu.idle(0.0, 0.0) and not cpu.idle(0.0, 1e-9)
+    cpu.depart(0.0)  # a send: the CPU is busy until 1 us
+    assert not cpu.idle(0.5e-6, 0.0) and cpu.idle(1e-6, 0.0)
+    cpu.run(1e-6, 2e-6, lambda start: None)  # work that costs: it waits, queued
+    assert not cpu.idle(5e-6, 0.0)
+    sim.run()
+    assert cpu.idle(5e-6, 0.0)
+
+
 def test_received_packets_wait_their_turn_and_each_send_costs_its_time():
     sim = Simulator()
     cpu = Cpu(sim, send_cost=0.5e-6, recv_cost=1e-6)
