@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ina.p4src.protocol import HEADER, HEADER_LEN, INDEX_MASK, SET_SHIFT, pool_field
+from ina.p4src.protocol import HEADER, HEADER_LEN, INDEX_MASK, SET_SHIFT, WORDS, pool_field
 
 
 class Header(NamedTuple):
@@ -29,51 +29,40 @@ def datagram(
     epoch: int,
     values,
     *,
-    rank: int = 0,
     job: int = 0,
     index: int = 0,
     round_: int = 0,
-    exponent: int = 0,
-    flags: int = 0,
-    count: int = 0,
-    bitmap: int = 0,
+    **fields: int,
 ) -> bytes:
     """A whole aggregation datagram, its set round_ & 1; `values` int32 in host order (int32
-    wraparound applied). For the paths that are not per packet: the harness, the host server,
-    benchmarks' traffic; a field they do not name keeps its default."""
+    wraparound applied); `fields` the header's others by protocol.WORDS name (rank, exponent,
+    flags, count, bitmap, ...), 0 unless given. For the paths that are not per packet: the
+    harness, the host server, benchmarks' traffic, the tests; a field added to the header needs
+    nothing here."""
+    named = {"msg_type": msg_type, "job_id": job, "pool": pool_field(round_ & 1, index)}
+    named |= {"epoch": epoch, "round": round_}
+    if unknown := (set(fields) - set(WORDS)) | (set(fields) & set(named)):
+        raise TypeError(f"datagram() takes no header field {sorted(unknown)[0]!r}")
     wrapped = (np.asarray(values, dtype=np.int64) + 2**31) % 2**32 - 2**31
-    return (
-        HEADER.pack(
-            msg_type,
-            rank,
-            job,
-            pool_field(round_ & 1, index),
-            exponent,
-            flags,
-            count,
-            epoch,
-            round_,
-            bitmap,
-        )
-        + wrapped.astype(">i4").tobytes()
-    )
+    header = HEADER.pack(*(named.get(name, fields.get(name, 0)) for name in WORDS))
+    return header + wrapped.astype(">i4").tobytes()
 
 
 def parse_header(buf) -> Header:
     """The header fields of a received packet."""
-    msg, rank, job, pool, exponent, flags, count, epoch, round_, bitmap = HEADER.unpack_from(buf)
+    word = dict(zip(WORDS, HEADER.unpack_from(buf), strict=True))
     return Header(
-        msg,
-        rank,
-        job,
-        pool >> SET_SHIFT,
-        pool & INDEX_MASK,
-        exponent,
-        flags,
-        count,
-        epoch,
-        round_,
-        bitmap,
+        word["msg_type"],
+        word["rank"],
+        word["job_id"],
+        word["pool"] >> SET_SHIFT,
+        word["pool"] & INDEX_MASK,
+        word["exponent"],
+        word["flags"],
+        word["count"],
+        word["epoch"],
+        word["round"],
+        word["bitmap"],
     )
 
 
