@@ -67,6 +67,7 @@ MAX_WORKERS = 32  # the width of a slot's worker bitmap: children per switch
 MAX_JOB_WORKERS = (1 << 16) - 1  # the count field's width: workers in one job's sum
 MAX_JOBS = 256  # the job counters' size (p4src's MAX_JOBS)
 MAX_SLOTS = INDEX_MASK + 1  # the slot index is 15 bits
+MAX_POOL_SIZE = 1 << 16  # a job's base slot and slot count are bit<16> in aggregate.p4's set_job
 ELEMS_CHOICES = (8, 16, 32, 64, 128, 256)  # values per packet: aggregate.p4's -DELEMS (elements.p4)
 # What ina run, ina train and ina worker use unless told: SwitchML's 1 KB packets, since emulation
 # costs per packet (docs/performance.md, "Larger packets and a batched worker data path")
