@@ -31,9 +31,8 @@ from ina.controller.client import MAX_UPDATES_PER_WRITE, SwitchConnection
 from ina.p4rt import entities as p4e
 from ina.p4rt.proto import MAX_MESSAGE_BYTES, WriteRequestHead, p4runtime_pb2
 from ina.p4rt.schema import Schema
-from ina.p4src.protocol import MAX_JOBS, MAX_PORT, MAX_WORKERS
+from ina.p4src.protocol import MAX_JOBS, MAX_POOL_SIZE, MAX_PORT, MAX_WORKERS
 from ina.switch.p4runtime.server import READ_CHUNK
-from ina.topologies.cli import MAX_POOL_SIZE
 
 PROBES = 25
 PROBE_SPACING = 0.02  # seconds between the starts of two probes, the first with the Write

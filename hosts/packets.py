@@ -7,7 +7,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ina.p4src.protocol import HEADER, HEADER_LEN, INDEX_MASK, MSG_RESULT, SET_SHIFT, pool_field
+from ina.p4src.protocol import (
+    HEADER,
+    HEADER_LEN,
+    INDEX_MASK,
+    MSG_RESULT,
+    SET_SHIFT,
+    WORDS,
+    pool_field,
+)
 
 
 class Header(NamedTuple):
@@ -29,54 +37,35 @@ def datagram(
     epoch: int,
     values,
     *,
-    rank: int = 0,
     job: int = 0,
     index: int = 0,
     round_: int = 0,
-    exponent: int = 0,
-    flags: int = 0,
-    count: int = 0,
-    bitmap: int = 0,
+    **fields: int,
 ) -> bytes:
     """A whole aggregation datagram, its set round_ & 1; `values` int32 in host order (int32
-    wraparound applied). For the paths that are not per packet: the harness, the host server,
-    benchmarks' traffic; a field they do not name keeps its default."""
-    return HEADER.pack(
-        msg_type,
-        rank,
-        job,
-        pool_field(round_ & 1, index),
-        exponent,
-        flags,
-        count,
-        epoch,
-        round_,
-        bitmap,
-    ) + _payload(values)
+    wraparound applied); `fields` the header's others by protocol.WORDS name (rank, exponent,
+    flags, count, bitmap, ...), 0 unless given. For the paths that are not per packet: the
+    harness, the host server, benchmarks' traffic, the tests; a field added to the header needs
+    nothing here."""
+    named = {"msg_type": msg_type, "job_id": job, "pool": pool_field(round_ & 1, index)}
+    named |= {"epoch": epoch, "round": round_}
+    if unknown := (set(fields) - set(WORDS)) | (set(fields) & set(named)):
+        raise TypeError(f"datagram() takes no header field {sorted(unknown)[0]!r}")
+    header = HEADER.pack(*(named.get(name, fields.get(name, 0)) for name in WORDS))
+    return header + _payload(values)
 
 
 def result_for(
     update, count: int, bitmap: int, *, exponent: int | None = None, values=None
 ) -> bytes:
-    """The RESULT a switch answers `update` with: the update's rank, job, pool field, flags, epoch
-    and round, `count` workers named by `bitmap`, `exponent` (else the update's) and `values`
-    (int32 in host order, wrapped; else the update's own payload). For the tests and benches that
-    play the switch."""
-    _msg, rank, job, pool, own_exponent, flags, _count, epoch, round_, _bitmap = HEADER.unpack_from(
-        update
-    )
-    header = HEADER.pack(
-        MSG_RESULT,
-        rank,
-        job,
-        pool,
-        own_exponent if exponent is None else exponent,
-        flags,
-        count,
-        epoch,
-        round_,
-        bitmap,
-    )
+    """The RESULT a switch answers `update` with: the update's header but for its type, `count`
+    workers named by `bitmap` and `exponent` (else the update's); `values` (int32 in host order,
+    wrapped; else the update's own payload). For the tests and benches that play the switch."""
+    word = dict(zip(WORDS, HEADER.unpack_from(update), strict=True))
+    word |= {"msg_type": MSG_RESULT, "count": count, "bitmap": bitmap}
+    if exponent is not None:
+        word["exponent"] = exponent
+    header = HEADER.pack(*(word[name] for name in WORDS))
     return header + (bytes(update[HEADER_LEN:]) if values is None else _payload(values))
 
 
@@ -88,19 +77,19 @@ def _payload(values) -> bytes:
 
 def parse_header(buf) -> Header:
     """The header fields of a received packet."""
-    msg, rank, job, pool, exponent, flags, count, epoch, round_, bitmap = HEADER.unpack_from(buf)
+    word = dict(zip(WORDS, HEADER.unpack_from(buf), strict=True))
     return Header(
-        msg,
-        rank,
-        job,
-        pool >> SET_SHIFT,
-        pool & INDEX_MASK,
-        exponent,
-        flags,
-        count,
-        epoch,
-        round_,
-        bitmap,
+        word["msg_type"],
+        word["rank"],
+        word["job_id"],
+        word["pool"] >> SET_SHIFT,
+        word["pool"] & INDEX_MASK,
+        word["exponent"],
+        word["flags"],
+        word["count"],
+        word["epoch"],
+        word["round"],
+        word["bitmap"],
     )
 
 

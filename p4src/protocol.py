@@ -13,9 +13,43 @@ UDP_PORT = 0xBEE0  # workers send to it; RESULTs come from it
 UDP_PORT_MASK = 0xFFF0  # the switch recognises UDP_PORT..UDP_PORT + 15
 MSG_UPDATE, MSG_RESULT, MSG_STATUS = 1, 2, 3
 
-# msg_type:8 rank:8 job_id:16 set:1 index:15 exponent:8 flags:8 count:16 epoch:32 round:32
-# bitmap:32 (22 bytes), then E x int32 big-endian; flags are reserved (0)
-HEADER = struct.Struct("!BBHHBBHIII")
+# The header's fields in wire order with their widths in bits (aggregate.p4's agg_t): the one
+# list HEADER, hosts/packets.py's `datagram` and hosts/scapy_layer.py are made from. 22 bytes,
+# then E x int32 big-endian; flags are reserved (0).
+FIELDS = (
+    ("msg_type", 8),
+    ("rank", 8),
+    ("job_id", 16),
+    ("pool_set", 1),
+    ("pool_index", 15),
+    ("exponent", 8),
+    ("flags", 8),
+    ("count", 16),
+    ("epoch", 32),
+    ("round", 32),
+    ("bitmap", 32),
+)
+_WORDS = {8: "B", 16: "H", 32: "I"}
+
+
+def _words(fields: tuple[tuple[str, int], ...]) -> tuple[tuple[str, str], ...]:
+    """The struct words of the fields, (name, format) each: fields narrower than a byte share a
+    word with the fields after them, named by the first one's name before its last "_" (pool_set
+    and pool_index are one 16-bit word, `pool`)."""
+    words, names, bits = [], [], 0
+    for name, width in fields:
+        names.append(name)
+        bits += width
+        if bits in _WORDS:
+            shared = names[0].rpartition("_")[0] if len(names) > 1 else name
+            words.append((shared, _WORDS[bits]))
+            names, bits = [], 0
+    assert bits == 0, "the header's fields end inside a word"
+    return tuple(words)
+
+
+WORDS = tuple(name for name, _format in _words(FIELDS))  # HEADER's values, in order, by name
+HEADER = struct.Struct("!" + "".join(f for _name, f in _words(FIELDS)))
 HEADER_LEN = HEADER.size
 SET_SHIFT = 15
 INDEX_MASK = (1 << SET_SHIFT) - 1
@@ -33,6 +67,7 @@ MAX_WORKERS = 32  # the width of a slot's worker bitmap: children per switch
 MAX_JOB_WORKERS = (1 << 16) - 1  # the count field's width: workers in one job's sum
 MAX_JOBS = 256  # the job counters' size (p4src's MAX_JOBS)
 MAX_SLOTS = INDEX_MASK + 1  # the slot index is 15 bits
+MAX_POOL_SIZE = 1 << 16  # a job's base slot and slot count are bit<16> in aggregate.p4's set_job
 ELEMS_CHOICES = (8, 16, 32, 64, 128, 256)  # values per packet: aggregate.p4's -DELEMS (elements.p4)
 # What ina run, ina train and ina worker use unless told: SwitchML's 1 KB packets, since emulation
 # costs per packet (docs/performance.md, "Larger packets and a batched worker data path")

@@ -12,6 +12,7 @@ from ina.p4src.protocol import (
     DEFAULT_ELEMS,
     ELEMS_CHOICES,
     MAX_JOBS,
+    MAX_POOL_SIZE,
     MAX_SLOTS,
     MAX_WORKERS,
     Policy,
@@ -22,8 +23,6 @@ from ina.topologies.lock import MachineBusy
 from ina.topologies.model import AGGREGATIONS
 from ina.topologies.runner import RunError, RunOptions, require_root, run, say, summary
 from ina.topologies.topo import MAX_TREE_WORKERS, TopologyError
-
-MAX_POOL_SIZE = 1 << 16  # a job's base slot and slot count are bit<16> in aggregate.p4's set_job
 
 
 def parse_link_delay(text: str) -> tuple[str, str]:

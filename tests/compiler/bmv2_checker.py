@@ -39,7 +39,7 @@ class Bmv2Checker:
         }
         self.stacks = {s["name"]: s for s in bmv2["header_stacks"]}
         self.unions = {u["name"] for u in bmv2["header_unions"]}
-        self.arrays = {kind: {a["name"] for a in bmv2[kind]} for kind in SECTIONS.values()}
+        self.arrays = {kind: {a["name"] for a in bmv2.get(kind, [])} for kind in SECTIONS.values()}
         self.actions = {a["id"]: a for a in bmv2["actions"]}
 
     def check(self) -> list[str]:

@@ -19,10 +19,11 @@ from ina.controller.aggregation import (
 )
 from ina.controller.cli import main as ctl_main
 from ina.controller.client import ControllerError, NotPrimaryError, SwitchConnection, TableEntry
+from ina.hosts.packets import datagram
 from ina.p4rt import entities as p4e
 from ina.p4rt.proto import p4runtime_pb2
 from ina.p4src import AGGREGATE_P4
-from ina.p4src.protocol import FLOOD_GROUP, HEADER, MSG_UPDATE, UDP_PORT, Policy
+from ina.p4src.protocol import FLOOD_GROUP, MSG_UPDATE, UDP_PORT, Policy
 from ina.switch.engine import Switch
 from ina.switch.p4runtime.server import P4RuntimeService, serve
 
@@ -49,9 +50,7 @@ def switch():
 
 
 def update_packet(w: Worker, job: int, index: int, values: list[int], epoch: int) -> bytes:
-    body = HEADER.pack(MSG_UPDATE, w.rank, job, index, 0, 0, 0, epoch, 0, 0) + struct.pack(
-        f"!{len(values)}i", *values
-    )
+    body = datagram(MSG_UPDATE, epoch, values, rank=w.rank, job=job, index=index)
     udp = struct.pack("!HHHH", UDP_PORT, UDP_PORT, 8 + len(body), 0) + body
     ip = struct.pack(
         "!BBHHHBBH4s4s",

@@ -11,15 +11,14 @@ import numpy as np
 import pytest
 
 from ina.compiler import compile_file
+from ina.hosts.packets import datagram
 from ina.p4src import AGGREGATE_P4
 from ina.p4src.protocol import (
-    HEADER,
     MSG_RESULT,
     MSG_STATUS,
     MSG_UPDATE,
     UDP_PORT,
     job_group,
-    pool_field,
     worker_rid,
 )
 from ina.switch.engine import Switch
@@ -65,22 +64,21 @@ def udp_frame(
 def agg_body(
     msg, rank, job, pool_set, index, exponent, values, round_=None, count=0, bitmap=0
 ) -> bytes:
-    """round_ defaults to the set: a slot's first use of that set."""
+    """The datagram by field name (hosts/packets.py `datagram`: a header field added later keeps
+    its default); round_ defaults to the set: a slot's first use of that set."""
     round_ = pool_set if round_ is None else round_
-    body = HEADER.pack(
+    assert round_ & 1 == pool_set, "a datagram's set is its round's parity"
+    return datagram(
         msg,
-        rank,
-        job,
-        pool_field(pool_set, index),
-        exponent,
-        0,
-        count,
         epoch_of(job),
-        round_,
-        bitmap,
-    )
-    return body + (
-        np.asarray(values, dtype=np.int64).astype(">u4").tobytes() if len(values) else b""
+        values,
+        rank=rank,
+        job=job,
+        index=index,
+        round_=round_,
+        exponent=exponent,
+        count=count,
+        bitmap=bitmap,
     )
 
 

@@ -45,18 +45,18 @@ def test_scapy_crafts_what_the_worker_parses():
         bitmap=0x80000003,
         values=[7, -7],
     )
-    assert packets.parse_header(bytes(agg)) == (
-        MSG_RESULT,
-        2,
-        7,
-        0,
-        0x7FFF,
-        9,
-        0,
-        3,
-        0xFFFFFFFF,
-        0xFFFFFFFE,
-        0x80000003,
+    assert packets.parse_header(bytes(agg)) == packets.Header(
+        msg_type=MSG_RESULT,
+        rank=2,
+        job=7,
+        pool_set=0,
+        index=0x7FFF,
+        exponent=9,
+        flags=0,
+        count=3,
+        epoch=0xFFFFFFFF,
+        round=0xFFFFFFFE,
+        bitmap=0x80000003,
     )
     assert list(packets.values_of(bytes(agg), 2)) == [7, -7]
     assert InaAgg(msg_type=MSG_STATUS).sprintf("%msg_type%") == "STATUS"
