@@ -125,6 +125,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("hosts/core.py", "self._sequence += 1", "self._sequence += 2"): (
         "a resend's number still exceeds every earlier one: sequence numbers are only compared"
     ),
+    ("hosts/core.py", "self._retries[index] += 1", "self._retries[index] += 2"): (
+        "a slot's resend count is only tested against 0 (Karn's rule, _behind, its turn)"
+    ),
     **{
         ("hosts/core.py", first, mutated): FIRST_SEND
         for first, mutated in (
