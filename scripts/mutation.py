@@ -389,7 +389,8 @@ def main(argv: list[str] | None = None) -> int:
         print("mutation.py: cosmic-ray is not installed: pip install -e '.[mutation]'")
         return 2
     args.workdir.mkdir(parents=True, exist_ok=True)
-    src = scratch_copy(args.workdir)
+    # --report reads the sessions only: a batch running in the same workdir keeps its copy
+    src = args.workdir / "src" if args.report else scratch_copy(args.workdir)
     results = []
     for module in args.modules:
         session = session_for(args.workdir, src, module, args.sample, args.fresh)
