@@ -125,6 +125,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("hosts/core.py", "self._sequence += 1", "self._sequence += 2"): (
         "a resend's number still exceeds every earlier one: sequence numbers are only compared"
     ),
+    ("hosts/core.py", "self._retries[index] += 1", "self._retries[index] += 2"): (
+        "a slot's resend count is only tested against 0 (Karn's rule, _behind, its turn)"
+    ),
     **{
         ("hosts/core.py", first, mutated): FIRST_SEND
         for first, mutated in (
@@ -386,7 +389,8 @@ def main(argv: list[str] | None = None) -> int:
         print("mutation.py: cosmic-ray is not installed: pip install -e '.[mutation]'")
         return 2
     args.workdir.mkdir(parents=True, exist_ok=True)
-    src = scratch_copy(args.workdir)
+    # --report reads the sessions only: a batch running in the same workdir keeps its copy
+    src = args.workdir / "src" if args.report else scratch_copy(args.workdir)
     results = []
     for module in args.modules:
         session = session_for(args.workdir, src, module, args.sample, args.fresh)

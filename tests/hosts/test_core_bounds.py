@@ -71,6 +71,8 @@ def test_bounds_are_inclusive(given):
         ({"epoch": 0}, "epoch = 0: expected 1..4294967295"),
         ({"epoch": EPOCH_MAX + 1}, "epoch = 4294967296: expected 1..4294967295"),
         ({"window": MAX_SLOTS + 1}, "window = 32769: expected 1..32768"),
+        ({"window": 0}, "window = 0: expected 1..32768"),
+        ({"max_retries": -1}, "max_retries = -1: expected 0 or more"),
         ({"base": -1}, "base = -1: expected 0..32768 - window"),
         ({"window": 2, "base": MAX_SLOTS - 1}, "base = 32767: expected 0..32768 - window"),
         ({"timeout": 0.0}, "timeout = 0.0: expected a finite number of seconds > 0"),

@@ -18,7 +18,7 @@ import pytest
 from test_p4runtime_server import Controller, switch_state, update, write_errors
 
 from ina.compiler import compile_file
-from ina.p4rt.proto import code_pb2, p4runtime_pb2
+from ina.p4rt.proto import code_pb2, p4runtime_pb2, status_pb2
 from ina.p4rt.schema import Schema
 from ina.switch.engine import Switch
 from ina.switch.p4runtime.server import P4RuntimeService, serve
@@ -291,3 +291,36 @@ def test_writes_without_an_index_write_every_cell_and_without_data_change_nothin
     )
     assert switch_state(sw) == before
     assert sw.tables["I.ranged"].counters(handle) == (6, 60)
+
+
+def test_entries_read_back_as_written_a_dont_care_key_omitted_and_priority_kept(switch):
+    # Priority 1 is the least a ternary/range table takes; the don't-care k (omitted) reads back
+    # omitted, before the range r that follows it; a one-bit mask is no don't-care.
+    _sw, c = switch
+    dont_care = entry(ternary=None, low_high=(b"\x01", b"\x05"), priority=1)
+    one_bit = entry(ternary=(b"\x01", b"\x01"), low_high=(b"\x02", b"\x03"))
+    written = (dont_care, entry(), one_bit)
+    assert codes(c, *(table(INSERT, e) for e in written)) == [OK, OK, OK]
+    query = p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=RANGED.id))
+    read = [
+        e.table_entry
+        for page in c.stub.Read(p4runtime_pb2.ReadRequest(device_id=0, entities=[query]))
+        for e in page.entities
+    ]
+    assert sorted(e.SerializeToString(deterministic=True) for e in read) == sorted(
+        e.SerializeToString(deterministic=True) for e in written
+    )
+
+
+def test_an_index_past_the_end_names_the_valid_range(switch):
+    _sw, c = switch
+    with pytest.raises(grpc.RpcError) as err:
+        c.write(cell("register", REGISTER.size, value=3))
+    details = dict(err.value.trailing_metadata())["grpc-status-details-bin"]
+    [detail] = status_pb2.Status.FromString(details).details
+    error = p4runtime_pb2.Error()
+    detail.Unpack(error)
+    assert (error.canonical_code, error.message) == (
+        OUT_OF_RANGE,
+        f"index {REGISTER.size} is out of range 0..{REGISTER.size - 1}",
+    )
