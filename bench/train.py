@@ -10,7 +10,7 @@ its ratio to the ring and to the parameter server on the same links (issue 15's 
 0.8 and 0.5 on limited links), measured and in theory. Every row also has what the links carried against theory
 (train/traffic.py): bytes per iteration on a worker's link and on the busiest one, the theory's
 time at the link rate, how busy the busiest link was, drops in the shaped queues, retransmissions,
-the switch's CPU and the packets per second a worker sent.
+a worker's and the switch's CPU and the packets per second a worker sent.
 """
 
 import json
@@ -81,6 +81,7 @@ def bench_train(
     for r in rows:
         print(
             f"[bench train] {r['aggregation']:>6} on {r['links']}: {r['comm_ms']['median']:,.0f} ms"
+            f" ({r['comm_cpu_ms']['median']:,.1f} ms of a worker's CPU)"
             + (
                 f" (theory {r['theory_comm_ms']:,.0f} ms, busiest link {r['link_busy']:.0%} busy)"
                 if "theory_comm_ms" in r
@@ -107,6 +108,9 @@ def table_row(summary: dict, links: str) -> dict:
         "bytes_per_iteration": summary["bytes_per_iteration"],
         "sums_identical": summary["sums_identical"],
         "comm_ms": summarise([it["comm"] for it in its]),
+        # a worker's CPU while communicating: the method's own cost, which a loaded machine's
+        # wall time hides
+        "comm_cpu_ms": summarise([it["comm_cpu"] for it in its]),
         "compute_ms": summarise([it["compute"] for it in its]),
         "worker_link_mb": round(t["worker_link_bytes"] / 1e6, 4),
         "worker_link_theory_mb": round(t["theory"]["worker_link"] / 1e6, 4),

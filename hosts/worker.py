@@ -267,6 +267,14 @@ class Worker:
         slot = slot_of(data) if len(data) >= HEADER_LEN else 0
         return self._cores[min(slot // self._group, len(self._cores) - 1)]
 
+    def _router(self) -> Callable[[memoryview], AllReduceCore]:
+        """`_core_of`, or with one group (no staleness) its only core without reading the header:
+        a call per datagram less on the hot path."""
+        if len(self._cores) > 1:
+            return self._core_of
+        only = self._cores[0]
+        return lambda _data: only
+
     def _datagram_path(self, running: dict, addr: tuple[str, int]) -> tuple[Callable, Callable]:
         """(drain, send_all) one datagram per system call: drain hands the core of its slot one
         datagram and sends its answer (False when none waits); send_all sends a list in order."""
@@ -274,7 +282,7 @@ class Worker:
         buf = bytearray(size + 1)  # one byte more, so a longer datagram shows as one
         view = memoryview(buf)
         whole = view[:size]  # what a datagram of the expected size is: no new view per packet
-        sendto, recvfrom_into, core_of = self.sock.sendto, self.sock.recvfrom_into, self._core_of
+        sendto, recvfrom_into, core_of = self.sock.sendto, self.sock.recvfrom_into, self._router()
 
         def drain() -> bool:
             try:
@@ -289,7 +297,8 @@ class Worker:
                     sendto(pkt, addr)
                 except BlockingIOError:
                     self._send(pkt, addr)
-            self._finish(core, running)
+            if core.finished:
+                self._finish(core, running)
             return True
 
         def send_all(pkts: list[bytearray]) -> None:
@@ -307,7 +316,7 @@ class Worker:
         io = batch.BatchSocket(self.sock, self._cores[0].datagram_size, addr, self.timeout / 4)
         size, views, wholes, info = io.size, io.views, io.wholes, io.info
         receive, source, queue, flush = io.receive, io.source, io.queue, io.flush
-        core_of, monotonic = self._core_of, time.monotonic
+        core_of, monotonic = self._router(), time.monotonic
 
         def drain() -> bool:
             n = receive()
@@ -325,7 +334,8 @@ class Worker:
                     if held == batch.ANSWERS_PER_SEND:
                         flush()
                         held = 0
-                self._finish(core, running)
+                if core.finished:
+                    self._finish(core, running)
             flush()
             return True
 

@@ -43,6 +43,9 @@ class IterationRecord:
     wall_s: float  # since the replay began
     compute_s: float
     comm_s: float
+    # this worker process's CPU while it communicated (its I/O thread's included); in emulation only:
+    # on a shared machine wall time is the load's, CPU time the method's own cost
+    comm_cpu_s: float | None = None
 
 
 @dataclass
@@ -77,10 +80,10 @@ def replay(
     for i in range(config.iterations):
         t0 = time.perf_counter()
         time.sleep(compute_s)
-        t1 = time.perf_counter()
+        t1, cpu = time.perf_counter(), time.process_time()
         sums = [allreduce(g) for g in grads]
         t2 = time.perf_counter()
-        record = IterationRecord(i + 1, t2 - start, t1 - t0, t2 - t1)
+        record = IterationRecord(i + 1, t2 - start, t1 - t0, t2 - t1, time.process_time() - cpu)
         history.iterations.append(record)
         if on_iteration is not None:
             on_iteration(record)

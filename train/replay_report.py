@@ -11,15 +11,21 @@ from ina.train import traffic
 from ina.train.runner import TrainOptions
 from ina.train.workloads import BYTES_PER_ELEMENT, workload
 
+# per iteration, mean over the workers: wall time computing and communicating, and the CPU a
+# worker's process used while communicating (comm_cpu: absent from older histories)
+PHASES = ("compute", "comm", "comm_cpu")
+
 
 def summarise(opts: TrainOptions, finals: list[dict], measured: dict | None = None) -> dict:
     """`measured` is what runner.run gave its on_traffic."""
     histories = [f["history"] for f in finals]
     w = workload(opts.replay.workload)
+    first = histories[0]["per_iteration"][0]
+    phases = PHASES if first.get("comm_cpu_s") is not None else PHASES[:2]
     per_iteration = [
         {
             phase: 1000 * statistics.fmean(h["per_iteration"][i][f"{phase}_s"] for h in histories)
-            for phase in ("compute", "comm")
+            for phase in phases
         }
         for i in range(histories[0]["iterations"])
     ]
@@ -34,12 +40,10 @@ def summarise(opts: TrainOptions, finals: list[dict], measured: dict | None = No
         "bytes_per_iteration": BYTES_PER_ELEMENT * sum(histories[0]["buckets"]),
         "iterations": histories[0]["iterations"],
         "iteration_ms": {
-            phase: statistics.fmean(it[phase] for it in per_iteration)
-            for phase in ("compute", "comm")
+            phase: statistics.fmean(it[phase] for it in per_iteration) for phase in phases
         },
         "median_iteration_ms": {
-            phase: statistics.median(it[phase] for it in per_iteration)
-            for phase in ("compute", "comm")
+            phase: statistics.median(it[phase] for it in per_iteration) for phase in phases
         },
         "per_iteration_ms": per_iteration,
         "sums_identical": len({f["weights_sha256"] for f in finals}) == 1,
@@ -123,7 +127,12 @@ def text(summary: dict) -> str:
         [
             f"buckets            {len(summary['buckets'])} ({summary['bytes_per_iteration'] / 1e6:.2f} MB per iteration)",
             f"per iteration      {ms['compute']:.2f} ms compute + {ms['comm']:.2f} ms communication "
-            f"(median of {summary['iterations']} iterations)",
+            f"(median of {summary['iterations']} iterations)"
+            + (
+                f"; {ms['comm_cpu']:.2f} ms CPU per worker communicating"
+                if "comm_cpu" in ms
+                else ""
+            ),
             f"sums               {'identical on every worker' if summary['sums_identical'] else 'DIFFER between workers'}",
             *([traffic_text(summary["traffic"])] if summary["traffic"] else []),
         ]

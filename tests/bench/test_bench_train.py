@@ -21,6 +21,7 @@ def test_bench_train_compares_switch_ring_and_parameter_server(tmp_path):
     for r in rows:
         assert r["sums_identical"] and r["workers"] == 2 and r["workload"] == "resnet50"
         assert r["comm_ms"]["reps"] == 2 and r["compute_ms"]["reps"] == 2
+        assert r["comm_cpu_ms"]["reps"] == 2 and r["comm_cpu_ms"]["min"] > 0
         assert r["bytes_per_iteration"] == rows[0]["bytes_per_iteration"] > 0
         assert (
             r["worker_link_mb"] >= r["worker_link_theory_mb"] > 0

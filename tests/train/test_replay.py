@@ -1,10 +1,14 @@
 """Workload replay: the architectures add up to the public parameter counts, DDP's bucketing rule on
-a hand-made list, scaling keeps the bucket count, and a replay's records on a fake all-reduce."""
+a hand-made list, scaling keeps the bucket count, a replay's records on a fake all-reduce, and the
+report's CPU per iteration."""
 
 import numpy as np
 import pytest
 
-from ina.train.replay import ReplayConfig, replay
+from ina.train import replay_report
+from ina.train.replay import IterationRecord, ReplayConfig, ReplayHistory, replay
+from ina.train.runner import TrainOptions
+from ina.train.sgd import Config
 from ina.train.workloads import MIB, WORKLOADS, ddp_buckets, scaled_buckets, workload
 
 PUBLIC = {"resnet50": 25.6e6, "vgg16": 138e6, "bert_base": 110e6, "gpt2_small": 124e6}
@@ -69,3 +73,21 @@ def test_replay_all_reduces_every_bucket_each_iteration():
     assert history.buckets == buckets and calls == buckets * 3
     assert [r.iteration for r in history.iterations] == [1, 2, 3]
     assert replay(config, 1, fake)[1] == digest != replay(config, 2, fake)[1]
+
+
+def _final(comm_cpu: list[float | None]) -> dict:
+    """A worker's last report with one iteration per CPU figure (1 ms compute, 10 ms comm)."""
+    records = [IterationRecord(i + 1, 0.0, 0.001, 0.010, cpu) for i, cpu in enumerate(comm_cpu)]
+    history = ReplayHistory([8], records)
+    return {"history": history.as_dict(), "weights_sha256": "same"}
+
+
+def test_the_report_has_the_workers_mean_cpu_per_iteration_when_measured():
+    opts = TrainOptions(Config(), replay=ReplayConfig("resnet50", scale=0.01, iterations=2))
+    summary = replay_report.summarise(opts, [_final([0.002, 0.004]), _final([0.004, 0.008])])
+    assert [it["comm_cpu"] for it in summary["per_iteration_ms"]] == [3.0, 6.0]
+    assert summary["median_iteration_ms"]["comm_cpu"] == 4.5
+    assert "4.50 ms CPU per worker communicating" in replay_report.text(summary)
+    unmeasured = replay_report.summarise(opts, [_final([None, None])])  # as ina sim records them
+    assert "comm_cpu" not in unmeasured["median_iteration_ms"]
+    assert "CPU per worker" not in replay_report.text(unmeasured)
