@@ -12,11 +12,16 @@ from dataclasses import dataclass
 UDP_PORT = 0xBEE0  # workers send to it; RESULTs come from it
 UDP_PORT_MASK = 0xFFF0  # the switch recognises UDP_PORT..UDP_PORT + 15
 MSG_UPDATE, MSG_RESULT, MSG_STATUS = 1, 2, 3
+# The header's flags byte, one bit per meaning (docs/protocol.md, "Flags"). FALLBACK: in a STATUS
+# from the switch, the UPDATE's use is summed by the job's host fallback server (its slot/set is held
+# by another job); in an UPDATE, the sender's chunk for the host, forwarded there by the switch.
+FLAG_FALLBACK = 0x02
 
 # msg_type:8 rank:8 job_id:16 set:1 index:15 exponent:8 flags:8 count:16 epoch:32 round:32
-# bitmap:32 (22 bytes), then E x int32 big-endian; flags are reserved (0)
+# bitmap:32 (22 bytes), then E x int32 big-endian; flags: the FLAG_* bits below, others 0
 HEADER = struct.Struct("!BBHHBBHIII")
 HEADER_LEN = HEADER.size
+FLAGS_OFFSET = 7  # HEADER's flags byte (after msg_type, rank, job_id, pool, exponent)
 SET_SHIFT = 15
 INDEX_MASK = (1 << SET_SHIFT) - 1
 _POOL = struct.Struct(
