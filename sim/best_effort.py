@@ -7,14 +7,17 @@ with `fallback`, on a host of its own: sim/ps.py `ServerHost`), and every sum st
 (docs/protocol.md, "Best effort and the host fallback").
 """
 
+import argparse
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 
+from ina.args import int_choice, int_range, probability
 from ina.controller.aggregation import Fallback
 from ina.hosts.baseline import ServerCore
 from ina.hosts.inprocess import InProcessSwitch, RandomLoss
-from ina.p4src.protocol import UDP_PORT
+from ina.p4src.protocol import ELEMS_CHOICES, MAX_WORKERS, UDP_PORT
 from ina.sim.ps import ServerHost
 
 
@@ -99,3 +102,46 @@ def best_effort_run(
         )
         for job in range(jobs)
     ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m ina.sim.best_effort`: the run above as a table, one row per job."""
+    p = argparse.ArgumentParser(prog="python -m ina.sim.best_effort", description=__doc__)
+    p.add_argument("--jobs", type=int_range(1, 16), default=2, help="jobs (1..16, default 2)")
+    p.add_argument(
+        "--workers", type=int_range(1, MAX_WORKERS), default=2, help="workers per job (default 2)"
+    )
+    p.add_argument(
+        "--slots", type=int_range(1, 1024), default=8, help="slots each job asks for (default 8)"
+    )
+    p.add_argument(
+        "--pool-size", type=int_range(1, 1024), default=8, help="the switch's slots (default 8)"
+    )
+    p.add_argument(
+        "--size", type=int_range(1, 1 << 20), default=4096, help="int32 values (default 4096)"
+    )
+    p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=8, help="values per packet")
+    p.add_argument("--loss", type=probability, default=0.0, help="loss per datagram (default 0)")
+    p.add_argument("--seed", type=int_range(0, 2**32 - 1), default=1, help="seed (default 1)")
+    args = p.parse_args(argv)
+    outcomes = best_effort_run(
+        args.jobs,
+        args.workers,
+        args.slots,
+        args.pool_size,
+        args.size,
+        args.elems,
+        args.seed,
+        loss=args.loss,
+    )
+    print("job  base  slots  chunks  host-summed  host share  exact")
+    for o in outcomes:
+        print(
+            f"{o.job:<4} {o.base:<5} {o.num_slots:<6} {o.chunks:<7} {o.host_sums:<12} "
+            f"{o.host_share:<11.3f} {'yes' if o.exact else 'NO'}"
+        )
+    return 0 if all(o.exact for o in outcomes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -9,7 +9,7 @@ import pytest
 from ina.hosts.baseline import ServerCore
 from ina.hosts.packets import datagram, parse_header
 from ina.p4src.protocol import MSG_RESULT, MSG_STATUS, MSG_UPDATE
-from ina.sim.best_effort import best_effort_run
+from ina.sim.best_effort import best_effort_run, main
 
 
 @pytest.mark.parametrize("loss", [0.0, 0.05])
@@ -44,3 +44,17 @@ def test_the_fallback_server_replaces_a_use_it_never_completed():
         (MSG_RESULT, 2, ("10.0.0.1", 1)),
         (MSG_RESULT, 2, ("10.0.0.2", 1)),
     ]
+
+
+def test_the_command_prints_each_job_and_a_job_on_fewer_slots_never_falls_back(capsys):
+    # 12 slots: job 1 gets the 4 left (half its request), its own: nothing to fall back from
+    assert main(["--pool-size", "12", "--size", "1024"]) == 0
+    assert capsys.readouterr().out == (
+        "job  base  slots  chunks  host-summed  host share  exact\n"
+        "0    0     8      128     0            0.000       yes\n"
+        "1    8     4      128     0            0.000       yes\n"
+    )
+    with pytest.raises(SystemExit) as bad:
+        main(["--jobs", "17"])
+    assert bad.value.code == 2
+    assert "argument --jobs: expected an integer in 1..16, got '17'" in capsys.readouterr().err
