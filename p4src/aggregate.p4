@@ -597,20 +597,21 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                                       || (done == 1 && fell == 0 && !superseded));
                 bool this_use = mine && round == hdr.agg.round;
                 bool flagged = (hdr.agg.flags & FLAG_FALLBACK) != 0;
-                if (flagged && this_use && done == 1 && fell == 0) {
-                    hdr.agg.flags = 0;  // the use completed here after all: answered below
-                } else if (flagged) {
-                    // The sender sums this use on the host: the slot/set, unless another run holds
-                    // it or this job is past that round, records it so (a use of this round
-                    // started here is given up: its senders go to the host too), and on it goes.
-                    bit<32> behind = round - hdr.agg.round;
-                    bool older = mine && behind != 0 && behind < 32w0x80000000;
-                    if (!held && !older) {
-                        slot_epoch.write(meta.reg_index, meta.epoch);
-                        slot_round.write(meta.reg_index, hdr.agg.round);
-                        slot_done.write(meta.reg_index, 1);
-                        slot_fallback.write(meta.reg_index, 1);
-                    }
+                // A flagged UPDATE into a use done here (not fallen back) is answered below as any
+                // UPDATE into a done use; a flagged one otherwise goes on to the server, the
+                // slot/set recording the use as fallen back (a use of that round started here is
+                // given up: its senders go to the host too) unless another run holds it or this
+                // job is past that round. (Written as values, not branches: fewer pipeline nodes.)
+                bool forward = flagged && !(this_use && done == 1 && fell == 0);
+                bit<32> behind = round - hdr.agg.round;
+                bool record = forward && !held && !(mine && behind != 0 && behind < 32w0x80000000);
+                hdr.agg.flags = hdr.agg.flags & ~FLAG_FALLBACK;
+                if (forward) {
+                    slot_epoch.write(meta.reg_index, record ? meta.epoch : epoch);
+                    slot_round.write(meta.reg_index, record ? hdr.agg.round : round);
+                    slot_done.write(meta.reg_index, record ? 1w1 : done);
+                    slot_fallback.write(meta.reg_index, record ? 1w1 : fell);
+                    hdr.agg.flags = hdr.agg.flags | FLAG_FALLBACK;
                     job_fallback_forwarded.count(job);
                     to_fallback();
                     return;

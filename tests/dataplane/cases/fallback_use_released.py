@@ -66,4 +66,9 @@ LINES = [
     result(W3, epoch=E2, values=total(A, B), job=2, round_=2, count=2, bitmap=0b11),
     "check_counter job_retrans_answered(2) packets == 1",
     "check_counter job_fallback_forwarded(2) packets == 2",
+    "# a late flagged resend of round 0 goes to the server and leaves the later use alone",
+    update(W4, epoch=E2, values=D, rank=1, job=2, flags=FLAG_FALLBACK),
+    to_host(W4, epoch=E2, values=D, rank=1, job=2),
+    "# ina: register slot_round[0] == 2",
+    "# ina: register slot_fallback[0] == 0",
 ]
