@@ -10,7 +10,7 @@ import argparse
 from dataclasses import astuple, dataclass, field, fields, replace
 
 from ina.args import probability
-from ina.controller.allocators import FIRST_FIT, Allocator, Range
+from ina.controller.allocators import FIRST_FIT, Allocator, PoolFull, Range, best_effort
 from ina.controller.client import ControllerError, SwitchConnection, TableEntry
 from ina.p4rt import codec
 from ina.p4src.protocol import (
@@ -42,6 +42,8 @@ JOB_COUNTERS = (
     "InaIngress.job_partials_sent",
     "InaIngress.job_parent_results",
     "InaIngress.job_parent_refused",
+    "InaIngress.job_fallback_notices",
+    "InaIngress.job_fallback_forwarded",
 )
 PORT_COUNTERS = (
     "InaIngress.port_refused",
@@ -87,6 +89,18 @@ class Parent:
     rank: int
 
 
+@dataclass(frozen=True)
+class Fallback:
+    """A job's host fallback server (best effort, docs/protocol.md "Best effort and the host
+    fallback"): its port on this switch, its addresses and UDP port. It sums the chunks whose
+    slot/set another job holds, so the job may share slots with others."""
+
+    port: int
+    mac: str
+    ip: str
+    udp_port: int
+
+
 @dataclass
 class Job:
     job_id: int
@@ -97,6 +111,7 @@ class Job:
     policy: Policy = SYNC
     parent: Parent | None = None
     job_workers: int = 0  # the whole job's workers (0: the children's weights, one switch)
+    fallback: Fallback | None = None
 
     @property
     def mgid(self) -> int:
@@ -268,6 +283,13 @@ class Aggregation:
             e.match["hdr.agg.job_id"]: e.params
             for e in self.conn.read_table("InaIngress.job_parent")
         }
+        for e in self.conn.read_table("InaIngress.job_fallback"):
+            job = jobs.get(e.match["hdr.agg.job_id"])
+            if job is not None:
+                p = e.params
+                job.fallback = Fallback(
+                    p["port"], codec.format_mac(p["mac"]), codec.format_ipv4(p["ip"]), p["udp_port"]
+                )
         rewrites = {
             e.match["sm.egress_rid"]: e.params
             for e in self.conn.read_table("InaEgress.result_rewrite")
@@ -313,11 +335,15 @@ class Aggregation:
         policy: Policy = SYNC,
         parent: Parent | None = None,
         job_workers: int | None = None,
+        fallback: Fallback | None = None,
     ) -> Job:
         """Install a job with `epoch` (default: a fresh random one) and completion `policy`; on any
         failure nothing of it stays on the switch. `workers` are this switch's children (hosts, or
         switches: `aggregates`); `parent` the switch its partial sums go up to (None: this switch
-        completes the job); `job_workers` the whole job's workers (None: the children's)."""
+        completes the job); `job_workers` the whole job's workers (None: the children's).
+        With a `fallback` server the job is best effort: where the allocator finds no range it
+        gets fewer slots or a shared one (allocators.best_effort), its chunks that find their
+        slot/set held by another job summed by that server (sync policy, one switch)."""
         epoch = new_epoch() if epoch is None else epoch
         if not 1 <= epoch <= EPOCH_MAX:
             raise ControllerError(f"epoch {epoch} is out of range 1..{EPOCH_MAX}")
@@ -343,14 +369,23 @@ class Aggregation:
                 "it needs a parent switch"
             )
         self._check_policy(policy, job_workers, num_slots)
+        if fallback is not None and (parent is not None or policy != SYNC):
+            raise ControllerError(
+                f"job {job_id}: a host fallback server serves a single-switch job under the sync "
+                "policy"
+            )
         existing = self.jobs()
         if any(j.job_id == job_id for j in existing):
             raise ControllerError(
                 f"job {job_id} already exists (remove it first: ina ctl remove-job {job_id})"
             )
-        placed = self.allocator.place(
-            [Range(j.base, j.num_slots) for j in existing], num_slots, self.pool_size
-        )
+        held = [Range(j.base, j.num_slots) for j in existing]
+        try:
+            placed = self.allocator.place(held, num_slots, self.pool_size)
+        except PoolFull:
+            if fallback is None:
+                raise
+            placed = best_effort(held, num_slots, self.pool_size, job_id)
         job = Job(
             job_id,
             placed.base,
@@ -360,6 +395,7 @@ class Aggregation:
             policy,
             parent,
             job_workers,
+            fallback,
         )
         # One write per entry, recorded once it succeeded: a batch that fails part-way would leave
         # its good updates applied with nothing to say which, and undo must remove only our own.
@@ -411,6 +447,20 @@ class Aggregation:
                 )
                 self.conn.write_table_entries([entry])
                 done.append(("entry", entry))
+            if fallback is not None:
+                entry = TableEntry(
+                    "InaIngress.job_fallback",
+                    {"hdr.agg.job_id": job_id},
+                    "InaIngress.set_fallback",
+                    {
+                        "port": fallback.port,
+                        "mac": fallback.mac,
+                        "ip": fallback.ip,
+                        "udp_port": fallback.udp_port,
+                    },
+                )
+                self.conn.write_table_entries([entry])
+                done.append(("entry", entry))
             self.conn.insert(
                 "InaIngress.jobs",
                 {"hdr.agg.job_id": job_id},
@@ -444,6 +494,8 @@ class Aggregation:
         self.conn.delete("InaIngress.jobs", {"hdr.agg.job_id": job_id})
         if job.parent is not None:
             self.conn.delete("InaIngress.job_parent", {"hdr.agg.job_id": job_id})
+        if job.fallback is not None:
+            self.conn.delete("InaIngress.job_fallback", {"hdr.agg.job_id": job_id})
         for w in job.workers:
             self.conn.delete(
                 "InaIngress.admission",

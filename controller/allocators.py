@@ -15,6 +15,9 @@ policy is written once.
 - partition[:N]: the pool cut into N equal parts (default 8); a job gets one whole free part, and a
   request larger than a part is refused.
 
+`best_effort` places a job with a host fallback server that no policy could: on fewer slots, or
+on a hashed range shared with other jobs.
+
 `plan_compaction` moves jobs down to close the gaps (the order kept), and `Pinned` places a job on
 one given range if it is free (a move, or a resize in place): plans the controller carries out
 between iterations through remove + add with a fresh epoch (controller/pool.py; docs/protocol.md,
@@ -214,6 +217,26 @@ class Pinned:
 
     def fits_empty(self, want: int, pool_size: int) -> bool:
         return want == self.target.size and self.target.end <= pool_size
+
+
+# Half the request: below it a best-effort job shares a hashed range rather than take a free one
+BEST_EFFORT_MIN_SHARE = 0.5
+_HASH = 2654435761  # Knuth's multiplicative hash: jobs' shared ranges spread over the pool
+
+
+def best_effort(held: Sequence[Range], want: int, pool_size: int, key: int) -> Range:
+    """ATP-style best effort, for a job with a host fallback server that no policy could place:
+    the largest free range (lowest first) if it holds at least BEST_EFFORT_MIN_SHARE of `want`
+    (fewer slots than asked), else `want` slots (at most the pool) at a base hashed from `key` (the
+    job id), shared with whoever holds them: the switch sends a chunk whose slot/set another job
+    holds to the job's server (docs/protocol.md, "Best effort and the host fallback")."""
+    _check_want(want)
+    gaps = free_ranges(held, pool_size)
+    largest = max(gaps, key=lambda g: (g.size, -g.base), default=None)
+    if largest is not None and largest.size >= BEST_EFFORT_MIN_SHARE * want:
+        return Range(largest.base, min(largest.size, want))
+    size = min(want, pool_size)
+    return Range(key * _HASH % (pool_size - size + 1), size)
 
 
 FIRST_FIT = FirstFit()  # the default everywhere: the placements ina always made

@@ -60,11 +60,11 @@ def move_job(agg: Aggregation, job_id: int, target: Range) -> Job:
     agg.remove_job(job_id)
     try:
         return Aggregation(agg.conn, Pinned(target)).add_job(
-            job_id, old.workers, target.size, epoch, old.policy
+            job_id, old.workers, target.size, epoch, old.policy, fallback=old.fallback
         )
     except ControllerError:
         Aggregation(agg.conn, Pinned(Range(old.base, old.num_slots))).add_job(
-            job_id, old.workers, old.num_slots, old.epoch, old.policy
+            job_id, old.workers, old.num_slots, old.epoch, old.policy, fallback=old.fallback
         )
         raise
 

@@ -46,8 +46,14 @@ class ServerCore:
     returns the datagrams to send, each with its address, in order. A UDP socket (ParameterServer)
     or a simulated host (ina.sim.ps) drives it."""
 
-    def __init__(self, job_id: int, n_workers: int, epoch: int, elems: int = 64):
+    def __init__(
+        self, job_id: int, n_workers: int, epoch: int, elems: int = 64, fallback: bool = False
+    ):
         self.job_id, self.n_workers, self.epoch, self.elems = job_id, n_workers, epoch, elems
+        # A job's host fallback server sums only the uses the switch could not (docs/protocol.md,
+        # "Best effort and the host fallback"): a use it never completed was completed by the
+        # switch, so a later round of the set replaces it.
+        self.fallback = fallback
         self.cells: dict[tuple[int, int], _Cell] = {}
         self.workers: dict[int, Address] = {}
         self.stats = {
@@ -93,7 +99,9 @@ class ServerCore:
         bit, done = 1 << h.rank, self.n_workers
         cell = self.cells.get((h.index, h.pool_set))
         if cell is None or (
-            cell.round != h.round and cell.count == done and round_newer(h.round, cell.round)
+            cell.round != h.round
+            and (cell.count == done or self.fallback)
+            and round_newer(h.round, cell.round)
         ):
             cell = self.cells[h.index, h.pool_set] = _Cell(h.round)  # the set's next use
         elif cell.round != h.round:  # an earlier round, or a later one over a use not done
@@ -139,8 +147,9 @@ class ParameterServer(ServerCore):
         port: int = 0,
         loss: float = 0.0,
         seed: int | None = None,
+        fallback: bool = False,
     ):
-        super().__init__(job_id, n_workers, epoch, elems)
+        super().__init__(job_id, n_workers, epoch, elems, fallback)
         self.loss = loss
         self.rng = np.random.default_rng(seed)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -20,6 +20,8 @@ from ina.hosts.rto import MAX_RTO, MIN_RTO, SAME_TIME, RttEstimator
 from ina.p4src.protocol import (
     ELEMS_CHOICES,
     EPOCH_MAX,
+    FLAG_FALLBACK,
+    FLAGS_OFFSET,
     HEADER,
     HEADER_LEN,
     INDEX_MASK,
@@ -65,6 +67,7 @@ class Stats:
         0  # RESULTs of a later use of a slot, kept until the slot gets there (others ran ahead)
     )
     forged: int = 0  # datagrams that were not this job's RESULTs from the switch
+    fallbacks: int = 0  # uses the switch sent to the job's host fallback server (FALLBACK)
     elapsed: float = 0.0
     elements: int = 0
 
@@ -131,6 +134,7 @@ class AllReduceCore:
         stats: Stats | None = None,
         min_rto: float = MIN_RTO,
         job_workers: int | None = None,
+        fallback: tuple[str, int] | None = None,
     ):
         # rank and n_workers are this worker's at its switch (the wire's rank, the turns);
         # job_workers is the whole job's worker count, the scale every worker quantizes for
@@ -147,6 +151,9 @@ class AllReduceCore:
             min_rto  # the RTO's floor in seconds beside twice the fastest answer (ina.hosts.rto)
         )
         self.switch = switch  # (IPv4 address, UDP port): the only source a RESULT is taken from
+        # ... beside the job's host fallback server, which sums the uses the switch could not
+        # (docs/protocol.md, "Best effort and the host fallback")
+        self.fallback = fallback
         self.base = base  # the job's slot of this core's slot 0: under staleness, its group's first
         self._check_arguments()
         self.datagram_size = HEADER_LEN + 4 * elems
@@ -283,11 +290,11 @@ class AllReduceCore:
         headers packed in place."""
         stats = self.stats
         stats.packets_received += 1
-        if len(data) != self.datagram_size or source != self.switch:
+        if len(data) != self.datagram_size or (source != self.switch and source != self.fallback):
             stats.forged += 1
             return None
         fields: Fields = _unpack_header(data, 0)
-        msg, _rank, job, pool, exponent, _flags, count, epoch, round_, bitmap = fields
+        msg, _rank, job, pool, exponent, flags, count, epoch, round_, bitmap = fields
         index = (pool & INDEX_MASK) - self.base
         if (
             msg not in (MSG_RESULT, MSG_STATUS)
@@ -297,6 +304,8 @@ class AllReduceCore:
         ):
             stats.forged += 1
             return None
+        if flags & FLAG_FALLBACK:
+            return self._fall_back(index, round_, now)
         if index >= self._window or round_ != self._round[index] or self._done[index]:
             return self._other_round(msg, index, round_, data, now)
         if msg == MSG_STATUS:
@@ -364,6 +373,25 @@ class AllReduceCore:
                 return pkt
         self.stats.duplicates += 1
         return None
+
+    def _fall_back(self, index: int, round_: int, now: float) -> bytearray | None:
+        """The switch's FALLBACK STATUS: use `round_` of slot `index` is summed by the job's host
+        fallback server. If the slot is on that use, its UPDATE is resent now flagged FALLBACK, and
+        so is every resend of it (the flag stays in the slot's buffer until its next use): the
+        switch forwards it to the server, whose RESULT completes the use as the switch's would."""
+        if (
+            index >= self._window
+            or self._done[index]
+            or round_ != self._round[index]
+            or self._pkts[index][FLAGS_OFFSET] & FLAG_FALLBACK
+        ):
+            self.stats.duplicates += 1  # another use's, or told already
+            return None
+        self._pkts[index][FLAGS_OFFSET] |= FLAG_FALLBACK
+        self.stats.fallbacks += 1
+        pkt = self._resend(index, now)
+        self._rearm()
+        return pkt
 
     def _status_of_use(self, index: int, bitmap: int, now: float) -> bytearray | None:
         """A STATUS of the use slot `index` is on: with this worker's bit the slot is counted and

@@ -50,7 +50,7 @@ import numpy as np
 from mypy_extensions import mypyc_attr
 
 from ina.compiler import CompileResult, compile_file
-from ina.controller.aggregation import Aggregation
+from ina.controller.aggregation import Aggregation, Fallback
 from ina.controller.aggregation import Worker as WorkerEntry
 from ina.controller.allocators import Allocator
 from ina.controller.client import SwitchConnection
@@ -425,6 +425,7 @@ class InProcessSwitch:
         delay: float,
         link: Link,
         switch: tuple[str, str] = (SWITCH_MAC, SWITCH_IP),
+        fallback: tuple[str, int] | None = None,
     ) -> Member:
         """A worker of rank `rank` in its job on `link`'s host (its `a` end), with a core per
         staleness group, sending as `entry.rank` (its rank at its switch: the wire's) to the
@@ -445,6 +446,7 @@ class InProcessSwitch:
                 base=g * group,
                 min_rto=self.min_rto,
                 job_workers=job_workers,
+                fallback=fallback,
             )
             for g in range(groups)
         ]
@@ -477,13 +479,16 @@ class InProcessSwitch:
         max_retries: int = MAX_RETRIES,
         policy: Policy = SYNC,
         delays: dict[int, float] | None = None,
+        fallback: Fallback | None = None,
     ) -> list[AllReduceCore]:
         """Install a job with its completion `policy` through the controller (num_slots defaults to
         the window; epoch to a fresh random one) and make its workers, each a host on a switch port
         of its own; `timeout` is every worker's, or one per rank; `delays` adds virtual seconds to
         chosen ranks' UPDATEs (a straggler). Under the policy's staleness S each worker has S + 1
         cores, on groups of window // (S + 1) slots, as a Worker does. Returns the (first) cores by
-        rank. A star's alone (a topology's jobs come with it)."""
+        rank. With a host `fallback` server (best effort: its host is `add_host`'s) the job may get
+        fewer slots than `num_slots` (the window shrinks to them) or share them. A star's alone (a
+        topology's jobs come with it)."""
         if self._conn is None:
             raise ValueError(
                 "add_job builds a star's jobs; a topology's come with it (InProcessSwitch(topology=...))"
@@ -503,7 +508,10 @@ class InProcessSwitch:
             )
             for rank in range(n_workers)
         ]
-        job = self.controller.add_job(job_id, entries, num_slots or window, epoch, policy)
+        job = self.controller.add_job(
+            job_id, entries, num_slots or window, epoch, policy, fallback=fallback
+        )
+        window = min(window, job.num_slots)
         members = []
         for entry, worker_timeout in zip(entries, timeouts, strict=True):
             host = self.network.add_host(f"h{entry.port}", self.host_spec)
@@ -522,10 +530,16 @@ class InProcessSwitch:
                     max_retries,
                     (delays or {}).get(entry.rank, 0.0),
                     link,
+                    fallback=None if fallback is None else (fallback.ip, fallback.udp_port),
                 )
             )
         self.jobs[job_id] = members
         return [m.core for m in members]
+
+    def add_host(self, name: str, port: int) -> None:
+        """One more host of the star, on switch `port` (a job's host fallback server), for `attach`."""
+        host = self.network.add_host(name, self.host_spec)
+        self._host_links[name] = self.network.connect(host, 0, self.node, port, self.link)
 
     def attach(
         self, host: str, receive: Callable[[float, bytes], None]

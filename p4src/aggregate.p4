@@ -38,6 +38,7 @@ const bit<8> MSG_UPDATE = 1;
 const bit<8> MSG_RESULT = 2;
 const bit<8> MSG_STATUS = 3;
 const bit<16> FLOOD_GROUP = 1;
+const bit<8> FLAG_FALLBACK = 0x02;  // the chunk is summed by the job's host fallback server
 
 header ethernet_t {
     bit<48> dst_addr;
@@ -93,7 +94,7 @@ header agg_t {
     bit<1>  pool_set;
     bit<15> pool_index;
     bit<8>  exponent;
-    bit<8>  flags;     // reserved: 0
+    bit<8>  flags;     // FLAG_FALLBACK (0x02); other bits reserved: 0
     bit<16> count;     // RESULT and STATUS: workers summed; UPDATE: 0
     bit<32> epoch;
     bit<32> round;     // the sender's use number of this slot (round & 1 == pool_set)
@@ -135,6 +136,11 @@ struct metadata_t {
     bit<32> timeout;
     bit<8>  num_workers;
     bit<8>  staleness;
+    bit<1>  has_fallback;     // the job shares slots best-effort: a held slot's chunk goes to a host
+    bit<9>  fallback_port;
+    bit<48> fallback_mac;
+    bit<32> fallback_ip;
+    bit<16> fallback_udp_port;
     bit<32> reg_index;
     bit<32> drop_threshold;   // the drop simulator's loss threshold for this packet
     bit<1>  drop_burst;       // set_burst_loss hit: the threshold comes from the port's state
@@ -220,6 +226,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
     register<bit<1>>(SLOT_REGISTER_SIZE) slot_done;
     register<bit<1>>(SLOT_REGISTER_SIZE) slot_forwarded;  // the partial sum went to the parent
     register<bit<48>>(SLOT_REGISTER_SIZE) slot_started;
+    register<bit<1>>(SLOT_REGISTER_SIZE) slot_fallback;  // the use went to the host fallback server
     FOR_EACH_ELEM(DECLARE_ACCUMULATOR)
 
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_accepted;
@@ -234,6 +241,8 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_partials_sent;   // UPDATEs to the parent
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_parent_results;  // its RESULTs taken
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_parent_refused;  // RESULT/STATUS refused
+    counter(MAX_JOBS, CounterType.packets_and_bytes) job_fallback_notices;  // FALLBACK STATUSes
+    counter(MAX_JOBS, CounterType.packets_and_bytes) job_fallback_forwarded;  // UPDATEs to the host
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_refused;
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_malformed;
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_drop_sim_in;
@@ -343,6 +352,25 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
         size = MAX_JOBS;
     }
 
+    // Best effort: the job's host fallback server (a parameter server on `ip`:`udp_port` behind
+    // `port`), which sums the chunks whose slot/set another job holds.
+    action set_fallback(bit<9> port, bit<48> mac, bit<32> ip, bit<16> udp_port) {
+        meta.has_fallback = 1;
+        meta.fallback_port = port;
+        meta.fallback_mac = mac;
+        meta.fallback_ip = ip;
+        meta.fallback_udp_port = udp_port;
+    }
+    action no_fallback() {
+        meta.has_fallback = 0;
+    }
+    table job_fallback {
+        key = { hdr.agg.job_id: exact; }
+        actions = { set_fallback; no_fallback; }
+        default_action = no_fallback();
+        size = MAX_JOBS;
+    }
+
     action forward(bit<9> port) {
         sm.egress_spec = port;
     }
@@ -416,6 +444,17 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
         sm.egress_spec = meta.parent_port;
     }
 
+    // A FALLBACK-flagged UPDATE on to the job's fallback server, from the worker's own IP and UDP
+    // port (the server answers the worker directly).
+    action to_fallback() {
+        hdr.ethernet.dst_addr = meta.fallback_mac;
+        hdr.ethernet.src_addr = meta.switch_mac;
+        hdr.ipv4.dst_addr = meta.fallback_ip;
+        hdr.udp.dst_port = meta.fallback_udp_port;
+        hdr.udp.checksum = 0;
+        sm.egress_spec = meta.fallback_port;
+    }
+
     action answer_arp() {
         reply_to_sender();
         hdr.arp.oper = 2;
@@ -477,6 +516,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
             }
             jobs.apply();
             job_parent.apply();
+            job_fallback.apply();
             bit<32> job = (bit<32>)hdr.agg.job_id;
             bool update = hdr.agg.msg_type == MSG_UPDATE;
             if (update) {
@@ -536,6 +576,56 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
             slot_done.read(done, meta.reg_index);
             slot_forwarded.read(forwarded, meta.reg_index);
             slot_started.read(started, meta.reg_index);
+            if (update && meta.has_fallback == 1) {
+                // Best effort (docs/protocol.md, "Best effort and the host fallback"): a use another
+                // run holds is never overwritten, and a use that went to the host stays there.
+                // Another run holds its use until it is done and, since a worker whose RESULT copy
+                // was lost asks for it again, until its next use (the other set, one round on) is
+                // done too: that use's senders all had this one's RESULT.
+                bit<1> fell;
+                bit<32> next_epoch;
+                bit<32> next_round;
+                bit<1> next_done;
+                bit<32> next_index = (bit<32>)(hdr.agg.pool_set ^ 1) * POOL_SIZE + slot;
+                slot_fallback.read(fell, meta.reg_index);
+                slot_epoch.read(next_epoch, next_index);
+                slot_round.read(next_round, next_index);
+                slot_done.read(next_done, next_index);
+                bool mine = epoch == meta.epoch;
+                bool superseded = next_epoch == epoch && next_round == round + 1 && next_done == 1;
+                bool held = !mine && ((done == 0 && count != 0)
+                                      || (done == 1 && fell == 0 && !superseded));
+                bool this_use = mine && round == hdr.agg.round;
+                bool flagged = (hdr.agg.flags & FLAG_FALLBACK) != 0;
+                // A flagged UPDATE into a use done here (not fallen back) is answered below as any
+                // UPDATE into a done use; a flagged one otherwise goes on to the server, the
+                // slot/set recording the use as fallen back (a use of that round started here is
+                // given up: its senders go to the host too) unless another run holds it or this
+                // job is past that round. (Written as values, not branches: fewer pipeline nodes.)
+                bool forward = flagged && !(this_use && done == 1 && fell == 0);
+                bit<32> behind = round - hdr.agg.round;
+                bool record = forward && !held && !(mine && behind != 0 && behind < 32w0x80000000);
+                hdr.agg.flags = hdr.agg.flags & ~FLAG_FALLBACK;
+                if (forward) {
+                    slot_epoch.write(meta.reg_index, record ? meta.epoch : epoch);
+                    slot_round.write(meta.reg_index, record ? hdr.agg.round : round);
+                    slot_done.write(meta.reg_index, record ? 1w1 : done);
+                    slot_fallback.write(meta.reg_index, record ? 1w1 : fell);
+                    hdr.agg.flags = hdr.agg.flags | FLAG_FALLBACK;
+                    job_fallback_forwarded.count(job);
+                    to_fallback();
+                    return;
+                } else if (held || (this_use && fell == 1)) {
+                    // Held by another run, or this use went to the host: every worker of the job
+                    // is told to send its chunk there.
+                    job_fallback_notices.count(job);
+                    hdr.agg.flags = FLAG_FALLBACK;
+                    hdr.agg.count = 0;
+                    hdr.agg.bitmap = 0;
+                    multicast_answer(MSG_STATUS);
+                    return;
+                }
+            }
             bool empty = epoch != meta.epoch;  // left by another run, or never used
             bool stale = false;
             if (!empty && round != hdr.agg.round) {
@@ -600,6 +690,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                     slot_started.write(meta.reg_index, started);
                     slot_done.write(meta.reg_index, 0);
                     slot_forwarded.write(meta.reg_index, 0);
+                    slot_fallback.write(meta.reg_index, 0);
                 } else {
                     add_values();  // leaves the new sums in the packet
                     count = count + meta.weight;

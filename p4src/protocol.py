@@ -12,10 +12,14 @@ from dataclasses import dataclass
 UDP_PORT = 0xBEE0  # workers send to it; RESULTs come from it
 UDP_PORT_MASK = 0xFFF0  # the switch recognises UDP_PORT..UDP_PORT + 15
 MSG_UPDATE, MSG_RESULT, MSG_STATUS = 1, 2, 3
+# The header's flags byte, one bit per meaning (docs/protocol.md, "Flags"). FALLBACK: in a STATUS
+# from the switch, the UPDATE's use is summed by the job's host fallback server (its slot/set is held
+# by another job); in an UPDATE, the sender's chunk for the host, forwarded there by the switch.
+FLAG_FALLBACK = 0x02
 
 # The header's fields in wire order with their widths in bits (aggregate.p4's agg_t): the one
 # list HEADER, hosts/packets.py's `datagram` and hosts/scapy_layer.py are made from. 22 bytes,
-# then E x int32 big-endian; flags are reserved (0).
+# then E x int32 big-endian; flags: the FLAG_* bits above, others 0.
 FIELDS = (
     ("msg_type", 8),
     ("rank", 8),
@@ -51,6 +55,7 @@ def _words(fields: tuple[tuple[str, int], ...]) -> tuple[tuple[str, str], ...]:
 WORDS = tuple(name for name, _format in _words(FIELDS))  # HEADER's values, in order, by name
 HEADER = struct.Struct("!" + "".join(f for _name, f in _words(FIELDS)))
 HEADER_LEN = HEADER.size
+FLAGS_OFFSET = sum(width for _name, width in FIELDS[: [n for n, _w in FIELDS].index("flags")]) // 8
 SET_SHIFT = 15
 INDEX_MASK = (1 << SET_SHIFT) - 1
 _POOL = struct.Struct(

@@ -33,16 +33,33 @@ def refusal(config: AllReduceConfig) -> str | None:
 class ServerHost:
     """A `ServerCore` on a simulated host: frames in through its CPU, answers out on its link."""
 
-    def __init__(self, net: InProcessSwitch, topo: Topology):
-        job = topo.jobs[0]
-        name = topo.extra_host
-        host = topo.hosts[name]
-        self.address = (host.mac, host.ip, UDP_PORT)
-        self.core = ServerCore(job.id, len(job.workers), job.epoch, net.elems)
-        self.macs = {topo.hosts[w].ip: topo.hosts[w].mac for w in job.workers}
+    def __init__(
+        self,
+        net: InProcessSwitch,
+        name: str,
+        address: tuple[str, str, int],
+        core: ServerCore,
+        macs: dict[str, str],
+    ):
+        """`core` on host `name` at `address` (MAC, IPv4, UDP port), answering the workers whose
+        MACs `macs` gives by IPv4 address."""
+        self.address, self.core, self.macs = address, core, macs
         self.sim = net.sim
         self.cpu = next(h for h in net.network.hosts if h.name == name).cpu
         self._send = net.attach(name, self.arrive)
+
+    @classmethod
+    def for_topology(cls, net: InProcessSwitch, topo: Topology) -> "ServerHost":
+        """The parameter server of the topology's one job, on its extra host."""
+        job = topo.jobs[0]
+        host = topo.hosts[topo.extra_host]
+        return cls(
+            net,
+            topo.extra_host,
+            (host.mac, host.ip, UDP_PORT),
+            ServerCore(job.id, len(job.workers), job.epoch, net.elems),
+            {topo.hosts[w].ip: topo.hosts[w].mac for w in job.workers},
+        )
 
     def arrive(self, when: float, frame: bytes) -> None:
         """A frame reached the server's host: its CPU takes it in turn."""
@@ -69,6 +86,9 @@ def simulate_ps(
         raise ServerRefused(problem)
     servers: list[ServerHost] = []
     result = simulate(
-        config, engine, server=lambda net, topo: servers.append(ServerHost(net, topo)), watch=watch
+        config,
+        engine,
+        server=lambda net, topo: servers.append(ServerHost.for_topology(net, topo)),
+        watch=watch,
     )
     return result, servers[0].core.stats

@@ -12,6 +12,7 @@ from ina.controller.allocators import (
     PoolFull,
     Range,
     allocator,
+    best_effort,
     fragmentation,
     free_ranges,
     plan_compaction,
@@ -97,3 +98,15 @@ def test_allocator_names_and_bad_ones():
             allocator(bad)
     with pytest.raises(ControllerError, match="at least one slot"):
         FirstFit().place([], 0, 8)
+
+
+def test_best_effort_takes_fewer_slots_or_shares_a_hashed_range():
+    # the largest free range, lowest first, when it holds at least half the request
+    assert best_effort([Range(0, 10), Range(12, 2)], 8, 20, key=1) == Range(14, 6)
+    assert best_effort([Range(0, 12)], 8, 16, key=1) == Range(12, 4)
+    # less than half free: the request itself, shared, at the job's hashed base
+    assert best_effort([Range(0, 13)], 8, 16, key=1) == Range(1 * 2654435761 % 9, 8)
+    assert best_effort([Range(0, 16)], 8, 16, key=0) == Range(0, 8)
+    assert best_effort([Range(0, 16)], 40, 16, key=5) == Range(0, 16)  # at most the pool
+    with pytest.raises(ControllerError, match="at least one slot"):
+        best_effort([], 0, 16, key=0)

@@ -5,12 +5,12 @@ import json
 
 import pytest
 
-from ina.controller.aggregation import Aggregation, Worker
+from ina.controller.aggregation import Aggregation, Fallback, Worker
 from ina.controller.allocators import Pinned, Range
 from ina.controller.cli import main as ctl_main
 from ina.controller.client import ControllerError
 from ina.controller.pool import move_job
-from ina.p4src.protocol import SYNC
+from ina.p4src.protocol import SYNC, Policy
 
 W0 = Worker(0, 1, "02:00:00:00:00:01", "10.0.0.1")
 WORKER = ["--worker", "0:1:02:00:00:00:00:01:10.0.0.1"]
@@ -96,12 +96,35 @@ def test_a_failed_add_puts_the_job_back(served, monkeypatch):
     agg.add_job(1, [W0], 4, epoch=0x14)
     real = Aggregation.add_job
 
-    def add_once_failing(self, job_id, workers, num_slots, epoch=None, policy=SYNC):
+    def add_once_failing(self, job_id, workers, num_slots, epoch=None, policy=SYNC, fallback=None):
         if self.allocator == Pinned(Range(8, 4)):
             raise ControllerError("the switch said no")
-        return real(self, job_id, workers, num_slots, epoch, policy)
+        return real(self, job_id, workers, num_slots, epoch, policy, fallback=fallback)
 
     monkeypatch.setattr(Aggregation, "add_job", add_once_failing)
     with pytest.raises(ControllerError, match="the switch said no"):
         move_job(agg, 1, Range(8, 4))
     assert [(j.job_id, j.base, j.num_slots, j.epoch) for j in agg.jobs()] == [(1, 0, 4, 0x14)]
+
+
+def test_a_job_with_a_fallback_server_shares_a_full_pool_and_reads_back(served):
+    conn, _address = served
+    agg = Aggregation(conn)
+    server = Fallback(5, "02:cc:00:00:00:05", "10.0.0.100", 40000)
+    agg.add_job(1, [W0], 16, epoch=0x11)  # the whole pool
+    with pytest.raises(ControllerError, match="slot pool is full"):
+        agg.add_job(2, [W0], 8, epoch=0x12)  # no server: refused as before
+    job = agg.add_job(2, [W0], 8, epoch=0x12, fallback=server)
+    assert (job.base, job.num_slots) == (2 * 2654435761 % 9, 8)  # shared, at its hashed base
+    assert [(j.job_id, j.base, j.num_slots, j.fallback) for j in agg.jobs()] == [
+        (1, 0, 16, None),
+        (2, job.base, 8, server),
+    ]
+    assert [e.params for e in conn.read_table("InaIngress.job_fallback")] == [
+        {"port": 5, "mac": 0x02CC00000005, "ip": 0x0A000064, "udp_port": 40000}
+    ]
+    agg.remove_job(2)
+    assert conn.read_table("InaIngress.job_fallback") == []
+    with pytest.raises(ControllerError, match="sync policy"):
+        agg.add_job(2, [W0], 8, policy=Policy(quorum=1), fallback=server)
+    assert [j.job_id for j in agg.jobs()] == [1]

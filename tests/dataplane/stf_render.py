@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ina.hosts.packets import datagram
-from ina.p4src.protocol import MSG_RESULT, MSG_STATUS, MSG_UPDATE, UDP_PORT
+from ina.p4src.protocol import FLAG_FALLBACK, MSG_RESULT, MSG_STATUS, MSG_UPDATE, UDP_PORT
 from ina.sim.frames import udp_headers
 
 HERE = Path(__file__).parent
@@ -126,6 +126,36 @@ LEAF_SETUP = [
 ]
 
 
+# Best effort: jobs 1 (W1, W2) and 2 (W3, W4) both on slots 0-3 (a shared, hashed range), each
+# with the host fallback server FALLBACK on port 5 (its job_fallback entry).
+FALLBACK = Host(5, "02:cc:00:00:00:05", "10.0.0.100", 40000)
+SHARED_SETUP = [
+    "setdefault switch_config set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)",
+    *(
+        line
+        for job, (first, second) in ((1, (W1, W2)), (2, (W3, W4)))
+        for line in (
+            f"mc_mgrp_create {0x100 + job}",
+            *(
+                line
+                for rank, w in enumerate((first, second))
+                for line in (
+                    f"add admission sm.ingress_port:{w.port} hdr.ethernet.src_addr:0x{w.mac.replace(':', '')} "
+                    f"hdr.ipv4.src_addr:0xa00000{w.port} hdr.agg.job_id:{job} hdr.agg.rank:{rank} admit()",
+                    f"add result_rewrite sm.egress_rid:{1 + job * 32 + rank} to_worker(mac:0x{w.mac.replace(':', '')}, "
+                    f"ip:0xa00000{w.port}, udp_port:0xbee0)",
+                    f"mc_node_create {1 + job * 32 + rank} {w.port}",
+                    f"mc_node_associate {0x100 + job} {2 * (job - 1) + rank}",
+                )
+            ),
+            f"add job_fallback hdr.agg.job_id:{job} set_fallback(port:5, mac:0x2cc00000005, ip:0xa000064, udp_port:40000)",
+            f"add jobs hdr.agg.job_id:{job} set_job(base:0, num_slots:4, num_workers:2, mgid:{0x100 + job}, "
+            f"epoch:0x5eed000{job}, quorum:2, timeout:0, staleness:0)",
+        )
+    ),
+]
+
+
 def frame(src: Host, dst: Host, payload: bytes, udp_checksum: int = 0) -> bytes:
     """A whole Ethernet/IPv4/UDP frame carrying `payload` from `src` to `dst`."""
     return udp_headers(src.address, dst.address, len(payload), udp_checksum) + payload
@@ -172,6 +202,14 @@ def from_parent(
     """`parent`'s RESULT to the switch, into the parent's port unless `port` says another."""
     payload = datagram(MSG_RESULT, epoch, values, **fields)
     return packet(parent.port if port is None else port, frame(parent, SWITCH, payload))
+
+
+def to_host(sender: Host, *, epoch: int, values: Sequence[int], **fields: int) -> str:
+    """`sender`'s FALLBACK-flagged UPDATE as the switch forwards it to FALLBACK: from the switch's
+    MAC but the sender's IPv4 address and UDP port, so the server answers the sender."""
+    payload = datagram(MSG_UPDATE, epoch, values, flags=FLAG_FALLBACK, **fields)
+    source = Host(sender.port, SWITCH.mac, sender.ip, sender.udp_port)
+    return expect(FALLBACK.port, frame(source, FALLBACK, payload))
 
 
 def status(receiver: Host, *, epoch: int, values: Sequence[int], **fields: int) -> str:

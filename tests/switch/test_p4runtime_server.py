@@ -218,9 +218,10 @@ def test_registers_counters_and_multicast(server):
     )  # a failed request in a Read batch, per the spec
     assert write_errors(err.value) == [code_pb2.OUT_OF_RANGE]
     every_cell = c.read(p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry()))
-    # 16 slot registers (bitmap, count, exponent, epoch, round, done, forwarded, started, 8 accumulators) of 2 x POOL_SIZE cells and the
-    # drop simulator's burst state per port and direction (512 each)
-    assert len(every_cell) == sum(r.size for r in s.all("register")) == 16 * 32 + 2 * 512
+    # 17 slot registers (bitmap, count, exponent, epoch, round, done, forwarded, fallback, started,
+    # 8 accumulators) of 2 x POOL_SIZE cells and the drop simulator's burst state per port and
+    # direction (512 each)
+    assert len(every_cell) == sum(r.size for r in s.all("register")) == 17 * 32 + 2 * 512
     sw.counters["InaIngress.job_accepted"].write(2, 7, 700)
     ctr = s.counter("InaIngress.job_accepted")
     [got] = c.read(
