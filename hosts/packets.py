@@ -17,7 +17,7 @@ class Header(NamedTuple):
     pool_set: int
     index: int
     exponent: int
-    flags: int  # reserved: 0
+    flags: int  # FLAG_OVERFLOW and the lane width (protocol.lane_flags)
     count: int  # RESULT and STATUS: workers in the sum
     epoch: int
     round: int  # the use of the slot (round & 1 == pool_set)
@@ -37,11 +37,12 @@ def datagram(
     flags: int = 0,
     count: int = 0,
     bitmap: int = 0,
+    bits: int = 32,
 ) -> bytes:
-    """A whole aggregation datagram, its set round_ & 1; `values` int32 in host order (int32
-    wraparound applied). For the paths that are not per packet: the harness, the host server,
-    benchmarks' traffic; a field they do not name keeps its default."""
-    wrapped = (np.asarray(values, dtype=np.int64) + 2**31) % 2**32 - 2**31
+    """A whole aggregation datagram, its set round_ & 1; `values` in host order as `bits`-bit lanes
+    (wraparound to that width applied; the width's code is the caller's to put in `flags`). For the
+    paths that are not per packet: the harness, the host server, benchmarks' traffic; a field they
+    do not name keeps its default."""
     return (
         HEADER.pack(
             msg_type,
@@ -55,8 +56,20 @@ def datagram(
             round_,
             bitmap,
         )
-        + wrapped.astype(">i4").tobytes()
+        + lanes(values, bits).tobytes()
     )
+
+
+def lanes(values, bits: int) -> np.ndarray:
+    """`values` as the wire's big-endian two's complement `bits`-bit lanes (wrapped to the width)."""
+    half = 1 << (bits - 1)
+    wrapped = (np.asarray(values, dtype=np.int64) + half) % (2 * half) - half
+    return wrapped.astype(lane_dtype(bits))
+
+
+def lane_dtype(bits: int) -> np.dtype:
+    """The numpy dtype of one `bits`-bit lane on the wire."""
+    return np.dtype(f">i{bits // 8}")
 
 
 def parse_header(buf) -> Header:
@@ -77,5 +90,8 @@ def parse_header(buf) -> Header:
     )
 
 
-def values_of(buf, elems: int) -> np.ndarray:
-    return np.frombuffer(buf, dtype=">i4", count=elems, offset=HEADER_LEN).astype(np.int64)
+def values_of(buf, elems: int, bits: int = 32) -> np.ndarray:
+    """The first `elems` values of a packet's `bits`-bit lanes."""
+    return np.frombuffer(buf, dtype=lane_dtype(bits), count=elems, offset=HEADER_LEN).astype(
+        np.int64
+    )
