@@ -27,3 +27,13 @@ def test_narrow_lanes_need_floats(capsys: pytest.CaptureFixture[str]) -> None:
         "argument --bits: 8-bit lanes sum floats only: add --dtype float32"
         in capsys.readouterr().err
     )
+
+
+def test_training_in_eight_bit_lanes_with_error_feedback(tmp_path) -> None:
+    """`ina sim --train --bits 8 --error-feedback`: every worker ends with the same weights, and the
+    run's JSON says how it trained."""
+    out = tmp_path / "train.json"
+    args = ["--workers", "4", "--train", "mlp:digits", "--epochs", "1", "--elems", "64"]
+    assert main([*args, "--bits", "8", "--error-feedback", "--json", str(out)]) == 0
+    run = json.loads(out.read_text())
+    assert run["config"]["bits"] == 8 and run["config"]["error_feedback"] is True
