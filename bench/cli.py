@@ -5,8 +5,8 @@ pipeline pushed over P4Runtime (hostile: time to answer, memory, Reads meanwhile
 P4Runtime message costs the switch's server and what real ones weigh (p4runtime), one all-reduce in
 Mininet and in `ina sim` side by side (sim-vs-emulation: frames per link, times), hierarchical
 against single-switch aggregation in Mininet (hier-emu: upper-link UPDATEs per chunk from the
-switches' counters, goodput per worker), the switch's
-slot pool under a churn of jobs per allocation policy (pool).
+switches' counters, goodput per worker), the switch's slot pool under a churn of jobs per
+allocation policy (pool), elements/s, wire bytes and accuracy per lane width (lanes).
 
 Each benchmark repeats, reports median and spread, writes JSON (with the machine and git revision)
 and PNG plots into --out, and a markdown summary (summary.md). Timing never decides pass or fail.
@@ -394,6 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
             "sim-vs-emulation",
             "hier-emu",
             "pool",
+            "lanes",
             "all",
         ],
     )
@@ -569,6 +570,10 @@ def measure(args: argparse.Namespace, out: Path, with_bmv2: bool) -> dict:
         from ina.bench.pool import bench_pool
 
         sections["pool"] = bench_pool(out, jobs=5000 if args.full else 2000, trace=args.trace)
+    if args.what in ("lanes", "all"):
+        from ina.bench.lanes import bench_lanes
+
+        sections["lanes"] = bench_lanes(out, epochs=20 if args.full else 10)
     if args.what in ("profile", "all"):
         print(bench_profile(out, args.seconds, veth=not args.no_veth))
     return sections

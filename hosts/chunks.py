@@ -2,9 +2,12 @@
 switch sums them, and the sums back (docs/protocol.md, "Exponents").
 
 int32 chunks travel as they are (the switch sums them with int32 wraparound). Float chunks are
-quantized with block floating point: each with its own exponent, right whenever the switch's
-maximum equals it; a chunk whose maximum came out lower (its announcement was not counted) is
-quantized again for that maximum and clipped, so n contributions cannot overflow.
+quantized with block floating point into the switch's `bits`-bit lanes: each with its own exponent,
+right whenever the switch's maximum equals it; a chunk whose maximum came out lower (its
+announcement was not counted) is quantized again for that maximum and clipped to the headroom. In
+narrow lanes the first pass leaves room for fewer than n workers (ina.hosts.quantize.headroom); a
+chunk whose sum saturated (its RESULT flagged OVERFLOW) is `redo`ne at the scale for n, which
+cannot overflow, clipped likewise.
 """
 
 import math
@@ -13,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 from mypy_extensions import mypyc_attr
 
-from ina.hosts.quantize import INT32_MAX, chunk_exponents, quantize, scale_for
+from ina.hosts.packets import lane_dtype
+from ina.hosts.quantize import chunk_exponents, headroom, lane_max, quantize, scale_for
 from ina.p4src.protocol import HEADER_LEN
 
 
@@ -48,16 +52,21 @@ class Contributors:
 
 class Chunks:
     """One all-reduce's array (int32, float32 or float64, finite) as `n` chunks of `elems` values
-    for `n_workers`, and the sums that come back. `exponents[c]` is the exponent byte chunk c's
-    scale was announced with (0 for int32, and after the last chunk)."""
+    for `n_workers` in `bits`-bit lanes, and the sums that come back. `exponents[c]` is the exponent
+    byte chunk c's scale was announced with (0 for int32, and after the last chunk)."""
 
     __slots__ = (
+        "_agreed",
         "_bitmaps",
         "_clip",
         "_counts",
+        "_dtype",
         "_got",
         "_payload",
         "_plen",
+        "_redone",
+        "_safe_clip",
+        "_safe_of",
         "_scale_of",
         "_scales",
         "_values",
@@ -69,30 +78,34 @@ class Chunks:
         "shape",
     )
 
-    def __init__(self, array: np.ndarray, elems: int, n_workers: int):
+    def __init__(self, array: np.ndarray, elems: int, n_workers: int, bits: int = 32):
         flat = array.ravel()
         self.shape, self.dtype, self.elems = array.shape, array.dtype, elems
         self.n = n = max(1, -(-flat.size // elems))
         values = np.zeros((n, elems), dtype=array.dtype)
         values.ravel()[: flat.size] = flat
         self.is_float = array.dtype != np.int32
+        self._dtype = dtype = lane_dtype(bits)
+        room = headroom(n_workers, bits)  # a first pass's lane holds `room` largest values
         if self.is_float:
             exponents = chunk_exponents(values)
-            self._scale_of: list[float] = [scale_for(e, n_workers) for e in range(256)]
+            self._scale_of: list[float] = [scale_for(e, room, bits) for e in range(256)]
+            self._safe_of: list[float] = [scale_for(e, n_workers, bits) for e in range(256)]
             self.exponents: list[int] = exponents.tolist()
-            payload = quantize(values, np.array(self._scale_of)[exponents][:, None]).astype(">i4")
+            payload = quantize(values, np.array(self._scale_of)[exponents][:, None]).astype(dtype)
         else:
-            self._scale_of = []
+            self._scale_of = self._safe_of = []
             self.exponents = [0] * n
-            payload = values.astype(">i4")
+            payload = values.astype(dtype)
         self.exponents.append(0)  # the exponent announced after the last chunk
         self._values = values
-        self._clip = (
-            INT32_MAX // n_workers
-        )  # the largest quantized magnitude n contributions can sum
-        self._plen = 4 * elems  # payload bytes per datagram
+        self._clip = lane_max(bits) // room  # the largest quantized magnitude of a first pass
+        self._safe_clip = lane_max(bits) // n_workers  # ... of a redo: n of them cannot overflow
+        self._agreed = [0] * n  # per chunk, the switch's maximum exponent it was quantized for
+        self._redone = [False] * n  # per chunk, whether it was redone (after an OVERFLOW)
+        self._plen = elems * dtype.itemsize  # payload bytes per datagram
         self._payload = payload.reshape(-1).view(np.uint8).data  # a packet's values: one memcpy
-        self._got = memoryview(bytearray(n * 4 * elems))  # the sums, as the RESULTs carry them
+        self._got = memoryview(bytearray(n * self._plen))  # the sums, as the RESULTs carry them
         self._scales = [1.0] * n
         self._counts = [0] * n  # per chunk, its RESULT's count and bitmap (0: no sum yet)
         self._bitmaps = [0] * n
@@ -102,6 +115,7 @@ class Chunks:
         scale for it."""
         if exponent is not None and self.is_float:
             self._scales[chunk] = self._scale_of[exponent]
+            self._agreed[chunk] = exponent
 
     def fill(self, pkt: bytearray, chunk: int, exponent: int | None) -> None:
         """Chunk `chunk`'s values into `pkt` after the header, for the switch's maximum `exponent`
@@ -115,12 +129,38 @@ class Chunks:
             if chunk >= 0:
                 pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
             return
+        self._agreed[chunk] = exponent
+        if self._redone[chunk]:  # the scale n contributions cannot overflow
+            self._scales[chunk] = self._safe_of[exponent]
+            values = quantize(self._values[chunk], self._scales[chunk])
+            clip = self._safe_clip
+            pkt[HEADER_LEN:] = np.clip(values, -clip, clip).astype(self._dtype).tobytes()
+            return
         self._scales[chunk] = self._scale_of[exponent]
         if exponent == self.exponents[chunk]:
             pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
         else:  # clipped: a maximum below its own exponent means its announcement was not counted
             values = quantize(self._values[chunk], self._scales[chunk])
-            pkt[HEADER_LEN:] = np.clip(values, -self._clip, self._clip).astype(">i4").tobytes()
+            pkt[HEADER_LEN:] = (
+                np.clip(values, -self._clip, self._clip).astype(self._dtype).tobytes()
+            )
+
+    def redo(self, chunk: int) -> bool:
+        """Chunk `chunk`'s sum saturated a lane: whether it can be sent again at the scale that cannot
+        overflow (a float chunk not redone yet), then its `agreed` exponent's `fill` uses that scale."""
+        if not self.is_float or self._redone[chunk]:
+            return False
+        self._redone[chunk] = True
+        return True
+
+    def agreed(self, chunk: int) -> int:
+        """The switch's maximum exponent chunk `chunk` was quantized for."""
+        return self._agreed[chunk]
+
+    @property
+    def redone(self) -> int:
+        """How many chunks were redone."""
+        return sum(self._redone)
 
     def store(
         self, chunk: int, data: bytes | bytearray | memoryview, count: int, bitmap: int
@@ -140,7 +180,7 @@ class Chunks:
 
     def result(self) -> np.ndarray:
         """The sums, in the array's shape and dtype; 0 where a chunk has no sum."""
-        got = np.frombuffer(self._got, dtype=">i4").reshape(self.n, self.elems)
+        got = np.frombuffer(self._got, dtype=self._dtype).reshape(self.n, self.elems)
         size = math.prod(self.shape)
         if not self.is_float:
             return got.astype(np.int32).ravel()[:size].reshape(self.shape)

@@ -77,9 +77,11 @@ def verify(
     elems: int,
     counted: Contributors | None = None,
     iteration: int = 0,
+    bits: int = 32,
 ) -> tuple[bool, float]:
     """Whether `result` is iteration `iteration`'s sum, and its largest element error.
-    Bit-exact for int32 (with wraparound); within the block-floating-point bound for floats.
+    Bit-exact for int32 (with wraparound); within the block-floating-point bound for floats in
+    `bits`-bit lanes (`elems` values per chunk).
     Under a quorum or timeout policy the expected sum is, per chunk, that of the ranks counted, and a
     float contribution may be clipped to the exponent the previous use agreed on (docs/protocol.md):
     at most to the smallest of the ranks' own exponents, which bounds what clipping can take."""
@@ -91,7 +93,7 @@ def verify(
     arrays = np.stack([make_array(seed, r, size, dtype, iteration) for r in range(n)])
     pad = -size % elems
     chunks = np.pad(np.abs(arrays).max(axis=0), (0, pad)).reshape(-1, elems)
-    bounds = np.array([error_bound(int(e), n) for e in chunk_exponents(chunks)])
+    bounds = np.array([error_bound(int(e), n, bits) for e in chunk_exponents(chunks)])
     allowed = np.repeat(bounds, elems)[:size] + np.abs(exact) * float(np.finfo(dtype).eps) * 2
     if counted is not None and np.any(counted.counts < n):
         own = chunk_exponents(

@@ -21,10 +21,12 @@ from ina.p4src.protocol import (
     ELEMS_CHOICES,
     EPOCH_MAX,
     FLAG_FALLBACK,
+    FLAG_OVERFLOW,
     FLAGS_OFFSET,
     HEADER,
     HEADER_LEN,
     INDEX_MASK,
+    LANE_BITS_CHOICES,
     MAX_JOB_WORKERS,
     MAX_JOBS,
     MAX_SLOTS,
@@ -34,6 +36,8 @@ from ina.p4src.protocol import (
     MSG_UPDATE,
     ROUND_MASK,
     SET_SHIFT,
+    lane_flags,
+    lane_values,
     round_newer,
 )
 
@@ -68,6 +72,7 @@ class Stats:
     )
     forged: int = 0  # datagrams that were not this job's RESULTs from the switch
     fallbacks: int = 0  # uses the switch sent to the job's host fallback server (FALLBACK)
+    redone: int = 0  # uses that sent a chunk again because its RESULT said OVERFLOW
     elapsed: float = 0.0
     elements: int = 0
 
@@ -135,6 +140,7 @@ class AllReduceCore:
         min_rto: float = MIN_RTO,
         job_workers: int | None = None,
         fallback: tuple[str, int] | None = None,
+        bits: int = 32,
     ):
         # rank and n_workers are this worker's at its switch (the wire's rank, the turns);
         # job_workers is the whole job's worker count, the scale every worker quantizes for
@@ -155,6 +161,8 @@ class AllReduceCore:
         # (docs/protocol.md, "Best effort and the host fallback")
         self.fallback = fallback
         self.base = base  # the job's slot of this core's slot 0: under staleness, its group's first
+        self.bits = bits  # the switch's lane width: elems 32-bit words carry lane_values values
+        self._flags = lane_flags(bits) if bits in LANE_BITS_CHOICES else 0  # every UPDATE's
         self._check_arguments()
         self.datagram_size = HEADER_LEN + 4 * elems
         self.stats = stats or Stats()  # a worker's cores (one per staleness group) may share theirs
@@ -199,6 +207,7 @@ class AllReduceCore:
             1 <= self.elems <= MAX_DATAGRAM_ELEMS,
             f"1..{MAX_DATAGRAM_ELEMS} (the switch runs one of {ELEMS_CHOICES})",
         )
+        check("bits", self.bits, self.bits in LANE_BITS_CHOICES, f"one of {LANE_BITS_CHOICES}")
         check("window", self.window, 1 <= self.window <= MAX_SLOTS, f"1..{MAX_SLOTS}")
         check(
             "base", self.base, 0 <= self.base <= MAX_SLOTS - self.window, f"0..{MAX_SLOTS} - window"
@@ -226,7 +235,13 @@ class AllReduceCore:
             )
         if array.dtype != np.int32:
             _check_finite(array.ravel())
-        self._chunks = chunks = Chunks(array, self.elems, self.job_workers)
+        elif self.bits != 32:
+            raise WorkerError(
+                f"int32 arrays are summed in 32-bit lanes only (bits = {self.bits}): a narrow "
+                "lane that saturates has no smaller scale to redo it at"
+            )
+        values = lane_values(self.elems, self.bits)
+        self._chunks = chunks = Chunks(array, values, self.job_workers, self.bits)
         n_chunks = chunks.n
         window = min(self.window, n_chunks)
         self._n_chunks, self._window, self._is_float = n_chunks, window, chunks.is_float
@@ -451,6 +466,8 @@ class AllReduceCore:
         """The RESULT `data` of the use `round_` slot `index` is on: its chunk's sum, then the slot's
         next use (None: held too, and taken, or the slot is done)."""
         chunk = self._chunk_of[index]
+        if chunk >= 0 and data[FLAGS_OFFSET] & FLAG_OVERFLOW and not self._blind[index]:
+            return self._redo(index, round_, chunk, now)
         if chunk >= 0:
             if not self._blind[index]:
                 self._chunks.store(chunk, data, count, bitmap)
@@ -465,6 +482,23 @@ class AllReduceCore:
         # this worker sent before it: no RACK evidence (after a lost UPDATE, one sample is lost).
         self._behind[index] = self._retries[index] > 0 and not self._status[index]
         return self._next_use(index, chunk + self._window, exponent, now)
+
+    def _redo(self, index: int, round_: int, chunk: int, now: float) -> bytearray | None:
+        """The use's sum saturated a lane (its RESULT says OVERFLOW, and so did every worker's copy):
+        the slot's next use carries the chunk again at the scale that cannot overflow, so the
+        slot's schedule is one use longer, and announces the same exponent again (this RESULT's
+        maximum comes back with the redo's)."""
+        if not self._chunks.redo(chunk):
+            raise WorkerError(
+                f"job {self.job_id} rank {self.rank}: chunk {chunk}'s sum saturated a lane at the "
+                "scale that cannot overflow: the workers' arrays differ in shape, or a worker "
+                "quantizes for another worker count"
+            )
+        self.stats.redone += 1
+        self._last_round[index] = (self._last_round[index] + 1) & ROUND_MASK
+        self._round[index] = (round_ + 1) & ROUND_MASK
+        self._behind[index] = self._retries[index] > 0 and not self._status[index]
+        return self._next_use(index, chunk, self._chunks.agreed(chunk), now)
 
     def _next_use(
         self, index: int, chunk: int, exponent: int | None, now: float
@@ -495,7 +529,7 @@ class AllReduceCore:
             self.job_id,
             (round_ & 1) << SET_SHIFT | self.base + index,
             announce,
-            0,
+            self._flags,
             0,
             self.epoch,
             round_,
@@ -516,6 +550,12 @@ class AllReduceCore:
         no sum. The slot moves on to use newer - 1, which is done too (whoever started `newer` had
         its RESULT), so the switch answers it with that RESULT, or with another STATUS if it has
         been replaced meanwhile: every STATUS moves the slot on, so this ends."""
+        if self.bits != 32:  # a skipped use may have been a redo: which chunk comes next is unknown
+            raise WorkerError(
+                f"job {self.job_id} rank {self.rank}: slot {index} skipped uses done without this "
+                f"worker, which {self.bits}-bit lanes cannot do (an overflowed chunk's redo "
+                "shifts a slot's chunks): run narrow lanes with the sync policy"
+            )
         del self._unanswered[index]
         skipped = (newer - 1 - self._round[index]) & ROUND_MASK
         chunk, window, n_chunks = self._chunk_of[index], self._window, self._n_chunks
@@ -538,7 +578,7 @@ class AllReduceCore:
         if not self._remaining:
             self.finished, self.deadline = True, math.inf
             self.stats.elapsed += now - self._started
-            self.stats.elements += self._n_chunks * self.elems
+            self.stats.elements += self._n_chunks * self._chunks.elems
         else:
             self._rearm()
 

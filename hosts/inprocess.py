@@ -189,8 +189,9 @@ class Member:
 
 
 @functools.cache
-def program(elems: int, pool_size: int) -> CompileResult:
-    return compile_file(AGGREGATE_P4, defines={"ELEMS": str(elems), "POOL_SIZE": str(pool_size)})
+def program(elems: int, pool_size: int, bits: int = 32) -> CompileResult:
+    defines = {"ELEMS": str(elems), "POOL_SIZE": str(pool_size), "LANE_BITS": str(bits)}
+    return compile_file(AGGREGATE_P4, defines=defines)
 
 
 def ipv4_checksum(header: bytes) -> int:
@@ -265,8 +266,10 @@ class InProcessSwitch:
         min_rto: float = MIN_RTO,
         hosts: Mapping[str, HostSpec] | None = None,
         allocator: Allocator | None = None,
+        bits: int = 32,
     ):
         self.elems, self.loss, self.min_rto = elems, list(loss), min_rto
+        self.bits = bits  # the switch's lane width (-DLANE_BITS) and its workers'
         self.link = LinkSpec(delay=latency) if link is None else link
         self.host_spec = host
         self.host_specs = dict(
@@ -303,7 +306,7 @@ class InProcessSwitch:
         self.on_finished: Callable[[Member, AllReduceCore], None] | None = (
             None  # a core got its last result
         )
-        compiled = program(elems, pool_size)
+        compiled = program(elems, pool_size, bits)
         try:
             if topology is None:
                 self.node = self._add_switch("s1", engine, pipeline)
@@ -447,6 +450,7 @@ class InProcessSwitch:
                 min_rto=self.min_rto,
                 job_workers=job_workers,
                 fallback=fallback,
+                bits=self.bits,
             )
             for g in range(groups)
         ]

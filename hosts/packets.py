@@ -25,7 +25,7 @@ class Header(NamedTuple):
     pool_set: int
     index: int
     exponent: int
-    flags: int  # reserved: 0
+    flags: int  # FLAG_OVERFLOW and the lane width (protocol.lane_flags)
     count: int  # RESULT and STATUS: workers in the sum
     epoch: int
     round: int  # the use of the slot (round & 1 == pool_set)
@@ -40,19 +40,20 @@ def datagram(
     job: int = 0,
     index: int = 0,
     round_: int = 0,
+    bits: int = 32,
     **fields: int,
 ) -> bytes:
-    """A whole aggregation datagram, its set round_ & 1; `values` int32 in host order (int32
-    wraparound applied); `fields` the header's others by protocol.WORDS name (rank, exponent,
-    flags, count, bitmap, ...), 0 unless given. For the paths that are not per packet: the
-    harness, the host server, benchmarks' traffic, the tests; a field added to the header needs
-    nothing here."""
+    """A whole aggregation datagram, its set round_ & 1; `values` in host order as `bits`-bit lanes
+    (wraparound to that width applied; the width's code is the caller's to put in `flags`);
+    `fields` the header's others by protocol.WORDS name (rank, exponent, flags, count, bitmap,
+    ...), 0 unless given. For the paths that are not per packet: the harness, the host server,
+    benchmarks' traffic, the tests; a field added to the header needs nothing here."""
     named = {"msg_type": msg_type, "job_id": job, "pool": pool_field(round_ & 1, index)}
     named |= {"epoch": epoch, "round": round_}
     if unknown := (set(fields) - set(WORDS)) | (set(fields) & set(named)):
         raise TypeError(f"datagram() takes no header field {sorted(unknown)[0]!r}")
     header = HEADER.pack(*(named.get(name, fields.get(name, 0)) for name in WORDS))
-    return header + _payload(values)
+    return header + lanes(values, bits).tobytes()
 
 
 def result_for(
@@ -66,13 +67,19 @@ def result_for(
     if exponent is not None:
         word["exponent"] = exponent
     header = HEADER.pack(*(word[name] for name in WORDS))
-    return header + (bytes(update[HEADER_LEN:]) if values is None else _payload(values))
+    return header + (bytes(update[HEADER_LEN:]) if values is None else lanes(values, 32).tobytes())
 
 
-def _payload(values) -> bytes:
-    """Values as the wire's big-endian int32, wrapped around as the switch's registers do."""
-    wrapped = (np.asarray(values, dtype=np.int64) + 2**31) % 2**32 - 2**31
-    return wrapped.astype(">i4").tobytes()
+def lanes(values, bits: int) -> np.ndarray:
+    """`values` as the wire's big-endian two's complement `bits`-bit lanes (wrapped to the width)."""
+    half = 1 << (bits - 1)
+    wrapped = (np.asarray(values, dtype=np.int64) + half) % (2 * half) - half
+    return wrapped.astype(lane_dtype(bits))
+
+
+def lane_dtype(bits: int) -> np.dtype:
+    """The numpy dtype of one `bits`-bit lane on the wire."""
+    return np.dtype(f">i{bits // 8}")
 
 
 def parse_header(buf) -> Header:
@@ -93,5 +100,8 @@ def parse_header(buf) -> Header:
     )
 
 
-def values_of(buf, elems: int) -> np.ndarray:
-    return np.frombuffer(buf, dtype=">i4", count=elems, offset=HEADER_LEN).astype(np.int64)
+def values_of(buf, elems: int, bits: int = 32) -> np.ndarray:
+    """The first `elems` values of a packet's `bits`-bit lanes."""
+    return np.frombuffer(buf, dtype=lane_dtype(bits), count=elems, offset=HEADER_LEN).astype(
+        np.int64
+    )

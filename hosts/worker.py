@@ -111,6 +111,7 @@ class Worker:
         epoch: int | None = None,
         staleness: int = 0,
         io: str | None = None,
+        bits: int = 32,
     ):
         self.job_id, self.rank, self.n_workers = job_id, rank, n_workers
         self.switch_port = switch_port
@@ -157,6 +158,7 @@ class Worker:
                 (self.switch_ip, switch_port),
                 base=g * group,
                 stats=self.stats,
+                bits=bits,  # the switch's lanes: float arrays only below 32
             )
             for g in range(staleness + 1)
         ]

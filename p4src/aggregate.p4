@@ -9,7 +9,8 @@
  * for its own IP and can drop packets at random per port to emulate loss.
  *
  * Compile-time constants: -DELEMS=8|16|32|64|128|256 (default 64), -DPOOL_SIZE=N (default 8192),
- * -DMAX_JOBS=N (default 256).
+ * -DMAX_JOBS=N (default 256), -DLANE_BITS=32|16|8 (default 32: the values per 32-bit word,
+ * elements.p4).
  */
 #include <core.p4>
 #include <v1model.p4>
@@ -94,7 +95,7 @@ header agg_t {
     bit<1>  pool_set;
     bit<15> pool_index;
     bit<8>  exponent;
-    bit<8>  flags;     // FLAG_FALLBACK (0x02); other bits reserved: 0
+    bit<8>  flags;     // FLAG_OVERFLOW, FLAG_FALLBACK, the lane width (LANE_MASK); others 0
     bit<16> count;     // RESULT and STATUS: workers summed; UPDATE: 0
     bit<32> epoch;
     bit<32> round;     // the sender's use number of this slot (round & 1 == pool_set)
@@ -147,6 +148,9 @@ struct metadata_t {
     bit<32> drop_loss_bad;
     bit<32> drop_p_gb;
     bit<32> drop_p_bg;
+#if LANE_BITS != 32
+    bit<32> lane_overflow;    // add_values: the sign bit of every lane that saturated
+#endif
 }
 
 parser InaParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
@@ -213,7 +217,7 @@ control InaVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
 
 #define DECLARE_ACCUMULATOR(i) register<bit<32>>(SLOT_REGISTER_SIZE) slot_acc_##i;
 #define WRITE_FIRST(i) slot_acc_##i.write(meta.reg_index, hdr.data.d##i);
-#define ADD_VALUE(i) slot_acc_##i.read(value, meta.reg_index); value = value + hdr.data.d##i; \
+#define ADD_VALUE(i) slot_acc_##i.read(value, meta.reg_index); value = LANE_SUM(value, hdr.data.d##i); \
     slot_acc_##i.write(meta.reg_index, value); hdr.data.d##i = value;
 #define READ_RESULT(i) slot_acc_##i.read(value, meta.reg_index); hdr.data.d##i = value;
 
@@ -227,6 +231,9 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
     register<bit<1>>(SLOT_REGISTER_SIZE) slot_forwarded;  // the partial sum went to the parent
     register<bit<48>>(SLOT_REGISTER_SIZE) slot_started;
     register<bit<1>>(SLOT_REGISTER_SIZE) slot_fallback;  // the use went to the host fallback server
+#if LANE_BITS != 32
+    register<bit<1>>(SLOT_REGISTER_SIZE) slot_overflow;  // a lane of the use's sum saturated
+#endif
     FOR_EACH_ELEM(DECLARE_ACCUMULATOR)
 
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_accepted;
@@ -431,7 +438,6 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
     action send_upstream() {
         hdr.agg.msg_type = MSG_UPDATE;
         hdr.agg.rank = meta.parent_rank;
-        hdr.agg.flags = 0;
         hdr.agg.bitmap = 0;
         hdr.ethernet.dst_addr = meta.parent_mac;
         hdr.ethernet.src_addr = meta.switch_mac;
@@ -509,7 +515,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                 && (hdr.udp.dst_port & INA_UDP_PORT_MASK) == INA_UDP_PORT) {
             // Ours, so never flooded: a header cut short is as malformed as a missing value block.
             if (!hdr.agg.isValid() || !hdr.data.isValid() || hdr.agg.msg_type == 0
-                    || hdr.agg.msg_type > MSG_STATUS) {
+                    || hdr.agg.msg_type > MSG_STATUS || (hdr.agg.flags & LANE_MASK) != LANE_FLAGS) {
                 port_malformed.count((bit<32>)sm.ingress_port);
                 drop();
                 return;
@@ -619,13 +625,17 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                     // Held by another run, or this use went to the host: every worker of the job
                     // is told to send its chunk there.
                     job_fallback_notices.count(job);
-                    hdr.agg.flags = FLAG_FALLBACK;
+                    hdr.agg.flags = LANE_FLAGS | FLAG_FALLBACK;
                     hdr.agg.count = 0;
                     hdr.agg.bitmap = 0;
                     multicast_answer(MSG_STATUS);
                     return;
                 }
             }
+            bit<1> overflow = 0;
+#if LANE_BITS != 32
+            slot_overflow.read(overflow, meta.reg_index);
+#endif
             bool empty = epoch != meta.epoch;  // left by another run, or never used
             bool stale = false;
             if (!empty && round != hdr.agg.round) {
@@ -641,6 +651,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                 exponent = 0;
                 done = 0;
                 forwarded = 0;
+                overflow = 0;
             }
             bool retransmission = (bitmap & worker_bit) != 0;
             bool contribution = update && !stale && !retransmission && done == 0 && forwarded == 0;
@@ -676,6 +687,9 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                 slot_epoch.write(meta.reg_index, meta.epoch);
                 slot_round.write(meta.reg_index, hdr.agg.round);
                 slot_done.write(meta.reg_index, 1);
+#if LANE_BITS != 32
+                slot_overflow.write(meta.reg_index, hdr.agg.flags[0:0]);  // FLAG_OVERFLOW
+#endif
                 multicast_answer(MSG_RESULT);
                 return;
             }
@@ -702,12 +716,20 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                 slot_bitmap.write(meta.reg_index, bitmap);
                 slot_count.write(meta.reg_index, count);
                 slot_exponent.write(meta.reg_index, exponent);
+#if LANE_BITS != 32
+                // Saturated here, or in a child switch's partial sum (its FLAG_OVERFLOW).
+                if (meta.lane_overflow != 0 || (hdr.agg.flags & FLAG_OVERFLOW) != 0) {
+                    overflow = 1;
+                }
+                slot_overflow.write(meta.reg_index, overflow);
+#endif
             }
             age = sm.ingress_global_timestamp - started;
             bool expired = meta.timeout != 0 && age >= (bit<48>)meta.timeout;
             hdr.agg.count = count;
             hdr.agg.bitmap = bitmap;
             hdr.agg.exponent = exponent;
+            hdr.agg.flags = LANE_FLAGS | (bit<8>)overflow;
 
             if (stale) {
                 // Told the slot/set's round: its sender learns that use is gone, or not done yet.

@@ -80,3 +80,45 @@
 #define FOR_EACH_ELEM(M) ELEMS_GROUP_0(M) ELEMS_GROUP_1(M) ELEMS_GROUP_2(M) ELEMS_GROUP_3(M) \
     ELEMS_GROUP_4(M) ELEMS_GROUP_5(M) ELEMS_GROUP_6(M) ELEMS_GROUP_7(M) \
     ELEMS_BLOCK_1(M) ELEMS_BLOCK_2(M) ELEMS_BLOCK_3(M)
+
+// Lanes: each 32-bit value word d_i carries 32 / LANE_BITS signed lanes (LANE_BITS = 32, 16 or 8,
+// ina.p4src.protocol.LANE_BITS_CHOICES), the first lane in its top bits, so the payload is
+// ELEMS * 32 / LANE_BITS big-endian two's complement values. 32-bit lanes add with int32
+// wraparound, as before lanes existed; a narrower lane saturates at its range and the slot is
+// marked overflowed (the RESULT's flag OVERFLOW), never wrapped. The header's flags carry the
+// width in LANE_MASK (0 for 32 bits); an UPDATE of another width is malformed.
+#ifndef LANE_BITS
+#define LANE_BITS 32
+#endif
+#if LANE_BITS == 32
+#define LANE_CODE 0
+#elif LANE_BITS == 16
+#define LANE_CODE 1
+#define LANE_SIGNS 32w0x80008000
+#elif LANE_BITS == 8
+#define LANE_CODE 2
+#define LANE_SIGNS 32w0x80808080
+#else
+#error "LANE_BITS must be one of 32, 16, 8"
+#endif
+const bit<8> FLAG_OVERFLOW = 0x01;  // a RESULT whose sum saturated a lane (an UPDATE's: its sum did)
+const bit<8> LANE_MASK = 0xF0;      // the flags' lane width code: 0 = 32, 1 = 16, 2 = 8 bits
+const bit<8> LANE_FLAGS = LANE_CODE << 4;
+
+#if LANE_BITS == 32
+#define LANE_SUM(a, b) ((a) + (b))
+#else
+#define LANE_SUM(a, b) add_lanes(a, b, meta.lane_overflow)
+// The lane-wise sum of two words of signed lanes, each saturated at its lane's range. `overflowed`
+// gains the sign bit of every lane that saturated. Branch-free: the lanes' sign bits (LANE_SIGNS)
+// are masked off so no carry crosses a lane, then added back as each lane's own sign.
+bit<32> add_lanes(in bit<32> a, in bit<32> b, inout bit<32> overflowed) {
+    bit<32> sum = ((a & ~LANE_SIGNS) + (b & ~LANE_SIGNS)) ^ ((a ^ b) & LANE_SIGNS);
+    bit<32> over = ~(a ^ b) & (a ^ sum) & LANE_SIGNS;  // both signs alike, the sum's not
+    bit<32> lanes = over | (over - (over >> (LANE_BITS - 1)));  // every bit of those lanes
+    bit<32> positive = ~a & LANE_SIGNS;  // the sign bit of each lane that overflowed upward
+    bit<32> limit = (a & LANE_SIGNS) | (positive - (positive >> (LANE_BITS - 1)));
+    overflowed = overflowed | over;
+    return (sum & ~lanes) | (limit & lanes);
+}
+#endif

@@ -12,14 +12,11 @@ from dataclasses import dataclass
 UDP_PORT = 0xBEE0  # workers send to it; RESULTs come from it
 UDP_PORT_MASK = 0xFFF0  # the switch recognises UDP_PORT..UDP_PORT + 15
 MSG_UPDATE, MSG_RESULT, MSG_STATUS = 1, 2, 3
-# The header's flags byte, one bit per meaning (docs/protocol.md, "Flags"). FALLBACK: in a STATUS
-# from the switch, the UPDATE's use is summed by the job's host fallback server (its slot/set is held
-# by another job); in an UPDATE, the sender's chunk for the host, forwarded there by the switch.
-FLAG_FALLBACK = 0x02
 
 # The header's fields in wire order with their widths in bits (aggregate.p4's agg_t): the one
 # list HEADER, hosts/packets.py's `datagram` and hosts/scapy_layer.py are made from. 22 bytes,
-# then E x int32 big-endian; flags: the FLAG_* bits above, others 0.
+# then E 32-bit words big-endian, each 32 / LANE_BITS two's complement lanes; flags: the FLAG_*
+# bits and the lane width's code (below), other bits 0.
 FIELDS = (
     ("msg_type", 8),
     ("rank", 8),
@@ -73,7 +70,7 @@ MAX_JOB_WORKERS = (1 << 16) - 1  # the count field's width: workers in one job's
 MAX_JOBS = 256  # the job counters' size (p4src's MAX_JOBS)
 MAX_SLOTS = INDEX_MASK + 1  # the slot index is 15 bits
 MAX_POOL_SIZE = 1 << 16  # a job's base slot and slot count are bit<16> in aggregate.p4's set_job
-ELEMS_CHOICES = (8, 16, 32, 64, 128, 256)  # values per packet: aggregate.p4's -DELEMS (elements.p4)
+ELEMS_CHOICES = (8, 16, 32, 64, 128, 256)  # 32-bit words per packet: aggregate.p4's -DELEMS
 # What ina run, ina train and ina worker use unless told: SwitchML's 1 KB packets, since emulation
 # costs per packet (docs/performance.md, "Larger packets and a batched worker data path")
 DEFAULT_ELEMS = 256
@@ -83,6 +80,28 @@ MAX_TIMEOUT_US = (1 << 32) - 1  # set_job's timeout is bit<32> microseconds
 MAX_STALENESS = 255  # set_job's staleness is bit<8>
 FLOOD_GROUP = 1  # the multicast group of every host port (rid 0)
 MAX_PORT = 511  # switch ports are v1model's 9 bits
+
+
+# The header's flags byte (docs/protocol.md, "Flags"): bits are assigned here and nowhere else.
+FLAG_OVERFLOW = 0x01  # a RESULT in which at least one lane saturated: the workers redo that chunk
+# FALLBACK: in a STATUS from the switch, the UPDATE's use is summed by the job's host fallback
+# server (its slot/set is held by another job); in an UPDATE, the sender's chunk for the host,
+# forwarded there by the switch.
+FLAG_FALLBACK = 0x02
+LANE_BITS_CHOICES = (32, 16, 8)  # bits per value: aggregate.p4's -DLANE_BITS (elements.p4)
+LANE_SHIFT = 4  # the flags' top four bits name the lane width (LANE_MASK), as lane_flags says
+LANE_MASK = 0xF0
+
+
+def lane_flags(bits: int) -> int:
+    """The flags' width code of `bits`-bit lanes: 0 for 32 (the header before lanes), 1 for 16, 2 for
+    8. Every UPDATE carries its own; a switch built for another width drops it as malformed."""
+    return LANE_BITS_CHOICES.index(bits) << LANE_SHIFT
+
+
+def lane_values(elems: int, bits: int) -> int:
+    """Values per packet of a switch built with ELEMS=`elems` and LANE_BITS=`bits`."""
+    return elems * 32 // bits
 
 
 def pool_field(pool_set: int, index: int) -> int:

@@ -26,7 +26,7 @@ from ina.controller.allocators import FIRST_FIT, Allocator
 from ina.hosts.chunks import Contributors
 from ina.hosts.cli import make_array, verify
 from ina.hosts.inprocess import FRAME_HEADERS, InProcessSwitch
-from ina.p4src.protocol import EPOCH_MAX, HEADER_LEN, SYNC, Policy
+from ina.p4src.protocol import EPOCH_MAX, HEADER_LEN, SYNC, Policy, lane_values
 from ina.sim.links import ChannelStats, LinkSpec, wire_bits
 from ina.sim.nodes import IDEAL_HOST, HostSpec
 from ina.sim.straggler import SlowHost
@@ -53,6 +53,7 @@ class AllReduceConfig:
     size: int = 1 << 16
     dtype: str = "int32"
     elems: int = 64
+    bits: int = 32  # the switch's lanes (-DLANE_BITS): elems words carry lane_values(elems, bits)
     window: int = 128
     policy: Policy = SYNC
     link: LinkSpec = DEFAULT_LINK
@@ -152,7 +153,7 @@ def lossless_time(config: AllReduceConfig) -> float | None:
 def packets_per_worker(config: AllReduceConfig) -> int:
     """UPDATEs each worker sends without loss: one per chunk of E, and for floats one more per slot
     (each slot's first use announces its exponent)."""
-    chunks = max(1, -(-config.size // config.elems))
+    chunks = max(1, -(-config.size // lane_values(config.elems, config.bits)))
     return chunks + (min(config.window, chunks) if config.dtype != "int32" else 0)
 
 
@@ -188,6 +189,7 @@ def harness(
     (`server`: the host the workers send to instead of their aggregator)."""
     return InProcessSwitch(
         elems=config.elems,
+        bits=config.bits,
         pool_size=pool_size(topo),
         engine=engine,
         link=config.link,
@@ -316,8 +318,9 @@ def verify_sums(
                 workers[job],
                 config.size,
                 config.dtype,
-                config.elems,
+                lane_values(config.elems, config.bits),
                 counted,
+                bits=config.bits,
             )
         checks.append(checked[key])
     return checks
@@ -417,6 +420,7 @@ def config_json(config: AllReduceConfig, workers: int) -> dict:
         "size": config.size,
         "dtype": config.dtype,
         "elems": config.elems,
+        "bits": config.bits,
         "window": config.window,
         "policy": str(config.policy),
         "link": _finite(link),

@@ -15,7 +15,14 @@ from ina.bench.results import git_revision
 from ina.controller.aggregation import BurstLoss
 from ina.controller.allocators import ALLOCATORS, allocator
 from ina.hosts.core import WorkerError
-from ina.p4src.protocol import ELEMS_CHOICES, MAX_JOBS, MAX_SLOTS, MAX_WORKERS, Policy
+from ina.p4src.protocol import (
+    ELEMS_CHOICES,
+    LANE_BITS_CHOICES,
+    MAX_JOBS,
+    MAX_SLOTS,
+    MAX_WORKERS,
+    Policy,
+)
 from ina.sim import budget, compare, output, ring, sweep, workload_cli
 from ina.sim.allreduce import (
     DEFAULT_LINK,
@@ -94,7 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--elems",
         type=int_choice(ELEMS_CHOICES),
         default=DEFAULTS.elems,
-        help="elements per packet",
+        help="32-bit words per packet (the switch's ELEMS)",
+    )
+    p.add_argument(
+        "--bits",
+        type=int_choice(LANE_BITS_CHOICES),
+        default=DEFAULTS.bits,
+        help="bits per value in the switch's lanes (-DLANE_BITS; below 32 needs float32): each "
+        "packet carries E x 32 / bits values",
     )
     p.add_argument(
         "--window",
@@ -239,6 +253,12 @@ def config_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> AllRedu
         p.error(
             f"argument --json: cannot write {args.json} (its directory is missing or not writable)"
         )
+    if (
+        args.bits != 32
+        and (args.dtype or DEFAULTS.dtype) == "int32"
+        and not (args.model or args.train)
+    ):
+        p.error(f"argument --bits: {args.bits}-bit lanes sum floats only: add --dtype float32")
     send, recv = args.host_cost
     config = AllReduceConfig(
         topo=args.topo,
@@ -247,6 +267,7 @@ def config_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> AllRedu
         size=args.size,
         dtype=args.dtype or DEFAULTS.dtype,
         elems=args.elems,
+        bits=args.bits,
         window=args.window,
         policy=args.policy,
         link=LinkSpec(
@@ -293,7 +314,7 @@ def describe(result: AllReduceResult) -> str:
     jobs = len({job for job, _rank, _host in result.workers})
     bound = lossless_time(c)
     lines = [
-        f"ina sim: {len(result.workers)} workers in {jobs} job(s) x {c.size} {c.dtype} (E={c.elems}, window "
+        f"ina sim: {len(result.workers)} workers in {jobs} job(s) x {c.size} {c.dtype} (E={c.elems}, {c.bits}-bit lanes, window "
         f"{c.window}, {c.policy}), {c.topo} at {format_rate(link.rate)}, {format_seconds(link.delay)} per link, "
         f"queues {link.queue:,.0f} B, {loss}, seed {c.seed}"
         + (f", slow host {c.slow_host}" if c.slow_host else ""),

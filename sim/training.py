@@ -31,6 +31,7 @@ from ina.sim.allreduce import (
 from ina.sim.links import ChannelStats
 from ina.sim.workload import GRADIENTS, Programs, Stragglers
 from ina.train.data import Dataset, load
+from ina.train.feedback import ErrorFeedback
 from ina.train.models import Model
 from ina.train.sgd import Config, History, Reduce, Sums, check, steps, time_to_accuracy
 
@@ -50,6 +51,9 @@ class TrainingConfig:
     dataset: str = "digits"
     compute_s: float = 0.0
     stragglers: Stragglers = field(default_factory=Stragglers)
+    error_feedback: bool = (
+        False  # each worker carries its quantization residual (train/feedback.py)
+    )
 
 
 @dataclass
@@ -115,6 +119,9 @@ def simulate_training(config: TrainingConfig, engine: str = "native") -> Trainin
                     lambda: net.now,
                     compute=compute,
                     staleness=job.policy.staleness,
+                    feedback=ErrorFeedback(c.elems, len(job.workers), c.bits)
+                    if config.error_feedback
+                    else None,
                 )
                 workers.append(
                     (job.id, rank, host, programs.add(job.id, rank, program, sum_and_counts))
@@ -166,6 +173,7 @@ def training_report(result: TrainingResult, git: str) -> dict:
             "train": f"{config.sgd.model}:{config.dataset}",
             "sgd": asdict(config.sgd),
             "compute_s": config.compute_s,
+            "error_feedback": config.error_feedback,
             **config.stragglers.as_dict(),
         },
         "seed": config.network.seed,

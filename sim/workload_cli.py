@@ -108,6 +108,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"--train: learning rate (default {_SGD.lr:g})",
     )
     g.add_argument(
+        "--error-feedback",
+        action="store_true",
+        help="--train: each worker adds its last quantization residual to its next gradient "
+        "(for --bits 16 or 8)",
+    )
+    g.add_argument(
         "--compute",
         type=parsed_by(compute_seconds),
         metavar="DURATION",
@@ -190,7 +196,9 @@ def run(
                 _SGD.hidden,
                 network.seed,
             )
-            config = TrainingConfig(network, sgd, dataset, args.compute or 0.0, stragglers)
+            config = TrainingConfig(
+                network, sgd, dataset, args.compute or 0.0, stragglers, args.error_feedback
+            )
             _refuse_batch(p, config)
             result = simulate_training(config)
             text, data, ok = describe_training(result), training_report, result.weights_identical

@@ -278,6 +278,7 @@ COMMANDS: dict[
             "--size": INT(1),
             "--dtype": CHOICE,
             "--elems": ONE_OF_ELEMS,
+            "--bits": ("one_of", (32, 16, 8)),
             "--window": INT(1, 32768),
             "--policy": POLICY,
             "--rate": RATE,

@@ -32,6 +32,7 @@ import numpy as np
 
 from ina.hosts.compute import ComputeModel
 from ina.train.data import Dataset
+from ina.train.feedback import ErrorFeedback
 from ina.train.models import Model, make_model
 
 AllReduce = Callable[[np.ndarray], np.ndarray]  # the element-wise sum over every worker's array
@@ -168,11 +169,13 @@ def steps(
     on_epoch: Callable[[EpochRecord], None] | None = None,
     compute: ComputeModel | None = None,
     staleness: int = 0,
+    feedback: ErrorFeedback | None = None,
 ) -> Generator[Request, Sums | None, tuple[Model, History]]:
     """Worker `rank`'s training as a program: each iteration's gradient, its emulated compute (a
     `Compute` request) and its all-reduce (a `Reduce`, each update applied when its sum comes back,
     at most `staleness` iterations late); `clock` times the phases. `train` runs it on a real
-    all-reduce and clock, `ina sim` (sim/training.py) in virtual time; both apply the same updates."""
+    all-reduce and clock, `ina sim` (sim/training.py) in virtual time; both apply the same updates.
+    With `feedback` each gradient carries the residual its worker's quantization left last step."""
     check(config, data, n_workers)
     model = make_model(config.model, data.n_features, data.n_classes, config.seed, config.hidden)
     history = History()
@@ -194,6 +197,8 @@ def steps(
             _loss, grad = model.loss_and_grad(data.x_train[mine], data.y_train[mine])
             if len(batch) % n_workers:
                 grad *= shard_weight(len(mine), len(batch), n_workers)
+            if feedback is not None:
+                grad = feedback.compensate(grad)
             emulated = next(sleeps, 0.0)
             if emulated:
                 yield Compute(emulated)

@@ -1,9 +1,10 @@
 """The aggregation STF cases written once, packets by field name, rendered to the STF text that
 `ina stf` and p4c's runner read.
 
-A case is tests/dataplane/cases/<name>.py (cases/elemsN/<name>.py for ELEMS=N) holding `LINES`,
-the STF lines in order: the set-up through `SWITCH_CONFIG` and `job` (a job's control-plane lines,
-as the controller makes them), other set-up lines and checks written as STF says them, packets through
+A case is tests/dataplane/cases/<name>.py (cases/elemsN/<name>.py for ELEMS=N, cases/lanesN/ for
+LANE_BITS=N) holding `LINES`, the STF lines in order: the set-up through `SWITCH_CONFIG` and `job`
+(a job's control-plane lines, as the controller makes them), other set-up lines and checks
+written as STF says them, packets through
 `update`, `result`, `status`, `packet` and `expect`, which encode them with ina.p4src.protocol's
 layout (ina.hosts.packets `datagram`) and ina.sim.frames' Ethernet/IPv4/UDP headers, so lengths
 and checksums follow the header. The .stf files beside this module are the rendering, checked in
@@ -228,6 +229,16 @@ def stf_files() -> list[tuple[Path, int]]:
     return [(stf, 8) for stf in sorted(HERE.glob("*.stf"))] + [
         (stf, int(folder.name.removeprefix("elems")))
         for folder in sorted(HERE.glob("elems*"), key=lambda f: int(f.name.removeprefix("elems")))
+        for stf in sorted(folder.glob("*.stf"))
+    ]
+
+
+def lane_stf_files() -> list[tuple[Path, int]]:
+    """Every narrow-lane STF file with the LANE_BITS it runs at: N in lanesN/ (ELEMS 8, POOL_SIZE
+    16 as above)."""
+    return [
+        (stf, int(folder.name.removeprefix("lanes")))
+        for folder in sorted(HERE.glob("lanes*"), key=lambda f: -int(f.name.removeprefix("lanes")))
         for stf in sorted(folder.glob("*.stf"))
     ]
 

@@ -24,3 +24,9 @@ def test_any_other_width_is_refused_naming_the_choices(elems: int) -> None:
     choices = ", ".join(map(str, ELEMS_CHOICES))
     with pytest.raises(CompileError, match=f"ELEMS must be one of {choices}"):
         preprocess(AGGREGATE_P4, defines={"ELEMS": str(elems)})
+
+
+@pytest.mark.parametrize("bits", [0, 1, 4, 24, 64])
+def test_any_other_lane_width_is_refused_naming_the_choices(bits: int) -> None:
+    with pytest.raises(CompileError, match="LANE_BITS must be one of 32, 16, 8"):
+        preprocess(AGGREGATE_P4, defines={"LANE_BITS": str(bits)})

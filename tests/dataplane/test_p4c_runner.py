@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from stf_render import stf_files
+from stf_render import lane_stf_files, stf_files
 from toolchain import BMV2_BIN_DIR, P4C, P4C_DIR, P4C_PYTHON, P4C_RUNNER, missing
 
 from ina.p4src import AGGREGATE_P4
@@ -57,7 +57,10 @@ def _dataplane(stf: Path, elems: int) -> Case:
     return Case(AGGREGATE_P4, stf, f"-DELEMS={elems} -DPOOL_SIZE=16")
 
 
-CASES = {f"E{elems}-{stf.stem}": _dataplane(stf, elems) for stf, elems in stf_files()}
+CASES = {f"E{elems}-{stf.stem}": _dataplane(stf, elems) for stf, elems in stf_files()} | {
+    f"L{bits}-{stf.stem}": Case(AGGREGATE_P4, stf, f"-DELEMS=8 -DPOOL_SIZE=16 -DLANE_BITS={bits}")
+    for stf, bits in lane_stf_files()
+}
 P4_CASES = {f"p4-{s.stem}": Case(s.with_suffix(".p4"), s) for s in sorted(P4_TESTS.glob("*.stf"))}
 
 # Copies of one dataplane file with one line changed: (old, new, what `ina stf` reports, whether

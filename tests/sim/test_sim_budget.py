@@ -75,7 +75,7 @@ def test_ina_sim_refuses_a_run_above_the_available_memory_before_anything_runs(c
     with pytest.raises(SystemExit) as exit_:
         main(["--workers", "32", "--size", "100000000"])
     err = capsys.readouterr().err.strip().splitlines()
-    assert exit_.value.code == 2 and len([line for line in err if "error" in line]) == 1
+    assert exit_.value.code == 2 and len([line for line in err if "error:" in line]) == 1
     assert err[-1].startswith(
         "ina sim: error: argument --size: 100,000,000 int32 x 32 workers needs an estimated "
     )

@@ -118,7 +118,7 @@ def test_bad_input_is_refused_in_one_line_naming_the_argument(argv, says, capsys
     err = capsys.readouterr().err.strip().splitlines()
     assert exit_.value.code == 2
     assert err[-1].startswith(f"ina sim: error: {says}"), err
-    assert [line for line in err if "error" in line] == [err[-1]]
+    assert [line for line in err if "error:" in line] == [err[-1]]
 
 
 def test_the_ina_command_dispatches_sim_and_refuses_without_a_traceback():

@@ -20,7 +20,7 @@ GRID = [*SMALL, "--sweep", "workers=2,3", "--sweep", "policy=sync,quorum:2"]
         (
             ["--sweep", "workers"],
             "argument --sweep: expected NAME=V1,V2,... with NAME one of topo, workers, jobs, size, "
-            "dtype, elems, window, policy, rate, delay, queue, ecn, loss, pipeline, nic-rate, "
+            "dtype, elems, bits, window, policy, rate, delay, queue, ecn, loss, pipeline, nic-rate, "
             "timeout, slow-host, seed, got 'workers'",
         ),
         (
@@ -99,7 +99,7 @@ def test_a_bad_sweep_is_refused_in_one_line_before_anything_runs(argv, says, cap
     err = capsys.readouterr().err.strip().splitlines()
     assert exit_.value.code == 2
     assert err[-1].startswith(f"ina sim: error: {says}"), err
-    assert [line for line in err if "error" in line] == [err[-1]]
+    assert [line for line in err if "error:" in line] == [err[-1]]
 
 
 def run(tmp_path, name: str, argv: list[str], capsys) -> tuple[list[str], dict]:

@@ -1,0 +1,3 @@
+from lane_case import width_refused
+
+LINES = width_refused(32)

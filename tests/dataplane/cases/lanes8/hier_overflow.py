@@ -1,0 +1,3 @@
+from lane_case import hier_overflow
+
+LINES = hier_overflow(8)

@@ -1,0 +1,3 @@
+from lane_case import saturation
+
+LINES = saturation(8)

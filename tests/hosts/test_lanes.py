@@ -1,0 +1,92 @@
+"""Narrow lanes end to end: 32 workers' cores against the real switch built with -DLANE_BITS=16 or 8
+(both engines), values chosen to saturate the first pass's lanes, and every rank's result bit-exact
+against a numpy model of the codec: first pass at ceil(sqrt(n)) workers' headroom, the saturated
+chunks redone at n's."""
+
+import numpy as np
+import pytest
+
+from ina.hosts.core import AllReduceCore, WorkerError
+from ina.hosts.inprocess import InProcessSwitch
+from ina.hosts.quantize import chunk_exponents, headroom, lane_max, quantize, scale_for
+from ina.p4src.protocol import lane_values
+
+WORKERS = 32
+ELEMS = 8  # the switch's 32-bit words per packet
+
+
+def arrays(bits: int, seed: int = 5) -> list[np.ndarray]:
+    """Four chunks per worker: all positive and near the chunk's maximum (saturates), rank 0's one
+    large value among tiny ones (cannot saturate in any order), all negative (saturates), zeros."""
+    values = lane_values(ELEMS, bits)
+    rng = np.random.default_rng(seed)
+    out = []
+    for rank in range(WORKERS):
+        a = np.zeros(4 * values)
+        a[:values] = 0.5 + 0.4 * rng.random(values)
+        a[values : 2 * values] = 0.01 * rng.standard_normal(values).clip(-1, 1)
+        if rank == 0:
+            a[values] = 1.0
+        a[2 * values : 3 * values] = -(0.5 + 0.4 * rng.random(values))
+        out.append(a)
+    return out
+
+
+def model(arrays: list[np.ndarray], bits: int) -> tuple[np.ndarray, int]:
+    """The sum every rank must get, and how many chunks were redone. A chunk is redone when its
+    exact first-pass sum leaves the lane: the cases above never pass a lane's limit part way."""
+    n = len(arrays)
+    chunks = np.stack([a.reshape(-1, lane_values(ELEMS, bits)) for a in arrays])
+    exponents = np.max([chunk_exponents(c) for c in chunks], axis=0)
+    room, redone, out = headroom(n, bits), 0, []
+    for c, e in enumerate(exponents.tolist()):
+        scale = scale_for(e, room, bits)
+        total = sum(quantize(chunks[r, c], scale) for r in range(n))
+        if np.abs(total).max() > lane_max(bits):
+            redone += 1
+            scale = scale_for(e, n, bits)
+            total = sum(quantize(chunks[r, c], scale) for r in range(n))
+        out.append(total.astype(np.float64) / scale)
+    return np.concatenate(out), redone
+
+
+@pytest.mark.parametrize("engine", ["native", "python"])
+@pytest.mark.parametrize("bits", [16, 8])
+def test_saturated_chunks_are_redone_and_every_sum_is_exact(engine: str, bits: int) -> None:
+    data = arrays(bits)
+    expected, redone = model(data, bits)
+    assert redone == 2  # the positive and the negative chunk
+    with InProcessSwitch(elems=ELEMS, engine=engine, bits=bits) as net:
+        net.add_job(0, WORKERS, window=4)
+        results = net.allreduce({0: data})
+        for got in results[0]:
+            assert np.array_equal(got, expected)
+        assert [m.core.stats.redone for m in net.jobs[0]] == [redone] * WORKERS
+        # each redo is one more use of its slot: one UPDATE per worker, one RESULT multicast
+        assert [m.core.stats.packets_sent for m in net.jobs[0]] == [4 + 4 + redone] * WORKERS
+        assert net.stray == []
+
+
+def test_without_the_redo_a_saturated_sum_would_be_wrong() -> None:
+    """The first pass alone saturates: what the redo repairs is real (the model's own check)."""
+    data = arrays(8)
+    chunks = np.stack([a.reshape(-1, lane_values(ELEMS, 8)) for a in data])
+    e = int(np.max(chunk_exponents(chunks[:, 0])))
+    total = sum(
+        quantize(chunks[r, 0], scale_for(e, headroom(WORKERS, 8), 8)) for r in range(WORKERS)
+    )
+    assert total.min() > lane_max(8)
+
+
+def test_int32_arrays_need_32_bit_lanes() -> None:
+    core = AllReduceCore(0, 0, 2, 1, ELEMS, 4, 1e-3, 3, ("10.0.0.254", 0xBEE0), bits=8)
+    with pytest.raises(
+        WorkerError, match=r"int32 arrays are summed in 32-bit lanes only \(bits = 8\)"
+    ):
+        core.start(np.zeros(10, dtype=np.int32), 0.0)
+
+
+@pytest.mark.parametrize("bits", [0, 4, 24, 64])
+def test_a_lane_width_the_switch_has_not_is_refused(bits: int) -> None:
+    with pytest.raises(ValueError, match=rf"bits = {bits}: expected one of \(32, 16, 8\)"):
+        AllReduceCore(0, 0, 2, 1, ELEMS, 4, 1e-3, 3, ("10.0.0.254", 0xBEE0), bits=bits)
