@@ -42,6 +42,7 @@ JOB_COUNTERS = (
     "InaIngress.job_partials_sent",
     "InaIngress.job_parent_results",
     "InaIngress.job_parent_refused",
+    "InaIngress.job_status_relayed",
 )
 PORT_COUNTERS = (
     "InaIngress.port_refused",
