@@ -27,6 +27,7 @@ from ina.p4src.protocol import (
     MAX_JOBS,
     MAX_SLOTS,
     MAX_STALENESS,
+    MAX_TREE_WORKERS,
     MAX_WORKERS,
     UDP_PORT,
 )
@@ -172,14 +173,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--job", type=int_range(0, MAX_JOBS - 1), required=True)
     p.add_argument(
-        "--rank", type=int_range(0, MAX_WORKERS - 1), help="this worker's rank, below --workers"
+        "--rank",
+        type=int_range(0, MAX_TREE_WORKERS - 1),
+        help="this worker's rank, below --workers",
     )
-    p.add_argument("--workers", type=int_range(1, MAX_WORKERS), required=True)
+    p.add_argument(
+        "--workers",
+        type=int_range(1, MAX_TREE_WORKERS),
+        required=True,
+        help=f"the job's workers (above {MAX_WORKERS}: a hierarchical job, with --wire-rank and "
+        "--leaf-workers)",
+    )
     p.add_argument(
         "--wire-rank",
         type=int_range(0, MAX_WORKERS - 1),
         help="its rank at the switch it sends to, when that differs from --rank (a hierarchical "
         "job's leaf: `ina ctl show-tree`); --rank then only seeds and checks the data",
+    )
+    p.add_argument(
+        "--leaf-workers",
+        type=int_range(1, MAX_WORKERS),
+        help="the workers of the switch it sends to, when fewer than --workers (a hierarchical "
+        "job's leaf); --workers then only sets the scale and checks the data",
     )
     p.add_argument(
         "--epoch",
@@ -275,6 +290,23 @@ def main(argv: list[str] | None = None) -> int:
         p.error(
             f"argument --rank: expected an integer in 0..{args.workers - 1} (below --workers), got {args.rank}"
         )
+    leaf_workers = args.workers if args.leaf_workers is None else args.leaf_workers
+    wire_rank = args.rank if args.wire_rank is None else args.wire_rank
+    if leaf_workers > MAX_WORKERS:
+        p.error(
+            f"argument --leaf-workers: a switch sums 1..{MAX_WORKERS} workers; --workers "
+            f"{args.workers} (a hierarchical job) needs its leaf's count here, and --wire-rank"
+        )
+    if leaf_workers > args.workers:
+        p.error(
+            f"argument --leaf-workers: expected an integer in 1..{args.workers} (at most --workers), "
+            f"got {leaf_workers}"
+        )
+    if wire_rank >= leaf_workers:
+        p.error(
+            f"argument --wire-rank: expected an integer in 0..{leaf_workers - 1} (below the leaf's "
+            f"workers), got {wire_rank}"
+        )
     problem = size_refusal(args.size, args.workers, args.verify)
     if problem:
         p.error(problem)
@@ -286,8 +318,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         worker = Worker(
             args.job,
-            args.rank if args.wire_rank is None else args.wire_rank,
-            args.workers,
+            wire_rank,
+            leaf_workers,
             args.switch,
             args.local_ip,
             args.udp_port,
@@ -297,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
             args.max_retries,
             epoch=args.epoch,
             staleness=args.staleness,
+            job_workers=args.workers,
         )
         outcome = Outcome(args)
         if args.start_barrier:

@@ -111,7 +111,10 @@ class Worker:
         epoch: int | None = None,
         staleness: int = 0,
         io: str | None = None,
+        job_workers: int | None = None,
     ):
+        # rank and n_workers are this worker's at its switch; job_workers the whole job's (None:
+        # n_workers), its scale (hierarchical aggregation: hosts/core.py)
         self.job_id, self.rank, self.n_workers = job_id, rank, n_workers
         self.switch_port = switch_port
         switch_ip = _config("switch_ip", switch_ip, None)
@@ -157,6 +160,7 @@ class Worker:
                 (self.switch_ip, switch_port),
                 base=g * group,
                 stats=self.stats,
+                job_workers=job_workers,
             )
             for g in range(staleness + 1)
         ]
