@@ -25,12 +25,13 @@ from ina.controller.aggregation import BurstLoss
 from ina.controller.allocators import FIRST_FIT, Allocator
 from ina.hosts.cli import make_array, verify
 from ina.hosts.inprocess import FRAME_HEADERS, InProcessSwitch
+from ina.hosts.members import job_members
 from ina.p4src.protocol import EPOCH_MAX, HEADER_LEN, SYNC, Policy
 from ina.sim.links import ChannelStats, LinkSpec, wire_bits
 from ina.sim.nodes import IDEAL_HOST, HostSpec
 from ina.sim.straggler import SlowHost
 from ina.topologies.topo import Topology, is_star, load
-from ina.topologies.tree import switch_jobs
+from ina.topologies.tree import job_tree, switch_jobs
 
 DEFAULT_LINK = LinkSpec(
     rate=100e9, delay=1e-6, queue=1 << 20
@@ -255,6 +256,15 @@ def simulate(
             for job in topo.jobs
             for m, host in zip(net.jobs[job.id], job.workers, strict=True)
         ]
+    # whose contributions each sum holds, job-wide, from every worker's RESULTs (hierarchical
+    # jobs' bitmaps name ranks at a leaf: hosts/members.py)
+    sums_of = {
+        job.id: job_members(
+            [m.core.contributors() for m in net.jobs[job.id]],
+            [job_tree(topo, job).endpoints[host] for host in job.workers],
+        )
+        for job in topo.jobs
+    }
     checks = [
         verify(
             results[job][m.rank],
@@ -264,6 +274,7 @@ def simulate(
             config.dtype,
             config.elems,
             m.core.contributors(),
+            members=sums_of[job],
         )
         for job, m, _host in members
     ]
