@@ -4,7 +4,8 @@ the controller's time to primary while streams flood the P4Runtime port (arbitra
 pipeline pushed over P4Runtime (hostile: time to answer, memory, Reads meanwhile), what a big
 P4Runtime message costs the switch's server and what real ones weigh (p4runtime), one all-reduce in
 Mininet and in `ina sim` side by side (sim-vs-emulation: frames per link, times), the switch's
-slot pool under a churn of jobs per allocation policy (pool).
+slot pool under a churn of jobs per allocation policy (pool), hierarchical aggregation's upper-link
+packets and goodput from 32 to 1,024 workers against the ring in `ina sim` (hier).
 
 Each benchmark repeats, reports median and spread, writes JSON (with the machine and git revision)
 and PNG plots into --out, and a markdown summary (summary.md). Timing never decides pass or fail.
@@ -391,6 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
             "p4runtime",
             "sim-vs-emulation",
             "pool",
+            "hier",
             "all",
         ],
     )
@@ -545,6 +547,10 @@ def measure(args: argparse.Namespace, out: Path, with_bmv2: bool) -> dict:
         from ina.bench.pool import bench_pool
 
         sections["pool"] = bench_pool(out, jobs=5000 if args.full else 2000, trace=args.trace)
+    if args.what in ("hier", "all"):
+        from ina.bench.hier import bench_hier
+
+        sections["hier_links"], sections["hier_scale"] = bench_hier(out, args.full)
     if args.what in ("profile", "all"):
         print(bench_profile(out, args.seconds, veth=not args.no_veth))
     return sections
