@@ -6,7 +6,9 @@ P4Runtime message costs the switch's server and what real ones weigh (p4runtime)
 Mininet and in `ina sim` side by side (sim-vs-emulation: frames per link, times), hierarchical
 against single-switch aggregation in Mininet (hier-emu: upper-link UPDATEs per chunk from the
 switches' counters, goodput per worker), the switch's slot pool under a churn of jobs per
-allocation policy (pool), elements/s, wire bytes and accuracy per lane width (lanes).
+allocation policy (pool), elements/s, wire bytes and accuracy per lane width (lanes),
+hierarchical aggregation's upper-link packets and goodput from 32 to 1,024 workers against
+the ring in `ina sim` (hier).
 
 Each benchmark repeats, reports median and spread, writes JSON (with the machine and git revision)
 and PNG plots into --out, and a markdown summary (summary.md). Timing never decides pass or fail.
@@ -395,6 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
             "hier-emu",
             "pool",
             "lanes",
+            "hier",
             "all",
         ],
     )
@@ -574,6 +577,10 @@ def measure(args: argparse.Namespace, out: Path, with_bmv2: bool) -> dict:
         from ina.bench.lanes import bench_lanes
 
         sections["lanes"] = bench_lanes(out, epochs=20 if args.full else 10)
+    if args.what in ("hier", "all"):
+        from ina.bench.hier import bench_hier
+
+        sections["hier_links"], sections["hier_scale"] = bench_hier(out, args.full)
     if args.what in ("profile", "all"):
         print(bench_profile(out, args.seconds, veth=not args.no_veth))
     return sections

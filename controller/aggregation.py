@@ -44,6 +44,7 @@ JOB_COUNTERS = (
     "InaIngress.job_parent_refused",
     "InaIngress.job_fallback_notices",
     "InaIngress.job_fallback_forwarded",
+    "InaIngress.job_status_relayed",
 )
 PORT_COUNTERS = (
     "InaIngress.port_refused",

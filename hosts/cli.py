@@ -18,6 +18,7 @@ from ina.args import (
 from ina.hosts.compute import ComputeModel, add_compute_arguments, start_together
 from ina.hosts.core import Contributors
 from ina.hosts.iterations import run_iterations
+from ina.hosts.members import Members
 from ina.hosts.quantize import BIAS, chunk_exponents, error_bound
 from ina.hosts.worker import Worker, WorkerError
 from ina.p4src.protocol import (
@@ -27,6 +28,7 @@ from ina.p4src.protocol import (
     MAX_JOBS,
     MAX_SLOTS,
     MAX_STALENESS,
+    MAX_TREE_WORKERS,
     MAX_WORKERS,
     UDP_PORT,
 )
@@ -50,10 +52,13 @@ def expected_sum(
     dtype: str,
     counted: Contributors | None = None,
     iteration: int = 0,
+    members: Members | None = None,
 ) -> np.ndarray:
-    """The sum of every rank's array, or, per chunk, of the ranks `counted` says the sum holds: all
-    of them where its count is the job's, else those its bitmap names (a bitmap names ranks at the
-    worker's switch, so a hierarchical job's partial sums are not checked by rank here)."""
+    """The sum of every rank's array, or, per chunk `counted` has a sum of, of the ranks in it:
+    those `members` names (the job's, derived from every worker's RESULTs: hosts/members.py), else
+    all of them where its count is the job's and those its bitmap names where not (a bitmap names
+    ranks at the worker's switch: exact for a single-switch job, for a hierarchical one only where
+    every worker is in)."""
     total = np.zeros(size, dtype=np.int64 if dtype == "int32" else np.float64)
     if counted is not None:
         whole = np.repeat(counted.counts >= n, counted.elems)[:size]
@@ -62,6 +67,9 @@ def expected_sum(
         array = make_array(seed, rank, size, dtype, iteration)
         if counted is None:
             total += array
+        elif members is not None:
+            named = members.in_sum[rank] & (counted.counts > 0)
+            total += np.where(np.repeat(named, counted.elems)[:size], array, 0)
         else:
             named = bitmaps >> rank & 1 == 1 if rank < MAX_WORKERS else False
             total += np.where(whole | named, array, 0)
@@ -78,18 +86,23 @@ def verify(
     counted: Contributors | None = None,
     iteration: int = 0,
     bits: int = 32,
+    members: Members | None = None,
 ) -> tuple[bool, float]:
     """Whether `result` is iteration `iteration`'s sum, and its largest element error.
     Bit-exact for int32 (with wraparound); within the block-floating-point bound for floats in
     `bits`-bit lanes (`elems` values per chunk).
     Under a quorum or timeout policy the expected sum is, per chunk, that of the ranks counted, and a
     float contribution may be clipped to the exponent the previous use agreed on (docs/protocol.md):
-    at most to the smallest of the ranks' own exponents, which bounds what clipping can take."""
-    exact = expected_sum(seed, n, size, dtype, counted, iteration)
+    at most to the smallest of the ranks' own exponents, which bounds what clipping can take.
+    `members` (hosts/members.py) names the ranks job-wide; a chunk they leave unresolved fails."""
+    exact = expected_sum(seed, n, size, dtype, counted, iteration, members)
+    settled = (
+        members is None or counted is None or not (members.unresolved & (counted.counts > 0)).any()
+    )
     if dtype == "int32":
         wrapped = (exact + 2**31) % 2**32 - 2**31
         error = np.abs(result.astype(np.int64) - wrapped)
-        return bool(np.array_equal(result, wrapped)), float(error.max(initial=0))
+        return settled and bool(np.array_equal(result, wrapped)), float(error.max(initial=0))
     arrays = np.stack([make_array(seed, r, size, dtype, iteration) for r in range(n)])
     pad = -size % elems
     chunks = np.pad(np.abs(arrays).max(axis=0), (0, pad)).reshape(-1, elems)
@@ -100,13 +113,17 @@ def verify(
             np.pad(np.abs(arrays), ((0, 0), (0, pad))).reshape(n, -1, elems).reshape(-1, elems)
         )
         floor = np.where(own > 0, 2.0 ** (own - BIAS), 0.0).reshape(n, -1).min(axis=0)  # per chunk
-        ranks = (counted.element_bitmaps((size,))[None, :] >> np.arange(n)[:, None] & 1).astype(
-            bool
+        ranks = (
+            np.repeat(members.in_sum, elems, axis=1)[:, :size]
+            if members is not None
+            else (counted.element_bitmaps((size,))[None, :] >> np.arange(n)[:, None] & 1).astype(
+                bool
+            )
         )
         excess = np.maximum(np.abs(arrays) - np.repeat(floor, elems)[None, :size], 0.0)
         allowed += np.where(ranks, excess, 0.0).sum(axis=0)
     error = np.abs(result.astype(np.float64) - exact)
-    return bool(np.all(error <= allowed)), float(error.max(initial=0.0))
+    return settled and bool(np.all(error <= allowed)), float(error.max(initial=0.0))
 
 
 MAX_TIMEOUT_S = 60.0  # the first retransmission timer; poll() takes it in int milliseconds
@@ -174,14 +191,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--job", type=int_range(0, MAX_JOBS - 1), required=True)
     p.add_argument(
-        "--rank", type=int_range(0, MAX_WORKERS - 1), help="this worker's rank, below --workers"
+        "--rank",
+        type=int_range(0, MAX_TREE_WORKERS - 1),
+        help="this worker's rank, below --workers",
     )
-    p.add_argument("--workers", type=int_range(1, MAX_WORKERS), required=True)
+    p.add_argument(
+        "--workers",
+        type=int_range(1, MAX_TREE_WORKERS),
+        required=True,
+        help=f"the job's workers (above {MAX_WORKERS}: a hierarchical job, with --wire-rank and "
+        "--leaf-workers)",
+    )
     p.add_argument(
         "--wire-rank",
         type=int_range(0, MAX_WORKERS - 1),
         help="its rank at the switch it sends to, when that differs from --rank (a hierarchical "
         "job's leaf: `ina ctl show-tree`); --rank then only seeds and checks the data",
+    )
+    p.add_argument(
+        "--leaf-workers",
+        type=int_range(1, MAX_WORKERS),
+        help="the workers of the switch it sends to, when fewer than --workers (a hierarchical "
+        "job's leaf); --workers then only sets the scale and checks the data",
     )
     p.add_argument(
         "--epoch",
@@ -277,6 +308,23 @@ def main(argv: list[str] | None = None) -> int:
         p.error(
             f"argument --rank: expected an integer in 0..{args.workers - 1} (below --workers), got {args.rank}"
         )
+    leaf_workers = args.workers if args.leaf_workers is None else args.leaf_workers
+    wire_rank = args.rank if args.wire_rank is None else args.wire_rank
+    if leaf_workers > MAX_WORKERS:
+        p.error(
+            f"argument --leaf-workers: a switch sums 1..{MAX_WORKERS} workers; --workers "
+            f"{args.workers} (a hierarchical job) needs its leaf's count here, and --wire-rank"
+        )
+    if leaf_workers > args.workers:
+        p.error(
+            f"argument --leaf-workers: expected an integer in 1..{args.workers} (at most --workers), "
+            f"got {leaf_workers}"
+        )
+    if wire_rank >= leaf_workers:
+        p.error(
+            f"argument --wire-rank: expected an integer in 0..{leaf_workers - 1} (below the leaf's "
+            f"workers), got {wire_rank}"
+        )
     problem = size_refusal(args.size, args.workers, args.verify)
     if problem:
         p.error(problem)
@@ -288,8 +336,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         worker = Worker(
             args.job,
-            args.rank if args.wire_rank is None else args.wire_rank,
-            args.workers,
+            wire_rank,
+            leaf_workers,
             args.switch,
             args.local_ip,
             args.udp_port,
@@ -299,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
             args.max_retries,
             epoch=args.epoch,
             staleness=args.staleness,
+            job_workers=args.workers,
         )
         outcome = Outcome(args)
         if args.start_barrier:

@@ -112,7 +112,10 @@ class Worker:
         staleness: int = 0,
         io: str | None = None,
         bits: int = 32,
+        job_workers: int | None = None,
     ):
+        # rank and n_workers are this worker's at its switch; job_workers the whole job's (None:
+        # n_workers), its scale (hierarchical aggregation: hosts/core.py)
         self.job_id, self.rank, self.n_workers = job_id, rank, n_workers
         self.switch_port = switch_port
         switch_ip = _config("switch_ip", switch_ip, None)
@@ -159,6 +162,7 @@ class Worker:
                 base=g * group,
                 stats=self.stats,
                 bits=bits,  # the switch's lanes: float arrays only below 32
+                job_workers=job_workers,
             )
             for g in range(staleness + 1)
         ]

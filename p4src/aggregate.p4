@@ -250,6 +250,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_parent_refused;  // RESULT/STATUS refused
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_fallback_notices;  // FALLBACK STATUSes
     counter(MAX_JOBS, CounterType.packets_and_bytes) job_fallback_forwarded;  // UPDATEs to the host
+    counter(MAX_JOBS, CounterType.packets_and_bytes) job_status_relayed;  // parent's STATUS sent down
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_refused;
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_malformed;
     counter(NUM_PORTS, CounterType.packets_and_bytes) port_drop_sim_in;
@@ -546,10 +547,6 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                     drop();
                     return;
                 }
-                if (hdr.agg.msg_type == MSG_STATUS) {
-                    drop();  // the workers' own retransmissions drive recovery below this switch
-                    return;
-                }
             }
             if ((bit<16>)hdr.agg.pool_index >= meta.num_slots) {
                 job_out_of_range.count(job);
@@ -637,6 +634,11 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
             slot_overflow.read(overflow, meta.reg_index);
 #endif
             bool empty = epoch != meta.epoch;  // left by another run, or never used
+            // Done with count 0 marks a use the parent replaced without this switch's sum (a
+            // parent's STATUS, below): no sum to answer with, so that round starts a new use.
+            if (!empty && done == 1 && count == 0 && round == hdr.agg.round) {
+                empty = true;
+            }
             bool stale = false;
             if (!empty && round != hdr.agg.round) {
                 // Rounds are never mixed in one sum. A later round may start only on a completed
@@ -657,16 +659,64 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
             bool contribution = update && !stale && !retransmission && done == 0 && forwarded == 0;
             // The parent's RESULT for this use: taken once, into a use not done (waiting for it,
             // or still collecting when the parent completed without this switch) or a new one.
-            bool take_result = !update && !stale && done == 0;
+            bool status = hdr.agg.msg_type == MSG_STATUS;
+            bool take_result = hdr.agg.msg_type == MSG_RESULT && !stale && done == 0;
+            // The parent's STATUS of the use this switch forwarded, without its bit: the partial
+            // sum was lost on the way up, so it goes up again at once.
+            bool resend_partial = status && !empty && forwarded == 1 && done == 0
+                && round == hdr.agg.round && (hdr.agg.bitmap & (32w1 << meta.parent_rank)) == 0;
             if (take_result || (contribution && count == 0)) {
                 write_first();  // one call site: each expands to ELEMS register writes
             }
             // A completed use's sums go out from the registers (one call site, as above): a
             // done or forwarded use's, or one a retransmission completes.
             bit<48> age = sm.ingress_global_timestamp - started;  // a retransmission's: as it stands
-            if (update && !stale && (done == 1 || forwarded == 1 || (retransmission
-                    && (count >= meta.quorum || (meta.timeout != 0 && age >= (bit<48>)meta.timeout))))) {
+            if (resend_partial || (update && !stale && (done == 1 || forwarded == 1 || (retransmission
+                    && (count >= meta.quorum || (meta.timeout != 0 && age >= (bit<48>)meta.timeout)))))) {
                 read_result();
+            }
+            if (status) {
+                // The parent's STATUS: relayed to the children whose use waits on the parent, so
+                // its news reaches the workers (docs/protocol.md, "Hierarchical aggregation").
+                if (resend_partial) {
+                    job_partials_sent.count(job);
+                    hdr.agg.count = count;
+                    hdr.agg.exponent = exponent;
+                    hdr.agg.flags = LANE_FLAGS | (bit<8>)overflow;  // a saturated lane goes up too
+                    send_upstream();
+                    return;
+                }
+                if (empty || done == 1) {
+                    drop();  // nothing here waits on that use: no news for the children
+                    return;
+                }
+                if (round != hdr.agg.round) {
+                    if (hdr.agg.round - round >= 32w0x80000000) {
+                        job_parent_refused.count(job);  // an earlier round than this use's
+                        drop();
+                        return;
+                    }
+                    // The parent's set holds a later round: this use was completed without this
+                    // switch and replaced, its RESULT lost. Marked gone (done, count 0) and the
+                    // STATUS goes down as it came, so the workers skip the use as at one level.
+                    count = 0;
+                    bitmap = 0;
+                    exponent = 0;
+                    slot_done.write(meta.reg_index, 1);
+                    slot_forwarded.write(meta.reg_index, 0);
+                    slot_count.write(meta.reg_index, 0);
+                    slot_bitmap.write(meta.reg_index, 0);
+                    slot_exponent.write(meta.reg_index, 0);
+                    slot_round.write(meta.reg_index, hdr.agg.round);
+                }
+                // Same round: the parent waits for others; this switch's children learn whom this
+                // switch holds, so the counted stop resending and a missing one resends now.
+                job_status_relayed.count(job);
+                hdr.agg.count = count;
+                hdr.agg.bitmap = bitmap;
+                hdr.agg.exponent = exponent;
+                multicast_answer(MSG_STATUS);
+                return;
             }
             if (!update) {
                 // Stored as the slot's sum and multicast to the children. The bitmap names this

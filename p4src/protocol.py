@@ -66,6 +66,7 @@ def slot_of(datagram) -> int:
 
 
 MAX_WORKERS = 32  # the width of a slot's worker bitmap: children per switch
+MAX_TREE_WORKERS = 1024  # a hierarchical job's workers: 32 leaves of MAX_WORKERS (issue 31)
 MAX_JOB_WORKERS = (1 << 16) - 1  # the count field's width: workers in one job's sum
 MAX_JOBS = 256  # the job counters' size (p4src's MAX_JOBS)
 MAX_SLOTS = INDEX_MASK + 1  # the slot index is 15 bits
@@ -175,8 +176,9 @@ class Policy:
         policy.check()
         return policy
 
-    def check(self, workers: int = MAX_WORKERS) -> None:
-        """Raise ValueError naming the field out of its range (for a job of `workers` workers)."""
+    def check(self, workers: int = MAX_TREE_WORKERS) -> None:
+        """Raise ValueError naming the field out of its range (for a job of `workers` workers; by
+        default the largest job, a hierarchical one: each use checks its job's own size)."""
         if self.quorum is not None and not 1 <= self.quorum <= workers:
             raise ValueError(f"quorum {self.quorum} is out of range 1..{workers}")
         if not 0 <= self.timeout_us <= MAX_TIMEOUT_US:

@@ -26,12 +26,13 @@ from ina.controller.allocators import FIRST_FIT, Allocator
 from ina.hosts.chunks import Contributors
 from ina.hosts.cli import make_array, verify
 from ina.hosts.inprocess import FRAME_HEADERS, InProcessSwitch
+from ina.hosts.members import Members, job_members
 from ina.p4src.protocol import EPOCH_MAX, HEADER_LEN, SYNC, Policy, lane_values
 from ina.sim.links import ChannelStats, LinkSpec, wire_bits
 from ina.sim.nodes import IDEAL_HOST, HostSpec
 from ina.sim.straggler import SlowHost
 from ina.topologies.topo import Topology, is_star, load
-from ina.topologies.tree import switch_jobs
+from ina.topologies.tree import job_tree, switch_jobs
 
 DEFAULT_LINK = LinkSpec(
     rate=100e9, delay=1e-6, queue=1 << 20
@@ -267,10 +268,20 @@ def simulate(
             for job in topo.jobs
             for m, host in zip(net.jobs[job.id], job.workers, strict=True)
         ]
+    # whose contributions each sum holds, job-wide, from every worker's RESULTs (hierarchical
+    # jobs' bitmaps name ranks at a leaf: hosts/members.py)
+    sums_of = {
+        job.id: job_members(
+            [m.core.contributors() for m in net.jobs[job.id]],
+            [job_tree(topo, job).endpoints[host] for host in job.workers],
+        )
+        for job in topo.jobs
+    }
     checks = verify_sums(
         config,
         {job: len(job_arrays) for job, job_arrays in arrays.items()},
         [(job, results[job][m.rank], m.core.contributors()) for job, m, _host in members],
+        sums_of,
     )
     stats = [m.core.stats for _job, m, _host in members]
     return AllReduceResult(
@@ -296,12 +307,14 @@ def verify_sums(
     config: AllReduceConfig,
     workers: Mapping[int, int],
     sums: Sequence[tuple[int, np.ndarray, Contributors]],
+    members: Mapping[int, Members] | None = None,
 ) -> list[tuple[bool, float]]:
     """hosts/cli.py's `verify` of each (job, sum, contributors) in `sums` (`workers`: each job's
     count), each distinct one checked once: a job's ranks get the same multicast RESULTs, so one
     expected sum per job (and per set of contributors) instead of every rank's arrays made again
     for every worker (O(workers) where it was O(workers^2): 188 of 217 s of a 1,024-worker run).
-    A rank whose sum or contributors differ is checked on its own."""
+    A rank whose sum or contributors differ is checked on its own; `members`: each job's ranks in
+    each chunk's sum (hosts/members.py)."""
     checked: dict[tuple[int, bytes], tuple[bool, float]] = {}
     checks = []
     for job, total, counted in sums:
@@ -321,6 +334,7 @@ def verify_sums(
                 lane_values(config.elems, config.bits),
                 counted,
                 bits=config.bits,
+                members=members[job] if members else None,
             )
         checks.append(checked[key])
     return checks

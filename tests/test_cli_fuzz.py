@@ -139,9 +139,10 @@ COMMANDS: dict[
         {"--job": "1", "--workers": "2"},
         {
             "--job": INT(0, 255),
-            "--rank": INT(0, 31),
-            "--workers": INT(1, 32),
+            "--rank": INT(0, 1023),
+            "--workers": INT(1, 1024),
             "--wire-rank": INT(0, 31),
+            "--leaf-workers": INT(1, 32),
             "--epoch": INT(1, 2**32 - 1),
             "--switch": IPV4,
             "--local-ip": IPV4,

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from ina.p4src.protocol import MAX_JOBS, MAX_PORT, MAX_WORKERS, Policy
+from ina.p4src.protocol import MAX_JOBS, MAX_PORT, MAX_TREE_WORKERS, MAX_WORKERS, Policy
 from ina.topologies.model import (
     AGGREGATIONS,
     HIERARCHICAL,
@@ -44,7 +44,6 @@ GRPC_BASE = 9559
 PREFIX_LEN = 16  # every host and switch address is in 10.0.0.0/16
 MAX_NODES = (1 << 16) - 2  # hosts and switches together: their addresses stay apart within the /16
 DEFAULT_SLOTS = 256
-MAX_TREE_WORKERS = 1024  # a hierarchical job's workers: 32 leaves of MAX_WORKERS (issue 31)
 _FATTREE = re.compile(rf"fattree:(\d+)(:{HIERARCHICAL})?")
 _LEAFSPINE = re.compile(rf"leafspine:(\d+)x(\d+),(\d+)(:{HIERARCHICAL})?")
 

@@ -359,7 +359,7 @@ def test_ctl_policy_on_add_job_set_policy_and_show_jobs(switch, capsys):
     for bad, message in (
         (["add-job", "5", *workers, "--policy", "quorum:x"], "bad policy part 'quorum:x'"),
         (["set-policy", "4", "fast"], "bad policy part 'fast'"),
-        (["set-policy", "4", "quorum:40"], r"quorum 40 is out of range 1..32"),
+        (["set-policy", "4", "quorum:1025"], r"quorum 1025 is out of range 1..1024"),
     ):
         with pytest.raises(SystemExit) as exit_:
             ctl_main([*ctl, *bad])

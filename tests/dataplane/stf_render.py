@@ -198,10 +198,17 @@ def upstream(parent: Host, *, epoch: int, values: Sequence[int], **fields: int) 
 
 
 def from_parent(
-    parent: Host, *, epoch: int, values: Sequence[int], port: int | None = None, **fields: int
+    parent: Host,
+    *,
+    epoch: int,
+    values: Sequence[int],
+    port: int | None = None,
+    msg_type: int = MSG_RESULT,
+    **fields: int,
 ) -> str:
-    """`parent`'s RESULT to the switch, into the parent's port unless `port` says another."""
-    payload = datagram(MSG_RESULT, epoch, values, **fields)
+    """`parent`'s RESULT (or `msg_type`) to the switch, into the parent's port unless `port` says
+    another."""
+    payload = datagram(msg_type, epoch, values, **fields)
     return packet(parent.port if port is None else port, frame(parent, SWITCH, payload))
 
 

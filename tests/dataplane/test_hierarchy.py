@@ -31,7 +31,7 @@ LATENCY = 10e-6
 UPLINK = 9  # each leaf's port toward the root; the root's port i + 1 faces leaf i
 FRAME_HEADERS = 14 + 20 + 8
 ROOT = ("02:aa:00:00:00:10", "10.0.9.254")
-LEAVES = [("02:aa:00:00:00:11", "10.0.1.254"), ("02:aa:00:00:00:12", "10.0.2.254")]
+LEAVES = [(f"02:aa:00:00:00:{0x11 + i:02x}", f"10.0.{i + 1}.254") for i in range(3)]
 
 
 def workers_of(leaf: int) -> list[Worker]:
@@ -68,15 +68,25 @@ def switches(n: int, engine: str) -> Iterator[list[tuple[Switch, Aggregation]]]:
 
 
 def hierarchical_allreduce(
-    arrays: list[np.ndarray], uplink_loss: float, seed: int, engine: str
-) -> tuple[list[np.ndarray], dict]:
-    """All-reduce arrays[w] (worker w = leaf w // 2, rank w % 2) through the tree; the results, and
-    the uplinks' frame counts and drops, and each switch's counters."""
+    arrays: list[np.ndarray],
+    uplink_loss: float,
+    seed: int,
+    engine: str,
+    policy: Policy | None = None,
+    cut: tuple[int, float] | None = None,
+) -> tuple[list[AllReduceCore], dict]:
+    """All-reduce arrays[w] (worker w = leaf w // 2, rank w % 2; two leaves per four arrays, three
+    per six) through the tree under `policy` (sync); the finished cores, and the uplinks' frame
+    counts and drops, and each switch's counters. `cut` = (leaf, until): every frame between that
+    leaf and the root is lost until virtual time `until`."""
     rng = random.Random(seed)
-    with switches(3, engine) as ((root_sw, root), *leaves):
+    n_leaves, n = len(arrays) // 2, len(arrays)
+    with switches(1 + n_leaves, engine) as ((root_sw, root), *leaves):
         root.set_switch_address(*ROOT)
-        children = [Worker(i, i + 1, mac, ip, aggregates=2) for i, (mac, ip) in enumerate(LEAVES)]
-        root.add_job(JOB, children, num_slots=WINDOW, epoch=EPOCH, policy=Policy())
+        children = [
+            Worker(i, i + 1, mac, ip, aggregates=2) for i, (mac, ip) in enumerate(LEAVES[:n_leaves])
+        ]
+        root.add_job(JOB, children, num_slots=WINDOW, epoch=EPOCH, policy=policy or Policy())
         for i, (_sw, leaf) in enumerate(leaves):
             leaf.set_switch_address(*LEAVES[i])
             leaf.add_job(
@@ -84,8 +94,9 @@ def hierarchical_allreduce(
                 workers_of(i),
                 num_slots=WINDOW,
                 epoch=EPOCH,
+                policy=policy or Policy(),
                 parent=Parent(UPLINK, *ROOT, rank=i),
-                job_workers=4,
+                job_workers=n,
             )
         cores = [
             AllReduceCore(
@@ -99,13 +110,13 @@ def hierarchical_allreduce(
                 20,
                 (LEAVES[w // 2][1], UDP_PORT),
                 min_rto=0.0,
-                job_workers=4,
+                job_workers=n,
             )
-            for w in range(4)
+            for w in range(n)
         ]
         headers = [
             update_frame_header(workers_of(w // 2)[w % 2], cores[w].datagram_size, *LEAVES[w // 2])
-            for w in range(4)
+            for w in range(n)
         ]
         events: list = []  # (time, order, switch index or None, port or worker, frame)
         order = iter(range(1 << 62))
@@ -122,7 +133,8 @@ def hierarchical_allreduce(
             """Where a frame leaving switch `at` (0 root, 1 and 2 leaves) by `port` goes next."""
             if at == 0 or port == UPLINK:
                 uplinks["frames"] += 1
-                if rng.random() < uplink_loss:
+                leaf = port - 1 if at == 0 else at - 1
+                if rng.random() < uplink_loss or (cut and leaf == cut[0] and now < cut[1]):
                     uplinks["dropped"] += 1
                     return
                 target = (port, UPLINK) if at == 0 else (0, at)
@@ -150,7 +162,7 @@ def hierarchical_allreduce(
                 assert due < 10.0, "the all-reduce stalled"
                 send_from_worker(due, w, cores[w].expire(due))
         stats = [agg.stats()["jobs"].get(JOB, {}) for agg in (root, *(a for _s, a in leaves))]
-        return [c.result() for c in cores], {"uplinks": uplinks, "switches": stats}
+        return cores, {"uplinks": uplinks, "switches": stats}
 
 
 @pytest.mark.parametrize("engine", ["native", "python"])
@@ -161,7 +173,8 @@ def test_two_leaves_and_a_root_sum_exactly_and_the_uplinks_carry_one_frame_per_c
     arrays = [
         rng.integers(-(2**31), 2**31, 2000, dtype=np.int64).astype(np.int32) for _ in range(4)
     ]
-    results, counts = hierarchical_allreduce(arrays, 0.0, 1, engine)
+    cores, counts = hierarchical_allreduce(arrays, 0.0, 1, engine)
+    results = [c.result() for c in cores]
     expected = np.sum(np.stack(arrays), axis=0, dtype=np.int32)
     assert all(np.array_equal(r, expected) for r in results)
     chunks = 2000 // ELEMS
@@ -183,9 +196,66 @@ def test_one_percent_loss_between_the_switches_is_recovered_and_every_sum_stays_
     arrays = [
         rng.integers(-(2**31), 2**31, 4000, dtype=np.int64).astype(np.int32) for _ in range(4)
     ]
-    results, counts = hierarchical_allreduce(arrays, 0.01, seed, "native")
+    cores, counts = hierarchical_allreduce(arrays, 0.01, seed, "native")
+    results = [c.result() for c in cores]
     expected = np.sum(np.stack(arrays), axis=0, dtype=np.int32)
     assert counts["uplinks"]["dropped"] > 0
     assert all(np.array_equal(r, expected) for r in results)
     root = counts["switches"][0]
     assert root["completed"] == 4000 // ELEMS  # each use completed once: nothing added twice
+
+
+def test_the_roots_status_reaches_the_counted_workers_while_another_leaf_is_cut_off():
+    """Leaf 1 cut off from the root for 5 ms: leaf 0's partial sums wait at the root, and leaf 0's
+    workers' resends (resent partial sums) get the root's STATUS, which leaf 0 relays down with
+    its own bitmap: every one of its workers hears it is counted (a leaf that dropped it left
+    them without an answer, backing their RTOs off). Exact once leaf 1 is back."""
+    rng = np.random.default_rng(7)
+    arrays = [rng.integers(-1000, 1000, 400, dtype=np.int32) for _ in range(4)]
+    cores, counts = hierarchical_allreduce(arrays, 0.0, 1, "native", cut=(1, 5e-3))
+    expected = np.sum(np.stack(arrays), axis=0, dtype=np.int32)
+    assert all(np.array_equal(c.result(), expected) for c in cores)
+    root, leaf0, _leaf1 = counts["switches"]
+    assert root["duplicates"] > 0
+    assert leaf0["status_relayed"] == root["duplicates"]  # every STATUS the root sent it
+    assert all(c.stats.statuses > 0 for c in cores[:2])
+
+
+@pytest.mark.parametrize("engine", ["native", "python"])
+def test_a_leaf_whose_uses_the_root_replaced_under_a_quorum_skips_them_and_finishes(engine):
+    """Quorum 4 of 6 on three leaves of two: the root completes with any two leaves. Leaf 2 is cut
+    off for 3 ms, so the root completes and replaces its uses without it and its RESULT copies are
+    lost; when leaf 2 is back, the root refuses its stale partial sums with a STATUS of the later
+    round, which leaf 2 relays down (a leaf that dropped it stalled the job until max_retries).
+    Every sum a worker gets is exactly that of the leaves the RESULTs name; the uses leaf 2
+    skipped have no sum there."""
+    rng = np.random.default_rng(5)
+    arrays = [rng.integers(-1000, 1000, 2000, dtype=np.int32) for _ in range(6)]
+    cores, counts = hierarchical_allreduce(
+        arrays, 0.0, 1, engine, policy=Policy.parse("quorum:4"), cut=(2, 3e-3)
+    )
+    chunks = 2000 // ELEMS
+    bitmaps = np.stack([c.contributors().bitmaps for c in cores])
+    totals = np.stack([c.contributors().counts for c in cores])
+    in_sum = np.zeros((chunks, 3), dtype=bool)  # per chunk, the leaves its sum holds
+    for leaf in range(3):
+        got = totals[2 * leaf] > 0
+        assert np.array_equal(got, totals[2 * leaf + 1] > 0)
+        assert np.array_equal(bitmaps[2 * leaf][got], bitmaps[2 * leaf + 1][got])
+        assert set(bitmaps[2 * leaf][got]) <= {0, 0b11}  # a leaf's share is both its workers
+        in_sum[:, leaf] = got & (bitmaps[2 * leaf] == 0b11)
+    skipped = totals[4] == 0
+    assert skipped.sum() > 0 and not (totals[:4] == 0).any()
+    # a leaf none of whose workers got the sum is in it when the count says the others are not all
+    in_sum[skipped, 2] = totals[0][skipped] - 2 * in_sum[skipped, :2].sum(axis=1) == 2
+    for w, core in enumerate(cores):
+        got = totals[w] > 0
+        assert np.array_equal(totals[w][got], 2 * in_sum[got].sum(axis=1))
+        for c in np.flatnonzero(got):
+            part = slice(c * ELEMS, (c + 1) * ELEMS)
+            leaves = np.flatnonzero(in_sum[c])
+            want = sum(arrays[2 * leaf][part] + arrays[2 * leaf + 1][part] for leaf in leaves)
+            assert np.array_equal(core.result()[part], want)
+        assert not core.result()[np.repeat(~got, ELEMS)].any()
+    _root, _leaf0, _leaf1, leaf2 = counts["switches"]
+    assert leaf2["status_relayed"] > 0

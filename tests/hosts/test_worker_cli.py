@@ -35,7 +35,8 @@ CASES = [
         "argument --size: expected an integer in 1..11184810 (384 bytes per element, at most 4 GiB), got '11184811'",
     ),
     (["--elems", "0"], "argument --elems: expected one of 8, 16, 32, 64, 128, 256, got '0'"),
-    (["--rank", "300"], "argument --rank: expected an integer in 0..31, got '300'"),
+    (["--rank", "1024"], "argument --rank: expected an integer in 0..1023, got '1024'"),
+    (["--rank", "300"], "argument --rank: expected an integer in 0..1 (below --workers), got 300"),
     (["--wire-rank", "32"], "argument --wire-rank: expected an integer in 0..31, got '32'"),
     (["--rank", "2"], "argument --rank: expected an integer in 0..1 (below --workers), got 2"),
     (["--job", "70000"], "argument --job: expected an integer in 0..255, got '70000'"),
@@ -45,7 +46,23 @@ CASES = [
         ["--switch", "not-an-ip"],
         "argument --switch: expected an IPv4 address like 10.0.0.1, got 'not-an-ip'",
     ),
-    (["--workers", "0"], "argument --workers: expected an integer in 1..32, got '0'"),
+    (["--workers", "0"], "argument --workers: expected an integer in 1..1024, got '0'"),
+    (["--workers", "1025"], "argument --workers: expected an integer in 1..1024, got '1025'"),
+    # a hierarchical job (more than one switch's 32): its leaf's workers and its rank there
+    (
+        ["--workers", "40", "--rank", "39"],
+        "argument --leaf-workers: a switch sums 1..32 workers; --workers 40 (a hierarchical job) "
+        "needs its leaf's count here, and --wire-rank",
+    ),
+    (
+        ["--workers", "40", "--rank", "39", "--leaf-workers", "8", "--wire-rank", "8"],
+        "argument --wire-rank: expected an integer in 0..7 (below the leaf's workers), got 8",
+    ),
+    (["--leaf-workers", "33"], "argument --leaf-workers: expected an integer in 1..32, got '33'"),
+    (
+        ["--leaf-workers", "3"],
+        "argument --leaf-workers: expected an integer in 1..2 (at most --workers), got 3",
+    ),
     (["--repeat", "0", "--verify"], "argument --repeat: expected an integer >= 1, got '0'"),
     (["--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
     (["--loss", "1.5"], "argument --loss: expected a number in [0.0, 1.0], got '1.5'"),
@@ -57,7 +74,7 @@ def no_worker(monkeypatch):
     """A Worker built from bad arguments is the bug: building one fails the test."""
 
     def refuse(*args, **kwargs):
-        raise AssertionError(f"a Worker was built from {args}")
+        raise AssertionError(f"a Worker was built from {args} {kwargs}")
 
     monkeypatch.setattr(cli, "Worker", refuse)
 
@@ -84,6 +101,16 @@ def test_wire_rank_is_the_workers_rank_on_the_wire_and_rank_stays_its_datas(no_w
         cli.main([*BASE, "--rank", "1", "--wire-rank", "0"])
     with pytest.raises(AssertionError, match=r"a Worker was built from \(1, 1, 2,"):
         cli.main([*BASE, "--rank", "1"])
+
+
+def test_a_worker_of_a_1024_worker_job_sums_at_its_leaf_and_scales_for_the_job(no_worker):
+    """Job rank 1000 of 1,024 is rank 5 of its leaf's 32: Worker(job, wire rank, leaf's workers,
+    ..., job_workers=1024)."""
+    hier = ["--workers", "1024", "--rank", "1000", "--wire-rank", "5", "--leaf-workers", "32"]
+    with pytest.raises(
+        AssertionError, match=r"a Worker was built from \(1, 5, 32,.*'job_workers': 1024"
+    ):
+        cli.main([*BASE, *hier])
 
 
 def test_hex_udp_port_still_accepted():

@@ -10,7 +10,9 @@ import pytest
 from test_fabric import sums
 
 from ina.controller import aggregation
+from ina.p4src.protocol import Policy
 from ina.sim.allreduce import AllReduceConfig, simulate
+from ina.sim.links import LinkSpec
 from ina.topologies.tree import switch_jobs
 
 pytestmark = pytest.mark.skipif(
@@ -59,3 +61,33 @@ def test_fattree4_two_jobs_on_disjoint_trees_each_exact_and_only_their_links_car
         name: (chunks, chunks) if name in tree_links | hosts else (0, 0) for name in frames(result)
     }
     assert sorted(result.switch) == sorted(switch_jobs(topo))
+
+
+def test_one_percent_loss_on_every_link_the_upper_ones_too_leaves_every_sum_exact():
+    """Loss on the switch-to-switch links as on the host links (issue 31's target): partial sums,
+    RESULTs between switches and the parent's STATUS lost and recovered, every sum bit-exact."""
+    config = AllReduceConfig(
+        topo="leafspine:4x4,2:hierarchical", size=8192, link=LinkSpec(100e9, 1e-6, loss=0.01)
+    )
+    result = simulate(config)
+    sums(config, result)
+    assert result.verified
+    upper = [(up, down) for name, up, down in result.links if not name.startswith("h")]
+    assert sum(up.lost + down.lost for up, down in upper) > 0
+    assert sum(s["jobs"][0].get("status_relayed", 0) for s in result.switch.values()) > 0
+
+
+def test_a_hierarchical_quorum_jobs_partial_sums_are_checked_rank_by_rank():
+    """Quorum 12 of 16 over four leaves of four with 1% loss: sums that hold some workers only,
+    each checked against the job ranks the leaves' RESULTs name (hosts/members.py); a chunk
+    whose sum holds fewer than the job is among them, so the check is not only of full sums."""
+    config = AllReduceConfig(
+        topo="leafspine:4x4,2:hierarchical",
+        size=8192,
+        policy=Policy.parse("quorum:12"),
+        link=LinkSpec(100e9, 1e-6, loss=0.01),
+    )
+    result = simulate(config)
+    assert result.verified
+    # each leaf's share is 3 of its 4 workers: a late UPDATE there is one its sum went without
+    assert sum(s["jobs"][0].get("late", 0) for name, s in result.switch.items() if name != "s5") > 0

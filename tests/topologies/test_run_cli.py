@@ -29,7 +29,7 @@ CASES = [
     ),
     (["--loss", "nan"], "argument --loss: expected a number in [0.0, 1.0], got 'nan'"),
     (["--loss", "-0.5"], "argument --loss: expected a number in [0.0, 1.0], got '-0.5'"),
-    (["--policy", "quorum:0"], "argument --policy: quorum 0 is out of range 1..32"),
+    (["--policy", "quorum:0"], "argument --policy: quorum 0 is out of range 1..1024"),
     (
         ["--policy", "all"],
         "argument --policy: bad policy part 'all': use sync, quorum:K, timeout:T[us|ms|s] or stale:S",
