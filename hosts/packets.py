@@ -25,7 +25,7 @@ class Header(NamedTuple):
     pool_set: int
     index: int
     exponent: int
-    flags: int  # FLAG_OVERFLOW and the lane width (protocol.lane_flags)
+    flags: int  # FLAG_OVERFLOW, FLAG_FALLBACK and the lane width (protocol.lane_flags)
     count: int  # RESULT and STATUS: workers in the sum
     epoch: int
     round: int  # the use of the slot (round & 1 == pool_set)
