@@ -55,9 +55,9 @@ def test_each_jobs_sum_is_verified_once_and_a_rank_that_differs_on_its_own(monke
     checked = []
     real = allreduce.verify
 
-    def counting(*args):
+    def counting(*args, **kwargs):
         checked.append(args[1])  # the seed: config.seed + job
-        return real(*args)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(allreduce, "verify", counting)
     config = AllReduceConfig(workers=6, jobs=2, size=300, seed=5)
