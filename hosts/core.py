@@ -162,8 +162,8 @@ class AllReduceCore:
         self.fallback = fallback
         self.base = base  # the job's slot of this core's slot 0: under staleness, its group's first
         self.bits = bits  # the switch's lane width: elems 32-bit words carry lane_values values
-        self._flags = lane_flags(bits) if bits in LANE_BITS_CHOICES else 0  # every UPDATE's
         self._check_arguments()
+        self._flags = lane_flags(bits)  # every UPDATE's
         self.datagram_size = HEADER_LEN + 4 * elems
         self.stats = stats or Stats()  # a worker's cores (one per staleness group) may share theirs
         self.deadline = math.inf

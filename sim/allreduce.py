@@ -32,7 +32,7 @@ from ina.sim.links import ChannelStats, LinkSpec, wire_bits
 from ina.sim.nodes import IDEAL_HOST, HostSpec
 from ina.sim.straggler import SlowHost
 from ina.topologies.topo import Topology, is_star, load
-from ina.topologies.tree import job_tree, switch_jobs
+from ina.topologies.tree import job_trees, switch_jobs
 
 DEFAULT_LINK = LinkSpec(
     rate=100e9, delay=1e-6, queue=1 << 20
@@ -273,9 +273,9 @@ def simulate(
     sums_of = {
         job.id: job_members(
             [m.core.contributors() for m in net.jobs[job.id]],
-            [job_tree(topo, job).endpoints[host] for host in job.workers],
+            [tree.endpoints[host] for host in job.workers],
         )
-        for job in topo.jobs
+        for job, tree in zip(topo.jobs, job_trees(topo), strict=True)
     }
     checks = verify_sums(
         config,
