@@ -406,7 +406,9 @@ class Aggregation:
                 job.mgid, [(w.port, worker_rid(job_id, w.rank)) for w in job.workers]
             )
             done.append(("group", job.mgid))
-            for w in job.workers:
+            entries = [
+                entry
+                for w in job.workers
                 for entry in (
                     TableEntry(
                         "InaEgress.result_rewrite",
@@ -429,37 +431,39 @@ class Aggregation:
                             else ("InaIngress.admit", {})
                         ),
                     ),
-                ):
-                    self.conn.write_table_entries([entry])
-                    done.append(("entry", entry))
+                )
+            ]
             if parent is not None:
-                entry = TableEntry(
-                    "InaIngress.job_parent",
-                    {"hdr.agg.job_id": job_id},
-                    "InaIngress.set_parent",
-                    {
-                        "port": parent.port,
-                        "mac": parent.mac,
-                        "ip": parent.ip,
-                        "rank": parent.rank,
-                        "job_workers": job_workers,
-                        "job_quorum": policy.needed(job_workers),
-                    },
+                entries.append(
+                    TableEntry(
+                        "InaIngress.job_parent",
+                        {"hdr.agg.job_id": job_id},
+                        "InaIngress.set_parent",
+                        {
+                            "port": parent.port,
+                            "mac": parent.mac,
+                            "ip": parent.ip,
+                            "rank": parent.rank,
+                            "job_workers": job_workers,
+                            "job_quorum": policy.needed(job_workers),
+                        },
+                    )
                 )
-                self.conn.write_table_entries([entry])
-                done.append(("entry", entry))
             if fallback is not None:
-                entry = TableEntry(
-                    "InaIngress.job_fallback",
-                    {"hdr.agg.job_id": job_id},
-                    "InaIngress.set_fallback",
-                    {
-                        "port": fallback.port,
-                        "mac": fallback.mac,
-                        "ip": fallback.ip,
-                        "udp_port": fallback.udp_port,
-                    },
+                entries.append(
+                    TableEntry(
+                        "InaIngress.job_fallback",
+                        {"hdr.agg.job_id": job_id},
+                        "InaIngress.set_fallback",
+                        {
+                            "port": fallback.port,
+                            "mac": fallback.mac,
+                            "ip": fallback.ip,
+                            "udp_port": fallback.udp_port,
+                        },
+                    )
                 )
+            for entry in entries:
                 self.conn.write_table_entries([entry])
                 done.append(("entry", entry))
             self.conn.insert(
