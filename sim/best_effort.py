@@ -91,6 +91,7 @@ def best_effort_run(
         placed = {j.job_id: j for j in net.controller.jobs()}
         results = net.allreduce(arrays)
     chunks = -(-size // elems)
+    sums = {job: np.sum(job_arrays, axis=0) for job, job_arrays in arrays.items()}
     return [
         JobOutcome(
             job,
@@ -98,7 +99,7 @@ def best_effort_run(
             placed[job].num_slots,
             chunks,
             servers[job].core.stats["results_sent"] // workers,
-            all(np.array_equal(r, np.sum(arrays[job], axis=0)) for r in results[job]),
+            all(np.array_equal(r, sums[job]) for r in results[job]),
         )
         for job in range(jobs)
     ]
