@@ -11,6 +11,7 @@ from ina.args import (
     int_choice,
     int_range,
     ipv4_address,
+    ipv4_port,
     memory_refusal,
     probability,
     udp_port,
@@ -268,6 +269,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--baseline-server", action="store_true", help="serve as the host-only parameter server"
     )
     p.add_argument(
+        "--fallback-server",
+        action="store_true",
+        help="serve as the job's host fallback server (best effort: sums the chunks the switch "
+        "sends on; docs/protocol.md)",
+    )
+    p.add_argument(
+        "--fallback",
+        type=ipv4_port,
+        metavar="IPV4:PORT",
+        help="the job's host fallback server: its answers are taken as the switch's (best effort)",
+    )
+    p.add_argument(
         "--loss",
         type=probability,
         default=0.0,
@@ -279,11 +292,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     p = build_parser()
     args = p.parse_args(argv)
-    if args.baseline_server:
+    if args.baseline_server or args.fallback_server:
         from ina.hosts.baseline import ParameterServer
 
+        mode = "--fallback-server" if args.fallback_server else "--baseline-server"
+        if args.baseline_server and args.fallback_server:
+            p.error("--baseline-server and --fallback-server are two servers: pick one")
         if args.epoch is None:
-            p.error("--epoch is required for --baseline-server")
+            p.error(f"--epoch is required for {mode}")
         try:
             server = ParameterServer(
                 args.job,
@@ -293,6 +309,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.local_ip or "",
                 args.udp_port,
                 args.loss,
+                fallback=args.fallback_server,
             )
         except OSError as err:
             print(
@@ -348,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
             epoch=args.epoch,
             staleness=args.staleness,
             job_workers=args.workers,
+            fallback=args.fallback,
         )
         outcome = Outcome(args)
         if args.start_barrier:
@@ -382,6 +400,8 @@ def main(argv: list[str] | None = None) -> int:
         "spurious": s.spurious,
         "statuses": s.statuses,
         "duplicates": s.duplicates,
+        "fallbacks": s.fallbacks,
+        "host_share": round(s.fallbacks / (-(-args.size // args.elems) * args.repeat), 6),
         "verified": outcome.ok if args.verify else None,
         "max_abs_error": outcome.max_error,
         "failed_repetitions": outcome.failed,

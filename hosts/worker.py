@@ -113,6 +113,7 @@ class Worker:
         io: str | None = None,
         bits: int = 32,
         job_workers: int | None = None,
+        fallback: tuple[str, int] | None = None,
     ):
         # rank and n_workers are this worker's at its switch; job_workers the whole job's (None:
         # n_workers), its scale (hierarchical aggregation: hosts/core.py)
@@ -163,6 +164,7 @@ class Worker:
                 stats=self.stats,
                 bits=bits,  # the switch's lanes: float arrays only below 32
                 job_workers=job_workers,
+                fallback=fallback,  # the job's host fallback server (best effort): (IP, UDP port)
             )
             for g in range(staleness + 1)
         ]

@@ -122,6 +122,16 @@ def host_port(lowest_port: int) -> Callable[[str], str]:
     return parse
 
 
+def ipv4_port(text: str) -> tuple[str, int]:
+    """IPV4:PORT (PORT in 1..65535) as (address, port): a peer a worker takes answers from."""
+    host, _, port = text.rpartition(":")
+    try:
+        host_port(1)(text)
+        return str(ipaddress.IPv4Address(host)), int(port)
+    except (argparse.ArgumentTypeError, ValueError):
+        raise _bad(f"IPV4:PORT with PORT in 1..{UDP_PORT_RANGE[1]}", text) from None
+
+
 udp_port = int_range(*UDP_PORT_RANGE)
 probability = float_range(0.0, 1.0)
 positive_float = float_range(0.0, lo_open=True)

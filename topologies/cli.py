@@ -173,6 +173,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="aggregate on a host (parameter server) instead of the switch",
     )
+    p.add_argument(
+        "--best-effort",
+        action="store_true",
+        help="every job best effort: its host fallback server on an extra host sums the chunks "
+        "whose slots another job holds, so jobs may share a pool too small for them all",
+    )
     p.add_argument("--clean", action="store_true", help="only remove leftovers of crashed runs")
     return p
 
@@ -244,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         stragglers=dict(args.straggler),
         straggler_dist=args.straggler_dist and str(args.straggler_dist),
         link_delays=dict(args.link_delay),
+        best_effort=args.best_effort,
     )
     try:
         result = run(opts)

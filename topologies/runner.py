@@ -9,17 +9,19 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ina.controller.aggregation import BurstLoss
+from ina.controller.aggregation import BurstLoss, Fallback
 from ina.controller.allocators import FIRST_FIT, Allocator
 from ina.hosts.compute import check_stragglers
-from ina.p4src.protocol import DEFAULT_ELEMS, Policy
+from ina.p4src.protocol import DEFAULT_ELEMS, SYNC, UDP_PORT, Policy
 from ina.topologies import clean, lock
 from ina.topologies.net import Network
 from ina.topologies.switches import bmv2_toolchain
 from ina.topologies.topo import Topology, is_star, load
+from ina.topologies.topology_setup import route
 from ina.topologies.tree import job_tree, switch_jobs
 
 
@@ -70,6 +72,7 @@ class RunOptions:
     link_delays: dict[str, str] = field(
         default_factory=dict
     )  # host -> its link's one-way delay (netem)
+    best_effort: bool = False  # every job best effort, its host fallback server on an extra host
 
 
 @dataclass
@@ -174,7 +177,7 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
         opts.workers if is_star(opts.topo) else None,
         opts.jobs,
         slots=opts.slots,
-        extra_host=opts.baseline,
+        extra_host=opts.baseline or opts.best_effort,
     )
     try:
         check_stragglers(opts.stragglers, [h for job in topo.jobs for h in job.workers])
@@ -208,6 +211,11 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
         say(f"emulating {model} on {where}, direction {opts.loss_direction}, with {how}")
     if opts.baseline and len(topo.jobs) != 1:
         raise RunError("the host-only baseline serves one job; drop --jobs")
+    if opts.baseline and opts.best_effort:
+        raise RunError(
+            "--baseline aggregates on a host alone; --best-effort shares the switch: pick one"
+        )
+    fallbacks = fallback_servers(topo) if opts.best_effort else {}
     say(
         f"topology {topo.name}: {len(topo.switches)} switch(es), {len(topo.hosts)} hosts, "
         f"{len(topo.jobs)} job(s); target {target}; logs in {run_dir}"
@@ -236,8 +244,16 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
         say("switches answer on gRPC; programming them")
         from ina.topologies.topology_setup import program_topology
 
-        installed = program_topology(topo, bmv2, p4info, allocator=opts.allocator)
+        installed = program_topology(
+            topo, bmv2, p4info, allocator=opts.allocator, fallbacks=fallbacks
+        )
         epochs = {job.job_id: job.epoch for jobs in installed.values() for job in jobs}
+        for jobs in installed.values():
+            for job in (j for j in jobs if j.fallback is not None):
+                say(
+                    f"job {job.job_id} best effort: slots {job.base}..{job.base + job.num_slots - 1}"
+                    f", its host fallback server {job.fallback.ip}:{job.fallback.udp_port}"
+                )
         for s in network.switches():
             path = s.data_path()
             if path:
@@ -253,7 +269,8 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
             CLI(network.net)
             return result
         cpu_before = {s.name: process_cpu_seconds(s.proc) for s in network.switches()}
-        result.workers = run_workers(network, topo, opts, epochs)
+        slots = {job.job_id: job.num_slots for jobs in installed.values() for job in jobs}
+        result.workers = run_workers(network, topo, opts, epochs, fallbacks, slots)
         result.switch_cpu_s = {
             s.name: round(process_cpu_seconds(s.proc) - cpu_before[s.name], 3)
             for s in network.switches()
@@ -411,10 +428,67 @@ def netem_loss(network: Network, ends: list[LossyEnd], loss: float | BurstLoss) 
                 raise RunError(f"netem on {intf.name}: {out.strip()}")
 
 
+FALLBACK_PORT_BASE = UDP_PORT + 0x100  # job j's host fallback server listens on this + j
+
+
+def fallback_servers(topo: Topology) -> dict[int, Fallback]:
+    """`--best-effort`: each job's host fallback server, on the topology's extra host at
+    FALLBACK_PORT_BASE + job id, reached from the job's switch by its route to that host. Only a
+    single-switch job under the sync policy can have one (docs/protocol.md)."""
+    host = topo.hosts[topo.extra_host]
+    servers = {}
+    for job in topo.jobs:
+        tree = job_tree(topo, job)
+        if len(tree.nodes) != 1 or job.policy != SYNC:
+            raise RunError(
+                f"--best-effort: job {job.id} aggregates {job.aggregation} under policy "
+                f"{job.policy}; a host fallback server serves a single-switch job under sync"
+            )
+        (switch,) = tree.nodes
+        port = route(topo, switch, topo.extra_host)
+        servers[job.id] = Fallback(port, host.mac, host.ip, FALLBACK_PORT_BASE + job.id)
+    return servers
+
+
 def run_workers(
-    network: Network, topo: Topology, opts: RunOptions, epochs: dict[int, int]
+    network: Network,
+    topo: Topology,
+    opts: RunOptions,
+    epochs: dict[int, int],
+    fallbacks: Mapping[int, Fallback] | None = None,
+    slots: Mapping[int, int] | None = None,
 ) -> list[dict]:
-    """Start every job's workers (and the baseline server) with the job's epoch; collect reports."""
+    """Start every job's workers (and the baseline server, or each job's host fallback server in
+    `fallbacks`) with the job's epoch, each worker's window at most its job's installed `slots`
+    (default the topology's); collect reports."""
+    fallbacks, slots = fallbacks or {}, slots or {}
+    servers = [
+        network.host(topo.extra_host).popen(
+            [
+                sys.executable,
+                "-m",
+                "ina",
+                "worker",
+                "--fallback-server",
+                "--job",
+                str(job.id),
+                "--workers",
+                str(len(job.workers)),
+                "--elems",
+                str(opts.elems),
+                "--local-ip",
+                fallbacks[job.id].ip,
+                "--udp-port",
+                str(fallbacks[job.id].udp_port),
+                "--epoch",
+                str(epochs[job.id]),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for job in topo.jobs
+        if job.id in fallbacks
+    ]
     server = None
     if opts.baseline:
         ps_host = topo.extra_host
@@ -475,7 +549,7 @@ def run_workers(
                 "--elems",
                 str(opts.elems),
                 "--window",
-                str(min(job.slots, 256)),
+                str(min(slots.get(job.id, job.slots), 256)),
                 "--timeout",
                 str(opts.timeout),
                 "--seed",
@@ -498,6 +572,8 @@ def run_workers(
                 ]
             if opts.straggler_dist:
                 cmd += ["--delay-dist", opts.straggler_dist]
+            if job.id in fallbacks:
+                cmd += ["--fallback", f"{fallbacks[job.id].ip}:{fallbacks[job.id].udp_port}"]
             procs.append(
                 (
                     job.id,
@@ -535,9 +611,9 @@ def run_workers(
         if proc.returncode and "error" not in report:
             report["error"] = err.strip()[-500:]
         results.append(report)
-    if server is not None:
-        server.kill()
-        server.wait()
+    for proc in [server] * (server is not None) + servers:
+        proc.kill()
+        proc.wait()
     return results
 
 
@@ -605,7 +681,21 @@ def summary(result: RunResult) -> str:
         if left_out
         else []
     )
-    return "\n".join(lines + errors + notes + drop_notes(result))
+    return "\n".join(lines + errors + notes + fallback_notes(result) + drop_notes(result))
+
+
+def fallback_notes(result: RunResult) -> list[str]:
+    """Per best-effort job, the share of its chunks its host fallback server summed (the mean of
+    its workers' counts: each learns of every fallen-back use from the switch's notice)."""
+    shares: dict[int, list[float]] = {}
+    for w in result.workers:
+        if "host_share" in w:
+            shares.setdefault(w["job"], []).append(w["host_share"])
+    return [
+        f"job {job}: {sum(s) / len(s):.1%} of its chunks summed by its host fallback server"
+        for job, s in sorted(shares.items())
+        if any(s)
+    ]
 
 
 DROP_COUNTERS = ("refused", "malformed", "out_of_range", "wrong_epoch")

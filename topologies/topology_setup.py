@@ -10,10 +10,10 @@ breadth-first spanning tree, so they cannot loop.
 """
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ina.controller import aggregation
-from ina.controller.aggregation import Aggregation, Job, Worker
+from ina.controller.aggregation import Aggregation, Fallback, Job, Worker
 from ina.controller.allocators import Allocator
 from ina.controller.client import SwitchConnection
 from ina.p4src.protocol import new_epoch
@@ -30,11 +30,16 @@ from ina.topologies.tree import (
 
 
 def program_switch(
-    agg: Aggregation, name: str, topo: Topology, trees: Sequence[Tree] | None = None
+    agg: Aggregation,
+    name: str,
+    topo: Topology,
+    trees: Sequence[Tree] | None = None,
+    fallbacks: Mapping[int, Fallback] | None = None,
 ) -> list[Job]:
     """Program switch `name`: its address, forwarding, floods, and its node of every job's tree
     (`trees`: the topology's, `job_trees`, computed once for all switches by `program_topology`;
-    a hierarchical job's nodes need the job's epoch set: `program_topology` draws it once)."""
+    a hierarchical job's nodes need the job's epoch set: `program_topology` draws it once). A job
+    in `fallbacks` is best effort with that host fallback server (a single-switch job)."""
     sw = topo.switches[name]
     agg.set_switch_address(sw.mac, sw.ip)
     hops = first_hops(topo, name)
@@ -44,14 +49,17 @@ def program_switch(
     uplinks = {port for peer, port in sw.peers.items() if frozenset((name, peer)) in tree}
     agg.install_forwarding(hosts, sorted(set(sw.hosts.values()) | uplinks))
     trees = job_trees(topo) if trees is None else trees
+    fallbacks = fallbacks or {}
     return [
-        add_tree_node(agg, job, tree, name)
+        add_tree_node(agg, job, tree, name, fallbacks.get(job.id))
         for job, tree in zip(topo.jobs, trees, strict=True)
         if name in tree.nodes
     ]
 
 
-def add_tree_node(agg: Aggregation, job: topology.Job, tree: Tree, name: str) -> Job:
+def add_tree_node(
+    agg: Aggregation, job: topology.Job, tree: Tree, name: str, fallback: Fallback | None = None
+) -> Job:
     """Install switch `name`'s node of `job`'s tree: its children (worker hosts, and child
     switches weighing the workers below them), its parent and the job's worker count when the
     tree has more than one node (DEVELOPERS.md, "Aggregation trees": `Worker.aggregates`, `Parent`,
@@ -63,6 +71,8 @@ def add_tree_node(agg: Aggregation, job: topology.Job, tree: Tree, name: str) ->
         options["parent"] = aggregation.Parent(up.port, up.mac, up.ip, up.rank)
     if len(tree.nodes) > 1:
         options["job_workers"] = tree.workers
+    if fallback is not None:
+        options["fallback"] = fallback
     workers = [child_entry(c) for c in node.children]
     return agg.add_job(job.id, workers, job.slots, job.epoch, job.policy, **options)
 
@@ -91,17 +101,19 @@ def program_topology(
     p4info,
     election_id: int = 1,
     allocator: Allocator | None = None,
+    fallbacks: Mapping[int, Fallback] | None = None,
 ) -> dict[str, list[Job]]:
     """Push the pipeline to every switch and program it, each job's slots placed by `allocator`
-    (default first fit); returns the jobs per switch. A job without an epoch gets one drawn here,
-    the same on every switch of its tree."""
+    (default first fit), the jobs in `fallbacks` best effort with their host fallback servers;
+    returns the jobs per switch. A job without an epoch gets one drawn here, the same on every
+    switch of its tree."""
     topo = with_epochs(topo)
     trees = job_trees(topo)
     out = {}
     for name, sw in topo.switches.items():
         with SwitchConnection(sw.grpc, sw.device_id, election_id) as conn:
             conn.set_pipeline(bmv2_json, p4info)
-            out[name] = program_switch(Aggregation(conn, allocator), name, topo, trees)
+            out[name] = program_switch(Aggregation(conn, allocator), name, topo, trees, fallbacks)
     return out
 
 

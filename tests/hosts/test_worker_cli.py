@@ -66,6 +66,18 @@ CASES = [
     (["--repeat", "0", "--verify"], "argument --repeat: expected an integer >= 1, got '0'"),
     (["--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
     (["--loss", "1.5"], "argument --loss: expected a number in [0.0, 1.0], got '1.5'"),
+    (
+        ["--fallback", "10.0.0.5"],
+        "argument --fallback: expected IPV4:PORT with PORT in 1..65535, got '10.0.0.5'",
+    ),
+    (
+        ["--fallback", "host:5"],
+        "argument --fallback: expected IPV4:PORT with PORT in 1..65535, got 'host:5'",
+    ),
+    (
+        ["--fallback", "10.0.0.5:0"],
+        "argument --fallback: expected IPV4:PORT with PORT in 1..65535, got '10.0.0.5:0'",
+    ),
 ]
 
 
@@ -199,6 +211,29 @@ def test_baseline_server_needs_an_epoch(capsys):
         capsys.readouterr().err.splitlines()[-1]
         == "ina worker: error: --epoch is required for --baseline-server"
     )
+
+
+def test_fallback_servers_address_reaches_the_worker(no_worker):
+    """A best-effort job's worker takes answers from its host fallback server (hosts/core.py)."""
+    with pytest.raises(AssertionError, match=r"'fallback': \('10.0.0.5', 49120\)"):
+        cli.main([*BASE, "--fallback", "10.0.0.5:49120"])
+
+
+@pytest.mark.parametrize(
+    ("mode", "message"),
+    [
+        (["--fallback-server"], "--epoch is required for --fallback-server"),
+        (
+            ["--fallback-server", "--baseline-server", "--epoch", "7"],
+            "--baseline-server and --fallback-server are two servers: pick one",
+        ),
+    ],
+)
+def test_fallback_server_needs_an_epoch_and_is_not_the_baseline(capsys, mode, message):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([*mode, "--job", "0", "--workers", "2"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"ina worker: error: {message}"
 
 
 def test_ina_worker_and_ina_train_default_to_1_kb_packets():

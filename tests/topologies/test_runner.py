@@ -3,6 +3,10 @@
 import io
 import json
 
+import pytest
+
+from ina.controller.aggregation import Fallback
+from ina.topologies import runner
 from ina.topologies.runner import RunOptions, RunResult, drop_notes, run_workers, summary
 from ina.topologies.topo import load
 
@@ -166,3 +170,61 @@ def test_each_worker_sends_to_its_trees_leaf_with_its_rank_there_and_seeds_its_d
         for h, a in hosts.started.items()
         if h != topo.extra_host
     } == {h: (server, None) for h in ("h1", "h2", "h3", "h4")}
+
+
+class ServerHosts(Hosts):
+    """Hosts whose every popen is kept: the extra host runs one fallback server per job."""
+
+    def host(self, name):
+        hosts = self
+
+        class Node:
+            def popen(self, argv, **_kwargs):
+                hosts.started.setdefault(name, []).append(argv)
+                return Process(argv)
+
+        return Node()
+
+
+def test_best_effort_gives_each_job_a_fallback_server_on_the_extra_host_and_its_workers_its_address():
+    topo = load("star", workers=4, jobs=2, slots=8, extra_host=True)
+    fallbacks = runner.fallback_servers(topo)
+    extra = topo.hosts[topo.extra_host]
+    assert fallbacks == {
+        job: Fallback(5, extra.mac, extra.ip, runner.FALLBACK_PORT_BASE + job) for job in (0, 1)
+    }
+    hosts = ServerHosts()
+    run_workers(hosts, topo, RunOptions(best_effort=True), {0: 7, 1: 9}, fallbacks, {0: 8, 1: 6})
+    servers = hosts.started.pop(topo.extra_host)
+    assert [
+        (option(a, "--job"), option(a, "--epoch"), option(a, "--udp-port"), option(a, "--local-ip"))
+        for a in servers
+    ] == [("0", "7", "49120", extra.ip), ("1", "9", "49121", extra.ip)]
+    assert all("--fallback-server" in a for a in servers)
+    assert {
+        h: (option(a, "--job"), option(a, "--fallback"), option(a, "--window"))
+        for h, (a,) in hosts.started.items()
+    } == {
+        "h1": ("0", f"{extra.ip}:49120", "8"),
+        "h3": ("0", f"{extra.ip}:49120", "8"),
+        "h2": ("1", f"{extra.ip}:49121", "6"),  # the slots it was given, fewer than asked
+        "h4": ("1", f"{extra.ip}:49121", "6"),
+    }
+
+
+def test_best_effort_refuses_a_hierarchical_job_before_anything_starts():
+    topo = load("leafspine_hier", extra_host=True)
+    with pytest.raises(runner.RunError, match=r"^--best-effort: job 0 aggregates hierarchical"):
+        runner.fallback_servers(topo)
+
+
+def test_the_summary_gives_each_best_effort_jobs_host_share():
+    result = RunResult("runs/x")
+    result.workers = [
+        {"host": "h1", "job": 0, "host_share": 0.25, "verified": True},
+        {"host": "h3", "job": 0, "host_share": 0.5, "verified": True},
+        {"host": "h2", "job": 1, "host_share": 0.0, "verified": True},
+    ]
+    assert runner.fallback_notes(result) == [
+        "job 0: 37.5% of its chunks summed by its host fallback server"
+    ]
