@@ -21,7 +21,7 @@ from ina.args import (
     probability,
     udp_port,
 )
-from ina.controller.aggregation import Aggregation, BurstLoss, Worker
+from ina.controller.aggregation import Aggregation, BurstLoss, Fallback, Worker
 from ina.controller.allocators import ALLOCATORS, FIRST_FIT, Range, allocator
 from ina.controller.client import ControllerError, SwitchConnection
 from ina.controller.pool import compact, held, move_job, pool_map
@@ -75,6 +75,27 @@ def _worker(text: str) -> Worker:
         mac,
         ipv4_address(parts[8]),
         udp_port(parts[9]) if len(parts) == 10 else UDP_PORT,
+    )
+
+
+def _fallback(text: str) -> Fallback:
+    """PORT:MAC:IP[:UDP]: a best-effort job's host fallback server (docs/protocol.md, "Best effort
+    and the host fallback"); the MAC has colons too, so split from both ends."""
+    parts = text.split(":")
+    if len(parts) not in (8, 9):
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not PORT:MAC:IP[:UDP_PORT] (e.g. 5:02:00:00:00:00:05:10.0.0.5:49120)"
+        )
+    mac = ":".join(parts[1:7])
+    try:
+        codec.parse_mac(mac)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"fallback {text}: {err}") from None
+    return Fallback(
+        int_range(0, MAX_PORT)(parts[0]),
+        mac,
+        ipv4_address(parts[7]),
+        udp_port(parts[8]) if len(parts) == 9 else UDP_PORT,
     )
 
 
@@ -179,6 +200,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="POLICY",
         help="completion policy: sync (default), or quorum:K, timeout:T[us|ms|s], stale:S "
         "joined by commas (docs/protocol.md)",
+    )
+    aj.add_argument(
+        "--fallback",
+        type=_fallback,
+        metavar="PORT:MAC:IP[:UDP]",
+        help="best effort: the job's host fallback server (its switch port, MAC, IP, UDP port) "
+        "sums the chunks whose slots another job holds, so the job may get fewer slots or share "
+        "them where the pool is full (sync policy only; docs/protocol.md)",
     )
     pj = sub.add_parser("set-policy", help="change a live job's completion policy")
     pj.add_argument("job", type=int_range(0, MAX_JOBS - 1), help="the job's id")
@@ -319,7 +348,16 @@ def run(args) -> object:
             agg.set_switch_address(args.mac, args.ip)
             return {"ok": True}
         if args.command == "add-job":
-            return job_dict(agg.add_job(args.job, args.worker, args.slots, args.epoch, args.policy))
+            return job_dict(
+                agg.add_job(
+                    args.job,
+                    args.worker,
+                    args.slots,
+                    args.epoch,
+                    args.policy,
+                    fallback=args.fallback,
+                )
+            )
         if args.command == "set-policy":
             return job_dict(agg.set_policy(args.job, args.policy))
         if args.command == "reset-job":
@@ -426,6 +464,13 @@ def _human(command: str, result) -> None:
             for j in jobs
         ]
         _print_table(rows, ["job", "base", "slots", "epoch", "policy", "workers", "rank@port/ip"])
+        for j in jobs:
+            if j.get("fallback"):
+                f = j["fallback"]
+                print(
+                    f"job {j['job_id']} is best effort: its host fallback server "
+                    f"{f['ip']}:{f['udp_port']} on port {f['port']}"
+                )
         if command in ("add-job", "reset-job", "move-job"):
             print(f"start its workers with --epoch {jobs[0]['epoch']:#010x}")
         elif command == "compact":

@@ -2,6 +2,7 @@
 move-job and compact (remove + add with a fresh epoch), refusals that change nothing."""
 
 import json
+from dataclasses import asdict
 
 import pytest
 
@@ -128,3 +129,47 @@ def test_a_job_with_a_fallback_server_shares_a_full_pool_and_reads_back(served):
     with pytest.raises(ControllerError, match="sync policy"):
         agg.add_job(2, [W0], 8, policy=Policy(quorum=1), fallback=server)
     assert [j.job_id for j in agg.jobs()] == [1]
+
+
+def test_ctl_add_job_with_a_fallback_server_shares_a_full_pool(served, capsys):
+    """`ina ctl add-job --fallback PORT:MAC:IP[:UDP]`: an operator's best-effort job, by hand."""
+    conn, address = served
+    Aggregation(conn).add_job(1, [W0], 16, epoch=0x11)  # the whole pool
+    ctl = ["--grpc-addr", address, "--election-id", "20"]
+    add = ["add-job", "2", *WORKER, "--slots", "8", "--epoch", "0x12"]
+    assert ctl_main([*ctl, *add]) == 1  # no server: refused as before
+    assert "slot pool is full" in capsys.readouterr().err
+    server = ["--fallback", "5:02:cc:00:00:00:05:10.0.0.100:40000"]
+    assert ctl_main([*ctl, *add, *server]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == [
+        "job 2 is best effort: its host fallback server 10.0.0.100:40000 on port 5",
+        "start its workers with --epoch 0x00000012",
+    ]
+    assert ctl_main([*ctl, "--json", "show-jobs"]) == 0
+    jobs = json.loads(capsys.readouterr().out)
+    assert [(j["job_id"], j["base"], j["num_slots"], j["fallback"]) for j in jobs] == [
+        (1, 0, 16, None),
+        (2, 2 * 2654435761 % 9, 8, asdict(Fallback(5, "02:cc:00:00:00:05", "10.0.0.100", 40000))),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "5:02:cc:00:00:05:10.0.0.100",
+            "'5:02:cc:00:00:05:10.0.0.100' is not PORT:MAC:IP[:UDP_PORT] "
+            "(e.g. 5:02:00:00:00:00:05:10.0.0.5:49120)",
+        ),
+        ("600:02:cc:00:00:00:05:10.0.0.100", "expected an integer in 0..511, got '600'"),
+        ("5:02:cc:00:00:00:05:10.0.0.100:0", "expected an integer in 1..65535, got '0'"),
+        ("5:02:cc:00:00:00:05:10.0.0", "expected an IPv4 address like 10.0.0.1, got '10.0.0'"),
+    ],
+)
+def test_ctl_add_job_refuses_a_bad_fallback_naming_it(capsys, text, message):
+    with pytest.raises(SystemExit) as exit_:
+        ctl_main(["add-job", "2", *WORKER, "--fallback", text])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err == f"ina ctl add-job: error: argument --fallback: {message}"
