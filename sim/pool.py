@@ -14,6 +14,16 @@ the pool, or than a part of a static partition) is refused. With `compact`, a jo
 while enough slots are free in pieces makes the controller compact the pool first
 (allocators.plan_compaction): each moved job drains and resumes on its new range, which costs it
 one iteration (controller/pool.py's remove + add with a fresh epoch).
+
+With `best_effort` every job has a host fallback server (docs/protocol.md, "Best effort and the
+host fallback"): a job that no range fits starts at once on what `allocators.best_effort` gives it
+(fewer slots, or a hashed range shared with running jobs) instead of waiting. On a slot that k
+running jobs hold, each gets the switch for 1/k of its uses and its server sums the rest (two jobs
+on one 8-slot range in the packet-level run, sim/best_effort.py: 48% and 50%), so a job's host
+share is the mean of (k - 1) / k over its slots. The server's link takes every worker's share of
+the gradient: the all-reduce takes max(want / got, share x workers) times the line-rate time. A
+job's share is fixed at its start from the jobs then holding its slots (a job landing later on its
+range counts the collision in its own share).
 """
 
 import functools
@@ -25,6 +35,7 @@ from ina.controller.allocators import (
     PoolFull,
     Range,
     allocator,
+    best_effort,
     fragmentation,
     free_ranges,
     plan_compaction,
@@ -44,10 +55,15 @@ class PoolOptions:
     allocator: str = "first-fit"
     compact: bool = False
     line_rate_bps: float = LINE_RATE_BPS
+    best_effort: bool = False  # every job has a host fallback server: none waits for slots
 
     @property
     def label(self) -> str:
-        return self.allocator + ("+compact" if self.compact else "")
+        return (
+            self.allocator
+            + ("+compact" if self.compact else "")
+            + ("+best-effort" if self.best_effort else "")
+        )
 
 
 @functools.cache
@@ -56,10 +72,32 @@ def _model(name: str) -> tuple[float, float]:
     return w.compute_s, w.parameters * BYTES_PER_ELEMENT * 8
 
 
-def iteration_s(model: str, got: int, want: int, line_rate_bps: float = LINE_RATE_BPS) -> float:
-    """One iteration of `model` holding `got` of the `want` slots it asked for."""
+def iteration_s(
+    model: str,
+    got: int,
+    want: int,
+    line_rate_bps: float = LINE_RATE_BPS,
+    host_share: float = 0.0,
+    workers: int = 1,
+) -> float:
+    """One iteration of `model` holding `got` of the `want` slots it asked for, `host_share` of its
+    chunks summed by its host fallback server, whose link takes every one of `workers`' share."""
     compute, bits = _model(model)
-    return compute + bits / line_rate_bps * max(1.0, want / got)
+    return compute + bits / line_rate_bps * max(1.0, want / got, host_share * workers)
+
+
+def host_share(mine: Range, others: list[Range]) -> float:
+    """The share of a job's uses its server sums on `mine`, shared with `others`: the mean over its
+    slots of (k - 1) / k, k the jobs holding the slot (each gets the switch 1/k of the time)."""
+    ends = sorted(
+        {mine.base, mine.end}
+        | {min(max(x, mine.base), mine.end) for r in others for x in (r.base, r.end)}
+    )
+    total = 0.0
+    for lo, hi in itertools.pairwise(ends):
+        k = 1 + sum(r.base <= lo and hi <= r.end for r in others)
+        total += (hi - lo) * (k - 1) / k
+    return total / mine.size
 
 
 @dataclass
@@ -80,6 +118,9 @@ class PoolRun:
     # running jobs: below the held slots by the internal fragmentation of buddy and partition)
     snapshots: list[tuple[float, list[tuple[int, Range]]]] = field(default_factory=list)
     waits: list[float] = field(default_factory=list)
+    host_shares: list[tuple[float, float]] = field(
+        default_factory=list
+    )  # (share, run time) per job
     completions: list[float] = field(default_factory=list)
     refused: int = 0
     queued: int = 0  # jobs that could not start on arrival
@@ -105,7 +146,14 @@ class PoolRun:
             "p99_jct_s": jct[min(len(jct) - 1, math.ceil(0.99 * len(jct)) - 1)] if jct else 0.0,
             "compactions": self.compactions,
             "moves": self.moves,
+            "host_share": _weighted(self.host_shares),
         }
+
+
+def _weighted(shares: list[tuple[float, float]]) -> float:
+    """The jobs' host shares weighted by their run times: the share of the chunks the hosts summed."""
+    time = sum(t for _s, t in shares)
+    return sum(s * t for s, t in shares) / time if time else 0.0
 
 
 def _time_mean(samples: list[tuple], column: int) -> float:
@@ -132,7 +180,7 @@ def simulate_pool(jobs: list[ChurnJob], options: PoolOptions, snapshots: bool = 
         run.samples.append(
             (
                 now,
-                sum(r.size for r in ranges),
+                options.pool_size - sum(g.size for g in free_ranges(ranges, options.pool_size)),
                 fragmentation(ranges, options.pool_size),
                 len(waiting),
                 len(running),
@@ -144,10 +192,15 @@ def simulate_pool(jobs: list[ChurnJob], options: PoolOptions, snapshots: bool = 
 
     def start(now: float, index: int, placed: Range) -> None:
         job = jobs[index]
+        share = host_share(placed, [p.range for p in running.values()])
         full = iteration_s(job.model, job.slots, job.slots, options.line_rate_bps)
         took = job.duration_s * (
-            iteration_s(job.model, placed.size, job.slots, options.line_rate_bps) / full
+            iteration_s(
+                job.model, placed.size, job.slots, options.line_rate_bps, share, job.workers
+            )
+            / full
         )
+        run.host_shares.append((share, took))
         running[index] = Placed(index, job, placed, now, now + took)
         run.waits.append(now - job.arrival_s)
         sim.at(now + took, depart, index, 0)
@@ -164,27 +217,33 @@ def simulate_pool(jobs: list[ChurnJob], options: PoolOptions, snapshots: bool = 
         run.compactions += 1
 
     def admit(now: float) -> None:
-        held = [p.range for p in running.values()]
-        largest = max((g.size for g in free_ranges(held, options.pool_size)), default=0)
-        free = options.pool_size - sum(r.size for r in held)
+        changed = True
         for index in list(waiting):
-            if len(running) >= MAX_JOBS or free == 0:
+            if changed:  # the pool as it stands, once per placement
+                held = [p.range for p in running.values()]
+                gaps = free_ranges(held, options.pool_size)
+                largest, free = max((g.size for g in gaps), default=0), sum(g.size for g in gaps)
+                changed = False
+            if len(running) >= MAX_JOBS or (free == 0 and not options.best_effort):
                 break
             want = jobs[index].slots
-            if want > (free if options.compact else largest):
-                continue  # a cheap refusal: no policy places more than the largest free range
             try:
+                if want > (free if options.compact else largest):
+                    raise PoolFull("no policy places more than the largest free range")
                 placed = policy.place(held, want, options.pool_size)
             except PoolFull:
-                if not (options.compact and free >= want):
+                if options.best_effort:
+                    placed = best_effort(held, want, options.pool_size, index)
+                elif options.compact and free >= want:
+                    compact(now)
+                    placed = policy.place(
+                        [p.range for p in running.values()], want, options.pool_size
+                    )
+                else:
                     continue
-                compact(now)
-                placed = policy.place([p.range for p in running.values()], want, options.pool_size)
             waiting.remove(index)
             start(now, index, placed)
-            held = [p.range for p in running.values()]
-            largest = max((g.size for g in free_ranges(held, options.pool_size)), default=0)
-            free -= placed.size
+            changed = True
 
     def arrive(now: float, index: int) -> None:
         if not policy.fits_empty(jobs[index].slots, options.pool_size):

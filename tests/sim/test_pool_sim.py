@@ -78,3 +78,29 @@ def test_the_harness_places_jobs_by_its_allocator():
         }
         results = net.allreduce(arrays)
     assert all((r == np.arange(40) * 3).all() for job in results.values() for r in job)
+
+
+def test_best_effort_starts_a_job_at_once_on_shared_slots_its_host_summing_half():
+    """Two 4-worker jobs asking the whole 8-slot pool: the second shares the first's range at
+    once (first fit alone makes it wait), each slot held by 2 jobs, so its server sums half its
+    chunks and its all-reduce takes max(1, 0.5 x 4) = 2 line-rate times."""
+    jobs = [ChurnJob(0, 4, MODEL, 100, 8), ChurnJob(10, 4, MODEL, 100, 8)]
+    assert simulate_pool(jobs, PoolOptions(pool_size=8)).waits == [0, 90]
+    run = simulate_pool(jobs, PoolOptions(pool_size=8, best_effort=True))
+    assert run.waits == [0, 0]
+    slowed = 100 * (iteration_s(MODEL, 8, 8, host_share=0.5, workers=4) / iteration_s(MODEL, 8, 8))
+    assert run.host_shares == [(0.0, 100), (0.5, slowed)]
+    assert run.completions == [100, slowed]  # each from its arrival
+    summary = run.summary()
+    assert summary["policy"] == "first-fit+best-effort"
+    assert summary["host_share"] == pytest.approx(0.5 * slowed / (100 + slowed), rel=1e-12)
+    assert run.samples[1][1] == 8  # slots held: the union, not 16
+
+
+def test_host_share_is_the_mean_of_k_minus_1_over_k_over_the_slots():
+    from ina.sim.pool import host_share
+
+    mine = Range(0, 8)
+    assert host_share(mine, []) == 0.0
+    assert host_share(mine, [Range(4, 8)]) == 0.25  # 4 slots shared by 2: 4 x 1/2 / 8
+    assert host_share(mine, [Range(0, 8), Range(6, 2)]) == pytest.approx((6 / 2 + 2 * 2 / 3) / 8)
