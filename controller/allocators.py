@@ -18,6 +18,8 @@ policy is written once.
 `best_effort` places a job with a host fallback server that no policy could: on fewer slots, or
 on a hashed range shared with other jobs.
 
+`plan_preemption` picks a lower-priority job to shrink for a new one (controller/pool.py `preempt`).
+
 `plan_compaction` moves jobs down to close the gaps (the order kept), and `Pinned` places a job on
 one given range if it is free (a move, or a resize in place): plans the controller carries out
 between iterations through remove + add with a fresh epoch (controller/pool.py; docs/protocol.md,
@@ -259,6 +261,23 @@ def allocator(text: str) -> Allocator:
                 return cls()
     shown = text if len(text) <= 40 else text[:40] + "..."
     raise ValueError(f"unknown allocator {shown!r}: one of {', '.join(ALLOCATORS)}, partition:N")
+
+
+def plan_preemption(victims: dict[int, Range], want: int) -> tuple[int, Range, Range]:
+    """ESA-style preemption by shrinking (docs/protocol.md, "Preemption"): of the `victims` (the
+    running jobs of lower priority, by id), the one with the shortest range longer than `want`
+    (ties: the lowest base) gives the new job the top `want` slots of its range and keeps the rest,
+    so every victim keeps at least one slot. Returns (victim, its shrunk range, the new job's);
+    PoolFull, having changed nothing, when no victim's range is longer than `want`."""
+    _check_want(want)
+    longer = [(r.size, r.base, job) for job, r in victims.items() if r.size > want]
+    if not longer:
+        raise PoolFull(
+            f"no job of lower priority holds more than {want} slots: nothing to preempt "
+            "(a preempted job keeps at least one slot)"
+        )
+    size, base, victim = min(longer)
+    return victim, Range(base, size - want), Range(base + size - want, want)
 
 
 def plan_compaction(held: Sequence[Range]) -> dict[int, int]:

@@ -14,6 +14,7 @@ from ina.controller.allocators import (
     fragmentation,
     free_ranges,
     plan_compaction,
+    plan_preemption,
 )
 from ina.controller.client import ControllerError
 from ina.p4src.protocol import new_epoch
@@ -79,3 +80,18 @@ def compact(agg: Aggregation) -> dict[int, Job]:
         job = by_base[old_base]
         moved[job] = move_job(agg, job, Range(new_base, ranges[job].size))
     return moved
+
+
+def preempt(agg: Aggregation, victims: list[int], want: int) -> tuple[Job, Range]:
+    """Make room for a higher-priority job asking `want` slots in a full pool (docs/protocol.md,
+    "Preemption"): of the drained `victims` (lower-priority jobs, by id), the one
+    `allocators.plan_preemption` picks is moved onto the lower part of its range with a fresh epoch
+    (`move_job`), and the top `want` slots of its old range are left free for the new job. Returns
+    the moved job and the freed range; PoolFull, having changed nothing, if no victim has more than
+    `want` slots."""
+    ranges = held(agg.jobs())
+    missing = [v for v in victims if v not in ranges]
+    if missing:
+        raise ControllerError(f"no job {missing[0]} on this switch (see: ina ctl show-jobs)")
+    victim, kept, freed = plan_preemption({v: ranges[v] for v in victims}, want)
+    return move_job(agg, victim, kept), freed

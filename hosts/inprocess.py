@@ -50,7 +50,7 @@ import numpy as np
 from mypy_extensions import mypyc_attr
 
 from ina.compiler import CompileResult, compile_file
-from ina.controller.aggregation import Aggregation, Fallback
+from ina.controller.aggregation import Aggregation, Fallback, Job
 from ina.controller.aggregation import Worker as WorkerEntry
 from ina.controller.allocators import Allocator
 from ina.controller.client import SwitchConnection
@@ -539,6 +539,30 @@ class InProcessSwitch:
             )
         self.jobs[job_id] = members
         return [m.core for m in members]
+
+    def resume(self, job_id: int, job: Job) -> None:
+        """The job's workers start a new run as the controller now holds it (`job`: after a move,
+        its fresh epoch, and its slots bounding their window): docs/protocol.md, "Moving a job's
+        range". Their calls in flight must have finished (the drain)."""
+        self.jobs[job_id] = [
+            self._member(
+                job_id,
+                m.rank,
+                m.entry,
+                m.core.n_workers,
+                m.core.job_workers,
+                job.epoch,
+                min(m.group * len(m.cores), job.num_slots),
+                job.policy,
+                m.core.timeout,
+                m.core.max_retries,
+                m.delay,
+                m.link,
+                fallback=m.core.fallback,
+            )
+            for m in self.jobs[job_id]
+        ]
+        self._deliveries.clear()  # it remembers the old members
 
     def add_host(self, name: str, port: int) -> None:
         """One more host of the star, on switch `port` (a job's host fallback server), for `attach`."""
