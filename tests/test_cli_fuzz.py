@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from ina.args import ipv4_port
 from ina.bench.cli import build_parser as bench_parser
 from ina.compiler.cli import build_parser as compile_parser
 from ina.controller.aggregation import BurstLoss
@@ -87,6 +88,20 @@ DISTRIBUTION = PARSED(
         "pareto:1ms,0",
         "exp:1ms,2",
     ),
+)
+
+
+def _ipv4_port(text: str) -> tuple[str, int]:
+    """ina.args.ipv4_port with its refusal as the ValueError a domain parser raises."""
+    try:
+        return ipv4_port(text)
+    except argparse.ArgumentTypeError as err:
+        raise ValueError(str(err)) from None
+
+
+IPV4_PORT = PARSED(
+    _ipv4_port,
+    ("10.0.0.5:49120", "1.2.3.4:1", "10.0.0.5", "host:5", "10.0.0.5:0", "10.0.0.5:65536", "::1:5"),
 )
 ONE_OF_ELEMS = ("one_of", (8, 16, 32, 64, 128, 256))
 IPV4, DEFINE, CHOICE, FREE = ("ipv4",), ("define",), ("choice",), ("free",)
@@ -160,6 +175,7 @@ COMMANDS: dict[
             "--slowdown": FLOAT(0, 1e6, lo_open=True),
             "--delay-dist": DISTRIBUTION,
             "--staleness": INT(0, 255),
+            "--fallback": IPV4_PORT,
         },
     ),
     "run": (
