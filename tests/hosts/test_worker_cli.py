@@ -236,6 +236,27 @@ def test_fallback_server_needs_an_epoch_and_is_not_the_baseline(capsys, mode, me
     assert capsys.readouterr().err.splitlines()[-1] == f"ina worker: error: {message}"
 
 
+@pytest.mark.parametrize(
+    ("mode", "fallback"), [("--fallback-server", True), ("--baseline-server", False)]
+)
+def test_the_fallback_server_sums_only_what_the_switch_could_not(monkeypatch, mode, fallback):
+    """--fallback-server is the baseline's server with `fallback` (hosts/baseline.py): it lets a
+    later round replace a use it never completed, as the switch completed that one."""
+    made = []
+
+    class Server:
+        def __init__(self, *args, **kwargs):
+            made.append((args, kwargs))
+
+        def serve_forever(self):
+            pass
+
+    monkeypatch.setattr("ina.hosts.baseline.ParameterServer", Server)
+    common = ["--job", "3", "--workers", "2", "--epoch", "7", "--udp-port", "49123"]
+    assert cli.main([mode, *common]) == 0
+    assert made == [((3, 2, 7, 256, "", 49123, 0.0), {"fallback": fallback})]
+
+
 def test_ina_worker_and_ina_train_default_to_1_kb_packets():
     """256 values per packet (docs/performance.md: emulation costs per packet), as ina run."""
     assert cli.build_parser().parse_args(BASE).elems == 256
