@@ -23,7 +23,6 @@ from ina.p4src.protocol import (
     FLAG_FALLBACK,
     FLAG_OVERFLOW,
     FLAGS_OFFSET,
-    HEADER,
     HEADER_LEN,
     INDEX_MASK,
     LANE_BITS_CHOICES,
@@ -36,6 +35,7 @@ from ina.p4src.protocol import (
     MSG_UPDATE,
     ROUND_MASK,
     SET_SHIFT,
+    header_struct,
     lane_flags,
     lane_values,
     round_newer,
@@ -49,9 +49,16 @@ HOLD_BYTES = (
     64 << 20
 )  # RESULTs of later uses a worker keeps at most (`_hold`): a bound in memory, not calls
 
-_pack_header, _unpack_header = HEADER.pack_into, HEADER.unpack_from
-# HEADER's fields, typed so that compiled (ina/compiled.py) each is a machine integer once unpacked
-Fields = tuple[int, int, int, int, int, int, int, int, int, int]  # protocol.HEADER's
+# The words an UPDATE sets (the others 0) and those an answer is read by, each struct made once from
+# protocol.FIELDS: a field added to the header changes neither call
+_pack_update = header_struct(
+    "msg_type", "rank", "job_id", "pool", "exponent", "flags", "epoch", "round"
+).pack_into
+_unpack_answer = header_struct(
+    "msg_type", "job_id", "pool", "exponent", "flags", "count", "epoch", "round", "bitmap"
+).unpack_from
+# _unpack_answer's words, typed so that compiled (ina/compiled.py) each is a machine integer
+Fields = tuple[int, int, int, int, int, int, int, int, int]
 
 
 class WorkerError(Exception):
@@ -308,8 +315,8 @@ class AllReduceCore:
         if len(data) != self.datagram_size or (source != self.switch and source != self.fallback):
             stats.forged += 1
             return None
-        fields: Fields = _unpack_header(data, 0)
-        msg, _rank, job, pool, exponent, flags, count, epoch, round_, bitmap = fields
+        fields: Fields = _unpack_answer(data, 0)
+        msg, job, pool, exponent, flags, count, epoch, round_, bitmap = fields
         index = (pool & INDEX_MASK) - self.base
         if (
             msg not in (MSG_RESULT, MSG_STATUS)
@@ -514,14 +521,14 @@ class AllReduceCore:
         held = held_uses.pop(round_, None) if held_uses else None  # seldom any: no call then
         if held is not None:
             chunks.agree(chunk, exponent)
-            fields: Fields = _unpack_header(held, 0)
-            _msg, _rank, _job, _pool, exponent, _flags, count, _epoch, _round, bitmap = fields
+            fields: Fields = _unpack_answer(held, 0)
+            _msg, _job, _pool, exponent, _flags, count, _epoch, _round, bitmap = fields
             return self._take(index, round_, exponent, count, bitmap, held, now)
         chunks.fill(pkt, chunk, exponent)  # agrees the exponent too
         announce = chunks.exponents[
             min(chunk + self._window, self._n_chunks)
         ]  # the chunk a window later's
-        _pack_header(
+        _pack_update(
             pkt,
             0,
             MSG_UPDATE,
@@ -530,10 +537,8 @@ class AllReduceCore:
             (round_ & 1) << SET_SHIFT | self.base + index,
             announce,
             self._flags,
-            0,
             self.epoch,
             round_,
-            0,
         )
         self._retries[index], self._timeouts[index], self._status[index] = 0, 0, 0
         self._sent_at[index] = self._first_sent[index] = now

@@ -39,7 +39,6 @@ import functools
 import math
 import random
 import socket
-import struct
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,6 +66,7 @@ from ina.p4src.protocol import (
     slot_of,
 )
 from ina.sim.events import Simulator
+from ina.sim.frames import udp_headers
 from ina.sim.links import LinkSpec
 from ina.sim.network import Link, Network, Node
 from ina.sim.nodes import IDEAL_HOST, Cpu, Host, HostSpec, SwitchNode
@@ -194,36 +194,13 @@ def program(elems: int, pool_size: int, bits: int = 32) -> CompileResult:
     return compile_file(AGGREGATE_P4, defines=defines)
 
 
-def ipv4_checksum(header: bytes) -> int:
-    total = sum(struct.unpack(f"!{len(header) // 2}H", header))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
-
-
 def update_frame_header(
     entry: WorkerEntry, payload_len: int, switch_mac: str = SWITCH_MAC, switch_ip: str = SWITCH_IP
 ) -> bytes:
     """Ethernet (to the aggregating switch's MAC), IPv4 (TTL 64, to its IP) and UDP (to UDP_PORT)
     headers of a worker's UPDATEs; UPDATEs all have one length, so every frame of a worker shares them."""
-    udp = struct.pack("!HHHH", entry.udp_port, UDP_PORT, 8 + payload_len, 0)
-    src, dst = socket.inet_aton(entry.ip), socket.inet_aton(switch_ip)
-    ip = struct.pack(
-        "!BBHHHBBH4s4s",
-        0x45,
-        0,
-        20 + len(udp) + payload_len,
-        0,
-        0,
-        64,
-        socket.IPPROTO_UDP,
-        0,
-        src,
-        dst,
-    )
-    ip = ip[:10] + struct.pack("!H", ipv4_checksum(ip)) + ip[12:]
-    mac = bytes.fromhex(switch_mac.replace(":", "")) + bytes.fromhex(entry.mac.replace(":", ""))
-    return mac + _ETH_IPV4 + ip + udp
+    src, dst = (entry.mac, entry.ip, entry.udp_port), (switch_mac, switch_ip, UDP_PORT)
+    return udp_headers(src, dst, payload_len)
 
 
 class InProcessSwitch:

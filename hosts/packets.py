@@ -62,12 +62,20 @@ def result_for(
     """The RESULT a switch answers `update` with: the update's header but for its type, `count`
     workers named by `bitmap` and `exponent` (else the update's); `values` (int32 in host order,
     wrapped; else the update's own payload). For the tests and benches that play the switch."""
-    word = dict(zip(WORDS, HEADER.unpack_from(update), strict=True))
-    word |= {"msg_type": MSG_RESULT, "count": count, "bitmap": bitmap}
+    word = {"msg_type": MSG_RESULT, "count": count, "bitmap": bitmap}
     if exponent is not None:
         word["exponent"] = exponent
-    header = HEADER.pack(*(word[name] for name in WORDS))
-    return header + (bytes(update[HEADER_LEN:]) if values is None else lanes(values, 32).tobytes())
+    answer = rewrite(update, **word)
+    return answer if values is None else answer[:HEADER_LEN] + lanes(values, 32).tobytes()
+
+
+def rewrite(datagram: bytes | bytearray, **words: int) -> bytes:
+    """`datagram` with the header words `words` (protocol.WORDS names) replaced, the others and the
+    payload kept: how a test or bench answers a packet, a field added to the header kept too."""
+    if unknown := set(words) - set(WORDS):
+        raise TypeError(f"rewrite() takes no header word {sorted(unknown)[0]!r}")
+    word = dict(zip(WORDS, HEADER.unpack_from(datagram), strict=True)) | words
+    return HEADER.pack(*(word[name] for name in WORDS)) + bytes(datagram[HEADER_LEN:])
 
 
 def lanes(values, bits: int) -> np.ndarray:

@@ -57,6 +57,7 @@ OPAQUE = (
     "ina.controller.client",
     "ina.topologies.topology_setup",
     "ina.hosts.packets",
+    "ina.sim.frames",
     "ina.switch.engine",
     "ina.switch.p4runtime.server",
     "ina.topologies.topo",

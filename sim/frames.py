@@ -1,13 +1,20 @@
-"""Ethernet/IPv4/UDP and Ethernet/IPv4/TCP headers for the frames a simulated host sends that no worker core builds (the
-baselines' transport and server): the real bytes, so the switch program forwards them as any frame
-and every link serializes their real length."""
+"""Ethernet/IPv4/UDP and Ethernet/IPv4/TCP headers of the frames a simulated host sends (the
+harness's UPDATEs, the baselines' transport and server): the real bytes, so the switch program
+forwards them as any frame and every link serializes their real length. Below hosts/ in the
+layers (tests/test_layers.py), so the harness and train/ import it alike."""
 
 import socket
 import struct
 
-from ina.hosts.inprocess import ipv4_checksum
-
 _ETH_IPV4 = b"\x08\x00"
+
+
+def ipv4_checksum(header: bytes) -> int:
+    """The IPv4 header checksum of `header` (its checksum field 0): the ones' complement sum."""
+    total = sum(struct.unpack(f"!{len(header) // 2}H", header))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
 
 
 def mac_bytes(mac: str) -> bytes:

@@ -25,7 +25,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ina.hosts.inprocess import InProcessSwitch, ipv4_checksum
+from ina.hosts.inprocess import InProcessSwitch
+from ina.sim.frames import ipv4_checksum
 from ina.sim.links import LinkSpec
 from ina.topologies.topo import Host, Topology, build
 

@@ -1,7 +1,6 @@
 """ina's imports run one way: no import circle anywhere in the package, switch/ in layers whose
-imports only run down, and the top-level packages in an order whose imports run down too, but
-for the upward ones listed below, which belong to their packages' owners (DEVELOPERS.md, Layout).
-Every import counts (typing-only and function-level ones too); tests/structure.py reads them."""
+imports only run down, and the top-level packages in an order whose imports run down too
+(DEVELOPERS.md, Layout). Every import counts (typing-only and function-level ones too); tests/structure.py reads them."""
 
 from __future__ import annotations
 
@@ -21,8 +20,8 @@ SWITCH_LAYERS = (
 # The top-level packages, lowest first; units of one layer may import each other (module-level
 # acyclic all the same). A module is a unit of its own where its job sits in another layer than
 # its package's: bench's result files and figures (sim writes them too) and the straggler models
-# at the bottom; the simulator's event core and network model under hosts/ (the in-process
-# harness runs on them); the CLIs on top.
+# at the bottom; the simulator's event core, network model and frame bytes under hosts/ (the
+# in-process harness runs on them; train/ counts frames' bytes); the CLIs on top.
 PACKAGE_LAYERS = (
     ("ina.args", "ina.compiled", "ina.files", "ina.p4rt", "ina.p4src"),
     ("ina.bench.results", "ina.bench.plots", "ina.hosts.compute"),
@@ -30,7 +29,7 @@ PACKAGE_LAYERS = (
     ("ina.switch",),
     ("ina.controller",),
     ("ina.topologies",),
-    ("ina.sim.events", "ina.sim.links", "ina.sim.network", "ina.sim.nodes"),
+    ("ina.sim.events", "ina.sim.frames", "ina.sim.links", "ina.sim.network", "ina.sim.nodes"),
     ("ina.hosts",),
     ("ina.train",),
     ("ina.sim",),
@@ -45,16 +44,11 @@ PACKAGE_LAYERS = (
         "ina.sim.workload_cli",
     ),
 )
-# Upward imports between top-level packages that predate this test (issue 30); each is its
-# package owner's to remove (a shared module moved down, or the user moved up). No new one may join.
-KNOWN_UPWARD = {
-    "ina.train.traffic -> ina.sim.frames",  # frames.py takes ipv4_checksum from hosts/inprocess.py
-}
 
 
 def problems(graph: dict[str, set[str]], hidden: list[str]) -> list[str]:
     """What the layering rules refuse in a graph: a cycle, an upward or sideways import in switch/,
-    a switch module hidden in a function, a new upward import between packages."""
+    a switch module hidden in a function, an upward import between packages."""
     found = []
     if cycle := find_cycle(graph):
         found.append(f"import cycle: {' -> '.join(cycle)}")
@@ -64,11 +58,7 @@ def problems(graph: dict[str, set[str]], hidden: list[str]) -> list[str]:
         for h in hidden
         if h.startswith("ina.switch")
     ]
-    found += [
-        f"a package imports up: {e}"
-        for e in upward(graph, PACKAGE_LAYERS, True)
-        if e not in KNOWN_UPWARD
-    ]
+    found += [f"a package imports up: {e}" for e in upward(graph, PACKAGE_LAYERS, True)]
     return found
 
 
@@ -91,12 +81,6 @@ def test_every_module_has_its_layer():
         m for m in graph if m.startswith("ina.switch.") and unit_of(m, SWITCH_LAYERS)
     ]
     assert [m for m in graph if unit_of(m, PACKAGE_LAYERS) is None] == ["ina"]
-
-
-def test_the_known_upward_imports_still_exist():
-    """A removed one leaves the list, so the list never hides a new one under an old name."""
-    graph, _ = import_graph(sources())
-    assert set(upward(graph, PACKAGE_LAYERS, True)) >= KNOWN_UPWARD
 
 
 @pytest.mark.parametrize(

@@ -66,6 +66,17 @@ def _hex(address: str) -> str:
     return hex(int.from_bytes(bytes(map(int, address.split(".")))))
 
 
+@dataclass(frozen=True)
+class Parent:
+    """A hierarchical job's parent switch as this switch's job_parent entry names it: `host`, this
+    switch's rank among its children, and the whole job's workers and quorum."""
+
+    host: Host
+    rank: int
+    job_workers: int
+    job_quorum: int
+
+
 def job(
     job_id: int,
     workers: Sequence[Host],
@@ -78,26 +89,48 @@ def job(
     staleness: int = 0,
     ranks: Sequence[int] | None = None,
     first_node: int = 0,
+    below: Sequence[int] | None = None,
+    parent: Parent | None = None,
+    fallback: Host | None = None,
 ) -> list[str]:
     """A job's control-plane set-up as the controller makes it: its multicast group (256 + job),
     per worker its admission, its RESULT rewrite (rid 1 + job * 32 + rank) and its group member,
-    then its `jobs` entry. Workers have ranks 0, 1, ... unless `ranks` says; quorum is every
-    worker unless given; `first_node` is the first multicast node handle (the nodes a case's
-    earlier jobs made)."""
+    its parent switch or host fallback server if given, then its `jobs` entry. Workers have ranks
+    0, 1, ... unless `ranks` says; with `below`, the members are child switches holding that many
+    workers each (admit_switch); quorum is every member unless given; `first_node` is the first
+    multicast node handle (the nodes a case's earlier jobs made)."""
     mgid = 256 + job_id
     lines = [f"mc_mgrp_create {mgid}"]
-    for node, (host, rank) in enumerate(
-        zip(workers, range(len(workers)) if ranks is None else ranks, strict=True), first_node
+    ranks = range(len(workers)) if ranks is None else ranks
+    admits = (
+        ["admit()"] * len(workers)
+        if below is None
+        else [f"admit_switch(workers:{n})" for n in below]
+    )
+    for node, (host, rank, admit) in enumerate(
+        zip(workers, ranks, admits, strict=True), first_node
     ):
         mac, ip, rid = _hex(host.mac), _hex(host.ip), 1 + job_id * 32 + rank
         lines += [
             f"add admission sm.ingress_port:{host.port} hdr.ethernet.src_addr:{mac} "
-            f"hdr.ipv4.src_addr:{ip} hdr.agg.job_id:{job_id} hdr.agg.rank:{rank} admit()",
+            f"hdr.ipv4.src_addr:{ip} hdr.agg.job_id:{job_id} hdr.agg.rank:{rank} {admit}",
             f"add result_rewrite sm.egress_rid:{rid} "
             f"to_worker(mac:{mac}, ip:{ip}, udp_port:{host.udp_port:#x})",
             f"mc_node_create {rid} {host.port}",
             f"mc_node_associate {mgid} {node}",
         ]
+    if parent is not None:
+        up = parent.host
+        lines.append(
+            f"add job_parent hdr.agg.job_id:{job_id} set_parent(port:{up.port}, mac:{_hex(up.mac)}, "
+            f"ip:{_hex(up.ip)}, rank:{parent.rank}, job_workers:{parent.job_workers}, "
+            f"job_quorum:{parent.job_quorum})"
+        )
+    if fallback is not None:
+        lines.append(
+            f"add job_fallback hdr.agg.job_id:{job_id} set_fallback(port:{fallback.port}, "
+            f"mac:{_hex(fallback.mac)}, ip:{_hex(fallback.ip)}, udp_port:{fallback.udp_port})"
+        )
     quorum = len(workers) if quorum is None else quorum
     return [
         *lines,
@@ -112,48 +145,17 @@ PARENT = Host(5, "02:bb:00:00:00:01", "10.0.1.254")
 # A leaf of a hierarchical job: job 1 (epoch 0x5eed0001, 4 slots) with workers W1 and W2 (ranks 0,
 # 1) of the job's 4, its partial sums going up to PARENT as rank 1.
 LEAF_SETUP = [
-    "setdefault switch_config set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)",
-    "mc_mgrp_create 257",
-    "add admission sm.ingress_port:1 hdr.ethernet.src_addr:0x20000000001 hdr.ipv4.src_addr:0xa000001 hdr.agg.job_id:1 hdr.agg.rank:0 admit()",
-    "add result_rewrite sm.egress_rid:33 to_worker(mac:0x20000000001, ip:0xa000001, udp_port:0xbee0)",
-    "mc_node_create 33 1",
-    "mc_node_associate 257 0",
-    "add admission sm.ingress_port:2 hdr.ethernet.src_addr:0x20000000002 hdr.ipv4.src_addr:0xa000002 hdr.agg.job_id:1 hdr.agg.rank:1 admit()",
-    "add result_rewrite sm.egress_rid:34 to_worker(mac:0x20000000002, ip:0xa000002, udp_port:0xbee0)",
-    "mc_node_create 34 2",
-    "mc_node_associate 257 1",
-    "add job_parent hdr.agg.job_id:1 set_parent(port:5, mac:0x2bb00000001, ip:0xa0001fe, rank:1, job_workers:4, job_quorum:4)",
-    "add jobs hdr.agg.job_id:1 set_job(base:0, num_slots:4, num_workers:2, mgid:257, epoch:0x5eed0001, quorum:2, timeout:0, staleness:0)",
+    SWITCH_CONFIG,
+    *job(1, [W1, W2], epoch=0x5EED0001, parent=Parent(PARENT, rank=1, job_workers=4, job_quorum=4)),
 ]
-
-
-# Best effort: jobs 1 (W1, W2) and 2 (W3, W4) both on slots 0-3 (a shared, hashed range), each
-# with the host fallback server FALLBACK on port 5 (its job_fallback entry).
+# Best effort: jobs 1 (W1, W2) and 2 (W3, W4), epochs SHARED_EPOCHS, both on slots 0-3 (a shared,
+# hashed range), each with the host fallback server FALLBACK on port 5 (its job_fallback entry).
 FALLBACK = Host(5, "02:cc:00:00:00:05", "10.0.0.100", 40000)
+SHARED_EPOCHS = (0x5EED0001, 0x5EED0002)
 SHARED_SETUP = [
-    "setdefault switch_config set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)",
-    *(
-        line
-        for job, (first, second) in ((1, (W1, W2)), (2, (W3, W4)))
-        for line in (
-            f"mc_mgrp_create {0x100 + job}",
-            *(
-                line
-                for rank, w in enumerate((first, second))
-                for line in (
-                    f"add admission sm.ingress_port:{w.port} hdr.ethernet.src_addr:0x{w.mac.replace(':', '')} "
-                    f"hdr.ipv4.src_addr:0xa00000{w.port} hdr.agg.job_id:{job} hdr.agg.rank:{rank} admit()",
-                    f"add result_rewrite sm.egress_rid:{1 + job * 32 + rank} to_worker(mac:0x{w.mac.replace(':', '')}, "
-                    f"ip:0xa00000{w.port}, udp_port:0xbee0)",
-                    f"mc_node_create {1 + job * 32 + rank} {w.port}",
-                    f"mc_node_associate {0x100 + job} {2 * (job - 1) + rank}",
-                )
-            ),
-            f"add job_fallback hdr.agg.job_id:{job} set_fallback(port:5, mac:0x2cc00000005, ip:0xa000064, udp_port:40000)",
-            f"add jobs hdr.agg.job_id:{job} set_job(base:0, num_slots:4, num_workers:2, mgid:{0x100 + job}, "
-            f"epoch:0x5eed000{job}, quorum:2, timeout:0, staleness:0)",
-        )
-    ),
+    SWITCH_CONFIG,
+    *job(1, [W1, W2], epoch=SHARED_EPOCHS[0], fallback=FALLBACK),
+    *job(2, [W3, W4], epoch=SHARED_EPOCHS[1], fallback=FALLBACK, first_node=2),
 ]
 
 
@@ -223,6 +225,12 @@ def to_host(sender: Host, *, epoch: int, values: Sequence[int], **fields: int) -
 def status(receiver: Host, *, epoch: int, values: Sequence[int], **fields: int) -> str:
     """The switch's STATUS to `receiver`, expected out of its port."""
     return result(receiver, epoch=epoch, values=values, msg_type=MSG_STATUS, **fields)
+
+
+def notice(receiver: Host, *, epoch: int, values: Sequence[int], **fields: int) -> str:
+    """The switch's FALLBACK STATUS to `receiver` (count and bitmap 0): the use is the host
+    fallback server's, since another job holds the slot/set."""
+    return status(receiver, epoch=epoch, values=values, flags=FLAG_FALLBACK, **fields)
 
 
 def total(*vectors: Sequence[int]) -> list[int]:

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from ina.hosts.core import MIN_RTO, PACE_BURST, AllReduceCore, WorkerError
-from ina.p4src.protocol import HEADER, HEADER_LEN, MSG_RESULT, MSG_STATUS, MSG_UPDATE, pool_field
+from ina.hosts.packets import datagram, parse_header, rewrite
+from ina.p4src.protocol import HEADER_LEN, MSG_RESULT, MSG_STATUS, MSG_UPDATE, pool_field, slot_of
 
 SWITCH = ("10.0.0.254", 0xBEE0)
 EPOCH = 0x5EED0003
@@ -27,37 +28,39 @@ def answer(
 ) -> bytes:
     """The switch's answer to an UPDATE (its values; by default a RESULT of its round holding rank 1's
     contribution alone, with its exponent)."""
-    fields = list(HEADER.unpack_from(update))
-    fields[0], fields[6], fields[9] = msg, bitmap.bit_count(), bitmap
+    words = {"msg_type": msg, "count": bitmap.bit_count(), "bitmap": bitmap}
     if exponent is not None:
-        fields[4] = exponent
+        words["exponent"] = exponent
     if round_ is not None:
-        fields[3], fields[8] = pool_field(round_ & 1, fields[3] & 0x7FFF), round_
-    return HEADER.pack(*fields) + update[HEADER_LEN:]
+        words |= {"pool": pool_field(round_ & 1, slot_of(update)), "round": round_}
+    return rewrite(update, **words)
 
 
 def result(
     job: int = 3, pool_set: int = 0, index: int = 0, epoch: int = EPOCH, msg: int = MSG_RESULT
 ) -> bytes:
-    return HEADER.pack(
-        msg, 0, job, pool_field(pool_set, index), 0, 0, 1, epoch, pool_set, 0b10
-    ) + bytes(8)
+    return datagram(msg, epoch, [0, 0], job=job, index=index, round_=pool_set, count=1, bitmap=0b10)
+
+
+def update_of(index: int, round_: int, values, exponent: int = 0) -> bytes:
+    """The UPDATE make_core's worker (job 3, rank 1) sends in slot `index`'s use `round_`."""
+    return datagram(
+        MSG_UPDATE, EPOCH, values, job=3, rank=1, index=index, round_=round_, exponent=exponent
+    )
 
 
 def test_events_in_datagrams_out_with_sets_alternating_per_use():
     core = make_core()
     first = core.start(ARRAY, now=0.0)
-    assert [p.hex() for p in first] == [
-        "010100030000000000005eed0003000000000000000000000001fffffffe",  # slot 0, set 0: chunk 0
-        "010100030001000000005eed00030000000000000000000000037fffffff",  # slot 1, set 0: chunk 1
+    assert [bytes(p) for p in first] == [
+        update_of(0, 0, [1, -2]),  # slot 0, set 0: chunk 0
+        update_of(1, 0, [3, 2**31 - 1]),  # slot 1, set 0: chunk 1
     ]
     assert core.deadline == 0.01  # no RTT sample yet: the RTO is `timeout`
     sent = [bytes(p) for p in first]
     reply = core.receive(answer(sent[0]), SWITCH, now=0.001)
     assert reply is first[0]  # the slot's own buffer, rewritten in place: no copy per packet
-    assert (
-        reply.hex() == "010100038000000000005eed00030000000100000000fffffffb00000000"
-    )  # slot 0, set 1: chunk 2, padded
+    assert bytes(reply) == update_of(0, 1, [-5, 0])  # slot 0, set 1: chunk 2, padded
     assert core.deadline == pytest.approx(
         0.003
     )  # RTT 1 ms: slot 1, sent at 0, times out at 0 + 1 + 4 * 0.5 ms
@@ -79,9 +82,7 @@ def test_events_in_datagrams_out_with_sets_alternating_per_use():
     )
     assert (s.elements, s.elapsed) == (6, 0.003)  # elapsed on the clock the events carry
     [again, *_] = core.start(ARRAY[:2], now=1.0)
-    assert again.hex().startswith(
-        "010100030000000000005eed000300000002"
-    )  # slot 0's third use: round 2, set 0
+    assert bytes(again) == update_of(0, 2, [1, -2])  # slot 0's third use: round 2, set 0
 
 
 def test_the_rto_follows_the_rtt_above_its_floor():
@@ -296,14 +297,10 @@ def test_a_float_use_zero_announces_the_exponent_and_the_switch_maximum_rescales
         3, 1, 2, EPOCH, elems=2, window=1, timeout=0.01, max_retries=1, switch=SWITCH
     )
     [bootstrap] = core.start(np.array([0.5, -0.25], dtype=np.float32), now=0.0)
-    assert (
-        bootstrap.hex() == "010100030000800000005eed000300000000000000000000000000000000"
-    )  # announces 128
-    update = core.receive(answer(bytes(bootstrap), exponent=129), SWITCH, now=0.001)
-    assert (
-        update.hex() == "010100038000000000005eed0003000000010000000010000000f8000000"
-    )  # scaled for 2**1, not 2**0
-    core.receive(answer(bytes(update)), SWITCH, now=0.002)
+    assert bytes(bootstrap) == update_of(0, 0, [0, 0], exponent=128)  # announces 128
+    scaled = core.receive(answer(bytes(bootstrap), exponent=129), SWITCH, now=0.001)
+    assert bytes(scaled) == update_of(0, 1, [1 << 28, -(1 << 27)])  # scaled for 2**1, not 2**0
+    core.receive(answer(bytes(scaled)), SWITCH, now=0.002)
     assert np.array_equal(core.result(), np.array([0.5, -0.25], dtype=np.float32))
 
 
@@ -482,7 +479,7 @@ def test_a_status_of_the_next_round_means_this_workers_result_was_lost_and_asks_
     assert bytes(core.receive(status, SWITCH, now=0.0011)) == first[1]
     assert core.stats.retransmissions == 1
     nxt = core.receive(answer(first[1]), SWITCH, now=0.0021)
-    assert HEADER.unpack_from(nxt)[8] == 1  # on to round 1
+    assert parse_header(nxt).round == 1  # on to round 1
 
 
 def test_a_result_of_a_later_round_means_this_workers_result_was_lost_and_asks_for_it_at_once():
@@ -526,7 +523,7 @@ def test_a_result_of_a_later_round_is_held_never_taken_for_the_slots_round_and_t
     )  # rank 0 ran ahead: its sum alone, of values 0, 1
     assert core.receive(later, SWITCH, now=0.001) is None and core.stats.held == 1
     nxt = core.receive(answer(first[0]), SWITCH, now=0.002)  # round 0's own RESULT
-    assert HEADER.unpack_from(nxt)[8] == 1
+    assert parse_header(nxt).round == 1
     beyond = answer(bytes(nxt), round_=1 + core.hold_rounds)  # too far ahead to keep
     assert core.receive(beyond, SWITCH, now=0.003) is None and core.stats.duplicates == 1
     for data in (bytes(nxt), *first[1:]):
@@ -554,7 +551,7 @@ def test_a_status_of_a_later_round_marks_the_chunks_gone_and_moves_to_the_round_
     # Slot 1 (chunks 1, 5, 9): set 0 holds round 2, so round 0 is gone and round 1 goes out.
     after = core.receive(answer(first[1], msg=MSG_STATUS, round_=2), SWITCH, now=0.001)
     assert (
-        HEADER.unpack_from(after)[8] == 1
+        parse_header(after).round == 1
         and after[HEADER_LEN:] == array[10:12].astype(">i4").tobytes()
     )
     for data in (bytes(after), first[2], first[3]):
@@ -569,7 +566,7 @@ def test_a_status_of_a_later_round_marks_the_chunks_gone_and_moves_to_the_round_
     assert not got[[0, 1, 2, 3, 8, 9, 16, 17]].any() and np.array_equal(got[4:8], array[4:8])
     assert contributors.element_counts(got.shape)[:6].tolist() == [0, 0, 0, 0, 2, 2]
     [again, *_] = core.start(array, now=1.0)
-    assert HEADER.unpack_from(again)[8] == 3  # slot 0 starts after the rounds it was told of
+    assert parse_header(again).round == 3  # slot 0 starts after the rounds it was told of
 
 
 def test_a_float_chunk_beyond_the_agreed_exponent_is_clipped_so_n_contributions_cannot_overflow():
@@ -597,7 +594,7 @@ def test_the_wire_rank_and_the_jobs_worker_count_for_the_scale_are_two_values():
     for core in (leaf, flat):
         [first, _] = core.start(floats, 0.0)  # a float slot's first use: the exponent alone
         sent.append(bytes(core.receive(answer(bytes(first)), SWITCH, 1e-3)))
-    assert sent[0] == sent[1] and HEADER.unpack_from(sent[0])[1] == 1
+    assert sent[0] == sent[1] and parse_header(sent[0]).rank == 1
     assert sent[0][HEADER_LEN:] != bytes(4 * 2)  # chunk 2's values, scaled for 32
     with pytest.raises(ValueError, match=r"job_workers = 1: expected 2\.\.65535"):
         AllReduceCore(3, 1, 2, EPOCH, job_workers=1, **args)

@@ -4,7 +4,7 @@ comes exactly srtt after this worker's copy."""
 
 import numpy as np
 import pytest
-from test_core import EPOCH, SWITCH, answer, rack_core, result
+from test_core import EPOCH, SWITCH, answer, rack_core, result, update_of
 
 from ina.hosts.core import MAX_DATAGRAM_ELEMS, PACE_BURST, AllReduceCore, WorkerError
 from ina.hosts.packets import datagram, result_for
@@ -177,10 +177,7 @@ def test_giving_up_on_a_counted_slot_names_the_ranks_it_waits_for():
 def test_a_cores_slots_are_the_jobs_from_base_on_and_the_slot_below_base_is_not_its():
     core = core_with(base=3)
     sent = [bytes(p) for p in core.start(np.array([1, 2, 3, 4], dtype=np.int32), now=0.0)]
-    assert [p.hex() for p in sent] == [
-        "010100030003000000005eed000300000000000000000000000100000002",  # the job's slot 3
-        "010100030004000000005eed000300000000000000000000000300000004",  # the job's slot 4
-    ]
+    assert sent == [update_of(3, 0, [1, 2]), update_of(4, 0, [3, 4])]  # the job's slots 3 and 4
     assert core.receive(result(index=2), SWITCH, now=0.0005) is None
     assert core.stats.forged == 1
     for packet in sent:
@@ -346,7 +343,7 @@ def test_a_status_rounds_ahead_skips_the_uses_before_and_their_chunks_have_no_su
     assert core.receive(answer(bytes(first)), SWITCH, now=0.001) is None
     [update] = [bytes(p) for p in core.start(np.arange(10, dtype=np.int32), now=1.0)]
     following = bytes(core.receive(status_of(update, 5), SWITCH, now=1.001))
-    assert following.hex() == "010100030000000000005eed000300000004000000000000000600000007"
+    assert following == update_of(0, 4, [6, 7])
     last = bytes(core.receive(answer(following), SWITCH, now=1.002))
     assert core.receive(answer(last), SWITCH, now=1.003) is None
     assert core.finished and core.result().tolist() == [0, 0, 0, 0, 0, 0, 6, 7, 8, 9]

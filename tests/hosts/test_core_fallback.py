@@ -5,11 +5,10 @@ completes it."""
 import numpy as np
 
 from ina.hosts.core import AllReduceCore
+from ina.hosts.packets import rewrite
 from ina.p4src.protocol import (
     FLAG_FALLBACK,
     FLAGS_OFFSET,
-    HEADER,
-    HEADER_LEN,
     MSG_RESULT,
     MSG_STATUS,
 )
@@ -31,11 +30,8 @@ def reply(
     update: bytes, msg: int, flags: int = 0, round_: int | None = None, bitmap: int = 0
 ) -> bytes:
     """An answer to `update` (its values): a RESULT or STATUS with `flags`, of its round or `round_`."""
-    fields = list(HEADER.unpack_from(update))
-    fields[0], fields[5], fields[6], fields[9] = msg, flags, bitmap.bit_count(), bitmap
-    if round_ is not None:
-        fields[8] = round_
-    return HEADER.pack(*fields) + update[HEADER_LEN:]
+    words = {"msg_type": msg, "flags": flags, "count": bitmap.bit_count(), "bitmap": bitmap}
+    return rewrite(update, **words, **({} if round_ is None else {"round": round_}))
 
 
 def test_a_fallback_status_resends_the_use_flagged_and_the_servers_result_completes_it():

@@ -9,13 +9,14 @@ import threading
 import numpy as np
 import pytest
 from ranks import run_ranks
+from test_core import update_of
 
 from ina.hosts import batch, packets
 from ina.hosts.baseline import ParameterServer
 from ina.hosts.cli import make_array, verify
 from ina.hosts.quantize import chunk_exponents, error_bound, quantize, scale_for
 from ina.hosts.worker import Worker, WorkerError
-from ina.p4src.protocol import HEADER, MSG_RESULT, MSG_STATUS, MSG_UPDATE, pool_field
+from ina.p4src.protocol import HEADER_LEN, MSG_RESULT, MSG_STATUS, MSG_UPDATE, header_struct
 
 PS_IP = "127.0.0.1"
 EPOCH = 0x5EED0001
@@ -135,6 +136,23 @@ def test_result_for_keeps_the_updates_slot_and_flags_and_sets_count_bitmap_expon
     )
 
 
+def test_a_header_struct_packs_the_words_it_names_and_zeros_the_others():
+    words = header_struct("rank", "epoch")
+    buf = bytearray(b"\xff" * (HEADER_LEN + 1))
+    words.pack_into(buf, 0, 3, 7)
+    assert bytes(buf) == packets.datagram(0, 7, [], rank=3) + b"\xff"
+    assert words.unpack_from(packets.datagram(1, 7, [], rank=3, job=2, round_=5, bitmap=9)) == (
+        3,
+        7,
+    )
+    with pytest.raises(ValueError, match="the header has no word 'job'"):
+        header_struct("job")
+    with pytest.raises(ValueError, match="not in wire order"):
+        header_struct("epoch", "rank")
+    with pytest.raises(TypeError, match="rewrite\\(\\) takes no header word 'job'"):
+        packets.rewrite(buf, job=1)
+
+
 def test_quantization_scale_cannot_overflow():
     chunk = np.array([[0.75, -3.5, 0.0, 1e-3]])
     [e] = chunk_exponents(chunk)
@@ -194,15 +212,10 @@ def test_int32_packets_on_the_wire_alternate_sets_and_count_duplicates():
     w = reflected_worker(2, 2, 2)
     array = np.array([1, -2, 3, 2**31 - 1, -5], dtype=np.int32)
     assert np.array_equal(w.allreduce(array), array)
-    assert [p.hex() for p in w.sock.sent] == [
-        "010100030000000000005eed0003000000000000000000000001fffffffe",  # slot 0, set 0: chunk 0
-        "010100030001000000005eed00030000000000000000000000037fffffff",  # slot 1, set 0: chunk 1
-        "01010003800000000000"
-        "5eed0003"
-        "00000001"
-        "00000000"
-        "fffffffb"
-        "00000000",  # slot 0, set 1: chunk 2, zero-padded
+    assert w.sock.sent == [
+        update_of(0, 0, [1, -2]),  # slot 0, set 0: chunk 0
+        update_of(1, 0, [3, 2**31 - 1]),  # slot 1, set 0: chunk 1
+        update_of(0, 1, [-5, 0]),  # slot 0, set 1: chunk 2, zero-padded
     ]
     s = w.stats  # the I/O thread may have read the last duplicate already, or not yet
     assert (s.packets_sent, s.retransmissions, s.packets_received - s.duplicates) == (3, 0, 3)
@@ -213,9 +226,7 @@ def test_int32_packets_on_the_wire_alternate_sets_and_count_duplicates():
     )
     w.sock.sent.clear()
     w.allreduce(array[:2])  # the next all-reduce continues each slot's set alternation
-    assert [p.hex() for p in w.sock.sent] == [
-        "010100030000000000005eed0003000000020000000000000001fffffffe"
-    ]
+    assert w.sock.sent == [update_of(0, 2, [1, -2])]
     w.close()
 
 
@@ -225,25 +236,10 @@ def test_float_packets_quantize_with_the_exponent_the_switch_returns():
     w = reflected_worker(2, 2, 1, exponents={130: 131})
     array = np.array([0.5, -0.25, 3.0, 0.0], dtype=np.float32)
     result = w.allreduce(array)
-    assert [p.hex() for p in w.sock.sent] == [
-        "01010003000080000000"
-        "5eed0003"
-        "00000000"
-        "00000000"
-        "00000000"
-        "00000000",  # use 0: all zeros, announces chunk 0's exponent
-        "01010003800082000000"
-        "5eed0003"
-        "00000001"
-        "00000000"
-        "20000000"
-        "f0000000",  # chunk 0 at scale (2**31-1)/2, announces 130
-        "01010003000000000000"
-        "5eed0003"
-        "00000002"
-        "00000000"
-        "18000000"
-        "00000000",  # chunk 1 at scale (2**31-1)/16, nothing after
+    assert w.sock.sent == [
+        update_of(0, 0, [0, 0], exponent=128),  # use 0: all zeros, announces chunk 0's exponent
+        update_of(0, 1, [1 << 29, -(1 << 28)], exponent=130),  # chunk 0 at scale (2**31-1)/2
+        update_of(0, 2, [0x18000000, 0]),  # chunk 1 at scale (2**31-1)/16, nothing after
     ]
     assert result.dtype == np.float32 and np.array_equal(result, array)
     w.close()
@@ -268,9 +264,10 @@ def test_every_answer_leaves_before_the_worker_waits():
 
 
 def forged_result(job: int, pool_set: int, index: int, epoch: int, elems: int = 16) -> bytes:
-    return HEADER.pack(
-        MSG_RESULT, 0, job, pool_field(pool_set, index), 0, 0, 2, epoch, pool_set, 3
-    ) + bytes(range(4 * elems))
+    header = packets.datagram(
+        MSG_RESULT, epoch, [], job=job, index=index, round_=pool_set, count=2, bitmap=3
+    )
+    return header + bytes(range(4 * elems))
 
 
 def udp_from(src: tuple[str, int], dst: tuple[str, int], payload: bytes) -> None:
@@ -510,10 +507,11 @@ def test_between_calls_the_worker_reads_its_socket_and_holds_the_next_calls_resu
             switch.sendto(packets.result_for(update, 1, 0b10), addr)
         assert future.result(timeout=5).total.tolist() == [1, 2, 3, 4]
         for slot in range(2):  # round 1 of each slot: rank 0's sums alone
-            values = struct.pack(">2i", 10 * slot, 10 * slot + 1)
+            values = [10 * slot, 10 * slot + 1]
             switch.sendto(
-                HEADER.pack(MSG_RESULT, 0, 3, pool_field(1, slot), 0, 0, 1, 0x5EED0003, 1, 0b01)
-                + values,
+                packets.datagram(
+                    MSG_RESULT, 0x5EED0003, values, job=3, index=slot, round_=1, count=1, bitmap=1
+                ),
                 addr,
             )
         for _ in range(500):

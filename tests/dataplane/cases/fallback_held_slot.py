@@ -1,12 +1,13 @@
 from stf_render import (
     FLAG_FALLBACK,
+    SHARED_EPOCHS,
     SHARED_SETUP,
     W1,
     W2,
     W3,
     W4,
+    notice,
     result,
-    status,
     to_host,
     total,
     update,
@@ -16,8 +17,7 @@ A = [1040657, 112648, -831199, 322106, 621741, -531564, 412283, 741022]
 B = [1032738, -120567, 823280, 330025, -613822, 539483, 404364, -748941]
 C = [-1024819, 128486, 815361, -337944, 605903, 547402, -396445, 756860]
 D = [1016900, 136405, -807442, 345863, 597984, -555321, 388526, 764779]
-E1, E2 = 0x5EED0001, 0x5EED0002
-NOTICE = {"flags": FLAG_FALLBACK, "count": 0, "bitmap": 0}
+E1, E2 = SHARED_EPOCHS
 
 LINES = [
     "# Best effort: jobs 1 and 2 share slots 0-3, each with a host fallback server. Job 1 holds slot 0",
@@ -27,11 +27,11 @@ LINES = [
     *SHARED_SETUP,
     update(W1, epoch=E1, values=A, job=1),
     update(W3, epoch=E2, values=C, job=2, exponent=5),
-    status(W3, epoch=E2, values=C, job=2, exponent=5, **NOTICE),
-    status(W4, epoch=E2, values=C, job=2, exponent=5, **NOTICE),
+    notice(W3, epoch=E2, values=C, job=2, exponent=5),
+    notice(W4, epoch=E2, values=C, job=2, exponent=5),
     update(W4, epoch=E2, values=D, rank=1, job=2),
-    status(W3, epoch=E2, values=D, rank=1, job=2, **NOTICE),
-    status(W4, epoch=E2, values=D, rank=1, job=2, **NOTICE),
+    notice(W3, epoch=E2, values=D, rank=1, job=2),
+    notice(W4, epoch=E2, values=D, rank=1, job=2),
     "check_counter job_fallback_notices(2) packets == 2",
     "# the flagged UPDATEs go to the server; the slot held by job 1 records nothing",
     update(W3, epoch=E2, values=C, job=2, exponent=5, flags=FLAG_FALLBACK),
@@ -46,8 +46,8 @@ LINES = [
     result(W2, epoch=E1, values=total(A, B), rank=1, job=1, count=2, bitmap=0b11),
     "# done, but held until job 1's next use is done (a worker whose RESULT copy was lost asks again)",
     update(W3, epoch=E2, values=C, job=2, exponent=5),
-    status(W3, epoch=E2, values=C, job=2, exponent=5, **NOTICE),
-    status(W4, epoch=E2, values=C, job=2, exponent=5, **NOTICE),
+    notice(W3, epoch=E2, values=C, job=2, exponent=5),
+    notice(W4, epoch=E2, values=C, job=2, exponent=5),
     update(W2, epoch=E1, values=B, rank=1, job=1),
     result(W2, epoch=E1, values=total(A, B), rank=1, job=1, count=2, bitmap=0b11),
     "check_counter job_fallback_notices(2) packets == 3",

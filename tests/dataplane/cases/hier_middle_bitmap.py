@@ -1,4 +1,15 @@
-from stf_render import PARENT, Host, from_parent, result, total, update, upstream
+from stf_render import (
+    PARENT,
+    SWITCH_CONFIG,
+    Host,
+    Parent,
+    from_parent,
+    job,
+    result,
+    total,
+    update,
+    upstream,
+)
 
 L1 = Host(1, "02:cc:00:00:00:01", "10.0.2.1")  # a leaf switch holding 2 workers
 L2 = Host(2, "02:cc:00:00:00:02", "10.0.2.2")  # a leaf switch holding 2 workers
@@ -12,18 +23,8 @@ LINES = [
     "# their counts and go up as one (count 4). Its parent completed under a quorum without it (its",
     "# bitmap lacks rank 1): the RESULT goes down with the job-wide count and an empty bitmap, so",
     "# every worker below knows its contribution is not in the sum.",
-    "setdefault switch_config set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)",
-    "mc_mgrp_create 257",
-    "add admission sm.ingress_port:1 hdr.ethernet.src_addr:0x2cc00000001 hdr.ipv4.src_addr:0xa000201 hdr.agg.job_id:1 hdr.agg.rank:0 admit_switch(workers:2)",
-    "add result_rewrite sm.egress_rid:33 to_worker(mac:0x2cc00000001, ip:0xa000201, udp_port:0xbee0)",
-    "mc_node_create 33 1",
-    "mc_node_associate 257 0",
-    "add admission sm.ingress_port:2 hdr.ethernet.src_addr:0x2cc00000002 hdr.ipv4.src_addr:0xa000202 hdr.agg.job_id:1 hdr.agg.rank:1 admit_switch(workers:2)",
-    "add result_rewrite sm.egress_rid:34 to_worker(mac:0x2cc00000002, ip:0xa000202, udp_port:0xbee0)",
-    "mc_node_create 34 2",
-    "mc_node_associate 257 1",
-    "add job_parent hdr.agg.job_id:1 set_parent(port:5, mac:0x2bb00000001, ip:0xa0001fe, rank:1, job_workers:8, job_quorum:4)",
-    "add jobs hdr.agg.job_id:1 set_job(base:0, num_slots:4, num_workers:2, mgid:257, epoch:0x5eed0001, quorum:2, timeout:0, staleness:0)",
+    SWITCH_CONFIG,
+    *job(1, [L1, L2], epoch=E, below=[2, 2], parent=Parent(PARENT, 1, job_workers=8, job_quorum=4)),
     "# quorum 2 of its 4 workers (its share of the job's 4 of 8), so the first leaf's sum completes",
     update(L1, epoch=E, values=X, job=1, count=2, index=1, round_=1),
     upstream(PARENT, epoch=E, values=X, rank=1, job=1, count=2, index=1, round_=1),

@@ -1,4 +1,4 @@
-from stf_render import Host, from_parent, result, total, update
+from stf_render import SWITCH_CONFIG, Host, from_parent, job, result, total, update
 
 L1 = Host(1, "02:cc:00:00:00:01", "10.0.2.1")  # a leaf switch holding 2 workers
 L2 = Host(2, "02:cc:00:00:00:02", "10.0.2.2")  # a leaf switch holding 3 workers
@@ -11,17 +11,8 @@ LINES = [
     "# UPDATE's count is its weight, at most the workers below it): the job completes when the",
     "# partial sums hold all 5 workers, and the RESULT goes to both leaves; a leaf that lost it",
     "# resends its partial sum and gets the RESULT alone.",
-    "setdefault switch_config set_switch_addr(mac:0x2aa00000001, ip:0xa0000fe)",
-    "mc_mgrp_create 257",
-    "add admission sm.ingress_port:1 hdr.ethernet.src_addr:0x2cc00000001 hdr.ipv4.src_addr:0xa000201 hdr.agg.job_id:1 hdr.agg.rank:0 admit_switch(workers:2)",
-    "add result_rewrite sm.egress_rid:33 to_worker(mac:0x2cc00000001, ip:0xa000201, udp_port:0xbee0)",
-    "mc_node_create 33 1",
-    "mc_node_associate 257 0",
-    "add admission sm.ingress_port:2 hdr.ethernet.src_addr:0x2cc00000002 hdr.ipv4.src_addr:0xa000202 hdr.agg.job_id:1 hdr.agg.rank:1 admit_switch(workers:3)",
-    "add result_rewrite sm.egress_rid:34 to_worker(mac:0x2cc00000002, ip:0xa000202, udp_port:0xbee0)",
-    "mc_node_create 34 2",
-    "mc_node_associate 257 1",
-    "add jobs hdr.agg.job_id:1 set_job(base:0, num_slots:4, num_workers:2, mgid:257, epoch:0x5eed0001, quorum:5, timeout:0, staleness:0)",
+    SWITCH_CONFIG,
+    *job(1, [L1, L2], epoch=E, below=[2, 3], quorum=5),
     "# a partial sum of no worker, or of more than the leaf holds, is refused",
     update(L2, epoch=E, values=Y, rank=1, job=1, count=0),
     update(L2, epoch=E, values=Y, rank=1, job=1, count=4),
