@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from ina.args import float_range, int_choice, int_range
@@ -68,15 +69,23 @@ def bench_compile(out: Path, reps: int) -> list[dict]:
     return rows
 
 
+SWITCH_CONFIGS = (("forward", 8), ("aggregate", 16), ("aggregate", 32), ("aggregate", 64))
+
+
 def bench_switch(
-    out: Path, reps: int, seconds: float, veth: bool, bmv2: bool = False
+    out: Path,
+    reps: int,
+    seconds: float,
+    veth: bool,
+    bmv2: bool = False,
+    configs: Sequence[tuple[str, int]] = SWITCH_CONFIGS,
 ) -> list[dict]:
     """Packets/s of both engines, in process and over veth, and the I/O ceiling of the links;
-    with `bmv2`, simple_switch_grpc over the same veths in the same run, and the ratio."""
+    with `bmv2`, simple_switch_grpc over the same veths in the same run, and the ratio.
+    `configs`: the (kind, elements per packet) programs measured."""
     from ina.bench import switch_inprocess as inproc
 
     rows = []
-    configs = [("forward", 8), ("aggregate", 16), ("aggregate", 32), ("aggregate", 64)]
     engines = ("native", "python")
     bmv2_runs = len(configs) * reps if veth and bmv2 else 0
     progress = Progress(

@@ -8,9 +8,11 @@ p4c's BMv2 runner parses `check_counter` but does not check it (it logs "ignorin
 register expectations are `# ina:` comments it skips: counters and registers are checked by `ina stf`
 (test_dataplane.py), packets by both. The mutants below pin that split down.
 
-Each run takes about 4 s, mostly the runner's fixed sleeps, so the runs go through a small thread
-pool. They share one working directory: the runner picks its Thrift port at random and locks it
-with a directory there. Timing is the runner's, not ours: it writes table commands to
+The runner compiles its program for every file; its build directory's p4c-bm2-ss (p4c_once.py)
+runs the real compiler once per distinct command and hands later runs its JSON. Each run then
+takes about 4 s, mostly the runner's fixed sleeps, so the runs go through a small thread pool.
+They share one working directory: the runner picks its Thrift port at random and locks it with a
+directory there. Timing is the runner's, not ours: it writes table commands to
 simple_switch_CLI, sleeps 1 s, then sends the packets, and stops the switch 2 s after the last one,
 so a packet is missed only if the CLI has not applied its entries within that second or the switch
 has not drained its input in those two. WORKERS keeps the load of a 2-core machine low enough for
@@ -26,6 +28,7 @@ with the longer waits too still fail.
 import os
 import re
 import subprocess
+import sys
 import warnings
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -44,6 +47,7 @@ P4_TESTS = HERE.parent / "p4"
 WORKERS = 2  # a full suite under other load missed packets with 4 simple_switches at once
 # seconds for one file: far above the ~4 s a run takes, and p4c-bm2-ss's ~45 s at ELEMS=256
 RUN_TIMEOUT = 600
+BUILD = "build"  # the runner's build directory in the session's working directory: _compile_once
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,18 @@ class Run:
         )
 
 
+def _compile_once(build: Path) -> None:
+    """A build directory for p4c's runner (`-bd`): p4c's config.h, and a p4c-bm2-ss that compiles
+    each distinct command once (p4c_once.py)."""
+    build.mkdir()
+    (build / "config.h").symlink_to(P4C_DIR / "build" / "config.h")
+    compiler = build / "p4c-bm2-ss"
+    compiler.write_text(
+        f'#!/bin/sh\nexec "{sys.executable}" "{HERE / "p4c_once.py"}" "{P4C}" "{build}" "$@"\n'
+    )
+    compiler.chmod(0o755)
+
+
 def _run_p4c(case: Case, workdir: Path) -> Run:
     """p4c's runner on `case`; once more, with longer sleeps, when the switch sent nothing on a port
     within its fixed waits."""
@@ -168,7 +184,7 @@ def _run_p4c_once(case: Case, workdir: Path, sleep_scale: float = 1.0) -> Run:
         str(P4C_DIR),
         str(case.program),
         "-bd",
-        str(P4C_DIR / "build"),
+        str(workdir / BUILD),
         "-tf",
         str(case.stf),
     ]
@@ -193,6 +209,7 @@ def p4c_runs(
     if reason:
         pytest.skip(reason)
     workdir = tmp_path_factory.mktemp("p4c-runner")
+    _compile_once(workdir / BUILD)
     cases = CASES | P4_CASES
     for name, (old, new, *_) in MUTANTS.items():
         text = MUTATED.read_text()
