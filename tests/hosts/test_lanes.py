@@ -6,6 +6,7 @@ chunks redone at n's."""
 import numpy as np
 import pytest
 
+from ina.hosts import cli
 from ina.hosts.core import AllReduceCore, WorkerError
 from ina.hosts.inprocess import InProcessSwitch
 from ina.hosts.quantize import chunk_exponents, headroom, lane_max, quantize, scale_for
@@ -90,3 +91,40 @@ def test_int32_arrays_need_32_bit_lanes() -> None:
 def test_a_lane_width_the_switch_has_not_is_refused(bits: int) -> None:
     with pytest.raises(ValueError, match=rf"bits = {bits}: expected one of \(32, 16, 8\)"):
         AllReduceCore(0, 0, 2, 1, ELEMS, 4, 1e-3, 3, ("10.0.0.254", 0xBEE0), bits=bits)
+
+
+def test_workers_of_another_width_than_the_switch_fail_naming_the_lanes() -> None:
+    """A switch built for 16-bit lanes drops 32-bit workers' UPDATEs as malformed (counted); the
+    workers give up with an error that names their width and the switch's -DLANE_BITS."""
+    with InProcessSwitch(elems=ELEMS, bits=16) as net:
+        net.bits = 32  # the workers' lanes, not the switch's
+        net.add_job(0, 2, window=1, max_retries=1)
+        with pytest.raises(
+            WorkerError,
+            match=r"no answer from the switch .* built for other lanes than this worker's 32-bit "
+            r"ones \(-DLANE_BITS; it drops their UPDATEs as malformed\)",
+        ):
+            net.allreduce({0: [np.ones(lane_values(ELEMS, 32))] * 2})
+        malformed = net.controller.stats()["ports"]
+        assert {port: c["malformed"] for port, c in malformed.items()} == {1: 2, 2: 2}
+
+
+def test_ina_worker_verifies_a_sum_against_its_lanes_bound() -> None:
+    """`ina worker --bits 8 --verify` accepts an 8-bit sum, which 32-bit lanes' bound refuses."""
+    argv = "--job 0 --rank 0 --workers 4 --switch 10.0.0.1 --size 300 --dtype float32 --verify"
+    args = cli.build_parser().parse_args([*argv.split(), "--elems", str(ELEMS), "--bits", "8"])
+    data = [cli.make_array(args.seed, r, args.size, args.dtype) for r in range(4)]
+    with InProcessSwitch(elems=ELEMS, bits=8) as net:
+        net.add_job(0, 4, window=4)
+        core = net.start(0, 0, data[0])
+        for rank in range(1, 4):
+            net.start(0, rank, data[rank])
+        net.run()
+        reduced = (core.result(), core.contributors())
+    outcome = cli.Outcome(args)
+    outcome.add(0, reduced)
+    assert outcome.ok and outcome.max_error > 0
+    args.bits = 32
+    wide = cli.Outcome(args)
+    wide.add(0, reduced)
+    assert wide.failed == [0]

@@ -2,8 +2,21 @@
 
 import io
 import json
+import subprocess
+from types import SimpleNamespace
 
-from ina.topologies.runner import RunOptions, RunResult, drop_notes, run_workers, summary
+import pytest
+
+import ina.compiler
+from ina.topologies.runner import (
+    RunError,
+    RunOptions,
+    RunResult,
+    compile_program,
+    drop_notes,
+    run_workers,
+    summary,
+)
 from ina.topologies.topo import load
 
 
@@ -166,3 +179,32 @@ def test_each_worker_sends_to_its_trees_leaf_with_its_rank_there_and_seeds_its_d
         for h, a in hosts.started.items()
         if h != topo.extra_host
     } == {h: (server, None) for h in ("h1", "h2", "h3", "h4")}
+
+
+def test_the_switch_is_built_and_its_workers_started_with_the_runs_lane_width(
+    monkeypatch, tmp_path
+):
+    """--bits reaches both ends: ina's compiler and p4c-bm2-ss get -DLANE_BITS, every worker
+    --bits, so a switch and its workers never differ (a switch of another width drops UPDATEs)."""
+    seen = {}
+
+    def compile_file(path, defines):
+        seen["builtin"] = defines
+        return SimpleNamespace(bmv2={}, p4info=None)
+
+    def p4c(cmd, **_kwargs):
+        seen["bmv2"] = [a for a in cmd if a.startswith("-D")]
+        return subprocess.CompletedProcess(cmd, 1, "", "stop here")
+
+    monkeypatch.setattr(ina.compiler, "compile_file", compile_file)
+    monkeypatch.setattr(subprocess, "run", p4c)
+    compile_program("builtin", 64, 512, tmp_path, bits=16)
+    with pytest.raises(RunError, match="p4c-bm2-ss failed:\nstop here"):
+        compile_program("bmv2", 64, 512, tmp_path, bits=8)
+    assert seen == {
+        "builtin": {"ELEMS": "64", "POOL_SIZE": "512", "LANE_BITS": "16"},
+        "bmv2": ["-DELEMS=64", "-DPOOL_SIZE=512", "-DLANE_BITS=8"],
+    }
+    topo, hosts = load("star", workers=2), Hosts()
+    run_workers(hosts, topo, RunOptions(workers=2, bits=8, dtype="float32"), {0: 7})
+    assert {h: option(a, "--bits") for h, a in hosts.started.items()} == {"h1": "8", "h2": "8"}
