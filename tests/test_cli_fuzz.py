@@ -260,6 +260,7 @@ COMMANDS: dict[
             "--aggregation": CHOICE,
             "--target-accuracy": FLOAT(0, 1, lo_open=True),
             "--elems": ONE_OF_ELEMS,
+            "--bits": ("one_of", (32, 16, 8)),
             "--window": INT(1, 32768),
             "--timeout": FLOAT(0, 60, lo_open=True),
             "--max-retries": INT(0),

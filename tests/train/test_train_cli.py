@@ -8,8 +8,10 @@ import pytest
 
 from ina.cli import main as ina
 from ina.topologies import lock
-from ina.train import cli
+from ina.train import cli, worker_main
 from ina.train.cli import main
+from ina.train.feedback import ErrorFeedback
+from ina.train.options import lanes_argv
 
 
 @pytest.mark.parametrize(
@@ -67,6 +69,21 @@ def nothing_trains(monkeypatch, tmp_path):
         (
             ["--elems", "512"],
             "argument --elems: expected one of 8, 16, 32, 64, 128, 256, got '512'",
+        ),
+        (["--bits", "4"], "argument --bits: expected one of 32, 16, 8, got '4'"),
+        (
+            ["--bits", "16", "--aggregation", "ring"],
+            "argument --bits/--error-feedback: lanes and their residuals are the switch's; "
+            "--aggregation ring has none",
+        ),
+        (
+            ["--error-feedback", "--aggregation", "ps"],
+            "argument --bits/--error-feedback: lanes and their residuals are the switch's; "
+            "--aggregation ps has none",
+        ),
+        (
+            ["--error-feedback", "--replay", "resnet50"],
+            "argument --error-feedback: a replay sends no gradients to carry a residual of",
         ),
         (
             ["--straggler", "h2:5x"],
@@ -151,3 +168,52 @@ def test_worker_without_an_aggregator_fails_naming_it_and_the_job():
         "no answer from the switch at 127.0.0.1 after 1 retransmissions"
     )
     assert done.stdout == ""
+
+
+def test_lanes_and_error_feedback_reach_the_run_and_each_worker(nothing_trains, monkeypatch):
+    """`ina train --bits 8 --error-feedback`: the run's options, the argv each worker process gets
+    (lanes_argv) and, in the worker, Worker(bits=8) and an 8-bit ErrorFeedback for the job's n."""
+    seen = {}
+    monkeypatch.setattr(
+        cli, "train_and_compare", lambda args, opts, *_: seen.setdefault("opts", opts)
+    )
+    main(["--bits", "8", "--error-feedback", "--workers", "2", "--epochs", "1"])
+    assert (seen["opts"].bits, seen["opts"].error_feedback) == (8, True)
+
+    class Worker:
+        allreduce = None
+
+        def __init__(self, *args, **kwargs):
+            seen["bits"] = kwargs["bits"]
+
+        def close(self):
+            pass
+
+    def train(*args, feedback, **kwargs):
+        seen["feedback"] = feedback
+        raise KeyboardInterrupt  # stop before any all-reduce
+
+    monkeypatch.setattr(worker_main, "Worker", Worker)
+    monkeypatch.setattr(worker_main, "train", train)
+    common = [
+        "--job",
+        "0",
+        "--rank",
+        "1",
+        "--workers",
+        "9",
+        "--epoch",
+        "1",
+        "--switch",
+        "10.0.0.1",
+        "--elems",
+        "64",
+    ]
+    with pytest.raises(KeyboardInterrupt):
+        worker_main.main([*common, *lanes_argv(seen["opts"].bits, seen["opts"].error_feedback)])
+    feedback = seen["feedback"]
+    assert isinstance(feedback, ErrorFeedback)
+    assert (seen["bits"], feedback.bits, feedback.room, feedback.values) == (8, 8, 3, 256)
+    with pytest.raises(KeyboardInterrupt):
+        worker_main.main([*common, *lanes_argv(16, False)])
+    assert (seen["bits"], seen["feedback"]) == (16, None)
