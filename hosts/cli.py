@@ -32,6 +32,7 @@ from ina.p4src.protocol import (
     MAX_TREE_WORKERS,
     MAX_WORKERS,
     UDP_PORT,
+    lane_values,
 )
 
 
@@ -185,7 +186,15 @@ class Outcome:
         self.missing += len(counted.missing)
         if a.verify:
             ok, error = verify(
-                result, a.seed, a.workers, a.size, a.dtype, a.elems, counted, iteration, a.bits
+                result,
+                a.seed,
+                a.workers,
+                a.size,
+                a.dtype,
+                lane_values(a.elems, a.bits),
+                counted,
+                iteration,
+                a.bits,
             )
             self.max_error = max(self.max_error, error)
             if not ok:

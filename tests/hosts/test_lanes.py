@@ -158,8 +158,9 @@ def test_workers_of_another_width_than_the_switch_fail_naming_the_lanes() -> Non
 
 
 def test_ina_worker_verifies_a_sum_against_its_lanes_bound() -> None:
-    """`ina worker --bits 8 --verify` accepts an 8-bit sum, which 32-bit lanes' bound refuses."""
-    argv = "--job 0 --rank 0 --workers 4 --switch 10.0.0.1 --size 300 --dtype float32 --verify"
+    """`ina worker --bits 8 --verify` accepts an 8-bit sum, bounded per chunk of its ELEMS x 4
+    values (a bound per ELEMS values refuses it), and 32-bit lanes' bound refuses it too."""
+    argv = "--job 0 --rank 0 --workers 4 --switch 10.0.0.1 --size 3000 --dtype float32 --verify"
     args = cli.build_parser().parse_args([*argv.split(), "--elems", str(ELEMS), "--bits", "8"])
     data = [cli.make_array(args.seed, r, args.size, args.dtype) for r in range(4)]
     with InProcessSwitch(elems=ELEMS, bits=8) as net:
