@@ -411,6 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         "packets_sent": s.packets_sent,
         "packets_received": s.packets_received,
         "retransmissions": s.retransmissions,
+        "redone": s.redone,
         "timeouts": s.timeouts,
         "spurious": s.spurious,
         "statuses": s.statuses,
