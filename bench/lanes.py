@@ -224,8 +224,9 @@ def plot(
         },
         "",
     )
-    names = [
-        f"{r['dataset'][:6]} {r['bits']}{' EF' if r['error_feedback'] else ''}" for r in trained
+    names = [  # breast_cancer as "cancer", each on two lines so ten labels fit
+        f"{r['dataset'].split('_')[-1]}\n{r['bits']}{' EF' if r['error_feedback'] else ''}"
+        for r in trained
     ]
     plots.bars(
         out / "lanes_accuracy.png",
@@ -238,13 +239,13 @@ def plot(
         out / "lanes_time_to_accuracy.png",
         f"simulated time to the target accuracy at 100 Gbit/s, {workers} workers",
         names,
-        [1e3 * (r["time_to_target_s"] or 0.0) for r in trained],
-        "ms (0: not reached)",
+        [1e6 * (r["time_to_target_s"] or 0.0) for r in trained],
+        "us (0: not reached)",
     )
     plots.bars(
         out / "lanes_replay_error.png",
         f"largest error per element against float64, {workers} workers' replayed gradients",
-        [f"{r['workload']} {r['bits']}" for r in errors],
+        [f"{r['workload']}\n{r['bits']}-bit" for r in errors],
         [r["max_abs_error"] for r in errors],
         "max |sum - float64 sum|",
     )
