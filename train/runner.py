@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ina.controller.client import ControllerError
 from ina.hosts.compute import check_stragglers
 from ina.p4src.protocol import DEFAULT_ELEMS, SYNC, Policy
 from ina.topologies import clean, lock
@@ -85,7 +86,10 @@ def run(
             "sockets (try: sudo ina train ...)"
         )
     with lock.machine():
-        return _run_on_machine(opts, on_epoch, on_traffic)
+        try:
+            return _run_on_machine(opts, on_epoch, on_traffic)
+        except ControllerError as err:  # the switch refused or did not answer its programming
+            raise TrainError(f"programming the switch: {err}") from None
 
 
 def _run_on_machine(

@@ -3,6 +3,7 @@ gets no answer from its aggregator: it fails within its retry bound, naming the 
 
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -12,6 +13,8 @@ from ina.train import cli, worker_main
 from ina.train.cli import main
 from ina.train.feedback import ErrorFeedback
 from ina.train.options import lanes_argv
+
+Epoch = SimpleNamespace(test_accuracy=0.9)  # the reference's last epoch
 
 
 @pytest.mark.parametrize(
@@ -217,3 +220,22 @@ def test_lanes_and_error_feedback_reach_the_run_and_each_worker(nothing_trains, 
     with pytest.raises(KeyboardInterrupt):
         worker_main.main([*common, *lanes_argv(16, False)])
     assert (seen["bits"], seen["feedback"]) == (16, None)
+
+
+def test_a_switch_that_cannot_be_programmed_ends_the_run_in_one_line(monkeypatch, tmp_path, capsys):
+    """A ControllerError (a native build slower than the controller's wait) was a traceback."""
+    from ina.controller.client import ControllerError
+    from ina.train import runner
+
+    monkeypatch.setenv(lock.PATH_VARIABLE, str(tmp_path / "machine.lock"))
+    monkeypatch.setattr(runner.os, "geteuid", lambda: 0)
+
+    def hung(*_args):
+        raise ControllerError("127.0.0.1:9559: no answer to set pipeline within 30.0 s")
+
+    monkeypatch.setattr(runner, "_run_on_machine", hung)
+    monkeypatch.setattr(cli, "train", lambda *_a, **_k: (None, SimpleNamespace(epochs=[Epoch])))
+    assert main(["--epochs", "1", "--out", str(tmp_path / "run")]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "ina train: programming the switch: 127.0.0.1:9559: no answer to set pipeline within 30.0 s"
+    )
