@@ -36,7 +36,7 @@ DATASETS = ("digits", "breast_cancer")
 REPLAYS = ("resnet50", "bert_base")
 REPLAY_SCALE = 0.001  # of each model's buckets: resnet50 25,557 elements, bert_base 109,482
 EMULATED_WORKERS = 4
-EMULATED_SIZE = 1 << 16  # float32 per worker: a short run (256 chunks of 64 words at 32 bits)
+EMULATED_SIZE = 1 << 18  # float32 per worker: a short run (4,096 chunks of 64 words at 32 bits)
 
 
 def wire_bytes() -> float:
