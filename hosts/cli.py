@@ -26,12 +26,14 @@ from ina.p4src.protocol import (
     DEFAULT_ELEMS,
     ELEMS_CHOICES,
     EPOCH_MAX,
+    LANE_BITS_CHOICES,
     MAX_JOBS,
     MAX_SLOTS,
     MAX_STALENESS,
     MAX_TREE_WORKERS,
     MAX_WORKERS,
     UDP_PORT,
+    lane_values,
 )
 
 
@@ -146,6 +148,24 @@ def size_refusal(size: int, workers: int, verify: bool, processes: int = 1) -> s
     return memory_refusal("--size", size, per_element * processes, unit)
 
 
+def add_bits_argument(p: argparse.ArgumentParser) -> None:
+    """--bits, the switch's lane width, as every command that builds or joins a switch takes it."""
+    p.add_argument(
+        "--bits",
+        type=int_choice(LANE_BITS_CHOICES),
+        default=32,
+        help="bits per value in the switch's lanes (-DLANE_BITS; below 32 floats only): each "
+        "packet carries ELEMS x 32 / bits values",
+    )
+
+
+def bits_refusal(bits: int, dtype: str) -> str | None:
+    """The error for `bits`-bit lanes asked to sum `dtype` arrays; None when they can."""
+    if bits != 32 and dtype == "int32":
+        return f"argument --bits: {bits}-bit lanes sum floats only: add --dtype float32"
+    return None
+
+
 class Outcome:
     """A worker's all-reduces, one repetition at a time: each with its own arrays (make_array's
     iteration), each verified (with --verify) as it completes; chunks whose sum lacks ranks counted."""
@@ -167,7 +187,15 @@ class Outcome:
         self.missing += len(counted.missing)
         if a.verify:
             ok, error = verify(
-                result, a.seed, a.workers, a.size, a.dtype, a.elems, counted, iteration
+                result,
+                a.seed,
+                a.workers,
+                a.size,
+                a.dtype,
+                lane_values(a.elems, a.bits),
+                counted,
+                iteration,
+                a.bits,
             )
             self.max_error = max(self.max_error, error)
             if not ok:
@@ -232,6 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_ELEMS,
         help="elements per packet (the switch's ELEMS)",
     )
+    add_bits_argument(p)
     p.add_argument(
         "--window",
         type=int_range(1, MAX_SLOTS),
@@ -342,7 +371,9 @@ def main(argv: list[str] | None = None) -> int:
             f"argument --wire-rank: expected an integer in 0..{leaf_workers - 1} (below the leaf's "
             f"workers), got {wire_rank}"
         )
-    problem = size_refusal(args.size, args.workers, args.verify)
+    problem = size_refusal(args.size, args.workers, args.verify) or bits_refusal(
+        args.bits, args.dtype
+    )
     if problem:
         p.error(problem)
     if args.staleness >= args.window:
@@ -366,6 +397,7 @@ def main(argv: list[str] | None = None) -> int:
             staleness=args.staleness,
             job_workers=args.workers,
             fallback=args.fallback,
+            bits=args.bits,
         )
         outcome = Outcome(args)
         if args.start_barrier:
@@ -389,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "job": args.job,
         "rank": args.rank,
+        "bits": args.bits,
         "elements": s.elements,
         "elapsed_s": round(s.elapsed, 6),
         "goodput_elements_per_s": round(s.goodput),
@@ -396,6 +429,7 @@ def main(argv: list[str] | None = None) -> int:
         "packets_sent": s.packets_sent,
         "packets_received": s.packets_received,
         "retransmissions": s.retransmissions,
+        "redone": s.redone,
         "timeouts": s.timeouts,
         "spurious": s.spurious,
         "statuses": s.statuses,

@@ -711,9 +711,11 @@ class AllReduceCore:
         raise WorkerError(
             f"job {self.job_id} rank {self.rank}: no answer from the switch at {self.switch[0]} after "
             f"{self.max_retries} retransmissions of slot {index}. The switch may be unreachable, "
-            "refusing this worker (admission, or an epoch other than the job's), or dropping slots "
-            f"beyond the job's range (window {self.window}); `ina ctl show-jobs` lists each job's "
-            "slots and epoch, `ina ctl show-stats` the switch's refused/wrong_epoch/out_of_range counts"
+            "refusing this worker (admission, or an epoch other than the job's), built for other "
+            f"lanes than this worker's {self.bits}-bit ones (-DLANE_BITS; it drops their UPDATEs as "
+            "malformed), or dropping slots beyond the job's range (window "
+            f"{self.window}); `ina ctl show-jobs` lists each job's slots and epoch, `ina ctl "
+            "show-stats` the switch's refused/malformed/wrong_epoch/out_of_range counts"
         )
 
     def _resend(self, index: int, now: float) -> bytearray:

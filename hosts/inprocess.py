@@ -55,7 +55,7 @@ from ina.controller.allocators import Allocator
 from ina.controller.client import SwitchConnection
 from ina.hosts.core import MIN_RTO, AllReduceCore
 from ina.hosts.packets import parse_header
-from ina.p4src import AGGREGATE_P4
+from ina.p4src import AGGREGATE_P4, aggregate_defines
 from ina.p4src.protocol import (
     HEADER_LEN,
     MAX_PORT,
@@ -190,8 +190,7 @@ class Member:
 
 @functools.cache
 def program(elems: int, pool_size: int, bits: int = 32) -> CompileResult:
-    defines = {"ELEMS": str(elems), "POOL_SIZE": str(pool_size), "LANE_BITS": str(bits)}
-    return compile_file(AGGREGATE_P4, defines=defines)
+    return compile_file(AGGREGATE_P4, defines=aggregate_defines(elems, pool_size, bits))
 
 
 def update_frame_header(

@@ -14,6 +14,7 @@ from ina.args import int_choice, int_range, parsed_by, probability
 from ina.bench.results import git_revision
 from ina.controller.aggregation import BurstLoss
 from ina.controller.allocators import ALLOCATORS, allocator
+from ina.hosts.cli import bits_refusal
 from ina.hosts.core import WorkerError
 from ina.p4src.protocol import (
     ELEMS_CHOICES,
@@ -253,12 +254,9 @@ def config_from(p: argparse.ArgumentParser, args: argparse.Namespace) -> AllRedu
         p.error(
             f"argument --json: cannot write {args.json} (its directory is missing or not writable)"
         )
-    if (
-        args.bits != 32
-        and (args.dtype or DEFAULTS.dtype) == "int32"
-        and not (args.model or args.train)
-    ):
-        p.error(f"argument --bits: {args.bits}-bit lanes sum floats only: add --dtype float32")
+    problem = bits_refusal(args.bits, args.dtype or DEFAULTS.dtype)
+    if problem and not (args.model or args.train):
+        p.error(problem)
     send, recv = args.host_cost
     config = AllReduceConfig(
         topo=args.topo,

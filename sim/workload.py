@@ -29,6 +29,7 @@ from ina.hosts.cli import make_array, verify
 from ina.hosts.compute import ComputeModel, DelayDistribution
 from ina.hosts.core import AllReduceCore, Contributors
 from ina.hosts.inprocess import InProcessSwitch, Member
+from ina.p4src.protocol import lane_values
 from ina.sim.allreduce import (
     AllReduceConfig,
     aggregator_stats,
@@ -220,8 +221,9 @@ class SumChecks:
                 self.workers[job],
                 self.buckets[bucket],
                 c.dtype,
-                c.elems,
+                lane_values(c.elems, c.bits),
                 counted,
+                bits=c.bits,
             )
             self.max_abs_error = max(self.max_abs_error, error)
             self.first[key] = (digest, ok)

@@ -6,7 +6,7 @@ import sys
 from ina.args import float_range, int_choice, int_range, parsed_by, probability
 from ina.controller.aggregation import BurstLoss
 from ina.controller.allocators import ALLOCATORS, FIRST_FIT, allocator
-from ina.hosts.cli import size_refusal
+from ina.hosts.cli import add_bits_argument, bits_refusal, size_refusal
 from ina.hosts.compute import DelayDistribution, parse_duration, parse_straggler, straggler_refusal
 from ina.p4src.protocol import (
     DEFAULT_ELEMS,
@@ -104,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_ELEMS,
         help="elements per packet",
     )
+    add_bits_argument(p)
     p.add_argument("--pool-size", type=int_range(1, MAX_POOL_SIZE), default=8192)
     p.add_argument(
         "--slots",
@@ -219,9 +220,15 @@ def main(argv: list[str] | None = None) -> int:
     ranks = min(
         -(-args.workers // (args.jobs or 1)), MAX_WORKERS
     )  # per job (at most MAX_WORKERS); every worker verifies
-    problem = size_refusal(args.size, ranks, verify=True, processes=args.workers)
+    problem = size_refusal(args.size, ranks, verify=True, processes=args.workers) or bits_refusal(
+        args.bits, args.dtype
+    )
     if problem:
         parser.error(problem)
+    if args.bits != 32 and args.baseline:
+        parser.error(
+            f"argument --bits: the host-only baseline sums 32-bit lanes; drop --bits {args.bits}"
+        )
     if args.clean:
         return clean_stale()
     opts = RunOptions(
@@ -236,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         loss_direction=args.loss_direction,
         jobs=args.jobs,
         elems=args.elems,
+        bits=args.bits,
         pool_size=args.pool_size,
         slots=args.slots,
         run_dir=args.keep_logs,

@@ -48,6 +48,7 @@ class RunOptions:
         None  # deal the workers into this many jobs (None: 1 on a star, a file's own jobs)
     )
     elems: int = DEFAULT_ELEMS
+    bits: int = 32  # the switch's lanes (-DLANE_BITS) and its workers': below 32, floats only
     pool_size: int = 8192
     slots: int = 128
     timeout: float = 0.05
@@ -110,12 +111,13 @@ def pick_target(target: str) -> str:
     return target
 
 
-def compile_program(target: str, elems: int, pool_size: int, out_dir: Path):
-    """BMv2 JSON (dict) and P4Info of p4src/aggregate.p4, from ina's compiler or p4c-bm2-ss."""
+def compile_program(target: str, elems: int, pool_size: int, out_dir: Path, bits: int = 32):
+    """BMv2 JSON (dict) and P4Info of p4src/aggregate.p4, from ina's compiler or p4c-bm2-ss, for
+    `bits`-bit lanes (the workers' --bits)."""
     from ina.compiler import compile_file
-    from ina.p4src import AGGREGATE_P4
+    from ina.p4src import AGGREGATE_P4, aggregate_defines
 
-    defines = {"ELEMS": str(elems), "POOL_SIZE": str(pool_size)}
+    defines = aggregate_defines(elems, pool_size, bits)
     if target == "bmv2":
         from google.protobuf import text_format
 
@@ -221,9 +223,10 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
         f"{len(topo.jobs)} job(s); target {target}; logs in {run_dir}"
     )
     t0 = time.monotonic()
-    bmv2, p4info = compile_program(target, opts.elems, opts.pool_size, run_dir)
+    bmv2, p4info = compile_program(target, opts.elems, opts.pool_size, run_dir, opts.bits)
     say(
-        f"compiled p4src/aggregate.p4 (ELEMS={opts.elems}, POOL_SIZE={opts.pool_size}) in {time.monotonic() - t0:.2f} s"
+        f"compiled p4src/aggregate.p4 (ELEMS={opts.elems}, POOL_SIZE={opts.pool_size}, "
+        f"LANE_BITS={opts.bits}) in {time.monotonic() - t0:.2f} s"
     )
     network = Network(topo, str(run_dir), target, run_id, opts.p4runtime_compat)
     result = RunResult(str(run_dir), loss_mode=loss_mode)
@@ -548,6 +551,8 @@ def run_workers(
                 opts.dtype,
                 "--elems",
                 str(opts.elems),
+                "--bits",
+                str(opts.bits),
                 "--window",
                 str(min(slots.get(job.id, job.slots), 256)),
                 "--timeout",

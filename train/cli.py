@@ -21,6 +21,7 @@ from ina.topologies.lock import MachineBusy
 from ina.train import replay_report, report
 from ina.train.data import Dataset, load
 from ina.train.options import (
+    add_lanes_arguments,
     add_replay_arguments,
     add_training_arguments,
     config_from,
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_ELEMS,
         help="elements per packet",
     )
+    add_lanes_arguments(p)
     p.add_argument("--window", type=int_range(1, MAX_SLOTS), default=64, help="the job's slots")
     p.add_argument(
         "--timeout",
@@ -120,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         args.workers,
         args.aggregation,
         args.elems,
+        bits=args.bits,
+        error_feedback=args.error_feedback,
         window=args.window,
         timeout=args.timeout,
         max_retries=args.max_retries,
@@ -144,6 +148,13 @@ def main(argv: list[str] | None = None) -> int:
         p.error(
             f"argument --policy: policies are the switch's; --aggregation {args.aggregation} is always sync"
         )
+    if (args.bits != 32 or args.error_feedback) and args.aggregation != "switch":
+        p.error(
+            "argument --bits/--error-feedback: lanes and their residuals are the switch's; "
+            f"--aggregation {args.aggregation} has none"
+        )
+    if args.error_feedback and args.replay:
+        p.error("argument --error-feedback: a replay sends no gradients to carry a residual of")
     data = None if opts.replay else load(args.dataset, config.seed)
     if data is not None:
         try:

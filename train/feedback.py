@@ -9,6 +9,9 @@ maximum; a chunk whose maximum came from another worker, or that was redone, was
 coarsely than this model says, and that difference is not carried over.
 """
 
+import concurrent.futures
+from typing import Protocol
+
 import numpy as np
 
 from ina.hosts.quantize import chunk_exponents, headroom, quantize, scale_for
@@ -42,3 +45,29 @@ class ErrorFeedback:
         )[:, None]
         back = quantize(chunks, scales) / scales
         return back.ravel()[: flat.size].reshape(array.shape)
+
+
+class AllReduce(Protocol):
+    """What error feedback sends through: an ina `Worker`, or anything with its `allreduce_async`."""
+
+    def allreduce_async(self, array: np.ndarray) -> concurrent.futures.Future: ...
+
+
+class BucketFeedback:
+    """Error feedback for a step sent as several arrays (DDP's gradient buckets, train/torch_hook.py):
+    a residual per bucket index, since each bucket holds the same parameters every step. Its
+    `allreduce_async` is `worker`'s, so it stands where the worker stood."""
+
+    def __init__(self, worker: AllReduce, elems: int, n_workers: int, bits: int):
+        self.worker = worker
+        self.elems, self.n_workers, self.bits = elems, n_workers, bits
+        self.buckets: dict[int, ErrorFeedback] = {}
+
+    def compensate(self, bucket: int, array: np.ndarray) -> np.ndarray:
+        """Bucket `bucket`'s gradients plus its residual from the last step (`ErrorFeedback`)."""
+        if bucket not in self.buckets:
+            self.buckets[bucket] = ErrorFeedback(self.elems, self.n_workers, self.bits)
+        return self.buckets[bucket].compensate(array)
+
+    def allreduce_async(self, array: np.ndarray) -> concurrent.futures.Future:
+        return self.worker.allreduce_async(array)

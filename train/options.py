@@ -4,7 +4,7 @@ process, in one place."""
 import argparse
 
 from ina.args import float_range, int_range, memory_refusal
-from ina.hosts.cli import BYTES_PER_ELEMENT
+from ina.hosts.cli import BYTES_PER_ELEMENT, add_bits_argument
 from ina.train.data import LOADERS, Dataset
 from ina.train.models import MODELS
 from ina.train.replay import ReplayConfig
@@ -40,6 +40,22 @@ def add_training_arguments(p: argparse.ArgumentParser) -> None:
         default=defaults.seed,
         help="initial weights, test split and batch order",
     )
+
+
+def add_lanes_arguments(p: argparse.ArgumentParser) -> None:
+    """--bits (the switch's lanes) and --error-feedback, as `ina train` and its workers take them."""
+    add_bits_argument(p)
+    p.add_argument(
+        "--error-feedback",
+        action="store_true",
+        help="each worker adds its last quantization residual to its next gradient "
+        "(train/feedback.py; for --bits 16 or 8)",
+    )
+
+
+def lanes_argv(bits: int, error_feedback: bool) -> list[str]:
+    """The arguments that make a worker process send `bits`-bit lanes, with error feedback or not."""
+    return ["--bits", str(bits), *(["--error-feedback"] if error_feedback else [])]
 
 
 # Peak bytes per hidden unit of the MLP in one training process: a forward pass over the whole

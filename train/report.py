@@ -20,6 +20,8 @@ def summarise(opts: TrainOptions, reference: History, finals: list[dict], target
         "dataset": opts.dataset,
         "workers": opts.workers,
         "aggregation": opts.aggregation,
+        "bits": opts.bits,
+        "error_feedback": opts.error_feedback,
         "target_accuracy": target,
         "test_accuracy": epochs[-1]["test_accuracy"],
         "reference_test_accuracy": ref["epochs"][-1]["test_accuracy"],
@@ -87,6 +89,8 @@ def text(summary: dict) -> str:
             f"{summary['accuracy_gap_points']:+.2f} points)",
             f"{'time to ' + format(summary['target_accuracy'], '.1%'):<19}{seconds(summary['time_to_target_s'])} "
             f"(reference, one process: {seconds(summary['reference_time_to_target_s'])})",
+            f"{'lanes':<19}{summary['bits']}-bit"
+            + (", error feedback" if summary["error_feedback"] else ""),
             f"per iteration      {ms['compute']:.2f} ms compute + {ms['comm']:.2f} ms communication "
             f"({summary['iterations']} iterations)",
             f"weights            {'identical on every worker' if summary['weights_identical'] else 'DIFFER between workers'}"

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ina.controller.client import ControllerError
 from ina.hosts.compute import check_stragglers
 from ina.p4src.protocol import DEFAULT_ELEMS, SYNC, Policy
 from ina.topologies import clean, lock
@@ -26,7 +27,7 @@ from ina.topologies.runner import compile_program
 from ina.topologies.topo import load
 from ina.topologies.topology_setup import program_topology
 from ina.train import traffic
-from ina.train.options import replay_argv, training_argv
+from ina.train.options import lanes_argv, replay_argv, training_argv
 from ina.train.replay import ReplayConfig
 from ina.train.sgd import Config
 
@@ -50,6 +51,8 @@ class TrainOptions:
         "switch"  # "switch": in-network; "ps": the host parameter server; "ring": TCP ring
     )
     elems: int = DEFAULT_ELEMS
+    bits: int = 32  # the switch's lanes (-DLANE_BITS) and its workers'
+    error_feedback: bool = False  # each worker carries its quantization residual (feedback.py)
     pool_size: int = 1024
     window: int = 64  # slots of the job, and each worker's window
     timeout: float = 0.05  # a worker's first retransmission timer
@@ -83,7 +86,10 @@ def run(
             "sockets (try: sudo ina train ...)"
         )
     with lock.machine():
-        return _run_on_machine(opts, on_epoch, on_traffic)
+        try:
+            return _run_on_machine(opts, on_epoch, on_traffic)
+        except ControllerError as err:  # the switch refused or did not answer its programming
+            raise TrainError(f"programming the switch: {err}") from None
 
 
 def _run_on_machine(
@@ -100,7 +106,7 @@ def _run_on_machine(
         check_stragglers(opts.stragglers, topo.jobs[0].workers)
     except ValueError as err:
         raise TrainError(str(err)) from None
-    bmv2, p4info = compile_program("builtin", opts.elems, opts.pool_size, run_dir)
+    bmv2, p4info = compile_program("builtin", opts.elems, opts.pool_size, run_dir, opts.bits)
     network = Network(topo, str(run_dir), "builtin", f"train-{os.getpid()}")
     procs: list[subprocess.Popen] = []
     try:
@@ -169,6 +175,7 @@ def _run_on_machine(
                 aggregator,
                 "--elems",
                 str(opts.elems),
+                *lanes_argv(opts.bits, opts.error_feedback),
                 "--window",
                 str(opts.window),
                 "--timeout",

@@ -237,12 +237,14 @@ def train(
     compute: ComputeModel | None = None,
     allreduce_async: AsyncAllReduce | None = None,
     staleness: int = 0,
+    feedback: ErrorFeedback | None = None,
 ) -> tuple[Model, History]:
     """Train worker `rank` of `n_workers` in real time; without an all-reduce (one worker) this is the
     reference. `counts` says how many gradients each element of `allreduce`'s last sum holds
     (default: all n); `allreduce_async` instead pipelines the all-reduces, each update applied at
     most `staleness` iterations late (earlier if its sum is already there); `compute` adds its
-    emulated compute time (a sleep) to every iteration."""
+    emulated compute time (a sleep) to every iteration; `feedback` carries each gradient's
+    quantization residual into the next (`steps`)."""
     if allreduce is None and allreduce_async is None and n_workers != 1:
         raise ValueError("several workers need an all-reduce")
     pending: collections.deque = (
@@ -280,6 +282,7 @@ def train(
             on_epoch,
             compute,
             staleness if allreduce_async is not None else 0,
+            feedback,
         ),
         serve,
     )

@@ -1,11 +1,15 @@
 """PyTorch DDP gradients averaged through an ina switch: a communication hook.
 
     from ina.hosts.worker import Worker
+    from ina.train.feedback import BucketFeedback
     from ina.train.torch_hook import switch_allreduce_hook
 
     worker = Worker(job_id, rank, world_size, switch_ip, epoch=epoch)
     ddp = DistributedDataParallel(model)        # any backend: DDP still needs a process group
     ddp.register_comm_hook(worker, switch_allreduce_hook)
+
+    # narrow lanes with error feedback: Worker(..., bits=8) and, as the hook's state,
+    ddp.register_comm_hook(BucketFeedback(worker, elems, world_size, 8), switch_allreduce_hook)
 
 DDP hands the hook each GradBucket (the bucket's gradients flattened into one tensor) in the same
 order on every rank; the hook starts its all-reduce through the switch with
@@ -15,21 +19,19 @@ backward pass. So the buckets travel while the backward pass computes the next o
 the worker runs them one after another, in the order asked. On completion the sum, divided by the
 default process group's size, is written into the bucket. Only `allreduce_async` is used, so the
 hook follows whatever protocol the worker speaks. The switch sums float32 as block floating point
-(docs/accuracy.md): other float dtypes travel as float32 and come back in their own dtype.
+(docs/accuracy.md): other float dtypes travel as float32 and come back in their own dtype. With a
+`BucketFeedback` (train/feedback.py) as the state, each bucket first gets the quantization residual
+its last step left (error feedback, for a worker of 16- or 8-bit lanes).
 
 torch is an optional dependency (`pip install ina[torch]`); nothing else in ina imports this module.
 """
 
 import concurrent.futures
-from typing import Protocol
 
-import numpy as np
 import torch
 import torch.distributed as dist
 
-
-class AllReduce(Protocol):
-    def allreduce_async(self, array: np.ndarray) -> concurrent.futures.Future: ...
+from ina.train.feedback import AllReduce, BucketFeedback
 
 
 def switch_allreduce_hook(
@@ -50,5 +52,8 @@ def switch_allreduce_hook(
         else:
             averaged.set_result(buffer)
 
-    state.allreduce_async(buffer.detach().to("cpu", torch.float32).numpy()).add_done_callback(done)
+    array = buffer.detach().to("cpu", torch.float32).numpy()
+    if isinstance(state, BucketFeedback):
+        array = state.compensate(bucket.index(), array)
+    state.allreduce_async(array).add_done_callback(done)
     return averaged

@@ -30,7 +30,9 @@ from ina.p4src.protocol import (
     MAX_WORKERS,
 )
 from ina.train.data import load
+from ina.train.feedback import ErrorFeedback
 from ina.train.options import (
+    add_lanes_arguments,
     add_replay_arguments,
     add_training_arguments,
     config_from,
@@ -62,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--aggregator", default="the switch", help="what --switch is, for messages")
     p.add_argument("--elems", type=int_choice(ELEMS_CHOICES), default=DEFAULT_ELEMS)
+    add_lanes_arguments(p)
     p.add_argument("--window", type=int_range(1, MAX_SLOTS), default=64)
     p.add_argument("--timeout", type=float_range(0.0, 60.0, lo_open=True), default=0.05)
     p.add_argument("--max-retries", type=int_range(0), default=6)
@@ -98,6 +101,7 @@ def connect(args: argparse.Namespace) -> Worker | Ring:
         max_retries=args.max_retries,
         epoch=args.epoch,
         staleness=args.staleness,
+        bits=args.bits,
     )
 
 
@@ -149,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
                 report,
                 counts=counts_of(worker),
                 compute=compute,
+                feedback=ErrorFeedback(args.elems, args.workers, args.bits)
+                if args.error_feedback
+                else None,
                 **pipelined,
             )
             digest = hashlib.sha256(model.params.tobytes()).hexdigest()

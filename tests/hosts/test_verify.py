@@ -73,7 +73,7 @@ def test_each_repetition_has_its_own_arrays_and_the_first_is_the_seeds_own():
 
 def test_every_repetition_is_verified_against_its_own_sum_and_a_miss_names_it():
     args = argparse.Namespace(
-        seed=2, rank=1, workers=3, size=20, dtype="int32", elems=8, repeat=4, verify=True
+        seed=2, rank=1, workers=3, size=20, dtype="int32", elems=8, bits=32, repeat=4, verify=True
     )
     everyone = Contributors(8, np.array([3, 3, 3], np.uint8), np.array([0b111] * 3, np.uint32))
     outcome = Outcome(args)
@@ -111,7 +111,7 @@ def test_the_share_of_a_ranks_contributions_in_the_sums_counts_chunks_over_all_r
 
 def test_chunks_whose_sums_lack_ranks_are_counted_over_repetitions():
     args = argparse.Namespace(
-        seed=1, rank=2, workers=3, size=24, dtype="int32", elems=8, repeat=2, verify=False
+        seed=1, rank=2, workers=3, size=24, dtype="int32", elems=8, bits=32, repeat=2, verify=False
     )
     outcome = Outcome(args)
     without = Contributors(8, np.array([2, 3, 0], np.uint8), np.array([0b011, 0b111, 0], np.uint32))

@@ -78,6 +78,8 @@ CASES = [
         ["--fallback", "10.0.0.5:0"],
         "argument --fallback: expected IPV4:PORT with PORT in 1..65535, got '10.0.0.5:0'",
     ),
+    (["--bits", "12"], "argument --bits: expected one of 32, 16, 8, got '12'"),
+    (["--bits", "8"], "argument --bits: 8-bit lanes sum floats only: add --dtype float32"),
 ]
 
 
@@ -123,6 +125,11 @@ def test_a_worker_of_a_1024_worker_job_sums_at_its_leaf_and_scales_for_the_job(n
         AssertionError, match=r"a Worker was built from \(1, 5, 32,.*'job_workers': 1024"
     ):
         cli.main([*BASE, *hier])
+
+
+def test_bits_reach_the_worker(no_worker):
+    with pytest.raises(AssertionError, match=r"a Worker was built from .*'bits': 16"):
+        cli.main([*BASE, "--dtype", "float32", "--bits", "16"])
 
 
 def test_hex_udp_port_still_accepted():

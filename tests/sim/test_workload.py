@@ -144,6 +144,13 @@ def test_float32_gradients_within_the_bound():
     )  # resnet50's
 
 
+def test_replayed_gradients_in_8_bit_lanes_within_their_bound():
+    """Each sum checked against its lanes' bound (verify's bits), which 32 bits' would refuse."""
+    network = AllReduceConfig(workers=3, dtype="float32", link=LINK, elems=8, bits=8)
+    result = simulate_workload(WorkloadConfig(network, ReplayConfig(scale=0.0002, iterations=1)))
+    assert result.verified and 1e-3 < result.max_abs_error < 0.2
+
+
 def test_the_checks_catch_a_wrong_sum_and_a_worker_that_differs():
     config = AllReduceConfig(dtype="int32", elems=8)
     checks = SumChecks(config, {0: 2}, [10])

@@ -49,6 +49,12 @@ CASES = [
         "pareto:MIN,ALPHA",
     ),
     (["--repeat", "0"], "argument --repeat: expected an integer in 1..100000, got '0'"),
+    (["--bits", "4"], "argument --bits: expected one of 32, 16, 8, got '4'"),
+    (["--bits", "16"], "argument --bits: 16-bit lanes sum floats only: add --dtype float32"),
+    (
+        ["--bits", "8", "--dtype", "float32", "--baseline"],
+        "argument --bits: the host-only baseline sums 32-bit lanes; drop --bits 8",
+    ),
     (
         ["--compute-ms", "inf"],
         "argument --compute-ms: expected a number in [0.0, 3600000.0], got 'inf'",
@@ -110,6 +116,10 @@ def test_straggler_options_reach_the_run_options(monkeypatch):
                 "h2:5ms",
                 "--link-delay",
                 "h3:2",
+                "--bits",
+                "8",
+                "--dtype",
+                "float32",
             ]
         )
         == 130
@@ -122,6 +132,7 @@ def test_straggler_options_reach_the_run_options(monkeypatch):
         opts.repeat,
         opts.compute_ms,
         opts.link_delays,
+        opts.bits,
     ) == (
         Policy(quorum=3, timeout_us=5000),
         {"h3": 3.0, "h1": 1.5},
@@ -129,6 +140,7 @@ def test_straggler_options_reach_the_run_options(monkeypatch):
         20,
         50.0,
         {"h2": "5ms", "h3": "2ms"},
+        8,
     )
 
 
@@ -142,10 +154,11 @@ def test_the_largest_size_within_the_memory_budget_reaches_the_run(monkeypatch):
 
 def test_defaults_are_within_the_limits():
     args = cli.build_parser().parse_args([])
-    assert (args.workers, args.jobs, args.elems, args.slots, args.pool_size) == (
+    assert (args.workers, args.jobs, args.elems, args.slots, args.pool_size, args.bits) == (
         4,
         None,
         256,
         128,
         8192,
+        32,
     )

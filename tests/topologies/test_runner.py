@@ -2,12 +2,23 @@
 
 import io
 import json
+import subprocess
+from types import SimpleNamespace
 
 import pytest
 
+import ina.compiler
 from ina.controller.aggregation import Fallback
 from ina.topologies import runner
-from ina.topologies.runner import RunOptions, RunResult, drop_notes, run_workers, summary
+from ina.topologies.runner import (
+    RunError,
+    RunOptions,
+    RunResult,
+    compile_program,
+    drop_notes,
+    run_workers,
+    summary,
+)
 from ina.topologies.topo import load
 
 
@@ -228,3 +239,32 @@ def test_the_summary_gives_each_best_effort_jobs_host_share():
     assert runner.fallback_notes(result) == [
         "job 0: 37.5% of its chunks summed by its host fallback server"
     ]
+
+
+def test_the_switch_is_built_and_its_workers_started_with_the_runs_lane_width(
+    monkeypatch, tmp_path
+):
+    """--bits reaches both ends: ina's compiler and p4c-bm2-ss get -DLANE_BITS, every worker
+    --bits, so a switch and its workers never differ (a switch of another width drops UPDATEs)."""
+    seen = {}
+
+    def compile_file(path, defines):
+        seen["builtin"] = defines
+        return SimpleNamespace(bmv2={}, p4info=None)
+
+    def p4c(cmd, **_kwargs):
+        seen["bmv2"] = [a for a in cmd if a.startswith("-D")]
+        return subprocess.CompletedProcess(cmd, 1, "", "stop here")
+
+    monkeypatch.setattr(ina.compiler, "compile_file", compile_file)
+    monkeypatch.setattr(subprocess, "run", p4c)
+    compile_program("builtin", 64, 512, tmp_path, bits=16)
+    with pytest.raises(RunError, match="p4c-bm2-ss failed:\nstop here"):
+        compile_program("bmv2", 64, 512, tmp_path, bits=8)
+    assert seen == {
+        "builtin": {"ELEMS": "64", "POOL_SIZE": "512", "LANE_BITS": "16"},
+        "bmv2": ["-DELEMS=64", "-DPOOL_SIZE=512", "-DLANE_BITS=8"],
+    }
+    topo, hosts = load("star", workers=2), Hosts()
+    run_workers(hosts, topo, RunOptions(workers=2, bits=8, dtype="float32"), {0: 7})
+    assert {h: option(a, "--bits") for h, a in hosts.started.items()} == {"h1": "8", "h2": "8"}

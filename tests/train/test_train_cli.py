@@ -3,13 +3,18 @@ gets no answer from its aggregator: it fails within its retry bound, naming the 
 
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
 from ina.cli import main as ina
 from ina.topologies import lock
-from ina.train import cli
+from ina.train import cli, worker_main
 from ina.train.cli import main
+from ina.train.feedback import ErrorFeedback
+from ina.train.options import lanes_argv
+
+Epoch = SimpleNamespace(test_accuracy=0.9)  # the reference's last epoch
 
 
 @pytest.mark.parametrize(
@@ -67,6 +72,21 @@ def nothing_trains(monkeypatch, tmp_path):
         (
             ["--elems", "512"],
             "argument --elems: expected one of 8, 16, 32, 64, 128, 256, got '512'",
+        ),
+        (["--bits", "4"], "argument --bits: expected one of 32, 16, 8, got '4'"),
+        (
+            ["--bits", "16", "--aggregation", "ring"],
+            "argument --bits/--error-feedback: lanes and their residuals are the switch's; "
+            "--aggregation ring has none",
+        ),
+        (
+            ["--error-feedback", "--aggregation", "ps"],
+            "argument --bits/--error-feedback: lanes and their residuals are the switch's; "
+            "--aggregation ps has none",
+        ),
+        (
+            ["--error-feedback", "--replay", "resnet50"],
+            "argument --error-feedback: a replay sends no gradients to carry a residual of",
         ),
         (
             ["--straggler", "h2:5x"],
@@ -151,3 +171,71 @@ def test_worker_without_an_aggregator_fails_naming_it_and_the_job():
         "no answer from the switch at 127.0.0.1 after 1 retransmissions"
     )
     assert done.stdout == ""
+
+
+def test_lanes_and_error_feedback_reach_the_run_and_each_worker(nothing_trains, monkeypatch):
+    """`ina train --bits 8 --error-feedback`: the run's options, the argv each worker process gets
+    (lanes_argv) and, in the worker, Worker(bits=8) and an 8-bit ErrorFeedback for the job's n."""
+    seen = {}
+    monkeypatch.setattr(
+        cli, "train_and_compare", lambda args, opts, *_: seen.setdefault("opts", opts)
+    )
+    main(["--bits", "8", "--error-feedback", "--workers", "2", "--epochs", "1"])
+    assert (seen["opts"].bits, seen["opts"].error_feedback) == (8, True)
+
+    class Worker:
+        allreduce = None
+
+        def __init__(self, *args, **kwargs):
+            seen["bits"] = kwargs["bits"]
+
+        def close(self):
+            pass
+
+    def train(*args, feedback, **kwargs):
+        seen["feedback"] = feedback
+        raise KeyboardInterrupt  # stop before any all-reduce
+
+    monkeypatch.setattr(worker_main, "Worker", Worker)
+    monkeypatch.setattr(worker_main, "train", train)
+    common = [
+        "--job",
+        "0",
+        "--rank",
+        "1",
+        "--workers",
+        "9",
+        "--epoch",
+        "1",
+        "--switch",
+        "10.0.0.1",
+        "--elems",
+        "64",
+    ]
+    with pytest.raises(KeyboardInterrupt):
+        worker_main.main([*common, *lanes_argv(seen["opts"].bits, seen["opts"].error_feedback)])
+    feedback = seen["feedback"]
+    assert isinstance(feedback, ErrorFeedback)
+    assert (seen["bits"], feedback.bits, feedback.room, feedback.values) == (8, 8, 3, 256)
+    with pytest.raises(KeyboardInterrupt):
+        worker_main.main([*common, *lanes_argv(16, False)])
+    assert (seen["bits"], seen["feedback"]) == (16, None)
+
+
+def test_a_switch_that_cannot_be_programmed_ends_the_run_in_one_line(monkeypatch, tmp_path, capsys):
+    """A ControllerError (a native build slower than the controller's wait) was a traceback."""
+    from ina.controller.client import ControllerError
+    from ina.train import runner
+
+    monkeypatch.setenv(lock.PATH_VARIABLE, str(tmp_path / "machine.lock"))
+    monkeypatch.setattr(runner.os, "geteuid", lambda: 0)
+
+    def hung(*_args):
+        raise ControllerError("127.0.0.1:9559: no answer to set pipeline within 30.0 s")
+
+    monkeypatch.setattr(runner, "_run_on_machine", hung)
+    monkeypatch.setattr(cli, "train", lambda *_a, **_k: (None, SimpleNamespace(epochs=[Epoch])))
+    assert main(["--epochs", "1", "--out", str(tmp_path / "run")]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "ina train: programming the switch: 127.0.0.1:9559: no answer to set pipeline within 30.0 s"
+    )
