@@ -70,6 +70,7 @@ class RunOptions:
     link_delays: dict[str, str] = field(
         default_factory=dict
     )  # host -> its link's one-way delay (netem)
+    pcap: bool = False  # every switch port's frames into the run directory (costs the switch CPU)
 
 
 @dataclass
@@ -217,7 +218,7 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
     say(
         f"compiled p4src/aggregate.p4 (ELEMS={opts.elems}, POOL_SIZE={opts.pool_size}) in {time.monotonic() - t0:.2f} s"
     )
-    network = Network(topo, str(run_dir), target, run_id, opts.p4runtime_compat)
+    network = Network(topo, str(run_dir), target, run_id, opts.p4runtime_compat, opts.pcap)
     result = RunResult(str(run_dir), loss_mode=loss_mode)
     if target == "bmv2":
         result.toolchain = bmv2_toolchain()
