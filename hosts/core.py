@@ -11,35 +11,40 @@ slots `expire` resends.
 
 import math
 from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 
 from ina.hosts.chunks import Chunks, Contributors
 from ina.hosts.expiry import PACE_BURST, DueIndex
 from ina.hosts.rto import MAX_RTO, MIN_RTO, SAME_TIME, RttEstimator
+from ina.p4src import protocol
 from ina.p4src.protocol import (
     ELEMS_CHOICES,
     EPOCH_MAX,
-    FLAG_FALLBACK,
-    FLAG_OVERFLOW,
-    FLAGS_OFFSET,
     HEADER,
     HEADER_LEN,
-    INDEX_MASK,
     LANE_BITS_CHOICES,
     MAX_JOB_WORKERS,
     MAX_JOBS,
     MAX_SLOTS,
     MAX_WORKERS,
-    MSG_RESULT,
-    MSG_STATUS,
-    MSG_UPDATE,
-    ROUND_MASK,
-    SET_SHIFT,
     lane_flags,
     lane_values,
     round_newer,
 )
+
+# What the per-answer path reads of the protocol, bound Final: compiled (ina/compiled.py), a Final
+# name is a C static, where any other module-level name is a lookup in the module's dict per use
+FLAG_FALLBACK: Final = protocol.FLAG_FALLBACK
+FLAG_OVERFLOW: Final = protocol.FLAG_OVERFLOW
+FLAGS_OFFSET: Final = protocol.FLAGS_OFFSET
+INDEX_MASK: Final = protocol.INDEX_MASK
+MSG_RESULT: Final = protocol.MSG_RESULT
+MSG_STATUS: Final = protocol.MSG_STATUS
+MSG_UPDATE: Final = protocol.MSG_UPDATE
+ROUND_MASK: Final = protocol.ROUND_MASK
+SET_SHIFT: Final = protocol.SET_SHIFT
 
 MAX_DATAGRAM_ELEMS = (65507 - HEADER_LEN) // 4  # values that fit one UDP datagram over IPv4
 PROBE_ALLOWANCES = (
@@ -49,7 +54,8 @@ HOLD_BYTES = (
     64 << 20
 )  # RESULTs of later uses a worker keeps at most (`_hold`): a bound in memory, not calls
 
-_pack_header, _unpack_header = HEADER.pack_into, HEADER.unpack_from
+_pack_header: Final = HEADER.pack_into
+_unpack_header: Final = HEADER.unpack_from
 # HEADER's fields, typed so that compiled (ina/compiled.py) each is a machine integer once unpacked
 Fields = tuple[int, int, int, int, int, int, int, int, int, int]  # protocol.HEADER's
 
