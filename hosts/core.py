@@ -333,6 +333,9 @@ class AllReduceCore:
             return self._status_of_use(index, bitmap, now)
         first_sent, sent_at, seq_of = self._first_sent, self._sent_at, self._seq_of
         elapsed = now - sent_at[index]
+        # answered before RACK's overtake below: the index drops this transmission rather than
+        # queue it as overtaken (a tuple kept per answer until `expire` next runs)
+        del self._unanswered[index]
         if self._status[index]:
             pass  # counted, the slot waited for others' resends: its time says nothing of the path
         elif self._retries[index] == 0:  # Karn's rule: an RTT sample only from a use sent once
@@ -359,7 +362,6 @@ class AllReduceCore:
         # A resend's answer moves no RACK state: the switch answers it from a completed set at
         # once, far sooner than a use that waits for every worker, and as the latest answer it
         # would make every use sent before it look overdue after that short time.
-        del self._unanswered[index]
         return self._take(index, round_, exponent, count, bitmap, data, now)
 
     def _other_round(
