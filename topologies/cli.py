@@ -168,8 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--pcap",
         action="store_true",
-        help="capture every switch port's frames into the run directory (SWITCH-pcap/; costs "
-        "ina's switch about a third of its CPU)",
+        help="capture every switch port's frames into the run directory (SWITCH-pcap/; a write "
+        "per frame in and out)",
     )
     p.add_argument(
         "--cli", action="store_true", help="open the Mininet CLI instead of running workers"

@@ -49,8 +49,8 @@ def log_tail(path: Path, lines: int = 15) -> str:
 
 class P4Switch(Switch):
     """A Mininet switch backed by a P4 target process with a P4Runtime server. `pcap`: ina's switch
-    writes every port's frames to RUN_DIR/NAME-pcap/, which costs it about a third of its CPU
-    (docs/performance.md), so only when asked (`ina run --pcap`)."""
+    writes every port's frames to RUN_DIR/NAME-pcap/ (each twice, in and out: up to 35% of its CPU
+    in one profile, docs/performance.md), so only when asked (`ina run --pcap`)."""
 
     def __init__(
         self,
