@@ -12,13 +12,16 @@ cannot overflow, clipped likewise.
 
 import math
 from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 from mypy_extensions import mypyc_attr
 
 from ina.hosts.packets import lane_dtype
 from ina.hosts.quantize import chunk_exponents, headroom, lane_max, quantize, scale_for
-from ina.p4src.protocol import HEADER_LEN
+from ina.p4src import protocol
+
+HEADER_LEN: Final = protocol.HEADER_LEN  # a C static compiled, not a dict lookup (hosts/core.py)
 
 
 @mypyc_attr(native_class=False)  # compiled too, it stays picklable: see ina/compiled.py
@@ -103,8 +106,10 @@ class Chunks:
         self._safe_clip = lane_max(bits) // n_workers  # ... of a redo: n of them cannot overflow
         self._agreed = [0] * n  # per chunk, the switch's maximum exponent it was quantized for
         self._redone = [False] * n  # per chunk, whether it was redone (after an OVERFLOW)
-        self._plen = elems * dtype.itemsize  # payload bytes per datagram
-        self._payload = payload.reshape(-1).view(np.uint8).data  # a packet's values: one memcpy
+        self._plen: int = elems * dtype.itemsize  # payload bytes per datagram (a machine integer)
+        self._payload: memoryview = (
+            payload.reshape(-1).view(np.uint8).data
+        )  # a packet's values: one memcpy
         self._got = memoryview(bytearray(n * self._plen))  # the sums, as the RESULTs carry them
         self._scales = [1.0] * n
         self._counts = [0] * n  # per chunk, its RESULT's count and bitmap (0: no sum yet)

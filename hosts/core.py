@@ -11,35 +11,40 @@ slots `expire` resends.
 
 import math
 from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 
 from ina.hosts.chunks import Chunks, Contributors
 from ina.hosts.expiry import PACE_BURST, DueIndex
 from ina.hosts.rto import MAX_RTO, MIN_RTO, SAME_TIME, RttEstimator
+from ina.p4src import protocol
 from ina.p4src.protocol import (
     ELEMS_CHOICES,
     EPOCH_MAX,
-    FLAG_FALLBACK,
-    FLAG_OVERFLOW,
-    FLAGS_OFFSET,
     HEADER_LEN,
-    INDEX_MASK,
     LANE_BITS_CHOICES,
     MAX_JOB_WORKERS,
     MAX_JOBS,
     MAX_SLOTS,
     MAX_WORKERS,
-    MSG_RESULT,
-    MSG_STATUS,
-    MSG_UPDATE,
-    ROUND_MASK,
-    SET_SHIFT,
     header_struct,
     lane_flags,
     lane_values,
     round_newer,
 )
+
+# What the per-answer path reads of the protocol, bound Final: compiled (ina/compiled.py), a Final
+# name is a C static, where any other module-level name is a lookup in the module's dict per use
+FLAG_FALLBACK: Final = protocol.FLAG_FALLBACK
+FLAG_OVERFLOW: Final = protocol.FLAG_OVERFLOW
+FLAGS_OFFSET: Final = protocol.FLAGS_OFFSET
+INDEX_MASK: Final = protocol.INDEX_MASK
+MSG_RESULT: Final = protocol.MSG_RESULT
+MSG_STATUS: Final = protocol.MSG_STATUS
+MSG_UPDATE: Final = protocol.MSG_UPDATE
+ROUND_MASK: Final = protocol.ROUND_MASK
+SET_SHIFT: Final = protocol.SET_SHIFT
 
 MAX_DATAGRAM_ELEMS = (65507 - HEADER_LEN) // 4  # values that fit one UDP datagram over IPv4
 PROBE_ALLOWANCES = (
@@ -51,10 +56,10 @@ HOLD_BYTES = (
 
 # The words an UPDATE sets (the others 0) and those an answer is read by, each struct made once from
 # protocol.FIELDS: a field added to the header changes neither call
-_pack_update = header_struct(
+_pack_update: Final = header_struct(
     "msg_type", "rank", "job_id", "pool", "exponent", "flags", "epoch", "round"
 ).pack_into
-_unpack_answer = header_struct(
+_unpack_answer: Final = header_struct(
     "msg_type", "job_id", "pool", "exponent", "flags", "count", "epoch", "round", "bitmap"
 ).unpack_from
 # _unpack_answer's words, typed so that compiled (ina/compiled.py) each is a machine integer
@@ -334,6 +339,9 @@ class AllReduceCore:
             return self._status_of_use(index, bitmap, now)
         first_sent, sent_at, seq_of = self._first_sent, self._sent_at, self._seq_of
         elapsed = now - sent_at[index]
+        # answered before RACK's overtake below: the index drops this transmission rather than
+        # queue it as overtaken (a tuple kept per answer until `expire` next runs)
+        del self._unanswered[index]
         if self._status[index]:
             pass  # counted, the slot waited for others' resends: its time says nothing of the path
         elif self._retries[index] == 0:  # Karn's rule: an RTT sample only from a use sent once
@@ -360,7 +368,6 @@ class AllReduceCore:
         # A resend's answer moves no RACK state: the switch answers it from a completed set at
         # once, far sooner than a use that waits for every worker, and as the latest answer it
         # would make every use sent before it look overdue after that short time.
-        del self._unanswered[index]
         return self._take(index, round_, exponent, count, bitmap, data, now)
 
     def _other_round(

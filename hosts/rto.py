@@ -6,13 +6,20 @@ packet), and RACK's reordering window, widened per spurious retransmission (Eife
 """
 
 import math
+from typing import Final
 
-MIN_RTO = 300e-6  # a host's RTO floor in seconds, whatever the measured RTT: its scheduling noise (`min_rto`)
-RTO_MIN_RTTS = 2  # ... and in minimum RTTs: a timeout never fires within the fastest answer seen
-SAME_TIME = 1e-9  # seconds: RTTs closer than this are equal (in virtual time two sums of the same
+# Final: compiled (ina/compiled.py), literals inlined where any other module-level name is a lookup
+# in the module's dict per use (`sample` runs per answer)
+MIN_RTO: Final = 300e-6  # a host's RTO floor in seconds, whatever the measured RTT: its scheduling noise (`min_rto`)
+RTO_MIN_RTTS: Final = (
+    2  # ... and in minimum RTTs: a timeout never fires within the fastest answer seen
+)
+SAME_TIME: Final = (
+    1e-9  # seconds: RTTs closer than this are equal (in virtual time two sums of the same
+)
 # terms in another order differ in their last bits; a host's clock reads no finer than 1 ns)
-MAX_RTO = 2.0
-MAX_BACKOFF = 6  # the RTO doubles per timed-out retry up to 2**6 times
+MAX_RTO: Final = 2.0
+MAX_BACKOFF: Final = 6  # the RTO doubles per timed-out retry up to 2**6 times
 
 
 class RttEstimator:

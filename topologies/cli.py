@@ -167,6 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--keep-logs", metavar="DIR", help="run directory (default runs/<timestamp>)")
     p.add_argument(
+        "--pcap",
+        action="store_true",
+        help="capture every switch port's frames into the run directory (SWITCH-pcap/; a write "
+        "per frame in and out)",
+    )
+    p.add_argument(
         "--cli", action="store_true", help="open the Mininet CLI instead of running workers"
     )
     p.add_argument(
@@ -259,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         straggler_dist=args.straggler_dist and str(args.straggler_dist),
         link_delays=dict(args.link_delay),
         best_effort=args.best_effort,
+        pcap=args.pcap,
     )
     try:
         result = run(opts)

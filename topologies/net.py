@@ -21,9 +21,10 @@ class Network:
         target: str = "builtin",
         run_id: str = "ina",
         p4runtime_compat: str | None = None,
+        pcap: bool = False,
     ):
         self.topo, self.run_dir, self.target, self.run_id = topo, run_dir, target, run_id
-        self.p4runtime_compat = p4runtime_compat
+        self.p4runtime_compat, self.pcap = p4runtime_compat, pcap
         self.net: Mininet | None = None
 
     def start(self) -> None:
@@ -41,6 +42,7 @@ class Network:
                 target=self.target,
                 p4runtime_compat=self.p4runtime_compat,
                 device_id=s.device_id,
+                pcap=self.pcap,
             )
         for link in self.topo.links:
             params = {k: v for k, v in link.params.items() if v not in (None, 0, "0ms")}

@@ -75,6 +75,8 @@ class RunOptions:
     )  # host -> its link's one-way delay (netem)
     best_effort: bool = False  # every job best effort, its host fallback server on an extra host
 
+    pcap: bool = False  # every switch port's frames into the run directory (costs the switch CPU)
+
 
 @dataclass
 class RunResult:
@@ -228,7 +230,7 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
         f"compiled p4src/aggregate.p4 (ELEMS={opts.elems}, POOL_SIZE={opts.pool_size}, "
         f"LANE_BITS={opts.bits}) in {time.monotonic() - t0:.2f} s"
     )
-    network = Network(topo, str(run_dir), target, run_id, opts.p4runtime_compat)
+    network = Network(topo, str(run_dir), target, run_id, opts.p4runtime_compat, opts.pcap)
     result = RunResult(str(run_dir), loss_mode=loss_mode)
     if target == "bmv2":
         result.toolchain = bmv2_toolchain()

@@ -48,7 +48,9 @@ def log_tail(path: Path, lines: int = 15) -> str:
 
 
 class P4Switch(Switch):
-    """A Mininet switch backed by a P4 target process with a P4Runtime server."""
+    """A Mininet switch backed by a P4 target process with a P4Runtime server. `pcap`: ina's switch
+    writes every port's frames to RUN_DIR/NAME-pcap/ (each twice, in and out: up to 35% of its CPU
+    in one profile, docs/performance.md), so only when asked (`ina run --pcap`)."""
 
     def __init__(
         self,
@@ -56,7 +58,7 @@ class P4Switch(Switch):
         grpc_addr: str,
         run_dir: str,
         target: str = "builtin",
-        pcap: bool = True,
+        pcap: bool = False,
         p4runtime_compat: str | None = None,
         device_id: int = 0,
         **kwargs,

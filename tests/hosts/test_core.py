@@ -598,3 +598,25 @@ def test_the_wire_rank_and_the_jobs_worker_count_for_the_scale_are_two_values():
     assert sent[0][HEADER_LEN:] != bytes(4 * 2)  # chunk 2's values, scaled for 32
     with pytest.raises(ValueError, match=r"job_workers = 1: expected 2\.\.65535"):
         AllReduceCore(3, 1, 2, EPOCH, job_workers=1, **args)
+
+
+def test_a_lossless_all_reduce_leaves_no_transmission_in_the_expiry_index():
+    """Each answered transmission leaves the index as it is answered: none waits in its queues for
+    an `expire` that a lossless run never calls (they held one entry per answer before)."""
+    core = AllReduceCore(
+        3, 1, 2, EPOCH, elems=2, window=4, timeout=0.01, max_retries=1, switch=SWITCH
+    )
+    pending = [bytes(p) for p in core.start(np.arange(64, dtype=np.int32), now=0.0)]
+    now = 0.0
+    while pending:
+        now += 0.001
+        reply = core.receive(answer(pending.pop(0)), SWITCH, now)
+        if reply is not None:
+            pending.append(bytes(reply))
+    index = core._index
+    assert core.finished and core.stats.packets_sent == 32
+    assert (len(index.order), [len(q) for q in index._overtaken], index._counted) == (
+        0,
+        [0, 0, 0],
+        [],
+    )

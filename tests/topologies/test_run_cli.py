@@ -162,3 +162,16 @@ def test_defaults_are_within_the_limits():
         8192,
         32,
     )
+
+
+@pytest.mark.parametrize(("argv", "pcap"), [([], False), (["--pcap"], True)])
+def test_pcap_is_captured_only_when_asked(monkeypatch, argv, pcap):
+    seen = {}
+
+    def record(opts):
+        seen["opts"] = opts
+        raise KeyboardInterrupt  # stop before anything starts
+
+    monkeypatch.setattr(cli, "run", record)
+    assert cli.main(argv) == 130
+    assert seen["opts"].pcap is pcap
