@@ -1,0 +1,63 @@
+from stf_render import SWITCH_CONFIG, W1, W2, W3, job, result, status, total, update
+
+from ina.p4src.protocol import FLAG_ZERO
+
+A = [1040657, 112648, -831199, 322106, 621741, -531564, 412283, 741022]
+B = [1032738, -120567, 823280, 330025, -613822, 539483, 404364, -748941]
+E = 0x5EED0001
+Z = {"flags": FLAG_ZERO, "values": []}  # a ZERO packet: the header alone
+
+LINES = [
+    "# Zero-block skipping: an UPDATE flagged ZERO (0x08) is the header alone. It is counted like any",
+    "# contribution and adds nothing; a use whose every contribution was ZERO answers header-only",
+    "# and flagged ZERO (slot_nonzero 0), any other with its sums in full.",
+    SWITCH_CONFIG,
+    *job(1, [W1, W2, W3], epoch=E),
+    "# slot 0: three ZERO contributions, exponents still kept (the maximum): a ZERO RESULT to all",
+    update(W1, epoch=E, job=1, exponent=3, **Z),
+    update(W2, epoch=E, rank=1, job=1, exponent=7, **Z),
+    "# a ZERO retransmission while the use waits: counted once, a header-only STATUS to everyone",
+    update(W2, epoch=E, rank=1, job=1, exponent=7, **Z),
+    status(W1, epoch=E, rank=1, job=1, exponent=7, count=2, bitmap=0b11, **Z),
+    status(W2, epoch=E, rank=1, job=1, exponent=7, count=2, bitmap=0b11, **Z),
+    status(W3, epoch=E, rank=1, job=1, exponent=7, count=2, bitmap=0b11, **Z),
+    update(W3, epoch=E, rank=2, job=1, exponent=1, **Z),
+    result(W1, epoch=E, rank=2, job=1, exponent=7, count=3, bitmap=0b111, **Z),
+    result(W2, epoch=E, rank=2, job=1, exponent=7, count=3, bitmap=0b111, **Z),
+    result(W3, epoch=E, rank=2, job=1, exponent=7, count=3, bitmap=0b111, **Z),
+    "# ina: register slot_count[0] == 3",
+    "# ina: register slot_nonzero[0] == 0",
+    "# ina: register slot_acc_0[0] == 0",
+    "# worker 0's RESULT copy was lost: its ZERO resend is answered with the ZERO RESULT alone",
+    update(W1, epoch=E, job=1, exponent=3, **Z),
+    result(W1, epoch=E, job=1, exponent=7, count=3, bitmap=0b111, **Z),
+    "# slot 1: ZERO, values, ZERO: the RESULT has the sums in full, though a ZERO UPDATE completed it",
+    update(W1, epoch=E, job=1, index=1, **Z),
+    update(W2, epoch=E, values=A, rank=1, job=1, index=1),
+    update(W3, epoch=E, rank=2, job=1, index=1, **Z),
+    result(W1, epoch=E, values=A, rank=2, job=1, index=1, count=3, bitmap=0b111),
+    result(W2, epoch=E, values=A, rank=2, job=1, index=1, count=3, bitmap=0b111),
+    result(W3, epoch=E, values=A, rank=2, job=1, index=1, count=3, bitmap=0b111),
+    "# ina: register slot_nonzero[1] == 1",
+    "# ... and a ZERO resend of it gets the sums in full",
+    update(W3, epoch=E, rank=2, job=1, index=1, **Z),
+    result(W3, epoch=E, values=A, rank=2, job=1, index=1, count=3, bitmap=0b111),
+    "# slot 2: values first, then ZERO: a sum of what was sent",
+    update(W1, epoch=E, values=A, job=1, index=2),
+    update(W2, epoch=E, rank=1, job=1, index=2, **Z),
+    update(W3, epoch=E, values=B, rank=2, job=1, index=2),
+    result(W1, epoch=E, values=total(A, B), rank=2, job=1, index=2, count=3, bitmap=0b111),
+    result(W2, epoch=E, values=total(A, B), rank=2, job=1, index=2, count=3, bitmap=0b111),
+    result(W3, epoch=E, values=total(A, B), rank=2, job=1, index=2, count=3, bitmap=0b111),
+    "# slot 0's next use (round 2, set 0) starts clean: not ZERO once a contribution is not",
+    update(W1, epoch=E, job=1, round_=2, **Z),
+    "# ina: register slot_nonzero[0] == 0",
+    update(W2, epoch=E, values=B, rank=1, job=1, round_=2),
+    "# ina: register slot_nonzero[0] == 1",
+    "check_counter job_accepted(1) packets == 11",
+    "check_counter job_completed(1) packets == 3",
+    "check_counter job_duplicates(1) packets == 1",
+    "check_counter job_retrans_answered(1) packets == 2",
+    "check_counter job_results_sent(1) packets == 9",
+    "check_counter port_malformed(1) packets == 0",
+]
