@@ -790,7 +790,6 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                     slot_done.write(meta.reg_index, 0);
                     slot_forwarded.write(meta.reg_index, 0);
                     slot_fallback.write(meta.reg_index, 0);
-                    nonzero = 0;
                 } else {
                     add_values();  // leaves the new sums in the packet
                     count = count + meta.weight;

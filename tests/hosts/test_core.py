@@ -297,8 +297,8 @@ def test_a_float_use_zero_announces_the_exponent_and_the_switch_maximum_rescales
     )
     [bootstrap] = core.start(np.array([0.5, -0.25], dtype=np.float32), now=0.0)
     assert (
-        bootstrap.hex() == "010100030000800000005eed000300000000000000000000000000000000"
-    )  # announces 128
+        bootstrap.hex() == "010100030000800800005eed00030000000000000000"
+    )  # announces 128: all zeros, so ZERO (0x08), the header alone
     update = core.receive(answer(bytes(bootstrap), exponent=129), SWITCH, now=0.001)
     assert (
         update.hex() == "010100038000000000005eed0003000000010000000010000000f8000000"

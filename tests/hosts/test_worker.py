@@ -225,26 +225,27 @@ def test_float_packets_quantize_with_the_exponent_the_switch_returns():
     w = reflected_worker(2, 2, 1, exponents={130: 131})
     array = np.array([0.5, -0.25, 3.0, 0.0], dtype=np.float32)
     result = w.allreduce(array)
-    assert [p.hex() for p in w.sock.sent] == [
-        "01010003000080000000"
-        "5eed0003"
-        "00000000"
-        "00000000"
-        "00000000"
-        "00000000",  # use 0: all zeros, announces chunk 0's exponent
-        "01010003800082000000"
-        "5eed0003"
-        "00000001"
-        "00000000"
-        "20000000"
-        "f0000000",  # chunk 0 at scale (2**31-1)/2, announces 130
-        "01010003000000000000"
-        "5eed0003"
-        "00000002"
-        "00000000"
-        "18000000"
-        "00000000",  # chunk 1 at scale (2**31-1)/16, nothing after
-    ]
+    assert (
+        [p.hex() for p in w.sock.sent]
+        == [
+            "01010003000080080000"
+            "5eed0003"
+            "00000000"
+            "00000000",  # use 0: all zeros, so ZERO (0x08), the header alone; announces chunk 0's exponent
+            "01010003800082000000"
+            "5eed0003"
+            "00000001"
+            "00000000"
+            "20000000"
+            "f0000000",  # chunk 0 at scale (2**31-1)/2, announces 130
+            "01010003000000000000"
+            "5eed0003"
+            "00000002"
+            "00000000"
+            "18000000"
+            "00000000",  # chunk 1 at scale (2**31-1)/16, nothing after
+        ]
+    )
     assert result.dtype == np.float32 and np.array_equal(result, array)
     w.close()
 
