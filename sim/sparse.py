@@ -1,8 +1,9 @@
 """Sparse gradients in `ina sim`: one all-reduce of int32 arrays some of whose chunks are all zeros
 at some workers, with zero-block skipping (docs/protocol.md, "Zero-block skipping"). Each chunk is
-zeros at each worker with probability `zero_share`, drawn from the seed, independently per worker
-(a chunk's RESULT is ZERO only where it is zeros at every worker). It returns whether every
-worker's sum is exact and what the workers' links carried, each way, in frame bytes.
+zeros with probability `zero_share`, drawn from the seed, at each worker independently (a chunk's
+RESULT is ZERO only where it is zeros at every worker), or `shared`: the same chunks at every
+worker. It returns whether every worker's sum is exact and what the workers' links carried, each
+way, in frame bytes.
 """
 
 import math
@@ -30,25 +31,31 @@ class SparseResult:
     chunks: int
 
 
-def sparse_arrays(config: AllReduceConfig, zero_share: float) -> list[np.ndarray]:
+def sparse_arrays(
+    config: AllReduceConfig, zero_share: float, shared: bool = False
+) -> list[np.ndarray]:
     """Each rank's make_array int32 array with each of its chunks zeroed with probability
-    `zero_share` (seeded by config.seed)."""
+    `zero_share` (seeded by config.seed), per rank or, `shared`, the same chunks for all."""
     rng = np.random.default_rng(config.seed)
     values = lane_values(config.elems, config.bits)
     chunks = math.ceil(config.size / values)
+    common = rng.random(chunks) < zero_share
     arrays = []
     for rank in range(config.workers):
         array = make_array(config.seed, rank, config.size, "int32")
-        array[np.repeat(rng.random(chunks) < zero_share, values)[: config.size]] = 0
+        zero = common if shared else rng.random(chunks) < zero_share
+        array[np.repeat(zero, values)[: config.size]] = 0
         arrays.append(array)
     return arrays
 
 
-def simulate_sparse(config: AllReduceConfig, zero_share: float) -> SparseResult:
+def simulate_sparse(
+    config: AllReduceConfig, zero_share: float, shared: bool = False
+) -> SparseResult:
     """One all-reduce of `sparse_arrays` on `config`'s star (one job, int32)."""
     topo = config.topology()
     [job] = topo.jobs
-    arrays = sparse_arrays(config, zero_share)
+    arrays = sparse_arrays(config, zero_share, shared)
     with harness(config, topo) as net:
         results = net.allreduce({job.id: arrays})[job.id]
         links = link_stats(net)
