@@ -104,7 +104,7 @@ class Chunks:
         self.exponents.append(0)  # the exponent announced after the last chunk
         self._values = values
         # per chunk, whether its values are all zeros: zeros at any scale, so its UPDATE is ZERO
-        self._zero: np.ndarray = ~values.any(axis=1)
+        self._zero: np.ndarray = np.asarray(~values.any(axis=1))
         self._clip = lane_max(bits) // room  # the largest quantized magnitude of a first pass
         self._safe_clip = lane_max(bits) // n_workers  # ... of a redo: n of them cannot overflow
         self._agreed = [0] * n  # per chunk, the switch's maximum exponent it was quantized for

@@ -12,11 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ina.hosts.cli import make_array
-from ina.hosts.inprocess import FRAME_HEADERS
-from ina.p4src.protocol import HEADER_LEN, lane_values
+from ina.p4src.protocol import lane_values
 from ina.sim.allreduce import AllReduceConfig, frame_bytes, harness, link_stats
-
-ZERO_FRAME = FRAME_HEADERS + HEADER_LEN  # a ZERO packet's frame: the headers alone
 
 
 @dataclass(frozen=True)

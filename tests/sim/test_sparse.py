@@ -5,9 +5,9 @@ import dataclasses
 
 import numpy as np
 
-from ina.sim.allreduce import AllReduceConfig, frame_bytes
+from ina.sim.allreduce import ZERO_FRAME, AllReduceConfig, frame_bytes
 from ina.sim.links import LinkSpec
-from ina.sim.sparse import ZERO_FRAME, dense_bytes, simulate_sparse, sparse_arrays
+from ina.sim.sparse import dense_bytes, simulate_sparse, sparse_arrays
 
 CONFIG = AllReduceConfig(workers=4, size=8 * 400, elems=8, window=16, seed=3)
 
