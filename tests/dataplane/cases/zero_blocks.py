@@ -1,8 +1,23 @@
-from stf_render import SWITCH_CONFIG, W1, W2, W3, job, result, status, total, update
+from stf_render import (
+    SWITCH,
+    SWITCH_CONFIG,
+    W1,
+    W2,
+    W3,
+    frame,
+    job,
+    packet,
+    result,
+    status,
+    total,
+    update,
+)
 
-from ina.p4src.protocol import FLAG_ZERO
+from ina.hosts.packets import datagram
+from ina.p4src.protocol import FLAG_ZERO, MSG_UPDATE, lane_flags
 
 A = [1040657, 112648, -831199, 322106, 621741, -531564, 412283, 741022]
+A2 = [-381929, 589180, 929282, -326510, 1002523, -865191, -119104, -564178]
 B = [1032738, -120567, 823280, 330025, -613822, 539483, 404364, -748941]
 E = 0x5EED0001
 Z = {"flags": FLAG_ZERO, "values": []}  # a ZERO packet: the header alone
@@ -10,9 +25,12 @@ Z = {"flags": FLAG_ZERO, "values": []}  # a ZERO packet: the header alone
 LINES = [
     "# Zero-block skipping: an UPDATE flagged ZERO (0x08) is the header alone. It is counted like any",
     "# contribution and adds nothing; a use whose every contribution was ZERO answers header-only",
-    "# and flagged ZERO (slot_nonzero 0), any other with its sums in full.",
+    "# and flagged ZERO (slot_nonzero 0), any other with its sums in full. Jobs 2 (quorum 2 of 3)",
+    "# and 5 (timeout 1 us) on the same slots: ZERO contributions count towards either as any.",
     SWITCH_CONFIG,
     *job(1, [W1, W2, W3], epoch=E),
+    *job(2, [W1, W2, W3], epoch=0x5EED0002, slots=2, quorum=2, first_node=3),
+    *job(5, [W1, W2, W3], epoch=0x5EED0005, slots=1, timeout=1, first_node=6),
     "# slot 0: three ZERO contributions, exponents still kept (the maximum): a ZERO RESULT to all",
     update(W1, epoch=E, job=1, exponent=3, **Z),
     update(W2, epoch=E, rank=1, job=1, exponent=7, **Z),
@@ -59,5 +77,35 @@ LINES = [
     "check_counter job_duplicates(1) packets == 1",
     "check_counter job_retrans_answered(1) packets == 2",
     "check_counter job_results_sent(1) packets == 9",
-    "check_counter port_malformed(1) packets == 0",
+    "# job 2, quorum 2 of 3: two ZERO UPDATEs complete the use (slot 1, set 0: job 1's, but of another",
+    "# epoch, so empty for job 2); the late one, with values, gets the ZERO RESULT, never added",
+    update(W3, epoch=0x5EED0002, rank=2, job=2, index=1, exponent=4, **Z),
+    update(W1, epoch=0x5EED0002, job=2, index=1, exponent=2, **Z),
+    *(
+        result(host, epoch=0x5EED0002, job=2, index=1, exponent=4, count=2, bitmap=0b101, **Z)
+        for host in (W1, W2, W3)
+    ),
+    update(W2, epoch=0x5EED0002, values=A2, rank=1, job=2, index=1, exponent=9),
+    result(W2, epoch=0x5EED0002, rank=1, job=2, index=1, exponent=4, count=2, bitmap=0b101, **Z),
+    "check_counter job_late(2) packets == 1",
+    "# ina: register slot_nonzero[1] == 0",
+    "# ina: register slot_acc_0[1] == 0",
+    "# job 5, timeout 1 us: completes with two ZERO contributions of three",
+    update(W1, epoch=0x5EED0005, job=5, **Z),
+    update(W2, epoch=0x5EED0005, rank=1, job=5, **Z),
+    *(
+        result(host, epoch=0x5EED0005, rank=1, job=5, count=2, bitmap=0b11, **Z)
+        for host in (W1, W2, W3)
+    ),
+    "check_counter job_timeouts(5) packets == 1",
+    "check_counter job_completed(5) packets == 1",
+    "# A ZERO packet is the header alone: one with a value block after it is malformed, and so is a",
+    "# ZERO packet of another lane width (the width check holds without values too), or one whose",
+    "# header is cut short. None counts.",
+    update(W1, epoch=E, values=A, job=1, index=3, flags=FLAG_ZERO),
+    update(W1, epoch=E, values=[], job=1, index=3, flags=FLAG_ZERO | lane_flags(16)),
+    packet(2, frame(W2, SWITCH, datagram(MSG_UPDATE, E, [], job=1, rank=1, flags=FLAG_ZERO)[:11])),
+    "check_counter port_malformed(1) packets == 2",
+    "check_counter port_malformed(2) packets == 1",
+    "# ina: register slot_count[3] == 0",
 ]
