@@ -52,35 +52,7 @@ def bench_zero(out: Path, workers: int = 8, size: int = 1 << 18) -> list[dict]:
             )
             progress.step(f"window {window}, {'shared' if shared else 'per worker'}, {share:.0%}")
     write(out, "zero", rows)
-    labels = [f"{r['zero_share']:.0%}" for r in rows if (r["window"], r["shared"]) == RUNS[0]]
-    series = {
-        f"window {w}, {'shared' if s else 'per worker'}": [
-            r for r in rows if (r["window"], r["shared"]) == (w, s)
-        ]
-        for w, s in RUNS
-    }
-    plots.grouped(
-        out / "zero.png",
-        f"{workers} workers x {size:,} int32 in ina sim at 100 Gbit/s (E = {ELEMS}), by share of zero chunks",
-        {
-            "UPDATE bytes saved, %": (
-                labels,
-                {name: [100 * r["up_bytes_saved"] for r in runs] for name, runs in series.items()},
-            ),
-            "RESULT bytes saved, %": (
-                labels,
-                {
-                    name: [100 * r["down_bytes_saved"] for r in runs]
-                    for name, runs in series.items()
-                },
-            ),
-            "speedup over no zeros": (
-                labels,
-                {name: [r["speedup"] for r in runs] for name, runs in series.items()},
-            ),
-        },
-        "",
-    )
+    plot(out, rows, f"{workers} workers x {size:,} int32 in ina sim at 100 Gbit/s, E = {ELEMS}")
     for r in rows:
         print(
             f"window {r['window']:>3} {'shared    ' if r['shared'] else 'per worker'} zeros "
@@ -89,3 +61,33 @@ def bench_zero(out: Path, workers: int = 8, size: int = 1 << 18) -> list[dict]:
             f"{r['communication_s'] * 1e6:6.1f} us (x{r['speedup']:.2f}), exact {r['exact']}"
         )
     return rows
+
+
+def plot(out: Path, rows: list[dict], title: str) -> None:
+    """zero_bytes.png (frame bytes saved each way) and zero_time.png (speedup) against the share of
+    zero chunks, one line per run of RUNS."""
+    runs = {
+        f"window {w}, {'shared' if s else 'per worker'}": [
+            r for r in rows if (r["window"], r["shared"]) == (w, s)
+        ]
+        for w, s in RUNS
+    }
+    shares = [100 * share for share in SHARES]
+    plots.lines(
+        out / "zero_bytes.png",
+        title,
+        "chunks that are zeros, %",
+        "frame bytes saved, %",
+        {
+            f"{name}, {way}": (shares, [100 * r[f"{key}_bytes_saved"] for r in group])
+            for name, group in runs.items()
+            for way, key in (("UPDATEs", "up"), ("RESULTs", "down"))
+        },
+    )
+    plots.lines(
+        out / "zero_time.png",
+        title,
+        "chunks that are zeros, %",
+        "speedup over no zeros",
+        {name: (shares, [r["speedup"] for r in group]) for name, group in runs.items()},
+    )
