@@ -8,7 +8,7 @@ against single-switch aggregation in Mininet (hier-emu: upper-link UPDATEs per c
 switches' counters, goodput per worker), the switch's slot pool under a churn of jobs per
 allocation policy (pool), elements/s, wire bytes and accuracy per lane width (lanes),
 hierarchical aggregation's upper-link packets and goodput from 32 to 1,024 workers against
-the ring in `ina sim` (hier).
+the ring in `ina sim` (hier), wire bytes and time zero-block skipping saves (zero).
 
 Each benchmark repeats, reports median and spread, writes JSON (with the machine and git revision)
 and PNG plots into --out, and a markdown summary (summary.md). Timing never decides pass or fail.
@@ -407,6 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
             "pool",
             "lanes",
             "hier",
+            "zero",
             "all",
         ],
     )
@@ -590,6 +591,10 @@ def measure(args: argparse.Namespace, out: Path, with_bmv2: bool) -> dict:
         from ina.bench.hier import bench_hier
 
         sections["hier_links"], sections["hier_scale"] = bench_hier(out, args.full)
+    if args.what in ("zero", "all"):
+        from ina.bench.zero import bench_zero
+
+        sections["zero"] = bench_zero(out)
     if args.what in ("profile", "all"):
         print(bench_profile(out, args.seconds, veth=not args.no_veth))
     return sections

@@ -19,6 +19,8 @@ import numpy as np
 
 from ina.hosts import packets
 from ina.p4src.protocol import (
+    FLAG_ZERO,
+    FLAGS_OFFSET,
     HEADER_LEN,
     MSG_RESULT,
     MSG_STATUS,
@@ -82,7 +84,8 @@ class ServerCore:
 
     def handle(self, data: bytes, sender: Address) -> list[tuple[bytes, Address]]:
         """What to send in answer to `data` from `sender` (nothing, one answer, or one per worker)."""
-        if len(data) != HEADER_LEN + 4 * self.elems:
+        zero = len(data) == HEADER_LEN and data[FLAGS_OFFSET] & FLAG_ZERO  # all zeros, no values
+        if len(data) != HEADER_LEN + 4 * self.elems and not zero:
             self.stats["refused"] += 1
             return []
         h = packets.parse_header(data)
@@ -115,7 +118,7 @@ class ServerCore:
                 1  # to every worker, as the switch multicasts it: a missing one resends now
             )
             return self._to_all(self._answer(MSG_STATUS, cell, h.rank, h.index))
-        values = packets.values_of(data, self.elems)
+        values = np.zeros(self.elems, np.int64) if zero else packets.values_of(data, self.elems)
         if cell.bitmap == 0:
             cell.sums, cell.count, cell.exponent = values.copy(), 1, h.exponent
         else:
@@ -159,7 +162,7 @@ class ParameterServer(ServerCore):
 
     def handle(self, data: bytes, sender: Address) -> list[tuple[bytes, Address]]:
         """Answer `data` on the socket (unless the emulated loss takes it on the way in)."""
-        if len(data) == HEADER_LEN + 4 * self.elems and self.loss and self.rng.random() < self.loss:
+        if len(data) >= HEADER_LEN and self.loss and self.rng.random() < self.loss:
             return []
         answers = super().handle(data, sender)
         for answer, address in answers:

@@ -7,7 +7,9 @@ right whenever the switch's maximum equals it; a chunk whose maximum came out lo
 announcement was not counted) is quantized again for that maximum and clipped to the headroom. In
 narrow lanes the first pass leaves room for fewer than n workers (ina.hosts.quantize.headroom); a
 chunk whose sum saturated (its RESULT flagged OVERFLOW) is `redo`ne at the scale for n, which
-cannot overflow, clipped likewise.
+cannot overflow, clipped likewise. A chunk whose values are all zeros is `zero`: its UPDATE is the
+header alone, flagged ZERO, as is a RESULT whose every contribution was (docs/protocol.md,
+"Zero-block skipping").
 """
 
 import math
@@ -21,7 +23,10 @@ from ina.hosts.packets import lane_dtype
 from ina.hosts.quantize import chunk_exponents, headroom, lane_max, quantize, scale_for
 from ina.p4src import protocol
 
-HEADER_LEN: Final = protocol.HEADER_LEN  # a C static compiled, not a dict lookup (hosts/core.py)
+# a C static each compiled, not a dict lookup (hosts/core.py)
+FLAG_ZERO: Final = protocol.FLAG_ZERO
+FLAGS_OFFSET: Final = protocol.FLAGS_OFFSET
+HEADER_LEN: Final = protocol.HEADER_LEN
 
 
 @mypyc_attr(native_class=False)  # compiled too, it stays picklable: see ina/compiled.py
@@ -73,6 +78,8 @@ class Chunks:
         "_scale_of",
         "_scales",
         "_values",
+        "_zero",
+        "_zeros",
         "dtype",
         "elems",
         "exponents",
@@ -102,6 +109,8 @@ class Chunks:
             payload = values.astype(dtype)
         self.exponents.append(0)  # the exponent announced after the last chunk
         self._values = values
+        # per chunk, whether its values are all zeros: zeros at any scale, so its UPDATE is ZERO
+        self._zero: np.ndarray = np.asarray(~values.any(axis=1))
         self._clip = lane_max(bits) // room  # the largest quantized magnitude of a first pass
         self._safe_clip = lane_max(bits) // n_workers  # ... of a redo: n of them cannot overflow
         self._agreed = [0] * n  # per chunk, the switch's maximum exponent it was quantized for
@@ -111,6 +120,7 @@ class Chunks:
             payload.reshape(-1).view(np.uint8).data
         )  # a packet's values: one memcpy
         self._got = memoryview(bytearray(n * self._plen))  # the sums, as the RESULTs carry them
+        self._zeros = bytes(self._plen)  # a ZERO RESULT's sums
         self._scales = [1.0] * n
         self._counts = [0] * n  # per chunk, its RESULT's count and bitmap (0: no sum yet)
         self._bitmaps = [0] * n
@@ -158,6 +168,10 @@ class Chunks:
         self._redone[chunk] = True
         return True
 
+    def zero(self, chunk: int) -> bool:
+        """Whether chunk `chunk`'s values are all zeros (its UPDATE is ZERO, the header alone)."""
+        return bool(self._zero[chunk])
+
     def agreed(self, chunk: int) -> int:
         """The switch's maximum exponent chunk `chunk` was quantized for."""
         return self._agreed[chunk]
@@ -170,9 +184,11 @@ class Chunks:
     def store(
         self, chunk: int, data: bytes | bytearray | memoryview, count: int, bitmap: int
     ) -> None:
-        """The RESULT `data` of chunk `chunk`: its sum, and whose contributions it holds."""
+        """The RESULT `data` of chunk `chunk`: its sum (zeros if flagged ZERO: the header alone), and
+        whose contributions it holds."""
         plen = self._plen
-        self._got[chunk * plen : chunk * plen + plen] = data[HEADER_LEN:]
+        sums = self._zeros if data[FLAGS_OFFSET] & FLAG_ZERO else data[HEADER_LEN:]
+        self._got[chunk * plen : chunk * plen + plen] = sums
         self._counts[chunk], self._bitmaps[chunk] = count, bitmap
 
     def contributors(self) -> Contributors:

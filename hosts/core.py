@@ -38,6 +38,7 @@ from ina.p4src.protocol import (
 # name is a C static, where any other module-level name is a lookup in the module's dict per use
 FLAG_FALLBACK: Final = protocol.FLAG_FALLBACK
 FLAG_OVERFLOW: Final = protocol.FLAG_OVERFLOW
+FLAG_ZERO: Final = protocol.FLAG_ZERO
 FLAGS_OFFSET: Final = protocol.FLAGS_OFFSET
 INDEX_MASK: Final = protocol.INDEX_MASK
 MSG_RESULT: Final = protocol.MSG_RESULT
@@ -85,6 +86,7 @@ class Stats:
     forged: int = 0  # datagrams that were not this job's RESULTs from the switch
     fallbacks: int = 0  # uses the switch sent to the job's host fallback server (FALLBACK)
     redone: int = 0  # uses that sent a chunk again because its RESULT said OVERFLOW
+    zeros: int = 0  # UPDATEs sent as the header alone, flagged ZERO: their chunk was all zeros
     elapsed: float = 0.0
     elements: int = 0
 
@@ -317,14 +319,18 @@ class AllReduceCore:
         headers packed in place."""
         stats = self.stats
         stats.packets_received += 1
-        if len(data) != self.datagram_size or (source != self.switch and source != self.fallback):
+        size = len(data)  # the whole datagram, or the header alone flagged ZERO
+        if (size != self.datagram_size and size != HEADER_LEN) or (
+            source != self.switch and source != self.fallback
+        ):
             stats.forged += 1
             return None
         fields: Fields = _unpack_answer(data, 0)
         msg, job, pool, exponent, flags, count, epoch, round_, bitmap = fields
         index = (pool & INDEX_MASK) - self.base
         if (
-            msg not in (MSG_RESULT, MSG_STATUS)
+            (size == HEADER_LEN) != ((flags & FLAG_ZERO) != 0)
+            or msg not in (MSG_RESULT, MSG_STATUS)
             or job != self.job_id
             or epoch != self.epoch
             or not 0 <= index < self.window
@@ -532,6 +538,11 @@ class AllReduceCore:
             _msg, _job, _pool, exponent, _flags, count, _epoch, _round, bitmap = fields
             return self._take(index, round_, exponent, count, bitmap, held, now)
         chunks.fill(pkt, chunk, exponent)  # agrees the exponent too
+        # All zeros (a float slot's first use, or a chunk of zeros): the header alone, flagged ZERO
+        zero = chunk < 0 or chunks.zero(chunk)
+        if zero:
+            del pkt[HEADER_LEN:]  # the next use's fill puts the values back
+            self.stats.zeros += 1
         announce = chunks.exponents[
             min(chunk + self._window, self._n_chunks)
         ]  # the chunk a window later's
@@ -543,7 +554,7 @@ class AllReduceCore:
             self.job_id,
             (round_ & 1) << SET_SHIFT | self.base + index,
             announce,
-            self._flags,
+            (self._flags | FLAG_ZERO) if zero else self._flags,
             self.epoch,
             round_,
         )

@@ -167,6 +167,7 @@ class Member:
     switch: SwitchNode  # the switch its link leads to (on a star, the aggregator)
     port: int  # that switch's port for it
     delay: float = 0.0  # added to its UPDATEs' way to the switch
+    zero_frame_header: bytes = b""  # ... of its ZERO UPDATEs (the aggregation header alone)
     calls: int = 0  # all-reduces started: call t runs on core t mod len(cores), as a Worker does
     timer_at: list[float] = field(
         default_factory=list
@@ -443,6 +444,7 @@ class InProcessSwitch:
             aggregator,
             link.b_port,
             delay,
+            zero_frame_header=update_frame_header(entry, HEADER_LEN, *switch),
             timer_at=[math.inf] * groups,
         )
         self._members[link.a] = member
@@ -607,7 +609,8 @@ class InProcessSwitch:
             leaves = cpu.depart(now)
             if self._judged and self._lost(UPDATE, data, member.rank, leaves):
                 continue
-            frame = member.frame_header + data
+            header = member.zero_frame_header if len(data) == HEADER_LEN else member.frame_header
+            frame = header + data
             arrival = uplink.send(leaves, frame)
             if arrival is not None:
                 at(arrival + member.delay, self._at_switch, member.switch, member.port, frame)

@@ -40,6 +40,11 @@ const bit<8> MSG_RESULT = 2;
 const bit<8> MSG_STATUS = 3;
 const bit<16> FLOOD_GROUP = 1;
 const bit<8> FLAG_FALLBACK = 0x02;  // the chunk is summed by the job's host fallback server
+// ZERO: no value block follows the header, the values are all zero. An UPDATE's: the sender's chunk
+// is all zeros (counted, nothing added); an answer's: every contribution in the use was ZERO.
+const bit<8> FLAG_ZERO = 0x08;
+const bit<16> VALUES_LEN = 4 * ELEMS;  // the value block's bytes, which a ZERO packet leaves out
+const bit<16> ZERO_UDP_LEN = 8 + 22;   // a ZERO packet's UDP length: its header and the agg header
 
 header ethernet_t {
     bit<48> dst_addr;
@@ -95,7 +100,7 @@ header agg_t {
     bit<1>  pool_set;
     bit<15> pool_index;
     bit<8>  exponent;
-    bit<8>  flags;     // FLAG_OVERFLOW, FLAG_FALLBACK, the lane width (LANE_MASK); others 0
+    bit<8>  flags;     // FLAG_OVERFLOW, FLAG_FALLBACK, FLAG_ZERO, the lane width (LANE_MASK)
     bit<16> count;     // RESULT and STATUS: workers summed; UPDATE: 0
     bit<32> epoch;
     bit<32> round;     // the sender's use number of this slot (round & 1 == pool_set)
@@ -148,6 +153,7 @@ struct metadata_t {
     bit<32> drop_loss_bad;
     bit<32> drop_p_gb;
     bit<32> drop_p_bg;
+    bit<1>  zero_in;          // the packet came flagged ZERO (its values, zeros, filled in here)
 #if LANE_BITS != 32
     bit<32> lane_overflow;    // add_values: the sign bit of every lane that saturated
 #endif
@@ -188,6 +194,12 @@ parser InaParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
     }
     state parse_agg {
         pkt.extract(hdr.agg);
+        transition select(hdr.agg.flags) {
+            FLAG_ZERO &&& FLAG_ZERO: accept;  // no value block: its values are all zero
+            default: parse_data;
+        }
+    }
+    state parse_data {
         pkt.extract(hdr.data);
         transition accept;
     }
@@ -220,6 +232,7 @@ control InaVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
 #define ADD_VALUE(i) slot_acc_##i.read(value, meta.reg_index); value = LANE_SUM(value, hdr.data.d##i); \
     slot_acc_##i.write(meta.reg_index, value); hdr.data.d##i = value;
 #define READ_RESULT(i) slot_acc_##i.read(value, meta.reg_index); hdr.data.d##i = value;
+#define ZERO_VALUE(i) hdr.data.d##i = 0;
 
 control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {
     register<bit<32>>(SLOT_REGISTER_SIZE) slot_bitmap;
@@ -231,6 +244,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
     register<bit<1>>(SLOT_REGISTER_SIZE) slot_forwarded;  // the partial sum went to the parent
     register<bit<48>>(SLOT_REGISTER_SIZE) slot_started;
     register<bit<1>>(SLOT_REGISTER_SIZE) slot_fallback;  // the use went to the host fallback server
+    register<bit<1>>(SLOT_REGISTER_SIZE) slot_nonzero;  // a contribution to the use was not ZERO
 #if LANE_BITS != 32
     register<bit<1>>(SLOT_REGISTER_SIZE) slot_overflow;  // a lane of the use's sum saturated
 #endif
@@ -403,6 +417,15 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
         bit<32> value;
         FOR_EACH_ELEM(READ_RESULT)
     }
+    // A ZERO packet's value block, all zeros, as if it had come: every path below then treats it as
+    // any packet, and egress takes the block out again of what leaves flagged ZERO.
+    action expand_zero() {
+        meta.zero_in = 1;
+        hdr.data.setValid();
+        FOR_EACH_ELEM(ZERO_VALUE)
+        hdr.ipv4.total_len = hdr.ipv4.total_len + VALUES_LEN;
+        hdr.udp.length = hdr.udp.length + VALUES_LEN;
+    }
 
     // Turn the packet around: from the switch back to the sender on the port it came from.
     action reply_to_sender() {
@@ -514,12 +537,19 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
         }
         if (for_me && hdr.udp.isValid() && hdr.ipv4.dst_addr == meta.switch_ip
                 && (hdr.udp.dst_port & INA_UDP_PORT_MASK) == INA_UDP_PORT) {
-            // Ours, so never flooded: a header cut short is as malformed as a missing value block.
-            if (!hdr.agg.isValid() || !hdr.data.isValid() || hdr.agg.msg_type == 0
-                    || hdr.agg.msg_type > MSG_STATUS || (hdr.agg.flags & LANE_MASK) != LANE_FLAGS) {
+            // Ours, so never flooded: a header cut short is as malformed as a missing value block,
+            // or a ZERO packet with anything after its header. The width check holds for ZERO
+            // packets too: a worker of another width is refused whatever its chunk.
+            if (!hdr.agg.isValid() || hdr.agg.msg_type == 0 || hdr.agg.msg_type > MSG_STATUS
+                    || (hdr.agg.flags & LANE_MASK) != LANE_FLAGS
+                    || ((hdr.agg.flags & FLAG_ZERO) == 0 && !hdr.data.isValid())
+                    || ((hdr.agg.flags & FLAG_ZERO) != 0 && hdr.udp.length != ZERO_UDP_LEN)) {
                 port_malformed.count((bit<32>)sm.ingress_port);
                 drop();
                 return;
+            }
+            if ((hdr.agg.flags & FLAG_ZERO) != 0) {
+                expand_zero();
             }
             jobs.apply();
             job_parent.apply();
@@ -633,6 +663,8 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
 #if LANE_BITS != 32
             slot_overflow.read(overflow, meta.reg_index);
 #endif
+            bit<1> nonzero;
+            slot_nonzero.read(nonzero, meta.reg_index);
             bool empty = epoch != meta.epoch;  // left by another run, or never used
             // Done with count 0 marks a use the parent replaced without this switch's sum (a
             // parent's STATUS, below): no sum to answer with, so that round starts a new use.
@@ -654,6 +686,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                 done = 0;
                 forwarded = 0;
                 overflow = 0;
+                nonzero = 0;
             }
             bool retransmission = (bitmap & worker_bit) != 0;
             bool contribution = update && !stale && !retransmission && done == 0 && forwarded == 0;
@@ -682,7 +715,8 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                     job_partials_sent.count(job);
                     hdr.agg.count = count;
                     hdr.agg.exponent = exponent;
-                    hdr.agg.flags = LANE_FLAGS | (bit<8>)overflow;  // a saturated lane goes up too
+                    // a saturated lane goes up too, and a sum of ZERO contributions as ZERO
+                    hdr.agg.flags = LANE_FLAGS | (bit<8>)overflow | (nonzero == 0 ? FLAG_ZERO : 0);
                     send_upstream();
                     return;
                 }
@@ -737,6 +771,7 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                 slot_epoch.write(meta.reg_index, meta.epoch);
                 slot_round.write(meta.reg_index, hdr.agg.round);
                 slot_done.write(meta.reg_index, 1);
+                slot_nonzero.write(meta.reg_index, ~meta.zero_in);  // its flags go down as they came
 #if LANE_BITS != 32
                 slot_overflow.write(meta.reg_index, hdr.agg.flags[0:0]);  // FLAG_OVERFLOW
 #endif
@@ -762,6 +797,8 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
                         exponent = hdr.agg.exponent;
                     }
                 }
+                nonzero = nonzero | ~meta.zero_in;  // a ZERO contribution added nothing
+                slot_nonzero.write(meta.reg_index, nonzero);
                 bitmap = bitmap | worker_bit;
                 slot_bitmap.write(meta.reg_index, bitmap);
                 slot_count.write(meta.reg_index, count);
@@ -779,7 +816,9 @@ control InaIngress(inout headers_t hdr, inout metadata_t meta, inout standard_me
             hdr.agg.count = count;
             hdr.agg.bitmap = bitmap;
             hdr.agg.exponent = exponent;
-            hdr.agg.flags = LANE_FLAGS | (bit<8>)overflow;
+            // Every answer of a use whose contributions were all ZERO is header-only (values unspecified
+            // in a STATUS, zeros in a RESULT or a partial sum): egress takes the block out.
+            hdr.agg.flags = LANE_FLAGS | (bit<8>)overflow | (nonzero == 0 ? FLAG_ZERO : 0);
 
             if (stale) {
                 // Told the slot/set's round: its sender learns that use is gone, or not done yet.
@@ -899,6 +938,14 @@ control InaEgress(inout headers_t hdr, inout metadata_t meta, inout standard_met
                 mark_to_drop(sm);
                 return;
             }
+        }
+        // A packet leaving flagged ZERO leaves without its value block (ingress's expand_zero filled
+        // it in, or the answer is a sum of ZERO contributions); one forwarded as ordinary traffic
+        // never had it parsed.
+        if (hdr.agg.isValid() && hdr.data.isValid() && (hdr.agg.flags & FLAG_ZERO) != 0) {
+            hdr.data.setInvalid();
+            hdr.ipv4.total_len = hdr.ipv4.total_len - VALUES_LEN;
+            hdr.udp.length = hdr.udp.length - VALUES_LEN;
         }
         if (hdr.agg.isValid() && hdr.agg.msg_type != MSG_UPDATE && sm.egress_rid != 0) {
             if (result_rewrite.apply().hit && hdr.agg.msg_type == MSG_RESULT) {

@@ -105,6 +105,10 @@ FLAG_OVERFLOW = 0x01  # a RESULT in which at least one lane saturated: the worke
 # server (its slot/set is held by another job); in an UPDATE, the sender's chunk for the host,
 # forwarded there by the switch.
 FLAG_FALLBACK = 0x02
+# ZERO: the packet has no value block after its header, its values are all zero (docs/protocol.md,
+# "Zero-block skipping"). An UPDATE's: the sender's chunk is all zeros, counted like any
+# contribution, nothing added; an answer's: every contribution in its use was ZERO.
+FLAG_ZERO = 0x08
 LANE_BITS_CHOICES = (32, 16, 8)  # bits per value: aggregate.p4's -DLANE_BITS (elements.p4)
 LANE_SHIFT = 4  # the flags' top four bits name the lane width (LANE_MASK), as lane_flags says
 LANE_MASK = 0xF0

@@ -130,6 +130,9 @@ def frame_bytes(elems: int) -> int:
     return FRAME_HEADERS + HEADER_LEN + 4 * elems
 
 
+ZERO_FRAME = FRAME_HEADERS + HEADER_LEN  # a ZERO packet's frame: the headers alone (all zeros)
+
+
 def lossless_time(config: AllReduceConfig) -> float | None:
     """docs/simulation.md's time of a lossless all-reduce on a star (None on other topologies, whose
     shared links the formula does not model), whichever bounds it. Link-bound: each
@@ -141,21 +144,31 @@ def lossless_time(config: AllReduceConfig) -> float | None:
     if not config.is_star:
         return None
     link = config.link
-    wire = wire_bits(frame_bytes(config.elems))
-    packets = packets_per_worker(config)
+    wire, zero = wire_bits(frame_bytes(config.elems)), wire_bits(ZERO_FRAME)
+    packets, first = packets_per_worker(config), first_uses(config)
     times = []
     for host in (config.host, *host_specs(config).values()):
-        serialize = wire / min(link.rate, host.nic_rate)  # the worker's side: its NIC may be slower
-        path = wire / link.rate + 2 * link.delay + config.pipeline + host.send_cost + host.recv_cost
-        times.append(max(packets * serialize + path, packets * (host.send_cost + host.recv_cost)))
+        rate = min(link.rate, host.nic_rate)  # the worker's side: its NIC may be slower
+        costs = host.send_cost + host.recv_cost
+        path = wire / link.rate + 2 * link.delay + config.pipeline + costs
+        # float32: the first uses go as ZERO frames, and a slot's first chunk waits for its RESULT
+        rtt = zero / rate + zero / link.rate + 2 * link.delay + config.pipeline + costs
+        start = max(first * zero / rate, rtt) if first else 0.0
+        times.append(max(start + (packets - first) * wire / rate + path, packets * costs))
     return max(times)
 
 
 def packets_per_worker(config: AllReduceConfig) -> int:
     """UPDATEs each worker sends without loss: one per chunk of E, and for floats one more per slot
-    (each slot's first use announces its exponent)."""
+    (`first_uses`)."""
+    return max(1, -(-config.size // lane_values(config.elems, config.bits))) + first_uses(config)
+
+
+def first_uses(config: AllReduceConfig) -> int:
+    """The uses of a float all-reduce that carry no chunk, one per slot: each announces its slot's
+    first exponent, all zeros, so a ZERO frame (0 for int32)."""
     chunks = max(1, -(-config.size // lane_values(config.elems, config.bits)))
-    return chunks + (min(config.window, chunks) if config.dtype != "int32" else 0)
+    return min(config.window, chunks) if config.dtype != "int32" else 0
 
 
 def window_covers_path(config: AllReduceConfig) -> bool:

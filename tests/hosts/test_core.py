@@ -6,7 +6,15 @@ import pytest
 
 from ina.hosts.core import MIN_RTO, PACE_BURST, AllReduceCore, WorkerError
 from ina.hosts.packets import datagram, parse_header, rewrite
-from ina.p4src.protocol import HEADER_LEN, MSG_RESULT, MSG_STATUS, MSG_UPDATE, pool_field, slot_of
+from ina.p4src.protocol import (
+    FLAG_ZERO,
+    HEADER_LEN,
+    MSG_RESULT,
+    MSG_STATUS,
+    MSG_UPDATE,
+    pool_field,
+    slot_of,
+)
 
 SWITCH = ("10.0.0.254", 0xBEE0)
 EPOCH = 0x5EED0003
@@ -42,10 +50,19 @@ def result(
     return datagram(msg, epoch, [0, 0], job=job, index=index, round_=pool_set, count=1, bitmap=0b10)
 
 
-def update_of(index: int, round_: int, values, exponent: int = 0) -> bytes:
-    """The UPDATE make_core's worker (job 3, rank 1) sends in slot `index`'s use `round_`."""
+def update_of(index: int, round_: int, values, exponent: int = 0, flags: int = 0) -> bytes:
+    """The UPDATE make_core's worker (job 3, rank 1) sends in slot `index`'s use `round_`; no
+    `values` with FLAG_ZERO: the header alone."""
     return datagram(
-        MSG_UPDATE, EPOCH, values, job=3, rank=1, index=index, round_=round_, exponent=exponent
+        MSG_UPDATE,
+        EPOCH,
+        values,
+        job=3,
+        rank=1,
+        index=index,
+        round_=round_,
+        exponent=exponent,
+        flags=flags,
     )
 
 
@@ -297,7 +314,8 @@ def test_a_float_use_zero_announces_the_exponent_and_the_switch_maximum_rescales
         3, 1, 2, EPOCH, elems=2, window=1, timeout=0.01, max_retries=1, switch=SWITCH
     )
     [bootstrap] = core.start(np.array([0.5, -0.25], dtype=np.float32), now=0.0)
-    assert bytes(bootstrap) == update_of(0, 0, [0, 0], exponent=128)  # announces 128
+    # announces 128: all zeros, so ZERO (0x08), the header alone
+    assert bytes(bootstrap) == update_of(0, 0, [], exponent=128, flags=FLAG_ZERO)
     scaled = core.receive(answer(bytes(bootstrap), exponent=129), SWITCH, now=0.001)
     assert bytes(scaled) == update_of(0, 1, [1 << 28, -(1 << 27)])  # scaled for 2**1, not 2**0
     core.receive(answer(bytes(scaled)), SWITCH, now=0.002)

@@ -16,7 +16,14 @@ from ina.hosts.baseline import ParameterServer
 from ina.hosts.cli import make_array, verify
 from ina.hosts.quantize import chunk_exponents, error_bound, quantize, scale_for
 from ina.hosts.worker import Worker, WorkerError
-from ina.p4src.protocol import HEADER_LEN, MSG_RESULT, MSG_STATUS, MSG_UPDATE, header_struct
+from ina.p4src.protocol import (
+    FLAG_ZERO,
+    HEADER_LEN,
+    MSG_RESULT,
+    MSG_STATUS,
+    MSG_UPDATE,
+    header_struct,
+)
 
 PS_IP = "127.0.0.1"
 EPOCH = 0x5EED0001
@@ -237,7 +244,8 @@ def test_float_packets_quantize_with_the_exponent_the_switch_returns():
     array = np.array([0.5, -0.25, 3.0, 0.0], dtype=np.float32)
     result = w.allreduce(array)
     assert w.sock.sent == [
-        update_of(0, 0, [0, 0], exponent=128),  # use 0: all zeros, announces chunk 0's exponent
+        # use 0: all zeros, so ZERO (0x08), the header alone; announces chunk 0's exponent
+        update_of(0, 0, [], exponent=128, flags=FLAG_ZERO),
         update_of(0, 1, [1 << 29, -(1 << 28)], exponent=130),  # chunk 0 at scale (2**31-1)/2
         update_of(0, 2, [0x18000000, 0]),  # chunk 1 at scale (2**31-1)/16, nothing after
     ]

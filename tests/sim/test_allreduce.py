@@ -113,10 +113,11 @@ def test_lossless_and_large_the_time_is_the_link_bound_formula():
 
 
 def test_float32_sends_one_more_use_per_slot_and_keeps_to_the_formula():
-    # Each slot's first use announces its exponent: C + W packets per worker.
+    # Each slot's first use announces its exponent: C + W packets per worker, the W all zeros, so
+    # ZERO frames (the headers alone), and a slot's first chunk leaves when that use's RESULT is back.
     config = AllReduceConfig(workers=4, size=1 << 14, dtype="float32", window=128)
-    s = (14 + 20 + 8 + 22 + 4 * 64 + 24) * 8 / RATE
-    formula = (256 + 128) * s + (s + 2 * 1e-6)
+    s, z = (14 + 20 + 8 + 22 + 4 * 64 + 24) * 8 / RATE, (14 + 20 + 8 + 22 + 24) * 8 / RATE
+    formula = max(128 * z, 2 * z + 2 * 1e-6) + 256 * s + (s + 2 * 1e-6)
     result = simulate(config)
     assert window_covers_path(config) and lossless_time(config) == pytest.approx(formula, rel=1e-12)
     assert result.communication_s == pytest.approx(formula, rel=1e-9) and result.verified
