@@ -17,6 +17,8 @@ from ina.controller.allocators import FIRST_FIT, Allocator
 from ina.hosts.compute import check_stragglers
 from ina.p4src.protocol import DEFAULT_ELEMS, Policy
 from ina.topologies import clean, lock
+from ina.topologies.job_sums import check_job_sums
+from ina.topologies.model import HIERARCHICAL, Job
 from ina.topologies.net import Network
 from ina.topologies.switches import bmv2_toolchain
 from ina.topologies.topo import Topology, is_star, load
@@ -70,6 +72,7 @@ class RunOptions:
     link_delays: dict[str, str] = field(
         default_factory=dict
     )  # host -> its link's one-way delay (netem)
+    bw: float | None = None  # every link's rate in Mbit/s (TCLink's htb; None: unshaped)
 
 
 @dataclass
@@ -185,6 +188,8 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
     if opts.aggregation:
         topo = topo.with_aggregation(opts.aggregation)
     topo = delay_links(topo, opts.link_delays)
+    if opts.bw:
+        topo = topo.with_link_params({"bw": opts.bw})
     lossy = loss_ends(topo, opts.loss_link, opts.loss_direction) if loss_mode else []
     if loss_mode:
         model = (
@@ -210,7 +215,9 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
         raise RunError("the host-only baseline serves one job; drop --jobs")
     say(
         f"topology {topo.name}: {len(topo.switches)} switch(es), {len(topo.hosts)} hosts, "
-        f"{len(topo.jobs)} job(s); target {target}; logs in {run_dir}"
+        f"{len(topo.jobs)} job(s); target {target}"
+        + (f"; every link shaped to {opts.bw:g} Mbit/s" if opts.bw else "")
+        + f"; logs in {run_dir}"
     )
     t0 = time.monotonic()
     bmv2, p4info = compile_program(target, opts.elems, opts.pool_size, run_dir)
@@ -253,7 +260,7 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
             CLI(network.net)
             return result
         cpu_before = {s.name: process_cpu_seconds(s.proc) for s in network.switches()}
-        result.workers = run_workers(network, topo, opts, epochs)
+        result.workers = run_workers(network, topo, opts, epochs, run_dir)
         result.switch_cpu_s = {
             s.name: round(process_cpu_seconds(s.proc) - cpu_before[s.name], 3)
             for s in network.switches()
@@ -312,6 +319,7 @@ def pick_loss_mode(mode: str) -> str:
     return mode
 
 
+MAX_BW_MBIT = 1000.0  # the largest rate Mininet's TCLink shapes (it ignores a larger bw)
 NETEM_PARAMS = ("delay", "jitter", "loss")  # TCLink parameters that Mininet applies with netem
 
 
@@ -412,9 +420,10 @@ def netem_loss(network: Network, ends: list[LossyEnd], loss: float | BurstLoss) 
 
 
 def run_workers(
-    network: Network, topo: Topology, opts: RunOptions, epochs: dict[int, int]
+    network: Network, topo: Topology, opts: RunOptions, epochs: dict[int, int], run_dir: Path
 ) -> list[dict]:
-    """Start every job's workers (and the baseline server) with the job's epoch; collect reports."""
+    """Start every job's workers (and the baseline server) with the job's epoch; collect reports,
+    each worker's sums checked: by itself, or a hierarchical job's all together (`saved_sums`)."""
     server = None
     if opts.baseline:
         ps_host = topo.extra_host
@@ -445,8 +454,10 @@ def run_workers(
         )
         time.sleep(0.5)
     procs = []
+    saved = saved_sums(topo, opts, run_dir)
     for job in topo.jobs:
         tree = job_tree(topo, job)
+        check = ["--save-sums", str(saved[job.id])] if job.id in saved else ["--verify"]
         for rank, host in enumerate(job.workers):
             leaf, wire_rank = tree.endpoints[host]
             target_ip = topo.hosts[topo.extra_host].ip if opts.baseline else topo.switches[leaf].ip
@@ -482,7 +493,7 @@ def run_workers(
                 str(opts.seed + job.id),
                 "--epoch",
                 str(epochs[job.id]),
-                "--verify",
+                *check,
                 "--json",
                 "--repeat",
                 str(opts.repeat),
@@ -538,7 +549,42 @@ def run_workers(
     if server is not None:
         server.kill()
         server.wait()
+    for job in topo.jobs:
+        if job.id in saved:
+            check_saved_sums(topo, job, opts, saved[job.id], results)
     return results
+
+
+def saved_sums(topo: Topology, opts: RunOptions, run_dir: Path) -> dict[int, Path]:
+    """Per hierarchical job, the directory its workers save their sums in (created here): their
+    RESULT bitmaps name ranks at a leaf, so the job's sums are checked once all are done."""
+    dirs = {
+        job.id: run_dir / "sums" / f"job{job.id}"
+        for job in topo.jobs
+        if job.aggregation == HIERARCHICAL and not opts.baseline
+    }
+    for directory in dirs.values():
+        directory.mkdir(parents=True, exist_ok=True)
+    return dirs
+
+
+def check_saved_sums(
+    topo: Topology, job: Job, opts: RunOptions, directory: Path, reports: list[dict]
+) -> None:
+    """Each of `job`'s workers' `verified`: its sums checked rank by rank against the ranks the
+    job's RESULTs name (topologies/job_sums.py)."""
+    tree = job_tree(topo, job)
+    ok = check_job_sums(
+        directory,
+        [tree.endpoints[host] for host in job.workers],
+        seed=opts.seed + job.id,
+        size=opts.size,
+        dtype=opts.dtype,
+        iterations=opts.repeat,
+    )
+    for report in reports:
+        if report.get("job") == job.id and "rank" in report:
+            report["verified"] = ok[report["rank"]]
 
 
 def switch_stats(topo: Topology) -> dict:

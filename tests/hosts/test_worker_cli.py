@@ -66,6 +66,10 @@ CASES = [
     (["--repeat", "0", "--verify"], "argument --repeat: expected an integer >= 1, got '0'"),
     (["--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
     (["--loss", "1.5"], "argument --loss: expected a number in [0.0, 1.0], got '1.5'"),
+    (
+        ["--save-sums", "/nonexistent/sums"],
+        "argument --save-sums: /nonexistent/sums is not a directory",
+    ),
 ]
 
 

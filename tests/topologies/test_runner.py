@@ -139,9 +139,11 @@ def option(argv, name):
     return argv[argv.index(name) + 1] if name in argv else None
 
 
-def test_each_worker_sends_to_its_trees_leaf_with_its_rank_there_and_seeds_its_data_by_job_rank():
+def test_each_worker_sends_to_its_trees_leaf_with_its_rank_there_and_seeds_its_data_by_job_rank(
+    tmp_path,
+):
     topo, hosts = load("leafspine_hier"), Hosts()
-    run_workers(hosts, topo, RunOptions(topo="leafspine_hier"), {0: 7})
+    run_workers(hosts, topo, RunOptions(topo="leafspine_hier"), {0: 7}, tmp_path)
     sw = topo.switches
     assert {
         h: (option(a, "--switch"), option(a, "--rank"), option(a, "--wire-rank"))
@@ -152,14 +154,20 @@ def test_each_worker_sends_to_its_trees_leaf_with_its_rank_there_and_seeds_its_d
         "h3": (sw["s2"].ip, "2", "0"),
         "h4": (sw["s2"].ip, "3", "1"),
     }
-    single, hosts = load("leafspine"), Hosts()
-    run_workers(hosts, single, RunOptions(topo="leafspine"), {0: 7})
-    assert {(option(a, "--switch"), option(a, "--wire-rank")) for a in hosts.started.values()} == {
-        (single.switches["s1"].ip, None)
+    # A hierarchical job's workers save their sums for the job's check (job_sums.py) ...
+    saved = str(tmp_path / "sums" / "job0")
+    assert {(option(a, "--save-sums"), "--verify" in a) for a in hosts.started.values()} == {
+        (saved, False)
     }
+    single, hosts = load("leafspine"), Hosts()
+    run_workers(hosts, single, RunOptions(topo="leafspine"), {0: 7}, tmp_path)
+    assert {
+        (option(a, "--switch"), option(a, "--wire-rank"), option(a, "--save-sums"), "--verify" in a)
+        for a in hosts.started.values()
+    } == {(single.switches["s1"].ip, None, None, True)}  # ... a single switch's check their own
     # The host-only baseline's server knows the workers by their ranks in the job.
     topo, hosts = load("leafspine_hier", extra_host=True), Hosts()
-    run_workers(hosts, topo, RunOptions(topo="leafspine_hier", baseline=True), {0: 7})
+    run_workers(hosts, topo, RunOptions(topo="leafspine_hier", baseline=True), {0: 7}, tmp_path)
     server = topo.hosts[topo.extra_host].ip
     assert {
         h: (option(a, "--switch"), option(a, "--wire-rank"))
