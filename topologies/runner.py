@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -458,6 +459,8 @@ def run_workers(
     for job in topo.jobs:
         tree = job_tree(topo, job)
         check = ["--save-sums", str(saved[job.id])] if job.id in saved else ["--verify"]
+        # the workers each leaf sums: a worker's turns at its switch (loss recovery) count them
+        leaf_workers = Counter(leaf for leaf, _rank in tree.endpoints.values())
         for rank, host in enumerate(job.workers):
             leaf, wire_rank = tree.endpoints[host]
             target_ip = topo.hosts[topo.extra_host].ip if opts.baseline else topo.switches[leaf].ip
@@ -477,6 +480,11 @@ def run_workers(
                 *(
                     ["--wire-rank", str(wire_rank)]
                     if wire_rank != rank and not opts.baseline
+                    else []
+                ),
+                *(
+                    ["--leaf-workers", str(leaf_workers[leaf])]
+                    if leaf_workers[leaf] != len(job.workers) and not opts.baseline
                     else []
                 ),
                 "--size",

@@ -146,13 +146,18 @@ def test_each_worker_sends_to_its_trees_leaf_with_its_rank_there_and_seeds_its_d
     run_workers(hosts, topo, RunOptions(topo="leafspine_hier"), {0: 7}, tmp_path)
     sw = topo.switches
     assert {
-        h: (option(a, "--switch"), option(a, "--rank"), option(a, "--wire-rank"))
+        h: (
+            option(a, "--switch"),
+            option(a, "--rank"),
+            option(a, "--wire-rank"),
+            option(a, "--leaf-workers"),  # its leaf's two, its turns at its switch
+        )
         for h, a in hosts.started.items()
     } == {
-        "h1": (sw["s1"].ip, "0", None),
-        "h2": (sw["s1"].ip, "1", None),
-        "h3": (sw["s2"].ip, "2", "0"),
-        "h4": (sw["s2"].ip, "3", "1"),
+        "h1": (sw["s1"].ip, "0", None, "2"),
+        "h2": (sw["s1"].ip, "1", None, "2"),
+        "h3": (sw["s2"].ip, "2", "0", "2"),
+        "h4": (sw["s2"].ip, "3", "1", "2"),
     }
     # A hierarchical job's workers save their sums for the job's check (job_sums.py) ...
     saved = str(tmp_path / "sums" / "job0")
@@ -162,9 +167,17 @@ def test_each_worker_sends_to_its_trees_leaf_with_its_rank_there_and_seeds_its_d
     single, hosts = load("leafspine"), Hosts()
     run_workers(hosts, single, RunOptions(topo="leafspine"), {0: 7}, tmp_path)
     assert {
-        (option(a, "--switch"), option(a, "--wire-rank"), option(a, "--save-sums"), "--verify" in a)
+        (
+            option(a, "--switch"),
+            option(a, "--wire-rank"),
+            option(a, "--leaf-workers"),
+            option(a, "--save-sums"),
+            "--verify" in a,
+        )
         for a in hosts.started.values()
-    } == {(single.switches["s1"].ip, None, None, True)}  # ... a single switch's check their own
+    } == {
+        (single.switches["s1"].ip, None, None, None, True)
+    }  # ... a single switch's check their own
     # The host-only baseline's server knows the workers by their ranks in the job.
     topo, hosts = load("leafspine_hier", extra_host=True), Hosts()
     run_workers(hosts, topo, RunOptions(topo="leafspine_hier", baseline=True), {0: 7}, tmp_path)
