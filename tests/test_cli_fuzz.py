@@ -160,6 +160,7 @@ COMMANDS: dict[
             "--slowdown": FLOAT(0, 1e6, lo_open=True),
             "--delay-dist": DISTRIBUTION,
             "--staleness": INT(0, 255),
+            "--save-sums": FREE,
         },
     ),
     "run": (
@@ -192,6 +193,7 @@ COMMANDS: dict[
             "--link-delay": PARSED(
                 parse_link_delay, ("h3:5ms", "h3", ":5ms", "h1:2", "h2:1.5s", "h2:5xs")
             ),
+            "--bw": FLOAT(0, 1000, lo_open=True),
         },
     ),
     "ctl set-drop": (
