@@ -1,9 +1,13 @@
 """`ina bench hier-emu`: hierarchical against single-switch aggregation in Mininet, on the same
 topology and jobs (issue 31's emulation targets).
 
-Each job runs twice per target and loss: over its tree of switches (`--aggregation hierarchical`)
-and summed by its root alone (`--aggregation single`: the same switch, the workers' UPDATEs
-forwarded to it hop by hop). Per job, read from the switches' P4Runtime counters after the run:
+Each job runs twice per target, loss and link rate: over its tree of switches (`--aggregation
+hierarchical`) and summed by its root alone (`--aggregation single`: the same switch, the workers'
+UPDATEs forwarded to it hop by hop). Link rates: unshaped, where two shared cores set the time (every
+switch and worker is a process; hierarchical aggregation does work at every leaf), and every link
+shaped to SHAPED_MBIT (`ina run --bw`), where the links do, as across racks: single-switch
+aggregation then carries every worker's UPDATE and RESULT over a leaf's one uplink, hierarchical one
+partial sum and one RESULT (SwitchML's and ATP's multi-rack argument). Per job, read from the switches' P4Runtime counters after the run:
 - `root_updates_per_chunk`: the root's `job_accepted` / chunks: its child switches (hierarchical)
   or every worker (single);
 - `partials_per_chunk`: the tree's `job_partials_sent` summed over its switches / chunks: the
@@ -24,13 +28,18 @@ from pathlib import Path
 
 from ina.bench.results import Progress, summarise, write
 from ina.topologies.model import HIERARCHICAL, SINGLE, Topology
-from ina.topologies.runner import RunOptions, run
+from ina.topologies.runner import RunOptions, RunResult, run
 from ina.topologies.topo import load
 from ina.topologies.tree import Tree, job_tree
 
 POOL_SIZE = 1024  # the switch program's slots: every job's window fits on every switch
 ELEMS = {"builtin": 256, "bmv2": 16}  # BMv2 is slower per element: smaller packets, fewer ops
 SLOTS = {"builtin": 128, "bmv2": 32}
+SIZE = {"builtin": 1 << 18, "bmv2": 1 << 16}  # int32 per worker: ina's switch runs ~0.2 s unshaped
+# Every link's rate in the shaped runs, Mbit/s: a fifth of what ina's switch reaches per worker on
+# two shared cores (about 50 Mbit/s on leafspine_hier), so the links set the time, not the CPUs.
+# None for BMv2: its CPU binds at about 0.2 Mbit/s per worker, below any rate whose runs fit a bench.
+SHAPED_MBIT = {"builtin": 10.0}
 
 
 def depths(tree: Tree) -> dict[str, int]:
@@ -67,81 +76,111 @@ def job_figures(topo: Topology, stats: dict, aggregation: str, chunks: int) -> d
     return figures
 
 
+def job_row(
+    topo: Topology, job_id: int, runs: list[tuple[RunResult, dict, float]], **setting
+) -> dict:
+    """One job's row over its runs in one setting (target, loss, link rate, aggregation)."""
+    reports = [[w for w in r.workers if w.get("job") == job_id] for r, _f, _l in runs]
+    goodputs = [
+        sum(w.get("goodput_elements_per_s", 0.0) for w in ws) / max(len(ws), 1) for ws in reports
+    ]
+    shape = runs[0][1][job_id]
+    return {
+        "topo": topo.name,
+        **setting,
+        "job": job_id,
+        "workers": shape["workers"],
+        "child_switches": shape["child_switches"],
+        "verified": all(w.get("verified") for ws in reports for w in ws),
+        "upper_link_source": shape["upper_link_source"],
+        **{
+            key: summarise([f[job_id][key] for _r, f, _l in runs])
+            for key in shape
+            if key.endswith("per_chunk")
+        },
+        "goodput_elements_per_s_per_worker": summarise(goodputs),
+        "gbps_per_worker": summarise([g * 32 / 1e9 for g in goodputs]),
+        "seconds": summarise(
+            [max((w.get("elapsed_s", 0.0) for w in ws), default=0.0) for ws in reports]
+        ),
+        "retransmissions": summarise(
+            [sum(w.get("retransmissions", 0) for w in ws) for ws in reports]
+        ),
+        "load_1min": summarise([load_avg for _r, _f, load_avg in runs]),
+    }
+
+
 def bench_hier_emu(
     out: Path,
     reps: int,
     topo_name: str,
     targets: tuple[str, ...],
     losses: tuple[float, ...] = (0.0,),
-    size: int = 1 << 16,
 ) -> list[dict]:
-    """Both aggregations of `topo_name`'s jobs on each target and loss, `reps` runs each: one row
-    per job."""
+    """Both aggregations of `topo_name`'s jobs on each target, loss and link rate (unshaped, and
+    SHAPED_MBIT where the target has one), `reps` runs each, the two aggregations alternating so
+    the shared machine's load falls on both alike: one row per job and setting."""
     hier = load(topo_name).with_aggregation(HIERARCHICAL)
-    plan = [(t, loss, a) for t in targets for loss in losses for a in (HIERARCHICAL, SINGLE)]
-    progress = Progress(len(plan) * reps, "hier-emu", own_lines=True)
+    plan = [
+        (t, loss, bw)
+        for t in targets
+        for loss in losses
+        for bw in (None, *([SHAPED_MBIT[t]] if t in SHAPED_MBIT else []))
+    ]
+    progress = Progress(len(plan) * reps * 2, "hier-emu", own_lines=True)
     rows = []
-    for target, loss, aggregation in plan:
-        elems = ELEMS[target]
+    for target, loss, bw in plan:
+        elems, size = ELEMS[target], SIZE[target]
         chunks = math.ceil(size / elems)
-        runs = []
+        runs: dict[str, list] = {HIERARCHICAL: [], SINGLE: []}
         for rep in range(reps):
-            tag = f"{target}-{aggregation}-loss{loss:g}-{rep}"
-            result = run(
-                RunOptions(
-                    topo=topo_name,
-                    workers=None,
-                    target=target,
-                    size=size,
-                    elems=elems,
-                    slots=SLOTS[target],
-                    pool_size=POOL_SIZE,
-                    loss=loss or None,
-                    aggregation=aggregation,
-                    run_dir=str(out / "runs" / f"hier-emu-{tag}"),
+            for aggregation in runs:
+                tag = f"{target}-{aggregation}-loss{loss:g}-{f'{bw:g}mbit' if bw else 'unshaped'}-{rep}"
+                result = run(
+                    RunOptions(
+                        topo=topo_name,
+                        workers=None,
+                        target=target,
+                        size=size,
+                        elems=elems,
+                        slots=SLOTS[target],
+                        pool_size=POOL_SIZE,
+                        loss=loss or None,
+                        aggregation=aggregation,
+                        bw=bw,
+                        run_dir=str(out / "runs" / f"hier-emu-{tag}"),
+                    )
                 )
-            )
-            if not result.ok:
-                print(f"ina bench: hier-emu run {tag} failed verification; see {result.run_dir}")
-            figures = job_figures(hier, result.switch_stats, aggregation, chunks)
-            runs.append((result, figures, os.getloadavg()[0]))
-            progress.step(tag)
-        for job in hier.jobs:
-            reports = [[w for w in r.workers if w.get("job") == job.id] for r, _f, _l in runs]
-            goodputs = [
-                sum(w.get("goodput_elements_per_s", 0.0) for w in ws) / max(len(ws), 1)
-                for ws in reports
+                if not result.ok:
+                    print(
+                        f"ina bench: hier-emu run {tag} failed verification; see {result.run_dir}"
+                    )
+                figures = job_figures(hier, result.switch_stats, aggregation, chunks)
+                runs[aggregation].append((result, figures, os.getloadavg()[0]))
+                progress.step(tag)
+        setting = {"target": target, "loss": loss, "link_mbit": bw, "size": size, "elems": elems}
+        pair = {
+            aggregation: [
+                job_row(hier, job.id, done, aggregation=aggregation, **setting) for job in hier.jobs
             ]
-            shape = runs[0][1][job.id]
-            rows.append(
-                {
-                    "topo": topo_name,
-                    "target": target,
-                    "aggregation": aggregation,
-                    "loss": loss,
-                    "job": job.id,
-                    "workers": shape["workers"],
-                    "child_switches": shape["child_switches"],
-                    "size": size,
-                    "elems": elems,
-                    "chunks": chunks,
-                    "verified": all(w.get("verified") for ws in reports for w in ws),
-                    "upper_link_source": shape["upper_link_source"],
-                    **{
-                        key: summarise([f[job.id][key] for _r, f, _l in runs])
-                        for key in shape
-                        if key.endswith("per_chunk")
-                    },
-                    "goodput_elements_per_s_per_worker": summarise(goodputs),
-                    "gbps_per_worker": summarise([g * 32 / 1e9 for g in goodputs]),
-                    "seconds": summarise(
-                        [max((w.get("elapsed_s", 0.0) for w in ws), default=0.0) for ws in reports]
-                    ),
-                    "retransmissions": summarise(
-                        [sum(w.get("retransmissions", 0) for w in ws) for ws in reports]
-                    ),
-                    "load_1min": summarise([load_avg for _r, _f, load_avg in runs]),
-                }
-            )
+            for aggregation, done in runs.items()
+        }
+        for h, s in zip(pair[HIERARCHICAL], pair[SINGLE], strict=True):
+            print(comparison(h, s))
+        rows += pair[HIERARCHICAL] + pair[SINGLE]
     write(out, "hier_emu", rows)
     return rows
+
+
+def comparison(h: dict, s: dict) -> str:
+    """One line per job and setting: both goodputs and their ratio."""
+    rate = f"every link {h['link_mbit']:g} Mbit/s" if h["link_mbit"] else "links unshaped"
+    good_h = h["goodput_elements_per_s_per_worker"]["median"]
+    good_s = s["goodput_elements_per_s_per_worker"]["median"]
+    return (
+        f"hier-emu {h['topo']} job {h['job']} {h['target']}, loss {h['loss']:g}, {rate}: "
+        f"goodput per worker hierarchical {good_h / 1e6:.3f} M elem/s, single {good_s / 1e6:.3f} "
+        f"(x{good_h / max(good_s, 1e-9):.2f}); upper-link UPDATEs per chunk "
+        f"{h['upper_link_updates_per_chunk']['median']:g} against "
+        f"{s['upper_link_updates_per_chunk']['median']:g}; verified {h['verified']} / {s['verified']}"
+    )

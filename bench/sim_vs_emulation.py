@@ -266,6 +266,7 @@ def emulate(method: str, setup: Setup, run_dir: Path) -> Side:
                     baseline=method == "ps",
                 ),
                 epochs,
+                run_dir,
             )
         counted = traffic.difference(before, traffic.snapshot(network))
         ended = time.time()

@@ -3,6 +3,7 @@
 import argparse
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from ina.args import (
 from ina.hosts.compute import ComputeModel, add_compute_arguments, start_together
 from ina.hosts.core import Contributors
 from ina.hosts.iterations import run_iterations
-from ina.hosts.members import Members
+from ina.hosts.members import Members, save_sums
 from ina.hosts.quantize import BIAS, chunk_exponents, error_bound
 from ina.hosts.worker import Worker, WorkerError
 from ina.p4src.protocol import (
@@ -185,6 +186,8 @@ class Outcome:
         a = self.args
         self.partial += int(np.count_nonzero(counted.counts < a.workers))
         self.missing += len(counted.missing)
+        if a.save_sums:
+            save_sums(a.save_sums, a.rank, iteration, result, counted)
         if a.verify:
             ok, error = verify(
                 result,
@@ -293,6 +296,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="the job's bounded staleness (policy stale:S): up to S + 1 all-reduces in flight",
     )
     p.add_argument("--verify", action="store_true")
+    p.add_argument(
+        "--save-sums",
+        type=Path,
+        metavar="DIR",
+        help="write each all-reduce's sum and its RESULTs' counts and bitmaps to DIR (an existing "
+        "directory), for a check of the job's sums rank by rank once every worker is done (`ina "
+        "run` does it for hierarchical jobs, whose bitmaps name ranks at a leaf: hosts/members.py)",
+    )
     p.add_argument("--json", action="store_true")
     p.add_argument(
         "--baseline-server", action="store_true", help="serve as the host-only parameter server"
@@ -376,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if problem:
         p.error(problem)
+    if args.save_sums and not args.save_sums.is_dir():
+        p.error(f"argument --save-sums: {args.save_sums} is not a directory")
     if args.staleness >= args.window:
         p.error(
             f"argument --staleness: expected an integer in 0..{args.window - 1} (below --window: every one of "

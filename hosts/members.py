@@ -10,6 +10,7 @@ leaves none of whose workers had the RESULT when it says they are all in or all 
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -57,3 +58,29 @@ def job_members(
     for leaf, ranks in leaves.items():
         in_sum[ranks] |= unknown[leaf] & everyone_open
     return Members(in_sum, unresolved)
+
+
+def sums_path(directory: Path, rank: int, iteration: int) -> Path:
+    """Where `ina worker --save-sums DIR` keeps rank `rank`'s sum of all-reduce `iteration`."""
+    return directory / f"rank{rank}-iteration{iteration}.npz"
+
+
+def save_sums(
+    directory: Path, rank: int, iteration: int, result: np.ndarray, counted: Contributors
+) -> None:
+    """One all-reduce's sum and its RESULTs' counts and bitmaps, for a check of the job's sums
+    once every worker has finished (`ina run`'s of hierarchical jobs)."""
+    np.savez(
+        sums_path(directory, rank, iteration),
+        result=result,
+        counts=counted.counts,
+        bitmaps=counted.bitmaps,
+        elems=counted.elems,
+    )
+
+
+def load_sums(directory: Path, rank: int, iteration: int) -> tuple[np.ndarray, Contributors]:
+    """`save_sums`'s record, read back; OSError when the worker left none."""
+    with np.load(sums_path(directory, rank, iteration)) as saved:
+        counted = Contributors(int(saved["elems"]), saved["counts"], saved["bitmaps"])
+        return saved["result"], counted

@@ -177,6 +177,7 @@ COMMANDS: dict[
             "--delay-dist": DISTRIBUTION,
             "--staleness": INT(0, 255),
             "--fallback": IPV4_PORT,
+            "--save-sums": FREE,
         },
     ),
     "run": (
@@ -210,6 +211,7 @@ COMMANDS: dict[
             "--link-delay": PARSED(
                 parse_link_delay, ("h3:5ms", "h3", ":5ms", "h1:2", "h2:1.5s", "h2:5xs")
             ),
+            "--bw": FLOAT(0, 1000, lo_open=True),
         },
     ),
     "ctl set-drop": (

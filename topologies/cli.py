@@ -21,7 +21,15 @@ from ina.switch.p4runtime.server import COMPAT_MODES
 from ina.topologies import clean, lock
 from ina.topologies.lock import MachineBusy
 from ina.topologies.model import AGGREGATIONS
-from ina.topologies.runner import RunError, RunOptions, require_root, run, say, summary
+from ina.topologies.runner import (
+    MAX_BW_MBIT,
+    RunError,
+    RunOptions,
+    require_root,
+    run,
+    say,
+    summary,
+)
 from ina.topologies.topo import MAX_TREE_WORKERS, TopologyError
 
 
@@ -165,6 +173,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HOST:DELAY",
         help="one-way delay of this host's link (e.g. h3:5ms; netem); repeatable",
     )
+    p.add_argument(
+        "--bw",
+        type=float_range(0.0, MAX_BW_MBIT, lo_open=True),
+        metavar="MBIT",
+        help="every link's rate in Mbit/s (host and switch-to-switch links; tc htb); default "
+        "unshaped",
+    )
     p.add_argument("--keep-logs", metavar="DIR", help="run directory (default runs/<timestamp>)")
     p.add_argument(
         "--pcap",
@@ -266,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         link_delays=dict(args.link_delay),
         best_effort=args.best_effort,
         pcap=args.pcap,
+        bw=args.bw,
     )
     try:
         result = run(opts)

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,8 @@ from ina.controller.allocators import FIRST_FIT, Allocator
 from ina.hosts.compute import check_stragglers
 from ina.p4src.protocol import DEFAULT_ELEMS, SYNC, UDP_PORT, Policy
 from ina.topologies import clean, lock
+from ina.topologies.job_sums import check_job_sums
+from ina.topologies.model import HIERARCHICAL, Job
 from ina.topologies.net import Network
 from ina.topologies.switches import bmv2_toolchain
 from ina.topologies.topo import Topology, is_star, load
@@ -74,8 +77,8 @@ class RunOptions:
         default_factory=dict
     )  # host -> its link's one-way delay (netem)
     best_effort: bool = False  # every job best effort, its host fallback server on an extra host
-
     pcap: bool = False  # every switch port's frames into the run directory (costs the switch CPU)
+    bw: float | None = None  # every link's rate in Mbit/s (TCLink's htb; None: unshaped)
 
 
 @dataclass
@@ -192,6 +195,8 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
     if opts.aggregation:
         topo = topo.with_aggregation(opts.aggregation)
     topo = delay_links(topo, opts.link_delays)
+    if opts.bw:
+        topo = topo.with_link_params({"bw": opts.bw})
     lossy = loss_ends(topo, opts.loss_link, opts.loss_direction) if loss_mode else []
     if loss_mode:
         model = (
@@ -222,7 +227,9 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
     fallbacks = fallback_servers(topo) if opts.best_effort else {}
     say(
         f"topology {topo.name}: {len(topo.switches)} switch(es), {len(topo.hosts)} hosts, "
-        f"{len(topo.jobs)} job(s); target {target}; logs in {run_dir}"
+        f"{len(topo.jobs)} job(s); target {target}"
+        + (f"; every link shaped to {opts.bw:g} Mbit/s" if opts.bw else "")
+        + f"; logs in {run_dir}"
     )
     t0 = time.monotonic()
     bmv2, p4info = compile_program(target, opts.elems, opts.pool_size, run_dir, opts.bits)
@@ -275,7 +282,7 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
             return result
         cpu_before = {s.name: process_cpu_seconds(s.proc) for s in network.switches()}
         slots = {job.job_id: job.num_slots for jobs in installed.values() for job in jobs}
-        result.workers = run_workers(network, topo, opts, epochs, fallbacks, slots)
+        result.workers = run_workers(network, topo, opts, epochs, run_dir, fallbacks, slots)
         result.switch_cpu_s = {
             s.name: round(process_cpu_seconds(s.proc) - cpu_before[s.name], 3)
             for s in network.switches()
@@ -334,6 +341,7 @@ def pick_loss_mode(mode: str) -> str:
     return mode
 
 
+MAX_BW_MBIT = 1000.0  # the largest rate Mininet's TCLink shapes (it ignores a larger bw)
 NETEM_PARAMS = ("delay", "jitter", "loss")  # TCLink parameters that Mininet applies with netem
 
 
@@ -460,12 +468,14 @@ def run_workers(
     topo: Topology,
     opts: RunOptions,
     epochs: dict[int, int],
+    run_dir: Path,
     fallbacks: Mapping[int, Fallback] | None = None,
     slots: Mapping[int, int] | None = None,
 ) -> list[dict]:
     """Start every job's workers (and the baseline server, or each job's host fallback server in
     `fallbacks`) with the job's epoch, each worker's window at most its job's installed `slots`
-    (default the topology's); collect reports."""
+    (default the topology's); collect reports, each worker's sums checked: by itself, or a
+    hierarchical job's all together (`saved_sums`)."""
     fallbacks, slots = fallbacks or {}, slots or {}
     servers = [
         network.host(topo.extra_host).popen(
@@ -524,8 +534,12 @@ def run_workers(
         )
         time.sleep(0.5)
     procs = []
+    saved = saved_sums(topo, opts, run_dir)
     for job in topo.jobs:
         tree = job_tree(topo, job)
+        check = ["--save-sums", str(saved[job.id])] if job.id in saved else ["--verify"]
+        # the workers each leaf sums: a worker's turns at its switch (loss recovery) count them
+        leaf_workers = Counter(leaf for leaf, _rank in tree.endpoints.values())
         for rank, host in enumerate(job.workers):
             leaf, wire_rank = tree.endpoints[host]
             target_ip = topo.hosts[topo.extra_host].ip if opts.baseline else topo.switches[leaf].ip
@@ -547,6 +561,11 @@ def run_workers(
                     if wire_rank != rank and not opts.baseline
                     else []
                 ),
+                *(
+                    ["--leaf-workers", str(leaf_workers[leaf])]
+                    if leaf_workers[leaf] != len(job.workers) and not opts.baseline
+                    else []
+                ),
                 "--size",
                 str(opts.size),
                 "--dtype",
@@ -563,7 +582,7 @@ def run_workers(
                 str(opts.seed + job.id),
                 "--epoch",
                 str(epochs[job.id]),
-                "--verify",
+                *check,
                 "--json",
                 "--repeat",
                 str(opts.repeat),
@@ -621,7 +640,42 @@ def run_workers(
     for proc in [server] * (server is not None) + servers:
         proc.kill()
         proc.wait()
+    for job in topo.jobs:
+        if job.id in saved:
+            check_saved_sums(topo, job, opts, saved[job.id], results)
     return results
+
+
+def saved_sums(topo: Topology, opts: RunOptions, run_dir: Path) -> dict[int, Path]:
+    """Per hierarchical job, the directory its workers save their sums in (created here): their
+    RESULT bitmaps name ranks at a leaf, so the job's sums are checked once all are done."""
+    dirs = {
+        job.id: run_dir / "sums" / f"job{job.id}"
+        for job in topo.jobs
+        if job.aggregation == HIERARCHICAL and not opts.baseline
+    }
+    for directory in dirs.values():
+        directory.mkdir(parents=True, exist_ok=True)
+    return dirs
+
+
+def check_saved_sums(
+    topo: Topology, job: Job, opts: RunOptions, directory: Path, reports: list[dict]
+) -> None:
+    """Each of `job`'s workers' `verified`: its sums checked rank by rank against the ranks the
+    job's RESULTs name (topologies/job_sums.py)."""
+    tree = job_tree(topo, job)
+    ok = check_job_sums(
+        directory,
+        [tree.endpoints[host] for host in job.workers],
+        seed=opts.seed + job.id,
+        size=opts.size,
+        dtype=opts.dtype,
+        iterations=opts.repeat,
+    )
+    for report in reports:
+        if report.get("job") == job.id and "rank" in report:
+            report["verified"] = ok[report["rank"]]
 
 
 def switch_stats(topo: Topology) -> dict:

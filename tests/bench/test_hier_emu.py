@@ -48,3 +48,44 @@ def test_job_figures_read_partials_in_a_tree_and_hops_for_a_single_switch():
             "upper_link_source": "topology (each worker's hops to the root)",
         }
     }
+
+
+def test_each_setting_runs_both_aggregations_alternately_unshaped_and_shaped(
+    tmp_path, monkeypatch, capsys
+):
+    from ina.bench import hier_emu
+    from ina.topologies.runner import RunResult
+
+    ran = []
+
+    def fake_run(opts):
+        ran.append((opts.target, opts.bw, opts.aggregation))
+        hier = opts.aggregation == HIERARCHICAL
+        goodput = 2e6 if hier else 1e6
+        stats = {"s3": {"jobs": {0: {"accepted": 2 * 1024 if hier else 4 * 1024}}}}
+        if hier:  # 1,024 chunks of 256: each leaf's partial sums
+            stats |= {leaf: {"jobs": {0: {"partials_sent": 1024}}} for leaf in ("s1", "s2")}
+        workers = [{"job": 0, "verified": True, "goodput_elements_per_s": goodput}] * 4
+        return RunResult("run", workers, True, switch_stats=stats)
+
+    monkeypatch.setattr(hier_emu, "run", fake_run)
+    rows = hier_emu.bench_hier_emu(tmp_path, 2, "leafspine_hier", ("builtin", "bmv2"))
+    shaped = hier_emu.SHAPED_MBIT["builtin"]
+    both = [HIERARCHICAL, SINGLE] * 2  # alternating within the reps
+    assert ran == [
+        *(("builtin", None, a) for a in both),
+        *(("builtin", shaped, a) for a in both),
+        *(("bmv2", None, a) for a in both),  # BMv2's CPU binds below any shaped rate
+    ]
+    assert [(r["target"], r["link_mbit"], r["aggregation"]) for r in rows] == [
+        (t, bw, a)
+        for t, bw in (("builtin", None), ("builtin", shaped), ("bmv2", None))
+        for a in (HIERARCHICAL, SINGLE)
+    ]
+    assert [r["size"] for r in rows] == [1 << 18] * 4 + [1 << 16] * 2
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("hier-emu ")]
+    assert lines[1] == (
+        f"hier-emu leafspine_hier job 0 builtin, loss 0, every link {shaped:g} Mbit/s: goodput per "
+        "worker hierarchical 2.000 M elem/s, single 1.000 (x2.00); upper-link UPDATEs per chunk 2 "
+        "against 4; verified True / True"
+    )

@@ -8,6 +8,7 @@ import os
 import pytest
 from toolchain import P4C, SIMPLE_SWITCH_GRPC_BIN, missing
 
+from ina.p4src.protocol import Policy
 from ina.topologies.runner import RunOptions, RunResult, run
 from ina.topologies.topo import load
 from ina.topologies.tree import job_trees
@@ -24,6 +25,7 @@ def run_hier(
     dtype: str = "int32",
     loss: float = 0.0,
     topo: str = "leafspine_hier",
+    policy: Policy | None = None,
 ) -> RunResult:
     result = run(
         RunOptions(
@@ -37,6 +39,7 @@ def run_hier(
             slots=32,
             loss=loss or None,
             loss_mode="switch",
+            policy=policy,
             run_dir=str(tmp_path),
         )
     )
@@ -116,3 +119,14 @@ def test_three_level_trees_of_a_fat_tree_recover_loss_on_every_link(tmp_path):
             else:
                 assert counts["parent_results"] == chunks, name
                 assert counts["partials_sent"] >= chunks, name
+
+
+def test_a_quorums_partial_sums_are_checked_rank_by_rank_across_leaves(tmp_path):
+    # quorum:2 of 4: each leaf completes with one of its two workers and the root with two leaves,
+    # so sums hold 2 to 4 workers, named across leaves only by every worker's RESULTs together:
+    # the runner checks each worker's saved sums with them (job_sums.py), not the worker alone.
+    result = run_hier(tmp_path, "builtin", 2048, policy=Policy.parse("quorum:2"))
+    assert sum(w["partial_chunks"] for w in result.workers) > 0
+    assert sorted(p.name for p in (tmp_path / "sums" / "job0").iterdir()) == [
+        f"rank{r}-iteration0.npz" for r in range(4)
+    ]

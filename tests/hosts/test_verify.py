@@ -7,6 +7,7 @@ import numpy as np
 
 from ina.hosts.cli import Outcome, make_array, verify
 from ina.hosts.core import Contributors
+from ina.hosts.members import load_sums
 from ina.hosts.worker import Share
 
 
@@ -73,7 +74,16 @@ def test_each_repetition_has_its_own_arrays_and_the_first_is_the_seeds_own():
 
 def test_every_repetition_is_verified_against_its_own_sum_and_a_miss_names_it():
     args = argparse.Namespace(
-        seed=2, rank=1, workers=3, size=20, dtype="int32", elems=8, bits=32, repeat=4, verify=True
+        seed=2,
+        rank=1,
+        workers=3,
+        size=20,
+        dtype="int32",
+        elems=8,
+        bits=32,
+        repeat=4,
+        verify=True,
+        save_sums=None,
     )
     everyone = Contributors(8, np.array([3, 3, 3], np.uint8), np.array([0b111] * 3, np.uint32))
     outcome = Outcome(args)
@@ -111,7 +121,16 @@ def test_the_share_of_a_ranks_contributions_in_the_sums_counts_chunks_over_all_r
 
 def test_chunks_whose_sums_lack_ranks_are_counted_over_repetitions():
     args = argparse.Namespace(
-        seed=1, rank=2, workers=3, size=24, dtype="int32", elems=8, bits=32, repeat=2, verify=False
+        seed=1,
+        rank=2,
+        workers=3,
+        size=24,
+        dtype="int32",
+        elems=8,
+        bits=32,
+        repeat=2,
+        verify=False,
+        save_sums=None,
     )
     outcome = Outcome(args)
     without = Contributors(8, np.array([2, 3, 0], np.uint8), np.array([0b011, 0b111, 0], np.uint32))
@@ -124,3 +143,31 @@ def test_chunks_whose_sums_lack_ranks_are_counted_over_repetitions():
         ),
     )
     assert (outcome.partial, outcome.missing, outcome.ok) == (2, 1, True)
+
+
+def test_save_sums_keeps_each_repetitions_sum_and_results_for_the_jobs_check(tmp_path):
+    args = argparse.Namespace(
+        seed=1,
+        rank=2,
+        workers=3,
+        size=24,
+        dtype="int32",
+        elems=8,
+        repeat=2,
+        verify=False,
+        save_sums=tmp_path,
+    )
+    outcome = Outcome(args)
+    counted = Contributors(
+        8, np.array([2, 3, 0], np.uint16), np.array([0b011, 0b111, 0], np.uint32)
+    )
+    for iteration in range(2):
+        outcome.add(iteration, (np.arange(24, dtype=np.int32) + iteration, counted))
+    for iteration in range(2):
+        result, saved = load_sums(tmp_path, 2, iteration)
+        assert result.tolist() == list(range(iteration, 24 + iteration))
+        assert (saved.elems, saved.counts.tolist(), saved.bitmaps.tolist()) == (
+            8,
+            [2, 3, 0],
+            [0b011, 0b111, 0],
+        )

@@ -80,6 +80,10 @@ CASES = [
     ),
     (["--bits", "12"], "argument --bits: expected one of 32, 16, 8, got '12'"),
     (["--bits", "8"], "argument --bits: 8-bit lanes sum floats only: add --dtype float32"),
+    (
+        ["--save-sums", "/nonexistent/sums"],
+        "argument --save-sums: /nonexistent/sums is not a directory",
+    ),
 ]
 
 

@@ -154,27 +154,48 @@ def option(argv, name):
     return argv[argv.index(name) + 1] if name in argv else None
 
 
-def test_each_worker_sends_to_its_trees_leaf_with_its_rank_there_and_seeds_its_data_by_job_rank():
+def test_each_worker_sends_to_its_trees_leaf_with_its_rank_there_and_seeds_its_data_by_job_rank(
+    tmp_path,
+):
     topo, hosts = load("leafspine_hier"), Hosts()
-    run_workers(hosts, topo, RunOptions(topo="leafspine_hier"), {0: 7})
+    run_workers(hosts, topo, RunOptions(topo="leafspine_hier"), {0: 7}, tmp_path)
     sw = topo.switches
     assert {
-        h: (option(a, "--switch"), option(a, "--rank"), option(a, "--wire-rank"))
+        h: (
+            option(a, "--switch"),
+            option(a, "--rank"),
+            option(a, "--wire-rank"),
+            option(a, "--leaf-workers"),  # its leaf's two, its turns at its switch
+        )
         for h, a in hosts.started.items()
     } == {
-        "h1": (sw["s1"].ip, "0", None),
-        "h2": (sw["s1"].ip, "1", None),
-        "h3": (sw["s2"].ip, "2", "0"),
-        "h4": (sw["s2"].ip, "3", "1"),
+        "h1": (sw["s1"].ip, "0", None, "2"),
+        "h2": (sw["s1"].ip, "1", None, "2"),
+        "h3": (sw["s2"].ip, "2", "0", "2"),
+        "h4": (sw["s2"].ip, "3", "1", "2"),
+    }
+    # A hierarchical job's workers save their sums for the job's check (job_sums.py) ...
+    saved = str(tmp_path / "sums" / "job0")
+    assert {(option(a, "--save-sums"), "--verify" in a) for a in hosts.started.values()} == {
+        (saved, False)
     }
     single, hosts = load("leafspine"), Hosts()
-    run_workers(hosts, single, RunOptions(topo="leafspine"), {0: 7})
-    assert {(option(a, "--switch"), option(a, "--wire-rank")) for a in hosts.started.values()} == {
-        (single.switches["s1"].ip, None)
-    }
+    run_workers(hosts, single, RunOptions(topo="leafspine"), {0: 7}, tmp_path)
+    assert {
+        (
+            option(a, "--switch"),
+            option(a, "--wire-rank"),
+            option(a, "--leaf-workers"),
+            option(a, "--save-sums"),
+            "--verify" in a,
+        )
+        for a in hosts.started.values()
+    } == {
+        (single.switches["s1"].ip, None, None, None, True)
+    }  # ... a single switch's check their own
     # The host-only baseline's server knows the workers by their ranks in the job.
     topo, hosts = load("leafspine_hier", extra_host=True), Hosts()
-    run_workers(hosts, topo, RunOptions(topo="leafspine_hier", baseline=True), {0: 7})
+    run_workers(hosts, topo, RunOptions(topo="leafspine_hier", baseline=True), {0: 7}, tmp_path)
     server = topo.hosts[topo.extra_host].ip
     assert {
         h: (option(a, "--switch"), option(a, "--wire-rank"))
@@ -197,7 +218,9 @@ class ServerHosts(Hosts):
         return Node()
 
 
-def test_best_effort_gives_each_job_a_fallback_server_on_the_extra_host_and_its_workers_its_address():
+def test_best_effort_gives_each_job_a_fallback_server_on_the_extra_host_and_its_workers_its_address(
+    tmp_path,
+):
     topo = load("star", workers=4, jobs=2, slots=8, extra_host=True)
     fallbacks = runner.fallback_servers(topo)
     extra = topo.hosts[topo.extra_host]
@@ -205,7 +228,9 @@ def test_best_effort_gives_each_job_a_fallback_server_on_the_extra_host_and_its_
         job: Fallback(5, extra.mac, extra.ip, runner.FALLBACK_PORT_BASE + job) for job in (0, 1)
     }
     hosts = ServerHosts()
-    run_workers(hosts, topo, RunOptions(best_effort=True), {0: 7, 1: 9}, fallbacks, {0: 8, 1: 6})
+    run_workers(
+        hosts, topo, RunOptions(best_effort=True), {0: 7, 1: 9}, tmp_path, fallbacks, {0: 8, 1: 6}
+    )
     servers = hosts.started.pop(topo.extra_host)
     assert [
         (option(a, "--job"), option(a, "--epoch"), option(a, "--udp-port"), option(a, "--local-ip"))
@@ -266,5 +291,5 @@ def test_the_switch_is_built_and_its_workers_started_with_the_runs_lane_width(
         "bmv2": ["-DELEMS=64", "-DPOOL_SIZE=512", "-DLANE_BITS=8"],
     }
     topo, hosts = load("star", workers=2), Hosts()
-    run_workers(hosts, topo, RunOptions(workers=2, bits=8, dtype="float32"), {0: 7})
+    run_workers(hosts, topo, RunOptions(workers=2, bits=8, dtype="float32"), {0: 7}, tmp_path)
     assert {h: option(a, "--bits") for h, a in hosts.started.items()} == {"h1": "8", "h2": "8"}
