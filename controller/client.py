@@ -34,6 +34,9 @@ Update = p4runtime_pb2.Update
 MAX_UPDATES_PER_WRITE = 256
 # The spec's rule of thumb is 8 KB + 100 B per update; error messages of other targets run longer.
 MAX_METADATA_BYTES = 8192 + MAX_UPDATES_PER_WRITE * 1024
+# seconds a pipeline push may take at least, whatever the connection's deadline: ina's native switch
+# builds the program's C pipeline as it takes it (gcc, up to 120 s on a loaded machine at ELEMS=256)
+PIPELINE_DEADLINE = 300.0
 
 
 class ControllerError(Exception):
@@ -215,8 +218,9 @@ class SwitchConnection:
         kind = UnsupportedError if codes == {code_pb2.UNIMPLEMENTED} else ControllerError
         return kind(f"{self.address}: {what} failed: {text}{more}")
 
-    def _raise_rpc(self, err: grpc.RpcError, what: str) -> None:
-        """A ControllerError (or subclass) for a failed call, naming the switch and the operation."""
+    def _raise_rpc(self, err: grpc.RpcError, what: str, deadline: float | None = None) -> None:
+        """A ControllerError (or subclass) for a failed call, naming the switch and the operation
+        (`deadline`: the call's, when not the connection's)."""
         code = err.code()
         failures = _batch_failures(err)
         if failures:
@@ -230,7 +234,7 @@ class SwitchConnection:
             ) from None
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
             raise ControllerError(
-                f"{self.address}: no answer to {what} within {self.deadline} s "
+                f"{self.address}: no answer to {what} within {deadline or self.deadline} s "
                 "(the switch is hung or overloaded)"
             ) from None
         if code == grpc.StatusCode.UNAVAILABLE:
@@ -276,10 +280,11 @@ class SwitchConnection:
         self._election(req)
         req.config.p4info.CopyFrom(p4info)
         req.config.p4_device_config = json.dumps(bmv2_json).encode()
+        deadline = max(self.deadline, PIPELINE_DEADLINE)
         try:
-            self.stub.SetForwardingPipelineConfig(req, timeout=self.deadline)
+            self.stub.SetForwardingPipelineConfig(req, timeout=deadline)
         except grpc.RpcError as err:
-            self._raise_rpc(err, "set pipeline")
+            self._raise_rpc(err, "set pipeline", deadline)
         self.schema = Schema(p4info)
 
     def adopt_pipeline(self) -> Schema:

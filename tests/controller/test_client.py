@@ -17,6 +17,7 @@ from ina.controller.cli import build_parser
 from ina.controller.cli import main as ctl_main
 from ina.controller.client import (
     MAX_UPDATES_PER_WRITE,
+    PIPELINE_DEADLINE,
     ControllerError,
     NotPrimaryError,
     SwitchConnection,
@@ -53,17 +54,26 @@ class Hung(p4runtime_pb2_grpc.P4RuntimeServicer):
     def Read(self, request, context):
         context.abort(grpc.StatusCode.UNIMPLEMENTED, "Read of RegisterEntry")
 
+    def SetForwardingPipelineConfig(self, request, context):
+        self.push_allowed = context.time_remaining()
+        context.abort(grpc.StatusCode.FAILED_PRECONDITION, "not now")
+
 
 @pytest.fixture
-def hung():
+def hung_servicer():
     servicer = Hung()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
     p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(servicer, server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
-    yield f"127.0.0.1:{port}"
+    yield f"127.0.0.1:{port}", servicer
     servicer.release.set()
     server.stop(None)
+
+
+@pytest.fixture
+def hung(hung_servicer):
+    return hung_servicer[0]
 
 
 def in_thread(fn, *args):
@@ -81,6 +91,17 @@ def test_a_call_the_switch_never_answers_ends_at_its_deadline(hung):
         in_thread(conn.adopt_pipeline)
     with pytest.raises(ControllerError, match=rf"{hung}: no arbitration answer within 0.5 s"):
         in_thread(lambda: SwitchConnection(hung, election_id=1, timeout=0.5))
+    conn.close()
+
+
+def test_a_pipeline_push_waits_for_the_switchs_build_whatever_the_calls_deadline(hung_servicer):
+    """ina's native switch compiles the pipeline it is pushed: the push gets PIPELINE_DEADLINE
+    even from a connection whose other calls end after 0.5 s."""
+    address, servicer = hung_servicer
+    conn = SwitchConnection(address, election_id=None, deadline=0.5)
+    with pytest.raises(ControllerError, match=r"set pipeline: FAILED_PRECONDITION: not now"):
+        conn.set_pipeline(program().bmv2, program().p4info)
+    assert PIPELINE_DEADLINE - 60 < servicer.push_allowed < PIPELINE_DEADLINE + 2  # gRPC rounds up
     conn.close()
 
 
