@@ -222,10 +222,11 @@ class NativeBackend:
 
     def _bind(
         self, out: int | None
-    ) -> Callable[[int, bytes | bytearray], list[tuple[int, bytes]]] | None:
-        """`process` without ctypes, its lock or views (sim/nodes.py's switch node calls it per
-        frame), on an output buffer of its own: entry.c's bound function, which holds the GIL
-        throughout, valid while this backend lives; None without the extension."""
+    ) -> Callable[[list[tuple[int, bytes | bytearray]]], list[list[tuple[int, bytes]]]] | None:
+        """`process` of several frames in one call, in order, without ctypes, its lock or views
+        (sim/nodes.py's switch node: the frames reaching it at one instant), on an output buffer
+        of its own: entry.c's bound function, which holds the GIL throughout, valid while this
+        backend lives; None without the extension."""
         module = entry_module()
         if module is None or not out:
             return None

@@ -1,6 +1,6 @@
 /* The in-process entry into a native pipeline: a Python extension (ina_entry) whose bound
- * function runs a frame through the pipeline's ina_ctl_process and returns its outputs as
- * [(port, bytes)], one C call with no ctypes in between (no argument conversion, no views of the
+ * function runs frames through the pipeline's ina_ctl_process, one after another, and returns
+ * each one's outputs as [(port, bytes)], one C call with no ctypes in between (no argument conversion, no views of the
  * output buffer, no Python lock: the call holds the GIL throughout, so no two Python threads share
  * its output buffer, and ina_ctl_process takes the switch lock against the port loop and the
  * control plane's ctypes calls, which run without the GIL).
@@ -49,18 +49,10 @@ static PyObject *outputs(const ina_out *out, int first, int n) {
     return list;
 }
 
-/* process(port, frame) -> [(port, bytes)]: the frames the program sends for `frame` (bytes or
- * bytearray) arriving on `port`. */
-static PyObject *process(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "process(port, frame) takes 2 arguments");
-        return NULL;
-    }
-    const entry *e = PyCapsule_GetPointer(self, CAPSULE);
-    if (!e) return NULL;
-    long port = PyLong_AsLong(args[0]);
+/* One frame (bytes or bytearray) arriving on `port`: the list of what it sent, or NULL. */
+static PyObject *run_one(const entry *e, PyObject *port_obj, PyObject *frame) {
+    long port = PyLong_AsLong(port_obj);
     if (port == -1 && PyErr_Occurred()) return NULL;
-    PyObject *frame = args[1];
     const char *data;
     Py_ssize_t len;
     if (PyBytes_CheckExact(frame)) {
@@ -70,7 +62,7 @@ static PyObject *process(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         data = PyByteArray_AS_STRING(frame);
         len = PyByteArray_GET_SIZE(frame);
     } else {
-        PyErr_SetString(PyExc_TypeError, "process: the frame is bytes or bytearray");
+        PyErr_SetString(PyExc_TypeError, "process: a frame is bytes or bytearray");
         return NULL;
     }
     if (len > UINT32_MAX) len = UINT32_MAX; /* past INA_MAX_PACKET: the pipeline drops it */
@@ -78,14 +70,42 @@ static PyObject *process(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return outputs(e->out, 0, n);
 }
 
-static PyMethodDef PROCESS = {"process", (PyCFunction)(void (*)(void))process, METH_FASTCALL,
-                              "process(port, frame) -> [(port, bytes)]"};
+/* process(frames) -> [[(port, bytes)] per frame]: `frames`, a list of (port, frame), run in
+ * order, each one's outputs a list of its own (frames arriving at one switch at one instant). */
+static PyObject *process(PyObject *self, PyObject *frames) {
+    const entry *e = PyCapsule_GetPointer(self, CAPSULE);
+    if (!e) return NULL;
+    if (!PyList_CheckExact(frames)) {
+        PyErr_SetString(PyExc_TypeError, "process: frames is a list of (port, frame)");
+        return NULL;
+    }
+    Py_ssize_t count = PyList_GET_SIZE(frames);
+    PyObject *sent = PyList_New(count);
+    if (!sent) return NULL;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = PyList_GET_ITEM(frames, i);
+        PyObject *one = NULL;
+        if (PyTuple_CheckExact(item) && PyTuple_GET_SIZE(item) == 2)
+            one = run_one(e, PyTuple_GET_ITEM(item, 0), PyTuple_GET_ITEM(item, 1));
+        else
+            PyErr_SetString(PyExc_TypeError, "process: frames is a list of (port, frame)");
+        if (!one) {
+            Py_DECREF(sent);
+            return NULL;
+        }
+        PyList_SET_ITEM(sent, i, one);
+    }
+    return sent;
+}
+
+static PyMethodDef PROCESS = {"process", process, METH_O,
+                              "process([(port, frame)]) -> [[(port, bytes)] per frame]"};
 
 static void release(PyObject *capsule) {
     PyMem_Free(PyCapsule_GetPointer(capsule, CAPSULE));
 }
 
-/* bind(process, switch, out) -> process(port, frame), for a backend's addresses. */
+/* bind(process, switch, out) -> process([(port, frame)]), for a backend's addresses. */
 static PyObject *bind(PyObject *Py_UNUSED(module), PyObject *args) {
     unsigned long long fn, sw, out;
     if (!PyArg_ParseTuple(args, "KKK", &fn, &sw, &out)) return NULL;
@@ -109,7 +129,7 @@ static PyObject *bind(PyObject *Py_UNUSED(module), PyObject *args) {
 }
 
 static PyMethodDef METHODS[] = {
-    {"bind", bind, METH_VARARGS, "bind(process, switch, out) -> process(port, frame)"},
+    {"bind", bind, METH_VARARGS, "bind(process, switch, out) -> process([(port, frame)])"},
     {NULL, NULL, 0, NULL},
 };
 
