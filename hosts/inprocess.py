@@ -189,6 +189,19 @@ class Member:
         return self.cores[0]
 
 
+class Arrivals:
+    """Frames (port, frame) reaching one switch at one instant, queued one after another: one
+    event runs them in that order, through one call into the switch's program. Nothing can come
+    between events queued in a row for one time, so the run is the same as with an event each
+    (which `Simulator.scheduled` still counts). `open` until the event starts: a frame that comes
+    after needs an event of its own."""
+
+    __slots__ = ("frames", "node", "open")
+
+    def __init__(self, node: SwitchNode, frames: list[tuple[int, bytes]]):
+        self.node, self.frames, self.open = node, frames, True
+
+
 @functools.cache
 def program(elems: int, pool_size: int, bits: int = 32) -> CompileResult:
     return compile_file(AGGREGATE_P4, defines=aggregate_defines(elems, pool_size, bits))
@@ -556,11 +569,13 @@ class InProcessSwitch:
         frame on the host's link at `time` (calls in time order) toward its switch."""
         link = self._host_links[host]
         self._endpoints[link.a] = receive
+        switch = link.b
+        assert isinstance(switch, SwitchNode)  # a host's link leads to its switch
 
         def send(when: float, frame: bytes) -> None:
             arrival = link.up.send(when, frame)
             if arrival is not None:
-                self.sim.at(arrival, self._at_switch, link.b, link.b_port, frame)
+                self._to_switch(arrival, switch, link.b_port, frame)
 
         return send
 
@@ -613,7 +628,7 @@ class InProcessSwitch:
             frame = header + data
             arrival = uplink.send(leaves, frame)
             if arrival is not None:
-                at(arrival + member.delay, self._at_switch, member.switch, member.port, frame)
+                self._to_switch(arrival + member.delay, member.switch, member.port, frame)
         cores = member.cores
         group = 0 if len(cores) == 1 else cores.index(core)
         deadline = max(core.deadline, now)  # an overdue deadline: expire at once
@@ -639,54 +654,69 @@ class InProcessSwitch:
         core = member.cores[group]
         self._transmit(member, core, core.expire(now))
 
-    def _at_switch(self, when: float, node: SwitchNode, port: int, frame: bytes) -> None:
-        """A frame reaches a switch: each frame the program sends goes into its output port's
-        egress, on to the next switch, or to the worker on that port if it takes it (else it is
-        stray). Copies that reach their workers at one instant, queued one after another (a
-        multicast over like links), are one event running them in that order: nothing can come
-        between events queued in a row for one time, so the run is the same, with fewer events."""
+    def _to_switch(self, arrival: float, node: SwitchNode, port: int, frame: bytes) -> None:
+        """A frame will reach a switch's `port` at `arrival`: an event, or one more frame of the
+        event queued last for that instant if that is the switch's and has not run (`Arrivals`)."""
+        sim = self.sim
+        last = sim.last(arrival)
+        if last:
+            batch = last[0]
+            if isinstance(batch, Arrivals) and batch.node is node and batch.open:
+                batch.frames.append((port, frame))
+                sim.joined()
+                return
+        sim.at(arrival, self._at_switch, Arrivals(node, [(port, frame)]))
+
+    def _at_switch(self, when: float, arrivals: Arrivals) -> None:
+        """Frames reach a switch: each frame the program sends for each of them, in order, goes
+        into its output port's egress, on to the next switch, or to the worker on that port if it
+        takes it (else it is stray). Copies that reach their workers at one instant, queued one
+        after another (a multicast over like links), are one event running them in that order:
+        nothing can come between events queued in a row for one time, so the run is the same,
+        with fewer events."""
         self.sim.now = when
+        arrivals.open = False
+        node = arrivals.node
         leaves, at, deliveries = when + node.pipeline, self.sim.at, self._deliveries
-        batch: list[tuple[Cpu, Member, bytes, tuple[str, int]]] = []
-        batch_at = (
-            math.nan
-        )  # the arrival of the batch last queued, while nothing was queued after it
-        for out_port, out_frame in node.process(when, port, frame):
-            far = node.peer[out_port]
-            egress = node.egress[out_port]  # None where no link is: then nothing takes the frame
-            if type(far) is SwitchNode:
-                assert egress is not None
-                arrival = egress.send(leaves, out_frame)
-                if arrival is not None:
-                    at(arrival, self._at_switch, far, node.peer_port[out_port], out_frame)
-                    batch_at = math.nan
-                continue
-            key = (far, out_frame[:FRAME_HEADERS])
-            delivery = deliveries[key] if key in deliveries else self._delivery(key)
-            if delivery is None or len(out_frame) < FRAME_HEADERS + HEADER_LEN:
-                endpoint = self._endpoints.get(far)
-                if endpoint is None:
-                    self.stray.append((out_port, out_frame))
-                else:
+        for sent in node.process_all(when, arrivals.frames):
+            batch: list[tuple[Cpu, Member, bytes, tuple[str, int]]] = []
+            batch_at = math.nan  # the arrival of the batch last queued, while nothing was after it
+            for out_port, out_frame in sent:
+                far = node.peer[out_port]
+                egress = node.egress[out_port]  # None where no link is: then nothing takes it
+                if type(far) is SwitchNode:
                     assert egress is not None
                     arrival = egress.send(leaves, out_frame)
                     if arrival is not None:
-                        at(arrival, endpoint, out_frame)
+                        self._to_switch(arrival, far, node.peer_port[out_port], out_frame)
                         batch_at = math.nan
-                continue
-            member, source = delivery
-            payload = out_frame[FRAME_HEADERS:]
-            if self._judged and self._lost(
-                RESULT if payload[0] == MSG_RESULT else STATUS, payload, member.rank, leaves
-            ):
-                continue
-            assert egress is not None
-            arrival = egress.send(leaves, out_frame)
-            if arrival == batch_at:
-                batch.append((member.host.cpu, member, payload, source))
-            elif arrival is not None:
-                batch, batch_at = [(member.host.cpu, member, payload, source)], arrival
-                at(arrival, self._at_workers, batch)
+                    continue
+                key = (far, out_frame[:FRAME_HEADERS])
+                delivery = deliveries[key] if key in deliveries else self._delivery(key)
+                if delivery is None or len(out_frame) < FRAME_HEADERS + HEADER_LEN:
+                    endpoint = self._endpoints.get(far)
+                    if endpoint is None:
+                        self.stray.append((out_port, out_frame))
+                    else:
+                        assert egress is not None
+                        arrival = egress.send(leaves, out_frame)
+                        if arrival is not None:
+                            at(arrival, endpoint, out_frame)
+                            batch_at = math.nan
+                    continue
+                member, source = delivery
+                payload = out_frame[FRAME_HEADERS:]
+                if self._judged and self._lost(
+                    RESULT if payload[0] == MSG_RESULT else STATUS, payload, member.rank, leaves
+                ):
+                    continue
+                assert egress is not None
+                arrival = egress.send(leaves, out_frame)
+                if arrival == batch_at:
+                    batch.append((member.host.cpu, member, payload, source))
+                elif arrival is not None:
+                    batch, batch_at = [(member.host.cpu, member, payload, source)], arrival
+                    at(arrival, self._at_workers, batch)
 
     def _at_workers(
         self, when: float, batch: list[tuple[Cpu, Member, bytes, tuple[str, int]]]

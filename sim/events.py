@@ -65,7 +65,19 @@ class Simulator:
             else:  # stopped for an earlier event: the rest (maybe none) waits, `time` in the heap
                 del waiting[:ran]
 
+    def last(self, time: float) -> tuple | None:
+        """The arguments of the event queued last for `time` (None: none is), for a caller that
+        may add its work to that event's instead of queueing its own (`joined`); it may have run
+        already (a time's events are kept until all have run), which the caller's arguments say."""
+        waiting = self._events.get(time)
+        return None if waiting is None else waiting[-1][1]
+
+    def joined(self) -> None:
+        """Count an event its caller added to the one queued last for its time (`last`) instead of
+        queueing it: `scheduled` counts it as `at` would have."""
+        self._sequence += 1
+
     @property
     def scheduled(self) -> int:
-        """Events queued so far, run or not."""
+        """Events queued so far, run or not (those `joined` to one queued included)."""
         return self._sequence

@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -57,6 +58,20 @@ def build_program(source_file: Path) -> Path:
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     target = cache_dir() / f"{source_file.stem}-{digest}"
     _compile(target, source, ["-O2", "-Wall"], [])
+    return target
+
+
+def build_extension(source_file: Path) -> Path:
+    """A Python extension module for this interpreter, compiled with runtime.h once per content
+    and interpreter; returns its path (the module's name is its PyInit_ function's, the loader's)."""
+    source = source_file.read_text()
+    include, suffix = sysconfig.get_paths()["include"], sysconfig.get_config_var("EXT_SUFFIX")
+    flags = ["-O2", "-fPIC", "-shared", "-Wall", f"-I{HERE}", f"-I{include}"]
+    key = "\0".join([source, (HERE / "runtime.h").read_text(), " ".join(flags), suffix])
+    target = (
+        cache_dir() / f"{source_file.stem}-{hashlib.sha256(key.encode()).hexdigest()[:20]}{suffix}"
+    )
+    _compile(target, source, flags, [])
     return target
 
 

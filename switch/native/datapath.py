@@ -7,6 +7,9 @@ frees its C state and unloads its library.
 """
 
 import ctypes
+import functools
+import importlib.machinery
+import importlib.util
 import struct
 import threading
 from collections import Counter as Tally
@@ -14,12 +17,14 @@ from collections import deque
 from collections.abc import Callable
 from ctypes import POINTER, c_int, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
 from functools import partial
+from pathlib import Path
+from types import ModuleType
 
 from ina.switch.io.ports import Ports
 from ina.switch.model.budget import check_source
 from ina.switch.model.layout import Layout
 from ina.switch.model.program import Program, malformed_json
-from ina.switch.native.build import build
+from ina.switch.native.build import BuildError, build, build_extension
 from ina.switch.native.codegen import generate
 from ina.switch.native.externs import STATE
 from ina.switch.native.portloop import NativePorts
@@ -51,6 +56,22 @@ LIBC.dlclose.argtypes, LIBC.dlclose.restype = [c_void_p], c_int
 
 PACKET = struct.Struct("@NiI")  # runtime.h's ina_pkt: off, port, len
 _unpack, _unpack_all = PACKET.unpack_from, PACKET.iter_unpack
+
+
+@functools.cache
+def entry_module() -> ModuleType | None:
+    """entry.c's extension (ina_entry), built once and loaded; None where it cannot be built (no
+    Python headers): callers then take `NativeBackend.process`."""
+    try:
+        path = build_extension(Path(__file__).with_name("entry.c"))
+    except BuildError:
+        return None
+    loader = importlib.machinery.ExtensionFileLoader("ina_entry", str(path))
+    spec = importlib.util.spec_from_file_location("ina_entry", path, loader=loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
 
 
 class Out(ctypes.Structure):
@@ -143,6 +164,8 @@ class NativeBackend:
         # ctypes passes the ports (int), frames (bytes) and the two pointers as they are, converting nothing
         self._views = self._view(self.outputs)
         self.lock = threading.Lock()
+        self._direct_out = c_void_p(self.lib.ina_ctl_out_new())
+        self.direct = self._bind(self._direct_out.value)
         self.digest_width = native.digest_width
         self.learn_lists = native.learn_lists
         self.digest_lock = threading.Lock()  # drains from two threads keep the digests in order
@@ -196,6 +219,19 @@ class NativeBackend:
                 (out_port, frames[off : off + size])
                 for off, out_port, size in _unpack_all(pkts[: n * PACKET.size])
             ]
+
+    def _bind(
+        self, out: int | None
+    ) -> Callable[[list[tuple[int, bytes | bytearray]]], list[list[tuple[int, bytes]]]] | None:
+        """`process` of several frames in one call, in order, without ctypes, its lock or views
+        (sim/nodes.py's switch node: the frames reaching it at one instant), on an output buffer
+        of its own: entry.c's bound function, which holds the GIL throughout, valid while this
+        backend lives; None without the extension."""
+        module = entry_module()
+        if module is None or not out:
+            return None
+        address = ctypes.cast(self.lib.ina_ctl_process, c_void_p).value
+        return module.bind(address, self.sw.value, out)
 
     @staticmethod
     def _view(out: Out) -> tuple[int, int, int, int, memoryview, memoryview]:
@@ -295,6 +331,7 @@ class NativeBackend:
             return
         if sw is not None and sw.value:
             lib.ina_ctl_free(sw)
-            if getattr(self, "out", None) is not None:
-                lib.ina_ctl_out_free(self.out)
+            for out in (getattr(self, "out", None), getattr(self, "_direct_out", None)):
+                if out is not None and out.value:
+                    lib.ina_ctl_out_free(out)
         LIBC.dlclose(lib._handle)

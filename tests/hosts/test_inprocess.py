@@ -11,8 +11,17 @@ import pytest
 from ina import compiled
 from ina.hosts.cli import make_array, verify
 from ina.hosts.core import MIN_RTO, PACE_BURST, AllReduceCore, WorkerError
-from ina.hosts.inprocess import RESULT, STATUS, UPDATE, Datagram, Drop, InProcessSwitch, RandomLoss
-from ina.p4src.protocol import Policy
+from ina.hosts.inprocess import (
+    FRAME_HEADERS,
+    RESULT,
+    STATUS,
+    UPDATE,
+    Datagram,
+    Drop,
+    InProcessSwitch,
+    RandomLoss,
+)
+from ina.p4src.protocol import Policy, slot_of
 
 ENGINES = ["native", "python"]
 INT32_MAX = 2**31 - 1
@@ -565,3 +574,25 @@ def test_expire_resends_and_rearms_exactly_as_a_scan_of_every_waiting_slot(
             results = net.allreduce({0: arrays})[0]
             assert all(np.array_equal(r, np.sum(arrays, axis=0, dtype=np.int32)) for r in results)
     assert calls["resent"] > 50 and calls["idle"] > 50
+
+
+def test_frames_reaching_the_switch_at_one_instant_run_in_one_call_in_the_order_sent():
+    """Every hop takes `latency`: each rank's window of UPDATEs reaches the switch at one instant,
+    in the order sent, in one call into the native program (its direct entry)."""
+    with InProcessSwitch(elems=8) as net:
+        net.add_job(0, 4, window=2)
+        backend = net.switch.pipeline
+        direct, calls = backend.direct, []
+
+        def spy(frames):
+            calls.append([(port, slot_of(frame[FRAME_HEADERS:])) for port, frame in frames])
+            return direct(frames)
+
+        backend.direct = spy
+        arrays = [make_array(1, rank, 32, "int32") for rank in range(4)]
+        results = net.allreduce({0: arrays})
+    expected = np.sum(arrays, axis=0, dtype=np.int32)
+    assert all(np.array_equal(got, expected) for got in results[0])
+    assert calls[0] == [(1, 0), (1, 1), (2, 0), (2, 1), (3, 0), (3, 1), (4, 0), (4, 1)]
+    # 4 chunks: both slots' RESULTs reach every rank at one instant, slot 0's copies first
+    assert calls[1:] == [[(1, 0), (2, 0), (3, 0), (4, 0), (1, 1), (2, 1), (3, 1), (4, 1)]]

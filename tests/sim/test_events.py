@@ -106,3 +106,18 @@ def test_the_clock_moves_only_when_a_handler_moves_it():
     sim.at(5.0, lambda time: None)  # a stale timer: nothing happens, the clock stays
     sim.run()
     assert sim.now == 1.0
+
+
+def test_last_gives_the_arguments_of_the_event_queued_last_for_a_time_and_joined_counts():
+    sim = Simulator()
+    ran = []
+    record = lambda time, label: ran.append((time, label))  # noqa: E731
+    assert sim.last(1.0) is None
+    sim.at(1.0, record, "a")
+    sim.at(2.0, record, "x")
+    sim.at(1.0, record, "b")
+    assert sim.last(1.0) == ("b",) and sim.last(2.0) == ("x",) and sim.last(3.0) is None
+    sim.joined()
+    assert sim.scheduled == 4
+    sim.run()
+    assert sim.last(1.0) is None and ran == [(1.0, "a"), (1.0, "b"), (2.0, "x")]

@@ -971,6 +971,27 @@ def test_replay_keeps_every_fan_out_in_one_growing_buffer() -> None:
     assert native.stats["dropped_output_full"] == 0
 
 
+def test_the_direct_entry_sends_what_process_sends() -> None:
+    """NativeBackend.direct (entry.c, sim/nodes.py's call for the frames reaching a switch at one
+    instant) against `process`: frames in order, each one's outputs apart, a fan-out past the
+    first output buffer from bytes and from a bytearray, a frame the parser rejects."""
+    _py, native = engines(program(FANOUT))
+    native.multicast.set_group(1, [(i % 512, i // 512) for i in range(2044)])
+    backend = native.native
+    assert backend is not None and backend.direct is not None
+    fan_out = backend.process(1, BROADCAST)
+    assert [port for port, _frame in fan_out] == [i % 512 for i in range(2044)]
+    assert backend.process(1, BROADCAST[:13]) == []
+    frames = [(1, BROADCAST), (1, BROADCAST[:13]), (3, bytearray(BROADCAST))]
+    assert backend.direct(frames) == [fan_out, [], fan_out]
+    assert backend.direct([]) == []
+    assert native.stats["rx"] == 5 and native.stats["tx"] == 3 * 2044
+    with pytest.raises(TypeError, match=r"^process: a frame is bytes or bytearray$"):
+        backend.direct([(1, list(BROADCAST))])
+    with pytest.raises(TypeError, match=r"^process: frames is a list of \(port, frame\)$"):
+        backend.direct([(1, BROADCAST, 0)])
+
+
 # --- assert and assume: README says a failure drops the packet (simple_switch aborts) ----------
 ASSERTS_P4 = """
 #include <core.p4>
