@@ -9,8 +9,10 @@ import contextlib
 import json
 import queue
 import random
+import re
 import threading
 import time
+from pathlib import Path
 
 import grpc
 import pytest
@@ -425,6 +427,20 @@ def test_a_read_of_exactly_the_cap_is_served_and_one_more_is_refused(served, mon
         == f"the Read selects more than {reg.size - 1} entities; read by id or index"
     )
     primary.close()
+
+
+def test_the_limits_docs_security_md_states_are_the_ones_enforced():
+    """The limits table of docs/security.md gives each server limit's value beside its constant:
+    the two agree, so the documented figures are the enforced ones (the tests above lower the
+    constants to reach them)."""
+    text = (Path(__file__).parents[2] / "docs" / "security.md").read_text()
+    stated = {
+        name: float(value.replace(",", ""))
+        for value, name in re.findall(r"\| ([\d,]+)(?: s)? \(`(\w+)`\)", text)
+    }
+    names = ("MAX_STREAMS", "MAX_CONTROLLERS", "IDLE_TIMEOUT", "MAX_READ_ENTITIES")
+    assert stated == {name: getattr(p4runtime_server, name) for name in names}
+    assert "sent in pages of 4,096" in text and p4runtime_server.READ_CHUNK == 4096
 
 
 def test_read_batch_reports_each_request_and_returns_the_good_ones(served):
