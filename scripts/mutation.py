@@ -181,6 +181,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "with nbytes 0 the packet_in layout is empty (P4Info metadata are at least 1 bit wide),"
         " so the value is never read; int.from_bytes(b'') is 0 anyway"
     ),
+    ("switch/p4runtime/server.py", "value, bits = 0, 0", "value, bits = 0, -1"): (
+        "controller headers are whole bytes (the compiler refuses others), so (8k - 1 + 7) // 8 =="
+        " (8k + 7) // 8 == k bytes; with no header, 0 .to_bytes(0) is b'' as the else is"
+    ),
     ("hosts/core.py", "if due < self.deadline:", "if due <= self.deadline:"): (
         "when equal, the deadline is assigned the value it has"
     ),

@@ -438,7 +438,16 @@ def test_the_limits_docs_security_md_states_are_the_ones_enforced():
         name: float(value.replace(",", ""))
         for value, name in re.findall(r"\| ([\d,]+)(?: s)? \(`(\w+)`\)", text)
     }
-    names = ("MAX_STREAMS", "MAX_CONTROLLERS", "IDLE_TIMEOUT", "MAX_READ_ENTITIES")
+    names = (
+        "MAX_STREAMS",
+        "MAX_CONTROLLERS",
+        "ARBITRATION_TIMEOUT",
+        "IDLE_TIMEOUT",
+        "UNARY_WORKERS",
+        "MAX_READ_ENTITIES",
+        "OUTBOX_LIMIT",
+        "ERROR_MESSAGE_CHARS",
+    )
     assert stated == {name: getattr(p4runtime_server, name) for name in names}
     assert "sent in pages of 4,096" in text and p4runtime_server.READ_CHUNK == 4096
 
