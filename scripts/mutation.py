@@ -185,6 +185,24 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "controller headers are whole bytes (the compiler refuses others), so (8k - 1 + 7) // 8 =="
         " (8k + 7) // 8 == k bytes; with no header, 0 .to_bytes(0) is b'' as the else is"
     ),
+    **{
+        ("switch/p4runtime/server.py", "context.abort(", mutated): (
+            "json.loads's errors are short (a JSONDecodeError's message and position, a"
+            " UnicodeDecodeError's byte and position, RecursionError's fixed text): the 200"
+            " characters kept only bound a text that never reaches them"
+        )
+        for mutated in (
+            'f"p4_device_config is not BMv2 JSON: {str(err)[: 201]}",',
+            'f"p4_device_config is not BMv2 JSON: {str(err)[: 199]}",',
+        )
+    },
+    **{
+        (module, "@dataclass(frozen=True)", "@dataclass(frozen=False)"): (
+            "nothing assigns to these records' fields, hashes them or copies them with replace():"
+            " frozen only stops a future write"
+        )
+        for module in ("switch/p4runtime/server.py", "switch/p4runtime/entities.py")
+    },
     ("hosts/core.py", "if due < self.deadline:", "if due <= self.deadline:"): (
         "when equal, the deadline is assigned the value it has"
     ),

@@ -2,7 +2,15 @@
 
 import numpy as np
 
-from ina.hosts.quantize import BIAS, INT32_MAX, chunk_exponents, error_bound, quantize, scale_for
+from ina.hosts.quantize import (
+    BIAS,
+    INT32_MAX,
+    chunk_exponents,
+    error_bound,
+    headroom,
+    quantize,
+    scale_for,
+)
 
 
 def test_exponent_byte_per_row_bounds_the_largest_magnitude_and_is_clipped():
@@ -41,3 +49,9 @@ def test_error_bound_is_half_a_quantum_per_worker():
     assert error_bound(0, 4) == 0.0
     assert error_bound(BIAS + 2, 4) == 4 * 0.5 * 16 / INT32_MAX
     assert error_bound(BIAS, 3) == 3 * 0.5 * 3 / INT32_MAX
+
+
+def test_headroom_is_the_worker_count_at_32_bits_and_its_root_rounded_up_below():
+    assert [headroom(n, 16) for n in (1, 2, 4, 5, 9, 10, 32)] == [1, 2, 2, 3, 3, 4, 6]
+    assert [headroom(n, 8) for n in (3, 16, 17)] == [2, 4, 5]
+    assert headroom(5, 32) == 5

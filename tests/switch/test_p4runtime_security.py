@@ -61,7 +61,8 @@ class Stream:
         msg = p4runtime_pb2.StreamMessageRequest()
         msg.arbitration.device_id = device_id
         if election_id is not None:
-            msg.arbitration.election_id.low = election_id
+            msg.arbitration.election_id.high = election_id >> 64
+            msg.arbitration.election_id.low = election_id & (2**64 - 1)
         if role:
             msg.arbitration.role.name = role
         self.requests.put(msg)
@@ -80,14 +81,23 @@ class Stream:
         self.call.cancel()
 
 
+@contextlib.contextmanager
+def serving(compat: p4runtime_server.Compat = p4runtime_server.SPEC):
+    """(switch, channel, stub) of a server in the `compat` mode, on loopback."""
+    sw = Switch()
+    srv = serve(P4RuntimeService(sw, threading.Lock(), compat=compat), "127.0.0.1:0")
+    channel = grpc.insecure_channel(f"127.0.0.1:{srv.bound_port}")
+    try:
+        yield sw, channel, p4runtime_pb2_grpc.P4RuntimeStub(channel)
+    finally:
+        channel.close()
+        srv.stop(None)
+
+
 @pytest.fixture
 def served():
-    sw = Switch()
-    srv = serve(P4RuntimeService(sw, threading.Lock()), "127.0.0.1:0")
-    channel = grpc.insecure_channel(f"127.0.0.1:{srv.bound_port}")
-    yield sw, channel, p4runtime_pb2_grpc.P4RuntimeStub(channel)
-    channel.close()
-    srv.stop(None)
+    with serving() as server:
+        yield server
 
 
 def write(stub, election_id: int | None, *updates, atomicity: int = 0):
@@ -175,6 +185,48 @@ def test_arbitration_errors_end_the_stream_with_the_spec_codes(served):
     assert roled.next().code() == grpc.StatusCode.NOT_FOUND
     first.arbitrate(7, device_id=3)  # a live stream changing device
     assert first.next().code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+@pytest.mark.parametrize(
+    ("compat", "primary", "resend_answered"),
+    [
+        (p4runtime_server.SPEC, "primary", True),
+        (p4runtime_server.SIMPLE_SWITCH_GRPC, "Is primary", False),
+    ],
+    ids=["spec", "compat"],
+)
+def test_a_128_bit_election_id_comes_back_whole_and_a_resend_is_answered_as_the_mode_says(
+    compat, primary, resend_answered
+):
+    """The primary's id comes back in its high and low halves. The same MasterArbitrationUpdate
+    again (a keepalive) is answered again by the spec's rules, not at all by PI's; the update
+    after it (another device) ends the stream."""
+    with serving(compat) as (_sw, channel, _stub):
+        big = Stream(channel, 2**64 + 5)
+        arb = big.next()
+        assert (arb.status.code, arb.status.message) == (code_pb2.OK, primary)
+        assert (arb.election_id.high, arb.election_id.low) == (1, 5)
+        big.arbitrate(2**64 + 5)
+        big.arbitrate(2**64 + 5, device_id=3)
+        if resend_answered:
+            assert big.next() == arb
+        assert big.next().code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_compat_refusals_refuse_their_entity_kind_alone():
+    """simple_switch_grpc mode refuses register writes as PI does; the table entry beside one in
+    the batch applies, and the register keeps its value."""
+    with serving(p4runtime_server.SIMPLE_SWITCH_GRPC) as (sw, _channel, stub):
+        set_pipeline(stub, None)
+        reg = Schema(program().p4info).register("InaIngress.slot_count")
+        cell = p4runtime_pb2.RegisterEntry(register_id=reg.id, index=p4runtime_pb2.Index(index=0))
+        cell.data.bitstring = b"\x01"
+        modify = update(p4runtime_pb2.Update.MODIFY, "register_entry", cell)
+        with pytest.raises(grpc.RpcError) as err:
+            write(stub, None, job_insert(1), modify)
+        assert write_errors(err.value) == [code_pb2.OK, code_pb2.UNIMPLEMENTED]
+        assert sw.registers["InaIngress.slot_count"].read(0) == 0
+        assert len(sw.tables["InaIngress.jobs"].entries()) == 1
 
 
 def test_a_stream_that_never_arbitrates_is_closed(served, monkeypatch):
