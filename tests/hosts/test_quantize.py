@@ -8,6 +8,7 @@ from ina.hosts.quantize import (
     chunk_exponents,
     error_bound,
     headroom,
+    lane_max,
     quantize,
     scale_for,
 )
@@ -51,7 +52,12 @@ def test_error_bound_is_half_a_quantum_per_worker():
     assert error_bound(BIAS, 3) == 3 * 0.5 * 3 / INT32_MAX
 
 
-def test_headroom_is_the_worker_count_at_32_bits_and_its_root_rounded_up_below():
+def test_narrow_lanes_hold_the_root_of_the_workers_each_an_integer_share():
+    """At 32 bits a lane holds every worker's largest value; narrower, ceil(sqrt(n)) of them (the
+    first pass), each worker's share of the lane's largest value rounded down to an integer."""
+    assert (lane_max(32), lane_max(16), lane_max(8)) == (INT32_MAX, 32767, 127)
     assert [headroom(n, 16) for n in (1, 2, 4, 5, 9, 10, 32)] == [1, 2, 2, 3, 3, 4, 6]
     assert [headroom(n, 8) for n in (3, 16, 17)] == [2, 4, 5]
     assert headroom(5, 32) == 5
+    assert scale_for(BIAS, 3, bits=16) == 32767 // 3
+    assert scale_for(BIAS + 1, 3, bits=8) == (127 // 3) / 2
