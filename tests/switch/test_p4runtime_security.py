@@ -213,6 +213,17 @@ def test_a_128_bit_election_id_comes_back_whole_and_a_resend_is_answered_as_the_
         assert big.next().code() == grpc.StatusCode.FAILED_PRECONDITION
 
 
+def test_compat_names_a_used_election_id_as_pi_does_for_a_new_and_a_live_stream():
+    with serving(p4runtime_server.SIMPLE_SWITCH_GRPC) as (_sw, channel, _stub):
+        first = Stream(channel, 7)
+        first.next()
+        assert Stream(channel, 7).next().details() == "Election id already exists"
+        live = Stream(channel, 8)
+        live.next()
+        live.arbitrate(7)
+        assert live.next().details() == "New election id already exists"
+
+
 def test_compat_refusals_refuse_their_entity_kind_alone():
     """simple_switch_grpc mode refuses register writes as PI does; the table entry beside one in
     the batch applies, and the register keeps its value."""

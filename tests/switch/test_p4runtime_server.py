@@ -464,15 +464,43 @@ def test_packet_out_and_packet_in_carry_controller_metadata(pad, engine, tmp_pat
         srv.stop(None)
 
 
+def test_a_packet_out_to_a_switch_without_a_cpu_port_is_refused_and_sends_nothing():
+    """A pipeline but no CPU port: the PacketOut comes back in a FAILED_PRECONDITION StreamError."""
+    sent: list[tuple[int, bytes]] = []
+    service = P4RuntimeService(Switch(), threading.Lock(), transmit=sent.extend)
+    srv = serve(service, "127.0.0.1:0")
+    try:
+        c = Controller(f"127.0.0.1:{srv.bound_port}", 1)
+        c.set_pipeline()
+        out = p4runtime_pb2.StreamMessageRequest()
+        out.packet.payload = b"payload"
+        c.requests.put(out)
+        error = next(c.responses).error
+        assert (error.canonical_code, error.message, error.packet_out.packet_out) == (
+            code_pb2.FAILED_PRECONDITION,
+            "no CPU port (ina switch --cpu-port) or no pipeline",
+            out.packet,
+        )
+        assert sent == []
+        c.close()
+    finally:
+        srv.stop(None)
+
+
 def test_p4info_that_does_not_match_the_json_is_refused(server):
     sw, address = server
     c = Controller(address, 1)
     req = c.pipeline_request()
-    req.config.p4info.tables[0].preamble.name = "InaIngress.renamed"
+    for i in range(6):
+        req.config.p4info.tables[i].preamble.name = f"InaIngress.renamed{i}"
     with pytest.raises(grpc.RpcError) as err:
         c.stub.SetForwardingPipelineConfig(req)
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "table 'InaIngress.renamed'" in err.value.details()
+    named = ", ".join(f"table 'InaIngress.renamed{i}'" for i in range(5))  # the first 5 of 6
+    assert err.value.details() == (
+        f"the P4Info names {named} that the BMv2 JSON lacks; "
+        "push the P4Info and the JSON of one compile"
+    )
     assert sw.pipeline is None
     c.close()
 
