@@ -35,6 +35,7 @@ def test_digest_list_reaches_the_primary():
             digest = conn.next_digest(timeout=2)
             assert digest is not None
             assert digest.digest_id == conn.schema.digest("learn_t").id
+            assert digest.list_id == 1  # the switch numbers its DigestLists from 1
             [data] = digest.data
             assert [m.bitstring for m in data.struct.members] == [
                 bytes.fromhex("0100000000aa"),
