@@ -68,7 +68,13 @@ TARGETS: dict[str, tuple[tuple[str, ...], float]] = {
         60,
     ),
     "controller/aggregation.py": (
-        ("tests/controller/test_aggregation.py", "tests/controller/test_aggregation_bounds.py"),
+        (
+            "tests/controller/test_aggregation.py",
+            "tests/controller/test_aggregation_bounds.py",
+            # the best-effort job's fallback server, written and read back (jobs())
+            "tests/controller/test_pool.py::"
+            "test_a_job_with_a_fallback_server_shares_a_full_pool_and_reads_back",
+        ),
         120,
     ),
     "switch/p4runtime/entities.py": (P4RUNTIME_TESTS, 240),
