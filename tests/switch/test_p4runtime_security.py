@@ -240,6 +240,24 @@ def test_compat_refusals_refuse_their_entity_kind_alone():
         assert len(sw.tables["InaIngress.jobs"].entries()) == 1
 
 
+def test_a_controller_that_hangs_up_ends_its_reader_quietly(served, monkeypatch):
+    """gRPC raises RpcError in the thread reading a stream's requests when the client cancels: the
+    thread ends without an unhandled exception (a traceback in `ina switch`'s output for every
+    controller that disconnects)."""
+    _sw, channel, _stub = served
+    errors: list = []
+    monkeypatch.setattr(threading, "excepthook", errors.append)
+    before = set(threading.enumerate())
+    stream = Stream(channel, 1)
+    stream.status()
+    readers = [t for t in set(threading.enumerate()) - before if t.name.endswith("(_read_stream)")]
+    stream.call.cancel()
+    for reader in readers:
+        reader.join(BOUND)
+    assert len(readers) == 1 and not readers[0].is_alive()
+    assert errors == []
+
+
 def test_a_stream_that_never_arbitrates_is_closed(served, monkeypatch):
     _sw, channel, _stub = served
     monkeypatch.setattr(p4runtime_server, "ARBITRATION_TIMEOUT", 0.3)
