@@ -191,6 +191,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "controller headers are whole bytes (the compiler refuses others), so (8k - 1 + 7) // 8 =="
         " (8k + 7) // 8 == k bytes; with no header, 0 .to_bytes(0) is b'' as the else is"
     ),
+    (
+        "switch/p4runtime/server.py",
+        'header = value.to_bytes((bits + 7) // 8, "big") if bits else b""',
+        'header = value.to_bytes((bits + 6) // 8, "big") if bits else b""',
+    ): "controller headers are whole bytes: (8k + 6) // 8 == (8k + 7) // 8 == k",
     **{
         ("switch/p4runtime/server.py", "context.abort(", mutated): (
             "json.loads's errors are short (a JSONDecodeError's message and position, a"

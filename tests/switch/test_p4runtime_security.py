@@ -20,7 +20,7 @@ from google.protobuf.message import DecodeError
 from test_p4runtime_server import jobs_entry, program, switch_state, update, write_errors
 from tls_recipe import make_pki
 
-from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc
+from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
 from ina.p4rt.schema import Schema
 from ina.p4rt.tls import server_credentials
 from ina.switch.engine import Switch
@@ -236,6 +236,13 @@ def test_compat_refusals_refuse_their_entity_kind_alone():
         with pytest.raises(grpc.RpcError) as err:
             write(stub, None, job_insert(1), modify)
         assert write_errors(err.value) == [code_pb2.OK, code_pb2.UNIMPLEMENTED]
+        details = dict(err.value.trailing_metadata())["grpc-status-details-bin"]
+        spaces = []
+        for detail in status_pb2.Status.FromString(details).details:
+            error = p4runtime_pb2.Error()
+            detail.Unpack(error)
+            spaces.append(error.space)
+        assert spaces == ["", "ALL-sswitch-p4org"]  # PI's space on each failed update
         assert sw.registers["InaIngress.slot_count"].read(0) == 0
         assert len(sw.tables["InaIngress.jobs"].entries()) == 1
 

@@ -292,6 +292,12 @@ def test_broken_pipeline_is_refused_and_old_one_keeps_running(server):
     with pytest.raises(grpc.RpcError) as err:
         c.stub.SetForwardingPipelineConfig(c.pipeline_request(device_config=b"{not json"))
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    with pytest.raises(grpc.RpcError) as err:  # JSON, but no program
+        c.stub.SetForwardingPipelineConfig(c.pipeline_request(device_config=b"[1]"))
+    assert (err.value.code(), err.value.details()) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "the switch cannot run this BMv2 JSON: the BMv2 JSON: expected an object, got a list of 1 items",
+    )
     assert sw.pipeline is before
     c.close()
 
