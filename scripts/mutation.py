@@ -196,6 +196,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'header = value.to_bytes((bits + 7) // 8, "big") if bits else b""',
         'header = value.to_bytes((bits + 6) // 8, "big") if bits else b""',
     ): "controller headers are whole bytes: (8k + 6) // 8 == (8k + 7) // 8 == k",
+    ("switch/p4runtime/server.py", "nbytes = (bits + 7) // 8", "nbytes = (bits + 6) // 8"): (
+        "controller headers are whole bytes: (8k + 6) // 8 == (8k + 7) // 8 == k"
+    ),
     **{
         ("switch/p4runtime/server.py", "context.abort(", mutated): (
             "json.loads's errors are short (a JSONDecodeError's message and position, a"

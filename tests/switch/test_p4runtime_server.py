@@ -292,6 +292,14 @@ def test_broken_pipeline_is_refused_and_old_one_keeps_running(server):
     with pytest.raises(grpc.RpcError) as err:
         c.stub.SetForwardingPipelineConfig(c.pipeline_request(device_config=b"{not json"))
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    no_p4info = c.pipeline_request()
+    no_p4info.config.ClearField("p4info")
+    with pytest.raises(grpc.RpcError) as err:
+        c.stub.SetForwardingPipelineConfig(no_p4info)
+    assert (err.value.code(), err.value.details()) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "the config carries no P4Info",
+    )
     with pytest.raises(grpc.RpcError) as err:  # JSON, but no program
         c.stub.SetForwardingPipelineConfig(c.pipeline_request(device_config=b"[1]"))
     assert (err.value.code(), err.value.details()) == (
