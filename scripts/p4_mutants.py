@@ -87,8 +87,8 @@ MUTANTS = [
     Mutant(
         "slot-first-exponent-not-taken",
         "slot",
-        "count = 1;\n                    exponent = hdr.agg.exponent;",
-        "count = 1;",
+        "count = meta.weight;  // its values written above\n                    exponent = hdr.agg.exponent;",
+        "count = meta.weight;  // its values written above",
     ),
     Mutant(
         "slot-bitmap-forgets-earlier-ranks",
@@ -111,8 +111,8 @@ MUTANTS = [
     Mutant(
         "slot-first-contribution-added",
         "slot",
-        "                    write_first();\n",
-        "                    add_values();\n",
+        "                write_first();  // one call site: each expands to ELEMS register writes\n",
+        "                add_values();\n",
     ),
     # round: rounds never mixed, a later round only on a completed use
     Mutant(
@@ -148,8 +148,8 @@ MUTANTS = [
     Mutant(
         "round-not-stored",
         "round",
-        "slot_round.write(meta.reg_index, hdr.agg.round);",
-        "slot_round.write(meta.reg_index, round);",
+        "slot_round.write(meta.reg_index, hdr.agg.round);\n                    slot_started",
+        "slot_round.write(meta.reg_index, round);\n                    slot_started",
     ),
     Mutant(
         "round-status-keeps-sender-round",
@@ -167,14 +167,15 @@ MUTANTS = [
     Mutant(
         "quorum-done-not-stored",
         "quorum",
-        "slot_done.write(meta.reg_index, 1);",
-        "",
+        "                    slot_done.write(meta.reg_index, 1);\n"
+        "                    multicast_answer(MSG_RESULT);",
+        "                    multicast_answer(MSG_RESULT);",
     ),
     Mutant(
         "quorum-late-contribution-added",
         "quorum",
-        "bool contribution = !stale && !retransmission && done == 0;",
-        "bool contribution = !stale && !retransmission;",
+        "bool contribution = update && !stale && !retransmission && done == 0 && forwarded == 0;",
+        "bool contribution = update && !stale && !retransmission && forwarded == 0;",
     ),
     Mutant(
         "quorum-late-counted-as-retransmission",
@@ -185,8 +186,9 @@ MUTANTS = [
     Mutant(
         "quorum-completing-retransmission-sends-packet-values",
         "quorum",
-        "                if (retransmission) {\n                    read_result();\n                }\n",
-        "",
+        "done == 1 || forwarded == 1 || (retransmission\n                    && (count >= meta.quorum"
+        " || (meta.timeout != 0 && age >= (bit<48>)meta.timeout)))",
+        "done == 1 || forwarded == 1",
     ),
     Mutant(
         "quorum-reuse-keeps-done",
@@ -235,8 +237,10 @@ MUTANTS = [
     Mutant(
         "epoch-not-stored",
         "epoch",
-        "slot_epoch.write(meta.reg_index, meta.epoch);",
-        "",
+        "slot_epoch.write(meta.reg_index, meta.epoch);\n"
+        "                    slot_round.write(meta.reg_index, hdr.agg.round);\n"
+        "                    slot_started",
+        "slot_round.write(meta.reg_index, hdr.agg.round);\n                    slot_started",
     ),
 ]
 

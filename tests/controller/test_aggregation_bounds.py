@@ -22,6 +22,7 @@ def test_job_ids_and_epochs_are_taken_to_their_last_value_and_refused_past_it(sw
     assert agg.reset_job(MAX_JOBS - 1, epoch=EPOCH_MAX).epoch == EPOCH_MAX
     refusals = [
         (lambda: agg.add_job(MAX_JOBS, [W0], 1, epoch=5), "job id 256 is out of range 0..255"),
+        (lambda: agg.add_job(-1, [W0], 1, epoch=5), "job id -1 is out of range 0..255"),
         (lambda: agg.add_job(0, [W0], 1, epoch=0), "epoch 0 is out of range 1..4294967295"),
         (
             lambda: agg.add_job(0, [W0], 1, epoch=EPOCH_MAX + 1),
@@ -39,6 +40,19 @@ def test_job_ids_and_epochs_are_taken_to_their_last_value_and_refused_past_it(sw
         assert str(err.value) == message
     assert agg.add_job(0, [W0], num_slots=1, epoch=1).epoch == 1
     assert [(j.job_id, j.epoch) for j in agg.jobs()] == [(0, 1), (MAX_JOBS - 1, EPOCH_MAX)]
+
+
+def test_a_job_without_its_jobs_entry_is_not_listed_and_hides_no_other_jobs_workers(
+    switch,  # noqa: F811
+):
+    """Admission entries whose job has no jobs entry (another controller's, or a removal cut short)
+    are skipped, and the workers read after them still join their jobs."""
+    _sw, conn, _ = switch
+    agg = Aggregation(conn)
+    agg.add_job(0, [W0], num_slots=1, epoch=1)
+    agg.add_job(1, [W0, W1], num_slots=1, epoch=2)
+    conn.delete("InaIngress.jobs", {"hdr.agg.job_id": 0})
+    assert [(j.job_id, [w.rank for w in j.workers]) for j in agg.jobs()] == [(1, [0, 1])]
 
 
 @pytest.mark.parametrize("name", ALLOCATORS)

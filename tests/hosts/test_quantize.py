@@ -2,7 +2,16 @@
 
 import numpy as np
 
-from ina.hosts.quantize import BIAS, INT32_MAX, chunk_exponents, error_bound, quantize, scale_for
+from ina.hosts.quantize import (
+    BIAS,
+    INT32_MAX,
+    chunk_exponents,
+    error_bound,
+    headroom,
+    lane_max,
+    quantize,
+    scale_for,
+)
 
 
 def test_exponent_byte_per_row_bounds_the_largest_magnitude_and_is_clipped():
@@ -41,3 +50,14 @@ def test_error_bound_is_half_a_quantum_per_worker():
     assert error_bound(0, 4) == 0.0
     assert error_bound(BIAS + 2, 4) == 4 * 0.5 * 16 / INT32_MAX
     assert error_bound(BIAS, 3) == 3 * 0.5 * 3 / INT32_MAX
+
+
+def test_narrow_lanes_hold_the_root_of_the_workers_each_an_integer_share():
+    """At 32 bits a lane holds every worker's largest value; narrower, ceil(sqrt(n)) of them (the
+    first pass), each worker's share of the lane's largest value rounded down to an integer."""
+    assert (lane_max(32), lane_max(16), lane_max(8)) == (INT32_MAX, 32767, 127)
+    assert [headroom(n, 16) for n in (1, 2, 4, 5, 9, 10, 32)] == [1, 2, 2, 3, 3, 4, 6]
+    assert [headroom(n, 8) for n in (3, 16, 17)] == [2, 4, 5]
+    assert headroom(5, 32) == 5
+    assert scale_for(BIAS, 3, bits=16) == 32767 // 3
+    assert scale_for(BIAS + 1, 3, bits=8) == (127 // 3) / 2

@@ -26,16 +26,21 @@ def test_digest_list_reaches_the_primary():
     try:
         with SwitchConnection(f"127.0.0.1:{srv.bound_port}") as conn:
             conn.set_pipeline(program.bmv2, program.p4info)
-            frame = bytes.fromhex("ffffffffffff0000000000aa88b5") + b"hi"
+            # each member in its shortest bytes: 41 bits in 6, 8 bits (port 128) in 1
+            frame = bytes.fromhex("ffffffffffff0100000000aa88b5") + b"hi"
             with lock:
-                outputs = sw.process(3, frame)
+                outputs = sw.process(128, frame)
             service.deliver(outputs)
             assert sent == [(2, frame)]
             digest = conn.next_digest(timeout=2)
             assert digest is not None
             assert digest.digest_id == conn.schema.digest("learn_t").id
+            assert digest.list_id == 1  # the switch numbers its DigestLists from 1
             [data] = digest.data
-            assert [int.from_bytes(m.bitstring, "big") for m in data.struct.members] == [0xAA, 3]
+            assert [m.bitstring for m in data.struct.members] == [
+                bytes.fromhex("0100000000aa"),
+                b"\x80",
+            ]
     finally:
         srv.stop(None)
 

@@ -9,8 +9,10 @@ import contextlib
 import json
 import queue
 import random
+import re
 import threading
 import time
+from pathlib import Path
 
 import grpc
 import pytest
@@ -18,7 +20,7 @@ from google.protobuf.message import DecodeError
 from test_p4runtime_server import jobs_entry, program, switch_state, update, write_errors
 from tls_recipe import make_pki
 
-from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc
+from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
 from ina.p4rt.schema import Schema
 from ina.p4rt.tls import server_credentials
 from ina.switch.engine import Switch
@@ -59,7 +61,8 @@ class Stream:
         msg = p4runtime_pb2.StreamMessageRequest()
         msg.arbitration.device_id = device_id
         if election_id is not None:
-            msg.arbitration.election_id.low = election_id
+            msg.arbitration.election_id.high = election_id >> 64
+            msg.arbitration.election_id.low = election_id & (2**64 - 1)
         if role:
             msg.arbitration.role.name = role
         self.requests.put(msg)
@@ -78,14 +81,23 @@ class Stream:
         self.call.cancel()
 
 
+@contextlib.contextmanager
+def serving(compat: p4runtime_server.Compat = p4runtime_server.SPEC):
+    """(switch, channel, stub) of a server in the `compat` mode, on loopback."""
+    sw = Switch()
+    srv = serve(P4RuntimeService(sw, threading.Lock(), compat=compat), "127.0.0.1:0")
+    channel = grpc.insecure_channel(f"127.0.0.1:{srv.bound_port}")
+    try:
+        yield sw, channel, p4runtime_pb2_grpc.P4RuntimeStub(channel)
+    finally:
+        channel.close()
+        srv.stop(None)
+
+
 @pytest.fixture
 def served():
-    sw = Switch()
-    srv = serve(P4RuntimeService(sw, threading.Lock()), "127.0.0.1:0")
-    channel = grpc.insecure_channel(f"127.0.0.1:{srv.bound_port}")
-    yield sw, channel, p4runtime_pb2_grpc.P4RuntimeStub(channel)
-    channel.close()
-    srv.stop(None)
+    with serving() as server:
+        yield server
 
 
 def write(stub, election_id: int | None, *updates, atomicity: int = 0):
@@ -173,6 +185,84 @@ def test_arbitration_errors_end_the_stream_with_the_spec_codes(served):
     assert roled.next().code() == grpc.StatusCode.NOT_FOUND
     first.arbitrate(7, device_id=3)  # a live stream changing device
     assert first.next().code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+@pytest.mark.parametrize(
+    ("compat", "primary", "resend_answered"),
+    [
+        (p4runtime_server.SPEC, "primary", True),
+        (p4runtime_server.SIMPLE_SWITCH_GRPC, "Is primary", False),
+    ],
+    ids=["spec", "compat"],
+)
+def test_a_128_bit_election_id_comes_back_whole_and_a_resend_is_answered_as_the_mode_says(
+    compat, primary, resend_answered
+):
+    """The primary's id comes back in its high and low halves. The same MasterArbitrationUpdate
+    again (a keepalive) is answered again by the spec's rules, not at all by PI's; the update
+    after it (another device) ends the stream."""
+    with serving(compat) as (_sw, channel, _stub):
+        big = Stream(channel, 2**64 + 5)
+        arb = big.next()
+        assert (arb.status.code, arb.status.message) == (code_pb2.OK, primary)
+        assert (arb.election_id.high, arb.election_id.low) == (1, 5)
+        big.arbitrate(2**64 + 5)
+        big.arbitrate(2**64 + 5, device_id=3)
+        if resend_answered:
+            assert big.next() == arb
+        assert big.next().code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_compat_names_a_used_election_id_as_pi_does_for_a_new_and_a_live_stream():
+    with serving(p4runtime_server.SIMPLE_SWITCH_GRPC) as (_sw, channel, _stub):
+        first = Stream(channel, 7)
+        first.next()
+        assert Stream(channel, 7).next().details() == "Election id already exists"
+        live = Stream(channel, 8)
+        live.next()
+        live.arbitrate(7)
+        assert live.next().details() == "New election id already exists"
+
+
+def test_compat_refusals_refuse_their_entity_kind_alone():
+    """simple_switch_grpc mode refuses register writes as PI does; the table entry beside one in
+    the batch applies, and the register keeps its value."""
+    with serving(p4runtime_server.SIMPLE_SWITCH_GRPC) as (sw, _channel, stub):
+        set_pipeline(stub, None)
+        reg = Schema(program().p4info).register("InaIngress.slot_count")
+        cell = p4runtime_pb2.RegisterEntry(register_id=reg.id, index=p4runtime_pb2.Index(index=0))
+        cell.data.bitstring = b"\x01"
+        modify = update(p4runtime_pb2.Update.MODIFY, "register_entry", cell)
+        with pytest.raises(grpc.RpcError) as err:
+            write(stub, None, job_insert(1), modify)
+        assert write_errors(err.value) == [code_pb2.OK, code_pb2.UNIMPLEMENTED]
+        details = dict(err.value.trailing_metadata())["grpc-status-details-bin"]
+        spaces = []
+        for detail in status_pb2.Status.FromString(details).details:
+            error = p4runtime_pb2.Error()
+            detail.Unpack(error)
+            spaces.append(error.space)
+        assert spaces == ["", "ALL-sswitch-p4org"]  # PI's space on each failed update
+        assert sw.registers["InaIngress.slot_count"].read(0) == 0
+        assert len(sw.tables["InaIngress.jobs"].entries()) == 1
+
+
+def test_a_controller_that_hangs_up_ends_its_reader_quietly(served, monkeypatch):
+    """gRPC raises RpcError in the thread reading a stream's requests when the client cancels: the
+    thread ends without an unhandled exception (a traceback in `ina switch`'s output for every
+    controller that disconnects)."""
+    _sw, channel, _stub = served
+    errors: list = []
+    monkeypatch.setattr(threading, "excepthook", errors.append)
+    before = set(threading.enumerate())
+    stream = Stream(channel, 1)
+    stream.status()
+    readers = [t for t in set(threading.enumerate()) - before if t.name.endswith("(_read_stream)")]
+    stream.call.cancel()
+    for reader in readers:
+        reader.join(BOUND)
+    assert len(readers) == 1 and not readers[0].is_alive()
+    assert errors == []
 
 
 def test_a_stream_that_never_arbitrates_is_closed(served, monkeypatch):
@@ -425,6 +515,29 @@ def test_a_read_of_exactly_the_cap_is_served_and_one_more_is_refused(served, mon
         == f"the Read selects more than {reg.size - 1} entities; read by id or index"
     )
     primary.close()
+
+
+def test_the_limits_docs_security_md_states_are_the_ones_enforced():
+    """The limits table of docs/security.md gives each server limit's value beside its constant:
+    the two agree, so the documented figures are the enforced ones (the tests above lower the
+    constants to reach them)."""
+    text = (Path(__file__).parents[2] / "docs" / "security.md").read_text()
+    stated = {
+        name: float(value.replace(",", ""))
+        for value, name in re.findall(r"\| ([\d,]+)(?: s)? \(`(\w+)`\)", text)
+    }
+    names = (
+        "MAX_STREAMS",
+        "MAX_CONTROLLERS",
+        "ARBITRATION_TIMEOUT",
+        "IDLE_TIMEOUT",
+        "UNARY_WORKERS",
+        "MAX_READ_ENTITIES",
+        "OUTBOX_LIMIT",
+        "ERROR_MESSAGE_CHARS",
+    )
+    assert stated == {name: getattr(p4runtime_server, name) for name in names}
+    assert "sent in pages of 4,096" in text and p4runtime_server.READ_CHUNK == 4096
 
 
 def test_read_batch_reports_each_request_and_returns_the_good_ones(served):

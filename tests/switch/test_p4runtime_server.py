@@ -16,6 +16,7 @@ from ina.p4rt.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_p
 from ina.p4rt.schema import Schema
 from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch
+from ina.switch.p4runtime import entities as ent
 from ina.switch.p4runtime import server as p4runtime_server
 from ina.switch.p4runtime.server import P4RuntimeService, serve
 
@@ -183,6 +184,10 @@ def test_table_entry_round_trip_and_batch_errors(server):
         )
     assert err.value.code() == grpc.StatusCode.UNKNOWN
     assert write_errors(err.value) == [code_pb2.OK, code_pb2.ALREADY_EXISTS, code_pb2.NOT_FOUND]
+    assert err.value.details() == (
+        "Write failure: 2 of 3 failed; first: ALREADY_EXISTS: "
+        "table 'InaIngress.jobs' already has this entry"
+    )
     assert len(sw.tables["InaIngress.jobs"].entries()) == 2  # the good update applied, nothing else
     c.close()
 
@@ -287,6 +292,20 @@ def test_broken_pipeline_is_refused_and_old_one_keeps_running(server):
     with pytest.raises(grpc.RpcError) as err:
         c.stub.SetForwardingPipelineConfig(c.pipeline_request(device_config=b"{not json"))
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    no_p4info = c.pipeline_request()
+    no_p4info.config.ClearField("p4info")
+    with pytest.raises(grpc.RpcError) as err:
+        c.stub.SetForwardingPipelineConfig(no_p4info)
+    assert (err.value.code(), err.value.details()) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "the config carries no P4Info",
+    )
+    with pytest.raises(grpc.RpcError) as err:  # JSON, but no program
+        c.stub.SetForwardingPipelineConfig(c.pipeline_request(device_config=b"[1]"))
+    assert (err.value.code(), err.value.details()) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "the switch cannot run this BMv2 JSON: the BMv2 JSON: expected an object, got a list of 1 items",
+    )
     assert sw.pipeline is before
     c.close()
 
@@ -337,6 +356,37 @@ def test_bad_updates_fail_alone_and_change_nothing(server):
     c.close()
 
 
+def test_an_unexpected_error_in_one_update_fails_it_alone(server, monkeypatch):
+    """An engine error that escapes an entity's checks (KeyError, IndexError, ValueError) is that
+    update's INVALID_ARGUMENT with its text: the batch goes on and nothing else changes."""
+    sw, address = server
+    c = Controller(address, 1)
+    c.set_pipeline()
+    escapes = (KeyError, IndexError, ValueError)
+
+    def broken(target, update_type, entry):
+        raise escapes[entry.index.index]("engine bug")
+
+    registers = ent.ENTITIES["register_entry"]
+    monkeypatch.setitem(ent.ENTITIES, "register_entry", ent.Entity(broken, registers.read))
+    before = switch_state(sw)
+    cells = [p4runtime_pb2.RegisterEntry(index=p4runtime_pb2.Index(index=i)) for i in range(3)]
+    with pytest.raises(grpc.RpcError) as err:
+        c.write(
+            *(update(p4runtime_pb2.Update.MODIFY, "register_entry", cell) for cell in cells),
+            update(p4runtime_pb2.Update.INSERT, "table_entry", jobs_entry(1, 0)),
+        )
+    assert write_errors(err.value) == [code_pb2.INVALID_ARGUMENT] * 3 + [code_pb2.OK]
+    assert err.value.details() == (
+        "Write failure: 3 of 4 failed; first: INVALID_ARGUMENT: 'engine bug'"
+    )
+    assert switch_state(sw)[1:] == before[1:]  # registers, counters, PRE: untouched
+    entry = jobs_entry(1, 0)
+    query = p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=entry.table_id))
+    assert [e.table_entry for e in c.read(query)] == [entry]
+    c.close()
+
+
 def test_capabilities_and_get_pipeline_config(server):
     _sw, address = server
     c = Controller(address, 1)
@@ -379,9 +429,14 @@ def test_garbage_request_bytes_get_an_error_and_the_server_keeps_serving(server)
     channel.close()
 
 
-def test_packet_out_and_packet_in_carry_controller_metadata():
-    packet_io = compile_file(Path(__file__).parents[1] / "p4" / "packet_io.p4")
-    sw = Switch(cpu_port=64)
+# controller headers of 2 and of 9 bytes; the wider one on Python (no gcc build: the server's
+# metadata layout is the same for both engines)
+@pytest.mark.parametrize(("pad", "engine"), [(7, "auto"), (63, "python")])
+def test_packet_out_and_packet_in_carry_controller_metadata(pad, engine, tmp_path):
+    source = (Path(__file__).parents[1] / "p4" / "packet_io.p4").read_text()
+    (tmp_path / "packet_io.p4").write_text(source.replace("bit<7> _pad;", f"bit<{pad}> _pad;"))
+    packet_io = compile_file(tmp_path / "packet_io.p4")
+    sw = Switch(cpu_port=64, engine=engine)
     lock = threading.Lock()
     sent: list[tuple[int, bytes]] = []
     service = P4RuntimeService(sw, lock, transmit=sent.extend)
@@ -423,15 +478,43 @@ def test_packet_out_and_packet_in_carry_controller_metadata():
         srv.stop(None)
 
 
+def test_a_packet_out_to_a_switch_without_a_cpu_port_is_refused_and_sends_nothing():
+    """A pipeline but no CPU port: the PacketOut comes back in a FAILED_PRECONDITION StreamError."""
+    sent: list[tuple[int, bytes]] = []
+    service = P4RuntimeService(Switch(), threading.Lock(), transmit=sent.extend)
+    srv = serve(service, "127.0.0.1:0")
+    try:
+        c = Controller(f"127.0.0.1:{srv.bound_port}", 1)
+        c.set_pipeline()
+        out = p4runtime_pb2.StreamMessageRequest()
+        out.packet.payload = b"payload"
+        c.requests.put(out)
+        error = next(c.responses).error
+        assert (error.canonical_code, error.message, error.packet_out.packet_out) == (
+            code_pb2.FAILED_PRECONDITION,
+            "no CPU port (ina switch --cpu-port) or no pipeline",
+            out.packet,
+        )
+        assert sent == []
+        c.close()
+    finally:
+        srv.stop(None)
+
+
 def test_p4info_that_does_not_match_the_json_is_refused(server):
     sw, address = server
     c = Controller(address, 1)
     req = c.pipeline_request()
-    req.config.p4info.tables[0].preamble.name = "InaIngress.renamed"
+    for i in range(6):
+        req.config.p4info.tables[i].preamble.name = f"InaIngress.renamed{i}"
     with pytest.raises(grpc.RpcError) as err:
         c.stub.SetForwardingPipelineConfig(req)
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "table 'InaIngress.renamed'" in err.value.details()
+    named = ", ".join(f"table 'InaIngress.renamed{i}'" for i in range(5))  # the first 5 of 6
+    assert err.value.details() == (
+        f"the P4Info names {named} that the BMv2 JSON lacks; "
+        "push the P4Info and the JSON of one compile"
+    )
     assert sw.pipeline is None
     c.close()
 
