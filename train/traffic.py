@@ -8,8 +8,10 @@ CPU time and the machine's CPU use over the same interval.
 Theory counts the Ethernet frames a worker's link carries each way per iteration (what HTB meters:
 the frame from its destination MAC to its payload's end): the switch and the parameter server send
 one UPDATE per E elements of every bucket, plus one per slot used (a float all-reduce's first use
-of each slot only announces the exponent of the slot's first chunk: hosts/core.py), and get one
-RESULT back for each, every one in its own Ethernet/IPv4/UDP frame with the aggregation header; the ring sends 2 (n - 1) / n of every bucket in
+of each slot only announces the exponent of the slot's first chunk: hosts/core.py; its values are
+all zeros, so it goes as a ZERO UPDATE, the header alone: docs/protocol.md), and get one RESULT
+back for each (the switch's to a use of ZERO UPDATEs is ZERO too; the parameter server's is whole),
+every one in its own Ethernet/IPv4/UDP frame with the aggregation header; the ring sends 2 (n - 1) / n of every bucket in
 TCP segments of at most 1,448 bytes (MTU 1,500 with TCP timestamps: 66 bytes of headers per segment)
 and receives as much; its acknowledgements are left out (a few percent, the measurement shows
 them). The parameter server's own link carries every worker's traffic: n times a worker's.
@@ -45,12 +47,16 @@ def expected_bytes(
             )
             sent += per_rank + frames * TCP_HEADERS
         return {"worker_link": sent, "busiest_link": sent}
-    frame = UDP_FRAME + HEADER_LEN + 4 * elems
+    frame, zero = UDP_FRAME + HEADER_LEN + 4 * elems, UDP_FRAME + HEADER_LEN
     chunks = [math.ceil(size / elems) for size in buckets]
-    per_worker = sum(c + min(c, window) for c in chunks) * frame
+    announcements = sum(min(c, window) for c in chunks)  # each all zeros: a ZERO UPDATE
+    up = sum(chunks) * frame + announcements * zero
+    # the switch answers a use of ZERO UPDATEs with a ZERO RESULT; the server with a whole one
+    down = up if aggregation == "switch" else up + announcements * (frame - zero)
     return {
-        "worker_link": per_worker,
-        "busiest_link": per_worker * (workers if aggregation == "ps" else 1),
+        "worker_link": (up + down) / 2,
+        "busiest_link": (up if aggregation == "switch" else down)
+        * (workers if aggregation == "ps" else 1),
     }
 
 

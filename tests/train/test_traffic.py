@@ -4,21 +4,24 @@ from ina.p4src.protocol import HEADER_LEN
 from ina.train.traffic import expected_bytes
 
 FRAME = 14 + 20 + 8 + HEADER_LEN + 4 * 64  # one UPDATE or RESULT of 64 float32 elements
+ZERO = 14 + 20 + 8 + HEADER_LEN  # a ZERO UPDATE or RESULT: the header alone
 
 
 def test_switch_sends_a_packet_per_chunk_and_one_exponent_announcement_per_slot_used():
-    # 10,000 elements: 157 chunks of 64 (the last one partial); 64 slots used once more for the exponents;
-    # 100 elements: 2 chunks, 2 slots
+    # 10,000 elements: 157 chunks of 64 (the last one partial); 64 slots used once more for the
+    # exponents, each a ZERO UPDATE answered by a ZERO RESULT; 100 elements: 2 chunks, 2 slots
     assert expected_bytes("switch", [10_000, 100], 4, 64, 64) == {
-        "worker_link": (157 + 64 + 2 + 2) * FRAME,
-        "busiest_link": (157 + 64 + 2 + 2) * FRAME,
+        "worker_link": (157 + 2) * FRAME + (64 + 2) * ZERO,
+        "busiest_link": (157 + 2) * FRAME + (64 + 2) * ZERO,
     }
 
 
 def test_parameter_server_link_carries_every_workers_packets():
+    # 2 chunks and 2 ZERO announcements up; the server answers each with a whole RESULT
+    up, down = 2 * FRAME + 2 * ZERO, 4 * FRAME
     assert expected_bytes("ps", [100], 4, 64, 64) == {
-        "worker_link": 4 * FRAME,
-        "busiest_link": 16 * FRAME,
+        "worker_link": (up + down) / 2,
+        "busiest_link": 4 * down,
     }
 
 
