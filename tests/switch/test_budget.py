@@ -69,7 +69,7 @@ def test_the_issues_pipeline_is_refused_before_any_code_is_generated(monkeypatch
     with pytest.raises(PipelineError) as err:
         sw.build(chained(aggregate(), 16384))
     assert str(err.value) == (
-        "the program is too large for the switch: it makes 16,508 pipeline nodes "
+        "the program is too large for the switch: it makes 16,513 pipeline nodes "
         "and parser states, over the limit of 4,096"
     )
     assert sw.pipeline is None
