@@ -31,6 +31,8 @@ PACKAGE_LAYERS = (
     ("ina.topologies",),
     ("ina.sim.events", "ina.sim.frames", "ina.sim.links", "ina.sim.network", "ina.sim.nodes"),
     ("ina.hosts",),
+    # `ina run`'s runner checks a hierarchical job's sums with hosts/' verify and members
+    ("ina.topologies.runner", "ina.topologies.job_sums"),
     ("ina.train",),
     ("ina.sim",),
     ("ina.bench",),
