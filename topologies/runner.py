@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -463,6 +463,42 @@ def fallback_servers(topo: Topology) -> dict[int, Fallback]:
     return servers
 
 
+def _start_server(
+    network: Network,
+    host: str,
+    role: str,
+    job: Job,
+    elems: int,
+    ip: str,
+    epoch: int,
+    options: Sequence[str] = (),
+) -> subprocess.Popen:
+    """One job's host-side server on `host`: `role` --baseline-server (the host-only baseline) or
+    --fallback-server (a best-effort job's host fallback), with its own `options`."""
+    return network.host(host).popen(
+        [
+            sys.executable,
+            "-m",
+            "ina",
+            "worker",
+            role,
+            "--job",
+            str(job.id),
+            "--workers",
+            str(len(job.workers)),
+            "--elems",
+            str(elems),
+            "--local-ip",
+            ip,
+            *options,
+            "--epoch",
+            str(epoch),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 def run_workers(
     network: Network,
     topo: Topology,
@@ -478,28 +514,15 @@ def run_workers(
     hierarchical job's all together (`saved_sums`)."""
     fallbacks, slots = fallbacks or {}, slots or {}
     servers = [
-        network.host(topo.extra_host).popen(
-            [
-                sys.executable,
-                "-m",
-                "ina",
-                "worker",
-                "--fallback-server",
-                "--job",
-                str(job.id),
-                "--workers",
-                str(len(job.workers)),
-                "--elems",
-                str(opts.elems),
-                "--local-ip",
-                fallbacks[job.id].ip,
-                "--udp-port",
-                str(fallbacks[job.id].udp_port),
-                "--epoch",
-                str(epochs[job.id]),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+        _start_server(
+            network,
+            topo.extra_host,
+            "--fallback-server",
+            job,
+            opts.elems,
+            fallbacks[job.id].ip,
+            epochs[job.id],
+            ["--udp-port", str(fallbacks[job.id].udp_port)],
         )
         for job in topo.jobs
         if job.id in fallbacks
@@ -508,26 +531,14 @@ def run_workers(
     if opts.baseline:
         ps_host = topo.extra_host
         job = topo.jobs[0]
-        server = network.host(ps_host).popen(
-            [
-                sys.executable,
-                "-m",
-                "ina",
-                "worker",
-                "--baseline-server",
-                "--job",
-                str(job.id),
-                "--workers",
-                str(len(job.workers)),
-                "--elems",
-                str(opts.elems),
-                "--local-ip",
-                topo.hosts[ps_host].ip,
-                "--epoch",
-                str(epochs[job.id]),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+        server = _start_server(
+            network,
+            ps_host,
+            "--baseline-server",
+            job,
+            opts.elems,
+            topo.hosts[ps_host].ip,
+            epochs[job.id],
         )
         say(
             f"host-only baseline: parameter server on {ps_host} ({topo.hosts[ps_host].ip}); the switch only forwards"
