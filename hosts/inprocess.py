@@ -66,7 +66,7 @@ from ina.p4src.protocol import (
     slot_of,
 )
 from ina.sim.events import Simulator
-from ina.sim.frames import udp_headers
+from ina.sim.frames import ETH_IPV4, udp_headers
 from ina.sim.links import LinkSpec
 from ina.sim.network import Link, Network, Node
 from ina.sim.nodes import IDEAL_HOST, Cpu, Host, HostSpec, SwitchNode
@@ -84,7 +84,6 @@ UPDATE, RESULT, STATUS = (
     "status",
 )  # a Datagram's kind: worker -> switch, switch -> worker
 FRAME_HEADERS = 14 + 20 + 8  # Ethernet, IPv4 without options, UDP
-_ETH_IPV4 = b"\x08\x00"
 _SWITCH_SOURCE = (
     SWITCH_IP,
     UDP_PORT,
@@ -764,7 +763,7 @@ class InProcessSwitch:
         return (
             len(headers) == FRAME_HEADERS
             and headers[:6] == mac
-            and headers[12:14] == _ETH_IPV4
+            and headers[12:14] == ETH_IPV4
             and headers[14] == 0x45
             and headers[23] == socket.IPPROTO_UDP
             and headers[30:34] == ip

@@ -6,7 +6,7 @@ layers (tests/test_layers.py), so the harness and train/ import it alike."""
 import socket
 import struct
 
-_ETH_IPV4 = b"\x08\x00"
+ETH_IPV4 = b"\x08\x00"  # the Ethernet type of IPv4
 
 
 def ipv4_checksum(header: bytes) -> int:
@@ -38,7 +38,7 @@ def _ipv4(src: tuple[str, str], dst: tuple[str, str], protocol: int, l4_len: int
         socket.inet_aton(dst[1]),
     )
     ip = ip[:10] + struct.pack("!H", ipv4_checksum(ip)) + ip[12:]
-    return mac_bytes(dst[0]) + mac_bytes(src[0]) + _ETH_IPV4 + ip
+    return mac_bytes(dst[0]) + mac_bytes(src[0]) + ETH_IPV4 + ip
 
 
 def udp_headers(
