@@ -691,21 +691,27 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self._check_device(context, request)
         with self.writing:
             self._check_primary(context, request)
-            self._set_pipeline(request, context)
-            reclaim()  # the program replaced, or the one verified only, or the older one saved
+            if self._set_pipeline(request, context):
+                reclaim()  # the program replaced, or the one verified only, or the older one saved
         return p4runtime_pb2.SetForwardingPipelineConfigResponse()
 
-    def _set_pipeline(self, request, context) -> None:
+    def _set_pipeline(self, request, context) -> bool:
         """Each action builds a config's program at most once: VERIFY builds it (and drops it),
-        VERIFY_AND_COMMIT installs what it built, VERIFY_AND_SAVE keeps it for COMMIT."""
+        VERIFY_AND_COMMIT installs what it built, VERIFY_AND_SAVE keeps it for COMMIT. Returns
+        whether a built program was dropped (replaced, verified only, or saved over), whose memory
+        `reclaim` returns: a switch's first program drops none, so a process setting up many
+        switches (ina sim's fabrics) runs no full collection per switch."""
         Action = p4runtime_pb2.SetForwardingPipelineConfigRequest
         action = request.action
         if action in (Action.VERIFY, Action.VERIFY_AND_COMMIT, Action.VERIFY_AND_SAVE):
             built, schema = self._verify(context, request)
             if action == Action.VERIFY_AND_SAVE:
+                saved_over = self.pending is not None
                 self.pending = (request.config, built, schema)
-            elif action == Action.VERIFY_AND_COMMIT:
-                self._commit(request.config, built, schema)
+                return saved_over
+            if action == Action.VERIFY_AND_COMMIT:
+                return self._commit(request.config, built, schema)
+            return True  # VERIFY: built, then dropped
         elif action == Action.COMMIT:
             if request.HasField("config"):
                 context.abort(
@@ -718,7 +724,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                     "COMMIT without a saved config (use VERIFY_AND_SAVE first)",
                 )
             (config, built, schema), self.pending = self.pending, None
-            self._commit(config, built, schema)
+            return self._commit(config, built, schema)
         elif action == Action.RECONCILE_AND_COMMIT:
             context.abort(
                 grpc.StatusCode.UNIMPLEMENTED,
@@ -765,13 +771,16 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def _commit(
         self, config: p4runtime_pb2.ForwardingPipelineConfig, built: Built, schema: Schema
-    ) -> None:
-        """Install a built program and its P4Info: a swap under the engine lock."""
+    ) -> bool:
+        """Install a built program and its P4Info: a swap under the engine lock. Returns whether
+        it replaced one."""
         saved = p4runtime_pb2.ForwardingPipelineConfig()
         saved.CopyFrom(config)
         with self.lock:
+            replaced = self.sw.pipeline is not None
             self.sw.install(built)
             self.schema, self.config, self.digest_configs = schema, saved, {}
+        return replaced
 
     def GetForwardingPipelineConfig(self, request, context):
         self._check_device(context, request)

@@ -22,6 +22,7 @@ from ina.switch import engine as engine_module
 from ina.switch.engine import Switch, reclaim
 from ina.switch.model import budget
 from ina.switch.model.load import load_program
+from ina.switch.p4runtime import server as server_module
 from ina.switch.p4runtime.server import P4RuntimeService, serve
 
 Action = p4runtime_pb2.SetForwardingPipelineConfigRequest
@@ -115,6 +116,33 @@ def test_each_action_builds_the_program_once_and_installs_that_build(served, mon
     assert len(builds) == 3 and sw.pipeline is builds[1].backend
     assert client.push(Action.COMMIT) == (grpc.StatusCode.OK, "")
     assert len(builds) == 3 and sw.pipeline is builds[2].backend
+
+
+def test_memory_is_reclaimed_only_when_a_built_program_was_dropped(monkeypatch) -> None:
+    """A switch's first program drops nothing, so no full collection runs for it (ina sim sets up
+    80 switches in one process: one per switch was O(switches^2)); replacing, verifying only and
+    saving over do drop one, and reclaim."""
+    reclaims = []
+    monkeypatch.setattr(server_module, "reclaim", lambda: reclaims.append(1))
+    sw = Switch(engine="python")
+    srv = serve(P4RuntimeService(sw, threading.Lock()), "127.0.0.1:0")
+    client = Client(f"127.0.0.1:{srv.bound_port}")
+    try:
+        steps = [
+            (Action.VERIFY_AND_SAVE, compiled().bmv2, 0),  # kept, nothing dropped
+            (Action.COMMIT, None, 0),  # the first program: nothing replaced
+            (Action.VERIFY_AND_COMMIT, compiled().bmv2, 1),  # replaced
+            (Action.VERIFY, compiled().bmv2, 2),  # built and dropped
+            (Action.VERIFY_AND_SAVE, compiled().bmv2, 2),
+            (Action.VERIFY_AND_SAVE, compiled().bmv2, 3),  # saved over
+            (Action.COMMIT, None, 4),  # replaced
+        ]
+        for action, doc, expected in steps:
+            assert client.push(action, doc) == (grpc.StatusCode.OK, "")
+            assert len(reclaims) == expected, action
+    finally:
+        client.close()
+        srv.stop(None)
 
 
 def test_while_a_program_builds_the_old_one_serves_reads_and_packets(served, monkeypatch) -> None:
