@@ -92,23 +92,24 @@ class Chunks:
         flat = array.ravel()
         self.shape, self.dtype, self.elems = array.shape, array.dtype, elems
         self.n = n = max(1, -(-flat.size // elems))
-        values = np.zeros((n, elems), dtype=array.dtype)
-        values.ravel()[: flat.size] = flat
         self.is_float = array.dtype != np.int32
         self._dtype = dtype = lane_dtype(bits)
         room = headroom(n_workers, bits)  # a first pass's lane holds `room` largest values
         if self.is_float:
+            values = np.zeros((n, elems), dtype=array.dtype)
+            values.ravel()[: flat.size] = flat
             exponents = chunk_exponents(values)
             self._scale_of: list[float] = [scale_for(e, room, bits) for e in range(256)]
             self._safe_of: list[float] = [scale_for(e, n_workers, bits) for e in range(256)]
             self.exponents: list[int] = exponents.tolist()
             payload = quantize(values, np.array(self._scale_of)[exponents][:, None]).astype(dtype)
-        else:
+        else:  # int32 in 32-bit lanes: the lanes are the values, in one array made in one pass
+            values = payload = np.zeros((n, elems), dtype=dtype)
+            payload.ravel()[: flat.size] = flat
             self._scale_of = self._safe_of = []
             self.exponents = [0] * n
-            payload = values.astype(dtype)
         self.exponents.append(0)  # the exponent announced after the last chunk
-        self._values = values
+        self._values = values  # a float chunk's values, quantized again by `fill` (int32: unused)
         # per chunk, whether its values are all zeros: zeros at any scale, so its UPDATE is ZERO
         self._zero: np.ndarray = np.asarray(~values.any(axis=1))
         self._clip = lane_max(bits) // room  # the largest quantized magnitude of a first pass
