@@ -116,6 +116,17 @@ def test_a_port_that_never_speaks_grpc_is_no_switch():
             in_thread(lambda: SwitchConnection(address, timeout=0.5))
 
 
+def test_connecting_starts_no_connectivity_polling(hung):
+    """The client waits for the server with a call, not grpc.channel_ready_future, whose polling
+    thread (0.2 s a round) makes every close wait up to 0.2 s (ina sim opens one per switch). The
+    hung servicer answers Capabilities UNIMPLEMENTED: an answer all the same."""
+    conn = SwitchConnection(hung, election_id=None, timeout=5)
+    try:
+        assert conn.channel._connectivity_state.polling is False  # grpc's flag for that thread
+    finally:
+        conn.close()
+
+
 def test_ina_ctl_against_a_hung_switch_exits_1_with_the_address(hung, capsys):
     assert in_thread(ctl_main, ["--grpc-addr", hung, "--timeout", "0.5", "show-jobs"]) == 1
     assert f"{hung}: no answer to get pipeline within 0.5 s" in capsys.readouterr().err
