@@ -10,7 +10,9 @@ program while the new one is generated and compiled (seconds for a big one): `bu
 running state and needs no lock; `install` swaps the program in, under the engine lock.
 """
 
+import functools
 import gc
+import json
 import threading
 from collections import Counter as Tally
 from collections import deque
@@ -51,6 +53,21 @@ def reclaim() -> None:
     trim = getattr(LIBC, "malloc_trim", None)  # glibc's
     if trim is not None:
         trim(0)
+
+
+def _checked(program: dict) -> tuple[Layout, Program]:
+    """A BMv2 JSON program validated, laid out, read and within the code budget."""
+    layout, model = load_program(program)
+    budget.check(layout, model)
+    return layout, model
+
+
+@functools.lru_cache(maxsize=2)
+def checked(document: bytes) -> tuple[Layout, Program]:
+    """`_checked` of a BMv2 JSON document (bytes that parse as JSON), once per distinct document:
+    the switches of one process given one program (ina sim's fabrics: 80 of them) share its
+    layout and model, which backends only read; a failure is not remembered."""
+    return _checked(json.loads(document))
 
 
 class DirectCounterView:
@@ -131,12 +148,13 @@ class Switch:
         packets run on other threads builds first, then installs under its engine lock."""
         self.install(self.build(program))
 
-    def build(self, program: dict) -> Built:
+    def build(self, program: dict, document: bytes | None = None) -> Built:
         """The backend for a BMv2 JSON program, ready to install: validated, within the code budget
         (budget.py, before any code is generated), generated, compiled, its const entries in its
-        tables. Touches nothing running, so it needs no lock; PipelineError if it cannot run."""
-        layout, model = load_program(program)
-        budget.check(layout, model)
+        tables. Touches nothing running, so it needs no lock; PipelineError if it cannot run.
+        `document`: the program's JSON bytes, where the caller has them (the P4Runtime server), so
+        a document checked before in this process is not read and checked again (`checked`)."""
+        layout, model = checked(document) if document is not None else _checked(program)
         native, note = self._native(layout, model)
         return Built(native or PythonBackend(layout, model, self.drop_port, self.log), note)
 

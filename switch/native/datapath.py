@@ -25,7 +25,7 @@ from ina.switch.model.budget import check_source
 from ina.switch.model.layout import Layout
 from ina.switch.model.program import Program, malformed_json
 from ina.switch.native.build import BuildError, build, build_extension
-from ina.switch.native.codegen import generate
+from ina.switch.native.codegen import NativeProgram, generate
 from ina.switch.native.externs import STATE
 from ina.switch.native.portloop import NativePorts
 from ina.switch.native.views import (
@@ -72,6 +72,22 @@ def entry_module() -> ModuleType | None:
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     return module
+
+
+_GENERATED: list[tuple[Program, NativeProgram]] = []  # the latest, newest first
+
+
+def generated(model: Program, layout: Layout) -> NativeProgram:
+    """The C source of a model, generated once for the latest two models: the switches of one
+    process given one program share its model (engine.checked: ina sim's 80-switch fabrics), and
+    backends only read what `generate` made for it."""
+    for seen, native in _GENERATED:
+        if seen is model:  # read from one document with its layout (engine.checked)
+            return native
+    with malformed_json():
+        native = generate(model, layout)
+    _GENERATED[:] = [(model, native), *_GENERATED[:1]]
+    return native
 
 
 class Out(ctypes.Structure):
@@ -147,8 +163,7 @@ class NativeBackend:
     name = "native"
 
     def __init__(self, layout: Layout, model: Program, drop_port: int, profile: bool = False):
-        with malformed_json():
-            native = generate(model, layout)
+        native = generated(model, layout)
         self.model, self.max_port = model, max_port(layout)
         check_source(native.source, "c")
         self.lib = build(native.source, profile)

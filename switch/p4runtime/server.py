@@ -755,7 +755,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                 f"p4_device_config is not BMv2 JSON: {str(err)[:200]}",
             )
         try:
-            built = self.sw.build(program)
+            built = self.sw.build(program, config.p4_device_config)
         except PipelineError as err:
             context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, f"the switch cannot run this BMv2 JSON: {err}"

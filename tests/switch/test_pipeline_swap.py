@@ -22,6 +22,7 @@ from ina.switch import engine as engine_module
 from ina.switch.engine import Switch, reclaim
 from ina.switch.model import budget
 from ina.switch.model.load import load_program
+from ina.switch.native import datapath
 from ina.switch.p4runtime import server as server_module
 from ina.switch.p4runtime.server import P4RuntimeService, serve
 
@@ -102,8 +103,8 @@ def test_each_action_builds_the_program_once_and_installs_that_build(served, mon
     builds = []
     build = Switch.build
 
-    def counted(self, program):
-        builds.append(build(self, program))
+    def counted(self, *args):
+        builds.append(build(self, *args))
         return builds[-1]
 
     monkeypatch.setattr(Switch, "build", counted)
@@ -143,6 +144,26 @@ def test_memory_is_reclaimed_only_when_a_built_program_was_dropped(monkeypatch) 
     finally:
         client.close()
         srv.stop(None)
+
+
+def test_switches_given_one_document_share_its_model_and_code_not_their_state(monkeypatch) -> None:
+    """A document read and checked once per process (engine.checked) and its C generated once
+    (datapath.generated): ina sim's 80 switches get one program. Each switch's tables stay its own."""
+    document = json.dumps(compiled(pool=21).bmv2).encode()  # one no other test builds
+    generated = []
+    generate = datapath.generate
+    monkeypatch.setattr(datapath, "generate", lambda *args: generated.append(1) or generate(*args))
+    a, b = Switch(engine="native"), Switch(engine="native")
+    for sw in (a, b):
+        sw.install(sw.build(json.loads(document), document))
+    assert a.pipeline.model is b.pipeline.model and len(generated) == 1
+    a.tables["InaIngress.switch_config"].set_default(
+        "InaIngress.set_switch_addr", [0x2AA00000001, 0x0A0000FE]
+    )
+    a.tables["InaIngress.l2_forward"].add([0x020000000002], "InaIngress.forward", [2])
+    assert a.process(1, FRAME) == [(2, FRAME)]
+    assert b.process(1, FRAME) == []
+    assert len(b.tables["InaIngress.l2_forward"].entries()) == 0
 
 
 def test_while_a_program_builds_the_old_one_serves_reads_and_packets(served, monkeypatch) -> None:
