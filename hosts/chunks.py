@@ -111,7 +111,7 @@ class Chunks:
         self.exponents.append(0)  # the exponent announced after the last chunk
         self._values = values  # a float chunk's values, quantized again by `fill` (int32: unused)
         # per chunk, whether its values are all zeros: zeros at any scale, so its UPDATE is ZERO
-        self._zero: np.ndarray = np.asarray(~values.any(axis=1))
+        self._zero: list[bool] = (~values.any(axis=1)).tolist()  # a list: read per packet
         self._clip = lane_max(bits) // room  # the largest quantized magnitude of a first pass
         self._safe_clip = lane_max(bits) // n_workers  # ... of a redo: n of them cannot overflow
         self._agreed = [0] * n  # per chunk, the switch's maximum exponent it was quantized for
@@ -171,7 +171,7 @@ class Chunks:
 
     def zero(self, chunk: int) -> bool:
         """Whether chunk `chunk`'s values are all zeros (its UPDATE is ZERO, the header alone)."""
-        return bool(self._zero[chunk])
+        return self._zero[chunk]
 
     def agreed(self, chunk: int) -> int:
         """The switch's maximum exponent chunk `chunk` was quantized for."""
