@@ -14,7 +14,7 @@ header alone, flagged ZERO, as is a RESULT whose every contribution was (docs/pr
 
 import math
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, cast
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -111,7 +111,7 @@ class Chunks:
         self.exponents.append(0)  # the exponent announced after the last chunk
         self._values = values  # a float chunk's values, quantized again by `fill` (int32: unused)
         # per chunk, whether its values are all zeros: zeros at any scale, so its UPDATE is ZERO
-        self._zero: list[bool] = (~values.any(axis=1)).tolist()  # a list: read per packet
+        self._zero: list[bool] = cast(list[bool], (~values.any(axis=1)).tolist())  # read per packet
         self._clip = lane_max(bits) // room  # the largest quantized magnitude of a first pass
         self._safe_clip = lane_max(bits) // n_workers  # ... of a redo: n of them cannot overflow
         self._agreed = [0] * n  # per chunk, the switch's maximum exponent it was quantized for
