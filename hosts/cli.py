@@ -3,6 +3,7 @@
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -415,6 +416,9 @@ def main(argv: list[str] | None = None) -> int:
         outcome = Outcome(args)
         if args.start_barrier:
             start_together(args.rank)
+        # the monotonic clock is the machine's, shared by every Mininet host: a runner compares
+        # its workers' starts with it (how far apart they began: `ina bench hier-emu`)
+        started = time.monotonic()
         compute = ComputeModel(
             args.compute_ms / 1e3, args.slowdown, args.delay_dist, args.seed, args.rank
         )
@@ -437,6 +441,7 @@ def main(argv: list[str] | None = None) -> int:
         "bits": args.bits,
         "elements": s.elements,
         "elapsed_s": round(s.elapsed, 6),
+        "started_monotonic_s": round(started, 6),
         "goodput_elements_per_s": round(s.goodput),
         "goodput_gbps": round(s.goodput * 32 / 1e9, 6),
         "packets_sent": s.packets_sent,
