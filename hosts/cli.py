@@ -414,6 +414,7 @@ def main(argv: list[str] | None = None) -> int:
             bits=args.bits,
         )
         outcome = Outcome(args)
+        first = outcome.array(0)  # made before the start: a released worker only sends
         if args.start_barrier:
             start_together(args.rank)
         # the monotonic clock is the machine's, shared by every Mininet host: a runner compares
@@ -423,7 +424,12 @@ def main(argv: list[str] | None = None) -> int:
             args.compute_ms / 1e3, args.slowdown, args.delay_dist, args.seed, args.rank
         )
         iterations = run_iterations(
-            worker.allreduce_async, outcome.array, args.repeat, compute, outcome.add, args.staleness
+            worker.allreduce_async,
+            lambda iteration: first if iteration == 0 else outcome.array(iteration),
+            args.repeat,
+            compute,
+            outcome.add,
+            args.staleness,
         )
     except WorkerError as err:
         print(f"ina worker: {err}", file=sys.stderr)
