@@ -18,6 +18,9 @@ partial sum and one RESULT (SwitchML's and ATP's multi-rack argument). Per job, 
   forwarding switches count no aggregation packets, so this is the topology's figure, checked by
   the root's counter holding every worker's UPDATE).
 Goodput per worker is the workers' own report (elements summed per second of their all-reduce).
+`start_skew_ms` is how far apart a job's workers began (their `started_monotonic_s`, the machine's
+clock): each worker times its all-reduce from its own start, so the first to start counts the wait
+for the last in its time.
 Every worker must verify its sums; a run that does not is printed and flagged (`verified`). The
 machine is shared: times are pessimistic; `load` records the 1-minute load average per run.
 """
@@ -103,11 +106,18 @@ def job_row(
         "seconds": summarise(
             [max((w.get("elapsed_s", 0.0) for w in ws), default=0.0) for ws in reports]
         ),
+        "start_skew_ms": summarise([start_skew_ms(ws) for ws in reports]),
         "retransmissions": summarise(
             [sum(w.get("retransmissions", 0) for w in ws) for ws in reports]
         ),
         "load_1min": summarise([load_avg for _r, _f, load_avg in runs]),
     }
+
+
+def start_skew_ms(reports: list[dict]) -> float:
+    """How far apart, in ms, the reporting workers began their all-reduces (0 for fewer than two)."""
+    starts = [w["started_monotonic_s"] for w in reports if "started_monotonic_s" in w]
+    return 1e3 * (max(starts) - min(starts)) if len(starts) > 1 else 0.0
 
 
 def bench_hier_emu(
@@ -182,5 +192,7 @@ def comparison(h: dict, s: dict) -> str:
         f"goodput per worker hierarchical {good_h / 1e6:.3f} M elem/s, single {good_s / 1e6:.3f} "
         f"(x{good_h / max(good_s, 1e-9):.2f}); upper-link UPDATEs per chunk "
         f"{h['upper_link_updates_per_chunk']['median']:g} against "
-        f"{s['upper_link_updates_per_chunk']['median']:g}; verified {h['verified']} / {s['verified']}"
+        f"{s['upper_link_updates_per_chunk']['median']:g}; start skew "
+        f"{h['start_skew_ms']['median']:.1f} / {s['start_skew_ms']['median']:.1f} ms; "
+        f"verified {h['verified']} / {s['verified']}"
     )

@@ -3,6 +3,7 @@
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -413,13 +414,22 @@ def main(argv: list[str] | None = None) -> int:
             bits=args.bits,
         )
         outcome = Outcome(args)
+        first = outcome.array(0)  # made before the start: a released worker only sends
         if args.start_barrier:
             start_together(args.rank)
+        # the monotonic clock is the machine's, shared by every Mininet host: a runner compares
+        # its workers' starts with it (how far apart they began: `ina bench hier-emu`)
+        started = time.monotonic()
         compute = ComputeModel(
             args.compute_ms / 1e3, args.slowdown, args.delay_dist, args.seed, args.rank
         )
         iterations = run_iterations(
-            worker.allreduce_async, outcome.array, args.repeat, compute, outcome.add, args.staleness
+            worker.allreduce_async,
+            lambda iteration: first if iteration == 0 else outcome.array(iteration),
+            args.repeat,
+            compute,
+            outcome.add,
+            args.staleness,
         )
     except WorkerError as err:
         print(f"ina worker: {err}", file=sys.stderr)
@@ -437,6 +447,7 @@ def main(argv: list[str] | None = None) -> int:
         "bits": args.bits,
         "elements": s.elements,
         "elapsed_s": round(s.elapsed, 6),
+        "started_monotonic_s": round(started, 6),
         "goodput_elements_per_s": round(s.goodput),
         "goodput_gbps": round(s.goodput * 32 / 1e9, 6),
         "packets_sent": s.packets_sent,

@@ -10,6 +10,7 @@ import argparse
 import json
 import re
 import sys
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,12 +119,29 @@ def add_compute_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+# How far ahead a runner names its workers' start: time for it to write every worker's line and
+# for each worker to read it on a loaded machine, before any of them starts.
+START_MARGIN_S = 0.1
+
+
+def release_line(margin: float = START_MARGIN_S) -> str:
+    """The line a runner writes to each of its workers' stdin (the same line to all) to start them
+    together: `go` and an instant `margin` ahead on the monotonic clock, which is the machine's
+    (every Mininet host shares it). Released by their lines alone, the workers began as the runner
+    reached each pipe and the scheduler ran them: on a loaded machine the last one's first UPDATE
+    came 17-33 ms after the first one's, a wait every other worker counted in its time."""
+    return f"go {time.monotonic() + margin:.6f}\n"
+
+
 def start_together(rank: int) -> None:
-    """Say this worker is bound (a JSON line on stdout) and wait until its runner releases every
-    worker at once (a line on stdin). Under a quorum the others may finish the first all-reduces
-    without a worker that starts late, and RESULTs multicast before its socket was bound are gone."""
+    """Say this worker is bound (a JSON line on stdout), wait until its runner releases every
+    worker (a line on stdin), then until the instant that line names (release_line; a bare `go`
+    starts at once). Under a quorum the others may finish the first all-reduces without a worker
+    that starts late, and RESULTs multicast before its socket was bound are gone."""
     print(json.dumps({"rank": rank, "ready": True}), flush=True)
-    sys.stdin.readline()
+    words = sys.stdin.readline().split()
+    if len(words) == 2:
+        time.sleep(max(0.0, float(words[1]) - time.monotonic()))
 
 
 def check_stragglers(stragglers: dict[str, float], workers: list[str]) -> None:

@@ -41,7 +41,8 @@ from ina.hosts import batch
 from ina.hosts.core import AllReduceCore, Contributors, Stats, WorkerError, check
 from ina.p4src.protocol import DEFAULT_ELEMS, HEADER_LEN, UDP_PORT, slot_of
 
-SO_RCVBUFFORCE = 33  # Linux
+SO_SNDBUFFORCE, SO_RCVBUFFORCE = 32, 33  # Linux: buffer sizes beyond wmem_max/rmem_max (root only)
+SOCKET_BUFFER = 8 << 20  # bytes each way: a window of datagrams, with the kernel's overhead per one
 IO_PATHS = ("auto", "batch", "datagram")  # how the I/O thread reads and writes its socket
 
 
@@ -174,10 +175,15 @@ class Worker:
         )
         self.share = Share(rank)  # of this rank's contributions, how many the sums held
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:  # a window of results arrives in a burst; beyond rmem_max only root may ask (SO_RCVBUFFORCE)
-            self.sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
-        except PermissionError:
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+        # A window of results arrives in a burst, and a window of UPDATEs leaves in one: where the
+        # host's link is slower than the host (`ina run --bw`), they wait in its queue charged to
+        # this socket, and past the default send buffer (212,992 bytes: 92 UPDATEs of 256
+        # elements) a send waits and is then lost (_send): 2-8 of each worker's UPDATEs per run.
+        for force, size in ((SO_RCVBUFFORCE, socket.SO_RCVBUF), (SO_SNDBUFFORCE, socket.SO_SNDBUF)):
+            try:  # beyond rmem_max/wmem_max only root may ask (the FORCE options)
+                self.sock.setsockopt(socket.SOL_SOCKET, force, SOCKET_BUFFER)
+            except PermissionError:
+                self.sock.setsockopt(socket.SOL_SOCKET, size, SOCKET_BUFFER)
         try:  # no SO_REUSEADDR: another socket must not share this port and read our RESULTs
             self.sock.bind((_ipv4("local_ip", local_ip) if local_ip else "", port))
         except OSError as err:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ina.controller.aggregation import BurstLoss, Fallback
 from ina.controller.allocators import FIRST_FIT, Allocator
-from ina.hosts.compute import check_stragglers
+from ina.hosts.compute import check_stragglers, release_line
 from ina.p4src.protocol import DEFAULT_ELEMS, SYNC, UDP_PORT, Policy
 from ina.topologies import clean, lock
 from ina.topologies.job_sums import check_job_sums
@@ -626,9 +626,10 @@ def run_workers(
             )
     for _job, _host, proc in procs:  # every worker bound (or failed: its line is empty) ...
         proc.stdout.readline()
+    go = release_line()
     for _job, _host, proc in procs:  # ... then all start together (communicate closes stdin)
         with contextlib.suppress(BrokenPipeError):
-            proc.stdin.write("go\n")
+            proc.stdin.write(go)
             proc.stdin.flush()
     say(f"running {len(procs)} workers: all-reduce of {opts.size} {opts.dtype} elements each")
     results = []

@@ -65,7 +65,17 @@ def test_each_setting_runs_both_aggregations_alternately_unshaped_and_shaped(
         stats = {"s3": {"jobs": {0: {"accepted": 2 * 1024 if hier else 4 * 1024}}}}
         if hier:  # 1,024 chunks of 256: each leaf's partial sums
             stats |= {leaf: {"jobs": {0: {"partials_sent": 1024}}} for leaf in ("s1", "s2")}
-        workers = [{"job": 0, "verified": True, "goodput_elements_per_s": goodput}] * 4
+        # the hierarchical job's last worker began 60 ms after its first, the single's together
+        starts = [100.0, 100.001, 100.002, 100.06] if hier else [7.0] * 4
+        workers = [
+            {
+                "job": 0,
+                "verified": True,
+                "goodput_elements_per_s": goodput,
+                "started_monotonic_s": t,
+            }
+            for t in starts
+        ]
         return RunResult("run", workers, True, switch_stats=stats)
 
     monkeypatch.setattr(hier_emu, "run", fake_run)
@@ -87,5 +97,6 @@ def test_each_setting_runs_both_aggregations_alternately_unshaped_and_shaped(
     assert lines[1] == (
         f"hier-emu leafspine_hier job 0 builtin, loss 0, every link {shaped:g} Mbit/s: goodput per "
         "worker hierarchical 2.000 M elem/s, single 1.000 (x2.00); upper-link UPDATEs per chunk 2 "
-        "against 4; verified True / True"
+        "against 4; start skew 60.0 / 0.0 ms; verified True / True"
     )
+    assert rows[0]["start_skew_ms"]["values"] == [1e3 * (100.06 - 100.0)] * 2

@@ -67,3 +67,28 @@ def test_slowdown_multiplies_the_base_only_and_each_distribution_keeps_its_bound
         min(pareto) >= 0.002 and max(pareto) > 0.006
     )  # heavy tail: some draws far above the minimum
     assert str(DelayDistribution.parse("pareto:2ms,1.5")) == "pareto:2ms,1.5"
+
+
+def test_a_released_worker_waits_for_the_instant_its_runners_line_names(monkeypatch, capsys):
+    """Every worker gets the same line and starts at the instant it names, on the machine's clock,
+    however late it read the line; a bare `go` starts at once."""
+    import io
+
+    from ina.hosts import compute
+
+    slept: list[float] = []
+    monkeypatch.setattr(compute.time, "monotonic", lambda: 100.0)
+    monkeypatch.setattr(compute.time, "sleep", slept.append)
+    line = compute.release_line(0.25)
+    assert line == "go 100.250000\n"
+    monkeypatch.setattr(compute.time, "monotonic", lambda: 100.125)  # read 125 ms later
+    monkeypatch.setattr(compute.sys, "stdin", io.StringIO(line))
+    compute.start_together(3)
+    assert slept == [0.125]
+    assert capsys.readouterr().out == '{"rank": 3, "ready": true}\n'
+    monkeypatch.setattr(compute.time, "monotonic", lambda: 101.0)  # read after the instant
+    monkeypatch.setattr(compute.sys, "stdin", io.StringIO(line))
+    compute.start_together(3)
+    monkeypatch.setattr(compute.sys, "stdin", io.StringIO("go\n"))
+    compute.start_together(3)
+    assert slept == [0.125, 0.0]

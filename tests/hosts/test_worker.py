@@ -15,7 +15,7 @@ from ina.hosts import batch, packets
 from ina.hosts.baseline import ParameterServer
 from ina.hosts.cli import make_array, verify
 from ina.hosts.quantize import chunk_exponents, error_bound, quantize, scale_for
-from ina.hosts.worker import Worker, WorkerError
+from ina.hosts.worker import SOCKET_BUFFER, Worker, WorkerError
 from ina.p4src.protocol import (
     FLAG_ZERO,
     HEADER_LEN,
@@ -354,6 +354,20 @@ def test_no_other_socket_can_share_the_workers_port():
     assert err.value.errno == errno.EADDRINUSE
     other.close()
     w.close()
+
+
+def test_the_workers_socket_holds_a_window_of_datagrams_each_way():
+    """8 MB each way (the kernel reports twice what it was asked, for its overhead): a window of
+    UPDATEs waiting on a slow link is charged to the socket, and past the default send buffer
+    (212,992 bytes) a send waited, then was lost."""
+    w = Worker(0, 0, 2, PS_IP, "127.0.0.22", 0xBEEB, 256, 128, epoch=EPOCH)
+    try:
+        buffers = [
+            w.sock.getsockopt(socket.SOL_SOCKET, o) for o in (socket.SO_SNDBUF, socket.SO_RCVBUF)
+        ]
+    finally:
+        w.close()
+    assert buffers == [2 * SOCKET_BUFFER, 2 * SOCKET_BUFFER] == [16 << 20, 16 << 20]
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -175,6 +176,7 @@ def test_worker_and_baseline_server_through_the_cli():
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
+    before = time.monotonic()
     try:
         done = subprocess.run(
             [
@@ -212,6 +214,8 @@ def test_worker_and_baseline_server_through_the_cli():
         1.0,
         [],
     )
+    # its start on the machine's clock, which every process (and Mininet host) reads alike
+    assert before <= report["started_monotonic_s"] <= time.monotonic()
 
 
 def test_baseline_server_needs_an_epoch(capsys):
