@@ -16,10 +16,10 @@ commands' own answers built (range, epoch, server), and every worker verifies it
 runs again with nothing changed gets a new run (`reset-job`): its workers are new processes.
 """
 
-import contextlib
 import dataclasses
-import io
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +29,6 @@ from typing import Any
 from ina.bench.results import write
 from ina.controller.aggregation import Fallback
 from ina.controller.allocators import Range
-from ina.controller.cli import main as ctl_main
 from ina.controller.pool import pool_map
 from ina.topologies.model import Topology
 from ina.topologies.net import Network
@@ -75,15 +74,17 @@ STEPS = (
 )
 
 
-def ctl(grpc: str, argv: list[str]) -> Any:
-    """One `ina ctl --json` command on the switch at `grpc`, in this process: its JSON answer;
-    RunError with its one-line message if it failed."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = ctl_main(["--grpc-addr", grpc, "--election-id", str(ELECTION_ID), "--json", *argv])
-    if code:
-        raise RunError(f"ina ctl {' '.join(argv)}: {err.getvalue().strip()}")
-    return json.loads(out.getvalue())
+Ctl = Callable[[list[str]], Any]  # `ina ctl` argv (global options included) -> its JSON answer
+
+
+def ina_ctl(argv: list[str]) -> Any:
+    """One `ina ctl` process: its JSON answer; RunError with its one-line message if it failed."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ina", "ctl", *argv], capture_output=True, text=True, timeout=120
+    )
+    if done.returncode:
+        raise RunError(f"ina ctl {' '.join(argv)}: {done.stderr.strip()}")
+    return json.loads(done.stdout)
 
 
 def job_args(topo: Topology, job: int, server: Fallback | None) -> list[str]:
@@ -105,13 +106,20 @@ def _seen(job: dict) -> tuple:
 
 
 def churn_scenario(
-    opts: RunOptions, record: list[dict]
+    opts: RunOptions, record: list[dict], run_ctl: Ctl = ina_ctl
 ) -> Callable[[Network, Topology, Path], list[dict]]:
-    """The `RunOptions.scenario` running STEPS, each step's figures appended to `record`."""
+    """The `RunOptions.scenario` running STEPS, each step's figures appended to `record`, every
+    job change made by `run_ctl` (`ina ctl` processes)."""
 
     def scenario(network: Network, topo: Topology, run_dir: Path) -> list[dict]:
         grpc = next(iter(topo.switches.values())).grpc
-        pool = ctl(grpc, ["show-pool"])["pool_size"]
+
+        def ctl(argv: list[str]) -> Any:
+            return run_ctl(
+                ["--grpc-addr", grpc, "--election-id", str(ELECTION_ID), "--json", *argv]
+            )
+
+        pool = ctl(["show-pool"])["pool_size"]
         slots = {"all": str(pool), "half": str(pool // 2)}
         servers = {0: fallback_servers(topo)[0]}  # job 0 alone is best effort
         view: dict[int, dict] = {}  # the controller's view: each job as its command answered
@@ -123,11 +131,11 @@ def churn_scenario(
                 job = int(job_text)
                 if kind == "add-job":
                     extra = job_args(topo, job, servers.get(job))
-                    view[job] = ctl(grpc, [kind, job_text, "--slots", slots[rest[0]], *extra])
+                    view[job] = ctl([kind, job_text, "--slots", slots[rest[0]], *extra])
                     on_host.pop(job, None)
                 elif kind == "preempt":
                     argv = [kind, job_text, "--slots", slots[rest[0]], "--victim", rest[1]]
-                    done = ctl(grpc, [*argv, *job_args(topo, job, servers.get(job))])
+                    done = ctl([*argv, *job_args(topo, job, servers.get(job))])
                     victim = done["victim"]
                     view[job] = done["job"]
                     if done["on_host"]:
@@ -136,12 +144,12 @@ def churn_scenario(
                     else:
                         view[victim["job_id"]] = victim
                 elif kind == "reset-job":
-                    view[job] = ctl(grpc, [kind, job_text])
+                    view[job] = ctl([kind, job_text])
                 else:
-                    ctl(grpc, [kind, job_text])
+                    ctl([kind, job_text])
                     del view[job]
             ctl_s = time.monotonic() - t0
-            read = ctl(grpc, ["show-jobs"])
+            read = ctl(["show-jobs"])
             matches = {j["job_id"]: _seen(j) for j in read} == {
                 job: _seen(j) for job, j in view.items()
             }

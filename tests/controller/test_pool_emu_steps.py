@@ -1,10 +1,16 @@
-"""bench/pool_emu.py's steps against the in-process switch over gRPC, its workers stubbed (the
-Mininet run is tests/e2e/test_pool_emu.py): every `ina ctl` command it makes succeeds, the jobs
+"""bench/pool_emu.py's steps against the in-process switch over gRPC, its workers stubbed and its
+`ina ctl` commands run in this process (the Mininet run, with `ina ctl` processes, is
+tests/e2e/test_pool_emu.py): every command it makes succeeds, the jobs
 read back equal the view the commands' answers built after every step, and each step's jobs run
 with the epochs, servers and windows the switch holds, job 0 through its server once preempted
 onto it."""
 
+import contextlib
+import io
+import json
+
 from ina.bench.pool_emu import STEPS, churn_scenario
+from ina.controller.cli import main as ctl_main
 from ina.topologies.runner import RunOptions
 from ina.topologies.topo import load
 
@@ -30,8 +36,15 @@ def test_the_steps_keep_the_switch_equal_to_the_view_and_run_each_job_where_it_i
         return [{"job": j.id, "verified": True, "elapsed_s": 0.5} for j in topo.jobs]
 
     monkeypatch.setattr("ina.bench.pool_emu.run_workers", run_workers)
+
+    def in_process(argv: list[str]):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert ctl_main(argv) == 0
+        return json.loads(out.getvalue())
+
     record: list[dict] = []
-    reports = churn_scenario(RunOptions(), record)(None, topo, None)
+    reports = churn_scenario(RunOptions(), record, in_process)(None, topo, None)
     assert [r["step"] for r in reports] == [1, 2, 2, 3, 3, 3, 4, 4]
     assert [row["read_back_equal"] for row in record] == [True] * len(STEPS)
     assert [
