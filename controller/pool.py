@@ -152,12 +152,8 @@ def admit_preempting(
     fallback: Fallback | None = None,
 ) -> tuple[Preemption, Job]:
     """`preempt` for a new job, then the job added on the freed range (`ina ctl preempt`). Should
-    the add fail, the victim is put back as it was, so nothing changes; a job id already on the
-    switch is refused before anything moves."""
-    if any(j.job_id == job_id for j in agg.jobs()):
-        raise ControllerError(
-            f"job {job_id} already exists (remove it first: ina ctl remove-job {job_id})"
-        )
+    the add fail (a bad worker, a job id already there), the victim is put back as it was (range,
+    epoch, servers), so nothing changes."""
     done = preempt(agg, victims, want)
     try:
         job = Aggregation(agg.conn, Pinned(done.freed)).add_job(
