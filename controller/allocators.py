@@ -227,19 +227,33 @@ BEST_EFFORT_MIN_SHARE = 0.5
 _HASH = 2654435761  # Knuth's multiplicative hash: jobs' shared ranges spread over the pool
 
 
-def best_effort(held: Sequence[Range], want: int, pool_size: int, key: int) -> Range:
+def best_effort(
+    held: Sequence[Range], want: int, pool_size: int, key: int, exclusive: Sequence[Range] = ()
+) -> Range:
     """ATP-style best effort, for a job with a host fallback server that no policy could place:
     the largest free range (lowest first) if it holds at least BEST_EFFORT_MIN_SHARE of `want`
-    (fewer slots than asked), else `want` slots (at most the pool) at a base hashed from `key` (the
-    job id), shared with whoever holds them: the switch sends a chunk whose slot/set another job
-    holds to the job's server (docs/protocol.md, "Best effort and the host fallback")."""
+    (fewer slots than asked), else `want` slots (at most the room) at a base hashed from `key` (the
+    job id), shared with the jobs that hold them: the switch sends a chunk whose slot/set another
+    job holds to the job's server (docs/protocol.md, "Best effort and the host fallback"). The
+    shared range avoids the `exclusive` ranges, those of jobs without a server (such a job
+    overwrites another run's use in its range, which could strand a worker of the sharing job that
+    lost a RESULT): its room is the slots outside them, and PoolFull if there are none."""
     _check_want(want)
     gaps = free_ranges(held, pool_size)
     largest = max(gaps, key=lambda g: (g.size, -g.base), default=None)
     if largest is not None and largest.size >= BEST_EFFORT_MIN_SHARE * want:
         return Range(largest.base, min(largest.size, want))
-    size = min(want, pool_size)
-    return Range(key * _HASH % (pool_size - size + 1), size)
+    room = free_ranges(exclusive, pool_size)
+    size = min(want, max((g.size for g in room), default=0))
+    if not size:
+        raise _full(
+            want,
+            held,
+            pool_size,
+            " (a best-effort job shares slots only with jobs that have a host fallback server)",
+        )
+    bases = [b for g in room for b in range(g.base, g.end - size + 1)]
+    return Range(bases[key * _HASH % len(bases)], size)
 
 
 FIRST_FIT = FirstFit()  # the default everywhere: the placements ina always made

@@ -7,7 +7,7 @@ from dataclasses import asdict
 import pytest
 
 from ina.controller.aggregation import Aggregation, Fallback, Worker
-from ina.controller.allocators import Pinned, Range
+from ina.controller.allocators import Pinned, PoolFull, Range
 from ina.controller.cli import main as ctl_main
 from ina.controller.client import ControllerError
 from ina.controller.pool import move_job
@@ -112,29 +112,57 @@ def test_a_job_with_a_fallback_server_shares_a_full_pool_and_reads_back(served):
     conn, _address = served
     agg = Aggregation(conn)
     server = Fallback(5, "02:cc:00:00:00:05", "10.0.0.100", 40000)
-    agg.add_job(1, [W0], 16, epoch=0x11)  # the whole pool
+    other = Fallback(6, "02:cc:00:00:00:06", "10.0.0.101", 40001)
+    agg.add_job(1, [W0], 16, epoch=0x11, fallback=other)  # the whole pool, best effort too
     with pytest.raises(ControllerError, match="slot pool is full"):
         agg.add_job(2, [W0], 8, epoch=0x12)  # no server: refused as before
     job = agg.add_job(2, [W0], 8, epoch=0x12, fallback=server)
     assert (job.base, job.num_slots) == (2 * 2654435761 % 9, 8)  # shared, at its hashed base
     assert [(j.job_id, j.base, j.num_slots, j.fallback) for j in agg.jobs()] == [
-        (1, 0, 16, None),
+        (1, 0, 16, other),
         (2, job.base, 8, server),
     ]
     assert [e.params for e in conn.read_table("InaIngress.job_fallback")] == [
-        {"port": 5, "mac": 0x02CC00000005, "ip": 0x0A000064, "udp_port": 40000}
+        {"port": 6, "mac": 0x02CC00000006, "ip": 0x0A000065, "udp_port": 40001},
+        {"port": 5, "mac": 0x02CC00000005, "ip": 0x0A000064, "udp_port": 40000},
     ]
     agg.remove_job(2)
-    assert conn.read_table("InaIngress.job_fallback") == []
+    assert [e.params["udp_port"] for e in conn.read_table("InaIngress.job_fallback")] == [40001]
     with pytest.raises(ControllerError, match="sync policy"):
         agg.add_job(2, [W0], 8, policy=Policy(quorum=1), fallback=server)
     assert [j.job_id for j in agg.jobs()] == [1]
 
 
+def test_a_job_with_a_fallback_server_shares_no_slot_of_a_job_without_one(served):
+    """A job without a server overwrites another run's use in its range: a best-effort job's
+    shared range avoids it, and is refused where nothing else is left."""
+    conn, _address = served
+    agg = Aggregation(conn)
+    server = Fallback(5, "02:cc:00:00:00:05", "10.0.0.100", 40000)
+    other = Fallback(6, "02:cc:00:00:00:06", "10.0.0.101", 40001)
+    agg.add_job(1, [W0], 10, epoch=0x11)  # 0-9, no server
+    agg.add_job(3, [W0], 6, epoch=0x13, fallback=other)  # 10-15
+    job = agg.add_job(2, [W0], 8, epoch=0x12, fallback=server)
+    assert (job.base, job.num_slots) == (10, 6)  # all it may share: job 3's, never job 1's
+    agg.remove_job(2)
+    agg.remove_job(3)
+    agg.add_job(3, [W0], 6, epoch=0x13)  # 10-15, no server: the pool is all exclusive
+    before = agg.jobs()
+    with pytest.raises(
+        PoolFull,
+        match=r"^the slot pool is full: 8 slots wanted, 0 free of 16 \(a best-effort job shares "
+        r"slots only with jobs that have a host fallback server\)",
+    ):
+        agg.add_job(2, [W0], 8, epoch=0x12, fallback=server)
+    assert agg.jobs() == before
+    assert [e.match["hdr.agg.job_id"] for e in conn.read_table("InaIngress.job_fallback")] == []
+
+
 def test_ctl_add_job_with_a_fallback_server_shares_a_full_pool(served, capsys):
     """`ina ctl add-job --fallback PORT:MAC:IP[:UDP]`: an operator's best-effort job, by hand."""
     conn, address = served
-    Aggregation(conn).add_job(1, [W0], 16, epoch=0x11)  # the whole pool
+    other = Fallback(6, "02:cc:00:00:00:06", "10.0.0.101", 40001)
+    Aggregation(conn).add_job(1, [W0], 16, epoch=0x11, fallback=other)  # the whole pool
     ctl = ["--grpc-addr", address, "--election-id", "20"]
     add = ["add-job", "2", *WORKER, "--slots", "8", "--epoch", "0x12"]
     assert ctl_main([*ctl, *add]) == 1  # no server: refused as before
@@ -149,7 +177,7 @@ def test_ctl_add_job_with_a_fallback_server_shares_a_full_pool(served, capsys):
     assert ctl_main([*ctl, "--json", "show-jobs"]) == 0
     jobs = json.loads(capsys.readouterr().out)
     assert [(j["job_id"], j["base"], j["num_slots"], j["fallback"]) for j in jobs] == [
-        (1, 0, 16, None),
+        (1, 0, 16, asdict(other)),
         (2, 2 * 2654435761 % 9, 8, asdict(Fallback(5, "02:cc:00:00:00:05", "10.0.0.100", 40000))),
     ]
 
