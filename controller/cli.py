@@ -523,8 +523,8 @@ def _human(command: str, result) -> None:
             print(
                 f"job {victim['job_id']} gave all its slots and left the switch: restart its host "
                 f"fallback server and its workers with --epoch {victim['epoch']:#010x}, the "
-                f"workers addressing the server ({server['ip']}:{server['udp_port']}) as their "
-                "aggregator"
+                f"workers addressing the server as their aggregator (--switch {server['ip']} "
+                f"--switch-port {server['udp_port']})"
             )
         else:
             print(

@@ -257,7 +257,8 @@ def test_ctl_preempt_to_the_host_prints_what_the_victim_does_next(served, capsys
     first = capsys.readouterr().out.splitlines()[0]
     assert first.startswith("job 1 gave all its slots and left the switch: restart its host ")
     assert first.endswith(
-        "the workers addressing the server (10.0.0.100:40000) as their aggregator"
+        "the workers addressing the server as their aggregator (--switch 10.0.0.100 "
+        "--switch-port 40000)"
     )
 
 
