@@ -6,7 +6,8 @@ P4Runtime message costs the switch's server and what real ones weigh (p4runtime)
 Mininet and in `ina sim` side by side (sim-vs-emulation: frames per link, times), hierarchical
 against single-switch aggregation in Mininet (hier-emu: upper-link UPDATEs per chunk from the
 switches' counters, goodput per worker), the switch's slot pool under a churn of jobs per
-allocation policy (pool), elements/s, wire bytes and accuracy per lane width (lanes),
+allocation policy (pool) and preemption with a short churn through `ina ctl` against a real
+switch in Mininet (pool-emu), elements/s, wire bytes and accuracy per lane width (lanes),
 hierarchical aggregation's upper-link packets and goodput from 32 to 1,024 workers against
 the ring in `ina sim` (hier), wire bytes and time zero-block skipping saves (zero).
 
@@ -405,6 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
             "sim-vs-emulation",
             "hier-emu",
             "pool",
+            "pool-emu",
             "lanes",
             "hier",
             "zero",
@@ -486,6 +488,7 @@ def main(argv: list[str] | None = None) -> int:
         "stragglers",
         "sim-vs-emulation",
         "hier-emu",
+        "pool-emu",
         "all",
     ) or (args.what in ("switch", "profile") and not args.no_veth)
     if needs_root and os.geteuid() != 0:
@@ -583,6 +586,10 @@ def measure(args: argparse.Namespace, out: Path, with_bmv2: bool) -> dict:
         from ina.bench.pool import bench_pool
 
         sections["pool"] = bench_pool(out, jobs=5000 if args.full else 2000, trace=args.trace)
+    if args.what in ("pool-emu", "all"):
+        from ina.bench.pool_emu import bench_pool_emu
+
+        sections["pool_emu"] = bench_pool_emu(out)
     if args.what in ("lanes", "all"):
         from ina.bench.lanes import bench_lanes
 

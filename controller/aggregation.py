@@ -386,7 +386,8 @@ class Aggregation:
         except PoolFull:
             if fallback is None:
                 raise
-            placed = best_effort(held, num_slots, self.pool_size, job_id)
+            exclusive = [Range(j.base, j.num_slots) for j in existing if j.fallback is None]
+            placed = best_effort(held, num_slots, self.pool_size, job_id, exclusive)
         job = Job(
             job_id,
             placed.base,

@@ -18,7 +18,8 @@ policy is written once.
 `best_effort` places a job with a host fallback server that no policy could: on fewer slots, or
 on a hashed range shared with other jobs.
 
-`plan_preemption` picks a lower-priority job to shrink for a new one (controller/pool.py `preempt`).
+`plan_preemption` picks a lower-priority job to shrink for a new one, or, with a host fallback
+server, to give all its slots and go on through that server (controller/pool.py `preempt`).
 
 `plan_compaction` moves jobs down to close the gaps (the order kept), and `Pinned` places a job on
 one given range if it is free (a move, or a resize in place): plans the controller carries out
@@ -26,7 +27,7 @@ between iterations through remove + add with a fresh epoch (controller/pool.py; 
 "Moving a job's range").
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
@@ -226,19 +227,33 @@ BEST_EFFORT_MIN_SHARE = 0.5
 _HASH = 2654435761  # Knuth's multiplicative hash: jobs' shared ranges spread over the pool
 
 
-def best_effort(held: Sequence[Range], want: int, pool_size: int, key: int) -> Range:
+def best_effort(
+    held: Sequence[Range], want: int, pool_size: int, key: int, exclusive: Sequence[Range] = ()
+) -> Range:
     """ATP-style best effort, for a job with a host fallback server that no policy could place:
     the largest free range (lowest first) if it holds at least BEST_EFFORT_MIN_SHARE of `want`
-    (fewer slots than asked), else `want` slots (at most the pool) at a base hashed from `key` (the
-    job id), shared with whoever holds them: the switch sends a chunk whose slot/set another job
-    holds to the job's server (docs/protocol.md, "Best effort and the host fallback")."""
+    (fewer slots than asked), else `want` slots (at most the room) at a base hashed from `key` (the
+    job id), shared with the jobs that hold them: the switch sends a chunk whose slot/set another
+    job holds to the job's server (docs/protocol.md, "Best effort and the host fallback"). The
+    shared range avoids the `exclusive` ranges, those of jobs without a server (such a job
+    overwrites another run's use in its range, which could strand a worker of the sharing job that
+    lost a RESULT): its room is the slots outside them, and PoolFull if there are none."""
     _check_want(want)
     gaps = free_ranges(held, pool_size)
     largest = max(gaps, key=lambda g: (g.size, -g.base), default=None)
     if largest is not None and largest.size >= BEST_EFFORT_MIN_SHARE * want:
         return Range(largest.base, min(largest.size, want))
-    size = min(want, pool_size)
-    return Range(key * _HASH % (pool_size - size + 1), size)
+    room = free_ranges(exclusive, pool_size)
+    size = min(want, max((g.size for g in room), default=0))
+    if not size:
+        raise _full(
+            want,
+            held,
+            pool_size,
+            " (a best-effort job shares slots only with jobs that have a host fallback server)",
+        )
+    bases = [b for g in room for b in range(g.base, g.end - size + 1)]
+    return Range(bases[key * _HASH % len(bases)], size)
 
 
 FIRST_FIT = FirstFit()  # the default everywhere: the placements ina always made
@@ -263,21 +278,29 @@ def allocator(text: str) -> Allocator:
     raise ValueError(f"unknown allocator {shown!r}: one of {', '.join(ALLOCATORS)}, partition:N")
 
 
-def plan_preemption(victims: dict[int, Range], want: int) -> tuple[int, Range, Range]:
-    """ESA-style preemption by shrinking (docs/protocol.md, "Preemption"): of the `victims` (the
-    running jobs of lower priority, by id), the one with the shortest range longer than `want`
-    (ties: the lowest base) gives the new job the top `want` slots of its range and keeps the rest,
-    so every victim keeps at least one slot. Returns (victim, its shrunk range, the new job's);
-    PoolFull, having changed nothing, when no victim's range is longer than `want`."""
+def plan_preemption(
+    victims: dict[int, Range], want: int, hosted: Collection[int] = ()
+) -> tuple[int, Range | None, Range]:
+    """ESA-style preemption (docs/protocol.md, "Preemption"): of the `victims` (the running jobs of
+    lower priority, by id), one gives the new job the top `want` slots of its range. A victim
+    shrinks, keeping the rest: the one with the shortest range longer than `want` (ties: the lowest
+    base). Only when no victim can shrink does one of the `hosted` victims (those with a host
+    fallback server) give its whole range, of exactly `want` slots (ties: the lowest base), and go
+    on through its server. Returns (victim, its kept range or None when it gave all, the new job's
+    range); PoolFull, having changed nothing, when no victim qualifies."""
     _check_want(want)
-    longer = [(r.size, r.base, job) for job, r in victims.items() if r.size > want]
-    if not longer:
+    shrink = [(r.size, r.base, job) for job, r in victims.items() if r.size > want]
+    if shrink:
+        size, base, victim = min(shrink)
+        return victim, Range(base, size - want), Range(base + size - want, want)
+    whole = [(r.base, job) for job, r in victims.items() if job in hosted and r.size == want]
+    if not whole:
         raise PoolFull(
-            f"no job of lower priority holds more than {want} slots: nothing to preempt "
-            "(a preempted job keeps at least one slot)"
+            f"no job of lower priority holds more than {want} slots, nor exactly {want} with a "
+            "host fallback server: nothing to preempt (a job without one keeps at least one slot)"
         )
-    size, base, victim = min(longer)
-    return victim, Range(base, size - want), Range(base + size - want, want)
+    base, victim = min(whole)
+    return victim, None, Range(base, want)
 
 
 def plan_compaction(held: Sequence[Range]) -> dict[int, int]:

@@ -24,7 +24,7 @@ from ina.args import (
 from ina.controller.aggregation import Aggregation, BurstLoss, Fallback, Worker
 from ina.controller.allocators import ALLOCATORS, FIRST_FIT, Range, allocator
 from ina.controller.client import ControllerError, SwitchConnection
-from ina.controller.pool import compact, held, move_job, pool_map
+from ina.controller.pool import admit_preempting, compact, held, move_job, pool_map
 from ina.controller.shell import shell_argv, shell_python, shell_venv
 from ina.files import FileError, read_bmv2_json, read_p4info
 from ina.p4rt import codec
@@ -96,6 +96,39 @@ def _fallback(text: str) -> Fallback:
         mac,
         ipv4_address(parts[7]),
         udp_port(parts[8]) if len(parts) == 9 else UDP_PORT,
+    )
+
+
+def _job_arguments(p: argparse.ArgumentParser, **slots) -> None:
+    """A new job's arguments, add-job's and preempt's (`slots`: how each takes --slots)."""
+    p.add_argument("job", type=int_range(0, MAX_JOBS - 1), help="the job's id")
+    p.add_argument(
+        "--worker",
+        type=_worker,
+        action="append",
+        required=True,
+        metavar="RANK:PORT:MAC:IP",
+        help="a worker: its rank, the switch port it is on, its MAC and IP; one per rank",
+    )
+    p.add_argument("--slots", type=int_range(1, MAX_SLOTS), **slots)
+    p.add_argument(
+        "--epoch", type=int_range(1, EPOCH_MAX), help="the run's token (default: a random one)"
+    )
+    p.add_argument(
+        "--policy",
+        type=parsed_by(Policy.parse),
+        default=SYNC,
+        metavar="POLICY",
+        help="completion policy: sync (default), or quorum:K, timeout:T[us|ms|s], stale:S "
+        "joined by commas (docs/protocol.md)",
+    )
+    p.add_argument(
+        "--fallback",
+        type=_fallback,
+        metavar="PORT:MAC:IP[:UDP]",
+        help="best effort: the job's host fallback server (its switch port, MAC, IP, UDP port) "
+        "sums the chunks whose slots another job holds, so the job may get fewer slots or share "
+        "them where the pool is full (sync policy only; docs/protocol.md)",
     )
 
 
@@ -175,39 +208,30 @@ def build_parser() -> argparse.ArgumentParser:
     sa.add_argument("mac", type=_mac, help="e.g. 02:00:00:00:01:00")
     sa.add_argument("ip", type=ipv4_address, help="e.g. 10.0.255.254")
     aj = sub.add_parser("add-job", help="install a job: admission, job entry, multicast group")
-    aj.add_argument("job", type=int_range(0, MAX_JOBS - 1), help="the job's id")
-    aj.add_argument(
-        "--worker",
-        type=_worker,
-        action="append",
-        required=True,
-        metavar="RANK:PORT:MAC:IP",
-        help="a worker: its rank, the switch port it is on, its MAC and IP; one per rank",
-    )
-    aj.add_argument(
-        "--slots",
-        type=int_range(1, MAX_SLOTS),
+    _job_arguments(
+        aj,
         default=256,
         help="slots of the switch's pool for the job (its workers' window; default: %(default)s)",
     )
-    aj.add_argument(
-        "--epoch", type=int_range(1, EPOCH_MAX), help="the run's token (default: a random one)"
+    pe = sub.add_parser(
+        "preempt",
+        help="admit a job into a full pool: a drained lower-priority job gives it slots (shrunk "
+        "by a move, or, with a host fallback server, all of them), then the job is added",
+        description="Admit a job of higher priority into a full pool (docs/protocol.md, "
+        "'Preemption'): of the --victim jobs (drained: their iteration in flight ended), the one "
+        "with the shortest range longer than --slots gives its top --slots slots and keeps the "
+        "rest with a new epoch; if none is longer, one with a host fallback server holding exactly "
+        "--slots gives them all and leaves the switch, to go on through its server. The job is "
+        "then added on those slots; should that fail, the victim is put back as it was.",
     )
-    aj.add_argument(
-        "--policy",
-        type=parsed_by(Policy.parse),
-        default=SYNC,
-        metavar="POLICY",
-        help="completion policy: sync (default), or quorum:K, timeout:T[us|ms|s], stale:S "
-        "joined by commas (docs/protocol.md)",
-    )
-    aj.add_argument(
-        "--fallback",
-        type=_fallback,
-        metavar="PORT:MAC:IP[:UDP]",
-        help="best effort: the job's host fallback server (its switch port, MAC, IP, UDP port) "
-        "sums the chunks whose slots another job holds, so the job may get fewer slots or share "
-        "them where the pool is full (sync policy only; docs/protocol.md)",
+    _job_arguments(pe, required=True, help="slots the job needs (its workers' window)")
+    pe.add_argument(
+        "--victim",
+        type=int_range(0, MAX_JOBS - 1),
+        action="append",
+        required=True,
+        metavar="JOB",
+        help="a running job of lower priority that may give slots; one per job",
     )
     pj = sub.add_parser("set-policy", help="change a live job's completion policy")
     pj.add_argument("job", type=int_range(0, MAX_JOBS - 1), help="the job's id")
@@ -358,6 +382,23 @@ def run(args) -> object:
                     fallback=args.fallback,
                 )
             )
+        if args.command == "preempt":
+            done, job = admit_preempting(
+                agg,
+                args.victim,
+                args.job,
+                args.worker,
+                args.slots,
+                args.epoch,
+                args.policy,
+                args.fallback,
+            )
+            return {
+                "victim": job_dict(done.victim),
+                "on_host": done.on_host,
+                "freed": {"base": done.freed.base, "slots": done.freed.size},
+                "job": job_dict(job),
+            }
         if args.command == "set-policy":
             return job_dict(agg.set_policy(args.job, args.policy))
         if args.command == "reset-job":
@@ -475,6 +516,24 @@ def _human(command: str, result) -> None:
             print(f"start its workers with --epoch {jobs[0]['epoch']:#010x}")
         elif command == "compact":
             print("restart each moved job's workers with its new epoch" if jobs else "no job moved")
+    elif command == "preempt":
+        victim = result["victim"]
+        if result["on_host"]:
+            server = victim["fallback"]
+            print(
+                f"job {victim['job_id']} gave all its slots and left the switch: restart its host "
+                f"fallback server and its workers with --epoch {victim['epoch']:#010x}, the "
+                f"workers addressing the server as their aggregator (--switch {server['ip']} "
+                f"--switch-port {server['udp_port']})"
+            )
+        else:
+            print(
+                f"job {victim['job_id']} now holds slots {victim['base']}.."
+                f"{victim['base'] + victim['num_slots'] - 1}: restart its workers with --epoch "
+                f"{victim['epoch']:#010x}"
+                + (" (and its host fallback server)" if victim["fallback"] else "")
+            )
+        _human("add-job", result["job"])
     elif command == "show-pool":
         _print_pool(result)
     elif command == "show-stats":
@@ -546,6 +605,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(
             "argument --cert/--key: give both (the client certificate and its key) or neither"
         )
+    if args.command == "preempt" and args.job in args.victim:
+        parser.error(f"argument --victim: job {args.job} is the one to admit, not a victim")
     if args.command == "show-tree":
         args.topology = _topology(parser, args)
     try:

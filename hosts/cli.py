@@ -253,6 +253,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="the job's epoch the controller installed (`ina ctl show-jobs`; default: $INA_EPOCH)",
     )
     p.add_argument("--switch", type=ipv4_address, help="the switch's IP (or the baseline server's)")
+    p.add_argument(
+        "--switch-port",
+        type=udp_port,
+        default=UDP_PORT,
+        help="the UDP port --switch answers on (default: the protocol's, %(default)s); a job "
+        "preempted onto its host fallback server addresses that server's",
+    )
     p.add_argument("--local-ip", type=ipv4_address)
     p.add_argument("--udp-port", type=udp_port, default=UDP_PORT)
     p.add_argument("--size", type=int_range(1), default=1 << 16, help="elements per all-reduce")
@@ -407,6 +414,7 @@ def main(argv: list[str] | None = None) -> int:
             args.window,
             args.timeout,
             args.max_retries,
+            switch_port=args.switch_port,
             epoch=args.epoch,
             staleness=args.staleness,
             job_workers=args.workers,

@@ -530,10 +530,12 @@ class InProcessSwitch:
         self.jobs[job_id] = members
         return [m.core for m in members]
 
-    def resume(self, job_id: int, job: Job) -> None:
+    def resume(self, job_id: int, job: Job, server: tuple[str, str] | None = None) -> None:
         """The job's workers start a new run as the controller now holds it (`job`: after a move,
         its fresh epoch, and its slots bounding their window): docs/protocol.md, "Moving a job's
-        range". Their calls in flight must have finished (the drain)."""
+        range"; or, given a `server` (MAC, IPv4 address: its host fallback server's, after a
+        preemption took all its slots), with `job`'s epoch through that server as their aggregator.
+        Their calls in flight must have finished (the drain)."""
         self.jobs[job_id] = [
             self._member(
                 job_id,
@@ -548,7 +550,8 @@ class InProcessSwitch:
                 m.core.max_retries,
                 m.delay,
                 m.link,
-                fallback=m.core.fallback,
+                server or (SWITCH_MAC, SWITCH_IP),
+                None if server else m.core.fallback,
             )
             for m in self.jobs[job_id]
         ]

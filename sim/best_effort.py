@@ -16,6 +16,7 @@ import numpy as np
 from ina.args import int_choice, int_range, probability
 from ina.controller.aggregation import Fallback
 from ina.hosts.baseline import ServerCore
+from ina.hosts.core import AllReduceCore
 from ina.hosts.inprocess import InProcessSwitch, RandomLoss
 from ina.p4src.protocol import ELEMS_CHOICES, MAX_WORKERS, UDP_PORT
 from ina.sim.ps import ServerHost
@@ -34,6 +35,36 @@ class JobOutcome:
     def host_share(self) -> float:
         """The share of the job's chunks that fell back to the host."""
         return self.host_sums / self.chunks
+
+
+def add_fallback_job(
+    net: InProcessSwitch,
+    job: int,
+    workers: int,
+    slots: int,
+    delays: dict[int, float] | None = None,
+) -> tuple[list[AllReduceCore], ServerHost]:
+    """Job `job` of `workers` workers asking for `slots` slots, with a host fallback server on a
+    host of its own on the switch port after its workers' (best effort: `add_job` with
+    `fallback`), its server's and workers' MACs in the switch's L2 table (the server's answers
+    reach the workers through the switch). Returns the job's cores by rank and its server."""
+    port = 1 + len(net.network.hosts) + workers  # the port after the job's workers'
+    fallback = Fallback(port, f"02:00:00:01:{job:02x}:00", f"10.2.{job}.1", UDP_PORT)
+    cores = net.add_job(job, workers, window=slots, fallback=fallback, delays=delays)
+    name = f"fallback{job}"
+    net.add_host(name, port)
+    members = net.jobs[job]
+    server = ServerHost(
+        net,
+        name,
+        (fallback.mac, fallback.ip, fallback.udp_port),
+        ServerCore(job, workers, cores[0].epoch, net.elems, fallback=True),
+        {m.entry.ip: m.entry.mac for m in members},
+    )
+    net.controller.install_forwarding(
+        [(m.entry.mac, m.entry.port) for m in members] + [(fallback.mac, port)]
+    )
+    return cores, server
 
 
 def best_effort_run(
@@ -61,33 +92,10 @@ def best_effort_run(
     with InProcessSwitch(
         elems=elems, pool_size=pool_size, engine=engine, record=False, loss=losses
     ) as net:
-        servers = []
-        for job in range(jobs):
-            port = 1 + len(net.network.hosts) + workers  # the port after the job's workers'
-            fallback = Fallback(port, f"02:00:00:01:{job:02x}:00", f"10.2.{job}.1", UDP_PORT)
-            cores = net.add_job(
-                job,
-                workers,
-                window=slots,
-                fallback=fallback,
-                delays={workers - 1: skew * (job + 1) / jobs},
-            )
-            name = f"fallback{job}"
-            net.add_host(name, port)
-            members = net.jobs[job]
-            servers.append(
-                ServerHost(
-                    net,
-                    name,
-                    (fallback.mac, fallback.ip, fallback.udp_port),
-                    ServerCore(job, workers, cores[0].epoch, elems, fallback=True),
-                    {m.entry.ip: m.entry.mac for m in members},
-                )
-            )
-            # the server's answers reach the workers through the switch by their MACs
-            net.controller.install_forwarding(
-                [(m.entry.mac, m.entry.port) for m in members] + [(fallback.mac, port)]
-            )
+        servers = [
+            add_fallback_job(net, job, workers, slots, {workers - 1: skew * (job + 1) / jobs})[1]
+            for job in range(jobs)
+        ]
         placed = {j.job_id: j for j in net.controller.jobs()}
         results = net.allreduce(arrays)
     chunks = -(-size // elems)

@@ -3,6 +3,7 @@ summarise, and always tear down.
 """
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -10,7 +11,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,6 +80,10 @@ class RunOptions:
     best_effort: bool = False  # every job best effort, its host fallback server on an extra host
     pcap: bool = False  # every switch port's frames into the run directory (costs the switch CPU)
     bw: float | None = None  # every link's rate in Mbit/s (TCLink's htb; None: unshaped)
+    # A scripted run (bench/pool_emu.py: jobs arriving, preempted and leaving): the switches get
+    # forwarding but no job, the extra host is there, and scenario(network, topo, run_dir) runs
+    # instead of the workers, returning their reports.
+    scenario: Callable[[Network, Topology, Path], list[dict]] | None = None
 
 
 @dataclass
@@ -184,7 +189,7 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
         opts.workers if is_star(opts.topo) else None,
         opts.jobs,
         slots=opts.slots,
-        extra_host=opts.baseline or opts.best_effort,
+        extra_host=opts.baseline or opts.best_effort or opts.scenario is not None,
     )
     try:
         check_stragglers(opts.stragglers, [h for job in topo.jobs for h in job.workers])
@@ -257,7 +262,11 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
         from ina.topologies.topology_setup import program_topology
 
         installed = program_topology(
-            topo, bmv2, p4info, allocator=opts.allocator, fallbacks=fallbacks
+            dataclasses.replace(topo, jobs=()) if opts.scenario else topo,
+            bmv2,
+            p4info,
+            allocator=opts.allocator,
+            fallbacks=fallbacks,
         )
         epochs = {job.job_id: job.epoch for jobs in installed.values() for job in jobs}
         for jobs in installed.values():
@@ -282,7 +291,10 @@ def _run_on_machine(opts: RunOptions) -> RunResult:
             return result
         cpu_before = {s.name: process_cpu_seconds(s.proc) for s in network.switches()}
         slots = {job.job_id: job.num_slots for jobs in installed.values() for job in jobs}
-        result.workers = run_workers(network, topo, opts, epochs, run_dir, fallbacks, slots)
+        if opts.scenario is None:
+            result.workers = run_workers(network, topo, opts, epochs, run_dir, fallbacks, slots)
+        else:
+            result.workers = opts.scenario(network, topo, run_dir)
         result.switch_cpu_s = {
             s.name: round(process_cpu_seconds(s.proc) - cpu_before[s.name], 3)
             for s in network.switches()
@@ -507,11 +519,13 @@ def run_workers(
     run_dir: Path,
     fallbacks: Mapping[int, Fallback] | None = None,
     slots: Mapping[int, int] | None = None,
+    on_host: Collection[int] = (),
 ) -> list[dict]:
     """Start every job's workers (and the baseline server, or each job's host fallback server in
     `fallbacks`) with the job's epoch, each worker's window at most its job's installed `slots`
     (default the topology's); collect reports, each worker's sums checked: by itself, or a
-    hierarchical job's all together (`saved_sums`)."""
+    hierarchical job's all together (`saved_sums`). The workers of a job `on_host` (preempted
+    onto its host fallback server: docs/protocol.md, "Preemption") address that server."""
     fallbacks, slots = fallbacks or {}, slots or {}
     servers = [
         _start_server(
@@ -554,6 +568,12 @@ def run_workers(
         for rank, host in enumerate(job.workers):
             leaf, wire_rank = tree.endpoints[host]
             target_ip = topo.hosts[topo.extra_host].ip if opts.baseline else topo.switches[leaf].ip
+            via: list[str] = []
+            if job.id in on_host:
+                target_ip, via = (
+                    fallbacks[job.id].ip,
+                    ["--switch-port", str(fallbacks[job.id].udp_port)],
+                )
             cmd = [
                 sys.executable,
                 "-m",
@@ -567,6 +587,7 @@ def run_workers(
                 str(len(job.workers)),
                 "--switch",
                 target_ip,
+                *via,
                 *(
                     ["--wire-rank", str(wire_rank)]
                     if wire_rank != rank and not opts.baseline
@@ -609,7 +630,7 @@ def run_workers(
                 ]
             if opts.straggler_dist:
                 cmd += ["--delay-dist", opts.straggler_dist]
-            if job.id in fallbacks:
+            if job.id in fallbacks and job.id not in on_host:
                 cmd += ["--fallback", f"{fallbacks[job.id].ip}:{fallbacks[job.id].udp_port}"]
             procs.append(
                 (

@@ -108,5 +108,8 @@ def test_best_effort_takes_fewer_slots_or_shares_a_hashed_range():
     assert best_effort([Range(0, 13)], 8, 16, key=1) == Range(1 * 2654435761 % 9, 8)
     assert best_effort([Range(0, 16)], 8, 16, key=0) == Range(0, 8)
     assert best_effort([Range(0, 16)], 40, 16, key=5) == Range(0, 16)  # at most the pool
+    # never on a job without a server: its 4 slots left out, 5 bases hashed over
+    assert best_effort([Range(0, 16)], 8, 16, key=1, exclusive=[Range(0, 4)]) == Range(1 + 4, 8)
+    assert best_effort([Range(0, 4), Range(4, 12)], 16, 16, 0, [Range(0, 4)]) == Range(4, 12)
     with pytest.raises(ControllerError, match="at least one slot"):
         best_effort([], 0, 16, key=0)

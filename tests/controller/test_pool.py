@@ -7,11 +7,11 @@ from dataclasses import asdict
 import pytest
 
 from ina.controller.aggregation import Aggregation, Fallback, Worker
-from ina.controller.allocators import Pinned, Range
+from ina.controller.allocators import Pinned, PoolFull, Range
 from ina.controller.cli import main as ctl_main
 from ina.controller.client import ControllerError
 from ina.controller.pool import move_job
-from ina.p4src.protocol import SYNC, Policy
+from ina.p4src.protocol import Policy
 
 W0 = Worker(0, 1, "02:00:00:00:00:01", "10.0.0.1")
 WORKER = ["--worker", "0:1:02:00:00:00:00:01:10.0.0.1"]
@@ -97,10 +97,10 @@ def test_a_failed_add_puts_the_job_back(served, monkeypatch):
     agg.add_job(1, [W0], 4, epoch=0x14)
     real = Aggregation.add_job
 
-    def add_once_failing(self, job_id, workers, num_slots, epoch=None, policy=SYNC, fallback=None):
+    def add_once_failing(self, *args, **kwargs):
         if self.allocator == Pinned(Range(8, 4)):
             raise ControllerError("the switch said no")
-        return real(self, job_id, workers, num_slots, epoch, policy, fallback=fallback)
+        return real(self, *args, **kwargs)
 
     monkeypatch.setattr(Aggregation, "add_job", add_once_failing)
     with pytest.raises(ControllerError, match="the switch said no"):
@@ -112,29 +112,57 @@ def test_a_job_with_a_fallback_server_shares_a_full_pool_and_reads_back(served):
     conn, _address = served
     agg = Aggregation(conn)
     server = Fallback(5, "02:cc:00:00:00:05", "10.0.0.100", 40000)
-    agg.add_job(1, [W0], 16, epoch=0x11)  # the whole pool
+    other = Fallback(6, "02:cc:00:00:00:06", "10.0.0.101", 40001)
+    agg.add_job(1, [W0], 16, epoch=0x11, fallback=other)  # the whole pool, best effort too
     with pytest.raises(ControllerError, match="slot pool is full"):
         agg.add_job(2, [W0], 8, epoch=0x12)  # no server: refused as before
     job = agg.add_job(2, [W0], 8, epoch=0x12, fallback=server)
     assert (job.base, job.num_slots) == (2 * 2654435761 % 9, 8)  # shared, at its hashed base
     assert [(j.job_id, j.base, j.num_slots, j.fallback) for j in agg.jobs()] == [
-        (1, 0, 16, None),
+        (1, 0, 16, other),
         (2, job.base, 8, server),
     ]
     assert [e.params for e in conn.read_table("InaIngress.job_fallback")] == [
-        {"port": 5, "mac": 0x02CC00000005, "ip": 0x0A000064, "udp_port": 40000}
+        {"port": 6, "mac": 0x02CC00000006, "ip": 0x0A000065, "udp_port": 40001},
+        {"port": 5, "mac": 0x02CC00000005, "ip": 0x0A000064, "udp_port": 40000},
     ]
     agg.remove_job(2)
-    assert conn.read_table("InaIngress.job_fallback") == []
+    assert [e.params["udp_port"] for e in conn.read_table("InaIngress.job_fallback")] == [40001]
     with pytest.raises(ControllerError, match="sync policy"):
         agg.add_job(2, [W0], 8, policy=Policy(quorum=1), fallback=server)
     assert [j.job_id for j in agg.jobs()] == [1]
 
 
+def test_a_job_with_a_fallback_server_shares_no_slot_of_a_job_without_one(served):
+    """A job without a server overwrites another run's use in its range: a best-effort job's
+    shared range avoids it, and is refused where nothing else is left."""
+    conn, _address = served
+    agg = Aggregation(conn)
+    server = Fallback(5, "02:cc:00:00:00:05", "10.0.0.100", 40000)
+    other = Fallback(6, "02:cc:00:00:00:06", "10.0.0.101", 40001)
+    agg.add_job(1, [W0], 10, epoch=0x11)  # 0-9, no server
+    agg.add_job(3, [W0], 6, epoch=0x13, fallback=other)  # 10-15
+    job = agg.add_job(2, [W0], 8, epoch=0x12, fallback=server)
+    assert (job.base, job.num_slots) == (10, 6)  # all it may share: job 3's, never job 1's
+    agg.remove_job(2)
+    agg.remove_job(3)
+    agg.add_job(3, [W0], 6, epoch=0x13)  # 10-15, no server: the pool is all exclusive
+    before = agg.jobs()
+    with pytest.raises(
+        PoolFull,
+        match=r"^the slot pool is full: 8 slots wanted, 0 free of 16 \(a best-effort job shares "
+        r"slots only with jobs that have a host fallback server\)",
+    ):
+        agg.add_job(2, [W0], 8, epoch=0x12, fallback=server)
+    assert agg.jobs() == before
+    assert [e.match["hdr.agg.job_id"] for e in conn.read_table("InaIngress.job_fallback")] == []
+
+
 def test_ctl_add_job_with_a_fallback_server_shares_a_full_pool(served, capsys):
     """`ina ctl add-job --fallback PORT:MAC:IP[:UDP]`: an operator's best-effort job, by hand."""
     conn, address = served
-    Aggregation(conn).add_job(1, [W0], 16, epoch=0x11)  # the whole pool
+    other = Fallback(6, "02:cc:00:00:00:06", "10.0.0.101", 40001)
+    Aggregation(conn).add_job(1, [W0], 16, epoch=0x11, fallback=other)  # the whole pool
     ctl = ["--grpc-addr", address, "--election-id", "20"]
     add = ["add-job", "2", *WORKER, "--slots", "8", "--epoch", "0x12"]
     assert ctl_main([*ctl, *add]) == 1  # no server: refused as before
@@ -149,7 +177,7 @@ def test_ctl_add_job_with_a_fallback_server_shares_a_full_pool(served, capsys):
     assert ctl_main([*ctl, "--json", "show-jobs"]) == 0
     jobs = json.loads(capsys.readouterr().out)
     assert [(j["job_id"], j["base"], j["num_slots"], j["fallback"]) for j in jobs] == [
-        (1, 0, 16, None),
+        (1, 0, 16, asdict(other)),
         (2, 2 * 2654435761 % 9, 8, asdict(Fallback(5, "02:cc:00:00:00:05", "10.0.0.100", 40000))),
     ]
 
@@ -173,3 +201,90 @@ def test_ctl_add_job_refuses_a_bad_fallback_naming_it(capsys, text, message):
     assert exit_.value.code == 2
     err = capsys.readouterr().err.splitlines()[-1]
     assert err == f"ina ctl add-job: error: argument --fallback: {message}"
+
+
+def test_ctl_preempt_shrinks_a_victim_or_sends_one_with_a_server_to_it_and_reads_back(
+    served, capsys
+):
+    """`ina ctl preempt` against the in-process switch over gRPC: the victim shrunk (or, holding
+    exactly the request with a server, gone to it), the job added on the freed slots, the switch's
+    tables read back as the command said; a refusal changes nothing."""
+    conn, address = served
+    agg = Aggregation(conn)
+    server = Fallback(5, "02:cc:00:00:00:05", "10.0.0.100", 40000)
+    agg.add_job(1, [W0], 10, epoch=0x11)  # 0-9
+    agg.add_job(2, [W0], 6, epoch=0x12, fallback=server)  # 10-15: the pool is full
+    ctl = ["--grpc-addr", address, "--election-id", "20"]
+    admit = ["--victim", "1", "--victim", "2", *WORKER]
+    assert ctl_main([*ctl, "preempt", "3", *admit, "--slots", "4", "--epoch", "0x13"]) == 0
+    epoch2 = agg.job(2).epoch
+    assert epoch2 != 0x12
+    assert capsys.readouterr().out.splitlines() == [
+        f"job 2 now holds slots 10..11: restart its workers with --epoch {epoch2:#010x} "
+        "(and its host fallback server)",
+        "job  base  slots  epoch       policy  workers  rank@port/ip",
+        "3    12    4      0x00000013  sync    1        0@1/10.0.0.1",
+        "start its workers with --epoch 0x00000013",
+    ]
+    host = ["--victim", "2", *WORKER, "--slots", "2"]  # job 2 holds exactly 2, with a server
+    assert ctl_main([*ctl, "--json", "preempt", "4", *host]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["on_host"], out["freed"]) == (True, {"base": 10, "slots": 2})
+    assert out["victim"]["job_id"] == 2 and out["victim"]["epoch"] not in (0x12, epoch2)
+    assert out["victim"]["fallback"] == asdict(server)
+    assert (out["job"]["job_id"], out["job"]["base"], out["job"]["num_slots"]) == (4, 10, 2)
+    assert [(j.job_id, j.base, j.num_slots, j.fallback) for j in agg.jobs()] == [
+        (1, 0, 10, None),
+        (3, 12, 4, None),
+        (4, 10, 2, None),
+    ]
+    assert conn.read_table("InaIngress.job_fallback") == []
+    before = agg.jobs()
+    assert ctl_main([*ctl, "preempt", "5", "--victim", "1", *WORKER, "--slots", "10"]) == 1
+    assert capsys.readouterr().err == (
+        "ina ctl: no job of lower priority holds more than 10 slots, nor exactly 10 with a host "
+        "fallback server: nothing to preempt (a job without one keeps at least one slot)\n"
+    )
+    assert agg.jobs() == before
+
+
+def test_ctl_preempt_to_the_host_prints_what_the_victim_does_next(served, capsys):
+    conn, address = served
+    server = Fallback(5, "02:cc:00:00:00:05", "10.0.0.100", 40000)
+    Aggregation(conn).add_job(1, [W0], 16, epoch=0x11, fallback=server)
+    ctl = ["--grpc-addr", address, "--election-id", "20"]
+    assert ctl_main([*ctl, "preempt", "2", "--victim", "1", *WORKER, "--slots", "16"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("job 1 gave all its slots and left the switch: restart its host ")
+    assert first.endswith(
+        "the workers addressing the server as their aggregator (--switch 10.0.0.100 "
+        "--switch-port 40000)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["preempt", "3", "--victim", "3", *WORKER, "--slots", "4"],
+            "ina ctl: error: argument --victim: job 3 is the one to admit, not a victim",
+        ),
+        (
+            ["preempt", "3", "--victim", "70000", *WORKER, "--slots", "4"],
+            "ina ctl preempt: error: argument --victim: expected an integer in 0..255, got '70000'",
+        ),
+        (
+            ["preempt", "3", "--victim", "1", *WORKER],
+            "ina ctl preempt: error: the following arguments are required: --slots",
+        ),
+        (
+            ["preempt", "3", *WORKER, "--slots", "4"],
+            "ina ctl preempt: error: the following arguments are required: --victim",
+        ),
+    ],
+)
+def test_ctl_preempt_refuses_bad_arguments_in_one_line(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_:
+        ctl_main(argv)
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == message

@@ -43,6 +43,7 @@ CASES = [
     (["--job", "70000"], "argument --job: expected an integer in 0..255, got '70000'"),
     (["--udp-port", "70000"], "argument --udp-port: expected an integer in 1..65535, got '70000'"),
     (["--udp-port", "0"], "argument --udp-port: expected an integer in 1..65535, got '0'"),
+    (["--switch-port", "0"], "argument --switch-port: expected an integer in 1..65535, got '0'"),
     (
         ["--switch", "not-an-ip"],
         "argument --switch: expected an IPv4 address like 10.0.0.1, got 'not-an-ip'",
@@ -135,6 +136,12 @@ def test_a_worker_of_a_1024_worker_job_sums_at_its_leaf_and_scales_for_the_job(n
 def test_bits_reach_the_worker(no_worker):
     with pytest.raises(AssertionError, match=r"a Worker was built from .*'bits': 16"):
         cli.main([*BASE, "--dtype", "float32", "--bits", "16"])
+
+
+def test_switch_port_reaches_the_worker(no_worker):
+    """A job preempted onto its host fallback server addresses that server's port."""
+    with pytest.raises(AssertionError, match=r"a Worker was built from .*'switch_port': 49120"):
+        cli.main([*BASE, "--switch-port", "49120"])
 
 
 def test_hex_udp_port_still_accepted():

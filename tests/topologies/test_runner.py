@@ -248,6 +248,30 @@ def test_best_effort_gives_each_job_a_fallback_server_on_the_extra_host_and_its_
     }
 
 
+def test_a_job_on_its_host_addresses_its_fallback_server_and_is_given_no_fallback(tmp_path):
+    """run_workers(on_host=): a job preempted onto its host fallback server (bench/pool_emu.py)."""
+    topo = load("star", workers=4, jobs=2, slots=8, extra_host=True)
+    fallbacks = runner.fallback_servers(topo)
+    extra = topo.hosts[topo.extra_host]
+    hosts = ServerHosts()
+    run_workers(
+        hosts, topo, RunOptions(), {0: 7, 1: 9}, tmp_path, {0: fallbacks[0]}, {0: 4, 1: 4}, {0}
+    )
+    servers = hosts.started.pop(topo.extra_host)
+    assert [
+        (option(a, "--job"), option(a, "--epoch"), option(a, "--udp-port")) for a in servers
+    ] == [("0", "7", "49120")]
+    assert {
+        h: (option(a, "--switch"), option(a, "--switch-port"), option(a, "--fallback"))
+        for h, (a,) in hosts.started.items()
+    } == {
+        "h1": (extra.ip, "49120", None),
+        "h3": (extra.ip, "49120", None),
+        "h2": (topo.switches["s1"].ip, None, None),
+        "h4": (topo.switches["s1"].ip, None, None),
+    }
+
+
 def test_best_effort_refuses_a_hierarchical_job_before_anything_starts():
     topo = load("leafspine_hier", extra_host=True)
     with pytest.raises(runner.RunError, match=r"^--best-effort: job 0 aggregates hierarchical"):
