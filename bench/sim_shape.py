@@ -37,15 +37,16 @@ POLICY_WORKERS = 32
 STRAGGLER = SlowHost(f"h{POLICY_WORKERS}", 4.0)
 POLICIES = ["sync", "quorum:31", "quorum:24", "timeout:5us", "timeout:50us", "stale:1"]
 NO_STRAGGLER = "sync, no straggler"
+PARALLEL = os.cpu_count() or 1  # in-network aggregation's points at once, a process each
 
 # A method: configurations -> their `report`s, in order (sim/allreduce.py's JSON).
 Method = Callable[[Sequence[AllReduceConfig]], list[dict]]
 
 
 def in_network(configs: Sequence[AllReduceConfig]) -> list[dict]:
-    """In-network aggregation: `ina sim`'s points, as many at once as the machine has cores."""
+    """In-network aggregation: `ina sim`'s points, `PARALLEL` at once."""
     grid = [sweep.Point({}, config) for config in configs]
-    return sweep.run(grid, git_revision(), os.cpu_count() or 1)
+    return sweep.run(grid, git_revision(), PARALLEL)
 
 
 def baseline(
