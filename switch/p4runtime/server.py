@@ -691,22 +691,29 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self._check_device(context, request)
         with self.writing:
             self._check_primary(context, request)
-            self._set_pipeline(request, context)
-            reclaim()  # the program replaced, or the one verified only, or the older one saved
+            if self._set_pipeline(request, context):
+                reclaim()  # the program replaced, or the one verified only, or the older one saved
         return p4runtime_pb2.SetForwardingPipelineConfigResponse()
 
-    def _set_pipeline(self, request, context) -> None:
+    def _set_pipeline(self, request, context) -> bool:
         """Each action builds a config's program at most once: VERIFY builds it (and drops it),
-        VERIFY_AND_COMMIT installs what it built, VERIFY_AND_SAVE keeps it for COMMIT."""
+        VERIFY_AND_COMMIT installs what it built, VERIFY_AND_SAVE keeps it for COMMIT. Whether a
+        program was let go, for `reclaim` to free: a switch's first program replaces none, and
+        spares the full collection (an `ina sim` run pushes one to each of its fresh switches)."""
         Action = p4runtime_pb2.SetForwardingPipelineConfigRequest
         action = request.action
+        replacing = self.sw.pipeline is not None
         if action in (Action.VERIFY, Action.VERIFY_AND_COMMIT, Action.VERIFY_AND_SAVE):
             built, schema = self._verify(context, request)
             if action == Action.VERIFY_AND_SAVE:
+                older = self.pending is not None
                 self.pending = (request.config, built, schema)
-            elif action == Action.VERIFY_AND_COMMIT:
+                return older
+            if action == Action.VERIFY_AND_COMMIT:
                 self._commit(request.config, built, schema)
-        elif action == Action.COMMIT:
+                return replacing
+            return True
+        if action == Action.COMMIT:
             if request.HasField("config"):
                 context.abort(
                     grpc.StatusCode.INVALID_ARGUMENT,
@@ -719,16 +726,16 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                 )
             (config, built, schema), self.pending = self.pending, None
             self._commit(config, built, schema)
-        elif action == Action.RECONCILE_AND_COMMIT:
+            return replacing
+        if action == Action.RECONCILE_AND_COMMIT:
             context.abort(
                 grpc.StatusCode.UNIMPLEMENTED,
                 "RECONCILE_AND_COMMIT is not supported; use VERIFY_AND_COMMIT",
             )
-        else:
-            context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"SetForwardingPipelineConfig action {action} is not one the spec defines",
-            )
+        context.abort(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"SetForwardingPipelineConfig action {action} is not one the spec defines",
+        )
 
     def _verify(self, context, request) -> tuple[Built, Schema]:
         """The config's program built for this switch's engine, outside the engine lock (the old
