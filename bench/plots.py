@@ -2,6 +2,7 @@
 first plot, not with this module: `ina sim` and the benches import it for runs that draw nothing."""
 
 import functools
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -14,6 +15,19 @@ def pyplot() -> ModuleType:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def curves(
+    rows: Sequence[Mapping], x: str, y: str, by: str = "method", scale: float = 1.0
+) -> dict[str, tuple[list, list]]:
+    """A sweep's rows as `lines`' series: one line per value of `by` (in the rows' order) through
+    its rows' `x` and `y` (times `scale`), e.g. each method's goodput against workers."""
+    series: dict[str, tuple[list, list]] = {}
+    for row in rows:
+        xs, ys = series.setdefault(row[by], ([], []))
+        xs.append(row[x])
+        ys.append(row[y] * scale)
+    return series
 
 
 def bars(path: Path, title: str, labels: list[str], values: list[float], ylabel: str) -> Path:

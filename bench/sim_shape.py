@@ -163,10 +163,7 @@ def shape_row(swept: str, method: str, point: str, config: AllReduceConfig, rep:
 
 def plot(out: Path, rows: list[dict], line_rate: float) -> None:
     shape = [r for r in rows if r["sweep"] == "workers" and "error" not in r]
-    series = {}
-    for method in dict.fromkeys(r["method"] for r in shape):
-        mine = [r for r in shape if r["method"] == method]
-        series[method] = ([r["workers"] for r in mine], [r["goodput_gbps_median"] for r in mine])
+    series = plots.curves(shape, "workers", "goodput_gbps_median")
     xs = sorted({r["workers"] for r in shape})
     series["payload at line rate, switch frames"] = (xs, [line_rate / 1e9] * len(xs))
     plots.lines(
