@@ -115,7 +115,7 @@ def bench_hier(out: Path, full: bool = False) -> tuple[list[dict], list[dict]]:
         f"ina sim: per-worker goodput, {size} int32 per worker, 100 Gbit/s leaf-spine",
         "workers (leaves of 32)",
         "Gbit/s per worker (median)",
-        plots.curves(scale, "workers", "goodput_median_bps", scale=1e-9),
+        plots.curves(scale, "workers", "goodput_median_bps", unit=1e9),
         ymin=0,
     )
     for r in links:

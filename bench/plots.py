@@ -18,15 +18,16 @@ def pyplot() -> ModuleType:
 
 
 def curves(
-    rows: Sequence[Mapping], x: str, y: str, by: str = "method", scale: float = 1.0
+    rows: Sequence[Mapping], x: str, y: str, by: str = "method", unit: float = 1.0
 ) -> dict[str, tuple[list, list]]:
     """A sweep's rows as `lines`' series: one line per value of `by` (in the rows' order) through
-    its rows' `x` and `y` (times `scale`), e.g. each method's goodput against workers."""
+    its rows' `x` and `y` (in `unit`s: bit/s rows drawn in Gbit/s have unit 1e9), e.g. each
+    method's goodput against workers."""
     series: dict[str, tuple[list, list]] = {}
     for row in rows:
         xs, ys = series.setdefault(row[by], ([], []))
         xs.append(row[x])
-        ys.append(row[y] * scale)
+        ys.append(row[y] / unit)
     return series
 
 
