@@ -56,3 +56,20 @@ def test_a_chunk_that_overflows_again_after_its_redo_fails_naming_it():
     redo = bytes(core.receive(summed(chunk, FLAG_OVERFLOW), SWITCH, now=0.002))
     with pytest.raises(WorkerError, match="chunk 0's sum saturated a lane at the scale that"):
         core.receive(summed(redo, FLAG_OVERFLOW), SWITCH, now=0.003)
+
+
+def test_the_answer_to_a_redo_sent_once_is_racks_latest():
+    """Window 2: slot 0's chunk overflows at 2 ms and is redone; the redo (sent once) answered 1 ms
+    later is RACK's latest answer, so slot 1's chunk, sent before it at 1 ms and unanswered, is due
+    one allowance (RTT 1 ms + reo_wnd 0.25 ms) after it left: 2.25 ms, past already, and resent
+    at once, not at its RTO (3.34 ms)."""
+    core = AllReduceCore(
+        3, 1, 2, EPOCH, elems=2, window=2, timeout=0.01, max_retries=4, switch=SWITCH, bits=16,
+        min_rto=0.0,
+    )  # fmt: skip
+    announces = [bytes(p) for p in core.start(np.concatenate([ARRAY, -ARRAY]), now=0.0)]
+    chunks = [bytes(core.receive(summed(a), SWITCH, now=0.001)) for a in announces]
+    redo = bytes(core.receive(summed(chunks[0], FLAG_OVERFLOW), SWITCH, now=0.002))
+    assert core.receive(summed(redo), SWITCH, now=0.003) is None
+    assert core.deadline == pytest.approx(0.00225)
+    assert [bytes(p) for p in core.expire(0.003)] == [chunks[1]]
