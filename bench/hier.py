@@ -110,19 +110,12 @@ def bench_hier(out: Path, full: bool = False) -> tuple[list[dict], list[dict]]:
         scale.append(scale_row(method, n, size))
         progress.step(f"{method} {n}")
     write(out, "hier_scale", scale)
-    series = {
-        method: (
-            [r["workers"] for r in scale if r["method"] == method],
-            [r["goodput_median_bps"] / 1e9 for r in scale if r["method"] == method],
-        )
-        for method in ("hierarchical", "ring")
-    }
     plots.lines(
         out / "hier_scale.png",
         f"ina sim: per-worker goodput, {size} int32 per worker, 100 Gbit/s leaf-spine",
         "workers (leaves of 32)",
         "Gbit/s per worker (median)",
-        series,
+        plots.curves(scale, "workers", "goodput_median_bps", unit=1e9),
         ymin=0,
     )
     for r in links:

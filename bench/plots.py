@@ -2,6 +2,7 @@
 first plot, not with this module: `ina sim` and the benches import it for runs that draw nothing."""
 
 import functools
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -16,6 +17,28 @@ def pyplot() -> ModuleType:
     return plt
 
 
+def saved(fig, path: Path) -> Path:
+    """Write a finished figure to `path` (100 dpi, laid out tight) and free it."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    pyplot().close(fig)
+    return path
+
+
+def curves(
+    rows: Sequence[Mapping], x: str, y: str, by: str = "method", unit: float = 1.0
+) -> dict[str, tuple[list, list]]:
+    """A sweep's rows as `lines`' series: one line per value of `by` (in the rows' order) through
+    its rows' `x` and `y` (in `unit`s: bit/s rows drawn in Gbit/s have unit 1e9), e.g. each
+    method's goodput against workers."""
+    series: dict[str, tuple[list, list]] = {}
+    for row in rows:
+        xs, ys = series.setdefault(row[by], ([], []))
+        xs.append(row[x])
+        ys.append(row[y] / unit)
+    return series
+
+
 def bars(path: Path, title: str, labels: list[str], values: list[float], ylabel: str) -> Path:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -24,10 +47,7 @@ def bars(path: Path, title: str, labels: list[str], values: list[float], ylabel:
     ax.set_ylabel(ylabel)
     for i, v in enumerate(values):
         ax.text(i, v, f"{v:,.0f}", ha="center", va="bottom", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return saved(fig, path)
 
 
 def lines(
@@ -54,10 +74,7 @@ def lines(
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return saved(fig, path)
 
 
 def stacked(
@@ -75,10 +92,7 @@ def stacked(
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return saved(fig, path)
 
 
 def grouped(
@@ -109,7 +123,4 @@ def grouped(
         ax.set_ylabel(ylabel)
         ax.legend(fontsize=8)
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return saved(fig, path)

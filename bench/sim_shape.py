@@ -37,15 +37,16 @@ POLICY_WORKERS = 32
 STRAGGLER = SlowHost(f"h{POLICY_WORKERS}", 4.0)
 POLICIES = ["sync", "quorum:31", "quorum:24", "timeout:5us", "timeout:50us", "stale:1"]
 NO_STRAGGLER = "sync, no straggler"
+PARALLEL = os.cpu_count() or 1  # in-network aggregation's points at once, a process each
 
 # A method: configurations -> their `report`s, in order (sim/allreduce.py's JSON).
 Method = Callable[[Sequence[AllReduceConfig]], list[dict]]
 
 
 def in_network(configs: Sequence[AllReduceConfig]) -> list[dict]:
-    """In-network aggregation: `ina sim`'s points, as many at once as the machine has cores."""
+    """In-network aggregation: `ina sim`'s points, `PARALLEL` at once."""
     grid = [sweep.Point({}, config) for config in configs]
-    return sweep.run(grid, git_revision(), os.cpu_count() or 1)
+    return sweep.run(grid, git_revision(), PARALLEL)
 
 
 def baseline(
@@ -162,10 +163,7 @@ def shape_row(swept: str, method: str, point: str, config: AllReduceConfig, rep:
 
 def plot(out: Path, rows: list[dict], line_rate: float) -> None:
     shape = [r for r in rows if r["sweep"] == "workers" and "error" not in r]
-    series = {}
-    for method in dict.fromkeys(r["method"] for r in shape):
-        mine = [r for r in shape if r["method"] == method]
-        series[method] = ([r["workers"] for r in mine], [r["goodput_gbps_median"] for r in mine])
+    series = plots.curves(shape, "workers", "goodput_gbps_median")
     xs = sorted({r["workers"] for r in shape})
     series["payload at line rate, switch frames"] = (xs, [line_rate / 1e9] * len(xs))
     plots.lines(

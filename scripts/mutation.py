@@ -63,6 +63,9 @@ TARGETS: dict[str, tuple[tuple[str, ...], float]] = {
         (
             "tests/hosts/test_core.py",
             "tests/hosts/test_core_bounds.py",
+            "tests/hosts/test_core_fallback.py",
+            "tests/hosts/test_core_lanes.py",
+            "tests/hosts/test_core_zero.py",
             "tests/hosts/test_chunks.py",
         ),
         60,
@@ -217,6 +220,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         )
         for module in ("switch/p4runtime/server.py", "switch/p4runtime/entities.py")
     },
+    ("hosts/core.py", "if self._allowance < timer:", "if self._allowance <= timer:"): (
+        "with the allowance equal to the timer, RACK's due time sent_at[rack] + allowance is never"
+        " before the RTO's sent_at[oldest] + timer (rack is the oldest waiting or sent after it),"
+        " so the min leaves due as it was"
+    ),
     ("hosts/core.py", "if due < self.deadline:", "if due <= self.deadline:"): (
         "when equal, the deadline is assigned the value it has"
     ),

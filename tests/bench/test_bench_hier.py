@@ -37,6 +37,9 @@ def test_upper_links_carry_one_partial_sum_and_one_result_per_child_switch(tmp_p
         ("ring", 4, "leafspine:1x4,1:hierarchical"),
         ("ring", 8, "leafspine:2x4,2:hierarchical"),
     ]
-    assert drawn["hier_scale.png"]["ring"][0] == [4, 8]
+    assert drawn["hier_scale.png"] == {  # Gbit/s per worker against workers, each method's line
+        method: ([4, 8], [r["goodput_median_bps"] / 1e9 for r in scale if r["method"] == method])
+        for method in ("hierarchical", "ring")
+    }
     assert json.loads((tmp_path / "hier_links.json").read_text())["results"] == links
     assert len(json.loads((tmp_path / "hier_scale.json").read_text())["results"]) == 4

@@ -16,7 +16,10 @@ S = (14 + 20 + 8 + HEADER_LEN + 4 * 64 + 24) * 8 / 100e9  # one frame at 100 Gbi
 
 
 def small(monkeypatch) -> dict:
-    """2 and 3 workers of 640 int32, two policies at 3 workers; what the plots would draw."""
+    """2 and 3 workers of 640 int32, two policies at 3 workers, in-network aggregation's points
+    in this process (the same figures as in processes: tests/sim/test_sweep.py); what the plots
+    would draw."""
+    monkeypatch.setattr(sim_shape, "PARALLEL", 1)
     monkeypatch.setattr(sim_shape, "QUICK_WORKERS", [2, 3])
     monkeypatch.setattr(sim_shape, "QUICK_SIZE", 640)
     monkeypatch.setattr(sim_shape, "POLICY_WORKERS", 3)

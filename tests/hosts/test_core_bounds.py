@@ -2,13 +2,15 @@
 arguments' inclusive bounds, the elapsed time of a call that did not start at 0, and a STATUS that
 comes exactly srtt after this worker's copy."""
 
+import math
+
 import numpy as np
 import pytest
 from test_core import EPOCH, SWITCH, answer, rack_core, result, update_of
 
 from ina.hosts.core import MAX_DATAGRAM_ELEMS, PACE_BURST, AllReduceCore, WorkerError
 from ina.hosts.packets import datagram, result_for
-from ina.hosts.rto import MAX_RTO
+from ina.hosts.rto import MAX_RTO, SAME_TIME
 from ina.p4src.protocol import (
     ELEMS_CHOICES,
     EPOCH_MAX,
@@ -249,6 +251,21 @@ def test_a_spurious_resend_takes_the_originals_rtt_from_its_first_transmission()
     assert core.receive(answer(second), SWITCH, now=0.0041) is not None
     assert core.stats.spurious == 1
     assert core.deadline == pytest.approx(0.0041 + 0.0048625)
+
+
+def test_an_answer_one_fastest_round_trip_after_a_resend_answers_the_resend():
+    """Sampled 1.5 ms (min_rtt); the next use, sent at 1.5 ms, is resent at its RTO (6 ms). An answer
+    exactly min_rtt - SAME_TIME after the resend is the resend's (no margin); one a float step
+    sooner is the original's: that resend was spurious."""
+    on_time = 0.006 + (0.0015 - SAME_TIME)
+    assert on_time - 0.006 == 0.0015 - SAME_TIME  # 1.5 ms: exact in floats, no rounding decides
+    for answered, spurious in ((on_time, 0), (math.nextafter(on_time, 0), 1)):
+        core = core_with(window=1, min_rto=0.0, timeout=0.05)
+        [first] = [bytes(p) for p in core.start(np.arange(6, dtype=np.int32), now=0.0)]
+        second = bytes(core.receive(answer(first), SWITCH, now=0.0015))
+        assert [bytes(p) for p in core.expire(0.006)] == [second]
+        core.receive(answer(second), SWITCH, now=answered)
+        assert (core.stats.spurious, core.stats.timeouts) == (spurious, 1)
 
 
 def test_a_status_counting_a_resend_allows_one_probe_four_allowances_later():

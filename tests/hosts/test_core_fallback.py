@@ -11,6 +11,7 @@ from ina.p4src.protocol import (
     FLAGS_OFFSET,
     MSG_RESULT,
     MSG_STATUS,
+    pool_field,
 )
 
 SWITCH = ("10.0.0.254", 0xBEE0)
@@ -77,3 +78,20 @@ def test_a_core_without_a_server_takes_nothing_from_one():
     first = [bytes(p) for p in core.start(ARRAY, now=0.0)]
     assert core.receive(reply(first[0], MSG_RESULT, bitmap=0b11), SERVER, 0.001) is None
     assert core.stats.forged == 1
+
+
+def test_a_fallback_notice_for_a_slot_without_a_use_now_changes_nothing():
+    """Slot 1 in a call of one chunk (no use in it), and slot 1 done, noticed for its next use (the
+    others' next call): duplicates, nothing resent or flagged."""
+    core = make_core()
+    [only] = [bytes(p) for p in core.start(ARRAY[:2], now=0.0)]
+    unused = rewrite(only, msg_type=MSG_STATUS, flags=FLAG_FALLBACK, pool=pool_field(0, 1))
+    assert core.receive(unused, SWITCH, now=0.001) is None
+    assert (core.stats.fallbacks, core.stats.duplicates, core.stats.forged) == (0, 1, 0)
+
+    core = make_core()
+    first = [bytes(p) for p in core.start(ARRAY, now=0.0)]
+    assert core.receive(reply(first[1], MSG_RESULT, bitmap=0b11), SWITCH, now=0.001) is None
+    after = reply(first[1], MSG_STATUS, FLAG_FALLBACK, round_=1)  # slot 1 carried its one chunk
+    assert core.receive(after, SWITCH, now=0.002) is None
+    assert (core.stats.fallbacks, core.stats.duplicates, core.stats.retransmissions) == (0, 1, 0)

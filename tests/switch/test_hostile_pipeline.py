@@ -442,11 +442,12 @@ def _without_source_info(node: object) -> object:
     return node
 
 
-def _paths(doc: object) -> list[tuple]:
-    """Every (container, key) position in `doc`."""
-    out, stack = [], [doc]
+def _positions(doc: object) -> list[tuple]:
+    """Every position in `doc` as the keys that reach it from the root (the last one its key in its
+    container; str: a dict's, int: a list's), depth first."""
+    out, stack = [], [(doc, ())]
     while stack:
-        node = stack.pop()
+        node, keys = stack.pop()
         items = (
             node.items()
             if isinstance(node, dict)
@@ -455,8 +456,8 @@ def _paths(doc: object) -> list[tuple]:
             else ()
         )
         for key, child in items:
-            out.append((node, key))
-            stack.append(child)
+            out.append((*keys, key))
+            stack.append((child, (*keys, key)))
     return out
 
 
@@ -495,14 +496,28 @@ def _mutant(rng: random.Random, marker: Path) -> object:
     )
 
 
-def _mutate(doc: dict, rng: random.Random, marker: Path) -> None:
-    paths = _paths(doc)  # before any mutation: the deep mutants share subtrees (a walk is 2**depth)
+def _mutate(doc: dict, rng: random.Random, marker: Path, positions: list[tuple]) -> None:
+    """1 to 3 of `positions` (doc's before any mutation: the deep mutants share subtrees, a walk of
+    them is 2**depth) deleted or replaced. A position below one replaced or deleted before it is
+    no longer in doc: its mutant is drawn and left out."""
+    changed: list[tuple[object, object]] = []  # (container, key) mutated in this doc
     for _ in range(rng.randint(1, 3)):
-        container, key = rng.choice(paths)
-        if rng.random() < 0.15 and isinstance(container, dict):
-            del container[key]
+        *above, key = rng.choice(positions)
+        container: object = doc
+        for step in above:
+            if any(c is container and k == step for c, k in changed):
+                container = None  # cut off from doc
+                break
+            container = container[step]
+        if rng.random() < 0.15 and isinstance(key, str):  # a dict's key
+            if container is not None:
+                del container[key]
+                changed.append((container, key))
         else:
-            container[key] = _mutant(rng, marker)
+            mutant = _mutant(rng, marker)
+            if container is not None:
+                container[key] = mutant
+                changed.append((container, key))
 
 
 @pytest.mark.fuzz
@@ -515,12 +530,13 @@ def test_fuzzed_json_loads_or_is_refused_cleanly(fuzz_cases, tmp_path: Path) -> 
     marker = tmp_path / "pwned"
     rng = random.Random(20240531)
     base = json.dumps(_without_source_info(aggregate()))
+    positions = _positions(json.loads(base))  # the same in each case's copy: walked once
     n = fuzz_cases(2000)
     builds = max(2, n // 400)
     loaded = 0
     for case in range(n):
         doc = json.loads(base)
-        _mutate(doc, rng, marker)
+        _mutate(doc, rng, marker, positions)
         try:
             pipe = pipeline_module.load_pipeline(doc)
         except PipelineError:

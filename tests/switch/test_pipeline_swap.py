@@ -213,6 +213,33 @@ def test_a_program_over_the_budget_is_refused_and_one_at_it_accepted(served, mon
     assert sw.pipeline is not old
 
 
+def test_the_program_each_push_lets_go_is_freed_by_it(served, monkeypatch) -> None:
+    """A VERIFY's program, a saved one that another VERIFY_AND_SAVE replaces, and the running one
+    that a COMMIT replaces: the push that lets a program go frees its generated code."""
+    sw, _lock, client = served
+    codes = []  # each program the server builds: its generated ingress, weakly
+    build = sw.build
+
+    def kept_weakly(program: dict):
+        built = build(program)
+        codes.append(weakref.ref(built.backend.pipeline.ingress))
+        return built
+
+    monkeypatch.setattr(sw, "build", kept_weakly)
+    running, ok = weakref.ref(sw.pipeline.pipeline.ingress), (grpc.StatusCode.OK, "")
+    gc.disable()  # the generated functions and their namespace are a cycle: only reclaim frees them
+    try:
+        assert client.push(Action.VERIFY, compiled().bmv2) == ok
+        assert codes[0]() is None
+        assert client.push(Action.VERIFY_AND_SAVE, compiled().bmv2) == ok
+        assert client.push(Action.VERIFY_AND_SAVE, compiled().bmv2) == ok
+        assert codes[1]() is None and codes[2]() is not None
+        assert client.push(Action.COMMIT) == ok
+        assert running() is None and codes[2]() is sw.pipeline.pipeline.ingress
+    finally:
+        gc.enable()
+
+
 @pytest.mark.parametrize("served", ["native"], indirect=True)
 def test_the_replaced_native_library_is_unloaded(served, monkeypatch, tmp_path: Path) -> None:
     sw, _lock, client = served
