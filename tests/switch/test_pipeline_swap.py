@@ -220,8 +220,8 @@ def test_the_program_each_push_lets_go_is_freed_by_it(served, monkeypatch) -> No
     codes = []  # each program the server builds: its generated ingress, weakly
     build = sw.build
 
-    def kept_weakly(program: dict):
-        built = build(program)
+    def kept_weakly(program: dict, document: bytes | None = None):
+        built = build(program, document)
         codes.append(weakref.ref(built.backend.pipeline.ingress))
         return built
 
