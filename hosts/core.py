@@ -232,6 +232,7 @@ class AllReduceCore:
         self.bits = bits  # the switch's lane width: elems 32-bit words carry lane_values values
         self._check_arguments()
         self._flags = lane_flags(bits)  # every UPDATE's
+        self._epoch_word: object = epoch  # boxed once: compiled, a pack call takes objects
         self.datagram_size = HEADER_LEN + 4 * elems
         self.stats = stats or Stats()  # a worker's cores (one per staleness group) may share theirs
         self.deadline = math.inf
@@ -377,8 +378,7 @@ class AllReduceCore:
                 # ... but at least srtt: a use completes when the last worker's copy arrives, so
                 # the one a worker sends last (it was behind) is answered at once, and that short
                 # time would make its every use in flight look overdue.
-                srtt = rtt.srtt
-                assert srtt is not None  # sampled
+                srtt = rtt.smoothed  # sampled
                 self._allowance = (elapsed if elapsed >= srtt else srtt) + rtt.reo_wnd
         elif elapsed < self._rtt.min_rtt - SAME_TIME < math.inf:
             # Too soon to answer the resend: the original got through. (An answer exactly one
@@ -573,7 +573,7 @@ class AllReduceCore:
                 pool,
                 announce,
                 flags,
-                self.epoch,
+                self._epoch_word,
                 round_,
             )
         else:
@@ -588,7 +588,7 @@ class AllReduceCore:
                 pool,
                 announce,
                 self._flags,
-                self.epoch,
+                self._epoch_word,
                 round_,
                 values,
             )
