@@ -14,13 +14,13 @@ S + 1 groups, one core each (its `base` the group's first slot); call t runs on 
 so up to S + 1 calls are in flight (`allreduce_async`), and a call waits for its group's previous
 one. The switch refuses a round over a use not done, which bounds how far workers drift apart.
 
-The socket is read and written in batches (`io="batch"`: recvmmsg and sendmmsg through
-ina.hosts.batch's C helper, one system call per burst) or one datagram per system call
-(`io="datagram"`, the default: batching gained nothing consistent in emulation, where the kernel's
-work per packet and the core dominate, and its bursts overflowed the switch's socket in 2 of 5 runs:
-docs/performance.md); `auto` batches wherever the helper builds. The cores see the same
-events either way: each datagram of a batch in turn with the time then, its answer sent before the
-next.
+The socket is read in batches (`io="batch"`: recvmmsg through ina.hosts.batch's C helper, one
+system call per burst; a start's or expire's list of datagrams sent with sendmmsg, an answer sent at
+once) or one datagram per system call (`io="datagram"`); `auto`, the default, batches wherever the
+helper builds (gcc), else goes per datagram. Batched, the demo and the in-process worker were
+faster and the resends per lost packet at 5% loss as low (docs/performance.md, "The batched path
+as the default"). The cores see the same events either way: each datagram of a batch in turn with
+the time then, its answer sent before the next.
 """
 
 import collections
@@ -141,7 +141,7 @@ class Worker:
             f"0..{self.window - 1} (window - 1)",
         )
         port = _config("udp_port", udp_port, UDP_PORT, int)
-        io = _config("worker_io", io, "datagram")  # INA_WORKER_IO
+        io = _config("worker_io", io, "auto")  # INA_WORKER_IO
         check("io", io, io in IO_PATHS, " or ".join(IO_PATHS))
         if io == "batch" and batch.helper() is None:
             raise WorkerError(batch.refusal())
