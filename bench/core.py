@@ -5,8 +5,9 @@
 No switch and no network: a scripted switch answers every UPDATE at once with the RESULT a switch
 would send for a job whose every worker sent that UPDATE (count n_workers, every rank's bit, the
 announced exponent echoed). The answers are recorded in a first, untimed run; each timed run is a
-fresh core fed the same answers in order, so the clock sees `AllReduceCore.start` and `receive`
-(the RTT estimate, the expiry index, the next UPDATE packed) and nothing of the script. One more
+fresh core fed the same answers in order, so the clock sees `AllReduceCore.start`, `receive`
+(the RTT estimate, the expiry index, the next UPDATE packed) and `result` (the sums unpacked), and
+nothing of the script. One more
 run under cProfile writes core_profile.txt: where an answer's time goes. INA_COMPILED chooses
 the core mypyc compiled or its interpreted source (ina/compiled.py); each row says which ran. Timing never decides pass
 or fail; the result of every run is checked against the array (the answers carry it back).
@@ -96,7 +97,8 @@ def record(case: CoreCase, array: np.ndarray) -> list[bytes]:
 
 
 def replay(case: CoreCase, array: np.ndarray, answers: list[bytes]) -> tuple[float, float]:
-    """(wall, CPU) seconds of a fresh core's all-reduce of `array` fed `answers`; checks its sum."""
+    """(wall, CPU) seconds of a fresh core's all-reduce of `array` fed `answers`, its result
+    included; checks its sum."""
     core = new_core(case)
     receive, switch, gap = core.receive, SWITCH, ANSWER_GAP
     wall, cpu = time.perf_counter(), time.process_time()
@@ -105,16 +107,18 @@ def replay(case: CoreCase, array: np.ndarray, answers: list[bytes]) -> tuple[flo
     for data in answers:
         now += gap
         receive(data, switch, now)
+    got = core.result() if core.finished else None
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    check(case, core, array)
+    check(case, got, array)
     return wall, cpu
 
 
-def check(case: CoreCase, core: AllReduceCore, array: np.ndarray) -> None:
-    """Every worker sent `array`: the sum is n_workers x array (floats: within quantization)."""
-    if not core.finished:
+def check(case: CoreCase, got: np.ndarray | None, array: np.ndarray) -> None:
+    """Every worker sent `array`: the sum `got` is n_workers x array (floats: within quantization;
+    None: the all-reduce did not finish)."""
+    if got is None:
         raise RuntimeError(f"{case.label}: the all-reduce did not finish")
-    got, want = core.result(), array.astype(np.float64) * case.n_workers
+    want = array.astype(np.float64) * case.n_workers
     if case.dtype == "int32":
         if not np.array_equal(got, want.astype(np.int32)):
             raise RuntimeError(f"{case.label}: wrong sum")

@@ -20,11 +20,6 @@ SOURCE = Path(__file__).with_name("mmsg.c")
 FLAGS = ["-O2", "-fPIC", "-shared", "-Wall"]
 BATCH = 64  # datagrams per recvmmsg: a window's answers arrive in bursts of about this many
 QUEUE = 256  # datagrams packed before a sendmmsg (mmsg.c's CHUNK): a window start sends several
-# Answers a worker holds before it sends them: each is a slot's next UPDATE, which every worker's
-# slot waits for, so holding a whole batch's (up to BATCH, a window) turns the job's pipeline into
-# lock-step windows (ina train's replay took 1,040 ms per iteration at E=64 against 821 per
-# datagram, loaded machine). A few at a time keep the pipeline full at an eighth of the sends.
-ANSWERS_PER_SEND = 8
 _IPV4 = struct.Struct("=I")  # an IPv4 address as sockaddr_in holds it (network byte order)
 
 _loaded: ctypes.CDLL | None = None

@@ -66,10 +66,10 @@ class Chunks:
     __slots__ = (
         "_agreed",
         "_bitmaps",
+        "_blank",
         "_clip",
         "_counts",
         "_dtype",
-        "_got",
         "_payload",
         "_plen",
         "_redone",
@@ -77,9 +77,9 @@ class Chunks:
         "_safe_of",
         "_scale_of",
         "_scales",
+        "_sums",
         "_values",
         "_zero",
-        "_zeros",
         "dtype",
         "elems",
         "exponents",
@@ -109,7 +109,7 @@ class Chunks:
             self._scale_of = self._safe_of = []
             self.exponents = [0] * n
         self.exponents.append(0)  # the exponent announced after the last chunk
-        self._values = values  # a float chunk's values, quantized again by `fill` (int32: unused)
+        self._values = values  # a float chunk's values, quantized again by `_clipped` (int32: unused)
         # per chunk, whether its values are all zeros: zeros at any scale, so its UPDATE is ZERO
         self._zero: list[bool] = cast(list[bool], (~values.any(axis=1)).tolist())  # read per packet
         self._clip = lane_max(bits) // room  # the largest quantized magnitude of a first pass
@@ -117,11 +117,12 @@ class Chunks:
         self._agreed = [0] * n  # per chunk, the switch's maximum exponent it was quantized for
         self._redone = [False] * n  # per chunk, whether it was redone (after an OVERFLOW)
         self._plen: int = elems * dtype.itemsize  # payload bytes per datagram (a machine integer)
-        self._payload: memoryview = (
-            payload.reshape(-1).view(np.uint8).data
-        )  # a packet's values: one memcpy
-        self._got = memoryview(bytearray(n * self._plen))  # the sums, as the RESULTs carry them
-        self._zeros = bytes(self._plen)  # a ZERO RESULT's sums
+        # a packet's values, a slice of bytes (compiled: a memcpy, no slice object or view)
+        self._payload: bytes = payload.tobytes()
+        # per chunk, the RESULT datagram that carries its sums (kept, not copied: bytes are
+        # immutable); a datagram of zeros until one comes, and for a ZERO RESULT
+        self._blank = bytes(HEADER_LEN + self._plen)
+        self._sums = [self._blank] * n
         self._scales = [1.0] * n
         self._counts = [0] * n  # per chunk, its RESULT's count and bitmap (0: no sum yet)
         self._bitmaps = [0] * n
@@ -133,37 +134,29 @@ class Chunks:
             self._scales[chunk] = self._scale_of[exponent]
             self._agreed[chunk] = exponent
 
-    def fill(self, pkt: bytearray, chunk: int, exponent: int | None) -> None:
-        """Chunk `chunk`'s values into `pkt` after the header, for the switch's maximum `exponent`
-        (None: not known, its own scale), which it agrees (`agree`). A float slot's first use
-        (chunk < 0) carries zeros: the packet is new."""
-        plen = self._plen
-        if not self.is_float:
-            pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
-            return
-        if exponent is None:
-            if chunk >= 0:
-                pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
-            return
-        self._agreed[chunk] = exponent
-        if self._redone[chunk]:  # the scale n contributions cannot overflow
-            self._scales[chunk] = self._safe_of[exponent]
-            values = quantize(self._values[chunk], self._scales[chunk])
-            clip = self._safe_clip
-            pkt[HEADER_LEN:] = np.clip(values, -clip, clip).astype(self._dtype).tobytes()
-            return
-        self._scales[chunk] = self._scale_of[exponent]
-        if exponent == self.exponents[chunk]:
-            pkt[HEADER_LEN:] = self._payload[chunk * plen : chunk * plen + plen]
-        else:  # clipped: a maximum below its own exponent means its announcement was not counted
-            values = quantize(self._values[chunk], self._scales[chunk])
-            pkt[HEADER_LEN:] = (
-                np.clip(values, -self._clip, self._clip).astype(self._dtype).tobytes()
-            )
+    def payload(self, chunk: int, exponent: int | None) -> bytes:
+        """Chunk `chunk`'s values (chunk >= 0) as a packet carries them after the header, for the
+        switch's maximum `exponent` (None: not known, its own scale), which it agrees (`agree`)."""
+        if self.is_float and exponent is not None:
+            self._agreed[chunk] = exponent
+            if self._redone[chunk]:  # the scale n contributions cannot overflow
+                self._scales[chunk] = self._safe_of[exponent]
+                return self._clipped(chunk, self._safe_clip)
+            self._scales[chunk] = self._scale_of[exponent]
+            if exponent != self.exponents[chunk]:
+                # clipped: a maximum below its own exponent means its announcement was not counted
+                return self._clipped(chunk, self._clip)
+        at = chunk * self._plen
+        return self._payload[at : at + self._plen]
+
+    def _clipped(self, chunk: int, clip: int) -> bytes:
+        """Chunk `chunk` quantized again at its agreed scale, clipped to +-`clip`."""
+        values = quantize(self._values[chunk], self._scales[chunk])
+        return np.clip(values, -clip, clip).astype(self._dtype).tobytes()
 
     def redo(self, chunk: int) -> bool:
         """Chunk `chunk`'s sum saturated a lane: whether it can be sent again at the scale that cannot
-        overflow (a float chunk not redone yet), then its `agreed` exponent's `fill` uses that scale."""
+        overflow (a float chunk not redone yet), then its `agreed` exponent's `payload` uses that scale."""
         if not self.is_float or self._redone[chunk]:
             return False
         self._redone[chunk] = True
@@ -182,14 +175,10 @@ class Chunks:
         """How many chunks were redone."""
         return sum(self._redone)
 
-    def store(
-        self, chunk: int, data: bytes | bytearray | memoryview, count: int, bitmap: int
-    ) -> None:
-        """The RESULT `data` of chunk `chunk`: its sum (zeros if flagged ZERO: the header alone), and
-        whose contributions it holds."""
-        plen = self._plen
-        sums = self._zeros if data[FLAGS_OFFSET] & FLAG_ZERO else data[HEADER_LEN:]
-        self._got[chunk * plen : chunk * plen + plen] = sums
+    def store(self, chunk: int, data: bytes, count: int, bitmap: int) -> None:
+        """The RESULT `data` of chunk `chunk` (kept, not copied): its sum (zeros if flagged ZERO:
+        the header alone), and whose contributions it holds."""
+        self._sums[chunk] = self._blank if data[FLAGS_OFFSET] & FLAG_ZERO else data
         self._counts[chunk], self._bitmaps[chunk] = count, bitmap
 
     def contributors(self) -> Contributors:
@@ -202,7 +191,8 @@ class Chunks:
 
     def result(self) -> np.ndarray:
         """The sums, in the array's shape and dtype; 0 where a chunk has no sum."""
-        got = np.frombuffer(self._got, dtype=self._dtype).reshape(self.n, self.elems)
+        datagrams = np.frombuffer(b"".join(self._sums), np.uint8).reshape(self.n, -1)
+        got = datagrams[:, HEADER_LEN:].view(self._dtype)  # each row's values, in place
         size = math.prod(self.shape)
         if not self.is_float:
             return got.astype(np.int32).ravel()[:size].reshape(self.shape)

@@ -10,19 +10,20 @@ slots `expire` resends.
 """
 
 import math
+import struct
 from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
 
 from ina.hosts.chunks import Chunks, Contributors
-from ina.hosts.expiry import PACE_BURST, DueIndex
+from ina.hosts.expiry import PACE_BURST, SEQ_SHIFT, DueIndex
 from ina.hosts.rto import MAX_RTO, MIN_RTO, SAME_TIME, RttEstimator
+from ina.hosts.slots import Slot, Waiting
 from ina.p4src import protocol
 from ina.p4src.protocol import (
     ELEMS_CHOICES,
     EPOCH_MAX,
-    HEADER_LEN,
     LANE_BITS_CHOICES,
     MAX_JOB_WORKERS,
     MAX_JOBS,
@@ -32,6 +33,7 @@ from ina.p4src.protocol import (
     lane_flags,
     lane_values,
     round_newer,
+    word_span,
 )
 
 # What the per-answer path reads of the protocol, bound Final: compiled (ina/compiled.py), a Final
@@ -40,6 +42,7 @@ FLAG_FALLBACK: Final = protocol.FLAG_FALLBACK
 FLAG_OVERFLOW: Final = protocol.FLAG_OVERFLOW
 FLAG_ZERO: Final = protocol.FLAG_ZERO
 FLAGS_OFFSET: Final = protocol.FLAGS_OFFSET
+HEADER_LEN: Final = protocol.HEADER_LEN
 INDEX_MASK: Final = protocol.INDEX_MASK
 MSG_RESULT: Final = protocol.MSG_RESULT
 MSG_STATUS: Final = protocol.MSG_STATUS
@@ -55,16 +58,67 @@ HOLD_BYTES = (
     64 << 20
 )  # RESULTs of later uses a worker keeps at most (`_hold`): a bound in memory, not calls
 
-# The words an UPDATE sets (the others 0) and those an answer is read by, each struct made once from
-# protocol.FIELDS: a field added to the header changes neither call
-_pack_update: Final = header_struct(
+# The words an UPDATE sets (the others 0), as a struct made from protocol.FIELDS: a field added to
+# the header changes no call. A ZERO UPDATE is the header alone; any other packs its values too
+# (`_update_struct`), one call for the whole datagram.
+_UPDATE_HEADER = header_struct(
     "msg_type", "rank", "job_id", "pool", "exponent", "flags", "epoch", "round"
-).pack_into
-_unpack_answer: Final = header_struct(
-    "msg_type", "job_id", "pool", "exponent", "flags", "count", "epoch", "round", "bitmap"
-).unpack_from
-# _unpack_answer's words, typed so that compiled (ina/compiled.py) each is a machine integer
+)
+_pack_update: Final = _UPDATE_HEADER.pack_into
+# The words an answer is read by, offset and width each from protocol.FIELDS: compiled, `_answer`
+# reads them as bytes of a bytes object, no struct call and no tuple of boxed integers
+MSG_TYPE_AT: Final = word_span("msg_type")[0]
+MSG_TYPE_WIDTH: Final = word_span("msg_type")[1]
+JOB_ID_AT: Final = word_span("job_id")[0]
+JOB_ID_WIDTH: Final = word_span("job_id")[1]
+POOL_AT: Final = word_span("pool")[0]
+POOL_WIDTH: Final = word_span("pool")[1]
+EXPONENT_AT: Final = word_span("exponent")[0]
+EXPONENT_WIDTH: Final = word_span("exponent")[1]
+FLAGS_AT: Final = word_span("flags")[0]
+FLAGS_WIDTH: Final = word_span("flags")[1]
+COUNT_AT: Final = word_span("count")[0]
+COUNT_WIDTH: Final = word_span("count")[1]
+EPOCH_AT: Final = word_span("epoch")[0]
+EPOCH_WIDTH: Final = word_span("epoch")[1]
+ROUND_AT: Final = word_span("round")[0]
+ROUND_WIDTH: Final = word_span("round")[1]
+BITMAP_AT: Final = word_span("bitmap")[0]
+BITMAP_WIDTH: Final = word_span("bitmap")[1]
+# _answer's words, typed so that compiled (ina/compiled.py) each is a machine integer
 Fields = tuple[int, int, int, int, int, int, int, int, int]
+
+
+def _update_struct(payload_bytes: int) -> struct.Struct:
+    """An UPDATE's header words and `payload_bytes` of values: the datagram in one pack_into."""
+    return struct.Struct(_UPDATE_HEADER.format + f"{payload_bytes}s")
+
+
+def _word(data: bytes, at: int, width: int) -> int:
+    """The big-endian word of `width` bytes at offset `at` of `data`."""
+    if width == 1:
+        return data[at]
+    if width == 2:
+        return data[at] << 8 | data[at + 1]
+    if width == 4:
+        return data[at] << 24 | data[at + 1] << 16 | data[at + 2] << 8 | data[at + 3]
+    return int.from_bytes(data[at : at + width], "big")
+
+
+def _answer(data: bytes) -> Fields:
+    """The words of an answer (at least HEADER_LEN bytes) the core reads: msg_type, job_id, pool,
+    exponent, flags, count, epoch, round, bitmap."""
+    return (
+        _word(data, MSG_TYPE_AT, MSG_TYPE_WIDTH),
+        _word(data, JOB_ID_AT, JOB_ID_WIDTH),
+        _word(data, POOL_AT, POOL_WIDTH),
+        _word(data, EXPONENT_AT, EXPONENT_WIDTH),
+        _word(data, FLAGS_AT, FLAGS_WIDTH),
+        _word(data, COUNT_AT, COUNT_WIDTH),
+        _word(data, EPOCH_AT, EPOCH_WIDTH),
+        _word(data, ROUND_AT, ROUND_WIDTH),
+        _word(data, BITMAP_AT, BITMAP_WIDTH),
+    )
 
 
 class WorkerError(Exception):
@@ -124,7 +178,7 @@ class AllReduceCore:
     State: `deadline` (inf when nothing waits), `finished`, `result()`, `contributors()`, `stats`.
     Each slot's current use is in one state, which the events move (docs/protocol.md, "Worker loss
     recovery"):
-      waiting  sent (`_next_use`), in `_unanswered`; resent (`_resend`) by `expire` at its turn or
+      waiting  sent (`_next_use`), in `_waiting`; resent (`_resend`) by `expire` at its turn or
                RTO, or by `receive` at once when a STATUS says its copy was lost
       counted  waiting, and a STATUS said the switch has this worker's copy (`_status`): resent
                only as the one probe that STATUS allows, or at the RTO
@@ -178,22 +232,17 @@ class AllReduceCore:
         self.bits = bits  # the switch's lane width: elems 32-bit words carry lane_values values
         self._check_arguments()
         self._flags = lane_flags(bits)  # every UPDATE's
+        self._epoch_word: object = epoch  # boxed once: compiled, a pack call takes objects
         self.datagram_size = HEADER_LEN + 4 * elems
         self.stats = stats or Stats()  # a worker's cores (one per staleness group) may share theirs
         self.deadline = math.inf
         self.finished = False  # True once the all-reduce `start` began has its every result
-        self._pkts: list[bytearray] = []
-        self._window = 0
-        self._done: list[bool] = []  # no all-reduce yet: every slot is done
-        self._held: list[dict[int, bytes]] = [
-            {} for _ in range(window)
-        ]  # per slot: round -> its RESULT
+        self._pack_datagram = _update_struct(4 * elems).pack_into  # an UPDATE with its values
+        self._window = 0  # the slots the current all-reduce uses (the first ones)
+        self._slots = [Slot(k) for k in range(window)]  # each slot's state (ina.hosts.slots)
         # A straggler under a quorum falls behind for as long as it is slower (a 3x one, hundreds of
         # calls in a training run): what bounds it is memory, so the uses a slot may hold follow.
         self.hold_rounds = max(2, HOLD_BYTES // (window * self.datagram_size))
-        self._round = [
-            0
-        ] * window  # each slot's current round: its use number since the epoch began
         self._rtt = RttEstimator(timeout, min_rto, window)
         self._allowance = math.inf  # rack_rtt + reo_wnd: how long an answer may take (RACK)
         self._sequence = 0  # transmissions so far: orders them, ties in time included
@@ -259,51 +308,20 @@ class AllReduceCore:
         n_chunks = chunks.n
         window = min(self.window, n_chunks)
         self._n_chunks, self._window, self._is_float = n_chunks, window, chunks.is_float
-        self._pkts = [bytearray(self.datagram_size) for _ in range(window)]
-        self._chunk_of = [
-            0
-        ] * window  # the chunk each slot's current use carries (< 0: a float slot's first use)
-        self._done = [False] * window
-        self._blind = [
-            False
-        ] * window  # the current use's scale came with a RESULT never had: no sum
-        self._status = [
-            0
-        ] * window  # a STATUS's bitmap: the switch counted the current use (0: not known)
-        self._probe_at = [
-            math.inf
-        ] * window  # when that STATUS came, until the one resend it allows
+        slots = self._slots
+        for k in range(window):  # each slot's final use in this all-reduce
+            last = slots[k].round + len(range(k, n_chunks, window)) - (not self._is_float)
+            slots[k].begin(bytearray(self.datagram_size), last & ROUND_MASK, now)
         self._probing: set[int] = set()  # the slots whose probe_at is set
-        self._behind = [False] * window  # the current use left late, after a resent one (see _take)
-        self._retries = [0] * window  # resends of each slot's current use (Karn's rule, turns)
-        self._timeouts = [0] * window  # ... of which timed out: max_retries bounds these
-        self._sent_at = [now] * window  # the latest transmission of each slot's current use
-        self._first_sent = [now] * window  # when the current use was first sent (RTT samples)
-        self._seq_of = [0] * window  # each slot's latest transmission, in order
-        # waiting, oldest sent first: a dict keeps insertion order, and compiled, finding its first
-        # key allocates nothing (an OrderedDict's iterator is an object per call: _rearm's cost)
-        self._unanswered: dict[int, None] = {}
+        self._waiting = Waiting()  # the waiting slots, oldest transmission first
         # The same waiting transmissions ordered for `expire`, so it finds the due ones without a
         # scan; every transmission goes to the end of its `order` (kept here: the per-packet path).
-        self._index = DueIndex(
-            self.rank,
-            self.n_workers,
-            self._seq_of,
-            self._unanswered,
-            self._status,
-            self._retries,
-            self._sent_at,
-        )
+        self._index = DueIndex(self.rank, self.n_workers, slots)
         self._order = self._index.order
         self._remaining = n_chunks
         self._started = now
         self.finished = False
         self.deadline = math.inf
-        rounds = self._round
-        self._last_round = [
-            (rounds[k] + len(range(k, n_chunks, window)) - (not self._is_float)) & ROUND_MASK
-            for k in range(window)
-        ]  # each slot's final use in this all-reduce
         # A float slot's first use carries no chunk (the exponent only) and counts as chunk
         # index - window, so the next is always chunk + window. A use whose RESULT is held is not sent.
         first = [
@@ -315,8 +333,8 @@ class AllReduceCore:
         self, data: bytes | bytearray | memoryview, source: tuple[str, int], now: float
     ) -> bytearray | None:
         """A datagram arrived: take it if it is the RESULT (or STATUS) of the round a slot is on, and
-        return the slot's next UPDATE, if any. The per-packet path: values are copied in place,
-        headers packed in place."""
+        return the slot's next UPDATE, if any. The per-packet path: headers are read and packed in
+        place, and a RESULT's bytes are kept as its chunk's sums (a buffer is copied once)."""
         stats = self.stats
         stats.packets_received += 1
         size = len(data)  # the whole datagram, or the header alone flagged ZERO
@@ -325,7 +343,8 @@ class AllReduceCore:
         ):
             stats.forged += 1
             return None
-        fields: Fields = _unpack_answer(data, 0)
+        raw = data if isinstance(data, bytes) else bytes(data)
+        fields: Fields = _answer(raw)
         msg, job, pool, exponent, flags, count, epoch, round_, bitmap = fields
         index = (pool & INDEX_MASK) - self.base
         if (
@@ -339,30 +358,27 @@ class AllReduceCore:
             return None
         if flags & FLAG_FALLBACK:
             return self._fall_back(index, round_, now)
-        if index >= self._window or round_ != self._round[index] or self._done[index]:
-            return self._other_round(msg, index, round_, data, now)
+        slot = self._slots[index]
+        if index >= self._window or round_ != slot.round or slot.done:
+            return self._other_round(msg, index, round_, raw, now)
         if msg == MSG_STATUS:
             return self._status_of_use(index, bitmap, now)
-        first_sent, sent_at, seq_of = self._first_sent, self._sent_at, self._seq_of
-        elapsed = now - sent_at[index]
+        elapsed = now - slot.sent_at
         # answered before RACK's overtake below: the index drops this transmission rather than
         # queue it as overtaken (a tuple kept per answer until `expire` next runs)
-        del self._unanswered[index]
-        if self._status[index]:
+        self._waiting.remove(slot)
+        if slot.status:
             pass  # counted, the slot waited for others' resends: its time says nothing of the path
-        elif self._retries[index] == 0:  # Karn's rule: an RTT sample only from a use sent once
+        elif slot.retries == 0:  # Karn's rule: an RTT sample only from a use sent once
             rtt = self._rtt
             rtt.sample(elapsed)
-            if (
-                seq_of[index] > self._rack_seq and not self._behind[index]
-            ):  # RACK: the latest answer and its RTT
-                self._rack_seq = seq_of[index]
+            if slot.seq > self._rack_seq and not slot.behind:  # RACK: the latest answer and its RTT
+                self._rack_seq = slot.seq
                 self._index.overtake(self._rack_seq)
                 # ... but at least srtt: a use completes when the last worker's copy arrives, so
                 # the one a worker sends last (it was behind) is answered at once, and that short
                 # time would make its every use in flight look overdue.
-                srtt = rtt.srtt
-                assert srtt is not None  # sampled
+                srtt = rtt.smoothed  # sampled
                 self._allowance = (elapsed if elapsed >= srtt else srtt) + rtt.reo_wnd
         elif elapsed < self._rtt.min_rtt - SAME_TIME < math.inf:
             # Too soon to answer the resend: the original got through. (An answer exactly one
@@ -370,33 +386,30 @@ class AllReduceCore:
             stats.spurious += (
                 1  # its original's RTT a sample (the path got slower): the backoff undone
             )
-            self._rtt.spurious(now - first_sent[index])
+            self._rtt.spurious(now - slot.first_sent)
         # A resend's answer moves no RACK state: the switch answers it from a completed set at
         # once, far sooner than a use that waits for every worker, and as the latest answer it
         # would make every use sent before it look overdue after that short time.
-        return self._take(index, round_, exponent, count, bitmap, data, now)
+        return self._take(index, round_, exponent, count, bitmap, raw, now)
 
     def _other_round(
-        self, msg: int, index: int, round_: int, data: bytes | bytearray | memoryview, now: float
+        self, msg: int, index: int, round_: int, data: bytes, now: float
     ) -> bytearray | None:
         """An answer for a round slot `index` is not on (or a slot without a use in this
         all-reduce): a later use's RESULT is held; a STATUS of a later round of the set says the
         use is gone, one of the next round that this worker's RESULT copy was lost; the rest are
         duplicates."""
+        slot = self._slots[index]
         if msg == MSG_RESULT and self._hold(index, round_, data):
-            if (
-                index < self._window
-                and not self._done[index]
-                and self._latest_copy_lost(index, now)
-            ):
+            if index < self._window and not slot.done and self._latest_copy_lost(index, now):
                 # The others are past the use this worker waits on: its RESULT left the switch
                 # before this one and was lost. Asked for now: nobody else will resend that use.
                 pkt = self._resend(index, now)
                 self._rearm()
                 return pkt
             return None
-        if msg == MSG_STATUS and index < self._window and not self._done[index]:
-            current = self._round[index]
+        if msg == MSG_STATUS and index < self._window and not slot.done:
+            current = slot.round
             ahead = (round_ - current) & ROUND_MASK
             if not ahead & 1 and round_newer(round_, current):
                 return self._gone(index, round_, now)
@@ -414,15 +427,16 @@ class AllReduceCore:
         fallback server. If the slot is on that use, its UPDATE is resent now flagged FALLBACK, and
         so is every resend of it (the flag stays in the slot's buffer until its next use): the
         switch forwards it to the server, whose RESULT completes the use as the switch's would."""
+        slot = self._slots[index]
         if (
             index >= self._window
-            or self._done[index]
-            or round_ != self._round[index]
-            or self._pkts[index][FLAGS_OFFSET] & FLAG_FALLBACK
+            or slot.done
+            or round_ != slot.round
+            or slot.pkt[FLAGS_OFFSET] & FLAG_FALLBACK
         ):
             self.stats.duplicates += 1  # another use's, or told already
             return None
-        self._pkts[index][FLAGS_OFFSET] |= FLAG_FALLBACK
+        slot.pkt[FLAGS_OFFSET] |= FLAG_FALLBACK
         self.stats.fallbacks += 1
         pkt = self._resend(index, now)
         self._rearm()
@@ -431,15 +445,15 @@ class AllReduceCore:
     def _status_of_use(self, index: int, bitmap: int, now: float) -> bytearray | None:
         """A STATUS of the use slot `index` is on: with this worker's bit the slot is counted and
         waits for others; without it, this worker's latest copy was lost if it had time to arrive."""
-        stats = self.stats
+        stats, slot = self.stats, self._slots[index]
         if bitmap >> self.rank & 1:  # counted: the slot waits for others
-            if not self._status[index] and self._retries[index]:  # its own resend's STATUS
-                self._probe_at[index] = now
+            if not slot.status and slot.retries:  # its own resend's STATUS
+                slot.probe_at = now
                 self._probing.add(index)
                 self.deadline = min(self.deadline, now + PROBE_ALLOWANCES * self._allowance)
-            if not self._status[index] and self._seq_of[index] < self._rack_seq:
+            if not slot.status and slot.seq < self._rack_seq:
                 self._index.count(index)
-            self._status[index] = bitmap
+            slot.status = bitmap
             stats.statuses += 1
         elif self._latest_copy_lost(index, now):
             # Another worker's resend found the slot without this worker, whose latest copy
@@ -456,20 +470,21 @@ class AllReduceCore:
         sent at least srtt ago (it had time to arrive before the STATUS left). A copy sent later,
         or queued longer than usual, may still be on its way: then its turn decides."""
         srtt = self._rtt.srtt
-        return srtt is not None and now - self._sent_at[index] >= srtt
+        return srtt is not None and now - self._slots[index].sent_at >= srtt
 
-    def _hold(self, index: int, round_: int, data: bytes | bytearray | memoryview) -> bool:
+    def _hold(self, index: int, round_: int, data: bytes) -> bool:
         """Keep the RESULT of a later use of slot `index` (at most `hold_rounds` uses ahead), to take
         when the slot gets there: under a quorum or timeout the others run ahead, and the switch
         replaces a use once it is done, so its multicast RESULT is this worker's only copy. Held
         uses the slot has left behind (a gone use skipped them) are dropped first."""
-        current = self._round[index]
+        slot = self._slots[index]
+        current = slot.round
         if (round_ - current) & ROUND_MASK >= self.hold_rounds:
             return False
-        held = self._held[index]
+        held = slot.held
         for old in [r for r in held if (r - current) & ROUND_MASK >= self.hold_rounds]:
             del held[old]
-        held[round_] = bytes(data)
+        held[round_] = data
         self.stats.held += 1
         return True
 
@@ -480,27 +495,28 @@ class AllReduceCore:
         exponent: int,
         count: int,
         bitmap: int,
-        data: bytes | bytearray | memoryview,
+        data: bytes,
         now: float,
     ) -> bytearray | None:
         """The RESULT `data` of the use `round_` slot `index` is on: its chunk's sum, then the slot's
         next use (None: held too, and taken, or the slot is done)."""
-        chunk = self._chunk_of[index]
-        if chunk >= 0 and data[FLAGS_OFFSET] & FLAG_OVERFLOW and not self._blind[index]:
+        slot = self._slots[index]
+        chunk = slot.chunk
+        if chunk >= 0 and data[FLAGS_OFFSET] & FLAG_OVERFLOW and not slot.blind:
             return self._redo(index, round_, chunk, now)
         if chunk >= 0:
-            if not self._blind[index]:
+            if not slot.blind:
                 self._chunks.store(chunk, data, count, bitmap)
             self._remaining -= 1
-        if round_ == self._last_round[index]:
+        if round_ == slot.last_round:
             self._slot_done(index, now)
             return None
-        self._round[index] = (round_ + 1) & ROUND_MASK
+        slot.round = (round_ + 1) & ROUND_MASK
         # This worker resent the use and was not told it was counted: its RESULT copy or its UPDATE
         # was lost. After a lost RESULT copy the others sent the next use long before this worker,
         # so that use is answered as soon as this copy arrives, which says nothing of the uses
         # this worker sent before it: no RACK evidence (after a lost UPDATE, one sample is lost).
-        self._behind[index] = self._retries[index] > 0 and not self._status[index]
+        slot.behind = slot.retries > 0 and not slot.status
         return self._next_use(index, chunk + self._window, exponent, now)
 
     def _redo(self, index: int, round_: int, chunk: int, now: float) -> bytearray | None:
@@ -515,9 +531,10 @@ class AllReduceCore:
                 "quantizes for another worker count"
             )
         self.stats.redone += 1
-        self._last_round[index] = (self._last_round[index] + 1) & ROUND_MASK
-        self._round[index] = (round_ + 1) & ROUND_MASK
-        self._behind[index] = self._retries[index] > 0 and not self._status[index]
+        slot = self._slots[index]
+        slot.last_round = (slot.last_round + 1) & ROUND_MASK
+        slot.round = (round_ + 1) & ROUND_MASK
+        slot.behind = slot.retries > 0 and not slot.status
         return self._next_use(index, chunk, self._chunks.agreed(chunk), now)
 
     def _next_use(
@@ -526,43 +543,61 @@ class AllReduceCore:
         """The slot's next use, carrying `chunk` (< 0: a float slot's first use, the exponent alone),
         scaled for the switch's maximum `exponent` (None: not known, the chunk gets no sum); announces
         the exponent of the chunk a window later. Taken at once if its RESULT is held (None)."""
-        pkt, chunks = self._pkts[index], self._chunks
-        round_ = self._round[index]
-        self._chunk_of[index] = chunk
-        self._blind[index] = exponent is None and self._is_float
-        held_uses = self._held[index]
+        slot, chunks = self._slots[index], self._chunks
+        pkt, round_ = slot.pkt, slot.round
+        slot.chunk = chunk
+        slot.blind = exponent is None and self._is_float
+        held_uses = slot.held
         held = held_uses.pop(round_, None) if held_uses else None  # seldom any: no call then
         if held is not None:
             chunks.agree(chunk, exponent)
-            fields: Fields = _unpack_answer(held, 0)
+            fields: Fields = _answer(held)
             _msg, _job, _pool, exponent, _flags, count, _epoch, _round, bitmap = fields
             return self._take(index, round_, exponent, count, bitmap, held, now)
-        chunks.fill(pkt, chunk, exponent)  # agrees the exponent too
-        # All zeros (a float slot's first use, or a chunk of zeros): the header alone, flagged ZERO
-        zero = chunk < 0 or chunks.zero(chunk)
-        if zero:
-            del pkt[HEADER_LEN:]  # the next use's fill puts the values back
-            self.stats.zeros += 1
+        values = chunks.payload(chunk, exponent) if chunk >= 0 else b""  # agrees the exponent
         announce = chunks.exponents[
             min(chunk + self._window, self._n_chunks)
         ]  # the chunk a window later's
-        _pack_update(
-            pkt,
-            0,
-            MSG_UPDATE,
-            self.rank,
-            self.job_id,
-            (round_ & 1) << SET_SHIFT | self.base + index,
-            announce,
-            (self._flags | FLAG_ZERO) if zero else self._flags,
-            self.epoch,
-            round_,
-        )
-        self._retries[index], self._timeouts[index], self._status[index] = 0, 0, 0
-        self._sent_at[index] = self._first_sent[index] = now
-        self._seq_of[index] = self._sequence = self._sequence + 1
-        self._order.append((self._sequence, index))
-        self._unanswered[index] = None
+        pool = (round_ & 1) << SET_SHIFT | self.base + index
+        # All zeros (a float slot's first use, or a chunk of zeros): the header alone, flagged ZERO
+        if chunk < 0 or chunks.zero(chunk):
+            del pkt[HEADER_LEN:]  # the next use's values put the bytes back
+            self.stats.zeros += 1
+            flags = self._flags | FLAG_ZERO
+            _pack_update(
+                pkt,
+                0,
+                MSG_UPDATE,
+                self.rank,
+                self.job_id,
+                pool,
+                announce,
+                flags,
+                self._epoch_word,
+                round_,
+            )
+        else:
+            if len(pkt) != self.datagram_size:  # after a ZERO use: the values' bytes back
+                pkt.extend(bytes(self.datagram_size - HEADER_LEN))
+            self._pack_datagram(
+                pkt,
+                0,
+                MSG_UPDATE,
+                self.rank,
+                self.job_id,
+                pool,
+                announce,
+                self._flags,
+                self._epoch_word,
+                round_,
+                values,
+            )
+        slot.retries = slot.timeouts = slot.status = 0
+        slot.sent_at = slot.first_sent = now
+        self._sequence += 1
+        slot.seq = self._sequence
+        self._order.append(self._sequence << SEQ_SHIFT | index)
+        self._waiting.append(slot)
         self.stats.packets_sent += 1
         self._rearm()
         return pkt
@@ -579,9 +614,10 @@ class AllReduceCore:
                 f"worker, which {self.bits}-bit lanes cannot do (an overflowed chunk's redo "
                 "shifts a slot's chunks): run narrow lanes with the sync policy"
             )
-        del self._unanswered[index]
-        skipped = (newer - 1 - self._round[index]) & ROUND_MASK
-        chunk, window, n_chunks = self._chunk_of[index], self._window, self._n_chunks
+        slot = self._slots[index]
+        self._waiting.remove(slot)
+        skipped = (newer - 1 - slot.round) & ROUND_MASK
+        chunk, window, n_chunks = slot.chunk, self._window, self._n_chunks
         self._remaining -= len(range(chunk, min(chunk + skipped * window, n_chunks), window)) - (
             chunk < 0
         )
@@ -589,15 +625,16 @@ class AllReduceCore:
         if following >= n_chunks:
             self._slot_done(index, now)
             return None
-        self._round[index] = (newer - 1) & ROUND_MASK
-        self._behind[index] = True
+        slot.round = (newer - 1) & ROUND_MASK
+        slot.behind = True
         return self._next_use(index, following, None, now)
 
     def _slot_done(self, index: int, now: float) -> None:
         """The slot has carried its last chunk of this all-reduce: the next one starts at the use after."""
-        self._round[index] = (self._last_round[index] + 1) & ROUND_MASK
-        self._done[index] = True
-        self._unanswered.pop(index, None)
+        slot = self._slots[index]
+        slot.round = (slot.last_round + 1) & ROUND_MASK
+        slot.done = True
+        self._waiting.remove(slot)
         if not self._remaining:
             self.finished, self.deadline = True, math.inf
             self.stats.elapsed += now - self._started
@@ -609,22 +646,16 @@ class AllReduceCore:
         """Bring the deadline forward to when the first waiting slot may be due: the oldest
         transmission by its RTO; the oldest not counted by a STATUS, if sent before the latest
         answered one, by RACK once one allowance passes (expire then tells whose turn it is)."""
-        unanswered = self._unanswered
-        if not unanswered:
+        rack = self._waiting.oldest
+        if rack is None:
             return
-        oldest = -1
-        for first in unanswered:  # the oldest waiting (compiled: no iterator object)
-            oldest = first
-            break
-        rack = oldest
-        sent_at, timer = self._sent_at, self._rtt.timer
-        due = sent_at[oldest] + timer
+        timer = self._rtt.timer
+        due = rack.sent_at + timer
         if self._allowance < timer:
-            status = self._status
-            if status[oldest]:
-                rack = next((k for k in unanswered if not status[k]), oldest)
-            if self._seq_of[rack] < self._rack_seq and not status[rack]:
-                due = min(due, sent_at[rack] + self._allowance)
+            if rack.status:
+                rack = next((slot for slot in self._waiting if not slot.status), rack)
+            if rack.seq < self._rack_seq and not rack.status:
+                due = min(due, rack.sent_at + self._allowance)
         if due < self.deadline:
             self.deadline = due
 
@@ -644,20 +675,35 @@ class AllReduceCore:
         """The RTO with its backoff: how long a slot waits for its timeout."""
         return self._rtt.timer
 
+    @property
+    def _unanswered(self) -> list[int]:
+        """The waiting slots, oldest transmission first."""
+        return [slot.index for slot in self._waiting]
+
+    @property
+    def _seq_of(self) -> list[int]:
+        """Each slot's latest transmission, in order."""
+        return [slot.seq for slot in self._slots]
+
+    @property
+    def _pkts(self) -> list[bytearray]:
+        """Each slot's datagram buffer in the current all-reduce."""
+        return [slot.pkt for slot in self._slots[: self._window]]
+
     def _due(self, index: int) -> tuple[float, bool, bool]:
         """When slot `index` is due for a resend, whether that is a timeout (else RACK's turn), and
         whether it is the one ask a STATUS allows (a probe)."""
-        allowance, sent = self._allowance, self._sent_at[index]
-        status = self._status[index]
+        slot, allowance = self._slots[index], self._allowance
+        sent, status = slot.sent_at, slot.status
         # Its turn (once resent, n allowances): RACK's if a later transmission was answered,
         # else the RTO's, which never fires before the turn either. A use the switch counted
         # (a STATUS) needs this worker's resend only if its RESULT was lost: it waits 2n
         # allowances (the others' turns come late by the skew of their RTTs) and the RTO.
         position = (self.rank + index) % self.n_workers
-        timed_out = self._seq_of[index] > self._rack_seq
+        timed_out = slot.seq > self._rack_seq
         if status:
             due = sent + 2 * self.n_workers * allowance
-        elif self._retries[index]:
+        elif slot.retries:
             due = sent + self.n_workers * allowance
         elif timed_out:
             due = sent + (1 + position) * allowance
@@ -672,7 +718,7 @@ class AllReduceCore:
         # within an RTT (two, if their last RESULT copy was lost). The worker whose resend the
         # STATUS answered asks once more PROBE_ALLOWANCES after it (its RESULT copy may be
         # lost, or their STATUS copy), then by the timer above (a straggler is not pestered).
-        probe_due = self._probe_at[index] + PROBE_ALLOWANCES * allowance
+        probe_due = slot.probe_at + PROBE_ALLOWANCES * allowance
         if status and probe_due < due:
             return probe_due, False, True
         return due, timed_out, False
@@ -699,15 +745,16 @@ class AllReduceCore:
         stats, out = self.stats, []
         for seq in resend:
             index, timed_out, probe = due_now[seq]
+            slot = self._slots[index]
             if timed_out:
-                self._timeouts[index] += 1
-            if self._timeouts[index] > self.max_retries:
+                slot.timeouts += 1
+            if slot.timeouts > self.max_retries:
                 self._give_up(index)
             if timed_out:
                 stats.timeouts += 1
-                self._rtt.timed_out(self._timeouts[index])
+                self._rtt.timed_out(slot.timeouts)
             if probe:
-                self._probe_at[index] = math.inf
+                slot.probe_at = math.inf
                 self._probing.discard(index)
             out.append(self._resend(index, now))
         if out:  # the resent slots' timers, with the backoff they may have raised
@@ -717,7 +764,7 @@ class AllReduceCore:
 
     def _give_up(self, index: int) -> None:
         """Slot `index` timed out more than max_retries times: say why the all-reduce cannot finish."""
-        status = self._status[index]
+        status = self._slots[index].status
         if status:
             waiting = [r for r in range(self.n_workers) if not status >> r & 1]
             raise WorkerError(
@@ -739,17 +786,16 @@ class AllReduceCore:
     def _resend(self, index: int, now: float) -> bytearray:
         """Slot `index`'s current use again (by RACK, the RTO, or a STATUS that lacks this worker):
         the latest transmission of the slot from now on."""
-        self._retries[index] += 1
+        slot = self._slots[index]
+        slot.retries += 1
         self.stats.retransmissions += 1
         self.stats.packets_sent += 1
-        self._sent_at[index] = now
+        slot.sent_at = now
         self._sequence += 1
-        self._seq_of[index] = self._sequence
-        self._order.append((self._sequence, index))
-        unanswered = self._unanswered
-        del unanswered[index]  # to the end: the latest transmission
-        unanswered[index] = None
-        return self._pkts[index]
+        slot.seq = self._sequence
+        self._order.append(self._sequence << SEQ_SHIFT | index)
+        self._waiting.append(slot)  # to the end: the latest transmission
+        return slot.pkt
 
     def contributors(self) -> Contributors:
         """Whose contributions each chunk's sum in `result()` holds (counts and bitmaps per chunk)."""

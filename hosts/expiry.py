@@ -15,8 +15,16 @@ import math
 from collections import deque
 from collections.abc import Callable
 from heapq import heappop, heappush
+from typing import Final
+
+from ina.hosts.slots import Slot
+from ina.p4src.protocol import MAX_SLOTS
 
 PACE_BURST = 4  # resends that leave at once; more are spread over one srtt per window
+# `order` holds a transmission as one integer, seq << SEQ_SHIFT | slot (a tuple per packet was an
+# object to allocate, free and track for the collector); slots are below MAX_SLOTS
+SEQ_SHIFT: Final = MAX_SLOTS.bit_length() - 1
+SLOT_MASK: Final = (1 << SEQ_SHIFT) - 1
 
 Due = Callable[
     [int], tuple[float, bool, bool]
@@ -24,43 +32,16 @@ Due = Callable[
 
 
 class DueIndex:
-    """One all-reduce's waiting transmissions, (seq, slot) each, ordered for `expire`. It reads the
-    core's per-slot state and never writes it: each slot's latest transmission (`seq_of`), the
-    waiting slots (`unanswered`), a STATUS's bitmap, resends and the time sent. The core appends
-    every transmission to `order` itself (the per-packet path)."""
+    """One all-reduce's waiting transmissions (seq, slot), ordered for `expire`. It reads the
+    core's per-slot records (ina.hosts.slots) and never writes them: each slot's latest
+    transmission (`seq`), a STATUS's bitmap, resends and the time sent, and whether it is waiting
+    (`waiting`). The core appends every transmission to `order` itself (the per-packet path)."""
 
-    __slots__ = (
-        "_counted",
-        "_n_workers",
-        "_overtaken",
-        "_rank",
-        "_retries",
-        "_sent_at",
-        "_seq_of",
-        "_status",
-        "_unanswered",
-        "order",
-    )
+    __slots__ = ("_counted", "_n_workers", "_overtaken", "_rank", "_slots", "order")
 
-    def __init__(
-        self,
-        rank: int,
-        n_workers: int,
-        seq_of: list[int],
-        unanswered: dict[int, None],
-        status: list[int],
-        retries: list[int],
-        sent_at: list[float],
-    ):
-        self._rank, self._n_workers = rank, n_workers
-        self._seq_of, self._unanswered, self._status, self._retries, self._sent_at = (
-            seq_of,
-            unanswered,
-            status,
-            retries,
-            sent_at,
-        )
-        self.order: deque[tuple[int, int]] = deque()  # sent after the latest answered one
+    def __init__(self, rank: int, n_workers: int, slots: list[Slot]):
+        self._rank, self._n_workers, self._slots = rank, n_workers, slots
+        self.order: deque[int] = deque()  # sent after the latest answered one (SEQ_SHIFT)
         self._overtaken: list[deque[tuple[int, int]]] = [
             deque() for _ in range(n_workers + 1)
         ]  # per turn position, then resent
@@ -69,28 +50,30 @@ class DueIndex:
     def _current(self, seq: int, index: int, counted: bool | None) -> bool:
         """Whether transmission `seq` of slot `index` still waits (and, unless `counted` is None,
         whether a STATUS counted it, as `counted` says)."""
+        slot = self._slots[index]
         return (
-            index in self._unanswered
-            and self._seq_of[index] == seq
-            and (counted is None or bool(self._status[index]) == counted)
+            slot.waiting and slot.seq == seq and (counted is None or bool(slot.status) == counted)
         )
 
     def overtake(self, rack_seq: int) -> None:
         """Transmission `rack_seq` was answered: the waiting ones sent before it join their class."""
-        order, status, seq_of, unanswered = self.order, self._status, self._seq_of, self._unanswered
-        while order and order[0][0] <= rack_seq:
-            seq, index = order.popleft()
-            if seq_of[index] == seq and index in unanswered:
-                if status[index]:
-                    heappush(self._counted, (self._sent_at[index], seq, index))
-                elif self._retries[index]:
+        order, slots = self.order, self._slots
+        while order and order[0] >> SEQ_SHIFT <= rack_seq:
+            entry = order.popleft()
+            seq, index = entry >> SEQ_SHIFT, entry & SLOT_MASK
+            slot = slots[index]
+            if slot.seq == seq and slot.waiting:
+                if slot.status:
+                    heappush(self._counted, (slot.sent_at, seq, index))
+                elif slot.retries:
                     self._overtaken[-1].append((seq, index))
                 else:
                     self._overtaken[(self._rank + index) % self._n_workers].append((seq, index))
 
     def count(self, index: int) -> None:
         """A STATUS counted overtaken slot `index`: it joins the counted class."""
-        heappush(self._counted, (self._sent_at[index], self._seq_of[index], index))
+        slot = self._slots[index]
+        heappush(self._counted, (slot.sent_at, slot.seq, index))
 
     def due(
         self, now: float, due: Due, timer: float, probing: set[int]
@@ -104,14 +87,14 @@ class DueIndex:
         self._overtaken_due(now, due, due_now, waits)
         self._counted_due(now, due, due_now, waits)
         order = self.order
-        while order and not self._current(*order[0], None):
+        while order and not self._current(order[0] >> SEQ_SHIFT, order[0] & SLOT_MASK, None):
             order.popleft()
         if len(due_now) <= PACE_BURST:
             self._order_due(now, due, timer, due_now, waits)
-        unanswered, seq_of = self._unanswered, self._seq_of
+        slots = self._slots
         for index in probing:
-            seq = seq_of[index]
-            if index in unanswered and seq not in waits and seq not in due_now:
+            seq = slots[index].seq
+            if slots[index].waiting and seq not in waits and seq not in due_now:
                 when, timed_out, probe = due(index)
                 if now < when:
                     waits[seq] = when
@@ -127,17 +110,13 @@ class DueIndex:
         waits: dict[int, float],
     ) -> None:
         """Those overtaken and not counted, per turn position and resent: each queue up to its first not due."""
-        unanswered, status, seq_of, current = (
-            self._unanswered,
-            self._status,
-            self._seq_of,
-            self._current,
-        )
+        slots, current = self._slots, self._current
         for queue in self._overtaken:
             while queue and not current(*queue[0], False):
                 queue.popleft()
             for seq, index in queue:
-                if index in unanswered and seq_of[index] == seq and not status[index]:
+                slot = slots[index]
+                if slot.waiting and slot.seq == seq and not slot.status:
                     when, timed_out, probe = due(index)
                     if now < when:
                         waits[seq] = when
@@ -177,11 +156,13 @@ class DueIndex:
     ) -> None:
         """Those sent after the latest answered one, in the order sent, until one whose RTO (the
         least it waits) is past both now and the soonest due time found."""
-        unanswered, seq_of, sent_at = self._unanswered, self._seq_of, self._sent_at
+        slots = self._slots
         soonest = min(waits.values(), default=math.inf)
-        for seq, index in self.order:
-            if index in unanswered and seq_of[index] == seq:
-                earliest = sent_at[index] + timer  # sent after the latest answer: the RTO at least
+        for entry in self.order:
+            seq, index = entry >> SEQ_SHIFT, entry & SLOT_MASK
+            slot = slots[index]
+            if slot.waiting and slot.seq == seq:
+                earliest = slot.sent_at + timer  # sent after the latest answer: the RTO at least
                 if now < earliest and soonest <= earliest:
                     break
                 when, timed_out, probe = due(index)

@@ -24,7 +24,8 @@ MAX_BACKOFF: Final = 6  # the RTO doubles per timed-out retry up to 2**6 times
 
 class RttEstimator:
     """The path's round trip as the core's answers measure it. The core reads its fields directly
-    (the per-packet path): `srtt` (None before the first sample), `min_rtt`, `rto`, `timer` (the RTO
+    (the per-packet path): `srtt` (None before the first sample; `smoothed` the same as a machine
+    float, 0 before it, so that compiled a sample boxes no float), `min_rtt`, `rto`, `timer` (the RTO
     times 2 ** backoff: how long a slot waits for its timeout) and `reo_wnd` (RACK's reordering
     window: reo_mult x min_rtt / 4, widened up to srtt). `timeout` is the RTO until the first sample."""
 
@@ -38,12 +39,14 @@ class RttEstimator:
         "reo_wnd",
         "rto",
         "rttvar",
-        "srtt",
+        "sampled",
+        "smoothed",
         "timer",
     )
 
     def __init__(self, timeout: float, min_rto: float, window: int):
-        self.srtt: float | None = None
+        self.smoothed = 0.0
+        self.sampled = False
         self.rttvar = 0.0
         self.min_rtt = math.inf
         self.rto = self.timer = timeout
@@ -57,13 +60,18 @@ class RttEstimator:
         # for about an RTT, not forgotten after a few answers.
         self._shrink = 0.25 / window
 
+    @property
+    def srtt(self) -> float | None:
+        """The smoothed RTT (None before the first sample)."""
+        return self.smoothed if self.sampled else None
+
     def sample(self, rtt: float) -> None:
         """An RTT sample: RFC 6298's estimator and the RTO (its floor from the fastest answer seen);
         a fresh sample ends the backoff."""
-        srtt = self.srtt
-        if srtt is None:
+        if not self.sampled:
             srtt, rttvar = rtt, rtt / 2
         else:
+            srtt = self.smoothed
             err, rttvar = abs(srtt - rtt), self.rttvar
             rttvar += (err - rttvar) * (0.25 if err > rttvar else self._shrink)
             srtt = 0.875 * srtt + 0.125 * rtt
@@ -74,14 +82,14 @@ class RttEstimator:
         rto = srtt + 4 * rttvar
         if rto < self._floor:
             rto = self._floor
-        self.srtt, self.rttvar, self.backoff = srtt, rttvar, 0
+        self.smoothed, self.sampled, self.rttvar, self.backoff = srtt, True, rttvar, 0
         self.rto = self.timer = rto if rto < MAX_RTO else MAX_RTO
 
     def spurious(self, rtt: float) -> None:
         """The answer to a slot's original, after it was resent: the resend was not needed. Take the
         original's RTT (the path was slower than the timer allowed), which also undoes the backoff,
         and widen the reordering window (at most srtt) so the next delay is not called a loss."""
-        if self.srtt is not None and self.reo_wnd < self.srtt:  # a sample came before
+        if self.sampled and self.reo_wnd < self.smoothed:  # a sample came before
             self._reo_mult += 1
             self.reo_wnd = self._reo_mult * self.min_rtt / 4
         self.sample(rtt)

@@ -14,13 +14,13 @@ S + 1 groups, one core each (its `base` the group's first slot); call t runs on 
 so up to S + 1 calls are in flight (`allreduce_async`), and a call waits for its group's previous
 one. The switch refuses a round over a use not done, which bounds how far workers drift apart.
 
-The socket is read and written in batches (`io="batch"`: recvmmsg and sendmmsg through
-ina.hosts.batch's C helper, one system call per burst) or one datagram per system call
-(`io="datagram"`, the default: batching gained nothing consistent in emulation, where the kernel's
-work per packet and the core dominate, and its bursts overflowed the switch's socket in 2 of 5 runs:
-docs/performance.md); `auto` batches wherever the helper builds. The cores see the same
-events either way: each datagram of a batch in turn with the time then, its answer copied out
-before the next.
+The socket is read in batches (`io="batch"`: recvmmsg through ina.hosts.batch's C helper, one
+system call per burst; a start's or expire's list of datagrams sent with sendmmsg, an answer sent at
+once) or one datagram per system call (`io="datagram"`); `auto`, the default, batches wherever the
+helper builds (gcc), else goes per datagram. Batched, the demo and the in-process worker were
+faster and the resends per lost packet at 5% loss as low (docs/performance.md, "The batched path
+as the default"). The cores see the same events either way: each datagram of a batch in turn with
+the time then, its answer sent before the next.
 """
 
 import collections
@@ -142,7 +142,7 @@ class Worker:
             f"0..{self.window - 1} (window - 1)",
         )
         port = _config("udp_port", udp_port, UDP_PORT, int)
-        io = _config("worker_io", io, "datagram")  # INA_WORKER_IO
+        io = _config("worker_io", io, "auto")  # INA_WORKER_IO
         check("io", io, io in IO_PATHS, " or ".join(IO_PATHS))
         if io == "batch" and batch.helper() is None:
             raise WorkerError(batch.refusal())
@@ -296,7 +296,7 @@ class Worker:
         buf = bytearray(size + 1)  # one byte more, so a longer datagram shows as one
         view = memoryview(buf)
         whole = view[:size]  # what a datagram of the expected size is: no new view per packet
-        sendto, recvfrom_into, core_of = self.sock.sendto, self.sock.recvfrom_into, self._router()
+        recvfrom_into, core_of, send = self.sock.recvfrom_into, self._router(), self._sender(addr)
 
         def drain() -> bool:
             try:
@@ -307,10 +307,7 @@ class Worker:
             core = core_of(data)
             pkt = core.receive(data, source, time.monotonic())
             if pkt is not None:
-                try:
-                    sendto(pkt, addr)
-                except BlockingIOError:
-                    self._send(pkt, addr)
+                send(pkt)
             if core.finished:
                 self._finish(core, running)
             return True
@@ -323,34 +320,31 @@ class Worker:
 
     def _batch_path(self, running: dict, addr: tuple[str, int]) -> tuple[Callable, Callable]:
         """(drain, send_all) in batches: drain hands the cores every datagram one recvmmsg took, in
-        order, each at the time it is handed (as the datagram path does: a core's timers start
-        when it returns a datagram), and sends their answers with one sendmmsg per
-        batch.ANSWERS_PER_SEND and at its end (False when none waits); send_all sends a list with
-        one sendmmsg per batch.QUEUE."""
+        order, each at the time it is handed (as the datagram path does), and sends each answer at
+        once, as the datagram path does (False when none waits); send_all sends a list with one
+        sendmmsg per batch.QUEUE. An answer is not held for a sendmmsg: its core stamped it sent
+        when it returned it, and one held behind others left later than its stamp, by up to the
+        time their datagrams took. RACK read that skew, which differs per worker, as reordering
+        beyond its window: spurious resends (at 5% loss 1.53 resends per lost packet against the
+        datagram path's 1.38, docs/performance.md)."""
         io = batch.BatchSocket(self.sock, self._cores[0].datagram_size, addr, self.timeout / 4)
         size, views, wholes, info = io.size, io.views, io.wholes, io.info
         receive, source, queue, flush = io.receive, io.source, io.queue, io.flush
-        core_of, monotonic = self._router(), time.monotonic
+        core_of, monotonic, send = self._router(), time.monotonic, self._sender(addr)
 
         def drain() -> bool:
             n = receive()
             if not n:
                 return False
-            held = 0
             for i in range(n):
                 length = info[3 * i]
                 data = wholes[i] if length == size else views[i][:length]
                 core = core_of(data)
                 pkt = core.receive(data, source(i), monotonic())
                 if pkt is not None:
-                    queue(pkt)  # a copy: the next datagram may be for the same slot
-                    held += 1
-                    if held == batch.ANSWERS_PER_SEND:
-                        flush()
-                        held = 0
+                    send(pkt)
                 if core.finished:
                     self._finish(core, running)
-            flush()
             return True
 
         def send_all(pkts: list[bytearray]) -> None:
@@ -384,6 +378,19 @@ class Worker:
             contributors = core.contributors()
             self.share.add(contributors)
             future.set_result(Reduced(core.result(), contributors))
+
+    def _sender(self, addr: tuple[str, int]) -> Callable[[bytearray], None]:
+        """Send one datagram to `addr` at once if the socket takes it, else as `_send` does (the
+        per-answer path: no context manager per packet)."""
+        sendto = self.sock.sendto
+
+        def send(pkt: bytearray) -> None:
+            try:
+                sendto(pkt, addr)
+            except BlockingIOError:
+                self._send(pkt, addr)
+
+        return send
 
     def _send(self, pkt: bytearray, addr: tuple[str, int]) -> None:
         """Send once the socket is writable; a buffer full (or ARP pending) for timeout/4 is a loss

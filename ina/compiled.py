@@ -32,6 +32,7 @@ from pathlib import Path
 
 HOT = (
     "ina.hosts.rto",
+    "ina.hosts.slots",
     "ina.hosts.expiry",
     "ina.hosts.chunks",
     "ina.hosts.core",

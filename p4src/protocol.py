@@ -66,6 +66,17 @@ def header_struct(*names: str) -> struct.Struct:
     )
 
 
+def word_span(name: str) -> tuple[int, int]:
+    """Header word `name`'s (byte offset, byte width): for a reader that takes a few words by
+    position (the worker's per-answer path, ina.hosts.core)."""
+    at = 0
+    for word, fmt in _words(FIELDS):
+        if word == name:
+            return at, struct.calcsize(fmt)
+        at += struct.calcsize(fmt)
+    raise ValueError(f"the header has no word {name!r}: its words are {WORDS}")
+
+
 HEADER = header_struct(*WORDS)
 HEADER_LEN = HEADER.size
 FLAGS_OFFSET = sum(width for _name, width in FIELDS[: [n for n, _w in FIELDS].index("flags")]) // 8

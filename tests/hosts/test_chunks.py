@@ -8,9 +8,7 @@ from ina.p4src.protocol import HEADER_LEN
 
 
 def packet(chunks: Chunks, chunk: int, exponent: int | None) -> bytes:
-    pkt = bytearray(HEADER_LEN + 4 * chunks.elems)
-    chunks.fill(pkt, chunk, exponent)
-    return bytes(pkt[HEADER_LEN:])
+    return chunks.payload(chunk, exponent)
 
 
 def test_int32_chunks_travel_as_they_are_and_come_back_in_the_arrays_shape():

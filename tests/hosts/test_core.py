@@ -638,3 +638,17 @@ def test_a_lossless_all_reduce_leaves_no_transmission_in_the_expiry_index():
         [0, 0, 0],
         [],
     )
+
+
+def test_racks_deadline_skips_the_oldest_slot_a_status_counted():
+    # Rank 1 of 2, window 4. A STATUS counts slot 0 (it waits for the other worker, so RACK has no
+    # say over it); slot 2 is answered after 1 ms (srtt 1 ms, allowance 1.25 ms, RTO 3 ms). The
+    # deadline is slot 1's RACK allowance (the oldest not counted, sent before the answered one):
+    # 1.25 ms, not the counted slot 0's RTO (3 ms).
+    core = AllReduceCore(
+        3, 1, 2, EPOCH, elems=2, window=4, timeout=0.01, max_retries=12, switch=SWITCH
+    )
+    first = [bytes(p) for p in core.start(np.arange(24, dtype=np.int32), now=0.0)]
+    assert core.receive(answer(first[0], msg=MSG_STATUS, bitmap=0b10), SWITCH, now=0.0005) is None
+    assert core.receive(answer(first[2]), SWITCH, now=0.001) is not None
+    assert core.deadline == pytest.approx(0.00125)
