@@ -109,7 +109,9 @@ class Chunks:
             self._scale_of = self._safe_of = []
             self.exponents = [0] * n
         self.exponents.append(0)  # the exponent announced after the last chunk
-        self._values = values  # a float chunk's values, quantized again by `_clipped` (int32: unused)
+        self._values = (
+            values  # a float chunk's values, quantized again by `_clipped` (int32: unused)
+        )
         # per chunk, whether its values are all zeros: zeros at any scale, so its UPDATE is ZERO
         self._zero: list[bool] = cast(list[bool], (~values.any(axis=1)).tolist())  # read per packet
         self._clip = lane_max(bits) // room  # the largest quantized magnitude of a first pass
