@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ina.hosts.inprocess import InProcessSwitch
-from ina.sim.frames import ipv4_checksum
+from ina.sim.frames import ETH_IPV4, ipv4_checksum
 from ina.sim.links import LinkSpec
 from ina.topologies.topo import Host, Topology, build
 
@@ -122,7 +122,7 @@ def udp_frame(src: Host, dst: Host, size: int, index: int) -> bytes:
     )
     ip = ip[:10] + struct.pack("!H", ipv4_checksum(ip)) + ip[12:]
     mac = bytes.fromhex(dst.mac.replace(":", "") + src.mac.replace(":", ""))
-    return mac + b"\x08\x00" + ip + udp + payload
+    return mac + ETH_IPV4 + ip + udp + payload
 
 
 def run_ina(scenario: Scenario) -> Outcome:
