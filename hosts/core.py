@@ -59,12 +59,11 @@ HOLD_BYTES = (
 )  # RESULTs of later uses a worker keeps at most (`_hold`): a bound in memory, not calls
 
 # The words an UPDATE sets (the others 0), as a struct made from protocol.FIELDS: a field added to
-# the header changes no call. A ZERO UPDATE is the header alone; any other packs its values too
-# (`_update_struct`), one call for the whole datagram.
+# the header changes no call. Every UPDATE is one call of an `_update_struct`: the whole datagram,
+# or a ZERO UPDATE's header alone (0 bytes of values).
 _UPDATE_HEADER = header_struct(
     "msg_type", "rank", "job_id", "pool", "exponent", "flags", "epoch", "round"
 )
-_pack_update: Final = _UPDATE_HEADER.pack_into
 # The words an answer is read by, offset and width each from protocol.FIELDS: compiled, `_answer`
 # reads them as bytes of a bytes object, no struct call and no tuple of boxed integers
 MSG_TYPE_AT: Final = word_span("msg_type")[0]
@@ -238,6 +237,7 @@ class AllReduceCore:
         self.deadline = math.inf
         self.finished = False  # True once the all-reduce `start` began has its every result
         self._pack_datagram = _update_struct(4 * elems).pack_into  # an UPDATE with its values
+        self._pack_header = _update_struct(0).pack_into  # a ZERO UPDATE: the header alone
         self._window = 0  # the slots the current all-reduce uses (the first ones)
         self._slots = [Slot(k) for k in range(window)]  # each slot's state (ina.hosts.slots)
         # A straggler under a quorum falls behind for as long as it is slower (a 3x one, hundreds of
@@ -563,35 +563,26 @@ class AllReduceCore:
         if chunk < 0 or chunks.zero(chunk):
             del pkt[HEADER_LEN:]  # the next use's values put the bytes back
             self.stats.zeros += 1
+            pack = self._pack_header  # its "0s" packs none of `values`
             flags = self._flags | FLAG_ZERO
-            _pack_update(
-                pkt,
-                0,
-                MSG_UPDATE,
-                self.rank,
-                self.job_id,
-                pool,
-                announce,
-                flags,
-                self._epoch_word,
-                round_,
-            )
         else:
             if len(pkt) != self.datagram_size:  # after a ZERO use: the values' bytes back
                 pkt.extend(bytes(self.datagram_size - HEADER_LEN))
-            self._pack_datagram(
-                pkt,
-                0,
-                MSG_UPDATE,
-                self.rank,
-                self.job_id,
-                pool,
-                announce,
-                self._flags,
-                self._epoch_word,
-                round_,
-                values,
-            )
+            pack = self._pack_datagram
+            flags = self._flags
+        pack(
+            pkt,
+            0,
+            MSG_UPDATE,
+            self.rank,
+            self.job_id,
+            pool,
+            announce,
+            flags,
+            self._epoch_word,
+            round_,
+            values,
+        )
         slot.retries = slot.timeouts = slot.status = 0
         slot.sent_at = slot.first_sent = now
         self._sequence += 1
