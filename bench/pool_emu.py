@@ -202,6 +202,12 @@ def churn_scenario(
     return scenario
 
 
+def placements(row: dict) -> dict[int, tuple[int, int, bool]]:
+    """A step's jobs (a `churn_scenario` record row) as (base, slots, on_host) each: where each
+    job ran after the step."""
+    return {job: (j["base"], j["slots"], j["on_host"]) for job, j in row["jobs"].items()}
+
+
 def pool_emu_run(run_dir: str | None = None) -> tuple[RunResult, list[dict]]:
     """The scenario on ina's switch in Mininet: the run and each step's figures."""
     record: list[dict] = []
@@ -228,13 +234,8 @@ def bench_pool_emu(out: Path) -> list[dict]:
             "step": row["step"],
             "what": row["what"],
             "slots": ", ".join(
-                f"job {job} "
-                + (
-                    "on its server"
-                    if j["on_host"]
-                    else f"{j['base']}..{j['base'] + j['slots'] - 1}"
-                )
-                for job, j in row["jobs"].items()
+                f"job {job} " + ("on its server" if on_host else f"{base}..{base + slots - 1}")
+                for job, (base, slots, on_host) in placements(row).items()
             ),
             "read back equal": row["read_back_equal"],
             "sums exact": row["verified"],

@@ -9,7 +9,7 @@ import contextlib
 import io
 import json
 
-from ina.bench.pool_emu import STEPS, churn_scenario
+from ina.bench.pool_emu import STEPS, churn_scenario, placements
 from ina.controller.cli import main as ctl_main
 from ina.topologies.runner import RunOptions
 from ina.topologies.topo import load
@@ -47,10 +47,7 @@ def test_the_steps_keep_the_switch_equal_to_the_view_and_run_each_job_where_it_i
     reports = churn_scenario(RunOptions(), record, in_process)(None, topo, None)
     assert [r["step"] for r in reports] == [1, 2, 2, 3, 3, 3, 4, 4]
     assert [row["read_back_equal"] for row in record] == [True] * len(STEPS)
-    assert [
-        {job: (j["base"], j["slots"], j["on_host"]) for job, j in row["jobs"].items()}
-        for row in record
-    ] == [
+    assert [placements(row) for row in record] == [
         {0: (0, 16, False)},
         {0: (0, 8, False), 1: (8, 8, False)},
         {0: (0, 8, True), 1: (8, 8, False), 2: (0, 8, False)},

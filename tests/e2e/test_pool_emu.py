@@ -3,7 +3,7 @@ ina's switch. Job 0 is shrunk by a preemption, then preempted onto its host fall
 added again; after every step the switch's jobs read back equal the commands' view, and every
 worker of every step verifies its sums."""
 
-from ina.bench.pool_emu import STEPS, pool_emu_run
+from ina.bench.pool_emu import STEPS, placements, pool_emu_run
 
 
 def test_preemption_and_churn_through_ina_ctl_keep_sums_exact_and_the_tables_equal(tmp_path):
@@ -17,10 +17,7 @@ def test_preemption_and_churn_through_ina_ctl_keep_sums_exact_and_the_tables_equ
     ]  # fmt: skip
     assert all(w["verified"] for w in result.workers)
     assert [row["read_back_equal"] for row in record] == [True] * len(STEPS)
-    assert [
-        {job: (j["base"], j["slots"], j["on_host"]) for job, j in row["jobs"].items()}
-        for row in record
-    ] == [
+    assert [placements(row) for row in record] == [
         {0: (0, 8, False)},
         {0: (0, 4, False), 1: (4, 4, False)},
         {0: (0, 4, True), 1: (4, 4, False), 2: (0, 4, False)},
