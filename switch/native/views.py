@@ -49,11 +49,12 @@ class NativeRegister:
 
     def read_range(self, start: int, count: int) -> list[int]:
         """`count` cells from `start`, in one call (wildcard reads)."""
-        self._check(start)
-        self._check(start + count - 1)
+        if count:  # an empty range reads nothing, of any array (one of 0 cells too)
+            self._check(start)
+            self._check(start + count - 1)
         buf = (c_uint64 * count)()
         self.dp.lib.ina_ctl_register_read(self.dp.sw, self.index, start, count, buf)
-        return list(buf)
+        return buf[:]
 
     def write(self, index: int, value: int) -> None:
         self._check(index)
@@ -80,10 +81,16 @@ class NativeCounter:
             )
 
     def read(self, index: int) -> tuple[int, int]:
-        self._check(index)
-        packets, bytes_ = (c_uint64 * 1)(), (c_uint64 * 1)()
-        self.dp.lib.ina_ctl_counter_read(self.dp.sw, self.index, index, 1, packets, bytes_)
-        return packets[0], bytes_[0]
+        return self.read_range(index, 1)[0]
+
+    def read_range(self, start: int, count: int) -> list[tuple[int, int]]:
+        """`count` cells' (packets, bytes) from `start`, in one C call (a whole array's state)."""
+        if count:  # an empty range reads nothing, of any array (one of 0 cells too)
+            self._check(start)
+            self._check(start + count - 1)
+        packets, bytes_ = (c_uint64 * count)(), (c_uint64 * count)()
+        self.dp.lib.ina_ctl_counter_read(self.dp.sw, self.index, start, count, packets, bytes_)
+        return list(zip(packets[:], bytes_[:], strict=True))  # slices: 4x faster than iterating
 
     def write(self, index: int, packets: int, bytes_: int) -> None:
         self._check(index)

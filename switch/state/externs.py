@@ -22,6 +22,13 @@ class Register:
         self._check(index)
         return self.cells[index]
 
+    def read_range(self, start: int, count: int) -> list[int]:
+        """`count` cells from `start`, in one call (a whole array's state)."""
+        if count:  # an empty range reads nothing, of any array (one of 0 cells too)
+            self._check(start)
+            self._check(start + count - 1)
+        return self.cells[start : start + count]
+
     def write(self, index: int, value: int) -> None:
         self._check(index)
         if not 0 <= value < (1 << self.bitwidth):
@@ -51,6 +58,14 @@ class Counter:
     def read(self, index: int) -> tuple[int, int]:
         self._check(index)
         return self.packets[index], self.bytes[index]
+
+    def read_range(self, start: int, count: int) -> list[tuple[int, int]]:
+        """`count` cells' (packets, bytes) from `start`, in one call (a whole array's state)."""
+        if count:  # an empty range reads nothing, of any array (one of 0 cells too)
+            self._check(start)
+            self._check(start + count - 1)
+        end = start + count
+        return list(zip(self.packets[start:end], self.bytes[start:end], strict=True))
 
     def write(self, index: int, packets: int, bytes_: int) -> None:
         self._check(index)

@@ -88,3 +88,26 @@ def test_the_state_budget_counts_every_kind(monkeypatch):
     program["tally_arrays"][0]["size"] = 1 << 24
     with pytest.raises(PipelineError, match="cells; the budget is 16777216"):
         load_program(program)
+
+
+@pytest.mark.parametrize("engine", ["python", "native"])
+def test_a_range_read_is_the_cells_read_one_by_one_and_refuses_past_the_array(engine):
+    sw = Switch(engine=engine)
+    sw.load(compiled())
+    cells, hits = sw.registers["I.cells"], sw.counters["I.hits"]
+    for i in range(4):
+        cells.write(i, 0x11 * (i + 1))
+        hits.write(i, 10 + i, 100 * (i + 1))
+    assert cells.read_range(0, 4) == [0x11, 0x22, 0x33, 0x44]
+    assert cells.read_range(1, 2) == [0x22, 0x33]
+    assert hits.read_range(0, 4) == [(10, 100), (11, 200), (12, 300), (13, 400)]
+    assert hits.read_range(3, 1) == [(13, 400)] == [hits.read(3)]
+    assert cells.read_range(4, 0) == [] == hits.read_range(4, 0)
+    for read, start, count, refused in (
+        (cells.read_range, 3, 2, "register 'I.cells' has 4 cells; index 4 is out of range"),
+        (hits.read_range, 1, 4, "counter 'I.hits' has 4 cells; index 4 is out of range"),
+        (hits.read_range, -1, 2, "counter 'I.hits' has 4 cells; index -1 is out of range"),
+    ):
+        with pytest.raises(IndexError) as err:
+            read(start, count)
+        assert str(err.value) == refused

@@ -114,8 +114,8 @@ def switch_state(sw: Switch) -> tuple:
         )
         for n, t in sw.tables.items()
     }
-    registers = {n: [r.read(i) for i in range(r.size)] for n, r in sw.registers.items()}
-    counters = {n: [c.read(i) for i in range(c.size)] for n, c in sw.counters.items()}
+    registers = {n: r.read_range(0, r.size) for n, r in sw.registers.items()}
+    counters = {n: c.read_range(0, c.size) for n, c in sw.counters.items()}
     return tables, registers, counters, sw.multicast.groups(), sw.clone.sessions()
 
 
