@@ -4,13 +4,12 @@ of the aggregation program's JSON. Nothing may run, nothing may change, and the 
 INVALID_ARGUMENT (over gRPC) or PipelineError (directly)."""
 
 import contextlib
-import copy
 import functools
 import json
 import queue
 import random
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import grpc
@@ -39,8 +38,15 @@ def _program():
     return compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": "16"})
 
 
+@functools.cache
+def _program_json() -> str:
+    return json.dumps(_program().bmv2)
+
+
 def aggregate() -> dict:
-    return copy.deepcopy(_program().bmv2)
+    """A fresh copy of the aggregation program's JSON: parsed again, 8x quicker than a deepcopy
+    (hundreds of hostile cases are each a copy)."""
+    return json.loads(_program_json())
 
 
 def payloads(marker: Path) -> list[str]:
@@ -199,39 +205,37 @@ ABSURD = [
 ]
 
 
-def injections(marker: Path) -> list[tuple[str, dict]]:
-    """(label, JSON) of every payload at every position, and as every kind of name (renamed
-    consistently, so the program is otherwise whole)."""
-    cases = []
+def injections(marker: Path) -> Iterator[tuple[str, str]]:
+    """(label, JSON text) of every payload at every position, and as every kind of name (renamed
+    consistently, so the program is otherwise whole): text, as a controller pushes it, and one
+    case at a time (each is a whole program)."""
     for what, locate in POSITIONS:
         for payload in payloads(marker):
             doc = aggregate()
             container, key = locate(doc)
             container[key] = payload  # type: ignore[index]
-            cases.append((f"{what} = {payload!r}", doc))
+            yield f"{what} = {payload!r}", json.dumps(doc)
     for what, name in NAMES:
         for payload in payloads(marker):
             doc = aggregate()
             rename(doc, name(doc), payload)
-            cases.append((f"{what} renamed {payload!r}", doc))
-    return cases
+            yield f"{what} renamed {payload!r}", json.dumps(doc)
 
 
-def hostile(marker: Path) -> list[tuple[str, dict]]:
-    """(label, JSON) of every injection, absurd values and absurd nesting."""
-    cases = injections(marker)
+def hostile(marker: Path) -> Iterator[tuple[str, str]]:
+    """(label, JSON text) of every injection, absurd values and absurd nesting."""
+    yield from injections(marker)
     for what, value in ABSURD:
         doc = aggregate()
         container, key = dict(POSITIONS)[what](doc)
         container[key] = value  # type: ignore[index]
-        cases.append((f"{what} = {value!r}", doc))
+        yield f"{what} = {value!r}", json.dumps(doc)
     doc = aggregate()
     expr = doc["pipelines"][0]["conditionals"][0]["expression"]
     for _ in range(300):
         expr = {"type": "expression", "value": {"op": "not", "left": None, "right": expr}}
     doc["pipelines"][0]["conditionals"][0]["expression"] = expr
-    cases.append(("an expression 300 operators deep", doc))
-    return cases
+    yield "an expression 300 operators deep", json.dumps(doc)
 
 
 class Client:
@@ -299,8 +303,8 @@ def test_hostile_json_is_refused_over_p4runtime_and_nothing_runs(served, tmp_pat
     sw, client = served
     marker = tmp_path / "pwned"
     before = sw.pipeline
-    for label, doc in hostile(marker):
-        data = json.dumps(doc).encode()
+    for label, text in hostile(marker):
+        data = text.encode()
         for action in (Action.VERIFY, Action.VERIFY_AND_COMMIT):
             code = client.set_pipeline(action, data)
             assert code == grpc.StatusCode.INVALID_ARGUMENT, f"{label}: {code}"
@@ -413,11 +417,12 @@ def test_without_the_validator_the_generators_still_refuse_injections(
     a payload in a name is sanitised by ident() or quoted by repr(): never code, in either engine."""
     monkeypatch.setattr(load_module, "validate", lambda program: None)
     marker = tmp_path / "pwned"
-    for label, doc in injections(marker):
+    for label, text in injections(marker):
         try:
-            loaded = pipeline_module.load_pipeline(copy.deepcopy(doc))
+            loaded = pipeline_module.load_pipeline(json.loads(text))
         except PipelineError:
             loaded = None
+        doc = json.loads(text)  # a copy of its own, whatever load_pipeline did with the first
         try:  # the C generator on its own, even where the Python engine refused the program
             source = generate(
                 doc, loaded.layout if loaded else program_module.build_layout(doc)
