@@ -54,10 +54,12 @@ WORDS = [
 
 
 def _program(stf: Path, tmp: Path) -> str:
-    """The BMv2 JSON the STF file runs against, compiled once into tmp."""
-    path = tmp / f"{stf.parent.name}-{stf.stem}.json"
+    """The BMv2 JSON the STF file runs against, compiled once into tmp (the dataplane files'
+    aggregation program once for all of them)."""
+    dataplane = stf.parent.name == "dataplane"
+    path = tmp / ("aggregate.json" if dataplane else f"{stf.parent.name}-{stf.stem}.json")
     if not path.exists():
-        if stf.parent.name == "dataplane":
+        if dataplane:
             bmv2 = compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": "16"}).bmv2
         else:
             bmv2 = compile_file(stf.with_suffix(".p4")).bmv2
