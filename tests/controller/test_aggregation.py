@@ -202,7 +202,7 @@ def test_table_entry_round_trip_registers_and_counters(switch):
 
 
 def registers(sw: Switch) -> dict[str, list[int]]:
-    return {name: [reg.read(i) for i in range(reg.size)] for name, reg in sw.registers.items()}
+    return {name: reg.read_range(0, reg.size) for name, reg in sw.registers.items()}
 
 
 def switch_state(sw: Switch) -> dict:
