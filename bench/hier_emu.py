@@ -19,7 +19,9 @@ partial sum and one RESULT (SwitchML's and ATP's multi-rack argument). Per job, 
   the root's counter holding every worker's UPDATE).
 Goodput per worker is the workers' own report (elements summed per second of their all-reduce);
 per rep, hierarchical's over single's of the same rep (`goodput_ratio_pairs`, the pairs run a
-minute apart at most, so a load that changes falls on both). Unshaped, a run sums
+minute apart at most, so a load that changes falls on both), and with several jobs the same over
+all their workers together (`run_goodput_ratio_pairs`: jobs sharing switches and cores take them
+from each other, so one job's figure can fall while the run's does not). Unshaped, a run sums
 UNSHAPED_ELEMENTS over all its workers, so its all-reduce lasts about half a second whatever the
 topology's worker count and a few ms of start-up and scheduling weigh little. CPU, which a loaded
 machine does not distort as it does wall time, per aggregated chunk of a job:
@@ -102,9 +104,10 @@ def job_figures(topo: Topology, stats: dict, aggregation: str, chunks: int) -> d
     return figures
 
 
-def goodput(result: RunResult, job_id: int) -> float:
-    """The job's mean goodput per worker in one run, elements per second."""
-    reports = [w for w in result.workers if w.get("job") == job_id]
+def goodput(result: RunResult, job_id: int | None = None) -> float:
+    """The job's mean goodput per worker in one run, elements per second (None: every job's
+    workers together, where jobs that share switches and cores may take them from each other)."""
+    reports = [w for w in result.workers if job_id in (None, w.get("job"))]
     return sum(w.get("goodput_elements_per_s", 0.0) for w in reports) / max(len(reports), 1)
 
 
@@ -148,6 +151,8 @@ def job_row(
             if key.endswith("per_chunk")
         },
         "goodput_elements_per_s_per_worker": summarise(goodputs),
+        "jobs_in_run": len(topo.jobs),
+        "run_goodput_elements_per_s_per_worker": summarise([goodput(r) for r, _f, _l in runs]),
         "gbps_per_worker": summarise([g * 32 / 1e9 for g in goodputs]),
         "seconds": summarise(
             [max((w.get("elapsed_s", 0.0) for w in ws), default=0.0) for ws in reports]
@@ -168,6 +173,7 @@ def job_row(
 # per rep, hierarchical's figure over single's (the pair run back to back): the key it goes under
 PAIR_RATIOS = {
     "goodput_elements_per_s_per_worker": "goodput_ratio_pairs",
+    "run_goodput_elements_per_s_per_worker": "run_goodput_ratio_pairs",
     "cpu_us_per_chunk": "cpu_per_chunk_ratio_pairs",
 }
 
@@ -255,12 +261,21 @@ def comparison(h: dict, s: dict) -> str:
     rate = f"every link {h['link_mbit']:g} Mbit/s" if h["link_mbit"] else "links unshaped"
     good_h = h["goodput_elements_per_s_per_worker"]["median"]
     good_s = s["goodput_elements_per_s_per_worker"]["median"]
-    ratio, cpu = h["goodput_ratio_pairs"], h["cpu_per_chunk_ratio_pairs"]
+    ratio, cpu, run = (
+        h[k]
+        for k in ("goodput_ratio_pairs", "cpu_per_chunk_ratio_pairs", "run_goodput_ratio_pairs")
+    )
+    every_job = (
+        f"; all {h['jobs_in_run']} jobs' workers, pairs x{run['median']:.2f} "
+        f"[{run['min']:.2f}, {run['max']:.2f}]"
+        if h["jobs_in_run"] > 1
+        else ""
+    )
     return (
         f"hier-emu {h['topo']} job {h['job']} {h['target']}, loss {h['loss']:g}, {rate}: "
         f"goodput per worker hierarchical {good_h / 1e6:.3f} M elem/s, single {good_s / 1e6:.3f} "
         f"(x{good_h / max(good_s, 1e-9):.2f}; pairs x{ratio['median']:.2f} "
-        f"[{ratio['min']:.2f}, {ratio['max']:.2f}]); CPU per chunk hierarchical "
+        f"[{ratio['min']:.2f}, {ratio['max']:.2f}]{every_job}); CPU per chunk hierarchical "
         f"{cpu_line(h)}, single {cpu_line(s)} (pairs x{cpu['median']:.2f} "
         f"[{cpu['min']:.2f}, {cpu['max']:.2f}]); upper-link UPDATEs per chunk "
         f"{h['upper_link_updates_per_chunk']['median']:g} against "

@@ -154,3 +154,32 @@ def test_cpu_figures_share_the_switches_among_the_runs_jobs():
     assert cpu_figures(result, 0, 1000, 2) == pytest.approx(
         {"worker_cpu_us_per_chunk": 300, "switch_cpu_us_per_chunk": 400, "cpu_us_per_chunk": 1000}
     )
+
+
+def test_with_several_jobs_the_pairs_are_also_over_every_jobs_workers(
+    tmp_path, monkeypatch, capsys
+):
+    from ina.bench import hier_emu
+    from ina.topologies.runner import RunResult
+
+    # goodput per worker: job 0 / job 1, 8 workers each
+    rates = {HIERARCHICAL: (1e6, 3e6), SINGLE: (2e6, 1e6)}
+
+    def fake_run(opts):
+        workers = [
+            {"job": j, "verified": True, "goodput_elements_per_s": rates[opts.aggregation][j]}
+            for j in (0, 1)
+            for _ in range(8)
+        ]
+        return RunResult("run", workers, True)
+
+    monkeypatch.setattr(hier_emu, "run", fake_run)
+    monkeypatch.setattr(hier_emu, "SHAPED_MBIT", {})
+    rows = hier_emu.bench_hier_emu(tmp_path, 1, "fattree4", ("builtin",))
+    assert [r["goodput_ratio_pairs"]["values"] for r in rows[:2]] == [[0.5], [3.0]]
+    assert [r["run_goodput_ratio_pairs"]["values"] for r in rows[:2]] == [[2e6 / 1.5e6]] * 2
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("hier-emu ")]
+    assert (
+        "(x0.50; pairs x0.50 [0.50, 0.50]; all 2 jobs' workers, pairs x1.33 [1.33, 1.33])"
+        in (lines[0])
+    )
