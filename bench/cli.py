@@ -363,7 +363,12 @@ def markdown(out: Path, sections: dict[str, list[dict]]) -> Path:
             dict.fromkeys(k for r in rows for k in r)
         )  # every column any row has, in order
         keys = [k for k in names if not any(isinstance(r.get(k), dict) for r in rows)]
-        metrics = [k for k in names if k not in keys]
+        # summaries (median, min, max); any other mapping (per switch, say) stays in the JSON
+        metrics = [
+            k
+            for k in names
+            if k not in keys and all("median" in r[k] for r in rows if isinstance(r.get(k), dict))
+        ]
         lines.append("| " + " | ".join(keys + [f"{m} (median [min, max])" for m in metrics]) + " |")
         lines.append("|" + "---|" * (len(keys) + len(metrics)))
         for r in rows:

@@ -177,12 +177,23 @@ class Outcome:
         self.failed: list[int] = []  # the repetitions whose sum was wrong
         self.max_error = 0.0
         self.partial = self.missing = 0
+        # the main thread's CPU seconds making arrays and checking or saving sums: not the
+        # all-reduce's, which `allreduce_cpu_s` reports (the I/O thread's run on meanwhile)
+        self.own_cpu_s = 0.0
 
     def array(self, iteration: int) -> np.ndarray:
         a = self.args
-        return make_array(a.seed, a.rank, a.size, a.dtype, iteration)
+        cpu = time.thread_time()
+        array = make_array(a.seed, a.rank, a.size, a.dtype, iteration)
+        self.own_cpu_s += time.thread_time() - cpu
+        return array
 
     def add(self, iteration: int, reduced: tuple[np.ndarray, Contributors]) -> None:
+        cpu = time.thread_time()
+        self._add(iteration, reduced)
+        self.own_cpu_s += time.thread_time() - cpu
+
+    def _add(self, iteration: int, reduced: tuple[np.ndarray, Contributors]) -> None:
         result, counted = reduced
         a = self.args
         self.partial += int(np.count_nonzero(counted.counts < a.workers))
@@ -427,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
             start_together(args.rank)
         # the monotonic clock is the machine's, shared by every Mininet host: a runner compares
         # its workers' starts with it (how far apart they began: `ina bench hier-emu`)
-        started = time.monotonic()
+        started, cpu, own = time.monotonic(), time.process_time(), outcome.own_cpu_s
         compute = ComputeModel(
             args.compute_ms / 1e3, args.slowdown, args.delay_dist, args.seed, args.rank
         )
@@ -439,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
             outcome.add,
             args.staleness,
         )
+        cpu = time.process_time() - cpu - (outcome.own_cpu_s - own)
     except WorkerError as err:
         print(f"ina worker: {err}", file=sys.stderr)
         return 1
@@ -458,6 +470,8 @@ def main(argv: list[str] | None = None) -> int:
         "started_monotonic_s": round(started, 6),
         "goodput_elements_per_s": round(s.goodput),
         "goodput_gbps": round(s.goodput * 32 / 1e9, 6),
+        # every thread's CPU seconds from the start to the last sum, less the arrays and checks
+        "allreduce_cpu_s": round(cpu, 6),
         "packets_sent": s.packets_sent,
         "packets_received": s.packets_received,
         "retransmissions": s.retransmissions,

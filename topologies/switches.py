@@ -15,6 +15,7 @@ import grpc
 from mininet.node import Switch
 
 BMV2_BINARIES = ("simple_switch_grpc", "p4c-bm2-ss")  # what --target bmv2 runs, found on PATH
+BMV2_LOG_LEVEL = "info"  # simple_switch_grpc's log file: its start and warnings, no packets
 
 
 class SwitchStartError(Exception):
@@ -91,6 +92,10 @@ class P4Switch(Switch):
                 *ports,
                 "--log-file",
                 str(self.log_path.with_suffix("")),
+                # BMv2 logs at trace by default: several KB per packet written to the file, which
+                # slowed it more than the program did (BMV2_LOG_LEVEL keeps what it starts with)
+                "--log-level",
+                BMV2_LOG_LEVEL,
             ]
             base += ["--", f"--grpc-server-addr={self.grpc_addr}"]
             return base

@@ -3,10 +3,12 @@ and the valid range) before a Worker exists: these values used to hang it or end
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from ina.hosts import cli
@@ -183,7 +185,7 @@ def test_worker_and_baseline_server_through_the_cli():
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    before = time.monotonic()
+    before, children = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         done = subprocess.run(
             [
@@ -211,11 +213,15 @@ def test_worker_and_baseline_server_through_the_cli():
             text=True,
             timeout=60,
         )
+        worker = resource.getrusage(resource.RUSAGE_CHILDREN)  # the worker's, waited for
     finally:
         server.kill()
         server.wait()
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
+    # its all-reduces' CPU: some, and less than the whole process's (imports, arrays, checks)
+    whole = sum(getattr(worker, f) - getattr(children, f) for f in ("ru_utime", "ru_stime"))
+    assert 0 < report["allreduce_cpu_s"] < whole
     assert (report["verified"], report["contributions_entered"], report["failed_repetitions"]) == (
         True,
         1.0,
@@ -283,3 +289,17 @@ def test_ina_worker_and_ina_train_default_to_1_kb_packets():
     """256 values per packet (docs/performance.md: emulation costs per packet), as ina run."""
     assert cli.build_parser().parse_args(BASE).elems == 256
     assert train_cli.build_parser().parse_args([]).elems == 256
+
+
+def test_the_outcome_counts_its_own_cpu_apart_from_the_allreduce(monkeypatch):
+    """Making an array and checking a sum are the main thread's CPU, not the all-reduce's."""
+    args = cli.build_parser().parse_args(
+        ["--job", "0", "--rank", "0", "--workers", "1", "--size", "8", "--verify"]
+    )
+    outcome = cli.Outcome(args)
+    ticks = iter(range(0, 100, 3))  # each read of the thread's CPU clock 3 s on
+    monkeypatch.setattr(cli.time, "thread_time", lambda: float(next(ticks)))
+    array = outcome.array(0)
+    one = cli.Contributors(args.elems, np.ones(1, np.uint16), np.ones(1, np.uint32))
+    outcome.add(0, (array, one))
+    assert (outcome.own_cpu_s, outcome.ok) == (6.0, True)
