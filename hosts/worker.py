@@ -33,13 +33,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
 from ina.hosts import batch
 from ina.hosts.core import AllReduceCore, Contributors, Stats, WorkerError, check
-from ina.p4src.protocol import DEFAULT_ELEMS, HEADER_LEN, UDP_PORT, slot_of
+from ina.hosts.group import Group, Reduced
+from ina.p4src.protocol import DEFAULT_ELEMS, HEADER_LEN, UDP_PORT, lane_values, slot_of
 
 SO_SNDBUFFORCE, SO_RCVBUFFORCE = 32, 33  # Linux: buffer sizes beyond wmem_max/rmem_max (root only)
 SOCKET_BUFFER = 8 << 20  # bytes each way: a window of datagrams, with the kernel's overhead per one
@@ -84,13 +84,6 @@ class Share:
     def fraction(self) -> float:
         """The share entered (1.0 before any all-reduce)."""
         return self.entered / self.chunks if self.chunks else 1.0
-
-
-class Reduced(NamedTuple):
-    """One all-reduce's outcome: the sum, and whose contributions each chunk of it holds."""
-
-    total: np.ndarray
-    contributors: Contributors
 
 
 class Worker:
@@ -212,13 +205,39 @@ class Worker:
         """Start the all-reduce of `array` as soon as its group's previous call finished; the future
         gives a `Reduced` (sum and contributors), or raises WorkerError. Up to staleness + 1 run at
         once; every worker must ask for its calls in the same order."""
+        return self._submit(np.array(array))
+
+    def allreduce_many_async(self, arrays: list[np.ndarray]) -> concurrent.futures.Future:
+        """Start the all-reduce of several arrays of one dtype as one call (ina.hosts.group: each
+        array padded to whole chunks, so its sums are bit for bit a call of its own's); the future
+        gives a `Reduced` per array, in order. Every worker must pass the same arrays' shapes in the
+        same order; a call like any other (`allreduce_async`)."""
+        values = lane_values(self.elems, self._cores[0].bits)
+        group = Group(arrays, values)
+        split: concurrent.futures.Future = concurrent.futures.Future()
+
+        def done(whole: concurrent.futures.Future) -> None:
+            if (err := whole.exception()) is not None:
+                split.set_exception(err)
+            else:
+                split.set_result(group.split(*whole.result()))
+
+        self._submit(group.flat).add_done_callback(done)
+        return split
+
+    def allreduce_many(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        """The sums of several arrays of one dtype, all-reduced as one call; their contributors come
+        with `allreduce_many_async`'s. A WorkerError names an array of another dtype, or an empty
+        list."""
+        return [reduced.total for reduced in self.allreduce_many_async(arrays).result()]
+
+    def _submit(self, array: np.ndarray) -> concurrent.futures.Future:
+        """Queue the all-reduce of `array` (the worker's own copy) for the I/O thread."""
         future: concurrent.futures.Future = concurrent.futures.Future()
         with self._lock:
             if self._closing:
                 raise WorkerError("the worker is closed")
-            self._waiting.append(
-                (self._cores[self._calls % len(self._cores)], np.array(array), future)
-            )
+            self._waiting.append((self._cores[self._calls % len(self._cores)], array, future))
             self._calls += 1
             if self._thread is None:
                 self._thread = threading.Thread(

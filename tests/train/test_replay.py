@@ -2,6 +2,8 @@
 a hand-made list, scaling keeps the bucket count, a replay's records on a fake all-reduce, and the
 report's CPU per iteration."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -61,18 +63,30 @@ def test_scaling_shrinks_each_bucket_and_keeps_their_number():
 
 
 def test_replay_all_reduces_every_bucket_each_iteration():
+    """Grouped (the default): one call per iteration holding every bucket, in order; separate: a
+    call per bucket. The same sums either way, so the same digest."""
     calls = []
 
     def fake(array: np.ndarray) -> np.ndarray:
         calls.append(array.size)
         return array * 2
 
+    def fake_many(arrays: list[np.ndarray]) -> list[np.ndarray]:
+        calls.append([a.size for a in arrays])
+        return [a * 2 for a in arrays]
+
     config = ReplayConfig("bert_base", scale=0.001, iterations=3)
-    history, digest = replay(config, 1, fake)
+    history, digest = replay(config, 1, fake, allreduce_many=fake_many)
     buckets = scaled_buckets(workload("bert_base"), 0.001)
-    assert history.buckets == buckets and calls == buckets * 3
+    assert history.buckets == buckets and calls == [buckets] * 3
     assert [r.iteration for r in history.iterations] == [1, 2, 3]
-    assert replay(config, 1, fake)[1] == digest != replay(config, 2, fake)[1]
+    calls.clear()
+    separate = dataclasses.replace(config, bucket_calls="separate")
+    assert replay(separate, 1, fake, allreduce_many=fake_many)[1] == digest
+    assert calls == buckets * 3
+    assert replay(separate, 1, fake)[1] == digest != replay(separate, 2, fake)[1]
+    with pytest.raises(ValueError, match="bucket_calls='group' needs allreduce_many"):
+        replay(config, 1, fake)
 
 
 def _final(comm_cpu: list[float | None]) -> dict:
