@@ -12,7 +12,8 @@ socket left unread meanwhile would overflow and lose them.
 Under bounded staleness S (docs/protocol.md, "Completion policies") the job's slots are cut into
 S + 1 groups, one core each (its `base` the group's first slot); call t runs on group t mod (S + 1),
 so up to S + 1 calls are in flight (`allreduce_async`), and a call waits for its group's previous
-one. The switch refuses a round over a use not done, which bounds how far workers drift apart.
+one. Several arrays may go as one call (`allreduce_many`: ina.hosts.group's layout, each array's
+sums split back). The switch refuses a round over a use not done, which bounds how far workers drift apart.
 
 The socket is read in batches (`io="batch"`: recvmmsg through ina.hosts.batch's C helper, one
 system call per burst; a start's or expire's list of datagrams sent with sendmmsg, an answer sent at

@@ -132,8 +132,8 @@ def add_replay_arguments(p: argparse.ArgumentParser) -> None:
         choices=BUCKET_CALLS,
         default=defaults.bucket_calls,
         help="an iteration's buckets all-reduced as one grouped call (every bucket is ready once "
-        "the emulated compute ends; each bucket's sums as its own call's) or one call after "
-        "another (the replay before grouping)",
+        "the emulated compute ends; through the switch or server each bucket's sums are its own "
+        "call's) or one call after another (the replay before grouping)",
     )
 
 
