@@ -7,9 +7,9 @@ worker would steal the CPU their communication needs. The buckets are all-reduce
 compute (DDP overlaps them with the backward pass), so an iteration's time here is compute +
 communication, an upper bound of DDP's. DDP launches each bucket's all-reduce asynchronously once
 its gradients are ready; here compute precedes communication, so every bucket is ready at once and
-the iteration's buckets go as one group (`bucket_calls="group"`, the default: one call on the wire,
-each bucket's sums bit for bit its own call's, ina.hosts.group), or one call after another
-(`"separate"`, as before: one window ramp-up and one tail per bucket).
+the iteration's buckets go as one group (`bucket_calls="group"`, the default: one call on the wire;
+through the switch or server each bucket's sums are bit for bit its own call's, ina.hosts.group),
+or one call after another (`"separate"`, as before: one window ramp-up and one tail per bucket).
 """
 
 import hashlib
