@@ -99,8 +99,6 @@ def training_argv(config: Config, dataset: str) -> list[str]:
         str(config.hidden),
         "--seed",
         str(config.seed),
-        "--bucket-calls",
-        config.bucket_calls,
     ]
 
 

@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 
 from ina.train import replay_report
+from ina.train.options import config_from, replay_argv, replay_from, training_argv
 from ina.train.replay import IterationRecord, ReplayConfig, ReplayHistory, replay
 from ina.train.runner import TrainOptions
 from ina.train.sgd import Config
+from ina.train.worker_main import build_parser
 from ina.train.workloads import MIB, WORKLOADS, ddp_buckets, scaled_buckets, workload
 
 PUBLIC = {"resnet50": 25.6e6, "vgg16": 138e6, "bert_base": 110e6, "gpt2_small": 124e6}
@@ -105,3 +107,13 @@ def test_the_report_has_the_workers_mean_cpu_per_iteration_when_measured():
     unmeasured = replay_report.summarise(opts, [_final([None, None])])  # as ina sim records them
     assert "comm_cpu" not in unmeasured["median_iteration_ms"]
     assert "CPU per worker" not in replay_report.text(unmeasured)
+
+
+def test_a_worker_process_parses_back_the_replay_and_training_it_is_handed():
+    """What `ina train` hands each worker process (train/options.py) is what the worker reads."""
+    parser = build_parser()
+    base = ["--job", "0", "--rank", "0", "--workers", "2", "--epoch", "1", "--switch", "10.0.0.1"]
+    replayed = ReplayConfig("vgg16", 0.02, 5.0, 3, 7, "separate")
+    assert replay_from(parser.parse_args(base + replay_argv(replayed))) == replayed
+    trained = Config("softmax", 3, 32, 0.5, 8, 9)
+    assert config_from(parser.parse_args(base + training_argv(trained, "iris"))) == trained
