@@ -19,6 +19,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ina.hosts.group import one_dtype
+
 PORT = 29500  # each rank listens here on its own host (torch.distributed's customary port)
 DTYPES = (np.dtype(np.float32), np.dtype(np.int32))
 HELLO = struct.Struct("!I")  # the connecting (left) neighbour's rank
@@ -138,6 +140,21 @@ class Ring:
         for step in schedule(self.rank, self.n):
             self._exchange(segments[step.send], segments[step.recv], left, step.reduce)
         return out.reshape(array.shape)
+
+    def allreduce_many(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        """The sums of several arrays of one dtype as one all-reduce of their concatenation (as
+        `Worker.allreduce_many` groups them: one ring pass, not one per array), each in its shape.
+        int32 sums are a separate call's; a float32 sum may differ from one in its last bits, the
+        segments (so the order of the additions) being the concatenation's (identical on every rank)."""
+        dtype = one_dtype(arrays, ValueError)
+        if dtype not in DTYPES:
+            raise ValueError(f"ring all-reduce takes float32 or int32, not {dtype}")
+        total = self.allreduce(np.concatenate([np.ravel(a) for a in arrays]))
+        ends = np.cumsum([np.size(a) for a in arrays]).tolist()
+        return [
+            total[end - np.size(a) : end].reshape(np.shape(a))
+            for a, end in zip(arrays, ends, strict=True)
+        ]
 
     def _exchange(self, send: np.ndarray, recv: np.ndarray, left: int, reduce: bool) -> None:
         """Send `send` right while receiving `recv`'s counterpart from the left, chunk by chunk, and

@@ -12,7 +12,8 @@ socket left unread meanwhile would overflow and lose them.
 Under bounded staleness S (docs/protocol.md, "Completion policies") the job's slots are cut into
 S + 1 groups, one core each (its `base` the group's first slot); call t runs on group t mod (S + 1),
 so up to S + 1 calls are in flight (`allreduce_async`), and a call waits for its group's previous
-one. The switch refuses a round over a use not done, which bounds how far workers drift apart.
+one. Several arrays may go as one call (`allreduce_many`: ina.hosts.group's layout, each array's
+sums split back). The switch refuses a round over a use not done, which bounds how far workers drift apart.
 
 The socket is read in batches (`io="batch"`: recvmmsg through ina.hosts.batch's C helper, one
 system call per burst; a start's or expire's list of datagrams sent with sendmmsg, an answer sent at
@@ -33,17 +34,21 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
 from ina.hosts import batch
 from ina.hosts.core import AllReduceCore, Contributors, Stats, WorkerError, check
-from ina.p4src.protocol import DEFAULT_ELEMS, HEADER_LEN, UDP_PORT, slot_of
+from ina.hosts.group import Group, Reduced
+from ina.p4src.protocol import DEFAULT_ELEMS, HEADER_LEN, UDP_PORT, lane_values, slot_of
 
 SO_SNDBUFFORCE, SO_RCVBUFFORCE = 32, 33  # Linux: buffer sizes beyond wmem_max/rmem_max (root only)
 SOCKET_BUFFER = 8 << 20  # bytes each way: a window of datagrams, with the kernel's overhead per one
 IO_PATHS = ("auto", "batch", "datagram")  # how the I/O thread reads and writes its socket
+# Receive moderation: a wake that took fewer than RX_FEW datagrams (answers arriving one at a time,
+# at a slow link's pace) waits up to RX_HOLD seconds, and at most RX_HOLD_SRTT of the RTT, before
+# reading again, so one read takes several (docs/performance.md, "Receive moderation")
+RX_FEW, RX_HOLD, RX_HOLD_SRTT = 4, 1e-3, 1 / 8
 
 
 def _config(name: str, value, default, cast=str):
@@ -86,13 +91,6 @@ class Share:
         return self.entered / self.chunks if self.chunks else 1.0
 
 
-class Reduced(NamedTuple):
-    """One all-reduce's outcome: the sum, and whose contributions each chunk of it holds."""
-
-    total: np.ndarray
-    contributors: Contributors
-
-
 class Worker:
     """One worker of a job. Bad arguments raise ValueError naming the argument and its range."""
 
@@ -115,6 +113,7 @@ class Worker:
         bits: int = 32,
         job_workers: int | None = None,
         fallback: tuple[str, int] | None = None,
+        rx_hold: float | None = None,
     ):
         # rank and n_workers are this worker's at its switch; job_workers the whole job's (None:
         # n_workers), its scale (hierarchical aggregation: hosts/core.py)
@@ -143,6 +142,8 @@ class Worker:
         )
         port = _config("udp_port", udp_port, UDP_PORT, int)
         io = _config("worker_io", io, "auto")  # INA_WORKER_IO
+        self.rx_hold = _config("rx_hold", rx_hold, RX_HOLD, float)  # INA_RX_HOLD; 0: no moderation
+        check("rx_hold", self.rx_hold, 0 <= self.rx_hold <= 0.01, "0..0.01 seconds")
         check("io", io, io in IO_PATHS, " or ".join(IO_PATHS))
         if io == "batch" and batch.helper() is None:
             raise WorkerError(batch.refusal())
@@ -212,13 +213,39 @@ class Worker:
         """Start the all-reduce of `array` as soon as its group's previous call finished; the future
         gives a `Reduced` (sum and contributors), or raises WorkerError. Up to staleness + 1 run at
         once; every worker must ask for its calls in the same order."""
+        return self._submit(np.array(array))
+
+    def allreduce_many_async(self, arrays: list[np.ndarray]) -> concurrent.futures.Future:
+        """Start the all-reduce of several arrays of one dtype as one call (ina.hosts.group: each
+        array padded to whole chunks, so its sums are bit for bit a call of its own's); the future
+        gives a `Reduced` per array, in order. Every worker must pass the same arrays' shapes in the
+        same order; a call like any other (`allreduce_async`)."""
+        values = lane_values(self.elems, self._cores[0].bits)
+        group = Group(arrays, values)
+        split: concurrent.futures.Future = concurrent.futures.Future()
+
+        def done(whole: concurrent.futures.Future) -> None:
+            if (err := whole.exception()) is not None:
+                split.set_exception(err)
+            else:
+                split.set_result(group.split(*whole.result()))
+
+        self._submit(group.flat).add_done_callback(done)
+        return split
+
+    def allreduce_many(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        """The sums of several arrays of one dtype, all-reduced as one call; their contributors come
+        with `allreduce_many_async`'s. A WorkerError names an array of another dtype, or an empty
+        list."""
+        return [reduced.total for reduced in self.allreduce_many_async(arrays).result()]
+
+    def _submit(self, array: np.ndarray) -> concurrent.futures.Future:
+        """Queue the all-reduce of `array` (the worker's own copy) for the I/O thread."""
         future: concurrent.futures.Future = concurrent.futures.Future()
         with self._lock:
             if self._closing:
                 raise WorkerError("the worker is closed")
-            self._waiting.append(
-                (self._cores[self._calls % len(self._cores)], np.array(array), future)
-            )
+            self._waiting.append((self._cores[self._calls % len(self._cores)], array, future))
             self._calls += 1
             if self._thread is None:
                 self._thread = threading.Thread(
@@ -242,7 +269,10 @@ class Worker:
         its slot, its answer out; once the socket is empty, start the calls whose group is free and
         run the cores' timers whose deadline passed, else sleep until a deadline, a datagram or a
         wake-up. Draining first matters after a stall (this process descheduled): the answers that
-        queued meanwhile are taken before a core decides what is lost. A core's WorkerError (or any
+        queued meanwhile are taken before a core decides what is lost. After a read that took few
+        datagrams (answers at a slow link's pace, a wake each) while a call runs, it waits `_hold`
+        before reading again, never past a core's deadline, so the next read takes several (receive
+        moderation; a new call's wake-up waits no longer than that). A core's WorkerError (or any
         error: no caller may wait on a dead thread) fails its call and every call after it."""
         cores, monotonic = self._cores, time.monotonic
         running: dict[int, concurrent.futures.Future] = {}  # group -> its call in flight
@@ -252,8 +282,10 @@ class Worker:
         try:
             path = self._batch_path if self.io == "batch" else self._datagram_path
             drain, send_all = path(running, (self.switch_ip, self.switch_port))
+            few = False  # the last read took a few datagrams: answers come one at a time
             while not self._closing:
-                if drain():
+                if got := drain():
+                    few = got < RX_FEW
                     continue  # answers queued during a stall reach the cores before their timers run
                 now = monotonic()
                 self._start_waiting(running, send_all, now)
@@ -262,6 +294,10 @@ class Worker:
                     if core.deadline <= now:
                         send_all(core.expire(now))
                         deadline = min(deadline, core.deadline)
+                if few and running and (pause := min(self._hold(), deadline - now)) > 0:
+                    few = False  # one wait, then read: if nothing came, poll as usual
+                    time.sleep(pause)
+                    continue
                 if deadline > now:
                     for fd, _ in poller.poll(
                         None if deadline == float("inf") else (deadline - now) * 1000
@@ -274,6 +310,12 @@ class Worker:
                 failed = [*running.values(), *(future for _, _, future in self._waiting)]
             for future in failed:
                 future.set_exception(err)
+
+    def _hold(self) -> float:
+        """How long a wake that took few datagrams waits for more: RX_HOLD_SRTT of the smoothed
+        RTT, at most `rx_hold` (0 before the first RTT sample)."""
+        srtt = self._cores[0]._srtt
+        return min(self.rx_hold, srtt * RX_HOLD_SRTT) if srtt else 0.0
 
     def _core_of(self, data: memoryview) -> AllReduceCore:
         """The core of the slot a datagram names; beyond the groups (or too short to name one), the
@@ -298,11 +340,11 @@ class Worker:
         whole = view[:size]  # what a datagram of the expected size is: no new view per packet
         recvfrom_into, core_of, send = self.sock.recvfrom_into, self._router(), self._sender(addr)
 
-        def drain() -> bool:
+        def drain() -> int:
             try:
                 n, source = recvfrom_into(buf)
             except BlockingIOError:
-                return False
+                return 0
             data = whole if n == size else view[:n]
             core = core_of(data)
             pkt = core.receive(data, source, time.monotonic())
@@ -310,7 +352,7 @@ class Worker:
                 send(pkt)
             if core.finished:
                 self._finish(core, running)
-            return True
+            return 1
 
         def send_all(pkts: list[bytearray]) -> None:
             for pkt in pkts:
@@ -332,10 +374,10 @@ class Worker:
         receive, source, queue, flush = io.receive, io.source, io.queue, io.flush
         core_of, monotonic, send = self._router(), time.monotonic, self._sender(addr)
 
-        def drain() -> bool:
+        def drain() -> int:
             n = receive()
             if not n:
-                return False
+                return 0
             for i in range(n):
                 length = info[3 * i]
                 data = wholes[i] if length == size else views[i][:length]
@@ -345,7 +387,7 @@ class Worker:
                     send(pkt)
                 if core.finished:
                     self._finish(core, running)
-            return True
+            return n
 
         def send_all(pkts: list[bytearray]) -> None:
             for pkt in pkts:

@@ -9,9 +9,11 @@ worker's calls are in flight and take the oldest sums). `Programs` runs every wo
 the harness's event loop: a compute is an event at its end, an all-reduce's end is the harness's
 `on_finished`. The replay program is `replay_steps`; sim/training.py runs train/sgd.py's `steps`.
 
-An iteration is, per worker, its compute then its buckets all-reduced one after another (as
-`ina train --replay` does); under `stale:S` up to S + 1 of a worker's calls are in flight and an
-iteration waits only for the calls S back (as hosts/iterations.py does). A worker's iteration
+An iteration is, per worker, its compute then its buckets all-reduced as `ina train --replay`
+does: as one grouped call (`ReplayConfig.bucket_calls`, ina.hosts.group: the arrays each padded to
+whole chunks, the sums split back per bucket, as `Worker.allreduce_many` does) or one call after
+another; under `stale:S` up to S + 1 of a worker's calls are in flight and an iteration waits only
+for the calls S back (as hosts/iterations.py does). A worker's iteration
 time is its compute plus the time it waited for all-reduces; a job's is the longest of its
 workers', its compute the longest compute, its communication the rest. Every sum is checked: the first worker's of each call against numpy (bit-exact for
 int32, hosts/cli.verify), every other worker's equal to it.
@@ -28,6 +30,7 @@ import numpy as np
 from ina.hosts.cli import make_array, verify
 from ina.hosts.compute import ComputeModel, DelayDistribution
 from ina.hosts.core import AllReduceCore, Contributors
+from ina.hosts.group import Group
 from ina.hosts.inprocess import InProcessSwitch, Member
 from ina.p4src.protocol import lane_values
 from ina.sim.allreduce import (
@@ -241,24 +244,35 @@ def replay_steps(
     keep: int,
     clock: Callable[[], float],
     check: Callable[[int, int, np.ndarray, Contributors], None],
+    group: Group | None = None,
 ) -> Generator[Request, list | None, list[IterationRecord]]:
-    """One worker's iterations: compute for each duration, then every bucket's array all-reduced,
-    at most `keep` calls left in flight; each sum goes to check(iteration, bucket, sum, contributors)."""
+    """One worker's iterations: compute for each duration, then every bucket's array all-reduced
+    (as one call: `group`, the arrays' layout; else a call each), at most `keep` calls left in
+    flight; each bucket's sum goes to check(iteration, bucket, sum, contributors)."""
     records: list[IterationRecord] = []
-    calls: deque[tuple[int, int]] = deque()  # (iteration, bucket) of each call in flight
+    calls: deque[tuple[int, int]] = deque()  # (iteration, bucket; -1: the group) of each call
 
     def take(answers: list) -> None:
         for total, counted in answers:
-            check(*calls.popleft(), total, counted)
+            iteration, bucket = calls.popleft()
+            if bucket >= 0:
+                check(iteration, bucket, total, counted)
+                continue
+            for bucket, reduced in enumerate(group.split(total, counted)):
+                check(iteration, bucket, *reduced)
 
     start = clock()
     for iteration, duration in enumerate(durations, 1):
         t0 = clock()
         yield Compute(duration)
         t1 = clock()
-        for bucket, array in enumerate(arrays):
-            calls.append((iteration, bucket))
-            take((yield Reduce(array, keep)))
+        if group is not None:
+            calls.append((iteration, -1))
+            take((yield Reduce(group.flat, keep)))
+        else:
+            for bucket, array in enumerate(arrays):
+                calls.append((iteration, bucket))
+                take((yield Reduce(array, keep)))
         t2 = clock()
         records.append(IterationRecord(iteration, t2 - start, t1 - t0, t2 - t1))
     take((yield Reduce(None)))
@@ -297,6 +311,9 @@ def simulate_workload(
                     lambda i, b, total, counted, job=job.id: checks.check(
                         job, i, b, total, counted
                     ),
+                    Group(arrays, lane_values(c.elems, c.bits))
+                    if config.replay.bucket_calls == "group"
+                    else None,
                 )
                 workers.append(
                     (job.id, rank, host, programs.add(job.id, rank, program, _sum_and_contributors))

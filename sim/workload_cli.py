@@ -27,6 +27,7 @@ from ina.sim.workload import (
 )
 from ina.train.data import LOADERS, load
 from ina.train.models import MODELS
+from ina.train.replay import BUCKET_CALLS
 from ina.train.sgd import Config, check
 from ina.train.workloads import WORKLOADS
 
@@ -34,7 +35,7 @@ MAX_ITERATIONS = 100_000
 MAX_EPOCHS = 10_000
 MAX_COMPUTE_S = 3600.0
 _SGD = Config()
-_REPLAY_ONLY = ("scale", "bucket_cap_mb", "iterations")
+_REPLAY_ONLY = ("scale", "bucket_cap_mb", "iterations", "bucket_calls")
 _TRAIN_ONLY = ("epochs", "batch", "lr")
 _EITHER = ("compute", "straggler", "straggler_dist")
 
@@ -92,6 +93,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--iterations",
         type=int_range(1, MAX_ITERATIONS),
         help=f"--model: iterations (default {REPLAY.iterations})",
+    )
+    g.add_argument(
+        "--bucket-calls",
+        choices=BUCKET_CALLS,
+        help=f"--model: an iteration's buckets as one grouped call or a call each, as `ina train "
+        f"--bucket-calls` (default {REPLAY.bucket_calls})",
     )
     g.add_argument(
         "--epochs", type=int_range(1, MAX_EPOCHS), help=f"--train: epochs (default {_SGD.epochs})"
@@ -177,6 +184,7 @@ def run(
                 scale=args.scale or REPLAY.scale,
                 bucket_cap_mb=args.bucket_cap_mb or REPLAY.bucket_cap_mb,
                 iterations=args.iterations or REPLAY.iterations,
+                bucket_calls=args.bucket_calls or REPLAY.bucket_calls,
             )
             outputs = Outputs(network, args.plot, args.pcap)
             try:

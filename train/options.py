@@ -7,7 +7,7 @@ from ina.args import float_range, int_range, memory_refusal
 from ina.hosts.cli import BYTES_PER_ELEMENT, add_bits_argument
 from ina.train.data import LOADERS, Dataset
 from ina.train.models import MODELS
-from ina.train.replay import ReplayConfig
+from ina.train.replay import BUCKET_CALLS, ReplayConfig
 from ina.train.sgd import Config
 from ina.train.workloads import WORKLOADS
 
@@ -125,10 +125,25 @@ def add_replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--iterations", type=int_range(1), default=defaults.iterations, help="replayed iterations"
     )
+    p.add_argument(
+        "--bucket-calls",
+        choices=BUCKET_CALLS,
+        default=defaults.bucket_calls,
+        help="an iteration's buckets all-reduced as one grouped call (every bucket is ready once "
+        "the emulated compute ends; through the switch or server each bucket's sums are its own "
+        "call's) or one call after another (the replay before grouping)",
+    )
 
 
 def replay_from(args: argparse.Namespace) -> ReplayConfig:
-    return ReplayConfig(args.replay, args.scale, args.bucket_cap_mb, args.iterations, args.seed)
+    return ReplayConfig(
+        args.replay,
+        args.scale,
+        args.bucket_cap_mb,
+        args.iterations,
+        args.seed,
+        args.bucket_calls,
+    )
 
 
 def replay_argv(config: ReplayConfig) -> list[str]:
@@ -144,4 +159,6 @@ def replay_argv(config: ReplayConfig) -> list[str]:
         str(config.iterations),
         "--seed",
         str(config.seed),
+        "--bucket-calls",
+        config.bucket_calls,
     ]

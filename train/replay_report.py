@@ -67,7 +67,12 @@ def links(opts: TrainOptions, finals: list[dict], measured: dict, comm_s: float)
     directions = [ways[way] for ways in measured["links"].values() for way in ("up", "down")]
     busiest = max(d["bytes"] for d in directions) / its
     theory = traffic.expected_bytes(
-        opts.aggregation, buckets, opts.workers, opts.elems, opts.window
+        opts.aggregation,
+        buckets,
+        opts.workers,
+        opts.elems,
+        opts.window,
+        opts.replay.bucket_calls == "group",
     )
     rate = opts.bw * 1e6 / 8 if opts.bw else None
     return {

@@ -32,10 +32,19 @@ UDP_FRAME = 14 + 20 + 8  # Ethernet, IPv4, UDP headers
 
 
 def expected_bytes(
-    aggregation: str, buckets: list[int], workers: int, elems: int, window: int
+    aggregation: str,
+    buckets: list[int],
+    workers: int,
+    elems: int,
+    window: int,
+    grouped: bool = False,
 ) -> dict:
     """Bytes of frames per iteration: a worker's link each way ("worker_link") and the busiest link's
-    busier direction ("busiest_link"), for float32 buckets of these element counts."""
+    busier direction ("busiest_link"), for float32 buckets of these element counts, all-reduced a
+    call each or `grouped` as one (ina.hosts.group: the ring's of their concatenation; the switch's
+    and server's each bucket in whole chunks, one window of announcements in all)."""
+    if aggregation == "ring" and grouped:
+        buckets = [sum(buckets)]
     if aggregation == "ring":
         sent = 0.0
         for size in buckets:
@@ -49,7 +58,8 @@ def expected_bytes(
         return {"worker_link": sent, "busiest_link": sent}
     frame, zero = UDP_FRAME + HEADER_LEN + 4 * elems, UDP_FRAME + HEADER_LEN
     chunks = [math.ceil(size / elems) for size in buckets]
-    announcements = sum(min(c, window) for c in chunks)  # each all zeros: a ZERO UPDATE
+    # each all zeros: a ZERO UPDATE, the first use of every slot a call uses
+    announcements = min(sum(chunks), window) if grouped else sum(min(c, window) for c in chunks)
     up = sum(chunks) * frame + announcements * zero
     # the switch answers a use of ZERO UPDATEs with a ZERO RESULT; the server with a whole one
     down = up if aggregation == "switch" else up + announcements * (frame - zero)

@@ -134,7 +134,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.replay:
-            history, digest = replay(replay_from(args), args.rank, worker.allreduce, report)
+            history, digest = replay(
+                replay_from(args), args.rank, worker.allreduce, report, worker.allreduce_many
+            )
         else:
             compute = ComputeModel(
                 args.compute_ms / 1e3, args.slowdown, args.delay_dist, config.seed, args.rank

@@ -15,7 +15,7 @@ from ina.hosts import batch, packets
 from ina.hosts.baseline import ParameterServer
 from ina.hosts.cli import make_array, verify
 from ina.hosts.quantize import chunk_exponents, error_bound, quantize, scale_for
-from ina.hosts.worker import SOCKET_BUFFER, Worker, WorkerError
+from ina.hosts.worker import RX_HOLD, SOCKET_BUFFER, Worker, WorkerError
 from ina.p4src.protocol import (
     FLAG_ZERO,
     HEADER_LEN,
@@ -409,6 +409,8 @@ def test_nan_and_infinity_are_refused_before_anything_is_sent(bad, dtype):
         ("switch_ip", "not-an-ip", "switch_ip = 'not-an-ip'"),
         ("local_ip", "300.1.1.1", "local_ip = '300.1.1.1'"),
         ("io", "fast", "io = 'fast': expected auto or batch or datagram"),
+        ("rx_hold", -1e-3, r"rx_hold = -0.001: expected 0..0.01 seconds"),
+        ("rx_hold", 0.02, "rx_hold = 0.02"),
     ],
 )
 def test_bad_arguments_name_the_argument_and_range(name, value, message):
@@ -564,3 +566,24 @@ def test_parameter_servers_on_one_address_take_ports_of_their_own():
     finally:
         for ps in servers:
             ps.close()
+
+
+def test_receive_moderation_waits_an_eighth_of_the_rtt_at_most_rx_hold():
+    """After a read that took few datagrams the I/O thread waits `_hold()`: nothing before the
+    first RTT sample, srtt / 8, at most rx_hold (0 turns it off)."""
+    workers = [
+        Worker(0, 0, 2, PS_IP, "127.0.0.24", 0, 16, 4, epoch=EPOCH, rx_hold=hold)
+        for hold in (None, 0.0)
+    ]
+    try:
+        default, off = workers
+        assert default.rx_hold == RX_HOLD and default._hold() == 0.0  # no RTT sample yet
+        for w in workers:
+            w._cores[0]._rtt.sample(0.004)
+        assert default._hold() == 0.004 / 8  # an eighth of the RTT, below RX_HOLD
+        assert off._hold() == 0.0
+        default._cores[0]._rtt.sample(1.0)
+        assert default._hold() == RX_HOLD  # capped
+    finally:
+        for w in workers:
+            w.close()

@@ -2,12 +2,15 @@
 every iteration bit-exact against numpy under every policy, a straggler's compute exactly in the
 iteration time, several jobs at once, and the sum checks themselves."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from ina.hosts.cli import make_array
 from ina.hosts.compute import DelayDistribution
 from ina.hosts.core import Contributors
+from ina.hosts.group import Group
 from ina.hosts.inprocess import InProcessSwitch
 from ina.p4src.protocol import Policy
 from ina.sim.allreduce import AllReduceConfig
@@ -37,10 +40,21 @@ def int32_config(policy: str = "sync", workers: int = 4, **kwargs) -> WorkloadCo
     return WorkloadConfig(network, REPLAY, compute_s=COMPUTE, **kwargs)
 
 
-@pytest.mark.parametrize("policy", ["sync", "quorum:3", "timeout:20us", "stale:1"])
-def test_every_iteration_sums_bit_exact_under_every_policy_with_a_straggler(policy):
+@pytest.mark.parametrize(
+    "policy, grouped",
+    [
+        ("sync", False),
+        ("quorum:3", False),
+        ("timeout:20us", False),
+        ("stale:1", False),
+        ("quorum:3", True),
+        ("stale:1", True),
+    ],
+)
+def test_every_iteration_sums_bit_exact_under_every_policy_with_a_straggler(policy, grouped):
     """The driver alone (Programs, replay_steps) on a star: each rank's every sum, taken as the
-    program gets it, equals numpy's int32 sum of the ranks its bitmap names."""
+    program gets it (each bucket's, split from the iteration's one call when `grouped`), equals
+    numpy's int32 sum of the ranks its bitmap names."""
     n, buckets = 4, REPLAY.buckets()
     durations = {rank: [COMPUTE * (3 if rank == 1 else 1)] * REPLAY.iterations for rank in range(n)}
     got: list[tuple[int, int, int, np.ndarray, Contributors]] = []
@@ -63,6 +77,7 @@ def test_every_iteration_sums_bit_exact_under_every_policy_with_a_straggler(poli
                     lambda i, b, total, counted, rank=rank: got.append(
                         (rank, i, b, total, counted)
                     ),
+                    Group(arrays[rank], 64) if grouped else None,
                 ),
                 lambda core: (core.result(), core.contributors()),
             )
@@ -89,8 +104,13 @@ def test_every_iteration_sums_bit_exact_under_every_policy_with_a_straggler(poli
 
 @pytest.mark.parametrize("policy", ["sync", "quorum:3", "stale:1"])
 def test_simulate_workload_verifies_every_iteration(policy):
+    """Grouped (REPLAY's default) under every policy; the separate calls under sync."""
     result = simulate_workload(int32_config(policy, stragglers=Stragglers((("h2", 3.0),))))
     assert result.verified
+    if policy == "sync":
+        separate = dataclasses.replace(REPLAY, bucket_calls="separate")
+        config = dataclasses.replace(int32_config(policy), replay=separate)
+        assert simulate_workload(config).verified
     assert [(it.job, it.iteration) for it in result.iterations] == [(0, 1), (0, 2), (0, 3)]
     assert result.buckets == REPLAY.buckets()
     assert len(result.records) == 4 and all(len(r) == 3 for r in result.records)

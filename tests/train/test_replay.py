@@ -2,13 +2,17 @@
 a hand-made list, scaling keeps the bucket count, a replay's records on a fake all-reduce, and the
 report's CPU per iteration."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from ina.train import replay_report
+from ina.train.options import config_from, replay_argv, replay_from, training_argv
 from ina.train.replay import IterationRecord, ReplayConfig, ReplayHistory, replay
 from ina.train.runner import TrainOptions
 from ina.train.sgd import Config
+from ina.train.worker_main import build_parser
 from ina.train.workloads import MIB, WORKLOADS, ddp_buckets, scaled_buckets, workload
 
 PUBLIC = {"resnet50": 25.6e6, "vgg16": 138e6, "bert_base": 110e6, "gpt2_small": 124e6}
@@ -61,18 +65,30 @@ def test_scaling_shrinks_each_bucket_and_keeps_their_number():
 
 
 def test_replay_all_reduces_every_bucket_each_iteration():
+    """Grouped (the default): one call per iteration holding every bucket, in order; separate: a
+    call per bucket. The same sums either way, so the same digest."""
     calls = []
 
     def fake(array: np.ndarray) -> np.ndarray:
         calls.append(array.size)
         return array * 2
 
+    def fake_many(arrays: list[np.ndarray]) -> list[np.ndarray]:
+        calls.append([a.size for a in arrays])
+        return [a * 2 for a in arrays]
+
     config = ReplayConfig("bert_base", scale=0.001, iterations=3)
-    history, digest = replay(config, 1, fake)
+    history, digest = replay(config, 1, fake, allreduce_many=fake_many)
     buckets = scaled_buckets(workload("bert_base"), 0.001)
-    assert history.buckets == buckets and calls == buckets * 3
+    assert history.buckets == buckets and calls == [buckets] * 3
     assert [r.iteration for r in history.iterations] == [1, 2, 3]
-    assert replay(config, 1, fake)[1] == digest != replay(config, 2, fake)[1]
+    calls.clear()
+    separate = dataclasses.replace(config, bucket_calls="separate")
+    assert replay(separate, 1, fake, allreduce_many=fake_many)[1] == digest
+    assert calls == buckets * 3
+    assert replay(separate, 1, fake)[1] == digest != replay(separate, 2, fake)[1]
+    with pytest.raises(ValueError, match="bucket_calls='group' needs allreduce_many"):
+        replay(config, 1, fake)
 
 
 def _final(comm_cpu: list[float | None]) -> dict:
@@ -91,3 +107,13 @@ def test_the_report_has_the_workers_mean_cpu_per_iteration_when_measured():
     unmeasured = replay_report.summarise(opts, [_final([None, None])])  # as ina sim records them
     assert "comm_cpu" not in unmeasured["median_iteration_ms"]
     assert "CPU per worker" not in replay_report.text(unmeasured)
+
+
+def test_a_worker_process_parses_back_the_replay_and_training_it_is_handed():
+    """What `ina train` hands each worker process (train/options.py) is what the worker reads."""
+    parser = build_parser()
+    base = ["--job", "0", "--rank", "0", "--workers", "2", "--epoch", "1", "--switch", "10.0.0.1"]
+    replayed = ReplayConfig("vgg16", 0.02, 5.0, 3, 7, "separate")
+    assert replay_from(parser.parse_args(base + replay_argv(replayed))) == replayed
+    trained = Config("softmax", 3, 32, 0.5, 8, 9)
+    assert config_from(parser.parse_args(base + training_argv(trained, "iris"))) == trained

@@ -33,3 +33,20 @@ def test_ring_sends_two_n_minus_one_segments_in_tcp_frames():
     }
     # 4,000 float32: segments of 4,000 bytes, 3 frames each (1,448 + 1,448 + 1,104)
     assert expected_bytes("ring", [4000], 4, 64, 64)["worker_link"] == 6 * (4000 + 3 * 66)
+
+
+def test_a_group_announces_one_window_and_the_ring_sends_the_concatenation():
+    # grouped: the same 157 + 2 chunks (each bucket in whole chunks), one window of 64 slots in all
+    assert (
+        expected_bytes("switch", [10_000, 100], 4, 64, 64, grouped=True)["worker_link"]
+        == (157 + 2) * FRAME + 64 * ZERO
+    )
+    # window 2, two buckets of 2 chunks: 2 slots announced once, not 2 per bucket
+    assert expected_bytes("switch", [100, 100], 4, 64, 2, grouped=True)["worker_link"] == (
+        4 * FRAME + 2 * ZERO
+    )
+    assert expected_bytes("switch", [100, 100], 4, 64, 2)["worker_link"] == 4 * FRAME + 4 * ZERO
+    # the ring: 1,000 + 3,000 float32 as one array of 4,000 (3 frames per segment, not 1 + 3)
+    assert expected_bytes("ring", [1000, 3000], 4, 64, 64, grouped=True) == expected_bytes(
+        "ring", [4000], 4, 64, 64
+    )
