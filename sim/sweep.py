@@ -51,6 +51,7 @@ UNSWEPT = (
     "train",
     "scale",
     "bucket_cap_mb",
+    "bucket_calls",
     "iterations",
     "epochs",
     "batch",
