@@ -447,6 +447,9 @@ class AllReduceCore:
         waits for others; without it, this worker's latest copy was lost if it had time to arrive."""
         stats, slot = self.stats, self._slots[index]
         if bitmap >> self.rank & 1:  # counted: the slot waits for others
+            if not slot.status and slot.timeouts:  # after its timeout: that resend was spurious
+                stats.spurious += 1
+                self._rtt.spurious_timeout(now - slot.first_sent)
             if not slot.status and slot.retries:  # its own resend's STATUS
                 slot.probe_at = now
                 self._probing.add(index)
