@@ -94,17 +94,6 @@ class RttEstimator:
             self.reo_wnd = self._reo_mult * self.min_rtt / 4
         self.sample(rtt)
 
-    def spurious_timeout(self, waited: float) -> None:
-        """The switch says it counted the original of a use this worker resent at its RTO (a STATUS
-        with this worker's bit, the duplicate's answer: an unambiguous report, as a DSACK is to
-        RFC 8985's and RFC 3708's spurious-retransmission detection): the use waits for another
-        worker (descheduled, or its copy lost), and the timer fired before it. No answer can ever
-        sample that wait (Karn's rule: the use was resent), so without this the RTO stays under it
-        and every later stall of that length times out again. As Eifel's response to a spurious
-        timeout (RFC 4015), the time the original has waited so far is a sample: it ends the
-        backoff and lifts the RTO (via the deviation) to about that wait, decaying as answers come."""
-        self.sample(waited)
-
     def timed_out(self, timeouts: int) -> None:
         """A slot timed out for the `timeouts`-th time in a row: the RTO doubles that many times (at
         most MAX_BACKOFF), for every slot, until a fresh sample."""
