@@ -391,6 +391,11 @@ class AllReduceCore:
                 1  # its original's RTT a sample (the path got slower): the backoff undone
             )
             self._rtt.spurious(now - slot.first_sent)
+        if slot.timeouts and not slot.status:
+            # A timed-out use's RESULT, no STATUS before it: that timeout recovered a loss (or
+            # completed a slot by the switch's timeout policy). The path answers, so those overdue
+            # go now (as TCP's go-back after its retransmission is acknowledged), not a timer each.
+            self._timer_from = -math.inf
         # A resend's answer moves no RACK state: the switch answers it from a completed set at
         # once, far sooner than a use that waits for every worker, and as the latest answer it
         # would make every use sent before it look overdue after that short time.
