@@ -247,9 +247,6 @@ class AllReduceCore:
         self._allowance = math.inf  # rack_rtt + reo_wnd: how long an answer may take (RACK)
         self._sequence = 0  # transmissions so far: orders them, ties in time included
         self._rack_seq = 0  # the latest transmission that was answered (RACK.xmit_ts as an order)
-        # When the path's retransmission timer last expired (RFC 6298, 5.4-5.6): a slot past its
-        # RTO times out no sooner than the (backed-off) timer after that.
-        self._timer_from = -math.inf
 
     def _check_arguments(self) -> None:
         check("job_id", self.job_id, 0 <= self.job_id < MAX_JOBS, f"0..{MAX_JOBS - 1}")
@@ -323,7 +320,6 @@ class AllReduceCore:
         self._order = self._index.order
         self._remaining = n_chunks
         self._started = now
-        self._timer_from = -math.inf
         self.finished = False
         self.deadline = math.inf
         # A float slot's first use carries no chunk (the exponent only) and counts as chunk
@@ -391,11 +387,6 @@ class AllReduceCore:
                 1  # its original's RTT a sample (the path got slower): the backoff undone
             )
             self._rtt.spurious(now - slot.first_sent)
-        if slot.timeouts and not slot.status:
-            # A timed-out use's RESULT, no STATUS before it: that timeout recovered a loss (or
-            # completed a slot by the switch's timeout policy). The path answers, so those overdue
-            # go now (as TCP's go-back after its retransmission is acknowledged), not a timer each.
-            self._timer_from = -math.inf
         # A resend's answer moves no RACK state: the switch answers it from a completed set at
         # once, far sooner than a use that waits for every worker, and as the latest answer it
         # would make every use sent before it look overdue after that short time.
@@ -718,11 +709,9 @@ class AllReduceCore:
             due = sent + (1 + position) * allowance
         else:  # RACK: the first in turn after one allowance, the others two apart (docs/protocol.md, turns)
             due = sent + (1 + 2 * position) * allowance
-        rtt, since = self._rtt, self._timer_from
-        if since < sent:
-            since = sent
-        if timed_out and (due < since + rtt.timer or not self._rack_seq):
-            due = since + rtt.timer
+        rtt = self._rtt
+        if timed_out and (due < sent + rtt.timer or not self._rack_seq):
+            due = sent + rtt.timer
         elif status and due < sent + rtt.rto:
             due = sent + rtt.rto
         # Counted: the STATUS reached the missing workers too, whose resends complete the slot
@@ -744,12 +733,6 @@ class AllReduceCore:
         the deadline are those of a scan of every waiting slot."""
         due_now, waits = self._index.due(now, self._due, self._rtt.timer, self._probing)
         resend = sorted(due_now)
-        # One timer for the path (RFC 6298, 5.4): when it expires, the oldest use past it is resent
-        # alone and the timer restarts; the others wait for it again. Per-slot timers resent the whole window at once when a worker was
-        # descheduled longer than the RTO, every resend spurious.
-        timeouts = [seq for seq in resend if due_now[seq][1]]
-        if len(timeouts) > 1:
-            resend = [seq for seq in resend if seq == timeouts[0] or not due_now[seq][1]]
         if len(resend) > PACE_BURST:  # more are due: the next leave one pacing gap later
             cut = resend[PACE_BURST]
             del resend[PACE_BURST:]
@@ -770,7 +753,6 @@ class AllReduceCore:
             if timed_out:
                 stats.timeouts += 1
                 self._rtt.timed_out(slot.timeouts)
-                self._timer_from = now
             if probe:
                 slot.probe_at = math.inf
                 self._probing.discard(index)
