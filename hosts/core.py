@@ -247,6 +247,9 @@ class AllReduceCore:
         self._allowance = math.inf  # rack_rtt + reo_wnd: how long an answer may take (RACK)
         self._sequence = 0  # transmissions so far: orders them, ties in time included
         self._rack_seq = 0  # the latest transmission that was answered (RACK.xmit_ts as an order)
+        # When the path's retransmission timer last expired (RFC 6298, 5.4-5.6): a slot past its
+        # RTO times out no sooner than the (backed-off) timer after that.
+        self._timer_from = -math.inf
 
     def _check_arguments(self) -> None:
         check("job_id", self.job_id, 0 <= self.job_id < MAX_JOBS, f"0..{MAX_JOBS - 1}")
@@ -387,6 +390,12 @@ class AllReduceCore:
                 1  # its original's RTT a sample (the path got slower): the backoff undone
             )
             self._rtt.spurious(now - slot.first_sent)
+        elif slot.timeouts:
+            # The resend of a timed-out use answered, no STATUS before it: that timeout recovered a
+            # loss (or let the switch's timeout policy complete the slot). The path works: those
+            # overdue go now, paced (TCP's go-back once its retransmission is acknowledged), not
+            # one timer each.
+            self._timer_from = -math.inf
         # A resend's answer moves no RACK state: the switch answers it from a completed set at
         # once, far sooner than a use that waits for every worker, and as the latest answer it
         # would make every use sent before it look overdue after that short time.
@@ -700,9 +709,11 @@ class AllReduceCore:
             due = sent + (1 + position) * allowance
         else:  # RACK: the first in turn after one allowance, the others two apart (docs/protocol.md, turns)
             due = sent + (1 + 2 * position) * allowance
-        rtt = self._rtt
-        if timed_out and (due < sent + rtt.timer or not self._rack_seq):
-            due = sent + rtt.timer
+        rtt, since = self._rtt, self._timer_from
+        if since < sent:
+            since = sent
+        if timed_out and (due < since + rtt.timer or not self._rack_seq):
+            due = since + rtt.timer
         elif status and due < sent + rtt.rto:
             due = sent + rtt.rto
         # Counted: the STATUS reached the missing workers too, whose resends complete the slot
@@ -716,7 +727,8 @@ class AllReduceCore:
 
     def expire(self, now: float) -> list[bytearray]:
         """Resend the slots that are due, oldest transmission first: presumed lost by RACK (sent
-        before the latest answered one, unanswered after their turn's allowances) or past the RTO.
+        before the latest answered one, unanswered after their turn's allowances) or past the RTO
+        (the oldest of those alone: the path has one timer, restarted by each timeout).
         At most PACE_BURST leave per call; if more are due, the next deadline is one pacing gap
         away. Sets the deadline to the next slot's due time.
 
@@ -724,6 +736,13 @@ class AllReduceCore:
         the deadline are those of a scan of every waiting slot."""
         due_now, waits = self._index.due(now, self._due, self._rtt.timer, self._probing)
         resend = sorted(due_now)
+        # One timer for the path (RFC 6298, 5.4): when it expires, the oldest use past it is resent
+        # alone and the timer restarts; the others wait for it again. (A timer per slot resent the
+        # whole window, paced, whenever a worker was descheduled longer than the RTO: every resend
+        # spurious, 500-950 per grouped `ina train` run.)
+        timeouts = [seq for seq in resend if due_now[seq][1]]
+        if len(timeouts) > 1:
+            resend = [seq for seq in resend if seq == timeouts[0] or not due_now[seq][1]]
         if len(resend) > PACE_BURST:  # more are due: the next leave one pacing gap later
             cut = resend[PACE_BURST]
             del resend[PACE_BURST:]
@@ -744,6 +763,7 @@ class AllReduceCore:
             if timed_out:
                 stats.timeouts += 1
                 self._rtt.timed_out(slot.timeouts)
+                self._timer_from = now
             if probe:
                 slot.probe_at = math.inf
                 self._probing.discard(index)

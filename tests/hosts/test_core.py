@@ -4,7 +4,7 @@ datagrams and deadlines out. No socket, no switch, no clock: every time here is 
 import numpy as np
 import pytest
 
-from ina.hosts.core import MIN_RTO, PACE_BURST, AllReduceCore, WorkerError
+from ina.hosts.core import MIN_RTO, AllReduceCore, WorkerError
 from ina.hosts.packets import datagram, parse_header, rewrite
 from ina.p4src.protocol import (
     FLAG_ZERO,
@@ -222,13 +222,20 @@ def test_results_a_slot_no_longer_waits_on_are_duplicates():
 
 
 def test_timeouts_double_per_retry_until_max_retries_fails_naming_the_slot():
+    # One timer for the path (RFC 6298 5.4): each expiry resends the oldest use alone and restarts
+    # the timer, which doubles per timed-out retry of a slot: slot 0 at 10 ms (timer 20 ms), slot 1
+    # at 30, slot 0's second at 50 (timer 40 ms), slot 1's at 90; slot 0's third exceeds max_retries.
     core = make_core(max_retries=2)
     first = [bytes(p) for p in core.start(ARRAY, now=0.0)]
     assert core.expire(0.005) == [] and core.deadline == 0.01  # early: nothing is due
-    assert [bytes(p) for p in core.expire(0.01)] == first  # the same datagrams again
-    assert core.deadline == pytest.approx(0.01 + 2 * 0.01)
-    assert [bytes(p) for p in core.expire(core.deadline)] == first
-    assert core.deadline == pytest.approx(0.03 + 4 * 0.01)
+    for when, slot, deadline in (
+        (0.01, 0, 0.03),
+        (0.03, 1, 0.05),
+        (0.05, 0, 0.09),
+        (0.09, 1, 0.13),
+    ):
+        assert [bytes(p) for p in core.expire(when)] == [first[slot]]  # the same datagram again
+        assert core.deadline == pytest.approx(deadline)
     assert (core.stats.retransmissions, core.stats.timeouts, core.stats.packets_sent) == (4, 4, 6)
     with pytest.raises(
         WorkerError,
@@ -240,17 +247,18 @@ def test_timeouts_double_per_retry_until_max_retries_fails_naming_the_slot():
 
 def test_a_retransmitted_use_gives_no_rtt_sample_and_the_backoff_stays_until_one_comes():
     # Karn's rule: the answer to a retransmission may answer either copy, so no RTT sample, and the
-    # backed-off RTO (0.02) times the next use too (RFC 6298 5.5-5.7).
+    # backed-off RTO (0.02) times the next use too (RFC 6298 5.5-5.7). Slot 0 alone times out at
+    # 0.01; its RESULT (no STATUS before it: a loss recovered) releases the path's timer, so slot 1,
+    # overdue by the backed-off RTO, goes at 0.02, and chunk 2 (sent at 0.015) one timer after that.
     core = make_core()
     [slot_0, slot_1] = [bytes(p) for p in core.start(ARRAY, now=0.0)]
-    core.expire(0.01)
+    assert [bytes(p) for p in core.expire(0.01)] == [slot_0]
     chunk_2 = bytes(core.receive(answer(slot_0), SWITCH, now=0.015))
-    assert core.deadline == pytest.approx(0.03)  # slot 1, resent at 0.01
-    assert [bytes(p) for p in core.expire(0.03)] == [
-        slot_1
-    ]  # its second timeout: the RTO doubles again
-    assert core.expire(0.035) == [] and core.deadline == pytest.approx(0.055)
-    assert [bytes(p) for p in core.expire(0.055)] == [chunk_2]
+    assert core.deadline == pytest.approx(0.02)
+    assert [bytes(p) for p in core.expire(0.02)] == [slot_1]
+    assert core._timer == 0.02  # the backoff stays: no sample came
+    assert core.expire(0.035) == [] and core.deadline == pytest.approx(0.04)
+    assert [bytes(p) for p in core.expire(0.04)] == [chunk_2]
 
 
 def rack_core(rank: int = 1, window: int = 4, size: int = 16) -> tuple[AllReduceCore, list[bytes]]:
@@ -280,25 +288,28 @@ def test_a_slot_sent_before_an_answered_one_is_resent_after_rtt_plus_reordering_
     assert (s.retransmissions, s.timeouts, s.spurious) == (3, 0, 0)
 
 
-def test_a_stall_is_resent_paced_and_a_spurious_resend_undoes_the_backoff():
-    # Window 8, RTT 1 ms (RTO 3 ms), then no answer: slots 1..7 time out together at 3 ms, but only
-    # PACE_BURST (the oldest) leave; the RTO doubles, so the others wait for it (or for RACK, once
-    # the resends are answered) instead of following in a burst.
+def test_a_stall_times_out_one_use_per_timer_and_a_spurious_resend_undoes_the_backoff():
+    # Window 8, RTT 1 ms (RTO 3 ms), then no answer: slots 1..7 are past the RTO at 3 ms, but the
+    # path has one timer (RFC 6298 5.4): slot 1 (the oldest) alone is resent, the timer restarts
+    # doubled, and the others wait for it (a worker descheduled past the RTO made every slot of the
+    # others' windows time out, each resend spurious).
     core, first = rack_core(rank=0, window=8, size=32)
     core.receive(answer(first[0]), SWITCH, now=0.001)
     assert core.deadline == pytest.approx(0.003)
-    assert [bytes(p) for p in core.expire(0.003)] == first[1 : 1 + PACE_BURST]
-    assert core.deadline == pytest.approx(0.0035)  # one pacing gap: srtt * PACE_BURST / window
-    assert core.expire(0.0035) == []
-    assert core.deadline == pytest.approx(0.006)  # slots 5..7, sent at 0, with the doubled RTO
+    assert [bytes(p) for p in core.expire(0.003)] == [first[1]]
+    assert core.expire(0.004) == []
     # Slot 1's original answer, 0.6 ms after its resend (sooner than min_rtt): the resend was
     # spurious. Its RTT (3.6 ms) is a sample: srtt 1.325 ms, rttvar 1.025 ms, RTO 5.425 ms, and
-    # the backoff is undone: slots 5..7 are due at 5.425 ms, not 2 * 5.425.
+    # the backoff is undone: slot 2 is due 5.425 ms after the timer restarted (3 ms), not 2 x 5.425
+    # after; the timer doubles again with it, so slot 3 follows 10.85 ms later.
     core.receive(answer(first[1]), SWITCH, now=0.0036)
     assert core.stats.spurious == 1
-    assert core.deadline == pytest.approx(0.005425)
-    assert [bytes(p) for p in core.expire(0.005425)] == first[1 + PACE_BURST :]
-    assert (core.stats.timeouts, core.stats.retransmissions) == (7, 7)
+    assert core.expire(0.0084) == []
+    assert core.deadline == pytest.approx(0.008425)
+    assert [bytes(p) for p in core.expire(0.008425)] == [first[2]]
+    assert core.expire(0.0192) == [] and core.deadline == pytest.approx(0.019275)
+    assert [bytes(p) for p in core.expire(0.019275)] == [first[3]]
+    assert (core.stats.timeouts, core.stats.retransmissions) == (3, 3)
 
 
 def test_expire_resends_only_slots_still_waiting():

@@ -196,10 +196,13 @@ def test_a_status_for_a_slot_this_call_does_not_use_is_a_duplicate():
 
 
 def test_exactly_pace_burst_due_slots_leave_in_one_call():
-    core = core_with(window=PACE_BURST)
-    sent = [bytes(p) for p in core.start(np.arange(2 * PACE_BURST, dtype=np.int32), now=0.0)]
-    assert [bytes(p) for p in core.expire(0.01)] == sent  # every slot's RTO at once
-    assert core.deadline == 0.03  # the backoff doubled the timer: 0.01 + 2 * 0.01
+    # One worker (every turn first): the last slot's answer at 1 ms puts the PACE_BURST sent before
+    # it past one allowance (1.25 ms) at once, by RACK (a timeout would resend the oldest alone).
+    core = core_with(window=PACE_BURST + 1, rank=0, n_workers=1)
+    sent = [bytes(p) for p in core.start(np.arange(2 * (PACE_BURST + 1), dtype=np.int32), now=0.0)]
+    core.receive(answer(sent[PACE_BURST], bitmap=1), SWITCH, now=0.001)
+    assert [bytes(p) for p in core.expire(0.00125)] == sent[:PACE_BURST]
+    assert core.deadline == pytest.approx(0.00125 + 0.003)  # their RTO (3 ms): none left to pace
 
 
 def test_held_results_of_several_later_uses_are_all_kept_until_taken():
