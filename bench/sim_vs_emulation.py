@@ -17,8 +17,9 @@ are the link's up direction, the switch port's its down direction: train/traffic
 taken just before the workers start and after they end, minus the frames in that interval that are
 not the protocol's, which a capture on the host's interface filtered to everything but the
 protocol's UDP port counts (tcpdump; ARP and IPv6 from the root namespace's switch ports would be
-such frames). A capture of the protocol's frames themselves would cost the CPU the workers need and
-could drop; the counters cannot.
+such frames, but topologies/net.py turns their IPv6 off and the hosts' neighbours are static). A
+capture of the protocol's frames themselves would cost the CPU the workers need and could drop;
+the counters cannot.
 
 Three simulated rates: the nominal one; the one at which a frame takes as long as HTB should give
 it (HTB meters a frame's own bytes, from the destination MAC to the payload's end: 320 at E = 64,

@@ -55,6 +55,10 @@ class Network:
                 host.cmd(f"ethtool -K {intf.name} tx off rx off tso off gso off >/dev/null 2>&1")
             host.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1")
             self._static_neighbours(host)
+        for switch in net.switches:  # ports in the root namespace: no IPv6 router solicitations
+            for intf in switch.intfList():  # or MLD reports onto the host links mid-run
+                if intf.name != "lo":
+                    switch.cmd(f"sysctl -qw net.ipv6.conf.{intf.name}.disable_ipv6=1")
         clean.record(self.run_id, [], list(self.topo.hosts))
         for switch in net.switches:
             switch.start([])

@@ -46,3 +46,4 @@ def test_emulation_and_simulation_carry_the_same_frames_per_link(tmp_path):
     assert simulated.frames == expected
     assert emulated.frames == expected
     assert emulated.notes["queue_drops"] == 0
+    assert emulated.notes["other_frames"] == {}  # switch ports send no IPv6 (topologies/net.py)
