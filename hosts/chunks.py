@@ -58,6 +58,12 @@ class Contributors:
         return np.repeat(self.bitmaps, self.elems)[: math.prod(shape)].reshape(shape)
 
 
+def chunk_count(size: int, values: int) -> int:
+    """Chunks of `values` that carry `size` values: at least one (an empty array sends one chunk of
+    zeros), the last padded with zeros."""
+    return max(1, -(-size // values))
+
+
 class Chunks:
     """One all-reduce's array (int32, float32 or float64, finite) as `n` chunks of `elems` values
     for `n_workers` in `bits`-bit lanes, and the sums that come back. `exponents[c]` is the exponent
@@ -91,7 +97,7 @@ class Chunks:
     def __init__(self, array: np.ndarray, elems: int, n_workers: int, bits: int = 32):
         flat = array.ravel()
         self.shape, self.dtype, self.elems = array.shape, array.dtype, elems
-        self.n = n = max(1, -(-flat.size // elems))
+        self.n = n = chunk_count(flat.size, elems)
         self.is_float = array.dtype != np.int32
         self._dtype = dtype = lane_dtype(bits)
         room = headroom(n_workers, bits)  # a first pass's lane holds `room` largest values

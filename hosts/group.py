@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ina.hosts.chunks import Contributors
+from ina.hosts.chunks import Contributors, chunk_count
 from ina.hosts.core import WorkerError
 
 
@@ -51,7 +51,7 @@ class Group:
         arrays = [np.asarray(a) for a in arrays]
         self.values = values
         self.shapes = [a.shape for a in arrays]
-        counts = [max(1, -(-a.size // values)) for a in arrays]  # chunks per array, as Chunks makes
+        counts = [chunk_count(a.size, values) for a in arrays]  # chunks per array, as Chunks makes
         self.starts = np.cumsum([0, *counts]).tolist()  # each array's first chunk; the end last
         self.flat = np.zeros(self.starts[-1] * values, dtype=dtype)
         for array, start in zip(arrays, self.starts, strict=False):

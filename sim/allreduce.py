@@ -23,7 +23,7 @@ import numpy as np
 
 from ina.controller.aggregation import BurstLoss
 from ina.controller.allocators import FIRST_FIT, Allocator
-from ina.hosts.chunks import Contributors
+from ina.hosts.chunks import Contributors, chunk_count
 from ina.hosts.cli import make_array, verify
 from ina.hosts.inprocess import FRAME_HEADERS, InProcessSwitch
 from ina.hosts.members import Members, job_members
@@ -161,13 +161,13 @@ def lossless_time(config: AllReduceConfig) -> float | None:
 def packets_per_worker(config: AllReduceConfig) -> int:
     """UPDATEs each worker sends without loss: one per chunk of E, and for floats one more per slot
     (`first_uses`)."""
-    return max(1, -(-config.size // lane_values(config.elems, config.bits))) + first_uses(config)
+    return chunk_count(config.size, lane_values(config.elems, config.bits)) + first_uses(config)
 
 
 def first_uses(config: AllReduceConfig) -> int:
     """The uses of a float all-reduce that carry no chunk, one per slot: each announces its slot's
     first exponent, all zeros, so a ZERO frame (0 for int32)."""
-    chunks = max(1, -(-config.size // lane_values(config.elems, config.bits)))
+    chunks = chunk_count(config.size, lane_values(config.elems, config.bits))
     return min(config.window, chunks) if config.dtype != "int32" else 0
 
 
