@@ -108,18 +108,20 @@ class Chunks:
             self._scale_of: list[float] = [scale_for(e, room, bits) for e in range(256)]
             self._safe_of: list[float] = [scale_for(e, n_workers, bits) for e in range(256)]
             self.exponents: list[int] = exponents.tolist()
-            payload = quantize(values, np.array(self._scale_of)[exponents][:, None]).astype(dtype)
+            payload = quantize(values, np.array(self._scale_of)[exponents][:, None], dtype)
+            zero = exponents == 0  # a chunk's largest magnitude is 0: all zeros, no second pass
         else:  # int32 in 32-bit lanes: the lanes are the values, in one array made in one pass
             values = payload = np.zeros((n, elems), dtype=dtype)
             payload.ravel()[: flat.size] = flat
             self._scale_of = self._safe_of = []
             self.exponents = [0] * n
+            zero = ~values.any(axis=1)
         self.exponents.append(0)  # the exponent announced after the last chunk
         self._values = (
             values  # a float chunk's values, quantized again by `_clipped` (int32: unused)
         )
         # per chunk, whether its values are all zeros: zeros at any scale, so its UPDATE is ZERO
-        self._zero: list[bool] = cast(list[bool], (~values.any(axis=1)).tolist())  # read per packet
+        self._zero: list[bool] = cast(list[bool], zero.tolist())  # read per packet
         self._clip = lane_max(bits) // room  # the largest quantized magnitude of a first pass
         self._safe_clip = lane_max(bits) // n_workers  # ... of a redo: n of them cannot overflow
         self._agreed = [0] * n  # per chunk, the switch's maximum exponent it was quantized for
@@ -204,5 +206,7 @@ class Chunks:
         size = math.prod(self.shape)
         if not self.is_float:
             return got.astype(np.int32).ravel()[:size].reshape(self.shape)
-        out = (got.astype(np.float64) / np.array(self._scales)[:, None]).ravel()[:size]
-        return out.astype(self.dtype).reshape(self.shape)
+        # divided in float64, rounded once into the array's dtype: one pass, no float64 copy
+        out = np.empty((self.n, got.shape[1]), self.dtype)
+        np.divide(got, np.array(self._scales)[:, None], out=out, dtype=np.float64, casting="unsafe")
+        return out.ravel()[:size].reshape(self.shape)

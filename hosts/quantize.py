@@ -53,8 +53,12 @@ def scale_for(exponent_byte: int, n_workers: int, bits: int = 32) -> float:
     return share / 2.0 ** (exponent_byte - BIAS)
 
 
-def quantize(chunk: np.ndarray, scale: float) -> np.ndarray:
-    return np.rint(chunk.astype(np.float64) * scale).astype(np.int64)
+def quantize(chunk: np.ndarray, scale, dtype: np.dtype | type = np.int64) -> np.ndarray:
+    """`chunk` times `scale` (a float or an array that broadcasts), rounded to nearest, as `dtype`:
+    computed in float64 in one buffer, so the packer's values go to the wire's lanes in three
+    passes; a `dtype` narrower than int64 only for values known to fit it (a first pass's)."""
+    scaled = np.multiply(chunk, scale, dtype=np.float64)
+    return np.rint(scaled, out=scaled).astype(dtype)
 
 
 def error_bound(exponent_byte: int, n_workers: int, bits: int = 32) -> float:

@@ -57,3 +57,12 @@ def test_float_sums_are_scaled_back_with_each_chunks_agreed_scale():
     np.testing.assert_allclose(
         chunks.result(), [1.0, -1.0, 0.5, 0.0], atol=4 / 2**31
     )  # within a quantum
+
+
+def test_a_chunk_is_zero_exactly_when_its_every_value_is_a_zero_of_either_sign():
+    smallest = np.finfo(np.float32).smallest_subnormal  # its exponent byte clips to 1, not 0
+    for dtype in (np.float32, np.float64, np.int32):
+        array = np.array([0, -0.0, smallest, 0, 0, 0, 3, 0], dtype=dtype)
+        chunks = Chunks(array, elems=2, n_workers=2)
+        zeros = [chunks.zero(c) for c in range(chunks.n)]
+        assert zeros == [True, dtype == np.int32, True, False], dtype  # int32: the subnormal is 0
