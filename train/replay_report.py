@@ -11,6 +11,9 @@ from ina.train import traffic
 from ina.train.runner import TrainOptions
 from ina.train.workloads import BYTES_PER_ELEMENT, workload
 
+# What set a run's time: the busiest link at least LINK_BOUND busy while communicating, else the
+# machine at least CPU_BOUND busy (every process on its cores: workers, switches, the kernel)
+LINK_BOUND, CPU_BOUND = 0.8, 0.85
 # per iteration, mean over the workers: wall time computing and communicating, and the CPU a
 # worker's process used while communicating (comm_cpu: absent from older histories)
 PHASES = ("compute", "comm", "comm_cpu")
@@ -161,4 +164,21 @@ def traffic_text(t: dict) -> str:
         f"machine {t['machine_busy']:.0%} busy (run incl. start-up); "
         f"{t['worker_packets_per_s']:,.0f} packets/s sent per worker"
     )
+    if (bound := bound_by(t)) is not None:
+        lines.append(f"bound by           {bound}")
     return "\n".join(lines)
+
+
+def bound_by(t: dict) -> str | None:
+    """What set the time, when the figures say: the links, or this machine's CPU. CPU-bound, the
+    times compare how fast this host's cores run each method (a worker's CPU per packet, the
+    switch's, the kernel's), not the methods on a network: a reader must not take them for that."""
+    utilisation = t["busiest_link_utilisation"]
+    if utilisation is not None and utilisation >= LINK_BOUND:
+        return f"the links (the busiest {utilisation:.0%} busy)"
+    if t["machine_busy"] >= CPU_BOUND:
+        return (
+            f"this machine's CPU ({t['machine_busy']:.0%} busy, no link {LINK_BOUND:.0%} busy): "
+            "the times measure its cores, not the method (shape the links: --bw; or ina sim)"
+        )
+    return None

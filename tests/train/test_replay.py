@@ -109,6 +109,25 @@ def test_the_report_has_the_workers_mean_cpu_per_iteration_when_measured():
     assert "CPU per worker" not in replay_report.text(unmeasured)
 
 
+def test_the_report_says_what_bound_the_time_links_first_then_the_machines_cpu():
+    def bound(utilisation: float | None, busy: float) -> str | None:
+        return replay_report.bound_by(
+            {"busiest_link_utilisation": utilisation, "machine_busy": busy}
+        )
+
+    assert (
+        bound(0.8, 0.95) == "the links (the busiest 80% busy)"
+    )  # link-bound though the CPU is busy
+    cpu = (
+        "this machine's CPU (85% busy, no link 80% busy): the times measure its cores, not the "
+        "method (shape the links: --bw; or ina sim)"
+    )
+    assert bound(None, 0.85) == cpu  # unshaped: no link rate to be bound by
+    assert bound(0.79, 0.85) == cpu
+    assert bound(0.79, 0.84) is None  # neither: say nothing
+    assert bound(None, 0.5) is None
+
+
 def test_a_worker_process_parses_back_the_replay_and_training_it_is_handed():
     """What `ina train` hands each worker process (train/options.py) is what the worker reads."""
     parser = build_parser()
