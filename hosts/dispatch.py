@@ -3,9 +3,9 @@ the core of the datagram's slot gets it with its source and the time, the core's
 once, a finished call is handed back.
 
 Compiled by mypyc with the core (ina/compiled.py's HOT): the batched path's loop over a recvmmsg
-burst (`burst`) then runs in C and calls the core natively, where the interpreted loop it replaces
-cost more of a packet's CPU than the compiled core itself (docs/performance.md, "The I/O loop
-compiled"). Interpreted where it is not built (INA_COMPILED=0): the same code.
+burst (`burst`) then runs in C and calls the core natively, 0.1-0.4 us less per datagram than the
+interpreted loop it replaced (docs/performance.md, "The I/O loop compiled"). Interpreted where it
+is not built (INA_COMPILED=0): the same code.
 """
 
 import time

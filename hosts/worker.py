@@ -361,11 +361,11 @@ class Worker:
         order, each at the time it is handed (as the datagram path does), and sends each answer at
         once, as the datagram path does (False when none waits); send_all sends a list with one
         sendmmsg per batch.QUEUE. The loop over a burst is ina.hosts.dispatch's, compiled with the
-        core. An answer is not held for a sendmmsg: its core stamped it sent
-        when it returned it, and one held behind others left later than its stamp, by up to the
-        time their datagrams took. RACK read that skew, which differs per worker, as reordering
-        beyond its window: spurious resends (at 5% loss 1.53 resends per lost packet against the
-        datagram path's 1.38, docs/performance.md)."""
+        core. An answer is not held for a sendmmsg: its core stamped it sent when it returned it,
+        and one held behind others left later than its stamp, by up to the time their datagrams
+        took, a skew RACK may read as reordering (once measured as spurious resends, not
+        reproduced since); and a burst's answers sent with one sendmmsg saved no CPU, the kernel's
+        work per datagram being the cost (docs/performance.md, "The I/O loop compiled")."""
         io = batch.BatchSocket(self.sock, self._cores[0].datagram_size, addr, self.timeout / 4)
         receive, queue, flush = io.receive, io.queue, io.flush
         burst = self._dispatch(running, addr).burst
