@@ -103,8 +103,9 @@ class BatchSocket:
         self._tx_at, self._lens_at = _address(self._tx), _address(self._lens)
 
     def receive(self) -> int:
-        """How many datagrams arrived (0: none waits); the i-th is views[i][:info[3i]], from
-        the source info[3i + 1] (`wire_ip`'s form), info[3i + 2]. Raises OSError as recvfrom would."""
+        """How many datagrams arrived (0: none waits); the i-th is views[i][:info[3i]], from the
+        source info[3i + 1] (`wire_ip`'s form), port info[3i + 2]. Raises OSError as recvfrom
+        would."""
         n = self._recv(self.fd, self._rx_at, self.stride, BATCH, self._info_at)
         if n < 0:
             _raise(n)

@@ -29,7 +29,7 @@ class Dispatch:
         cores: list[AllReduceCore],
         group: int,
         switch: Address,
-        sendto: Callable[[bytearray, Address], object],
+        sendto: Callable[[bytearray, object], object],
         blocked: Callable[[bytearray], None],
         finish: Callable[[AllReduceCore], None],
     ) -> None:
@@ -37,6 +37,7 @@ class Dispatch:
         self._group = group
         self._last = len(cores) - 1
         self._switch = switch
+        self._to: object = switch  # kept boxed: compiled, `switch` is a C struct boxed anew per use
         self._sendto = sendto
         self._blocked = blocked
         self._finish = finish
@@ -66,7 +67,7 @@ class Dispatch:
         pkt = core.receive(data, source, now)
         if pkt is not None:
             try:
-                self._sendto(pkt, self._switch)
+                self._sendto(pkt, self._to)
             except BlockingIOError:
                 self._blocked(pkt)
         if core.finished:
