@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 # the per-packet modules' tests again on their interpreted source (the run above loads what `make
 # setup` compiled with mypyc: ina/compiled.py)
 INTERPRETED_TESTS := tests/hosts/test_core.py tests/hosts/test_rto.py tests/hosts/test_chunks.py \
-	tests/hosts/test_inprocess.py tests/hosts/test_compiled.py tests/hosts/test_slots.py \
+	tests/hosts/test_inprocess.py tests/hosts/test_compiled.py tests/hosts/test_slots.py tests/hosts/test_dispatch.py \
 	tests/sim/test_events.py tests/sim/test_links.py tests/sim/test_nodes.py
 
 .PHONY: setup ns3 run test lint stf-render bench bench-full clean

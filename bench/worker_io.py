@@ -6,6 +6,10 @@ a ctypes call's system call counts in the Python function that made it).
 
     .venv/bin/python -m ina.bench.worker_io [--elems 64 256] [--io batch datagram] [--size N]
 
+`--loop` measures instead the batched path's hand-over alone (ina.hosts.dispatch's loop over a
+burst and the core it calls), with no socket: RESULTs written into buffers as recvmmsg leaves
+them, the answers kept in a list; CPU per RESULT, less at the mercy of the machine's load.
+
 Prints a table per configuration and writes results/worker_io.json. A benchmark, not a test: the
 figures depend on the machine and its load (report `uptime` beside them).
 """
@@ -18,12 +22,15 @@ import pstats
 import select
 import socket
 import time
+import types
 from pathlib import Path
 
 import numpy as np
 
 from ina.args import int_range
 from ina.hosts import batch, packets
+from ina.hosts.core import AllReduceCore
+from ina.hosts.dispatch import Dispatch
 from ina.hosts.worker import Worker
 from ina.p4src.protocol import ELEMS_CHOICES, HEADER_LEN, MSG_RESULT
 
@@ -122,6 +129,51 @@ def measure(elems: int, io: str, size: int, reps: int) -> dict:
     }
 
 
+def _burst(size: int, datagrams: list[bytes], source: tuple[str, int]) -> types.SimpleNamespace:
+    """`datagrams` as a `batch.BatchSocket` holds what one receive took (what `burst` reads)."""
+    stride = size + 1
+    rx = memoryview(bytearray(stride * len(datagrams)))
+    views = [rx[i * stride : (i + 1) * stride] for i in range(len(datagrams))]
+    info = []
+    for view, datagram in zip(views, datagrams, strict=True):
+        view[: len(datagram)] = datagram
+        info += [len(datagram), batch.wire_ip(source[0]), source[1]]
+    return types.SimpleNamespace(
+        size=size, views=views, wholes=[v[:size] for v in views], info=info
+    )
+
+
+def loop_cost(elems: int, size: int, reps: int) -> dict:
+    """CPU per RESULT of `Dispatch.burst` and the core, no system call: reps all-reduces of `size`
+    int32 by a one-worker core, each RESULT a reflector's answer, handed over in bursts of BATCH."""
+    answers: list[bytes] = []
+    core = AllReduceCore(0, 0, 1, EPOCH, elems, 256, 1.0, 12, REFLECTOR)
+    dispatch = Dispatch(
+        [core],
+        256,
+        REFLECTOR,
+        lambda pkt, _to: answers.append(bytes(pkt)),
+        lambda _pkt: None,
+        lambda _core: None,
+    )  # a list never blocks; the sums are read below
+    array = np.arange(size, dtype=np.int32)
+    cpu, results = 0.0, 0
+    for _ in range(reps):
+        sent = [bytes(pkt) for pkt in core.start(array, 0.0)]
+        while sent:
+            answers.clear()
+            for at in range(0, len(sent), batch.BATCH):
+                part = [packets.result_for(u, 1, 1) for u in sent[at : at + batch.BATCH]]
+                io = _burst(core.datagram_size, part, REFLECTOR)
+                t0 = time.process_time()
+                dispatch.burst(io, len(part))
+                cpu += time.process_time() - t0
+                results += len(part)
+            sent = list(answers)
+        assert np.array_equal(core.result(), array)
+    return {"elems": elems, "size": size, "reps": reps, "us_per_result": cpu / results * 1e6}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m ina.bench.worker_io", description=__doc__)
     p.add_argument("--elems", type=int, nargs="+", choices=ELEMS_CHOICES, default=[64, 256])
@@ -129,9 +181,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--size", type=int_range(1, 1 << 26), default=1 << 20, help="elements")
     p.add_argument("--reps", type=int_range(1, 1000), default=3)
     p.add_argument("--out", default="results/worker_io.json")
+    p.add_argument("--loop", action="store_true", help="the hand-over loop and core alone")
     args = p.parse_args(argv)
     rows = []
     for elems in args.elems:
+        if args.loop:
+            rows.append(row := loop_cost(elems, args.size, args.reps))
+            print(f"ELEMS={elems}: {row['us_per_result']:.3f} us of CPU per RESULT (loop + core)")
+            continue
         for io in args.io:
             row = measure(elems, io, args.size, args.reps)
             rows.append(row)

@@ -59,6 +59,16 @@ def _address(buffer: bytearray | ctypes.Array) -> int:
     return ctypes.addressof(ctypes.c_char.from_buffer(buffer))
 
 
+def wire_ip(ip: str) -> int:
+    """A dotted-quad IPv4 address as recvmmsg reports a source's (and sendmmsg takes a peer's)."""
+    return _IPV4.unpack(socket.inet_aton(ip))[0]
+
+
+def address(ip: int, port: int) -> tuple[str, int]:
+    """A source recvmmsg reported (`wire_ip`'s form, port) as recvfrom gives it."""
+    return socket.inet_ntoa(_IPV4.pack(ip)), port
+
+
 def _raise(code: int) -> None:
     raise OSError(-code, os.strerror(-code))
 
@@ -77,7 +87,7 @@ class BatchSocket:
         self._recv, self._send = lib.ina_mmsg_recv, lib.ina_mmsg_send
         self.fd, self.size, self.stride = sock.fileno(), size, size + 1
         self.peer = peer
-        self._peer_ip = _IPV4.unpack(socket.inet_aton(peer[0]))[0]
+        self._peer_ip = wire_ip(peer[0])
         self._wait_ms = max(1, round(wait * 1000))
         self._rx = bytearray(self.stride * BATCH)
         view = memoryview(self._rx)
@@ -93,19 +103,13 @@ class BatchSocket:
         self._tx_at, self._lens_at = _address(self._tx), _address(self._lens)
 
     def receive(self) -> int:
-        """How many datagrams arrived (0: none waits); the i-th is views[i][:info[3i]], from
-        `source(i)`. Raises OSError as recvfrom would."""
+        """How many datagrams arrived (0: none waits); the i-th is views[i][:info[3i]], from the
+        source info[3i + 1] (`wire_ip`'s form), port info[3i + 2]. Raises OSError as recvfrom
+        would."""
         n = self._recv(self.fd, self._rx_at, self.stride, BATCH, self._info_at)
         if n < 0:
             _raise(n)
         return n
-
-    def source(self, i: int) -> tuple[str, int]:
-        """The i-th datagram's source address: `peer` itself when it came from there."""
-        ip, port = self.info[3 * i + 1], self.info[3 * i + 2]
-        if ip == self._peer_ip and port == self.peer[1]:
-            return self.peer
-        return socket.inet_ntoa(_IPV4.pack(ip)), port
 
     def queue(self, datagram: bytes | bytearray | memoryview) -> None:
         """Pack a copy of `datagram` (at most size + 1 bytes) for the next flush."""

@@ -659,6 +659,12 @@ class AllReduceCore:
         if due < self.deadline:
             self.deadline = due
 
+    @property
+    def srtt(self) -> float | None:
+        """The smoothed RTT in seconds (None before the first sample), read-only: what a driver
+        may time its reads by (hosts/worker.py's receive moderation)."""
+        return self._rtt.srtt
+
     # The estimator's figures, as `expire`'s replay in tests/hosts/test_inprocess.py reads them.
     @property
     def _srtt(self) -> float | None:

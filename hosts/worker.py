@@ -21,7 +21,10 @@ once) or one datagram per system call (`io="datagram"`); `auto`, the default, ba
 helper builds (gcc), else goes per datagram. Batched, the demo and the in-process worker were
 faster and the resends per lost packet at 5% loss as low (docs/performance.md, "The batched path
 as the default"). The cores see the same events either way: each datagram of a batch in turn with
-the time then, its answer sent before the next.
+the time then, its answer sent before the next. Either path hands a datagram over through
+ina.hosts.dispatch, compiled with the core: the batched path's loop over a burst runs there, in C,
+and takes a source the core accepts (the switch's, the fallback server's) without building its
+address (docs/performance.md, "The I/O loop compiled").
 """
 
 import collections
@@ -39,8 +42,9 @@ import numpy as np
 
 from ina.hosts import batch
 from ina.hosts.core import AllReduceCore, Contributors, Stats, WorkerError, check
+from ina.hosts.dispatch import Dispatch
 from ina.hosts.group import Group, Reduced
-from ina.p4src.protocol import DEFAULT_ELEMS, HEADER_LEN, UDP_PORT, lane_values, slot_of
+from ina.p4src.protocol import DEFAULT_ELEMS, UDP_PORT, lane_values
 
 SO_SNDBUFFORCE, SO_RCVBUFFORCE = 32, 33  # Linux: buffer sizes beyond wmem_max/rmem_max (root only)
 SOCKET_BUFFER = 8 << 20  # bytes each way: a window of datagrams, with the kernel's overhead per one
@@ -314,22 +318,20 @@ class Worker:
     def _hold(self) -> float:
         """How long a wake that took few datagrams waits for more: RX_HOLD_SRTT of the smoothed
         RTT, at most `rx_hold` (0 before the first RTT sample)."""
-        srtt = self._cores[0]._srtt
+        srtt = self._cores[0].srtt
         return min(self.rx_hold, srtt * RX_HOLD_SRTT) if srtt else 0.0
 
-    def _core_of(self, data: memoryview) -> AllReduceCore:
-        """The core of the slot a datagram names; beyond the groups (or too short to name one), the
-        last, which calls it forged."""
-        slot = slot_of(data) if len(data) >= HEADER_LEN else 0
-        return self._cores[min(slot // self._group, len(self._cores) - 1)]
-
-    def _router(self) -> Callable[[memoryview], AllReduceCore]:
-        """`_core_of`, or with one group (no staleness) its only core without reading the header:
-        a call per datagram less on the hot path."""
-        if len(self._cores) > 1:
-            return self._core_of
-        only = self._cores[0]
-        return lambda _data: only
+    def _dispatch(self, running: dict, addr: tuple[str, int]) -> Dispatch:
+        """What hands a received datagram to the core of its slot and sends its answer at once
+        (ina.hosts.dispatch: compiled with the core)."""
+        return Dispatch(
+            self._cores,
+            self._group,
+            addr,
+            self.sock.sendto,
+            lambda pkt: self._send(pkt, addr),
+            lambda core: self._finish(core, running),
+        )
 
     def _datagram_path(self, running: dict, addr: tuple[str, int]) -> tuple[Callable, Callable]:
         """(drain, send_all) one datagram per system call: drain hands the core of its slot one
@@ -338,20 +340,14 @@ class Worker:
         buf = bytearray(size + 1)  # one byte more, so a longer datagram shows as one
         view = memoryview(buf)
         whole = view[:size]  # what a datagram of the expected size is: no new view per packet
-        recvfrom_into, core_of, send = self.sock.recvfrom_into, self._router(), self._sender(addr)
+        recvfrom_into, handle = self.sock.recvfrom_into, self._dispatch(running, addr).handle
 
         def drain() -> int:
             try:
                 n, source = recvfrom_into(buf)
             except BlockingIOError:
                 return 0
-            data = whole if n == size else view[:n]
-            core = core_of(data)
-            pkt = core.receive(data, source, time.monotonic())
-            if pkt is not None:
-                send(pkt)
-            if core.finished:
-                self._finish(core, running)
+            handle(whole if n == size else view[:n], source, time.monotonic())
             return 1
 
         def send_all(pkts: list[bytearray]) -> None:
@@ -364,29 +360,20 @@ class Worker:
         """(drain, send_all) in batches: drain hands the cores every datagram one recvmmsg took, in
         order, each at the time it is handed (as the datagram path does), and sends each answer at
         once, as the datagram path does (False when none waits); send_all sends a list with one
-        sendmmsg per batch.QUEUE. An answer is not held for a sendmmsg: its core stamped it sent
-        when it returned it, and one held behind others left later than its stamp, by up to the
-        time their datagrams took. RACK read that skew, which differs per worker, as reordering
-        beyond its window: spurious resends (at 5% loss 1.53 resends per lost packet against the
-        datagram path's 1.38, docs/performance.md)."""
+        sendmmsg per batch.QUEUE. The loop over a burst is ina.hosts.dispatch's, compiled with the
+        core. An answer is not held for a sendmmsg: its core stamped it sent when it returned it,
+        and one held behind others left later than its stamp, by up to the time their datagrams
+        took, a skew RACK may read as reordering (once measured as spurious resends, not
+        reproduced since); and a burst's answers sent with one sendmmsg saved no CPU, the kernel's
+        work per datagram being the cost (docs/performance.md, "The I/O loop compiled")."""
         io = batch.BatchSocket(self.sock, self._cores[0].datagram_size, addr, self.timeout / 4)
-        size, views, wholes, info = io.size, io.views, io.wholes, io.info
-        receive, source, queue, flush = io.receive, io.source, io.queue, io.flush
-        core_of, monotonic, send = self._router(), time.monotonic, self._sender(addr)
+        receive, queue, flush = io.receive, io.queue, io.flush
+        burst = self._dispatch(running, addr).burst
 
         def drain() -> int:
             n = receive()
-            if not n:
-                return 0
-            for i in range(n):
-                length = info[3 * i]
-                data = wholes[i] if length == size else views[i][:length]
-                core = core_of(data)
-                pkt = core.receive(data, source(i), monotonic())
-                if pkt is not None:
-                    send(pkt)
-                if core.finished:
-                    self._finish(core, running)
+            if n:
+                burst(io, n)
             return n
 
         def send_all(pkts: list[bytearray]) -> None:
@@ -420,19 +407,6 @@ class Worker:
             contributors = core.contributors()
             self.share.add(contributors)
             future.set_result(Reduced(core.result(), contributors))
-
-    def _sender(self, addr: tuple[str, int]) -> Callable[[bytearray], None]:
-        """Send one datagram to `addr` at once if the socket takes it, else as `_send` does (the
-        per-answer path: no context manager per packet)."""
-        sendto = self.sock.sendto
-
-        def send(pkt: bytearray) -> None:
-            try:
-                sendto(pkt, addr)
-            except BlockingIOError:
-                self._send(pkt, addr)
-
-        return send
 
     def _send(self, pkt: bytearray, addr: tuple[str, int]) -> None:
         """Send once the socket is writable; a buffer full (or ARP pending) for timeout/4 is a loss

@@ -1,9 +1,10 @@
 """The per-packet modules compiled by mypyc from their own typed source, or interpreted.
 
-One source: hosts/core.py and the modules it calls per answer (HOT) are ordinary typed Python;
-mypyc compiles exactly those files into C extensions, built once per content (the sources, their
-type dependencies DEPENDS, mypy's version, the interpreter) and cached under $INA_CACHE/mypyc (else
-~/.cache/ina/mypyc), as switch/native's pipelines are. A finder on sys.meta_path, installed when
+One source: hosts/core.py, the modules it calls per answer and the worker's loop that calls it
+(hosts/dispatch.py) (HOT) are ordinary typed Python; mypyc compiles exactly those files into C
+extensions, built once per content (the sources, their type dependencies DEPENDS, mypy's version,
+the interpreter) and cached under $INA_CACHE/mypyc (else ~/.cache/ina/mypyc), as switch/native's
+pipelines are. A finder on sys.meta_path, installed when
 `ina` is imported, loads a HOT module from the cached build of its current source; any module
 without one is imported from its .py file, so an edited source runs interpreted until rebuilt.
 
@@ -36,6 +37,7 @@ HOT = (
     "ina.hosts.expiry",
     "ina.hosts.chunks",
     "ina.hosts.core",
+    "ina.hosts.dispatch",
     "ina.sim.events",
     "ina.sim.links",
     "ina.sim.nodes",
@@ -58,6 +60,7 @@ OPAQUE = (
     "ina.controller.client",
     "ina.topologies.topology_setup",
     "ina.hosts.packets",
+    "ina.hosts.batch",
     "ina.sim.frames",
     "ina.switch.engine",
     "ina.switch.p4runtime.server",
