@@ -83,12 +83,28 @@ def test_a_group_sums_bit_for_bit_as_separate_calls_with_loss(dtype, fuzz_cases)
         assert sum(m.core.stats.retransmissions for m in net.jobs[0]) > 0  # the loss was repaired
 
 
+LAYOUT = [np.arange(1, 4, dtype=np.int32), np.zeros(0, np.int32), np.full((3, 3), 7, np.int32)]
+
+
 def test_a_group_pads_each_array_to_whole_chunks():
     """The layout itself: each array starts on a chunk boundary, zeros between, an empty array one
     chunk of zeros (as a call of its own makes)."""
-    g = Group([np.arange(1, 4, dtype=np.int32), np.zeros(0, np.int32), np.full(9, 7, np.int32)], 4)
-    assert g.starts == [0, 1, 2, 5]
+    g = Group(LAYOUT, 4)
+    assert g.offsets == [0, 4, 8, 20]
     assert g.flat.tolist() == [1, 2, 3, 0, 0, 0, 0, 0] + [7] * 9 + [0] * 3
+    sums = g.sums(g.flat * 2)
+    assert [s.tolist() for s in sums] == [[2, 4, 6], [], [[14] * 3] * 3]
+
+
+def test_the_rings_layout_is_the_concatenation_unpadded():
+    """No chunks (`values` None): the arrays end to end, an empty one taking no values, and the sums
+    cut back at the same offsets in each array's shape."""
+    g = Group(LAYOUT, None)
+    assert g.offsets == [0, 3, 3, 12]
+    assert g.flat.dtype == np.int32 and g.flat.tolist() == [1, 2, 3] + [7] * 9
+    sums = g.sums(g.flat * 2)
+    assert [s.tolist() for s in sums] == [[2, 4, 6], [], [[14] * 3] * 3]
+    assert [s.dtype for s in sums] == [np.int32] * 3
 
 
 def test_mixed_dtypes_and_an_empty_group_are_refused_before_anything_is_sent():
