@@ -28,16 +28,17 @@ class Reduced(NamedTuple):
     contributors: Contributors
 
 
-def one_dtype(arrays: Sequence[np.ndarray], error: type[Exception] = WorkerError) -> np.dtype:
-    """The group's dtype; `error` naming the first array of another, or an empty group."""
+def one_dtype(arrays: Sequence[np.ndarray], error: type[Exception]) -> np.dtype:
+    """The group's dtype (`arrays` converted already: each read once); `error` naming the first
+    array of another, or an empty group."""
     if not arrays:
         raise error("arrays = []: a group all-reduces one or more arrays")
-    dtype = np.asarray(arrays[0]).dtype
+    dtype = arrays[0].dtype
     for i, array in enumerate(arrays):
-        if np.asarray(array).dtype != dtype:
+        if array.dtype != dtype:
             raise error(
-                f"arrays[{i}] is {np.asarray(array).dtype}, arrays[0] {dtype}: a group is one "
-                "dtype (all-reduce arrays of another dtype in a group of their own)"
+                f"arrays[{i}] is {array.dtype}, arrays[0] {dtype}: a group is one dtype "
+                "(all-reduce arrays of another dtype in a group of their own)"
             )
     return dtype
 
@@ -55,8 +56,8 @@ class Group:
         values: int | None,
         error: type[Exception] = WorkerError,
     ):
+        arrays = [np.asarray(a) for a in arrays]  # once: an array-like may convert at a cost
         dtype = one_dtype(arrays, error)
-        arrays = [np.asarray(a) for a in arrays]
         self.values = values
         self.shapes = [a.shape for a in arrays]
         self.sizes = [a.size for a in arrays]

@@ -107,6 +107,24 @@ def test_the_rings_layout_is_the_concatenation_unpadded():
     assert [s.dtype for s in sums] == [np.int32] * 3
 
 
+class Converted:
+    """An array-like that counts its conversions to an array (a tensor, a memmap: each costs)."""
+
+    def __init__(self, array: np.ndarray):
+        self.array, self.conversions = array, 0
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        self.conversions += 1
+        return self.array
+
+
+def test_each_array_is_converted_once():
+    arrays = [Converted(a) for a in LAYOUT]
+    g = Group(arrays, 4)
+    assert [a.conversions for a in arrays] == [1, 1, 1]
+    assert g.flat.tolist() == Group(LAYOUT, 4).flat.tolist()
+
+
 def test_mixed_dtypes_and_an_empty_group_are_refused_before_anything_is_sent():
     w = Worker(0, 0, 2, "127.0.0.1", "127.0.0.9", 0, ELEMS, 4, timeout=0.001, epoch=EPOCH)
     try:
