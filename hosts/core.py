@@ -154,16 +154,29 @@ def check(name: str, value, valid: bool, expected: str) -> None:
         raise ValueError(f"{name} = {value!r}: expected {expected}")
 
 
+class NonFiniteError(WorkerError):
+    """NaN or infinities refused: block floating point has no encoding for them, and dropping them
+    silently would return the other workers' sum as if it were everyone's. `count` of them, the
+    first (`value`) at flat index `index` of the array, or of `arrays[array]` in a group
+    (ina.hosts.group names the array)."""
+
+    def __init__(self, count: int, index: int, value: float, array: int | None = None):
+        self.count, self.index, self.value, self.array = count, index, value, array
+        held, at = (
+            ("the array holds", "") if array is None else ("the arrays hold", f"arrays[{array}], ")
+        )
+        super().__init__(
+            f"{held} {count} NaN or infinite value(s) (first at {at}flat index {index}: {value}); "
+            "in-network aggregation sums finite values only"
+        )
+
+
 def _check_finite(flat: np.ndarray) -> None:
-    """Refuse NaN and infinities: block floating point has no encoding for them, and dropping them
-    silently would return the other workers' sum as if it were everyone's."""
+    """Refuse NaN and infinities (NonFiniteError)."""
     bad = ~np.isfinite(flat)
     if bad.any():
         first = int(np.argmax(bad))
-        raise WorkerError(
-            f"the array holds {int(bad.sum())} NaN or infinite value(s) (first at flat index "
-            f"{first}: {flat[first]}); in-network aggregation sums finite values only"
-        )
+        raise NonFiniteError(int(bad.sum()), first, float(flat[first]))
 
 
 class AllReduceCore:

@@ -12,13 +12,14 @@ caller's program, deterministic like its calls' order. The ring over TCP uses th
 without padding (`values` None: its all-reduce has no chunks), an empty array taking no values.
 """
 
+import bisect
 from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 
 from ina.hosts.chunks import Contributors, chunk_count
-from ina.hosts.core import WorkerError
+from ina.hosts.core import NonFiniteError, WorkerError
 
 
 class Reduced(NamedTuple):
@@ -91,3 +92,13 @@ class Group:
             )
             for total_, first, end in zip(self.sums(total), chunks[:-1], chunks[1:], strict=True)
         ]
+
+    def refusal(self, err: BaseException) -> BaseException:
+        """`err`, the core's refusal of `flat`, as the caller sees the group: a NaN or infinity
+        named by its array and its index in that array; any other error as it is."""
+        if not isinstance(err, NonFiniteError) or err.array is not None:
+            return err
+        i = (
+            bisect.bisect_right(self.offsets, err.index) - 1
+        )  # an empty array's offset is the next's
+        return NonFiniteError(err.count, err.index - self.offsets[i], err.value, i)

@@ -1,7 +1,8 @@
 """A group all-reduce (ina.hosts.group) is one call whose every array's sums and contributors are
 bit for bit a call of its own's: on the in-process switch with loss (hypothesis), through `Worker`
 against the parameter server on loopback, and on the ring over TCP (int32 exact, float32 the same
-on every rank). Mixed dtypes and an empty group are refused before anything is sent."""
+on every rank). Mixed dtypes, an empty group and NaN or infinities (named by array) are refused
+before anything is sent."""
 
 import socket
 import threading
@@ -15,6 +16,7 @@ from test_ring import free_ports, run_rings
 
 from ina.hosts.baseline import ParameterServer
 from ina.hosts.cli import make_array
+from ina.hosts.core import AllReduceCore, NonFiniteError
 from ina.hosts.group import Group
 from ina.hosts.inprocess import InProcessSwitch, RandomLoss
 from ina.hosts.worker import Worker, WorkerError
@@ -135,6 +137,41 @@ def test_mixed_dtypes_and_an_empty_group_are_refused_before_anything_is_sent():
         assert w.stats.packets_sent == 0 and w._thread is None
     finally:
         w.close()
+
+
+def test_a_refused_group_names_the_array_and_the_index_in_it():
+    """A NaN or infinity: the core refuses the group's flat values, and the worker names the array
+    and the index in it (the caller passed arrays, not their concatenation), before anything is sent."""
+    arrays = [np.ones(5, np.float32), np.zeros(0, np.float32), np.ones((2, 3), np.float32)]
+    arrays[2][1, 1:] = [np.nan, np.inf]
+    w = Worker(0, 0, 2, "127.0.0.1", "127.0.0.9", 0, ELEMS, 4, timeout=0.001, epoch=EPOCH)
+    try:
+        with pytest.raises(WorkerError) as err:
+            w.allreduce_many(arrays)
+        assert w.stats.packets_sent == 0
+    finally:
+        w.close()
+    assert str(err.value) == (
+        "the arrays hold 2 NaN or infinite value(s) (first at arrays[2], flat index 4: nan); "
+        "in-network aggregation sums finite values only"
+    )
+
+
+@pytest.mark.parametrize("values", [ELEMS, None])
+def test_a_refusal_at_an_arrays_first_value_names_that_array_in_either_layout(values):
+    """At an array's first value, after an empty array (unpadded: the same offset as the empty one)."""
+    arrays = [np.ones(5, np.float32), np.zeros(0, np.float32), np.ones(6, np.float32)]
+    arrays[2][0] = -np.inf
+    group = Group(arrays, values)
+    core = AllReduceCore(0, 0, 2, EPOCH, ELEMS, 4, 0.01, 3, ("127.0.0.9", 0xBEE0))
+    with pytest.raises(NonFiniteError) as err:
+        core.start(group.flat, 0.0)
+    assert str(group.refusal(err.value)) == (
+        "the arrays hold 1 NaN or infinite value(s) (first at arrays[2], flat index 0: -inf); "
+        "in-network aggregation sums finite values only"
+    )
+    other = WorkerError("no switch")
+    assert group.refusal(other) is other
 
 
 @pytest.mark.usefixtures("worker_io")
