@@ -154,16 +154,29 @@ def check(name: str, value, valid: bool, expected: str) -> None:
         raise ValueError(f"{name} = {value!r}: expected {expected}")
 
 
+class NonFiniteError(WorkerError):
+    """NaN or infinities refused: block floating point has no encoding for them, and dropping them
+    silently would return the other workers' sum as if it were everyone's. `count` of them, the
+    first (`value`) at flat index `index` of the array, or of `arrays[array]` in a group
+    (ina.hosts.group names the array)."""
+
+    def __init__(self, count: int, index: int, value: float, array: int | None = None):
+        self.count, self.index, self.value, self.array = count, index, value, array
+        held, at = (
+            ("the array holds", "") if array is None else ("the arrays hold", f"arrays[{array}], ")
+        )
+        super().__init__(
+            f"{held} {count} NaN or infinite value(s) (first at {at}flat index {index}: {value}); "
+            "in-network aggregation sums finite values only"
+        )
+
+
 def _check_finite(flat: np.ndarray) -> None:
-    """Refuse NaN and infinities: block floating point has no encoding for them, and dropping them
-    silently would return the other workers' sum as if it were everyone's."""
+    """Refuse NaN and infinities (NonFiniteError)."""
     bad = ~np.isfinite(flat)
     if bad.any():
         first = int(np.argmax(bad))
-        raise WorkerError(
-            f"the array holds {int(bad.sum())} NaN or infinite value(s) (first at flat index "
-            f"{first}: {flat[first]}); in-network aggregation sums finite values only"
-        )
+        raise NonFiniteError(int(bad.sum()), first, float(flat[first]))
 
 
 class AllReduceCore:
@@ -736,7 +749,8 @@ class AllReduceCore:
         before the latest answered one, unanswered after their turn's allowances) or past the RTO
         (the oldest of those alone: the path has one timer, restarted by each timeout).
         At most PACE_BURST leave per call; if more are due, the next deadline is one pacing gap
-        away. Sets the deadline to the next slot's due time.
+        away. Sets the deadline to the next slot's due time as the resends left it (after a
+        timeout, by the restarted timer).
 
         The due slots are found without a scan of the window (ina.hosts.expiry): the resends and
         the deadline are those of a scan of every waiting slot."""
@@ -749,16 +763,10 @@ class AllReduceCore:
         timeouts = [seq for seq in resend if due_now[seq][1]]
         if len(timeouts) > 1:
             resend = [seq for seq in resend if seq == timeouts[0] or not due_now[seq][1]]
-        if len(resend) > PACE_BURST:  # more are due: the next leave one pacing gap later
-            cut = resend[PACE_BURST]
-            del resend[PACE_BURST:]
-            next_due = min((due for seq, due in waits.items() if seq < cut), default=math.inf)
-            next_due = min(
-                next_due, now + (self._rtt.srtt or self._rtt.rto) * PACE_BURST / self._window
-            )
-        else:
-            next_due = min(waits.values(), default=math.inf)
-        stats, out = self.stats, []
+        paced = len(resend) > PACE_BURST  # more are due: the next leave one pacing gap later
+        cut = resend[PACE_BURST] if paced else 0
+        del resend[PACE_BURST:]
+        stats, out, restarted = self.stats, [], False
         for seq in resend:
             index, timed_out, probe = due_now[seq]
             slot = self._slots[index]
@@ -769,11 +777,26 @@ class AllReduceCore:
             if timed_out:
                 stats.timeouts += 1
                 self._rtt.timed_out(slot.timeouts)
-                self._timer_from = now
+                self._timer_from, restarted = now, True
             if probe:
                 slot.probe_at = math.inf
                 self._probing.discard(index)
             out.append(self._resend(index, now))
+        if restarted:
+            # The timer restarted now, backed off (RFC 6298 5.5-5.6): the uses it times are due by
+            # it, not by the timer the index read (an expire at that earlier time found nothing),
+            # those it held back too (a probe may come first). One pass over the waiting slots per
+            # timeout (seldom), none per answer; a slot resent now has a new seq, in neither.
+            for slot in self._waiting:
+                if slot.seq in waits or slot.seq in due_now:
+                    waits[slot.seq] = self._due(slot.index)[0]
+        if paced:
+            next_due = min((due for seq, due in waits.items() if seq < cut), default=math.inf)
+            next_due = min(
+                next_due, now + (self._rtt.srtt or self._rtt.rto) * PACE_BURST / self._window
+            )
+        else:
+            next_due = min(waits.values(), default=math.inf)
         if out:  # the resent slots' timers, with the backoff they may have raised
             next_due = min(next_due, now + self._rtt.timer)
         self.deadline = next_due

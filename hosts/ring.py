@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ina.hosts.group import one_dtype
+from ina.hosts.group import Group
 
 PORT = 29500  # each rank listens here on its own host (torch.distributed's customary port)
 DTYPES = (np.dtype(np.float32), np.dtype(np.int32))
@@ -142,19 +142,13 @@ class Ring:
         return out.reshape(array.shape)
 
     def allreduce_many(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
-        """The sums of several arrays of one dtype as one all-reduce of their concatenation (as
-        `Worker.allreduce_many` groups them: one ring pass, not one per array), each in its shape.
+        """The sums of several arrays of one dtype as one all-reduce of their concatenation
+        (ina.hosts.group's layout unpadded, as `Worker.allreduce_many` groups them: one ring pass,
+        not one per array), each in its shape.
         int32 sums are a separate call's; a float32 sum may differ from one in its last bits, the
         segments (so the order of the additions) being the concatenation's (identical on every rank)."""
-        dtype = one_dtype(arrays, ValueError)
-        if dtype not in DTYPES:
-            raise ValueError(f"ring all-reduce takes float32 or int32, not {dtype}")
-        total = self.allreduce(np.concatenate([np.ravel(a) for a in arrays]))
-        ends = np.cumsum([np.size(a) for a in arrays]).tolist()
-        return [
-            total[end - np.size(a) : end].reshape(np.shape(a))
-            for a, end in zip(arrays, ends, strict=True)
-        ]
+        group = Group(arrays, None, ValueError)
+        return group.sums(self.allreduce(group.flat))
 
     def _exchange(self, send: np.ndarray, recv: np.ndarray, left: int, reduce: bool) -> None:
         """Send `send` right while receiving `recv`'s counterpart from the left, chunk by chunk, and

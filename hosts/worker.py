@@ -230,7 +230,7 @@ class Worker:
 
         def done(whole: concurrent.futures.Future) -> None:
             if (err := whole.exception()) is not None:
-                split.set_exception(err)
+                split.set_exception(group.refusal(err))
             else:
                 split.set_result(group.split(*whole.result()))
 

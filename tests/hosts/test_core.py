@@ -312,6 +312,20 @@ def test_a_stall_times_out_one_use_per_timer_and_a_spurious_resend_undoes_the_ba
     assert (core.stats.timeouts, core.stats.retransmissions) == (3, 3)
 
 
+def test_after_a_timeout_the_deadline_is_the_restarted_timers():
+    # RFC 6298 5.5-5.6: the timer restarts at the timeout (3 ms), backed off to 6 ms. Slot 0's next
+    # use, sent at 1 ms, was due at 4 ms by the timer before; by the restarted one it waits until
+    # 9 ms with the others, so nothing is due before that: no expire call finds nothing.
+    core, first = rack_core(rank=0, window=8, size=32)
+    core.receive(answer(first[0]), SWITCH, now=0.001)
+    assert [bytes(p) for p in core.expire(0.003)] == [first[1]]
+    assert core._timer == 2 * core._rto
+    assert core.deadline == 0.003 + core._timer
+    for early in (0.004, 0.0089):
+        assert core.expire(early) == [] and core.deadline == 0.003 + core._timer
+    assert [bytes(p) for p in core.expire(core.deadline)] == [first[2]]
+
+
 def test_expire_resends_only_slots_still_waiting():
     core = make_core()
     first = [bytes(p) for p in core.start(ARRAY, now=0.0)]

@@ -1,7 +1,8 @@
 """A group all-reduce (ina.hosts.group) is one call whose every array's sums and contributors are
 bit for bit a call of its own's: on the in-process switch with loss (hypothesis), through `Worker`
 against the parameter server on loopback, and on the ring over TCP (int32 exact, float32 the same
-on every rank). Mixed dtypes and an empty group are refused before anything is sent."""
+on every rank). Mixed dtypes, an empty group and NaN or infinities (named by array) are refused
+before anything is sent."""
 
 import socket
 import threading
@@ -15,6 +16,7 @@ from test_ring import free_ports, run_rings
 
 from ina.hosts.baseline import ParameterServer
 from ina.hosts.cli import make_array
+from ina.hosts.core import AllReduceCore, NonFiniteError
 from ina.hosts.group import Group
 from ina.hosts.inprocess import InProcessSwitch, RandomLoss
 from ina.hosts.worker import Worker, WorkerError
@@ -83,12 +85,46 @@ def test_a_group_sums_bit_for_bit_as_separate_calls_with_loss(dtype, fuzz_cases)
         assert sum(m.core.stats.retransmissions for m in net.jobs[0]) > 0  # the loss was repaired
 
 
+LAYOUT = [np.arange(1, 4, dtype=np.int32), np.zeros(0, np.int32), np.full((3, 3), 7, np.int32)]
+
+
 def test_a_group_pads_each_array_to_whole_chunks():
     """The layout itself: each array starts on a chunk boundary, zeros between, an empty array one
     chunk of zeros (as a call of its own makes)."""
-    g = Group([np.arange(1, 4, dtype=np.int32), np.zeros(0, np.int32), np.full(9, 7, np.int32)], 4)
-    assert g.starts == [0, 1, 2, 5]
+    g = Group(LAYOUT, 4)
+    assert g.offsets == [0, 4, 8, 20]
     assert g.flat.tolist() == [1, 2, 3, 0, 0, 0, 0, 0] + [7] * 9 + [0] * 3
+    sums = g.sums(g.flat * 2)
+    assert [s.tolist() for s in sums] == [[2, 4, 6], [], [[14] * 3] * 3]
+
+
+def test_the_rings_layout_is_the_concatenation_unpadded():
+    """No chunks (`values` None): the arrays end to end, an empty one taking no values, and the sums
+    cut back at the same offsets in each array's shape."""
+    g = Group(LAYOUT, None)
+    assert g.offsets == [0, 3, 3, 12]
+    assert g.flat.dtype == np.int32 and g.flat.tolist() == [1, 2, 3] + [7] * 9
+    sums = g.sums(g.flat * 2)
+    assert [s.tolist() for s in sums] == [[2, 4, 6], [], [[14] * 3] * 3]
+    assert [s.dtype for s in sums] == [np.int32] * 3
+
+
+class Converted:
+    """An array-like that counts its conversions to an array (a tensor, a memmap: each costs)."""
+
+    def __init__(self, array: np.ndarray):
+        self.array, self.conversions = array, 0
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        self.conversions += 1
+        return self.array
+
+
+def test_each_array_is_converted_once():
+    arrays = [Converted(a) for a in LAYOUT]
+    g = Group(arrays, 4)
+    assert [a.conversions for a in arrays] == [1, 1, 1]
+    assert g.flat.tolist() == Group(LAYOUT, 4).flat.tolist()
 
 
 def test_mixed_dtypes_and_an_empty_group_are_refused_before_anything_is_sent():
@@ -101,6 +137,41 @@ def test_mixed_dtypes_and_an_empty_group_are_refused_before_anything_is_sent():
         assert w.stats.packets_sent == 0 and w._thread is None
     finally:
         w.close()
+
+
+def test_a_refused_group_names_the_array_and_the_index_in_it():
+    """A NaN or infinity: the core refuses the group's flat values, and the worker names the array
+    and the index in it (the caller passed arrays, not their concatenation), before anything is sent."""
+    arrays = [np.ones(5, np.float32), np.zeros(0, np.float32), np.ones((2, 3), np.float32)]
+    arrays[2][1, 1:] = [np.nan, np.inf]
+    w = Worker(0, 0, 2, "127.0.0.1", "127.0.0.9", 0, ELEMS, 4, timeout=0.001, epoch=EPOCH)
+    try:
+        with pytest.raises(WorkerError) as err:
+            w.allreduce_many(arrays)
+        assert w.stats.packets_sent == 0
+    finally:
+        w.close()
+    assert str(err.value) == (
+        "the arrays hold 2 NaN or infinite value(s) (first at arrays[2], flat index 4: nan); "
+        "in-network aggregation sums finite values only"
+    )
+
+
+@pytest.mark.parametrize("values", [ELEMS, None])
+def test_a_refusal_at_an_arrays_first_value_names_that_array_in_either_layout(values):
+    """At an array's first value, after an empty array (unpadded: the same offset as the empty one)."""
+    arrays = [np.ones(5, np.float32), np.zeros(0, np.float32), np.ones(6, np.float32)]
+    arrays[2][0] = -np.inf
+    group = Group(arrays, values)
+    core = AllReduceCore(0, 0, 2, EPOCH, ELEMS, 4, 0.01, 3, ("127.0.0.9", 0xBEE0))
+    with pytest.raises(NonFiniteError) as err:
+        core.start(group.flat, 0.0)
+    assert str(group.refusal(err.value)) == (
+        "the arrays hold 1 NaN or infinite value(s) (first at arrays[2], flat index 0: -inf); "
+        "in-network aggregation sums finite values only"
+    )
+    other = WorkerError("no switch")
+    assert group.refusal(other) is other
 
 
 @pytest.mark.usefixtures("worker_io")

@@ -518,23 +518,32 @@ def test_a_worker_two_calls_behind_under_a_quorum_takes_every_sum_the_others_had
 
 
 def scan(core: AllReduceCore, now: float) -> tuple[list[int], float]:
-    """What `expire` must resend at `now` and the deadline it must set, by a scan of every waiting
-    slot in transmission order with the core's own `_due` (what expire did before its index); of
-    those timed out, the oldest alone (one timer for the path)."""
-    due, waits, timer_expired = [], [], False
+    """What `expire` must resend at `now`, by a scan of every waiting slot in transmission order
+    with the core's own `_due` (what expire did before its index); of those timed out, the oldest
+    alone (one timer for the path). And the first transmission a paced burst leaves for the next
+    gap (inf: none)."""
+    due, timer_expired = [], False
     for index in core._unanswered:
         when, timed_out, _probe = core._due(index)
         if when <= now:
             if not (timed_out and timer_expired):
                 due.append(index)
             timer_expired |= timed_out
-        else:
-            waits.append((core._seq_of[index], when))
     if len(due) > PACE_BURST:
-        cut = core._seq_of[due[PACE_BURST]]
-        gap = (core._srtt or core._rto) * PACE_BURST / core._window
-        return due[:PACE_BURST], min([when for seq, when in waits if seq < cut] + [now + gap])
-    return due, min((when for _seq, when in waits), default=math.inf)
+        return due[:PACE_BURST], core._seq_of[due[PACE_BURST]]
+    return due, math.inf
+
+
+def deadline_after(core: AllReduceCore, now: float, resent: list[int], cut: float) -> float:
+    """The deadline `expire` must leave: the earliest due time, by a scan, of the waiting slots it
+    did not resend, as a timeout's restart of the timer left them; a paced burst's rest one gap
+    away (those sent after it not looked at); the slots resent, a timer away."""
+    waits = [core._due(i)[0] for i in core._unanswered if i not in resent and core._seq_of[i] < cut]
+    if cut < math.inf:
+        waits.append(now + (core._srtt or core._rto) * PACE_BURST / core._window)
+    if resent:
+        waits.append(now + core._timer)
+    return min(waits, default=math.inf)
 
 
 @pytest.mark.fuzz
@@ -555,11 +564,11 @@ def test_expire_resends_and_rearms_exactly_as_a_scan_of_every_waiting_slot(
     expire = AllReduceCore.expire
 
     def checked(core: AllReduceCore, now: float) -> list[bytearray]:
-        want, deadline = scan(core, now)
+        want, cut = scan(core, now)
         pkts = [core._pkts[index] for index in want]
         out = expire(core, now)
         assert out == pkts and [id(p) for p in out] == [id(p) for p in pkts]
-        assert core.deadline == (min(deadline, now + core._timer) if out else deadline)
+        assert core.deadline == deadline_after(core, now, want, cut)
         calls["resent" if out else "idle"] += 1
         return out
 

@@ -100,6 +100,18 @@ def served():
         yield server
 
 
+@pytest.fixture
+def programmed(served):
+    """(switch, stub): `served` with a primary stream (election id 1) that has set the aggregation
+    pipeline; the stream closes after the test."""
+    sw, channel, stub = served
+    primary = Stream(channel, 1)
+    assert primary.status() == (code_pb2.OK, 1)
+    set_pipeline(stub, 1)
+    yield sw, stub
+    primary.close()
+
+
 def write(stub, election_id: int | None, *updates, atomicity: int = 0):
     req = p4runtime_pb2.WriteRequest(device_id=0, updates=list(updates), atomicity=atomicity)
     if election_id is not None:
@@ -433,14 +445,11 @@ def test_a_silent_stream_is_closed_after_the_idle_bound_unless_it_is_primary(
 
 
 # --- reads -------------------------------------------------------------------------------
-def test_wildcard_reads_are_paged_lazily_and_capped(served, monkeypatch):
+def test_wildcard_reads_are_paged_lazily_and_capped(programmed, monkeypatch):
     """The first page reaches the client while the server is held reading the second page's first
     cell: pages are read one at a time, never the whole selection first. (How far the server reads
     ahead of a client that stops is gRPC's flow control, not the server's: not asserted.)"""
-    sw, channel, stub = served
-    primary = Stream(channel, 1)
-    primary.status()
-    set_pipeline(stub, 1)
+    sw, stub = programmed
     chunk = 8
     monkeypatch.setattr(p4runtime_server, "READ_CHUNK", chunk)
     name = "InaIngress.slot_bitmap"
@@ -485,16 +494,12 @@ def test_wildcard_reads_are_paged_lazily_and_capped(served, monkeypatch):
             got += len(page.entities)
     assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert got == 40
-    primary.close()
 
 
-def test_a_read_of_exactly_the_cap_is_served_and_one_more_is_refused(served, monkeypatch):
+def test_a_read_of_exactly_the_cap_is_served_and_one_more_is_refused(programmed, monkeypatch):
     """MAX_READ_ENTITIES is how many a Read may select: a register of that many cells reads whole
     (over several pages); with the cap one lower, the same Read is RESOURCE_EXHAUSTED."""
-    _sw, channel, stub = served
-    primary = Stream(channel, 1)
-    primary.status()
-    set_pipeline(stub, 1)
+    _sw, stub = programmed
     monkeypatch.setattr(p4runtime_server, "READ_CHUNK", 8)
     reg = Schema(program().p4info).register("InaIngress.slot_count")
     query = p4runtime_pb2.ReadRequest(
@@ -514,7 +519,6 @@ def test_a_read_of_exactly_the_cap_is_served_and_one_more_is_refused(served, mon
         err.value.details()
         == f"the Read selects more than {reg.size - 1} entities; read by id or index"
     )
-    primary.close()
 
 
 def test_the_limits_docs_security_md_states_are_the_ones_enforced():
@@ -540,11 +544,8 @@ def test_the_limits_docs_security_md_states_are_the_ones_enforced():
     assert "sent in pages of 4,096" in text and p4runtime_server.READ_CHUNK == 4096
 
 
-def test_read_batch_reports_each_request_and_returns_the_good_ones(served):
-    _sw, channel, stub = served
-    primary = Stream(channel, 1)
-    primary.status()
-    set_pipeline(stub, 1)
+def test_read_batch_reports_each_request_and_returns_the_good_ones(programmed):
+    _sw, stub = programmed
     write(stub, 1, job_insert(2))
     reg = Schema(program().p4info).register("InaIngress.slot_count")
     req = p4runtime_pb2.ReadRequest(
@@ -576,15 +577,11 @@ def test_read_batch_reports_each_request_and_returns_the_good_ones(served):
         code_pb2.OK,
     ]
     assert [e.WhichOneof("entity") for e in got] == ["table_entry", "register_entry"]
-    primary.close()
 
 
 # --- writes ------------------------------------------------------------------------------
-def test_values_that_do_not_fit_are_out_of_range_and_change_nothing(served):
-    sw, channel, stub = served
-    primary = Stream(channel, 1)
-    primary.status()
-    set_pipeline(stub, 1)
+def test_values_that_do_not_fit_are_out_of_range_and_change_nothing(programmed):
+    sw, stub = programmed
     reg = Schema(program().p4info).register("InaIngress.slot_exponent")  # bit<8>
     wide = p4runtime_pb2.RegisterEntry(register_id=reg.id, index=p4runtime_pb2.Index(index=1))
     wide.data.bitstring = b"\x01\x00"
@@ -612,14 +609,10 @@ def test_values_that_do_not_fit_are_out_of_range_and_change_nothing(served):
     assert write_errors(err.value) == [code_pb2.OUT_OF_RANGE] * 4 + [code_pb2.OK]
     assert [sw.registers[reg.name].read(i) for i in range(3)] == [0, 0, 7]
     assert sw.tables["InaIngress.jobs"].entries() == []
-    primary.close()
 
 
-def test_a_mixed_batch_applies_exactly_the_good_updates(served):
-    sw, channel, stub = served
-    primary = Stream(channel, 1)
-    primary.status()
-    set_pipeline(stub, 1)
+def test_a_mixed_batch_applies_exactly_the_good_updates(programmed):
+    sw, stub = programmed
     bad_table = jobs_entry(6, 0)
     bad_table.table_id = 0x02FFFFFF
     updates = [
@@ -647,14 +640,10 @@ def test_a_mixed_batch_applies_exactly_the_good_updates(served):
         code_pb2.OK,
     ]
     assert sorted(e.match[0][1] for e in sw.tables["InaIngress.jobs"].entries()) == [1, 2, 3]
-    primary.close()
 
 
-def test_unsupported_atomicity_is_refused_before_anything_applies(served):
-    sw, channel, stub = served
-    primary = Stream(channel, 1)
-    primary.status()
-    set_pipeline(stub, 1)
+def test_unsupported_atomicity_is_refused_before_anything_applies(programmed):
+    sw, stub = programmed
     Atomicity = p4runtime_pb2.WriteRequest
     for mode in (Atomicity.ROLLBACK_ON_ERROR, Atomicity.DATAPLANE_ATOMIC):
         assert (
@@ -663,7 +652,6 @@ def test_unsupported_atomicity_is_refused_before_anything_applies(served):
         )
     assert code_of(write, stub, 1, job_insert(1), atomicity=9) == grpc.StatusCode.INVALID_ARGUMENT
     assert sw.tables["InaIngress.jobs"].entries() == []
-    primary.close()
 
 
 def test_bad_pipelines_get_the_spec_codes(served):
@@ -878,12 +866,9 @@ PIPELINE_CODES = {
 
 
 @pytest.mark.fuzz
-def test_fuzzed_requests_get_documented_codes_and_rejections_change_nothing(served, fuzz_cases):
-    sw, channel, stub = served
+def test_fuzzed_requests_get_documented_codes_and_rejections_change_nothing(programmed, fuzz_cases):
+    sw, stub = programmed
     rng = random.Random(20240601)
-    primary = Stream(channel, 1)
-    primary.status()
-    set_pipeline(stub, 1)
     schema = Schema(program().p4info)
     pipeline = sw.pipeline
     for case in range(fuzz_cases(1500)):
@@ -939,7 +924,6 @@ def test_fuzzed_requests_get_documented_codes_and_rejections_change_nothing(serv
             )
             assert code in PIPELINE_CODES, (case, code, config[:80])
             assert sw.pipeline is pipeline and switch_state(sw) == before, (case, config[:80])
-    primary.close()
 
 
 def test_the_controller_connects_over_mutual_tls_and_without_a_certificate_is_refused(pki):

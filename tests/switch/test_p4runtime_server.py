@@ -81,6 +81,18 @@ def server():
     srv.stop(None)
 
 
+@pytest.fixture
+def programmed(server):
+    """(switch, controller): `server` with a primary controller (election id 1) that has set the
+    aggregation pipeline; the controller closes after the test."""
+    sw, address = server
+    c = Controller(address, 1)
+    assert c.arbitration.status.code == code_pb2.OK
+    c.set_pipeline()
+    yield sw, c
+    c.close()
+
+
 def update(kind, entity_field, message):
     u = p4runtime_pb2.Update(type=kind)
     getattr(u.entity, entity_field).CopyFrom(message)
@@ -166,10 +178,8 @@ def test_write_without_pipeline_is_failed_precondition(server):
     c.close()
 
 
-def test_table_entry_round_trip_and_batch_errors(server):
-    sw, address = server
-    c = Controller(address, 1)
-    c.set_pipeline()
+def test_table_entry_round_trip_and_batch_errors(programmed):
+    sw, c = programmed
     entry = jobs_entry(3, 4)
     c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", entry))
     [read] = c.read(
@@ -189,13 +199,10 @@ def test_table_entry_round_trip_and_batch_errors(server):
         "table 'InaIngress.jobs' already has this entry"
     )
     assert len(sw.tables["InaIngress.jobs"].entries()) == 2  # the good update applied, nothing else
-    c.close()
 
 
-def test_registers_counters_and_multicast(server):
-    sw, address = server
-    c = Controller(address, 1)
-    c.set_pipeline()
+def test_registers_counters_and_multicast(programmed):
+    sw, c = programmed
     s = Schema(program().p4info)
     reg = s.register("InaIngress.slot_bitmap")
     cell = p4runtime_pb2.RegisterEntry(register_id=reg.id, index=p4runtime_pb2.Index(index=5))
@@ -246,27 +253,21 @@ def test_registers_counters_and_multicast(server):
     query.multicast_group_entry.multicast_group_id = 9
     [got] = c.read(p4runtime_pb2.Entity(packet_replication_engine_entry=query))
     assert got.packet_replication_engine_entry == pre
-    c.close()
 
 
-def test_large_reads_arrive_in_several_responses(server, monkeypatch):
-    _sw, address = server
+def test_large_reads_arrive_in_several_responses(programmed, monkeypatch):
+    _sw, c = programmed
     monkeypatch.setattr(p4runtime_server, "READ_CHUNK", 100)
-    c = Controller(address, 1)
-    c.set_pipeline()
     req = p4runtime_pb2.ReadRequest(
         device_id=0, entities=[p4runtime_pb2.Entity(register_entry=p4runtime_pb2.RegisterEntry())]
     )
     cells = sum(r.size for r in Schema(program().p4info).all("register"))
     sizes = [len(r.entities) for r in c.stub.Read(req)]
     assert sizes == [min(100, cells - first) for first in range(0, cells, 100)]
-    c.close()
 
 
-def test_default_entry_modify_and_const_table_rules(server):
-    sw, address = server
-    c = Controller(address, 1)
-    c.set_pipeline()
+def test_default_entry_modify_and_const_table_rules(programmed):
+    sw, c = programmed
     s = Schema(program().p4info)
     table, action = s.table("InaIngress.switch_config"), s.action("InaIngress.set_switch_addr")
     entry = p4runtime_pb2.TableEntry(table_id=table.id, is_default_action=True)
@@ -281,13 +282,10 @@ def test_default_entry_modify_and_const_table_rules(server):
     with pytest.raises(grpc.RpcError) as err:
         c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", entry))
     assert write_errors(err.value) == [code_pb2.INVALID_ARGUMENT]
-    c.close()
 
 
-def test_broken_pipeline_is_refused_and_old_one_keeps_running(server):
-    sw, address = server
-    c = Controller(address, 1)
-    c.set_pipeline()
+def test_broken_pipeline_is_refused_and_old_one_keeps_running(programmed):
+    sw, c = programmed
     before = sw.pipeline
     with pytest.raises(grpc.RpcError) as err:
         c.stub.SetForwardingPipelineConfig(c.pipeline_request(device_config=b"{not json"))
@@ -307,13 +305,10 @@ def test_broken_pipeline_is_refused_and_old_one_keeps_running(server):
         "the switch cannot run this BMv2 JSON: the BMv2 JSON: expected an object, got a list of 1 items",
     )
     assert sw.pipeline is before
-    c.close()
 
 
-def test_modify_then_delete_and_wildcard_read(server):
-    sw, address = server
-    c = Controller(address, 1)
-    c.set_pipeline()
+def test_modify_then_delete_and_wildcard_read(programmed):
+    sw, c = programmed
     first, second = jobs_entry(3, 4), jobs_entry(5, 8)
     c.write(
         update(p4runtime_pb2.Update.INSERT, "table_entry", first),
@@ -331,13 +326,10 @@ def test_modify_then_delete_and_wildcard_read(server):
     )
     assert left.table_entry == second
     assert len(sw.tables["InaIngress.jobs"].entries()) == 1
-    c.close()
 
 
-def test_bad_updates_fail_alone_and_change_nothing(server):
-    sw, address = server
-    c = Controller(address, 1)
-    c.set_pipeline()
+def test_bad_updates_fail_alone_and_change_nothing(programmed):
+    sw, c = programmed
     too_wide = jobs_entry(1, 0)
     too_wide.action.action.params[2].value = codec.encode(0x1FF, 9)  # num_workers is bit<8>
     unknown_table = jobs_entry(2, 0)
@@ -353,15 +345,12 @@ def test_bad_updates_fail_alone_and_change_nothing(server):
     assert codes == [code_pb2.OUT_OF_RANGE, code_pb2.NOT_FOUND, code_pb2.INVALID_ARGUMENT]
     assert sw.tables["InaIngress.jobs"].entries() == []
     c.write(update(p4runtime_pb2.Update.INSERT, "table_entry", jobs_entry(1, 0)))  # still serving
-    c.close()
 
 
-def test_an_unexpected_error_in_one_update_fails_it_alone(server, monkeypatch):
+def test_an_unexpected_error_in_one_update_fails_it_alone(programmed, monkeypatch):
     """An engine error that escapes an entity's checks (KeyError, IndexError, ValueError) is that
     update's INVALID_ARGUMENT with its text: the batch goes on and nothing else changes."""
-    sw, address = server
-    c = Controller(address, 1)
-    c.set_pipeline()
+    sw, c = programmed
     escapes = (KeyError, IndexError, ValueError)
 
     def broken(target, update_type, entry):
@@ -384,7 +373,6 @@ def test_an_unexpected_error_in_one_update_fails_it_alone(server, monkeypatch):
     entry = jobs_entry(1, 0)
     query = p4runtime_pb2.Entity(table_entry=p4runtime_pb2.TableEntry(table_id=entry.table_id))
     assert [e.table_entry for e in c.read(query)] == [entry]
-    c.close()
 
 
 def test_capabilities_and_get_pipeline_config(server):
@@ -538,11 +526,9 @@ def test_p4info_that_does_not_match_the_json_is_refused(server):
         ),
     ],
 )
-def test_an_ambiguous_p4info_is_refused_and_nothing_changes(server, change, problem):
+def test_an_ambiguous_p4info_is_refused_and_nothing_changes(programmed, change, problem):
     """Two entities of one kind with one id or name: a write naming it could mean either."""
-    sw, address = server
-    c = Controller(address, 1)
-    c.set_pipeline()
+    sw, c = programmed
     running = sw.pipeline
     req = c.pipeline_request()
     change(req.config.p4info)
@@ -553,13 +539,10 @@ def test_an_ambiguous_p4info_is_refused_and_nothing_changes(server, change, prob
         problem,
     )
     assert sw.pipeline is running
-    c.close()
 
 
-def test_multicast_group_zero_is_invalid_and_clone_sessions_round_trip(server):
-    sw, address = server
-    c = Controller(address, 1)
-    c.set_pipeline()
+def test_multicast_group_zero_is_invalid_and_clone_sessions_round_trip(programmed):
+    sw, c = programmed
     group = p4runtime_pb2.PacketReplicationEngineEntry()
     group.multicast_group_entry.replicas.add(egress_port=1, instance=0)
     with pytest.raises(grpc.RpcError) as err:
@@ -580,7 +563,6 @@ def test_multicast_group_zero_is_invalid_and_clone_sessions_round_trip(server):
     assert write_errors(err.value) == [code_pb2.ALREADY_EXISTS]
     c.write(update(p4runtime_pb2.Update.DELETE, "packet_replication_engine_entry", session))
     assert sw.clone.sessions() == {}
-    c.close()
 
 
 def test_digest_entries_round_trip():
