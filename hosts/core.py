@@ -385,7 +385,12 @@ class AllReduceCore:
         self._waiting.remove(slot)
         if slot.status:
             pass  # counted, the slot waited for others' resends: its time says nothing of the path
-        elif slot.retries == 0:  # Karn's rule: an RTT sample only from a use sent once
+        elif slot.retries == 0 and elapsed <= self._rtt.timer:
+            # Karn's rule: an RTT sample only from a use sent once, and answered within the timer:
+            # one past it waited on the path's one timer (only the oldest is resent), as a resent
+            # one would have with a timer of its own, often on the others' recovery. Sampled, such
+            # waits lifted the srtt a STATUS is judged by to seconds on BMv2, and no worker then
+            # heard that its copy was lost.
             rtt = self._rtt
             rtt.sample(elapsed)
             if slot.seq > self._rack_seq and not slot.behind:  # RACK: the latest answer and its RTT
@@ -396,13 +401,13 @@ class AllReduceCore:
                 # time would make its every use in flight look overdue.
                 srtt = rtt.smoothed  # sampled
                 self._allowance = (elapsed if elapsed >= srtt else srtt) + rtt.reo_wnd
+        elif slot.retries == 0:
+            pass  # sent once, past the timer: no sample (above), no RACK evidence without one
         elif elapsed < self._rtt.min_rtt - SAME_TIME < math.inf:
             # Too soon to answer the resend: the original got through. (An answer exactly one
             # fastest round trip after the resend answers it: no margin, and float rounding decided.)
-            stats.spurious += (
-                1  # its original's RTT a sample (the path got slower): the backoff undone
-            )
-            self._rtt.spurious(now - slot.first_sent)
+            stats.spurious += 1  # the backoff undone
+            self._rtt.spurious()
         elif slot.timeouts:
             # The resend of a timed-out use answered, no STATUS before it: that timeout recovered a
             # loss (or let the switch's timeout policy complete the slot). The path works: those

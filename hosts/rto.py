@@ -2,7 +2,7 @@
 
 RFC 6298's estimator, fed by a window of answers per RTT, with a floor from the fastest answer seen
 and a host's scheduling noise, a backoff shared by every slot (the RTO of the path, not of a
-packet), and RACK's reordering window, widened per spurious retransmission (Eifel's undo).
+packet), and RACK's reordering window, widened per spurious retransmission (which undoes the backoff).
 """
 
 import math
@@ -85,14 +85,16 @@ class RttEstimator:
         self.smoothed, self.sampled, self.rttvar, self.backoff = srtt, True, rttvar, 0
         self.rto = self.timer = rto if rto < MAX_RTO else MAX_RTO
 
-    def spurious(self, rtt: float) -> None:
-        """The answer to a slot's original, after it was resent: the resend was not needed. Take the
-        original's RTT (the path was slower than the timer allowed), which also undoes the backoff,
-        and widen the reordering window (at most srtt) so the next delay is not called a loss."""
+    def spurious(self) -> None:
+        """The answer to a slot's original, after it was resent: the resend was not needed. Undo the
+        backoff and widen the reordering window (at most srtt) so the next delay is not called a
+        loss. The original's time is no sample: it ran past the timer by the timer's own wait, and a
+        use that waited on the others' recovery measures theirs (a sample of it lifted the RTO of
+        a BMv2 run to its 2 s cap)."""
         if self.sampled and self.reo_wnd < self.smoothed:  # a sample came before
             self._reo_mult += 1
             self.reo_wnd = self._reo_mult * self.min_rtt / 4
-        self.sample(rtt)
+        self.backoff, self.timer = 0, self.rto
 
     def timed_out(self, timeouts: int) -> None:
         """A slot timed out for the `timeouts`-th time in a row: the RTO doubles that many times (at

@@ -299,16 +299,17 @@ def test_a_stall_times_out_one_use_per_timer_and_a_spurious_resend_undoes_the_ba
     assert [bytes(p) for p in core.expire(0.003)] == [first[1]]
     assert core.expire(0.004) == []
     # Slot 1's original answer, 0.6 ms after its resend (sooner than min_rtt): the resend was
-    # spurious. Its RTT (3.6 ms) is a sample: srtt 1.325 ms, rttvar 1.025 ms, RTO 5.425 ms, and
-    # the backoff is undone: slot 2 is due 5.425 ms after the timer restarted (3 ms), not 2 x 5.425
-    # after; the timer doubles again with it, so slot 3 follows 10.85 ms later.
+    # spurious. The backoff is undone, and the original's 3.6 ms is no sample (it ran past the
+    # timer by the timer's own wait): slot 2 is due one RTO (3 ms) after the timer restarted (3 ms),
+    # not 2 x 3 ms after; the timer doubles again with it, so slot 3 follows 6 ms later.
     core.receive(answer(first[1]), SWITCH, now=0.0036)
     assert core.stats.spurious == 1
-    assert core.expire(0.0084) == []
-    assert core.deadline == pytest.approx(0.008425)
-    assert [bytes(p) for p in core.expire(0.008425)] == [first[2]]
-    assert core.expire(0.0192) == [] and core.deadline == pytest.approx(0.019275)
-    assert [bytes(p) for p in core.expire(0.019275)] == [first[3]]
+    assert (core._rto, core._timer) == (0.003, 0.003)
+    assert core.expire(0.0059) == []
+    assert core.deadline == pytest.approx(0.006)
+    assert [bytes(p) for p in core.expire(0.006)] == [first[2]]
+    assert core.expire(0.0119) == [] and core.deadline == pytest.approx(0.012)
+    assert [bytes(p) for p in core.expire(0.012)] == [first[3]]
     assert (core.stats.timeouts, core.stats.retransmissions) == (3, 3)
 
 

@@ -242,10 +242,10 @@ def test_each_update_announces_the_exponent_of_the_chunk_a_window_later():
     assert core.finished
 
 
-def test_a_spurious_resend_takes_the_originals_rtt_from_its_first_transmission():
-    # Sampled 1 ms; the next use (sent at 1 ms) times out at 4 ms, and its answer 0.1 ms after the
-    # resend is the original's: RTT 4.1 - 1 = 3.1 ms. srtt 1.2625 ms, rttvar 0.9 ms: RTO 4.8625 ms
-    # from the next use, sent at 4.1 ms.
+def test_a_spurious_resends_original_is_no_rtt_sample_and_its_backoff_is_undone():
+    # Sampled 1 ms (RTO 3 ms); the next use (sent at 1 ms) times out at 4 ms, and its answer 0.1 ms
+    # after the resend is the original's. Its 3.1 ms ran past the timer by the timer's own wait: no
+    # sample, so the next use, sent at 4.1 ms, is due one unchanged RTO later (3 ms, not doubled).
     core = core_with(window=1, min_rto=0.0, timeout=0.05)
     [first] = [bytes(p) for p in core.start(np.arange(6, dtype=np.int32), now=0.0)]
     second = bytes(core.receive(answer(first), SWITCH, now=0.001))
@@ -253,7 +253,24 @@ def test_a_spurious_resend_takes_the_originals_rtt_from_its_first_transmission()
     assert [bytes(p) for p in core.expire(0.004)] == [second]
     assert core.receive(answer(second), SWITCH, now=0.0041) is not None
     assert core.stats.spurious == 1
-    assert core.deadline == pytest.approx(0.0041 + 0.0048625)
+    assert core.deadline == pytest.approx(0.0041 + 0.003)
+
+
+def test_a_use_answered_past_the_timer_is_no_rtt_sample_and_a_later_one_is():
+    # Window 3, one worker, sampled 1 ms (RTO 3 ms). At the timeout (3 ms) slot 1, the oldest, is
+    # resent alone; slot 2, sent at 0 too, waits on that one timer (now 6 ms). Its answer at 7 ms,
+    # past the timer, is no sample (a timer of its own would have resent it: Karn): the RTO stays
+    # 3 ms and the backoff 1. Its next use, sent at 7 ms and answered at 8 ms, is one: the backoff ends.
+    core = core_with(window=3, n_workers=1, rank=0, min_rto=0.0, timeout=0.05)
+    first = [bytes(p) for p in core.start(np.arange(12, dtype=np.int32), now=0.0)]
+    core.receive(answer(first[0], bitmap=1), SWITCH, now=0.001)
+    assert [bytes(p) for p in core.expire(0.003)] == [first[1]]
+    assert (core._rto, core._timer) == (0.003, 0.006)
+    nxt = bytes(core.receive(answer(first[2], bitmap=1), SWITCH, now=0.007))
+    assert (core._rto, core._timer) == (0.003, 0.006)
+    core.receive(answer(nxt, bitmap=1), SWITCH, now=0.008)
+    # srtt 1 ms, rttvar 0.5 ms shrunk by 1/12 (a window of answers per RTT): RTO 2.83 ms
+    assert core._timer == core._rto == pytest.approx(0.001 + 4 * 0.0005 * (1 - 0.25 / 3))
 
 
 def test_an_answer_one_fastest_round_trip_after_a_resend_answers_the_resend():

@@ -426,7 +426,9 @@ def test_a_result_of_a_later_round_on_the_same_set_is_not_taken_for_the_round_a_
         # Before the deadline (5 ms) the switch answers a resend with a STATUS to every worker (so both
         # counted ones hear of each); the RTO doubles per timeout (no RTT sample comes), one use per
         # expiry of the path's timer, until a resend passes the deadline and completes the slot.
-        (5000, [17, 17, 13], [8, 8, 0]),
+        # Rank 2's RESULTs all come past its timer: no RTT sample, so its RTO stays the first (1 ms),
+        # backed off, and it resends 18 times.
+        (5000, [17, 17, 18], [8, 8, 0]),
     ],
 )
 def test_a_timeout_completes_each_slot_with_the_workers_that_sent(timeout_us, resends, statuses):

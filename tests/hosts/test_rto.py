@@ -62,7 +62,7 @@ def test_a_spurious_resend_widens_the_reordering_window_up_to_srtt_and_undoes_th
     rtt.timed_out(2)
     widths = []
     for _ in range(5):
-        rtt.spurious(MS)
+        rtt.spurious()
         widths.append(rtt.reo_wnd)
     assert widths == [
         MS / 2,
