@@ -98,7 +98,6 @@ class Group:
         named by its array and its index in that array; any other error as it is."""
         if not isinstance(err, NonFiniteError) or err.array is not None:
             return err
-        i = (
-            bisect.bisect_right(self.offsets, err.index) - 1
-        )  # an empty array's offset is the next's
+        # the last array starting at or before it (an empty array's offset is the next one's)
+        i = bisect.bisect_right(self.offsets, err.index) - 1
         return NonFiniteError(err.count, err.index - self.offsets[i], err.value, i)

@@ -466,54 +466,72 @@ def _positions(doc: object) -> list[tuple]:
     return out
 
 
-def _mutant(rng: random.Random, marker: Path) -> object:
+def _deep(rng: random.Random) -> object:
+    """An expression nested 10 to 5,000 levels, each level's two operands one shared subtree."""
     deep: object = {"type": "field", "value": ["agg", "job_id"]}
     for _ in range(rng.choice([10, 70, 200, 5000])):
         deep = {
             "type": "expression",
             "value": {"op": rng.choice(["~", "not", "+"]), "left": deep, "right": deep},
         }
-    return rng.choice(
-        [
-            rng.choice(payloads(marker)),
-            10**12,
-            -5,
-            -1,
-            2**31,
-            2**64,
-            0,
-            1.5,
-            True,
-            False,
-            None,
-            "",
-            "0x",
-            "x" * 300,
-            [],
-            {},
-            [1, 2, 3],
-            {"type": "hexstr", "value": "0x1"},
-            deep,
-            "é",
-            "a b",
-            "0x" + "f" * 2000,
-        ]
-    )
+    return deep
 
 
-def _mutate(doc: dict, rng: random.Random, marker: Path, positions: list[tuple]) -> None:
-    """1 to 3 of `positions` (doc's before any mutation: the deep mutants share subtrees, a walk of
-    them is 2**depth) deleted or replaced. A position below one replaced or deleted before it is
-    no longer in doc: its mutant is drawn and left out."""
-    changed: list[tuple[object, object]] = []  # (container, key) mutated in this doc
+def _mutant(rng: random.Random, marker: Path) -> object:
+    """A replacement: a code-injection payload, nesting, or one of the absurd values, each as
+    likely; the payload and the nesting drawn only when chosen (nesting draws an operator per level)."""
+    plain = [
+        10**12,
+        -5,
+        -1,
+        2**31,
+        2**64,
+        0,
+        1.5,
+        True,
+        False,
+        None,
+        "",
+        "0x",
+        "x" * 300,
+        [],
+        {},
+        [1, 2, 3],
+        {"type": "hexstr", "value": "0x1"},
+        "é",
+        "a b",
+        "0x" + "f" * 2000,
+    ]
+    pick = rng.randrange(len(plain) + 2)
+    if pick == len(plain):
+        return rng.choice(payloads(marker))
+    if pick == len(plain) + 1:
+        return _deep(rng)
+    return plain[pick]
+
+
+def _mutate(doc: dict, rng: random.Random, marker: Path, positions: list[tuple]) -> dict:
+    """`doc` with 1 to 3 of `positions` (doc's: the deep mutants share subtrees, a walk of them is
+    2**depth) deleted or replaced, as a new document that shares every container off the mutated
+    paths with `doc` (copied along them): a case costs its mutations, not a copy of the program.
+    A position below one replaced or deleted before it is no longer in the document: its mutant
+    is drawn and left out."""
+    root = dict(doc)
+    copies = {id(root)}  # containers of this case's document: written in place
+    changed: list[tuple[object, object]] = []  # (container, key) mutated in this case
     for _ in range(rng.randint(1, 3)):
         *above, key = rng.choice(positions)
-        container: object = doc
+        container: object = root
         for step in above:
             if any(c is container and k == step for c, k in changed):
-                container = None  # cut off from doc
+                container = None  # cut off from the document
                 break
-            container = container[step]
+            child = container[step]
+            if id(child) not in copies:
+                child = dict(child) if isinstance(child, dict) else list(child)
+                copies.add(id(child))
+                container[step] = child
+            container = child
         if rng.random() < 0.15 and isinstance(key, str):  # a dict's key
             if container is not None:
                 del container[key]
@@ -523,27 +541,30 @@ def _mutate(doc: dict, rng: random.Random, marker: Path, positions: list[tuple])
             if container is not None:
                 container[key] = mutant
                 changed.append((container, key))
+    return root
 
 
 @pytest.mark.fuzz
 def test_fuzzed_json_loads_or_is_refused_cleanly(fuzz_cases, tmp_path: Path) -> None:
     """Random paths of the compiled aggregation program replaced by payloads, absurd ints, wrong
     types and deep nesting, or deleted: every case loads or raises PipelineError, on both engines,
-    and creates no file. Native builds are the slow part (about 1 s of gcc each, cached by
-    content), so only the first few cases the Python engine accepts are built natively; the rest
-    check the native engine's validation and code generation without gcc."""
+    creates no file and leaves the program it was made from as it was (cases share its unmutated
+    parts). Native builds are the slow part (about 1 s of gcc each, cached by content), so only the
+    first few cases the Python engine accepts are built natively; the rest generate the native
+    engine's C from the model the Python engine's was generated from, without gcc."""
     marker = tmp_path / "pwned"
     rng = random.Random(20240531)
     base = json.dumps(_without_source_info(aggregate()))
-    positions = _positions(json.loads(base))  # the same in each case's copy: walked once
+    program = json.loads(base)
+    positions = _positions(program)
     n = fuzz_cases(2000)
     builds = max(2, n // 400)
     loaded = 0
     for case in range(n):
-        doc = json.loads(base)
-        _mutate(doc, rng, marker, positions)
-        try:
-            pipe = pipeline_module.load_pipeline(doc)
+        doc = _mutate(program, rng, marker, positions)
+        try:  # load_pipeline's two steps: the model, read and checked once, serves both engines
+            layout, model = load_module.load_program(doc)
+            pipeline_module.build_pipeline(layout, model)
         except PipelineError:
             assert not marker.exists(), case
             continue
@@ -554,9 +575,10 @@ def test_fuzzed_json_loads_or_is_refused_cleanly(fuzz_cases, tmp_path: Path) -> 
                 Switch(engine="native").load(doc)
         else:
             with contextlib.suppress(Unsupported, PipelineError):
-                generate(doc, pipe.layout)
+                generate(model, layout)
         assert not marker.exists(), case
     assert 0 < loaded < n  # the mutations both break programs and leave some running
+    assert json.dumps(program) == base
 
 
 def test_native_code_generation_is_linear_in_expression_depth() -> None:
