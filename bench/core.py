@@ -27,6 +27,7 @@ from ina.bench import plots
 from ina.bench.results import Progress, summarise, write
 from ina.hosts import packets
 from ina.hosts.core import AllReduceCore
+from ina.hosts.heap import keep_freed_memory
 from ina.p4src.protocol import HEADER_LEN
 
 TARGET = 1_000_000  # answers per second (issue 32)
@@ -163,6 +164,7 @@ def profile_run(path: Path, case: CoreCase) -> None:
 
 def bench_core(out: Path, reps: int = 3, full: bool = False) -> list[dict]:
     cases = FULL if full else QUICK
+    keep_freed_memory()  # as a worker's process does (ina.hosts.heap)
     out.mkdir(parents=True, exist_ok=True)
     progress = Progress(len(cases) + 1, "core")
     rows = []

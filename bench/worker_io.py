@@ -31,6 +31,7 @@ from ina.args import int_range
 from ina.hosts import batch, packets
 from ina.hosts.core import AllReduceCore
 from ina.hosts.dispatch import Dispatch
+from ina.hosts.heap import keep_freed_memory
 from ina.hosts.worker import Worker
 from ina.p4src.protocol import ELEMS_CHOICES, HEADER_LEN, MSG_RESULT
 
@@ -183,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="results/worker_io.json")
     p.add_argument("--loop", action="store_true", help="the hand-over loop and core alone")
     args = p.parse_args(argv)
+    keep_freed_memory()  # as a worker's process does (ina.hosts.heap)
     rows = []
     for elems in args.elems:
         if args.loop:

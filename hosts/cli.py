@@ -20,6 +20,7 @@ from ina.args import (
 )
 from ina.hosts.compute import ComputeModel, add_compute_arguments, start_together
 from ina.hosts.core import Contributors
+from ina.hosts.heap import keep_freed_memory
 from ina.hosts.iterations import run_iterations
 from ina.hosts.members import Members, save_sums
 from ina.hosts.quantize import BIAS, chunk_exponents, error_bound
@@ -380,6 +381,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rank is None or args.switch is None:
         p.error("--rank and --switch are required for a worker")
+    keep_freed_memory()  # every all-reduce's buffers reuse the last one's pages
     if args.rank >= args.workers:
         p.error(
             f"argument --rank: expected an integer in 0..{args.workers - 1} (below --workers), got {args.rank}"

@@ -16,6 +16,7 @@ from ina.controller.aggregation import BurstLoss
 from ina.controller.allocators import ALLOCATORS, allocator
 from ina.hosts.cli import bits_refusal
 from ina.hosts.core import WorkerError
+from ina.hosts.heap import keep_freed_memory
 from ina.p4src.protocol import (
     ELEMS_CHOICES,
     LANE_BITS_CHOICES,
@@ -397,6 +398,7 @@ def run_compare(
 def main(argv: list[str] | None = None) -> int:
     p = build_parser()
     args = p.parse_args(argv)
+    keep_freed_memory()  # every simulated all-reduce's buffers reuse the last one's pages
     if args.sweep or args.parallel or args.dask or args.sweep_plot:
         return sweep.command(p, args, config_from)
     config = config_from(p, args)

@@ -18,6 +18,7 @@ from dataclasses import asdict
 
 from ina.args import float_range, int_choice, int_range, ipv4_address
 from ina.hosts.compute import ComputeModel, add_compute_arguments, start_together
+from ina.hosts.heap import keep_freed_memory
 from ina.hosts.ring import PORT as RING_PORT
 from ina.hosts.ring import Ring, RingError
 from ina.hosts.worker import Worker, WorkerError
@@ -120,6 +121,7 @@ def emit(record: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     config = config_from(args)
+    keep_freed_memory()  # every all-reduce's buffers reuse the last one's pages
     try:
         worker = connect(args)
     except (WorkerError, RingError, ValueError) as err:
