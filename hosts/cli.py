@@ -434,6 +434,7 @@ def main(argv: list[str] | None = None) -> int:
             fallback=args.fallback,
             bits=args.bits,
         )
+        worker.start()  # its I/O thread set up now, before the start: the first call only sends
         outcome = Outcome(args)
         first = outcome.array(0)  # made before the start: a released worker only sends
         if args.start_barrier:

@@ -202,7 +202,10 @@ class Worker:
         self._lock = threading.Lock()
         self._wake_r, self._wake_w = os.pipe()  # a new call or close() wakes the I/O thread
         self._closing = False
-        self._thread: threading.Thread | None = None  # the I/O thread, from the first call on
+        self._thread: threading.Thread | None = (
+            None  # the I/O thread, from `start` or the first call
+        )
+        self._ready = threading.Event()  # set once the I/O thread's path is set up
 
     def close(self) -> None:
         self._closing = True
@@ -251,13 +254,25 @@ class Worker:
                 raise WorkerError("the worker is closed")
             self._waiting.append((self._cores[self._calls % len(self._cores)], array, future))
             self._calls += 1
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name=f"ina-worker-{self.rank}", daemon=True
-                )
-                self._thread.start()
+            self._start_thread()
         os.write(self._wake_w, b"x")
         return future
+
+    def start(self) -> None:
+        """Start the I/O thread and set up its path (the batch path's buffers) now, not in the first
+        call: ~5 ms a timed first call would otherwise count (ina worker and ina train's workers
+        start before their start barrier)."""
+        with self._lock:
+            self._start_thread()
+        self._ready.wait()
+
+    def _start_thread(self) -> None:
+        """The I/O thread, started once (the caller holds the lock)."""
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, name=f"ina-worker-{self.rank}", daemon=True
+            )
+            self._thread.start()
 
     def allreduce(self, array: np.ndarray) -> np.ndarray:
         """The element-wise sum of every worker's `array` (same shape and dtype on every worker).
@@ -286,6 +301,7 @@ class Worker:
         try:
             path = self._batch_path if self.io == "batch" else self._datagram_path
             drain, send_all = path(running, (self.switch_ip, self.switch_port))
+            self._ready.set()
             few = False  # the last read took a few datagrams: answers come one at a time
             while not self._closing:
                 if got := drain():
@@ -314,6 +330,8 @@ class Worker:
                 failed = [*running.values(), *(future for _, _, future in self._waiting)]
             for future in failed:
                 future.set_exception(err)
+        finally:
+            self._ready.set()  # `start` waits no longer if the path could not be set up
 
     def _hold(self) -> float:
         """How long a wake that took few datagrams waits for more: RX_HOLD_SRTT of the smoothed

@@ -91,7 +91,7 @@ def connect(args: argparse.Namespace) -> Worker | Ring:
         if len(args.ring) != args.workers:
             raise ValueError(f"--ring names {len(args.ring)} workers, --workers is {args.workers}")
         return Ring(args.rank, [(ip, RING_PORT) for ip in args.ring], timeout=args.ring_timeout)
-    return Worker(
+    worker = Worker(
         args.job,
         args.rank,
         args.workers,
@@ -104,6 +104,8 @@ def connect(args: argparse.Namespace) -> Worker | Ring:
         staleness=args.staleness,
         bits=args.bits,
     )
+    worker.start()  # its I/O thread set up before the start barrier
+    return worker
 
 
 def counts_of(worker: Worker | Ring):

@@ -271,6 +271,26 @@ def test_every_answer_leaves_before_the_worker_waits():
     switch.close()
 
 
+def test_start_sets_up_the_io_thread_before_any_call():
+    # `start` (ina worker's, before its start barrier): the I/O thread runs and its path is set up,
+    # nothing sent; a second start and the first call use that thread.
+    switch = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    switch.bind(("127.0.0.1", 0))
+    switch.settimeout(20)
+    w = Worker(3, 1, 2, "127.0.0.1", "127.0.0.31", 0, 2, 1, 60.0, 0, switch.getsockname()[1], 7)
+    w.start()
+    thread = w._thread
+    assert thread is not None and thread.is_alive() and w._ready.is_set()
+    assert w.stats.packets_sent == 0
+    w.start()
+    future = w.allreduce_async(np.array([1, 2], dtype=np.int32))
+    update, source = switch.recvfrom(64)
+    switch.sendto(packets.result_for(update, 1, 0b10), source)
+    assert np.array_equal(future.result(timeout=20).total, [1, 2]) and w._thread is thread
+    w.close()
+    switch.close()
+
+
 def forged_result(job: int, pool_set: int, index: int, epoch: int, elems: int = 16) -> bytes:
     header = packets.datagram(
         MSG_RESULT, epoch, [], job=job, index=index, round_=pool_set, count=2, bitmap=3

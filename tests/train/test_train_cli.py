@@ -189,6 +189,9 @@ def test_lanes_and_error_feedback_reach_the_run_and_each_worker(nothing_trains, 
         def __init__(self, *args, **kwargs):
             seen["bits"] = kwargs["bits"]
 
+        def start(self):
+            pass
+
         def close(self):
             pass
 
