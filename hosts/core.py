@@ -385,24 +385,25 @@ class AllReduceCore:
         self._waiting.remove(slot)
         if slot.status:
             pass  # counted, the slot waited for others' resends: its time says nothing of the path
-        elif slot.retries == 0 and elapsed <= self._rtt.timer:
+        elif slot.retries == 0:
+            rtt = self._rtt
             # Karn's rule: an RTT sample only from a use sent once, and answered within the timer:
             # one past it waited on the path's one timer (only the oldest is resent), as a resent
             # one would have with a timer of its own, often on the others' recovery. Sampled, such
             # waits lifted the srtt a STATUS is judged by to seconds on BMv2, and no worker then
-            # heard that its copy was lost.
-            rtt = self._rtt
-            rtt.sample(elapsed)
-            if slot.seq > self._rack_seq and not slot.behind:  # RACK: the latest answer and its RTT
-                self._rack_seq = slot.seq
-                self._index.overtake(self._rack_seq)
-                # ... but at least srtt: a use completes when the last worker's copy arrives, so
-                # the one a worker sends last (it was behind) is answered at once, and that short
-                # time would make its every use in flight look overdue.
-                srtt = rtt.smoothed  # sampled
-                self._allowance = (elapsed if elapsed >= srtt else srtt) + rtt.reo_wnd
-        elif slot.retries == 0:
-            pass  # sent once, past the timer: no sample (above), no RACK evidence without one
+            # heard that its copy was lost. Without a sample, no RACK evidence either.
+            if elapsed <= rtt.timer:
+                rtt.sample(elapsed)
+                if (
+                    slot.seq > self._rack_seq and not slot.behind
+                ):  # RACK: the latest answer, its RTT
+                    self._rack_seq = slot.seq
+                    self._index.overtake(self._rack_seq)
+                    # ... but at least srtt: a use completes when the last worker's copy arrives, so
+                    # the one a worker sends last (it was behind) is answered at once, and that
+                    # short time would make its every use in flight look overdue.
+                    srtt = rtt.smoothed  # sampled
+                    self._allowance = (elapsed if elapsed >= srtt else srtt) + rtt.reo_wnd
         elif elapsed < self._rtt.min_rtt - SAME_TIME < math.inf:
             # Too soon to answer the resend: the original got through. (An answer exactly one
             # fastest round trip after the resend answers it: no margin, and float rounding decided.)
