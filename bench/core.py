@@ -7,7 +7,8 @@ would send for a job whose every worker sent that UPDATE (count n_workers, every
 announced exponent echoed). The answers are recorded in a first, untimed run; each timed run is a
 fresh core fed the same answers in order, so the clock sees `AllReduceCore.start`, `receive`
 (the RTT estimate, the expiry index, the next UPDATE packed) and `result` (the sums unpacked), and
-nothing of the script. One more
+nothing of the script; the answers alone (receive, without start's and result's passes over the
+array) are timed apart too, as the per-answer cost. One more
 run under cProfile writes core_profile.txt: where an answer's time goes. INA_COMPILED chooses
 the core mypyc compiled or its interpreted source (ina/compiled.py); each row says which ran. Timing never decides pass
 or fail; the result of every run is checked against the array (the answers carry it back).
@@ -97,21 +98,23 @@ def record(case: CoreCase, array: np.ndarray) -> list[bytes]:
     return pending
 
 
-def replay(case: CoreCase, array: np.ndarray, answers: list[bytes]) -> tuple[float, float]:
-    """(wall, CPU) seconds of a fresh core's all-reduce of `array` fed `answers`, its result
-    included; checks its sum."""
+def replay(case: CoreCase, array: np.ndarray, answers: list[bytes]) -> tuple[float, float, float]:
+    """(wall, CPU, CPU of the answers alone) seconds of a fresh core's all-reduce of `array` fed
+    `answers`, its start and result (the codec's passes over the array) included in the first
+    two; checks its sum."""
     core = new_core(case)
     receive, switch, gap = core.receive, SWITCH, ANSWER_GAP
     wall, cpu = time.perf_counter(), time.process_time()
     core.start(array, 0.0)
-    now = 0.0
+    now, answering = 0.0, time.process_time()
     for data in answers:
         now += gap
         receive(data, switch, now)
+    answering = time.process_time() - answering
     got = core.result() if core.finished else None
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     check(case, got, array)
-    return wall, cpu
+    return wall, cpu, answering
 
 
 def check(case: CoreCase, got: np.ndarray | None, array: np.ndarray) -> None:
@@ -130,11 +133,12 @@ def check(case: CoreCase, got: np.ndarray | None, array: np.ndarray) -> None:
 def measure(case: CoreCase, reps: int) -> dict:
     array = array_of(case)
     answers = record(case, array)
-    walls, cpus = [], []
+    walls, cpus, answering = [], [], []
     for _ in range(reps):
-        wall, cpu = replay(case, array, answers)
+        wall, cpu, alone = replay(case, array, answers)
         walls.append(wall)
         cpus.append(cpu)
+        answering.append(alone)
     return {
         **asdict(case),
         "label": case.label,
@@ -143,6 +147,8 @@ def measure(case: CoreCase, reps: int) -> dict:
         "wall_s": summarise(walls),
         "answers_per_s": summarise([len(answers) / w for w in walls]),
         "answers_per_cpu_s": summarise([len(answers) / c if c else 0.0 for c in cpus]),
+        # receive alone: the per-answer cost, without start's and result's passes over the array
+        "receive_answers_per_cpu_s": summarise([len(answers) / c if c else 0.0 for c in answering]),
     }
 
 
@@ -184,7 +190,8 @@ def bench_core(out: Path, reps: int = 3, full: bool = False) -> list[dict]:
     for r in rows:
         print(
             f"core {r['label']}: {r['answers_per_s']['median']:,.0f} answers/s "
-            f"({r['answers_per_cpu_s']['median']:,.0f} per CPU second; "
+            f"({r['answers_per_cpu_s']['median']:,.0f} per CPU second; receive alone, without "
+            f"the codec's passes: {r['receive_answers_per_cpu_s']['median']:,.0f}; "
             f"target {TARGET:,})"
         )
     return rows

@@ -39,5 +39,7 @@ def test_bench_core_writes_json_png_and_profile(tmp_path, monkeypatch):
     data = json.loads((tmp_path / "core.json").read_text())
     assert data["benchmark"] == "core" and data["results"] == rows
     assert [(r["answers"], r["answers_per_s"]["reps"]) for r in rows] == [(128, 2)]
+    alone, whole = rows[0]["receive_answers_per_cpu_s"], rows[0]["answers_per_cpu_s"]
+    assert alone["reps"] == 2 and alone["median"] >= whole["median"]  # a part of the whole's time
     assert (tmp_path / "core_answers_per_s.png").read_bytes()[:8] == PNG_MAGIC
     assert "128 answers" in (tmp_path / "core_profile.txt").read_text()
