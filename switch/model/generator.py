@@ -91,6 +91,8 @@ class NativeGenerator(Generator, Protocol):
 
     def index(self, kind: str, name: str) -> int: ...  # an extern instance's C index, by name
 
+    def register_cell(self, index: int) -> str: ...  # a register's cell `i` (in range), in C
+
     def copy_union(self, dst: dict, src: dict) -> list[str]: ...
 
     def list_id(self, param: dict | None, known: dict, offset: int) -> str: ...

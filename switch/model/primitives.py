@@ -281,14 +281,9 @@ def py_register_read(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
 
 def c_register_read(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     index = g.index("register", p[1]["value"])
-    value = f"(ina_cell(c, i, R->size) ? (i128)R->cells[i] : {g.e.wrapped(p[0])})"
-    return [
-        "{",
-        f"ina_register *R = &c->sw->registers[{index}];",
-        f"i128 i = {g.e.value(p[2])};",
-        g.e.store_c(p[0], value),
-        "}",
-    ]
+    size = g.program.registers[index].size
+    value = f"(ina_cell(c, i, {size}u) ? (i128){g.register_cell(index)} : {g.e.wrapped(p[0])})"
+    return ["{", f"i128 i = {g.e.value(p[2])};", g.e.store_c(p[0], value), "}"]
 
 
 def py_register_write(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
@@ -303,13 +298,13 @@ def py_register_write(g: PythonGenerator, op: str, p: list[dict]) -> list[str]:
 
 def c_register_write(g: NativeGenerator, op: str, p: list[dict]) -> list[str]:
     index = g.index("register", p[0]["value"])
-    value = g.e.truncate(g.e.wrapped(p[2]), g.program.registers[index].bitwidth, False)
+    reg = g.program.registers[index]
+    value = g.e.truncate(g.e.wrapped(p[2]), reg.bitwidth, False)
     return [
         "{",
-        f"ina_register *R = &c->sw->registers[{index}];",
         f"i128 i = {g.e.value(p[1])};",
         f"uint64_t v = {value};",
-        "if (ina_cell(c, i, R->size)) R->cells[i] = v;",
+        f"if (ina_cell(c, i, {reg.size}u)) {g.register_cell(index)} = v;",
         "}",
     ]
 

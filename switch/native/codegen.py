@@ -30,7 +30,7 @@ from ina.switch.model.program import (
 from ina.switch.model.references import check_references
 from ina.switch.model.values import hexint, ident
 from ina.switch.native.expressions import CExpressions, const
-from ina.switch.native.externs import STATE
+from ina.switch.native.externs import STATE, register_places
 from ina.switch.native.traffic import traffic_manager
 
 MAX_ARGS = 64  # action parameters a table entry holds (state.h: def_args)
@@ -323,7 +323,7 @@ class CGenerator:
             self.e.params.append((word, w))
             word += 1 + (w > 64)
         self.emit(
-            f"static inline void act_{action.id}(ina_ctx *c, uint64_t *P, const uint64_t *A) {{"
+            f"static inline void act_{action.id}(ina_ctx *c, uint64_t *restrict P, const uint64_t *A) {{"
         )
         self.emit("(void)c; (void)P; (void)A;", 1)
         targets = set(action.jumps.values())
@@ -777,6 +777,11 @@ class CGenerator:
         """The C index of an extern instance (an array of its kind's state in state.h)."""
         return self.indices[kind][name]
 
+    def register_cell(self, index: int) -> str:
+        """The C lvalue of cell `i` (an i128 in range) of register `index`."""
+        stride = register_places(self.program.registers)[index].stride
+        return f"c->sw->registers[{index}].cells[(size_t)i * {stride}]"
+
     def constructor(self) -> None:
         p = self.program
         self.emit(f"""
@@ -793,7 +798,7 @@ ina_switch *ina_new(int drop_port) {{
         for kind, state in STATE.items():
             self.emit(f"{state.alloc}(sw, {len(p.externs[kind])});", 1)
             for index, x in enumerate(p.externs[kind]):
-                self.emit(state.init(index, x), 1)
+                self.emit(state.init(index, x, p.externs[kind]), 1)
         self.emit(f"ina_vsets_init(sw, {len(p.value_sets)});", 1)
         if self._digest_width():
             self.emit(f"ina_digest_init(sw, {self._digest_width()}u, {DIGEST_RING}u);", 1)

@@ -86,9 +86,18 @@ void ina_registers_alloc(ina_switch *sw, int n) {
     sw->registers = calloc(n ? n : 1, sizeof(ina_register));
 }
 
-void ina_register_init(ina_switch *sw, int r, uint64_t size) {
-    sw->registers[r].size = size;
-    sw->registers[r].cells = calloc(size ? size : 1, sizeof(uint64_t));
+/* Register r's cells are those of register `bank`'s allocation (made by the bank's first
+ * register, r == bank) from `offset`, every `stride`-th one. */
+void ina_register_init(ina_switch *sw, int r, uint64_t size, int bank, uint64_t offset,
+                       uint64_t stride) {
+    ina_register *R = &sw->registers[r];
+    R->size = size;
+    R->stride = stride;
+    R->owns = bank == r;
+    if (R->owns)
+        R->cells = calloc(size * stride ? size * stride : 1, sizeof(uint64_t));
+    else if (sw->registers[bank].cells)
+        R->cells = sw->registers[bank].cells + offset;
 }
 
 void ina_counters_alloc(ina_switch *sw, int n) {
@@ -302,19 +311,21 @@ void ina_ctl_entry_set_counters(ina_switch *sw, ina_entry *e, uint64_t packets, 
 /* Reads `n` cells from `start` (a wildcard read asks for all of them at once). */
 void ina_ctl_register_read(ina_switch *sw, int r, uint64_t start, uint64_t n, uint64_t *out) {
     ina_lock(sw);
-    memcpy(out, sw->registers[r].cells + start, sizeof(uint64_t) * n);
+    const ina_register *R = &sw->registers[r];
+    for (uint64_t k = 0; k < n; k++) out[k] = R->cells[(start + k) * R->stride];
     ina_unlock(sw);
 }
 
 void ina_ctl_register_write(ina_switch *sw, int r, uint64_t index, uint64_t value) {
     ina_lock(sw);
-    sw->registers[r].cells[index] = value;
+    sw->registers[r].cells[index * sw->registers[r].stride] = value;
     ina_unlock(sw);
 }
 
 void ina_ctl_register_reset(ina_switch *sw, int r) {
     ina_lock(sw);
-    memset(sw->registers[r].cells, 0, sizeof(uint64_t) * sw->registers[r].size);
+    ina_register *R = &sw->registers[r];
+    for (uint64_t i = 0; i < R->size; i++) R->cells[i * R->stride] = 0;
     ina_unlock(sw);
 }
 
@@ -534,7 +545,8 @@ void ina_ctl_free(ina_switch *sw) {
             free(tab->ordered);
         }
     }
-    for (int r = 0; r < sw->nregisters; r++) free(sw->registers[r].cells);
+    for (int r = 0; r < sw->nregisters; r++)
+        if (sw->registers[r].owns) free(sw->registers[r].cells);
     for (int k = 0; k < sw->ncounters; k++) {
         free(sw->counters[k].packets);
         free(sw->counters[k].bytes);

@@ -59,9 +59,13 @@ typedef struct {
     uint64_t def_args[64];
 } ina_table;
 
+/* Registers of one size share one allocation, interleaved (native/externs.py `register_places`):
+ * cell i of a register is cells[i * stride], so the registers one index reaches lie side by side. */
 typedef struct {
     uint64_t size;
-    uint64_t *cells;
+    uint64_t stride;
+    uint64_t *cells;          /* this register's cell 0 */
+    int owns;                 /* this register allocated `cells` (the first of its bank) */
 } ina_register;
 
 typedef struct {
@@ -149,7 +153,8 @@ typedef struct {
 ina_switch *ina_alloc(int ntables, int drop_port);
 void ina_table_init(ina_switch *sw, int t, int nkeys, int exact, uint32_t max_size);
 void ina_registers_alloc(ina_switch *sw, int n);
-void ina_register_init(ina_switch *sw, int r, uint64_t size);
+void ina_register_init(ina_switch *sw, int r, uint64_t size, int bank, uint64_t offset,
+                       uint64_t stride);
 void ina_counters_alloc(ina_switch *sw, int n);
 void ina_counter_init(ina_switch *sw, int k, uint64_t size);
 void ina_meters_alloc(ina_switch *sw, int n);

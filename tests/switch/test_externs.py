@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ina.compiler import compile_file
+from ina.p4src import AGGREGATE_P4
 from ina.switch.engine import Switch
 from ina.switch.model.errors import PipelineError
 from ina.switch.model.externs import EXTERNS, ExternKind, RegisterArray
@@ -111,3 +112,29 @@ def test_a_range_read_is_the_cells_read_one_by_one_and_refuses_past_the_array(en
         with pytest.raises(IndexError) as err:
             read(start, count)
         assert str(err.value) == refused
+
+
+@pytest.mark.parametrize("engine", ["python", "native"])
+def test_registers_of_one_size_keep_their_own_cells(engine):
+    """The native engine keeps registers of one size in one allocation, interleaved (native/
+    externs.py `register_places`); each register's cells stay its own, written, read and reset."""
+    bmv2 = compile_file(AGGREGATE_P4, defines={"ELEMS": "8", "POOL_SIZE": "4"}).bmv2
+    names = [f"InaIngress.slot_acc_{k}" for k in range(3)]
+    _layout, model = load_program(bmv2)
+    index = {r.name: i for i, r in enumerate(model.registers)}
+    places = native.register_places(model.registers)
+    assert len({places[index[n]].bank for n in names}) == 1 < places[index[names[0]]].stride
+    sw = Switch(engine=engine)
+    sw.load(bmv2)
+    regs = [sw.registers[n] for n in names]
+    size = regs[0].size
+    for k, reg in enumerate(regs):
+        for i in range(size):
+            reg.write(i, (k + 1) << 8 | i)
+    regs[1].reset()
+    regs[2].write(3, 0xFFFFFFFF)
+    assert [reg.read_range(0, size) for reg in regs] == [
+        [0x100 | i for i in range(size)],
+        [0] * size,
+        [0x300 | i if i != 3 else 0xFFFFFFFF for i in range(size)],
+    ]

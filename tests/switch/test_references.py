@@ -696,6 +696,6 @@ def test_the_c_state_arrays_are_sized_by_the_model_not_by_names() -> None:
     assert "int ina_ntables = 4;" in source
     assert "ina_registers_alloc(sw, 2);" in source and "ina_counters_alloc(sw, 2);" in source
     assert (
-        "ina_register_init(sw, 1, 4u);" in source
+        "ina_register_init(sw, 1, 4u, 0, 1u, 2u);" in source  # one bank, room for both
         and "ina_table_init(sw, 3, 1, 1, 1024u);" in source
     )
