@@ -20,6 +20,9 @@ RUNTIME_SOURCES = ("state.c", "io.c")
 HEADERS = ("runtime.h", "state.h")
 CFLAGS = ("-O2", "-fPIC", "-shared", "-pthread", "-fwrapv", "-D_GNU_SOURCE", "-Wall",
           "-Wno-unused-label", "-Wno-unused-function")  # fmt: skip
+# INA_NATIVE_SANITIZE: pipelines built with a sanitizer (a test of the engine's memory safety;
+# the process must load its runtime first: LD_PRELOAD=$(gcc -print-file-name=libasan.so))
+SANITIZERS = {"address": ("-fsanitize=address", "-fno-omit-frame-pointer")}
 GCC_SECONDS = 120  # CPU and wall-clock seconds one gcc run may take (budget.py's largest: ~20 s)
 GCC_MEMORY = (
     1 << 30
@@ -43,13 +46,22 @@ def compiler() -> str | None:
 def build(source: str, profile: bool = False) -> ctypes.CDLL:
     """The loaded shared object for `source` plus the runtime, compiled once per content.
 
-    `profile` builds the variant that counts ticks per stage (ina bench profile)."""
-    flags = [*CFLAGS, f"-I{HERE}", *(["-DINA_PROFILE"] if profile else [])]
+    `profile` builds the variant that counts ticks per stage (ina bench profile);
+    INA_NATIVE_SANITIZE the one a sanitizer checks (`SANITIZERS`)."""
+    flags = [*CFLAGS, f"-I{HERE}", *(["-DINA_PROFILE"] if profile else []), *sanitizer_flags()]
     runtime = [(HERE / name).read_bytes() for name in RUNTIME_SOURCES + HEADERS]
     digest = hashlib.sha256(b"\0".join([source.encode(), *runtime, " ".join(flags).encode()]))
     target = cache_dir() / f"pipeline-{digest.hexdigest()[:20]}.so"
     _compile(target, source, flags, [str(HERE / s) for s in RUNTIME_SOURCES])
     return ctypes.CDLL(str(target))
+
+
+def sanitizer_flags() -> tuple[str, ...]:
+    """gcc's flags for the sanitizer INA_NATIVE_SANITIZE names (none when unset)."""
+    name = os.environ.get("INA_NATIVE_SANITIZE", "")
+    if name and name not in SANITIZERS:
+        raise BuildError(f"INA_NATIVE_SANITIZE={name!r}: expected one of {', '.join(SANITIZERS)}")
+    return SANITIZERS[name] if name else ()
 
 
 def build_program(source_file: Path) -> Path:
@@ -102,6 +114,8 @@ def _run_limited(cmd: list[str], what: str) -> tuple[int, str]:
     address space, which gcc's own children (cc1, as, ld) inherit, in a process group of its own
     that is killed whole after GCC_SECONDS of wall-clock time."""
     limited = ["prlimit", f"--as={GCC_MEMORY}", f"--cpu={GCC_SECONDS}", "--", *cmd]
+    # a library preloaded into this process (a sanitizer's runtime) is not the compiler's
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     try:
         proc = subprocess.Popen(
             limited,
@@ -109,6 +123,7 @@ def _run_limited(cmd: list[str], what: str) -> tuple[int, str]:
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,
+            env=env,
         )
     except FileNotFoundError:
         raise BuildError("no prlimit (util-linux) on PATH: gcc only runs under limits") from None
