@@ -68,6 +68,7 @@ class CGenerator:
             raise Unsupported("no standard_metadata header")
         sm = layout.header("standard_metadata")
         self.sm = {name: sm.slot(name) for name in SM_FIELDS}
+        self.register_places = register_places(program.registers)  # where each one's cells lie
         self.indices = {  # an instance's C index is its place in the model (datapath.py's too)
             kind: {x.name: i for i, x in enumerate(xs)} for kind, xs in program.externs.items()
         }
@@ -779,7 +780,7 @@ class CGenerator:
 
     def register_cell(self, index: int) -> str:
         """The C lvalue of cell `i` (an i128 in range) of register `index`."""
-        stride = register_places(self.program.registers)[index].stride
+        stride = self.register_places[index].stride
         return f"c->sw->registers[{index}].cells[(size_t)i * {stride}]"
 
     def constructor(self) -> None:
@@ -798,7 +799,7 @@ ina_switch *ina_new(int drop_port) {{
         for kind, state in STATE.items():
             self.emit(f"{state.alloc}(sw, {len(p.externs[kind])});", 1)
             for index, x in enumerate(p.externs[kind]):
-                self.emit(state.init(index, x, p.externs[kind]), 1)
+                self.emit(state.init(index, x, self.register_places), 1)
         self.emit(f"ina_vsets_init(sw, {len(p.value_sets)});", 1)
         if self._digest_width():
             self.emit(f"ina_digest_init(sw, {self._digest_width()}u, {DIGEST_RING}u);", 1)

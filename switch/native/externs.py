@@ -10,7 +10,6 @@ accumulator"), and `Switch(engine="auto")` runs the program on the Python engine
 from collections.abc import Callable
 from ctypes import POINTER, c_double, c_int, c_uint64, c_void_p
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from ina.switch.model.externs import RegisterArray
@@ -29,7 +28,6 @@ class RegisterPlace:
     stride: int
 
 
-@cache
 def register_places(registers: tuple[RegisterArray, ...]) -> tuple[RegisterPlace, ...]:
     """Each register's place, by C index: registers of one size share one allocation,
     interleaved, so the registers a packet reaches with one index (aggregate.p4's slot: its
@@ -45,16 +43,17 @@ def register_places(registers: tuple[RegisterArray, ...]) -> tuple[RegisterPlace
     return tuple(places[i] for i in range(len(registers)))
 
 
-def _register_init(i: int, r: RegisterArray, registers: tuple[RegisterArray, ...]) -> str:
-    p = register_places(registers)[i]
+def _register_init(i: int, r: RegisterArray, places: tuple[RegisterPlace, ...]) -> str:
+    p = places[i]
     return f"ina_register_init(sw, {i}, {int(r.size)}u, {p.bank}, {p.offset}u, {p.stride}u);"
 
 
 @dataclass(frozen=True)
 class CState:
     alloc: str  # state.c's function making the kind's arrays for n instances: f(sw, n)
-    # the constructor's C call making instance i from its record (and all the kind's records)
-    init: Callable[[int, Any, tuple], str]
+    # the constructor's C call making instance i from its record (and the program's
+    # `register_places`, which a register's needs)
+    init: Callable[[int, Any, tuple[RegisterPlace, ...]], str]
     view: Callable[[Any, int, Any], object]  # (backend, C index, record) -> its control plane
     functions: dict[str, tuple[Any, list]]  # its ina_ctl_* functions: (restype, argtypes)
 
@@ -72,7 +71,7 @@ STATE: dict[str, CState] = {
     ),
     "counter": CState(
         "ina_counters_alloc",
-        lambda i, c, _all: f"ina_counter_init(sw, {i}, {c.size}u);",
+        lambda i, c, _places: f"ina_counter_init(sw, {i}, {c.size}u);",
         lambda dp, i, c: NativeCounter(dp, i, c.name, c.size),
         {
             "ina_ctl_counter_read": (None, [c_void_p, c_int, c_uint64, c_uint64, U64, U64]),
@@ -82,7 +81,7 @@ STATE: dict[str, CState] = {
     ),
     "meter": CState(
         "ina_meters_alloc",
-        lambda i, m, _all: (
+        lambda i, m, _places: (
             f"ina_meter_init(sw, {i}, {0 if m.direct else m.size}u, {int(m.bytes)});"
         ),
         lambda dp, i, m: NativeMeter(dp, i, m, dp.tables.get(m.binding) if m.direct else None),
