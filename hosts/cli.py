@@ -381,7 +381,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rank is None or args.switch is None:
         p.error("--rank and --switch are required for a worker")
-    keep_freed_memory()  # every all-reduce's buffers reuse the last one's pages
     if args.rank >= args.workers:
         p.error(
             f"argument --rank: expected an integer in 0..{args.workers - 1} (below --workers), got {args.rank}"
@@ -415,6 +414,7 @@ def main(argv: list[str] | None = None) -> int:
             f"argument --staleness: expected an integer in 0..{args.window - 1} (below --window: every one of "
             f"the S + 1 groups needs a slot), got {args.staleness}"
         )
+    keep_freed_memory()  # every all-reduce's buffers reuse the last one's pages
     try:
         worker = Worker(
             args.job,

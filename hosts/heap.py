@@ -9,7 +9,6 @@ cost is memory a process holds after its peak: at most TRIM_THRESHOLD beyond wha
 """
 
 import ctypes
-import ctypes.util
 
 M_TRIM_THRESHOLD = -1  # mallopt's parameters (malloc.h)
 M_MMAP_THRESHOLD = -3
@@ -20,9 +19,8 @@ TRIM_THRESHOLD = 256 << 20  # free heap top kept before any is returned
 def keep_freed_memory() -> bool:
     """Raise glibc's mmap and trim thresholds for this process; False where the C library has no
     `mallopt` (not glibc) or refuses them, and nothing changes."""
-    name = ctypes.util.find_library("c")
-    libc = ctypes.CDLL(name) if name else None
-    mallopt = getattr(libc, "mallopt", None)
+    # the symbols the process has loaded (its C library's among them): no search for libc
+    mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
     if mallopt is None:
         return False
     return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(

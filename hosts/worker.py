@@ -202,9 +202,8 @@ class Worker:
         self._lock = threading.Lock()
         self._wake_r, self._wake_w = os.pipe()  # a new call or close() wakes the I/O thread
         self._closing = False
-        self._thread: threading.Thread | None = (
-            None  # the I/O thread, from `start` or the first call
-        )
+        # the I/O thread, from `start` or the first call
+        self._thread: threading.Thread | None = None
         self._ready = threading.Event()  # set once the I/O thread's path is set up
 
     def close(self) -> None:
